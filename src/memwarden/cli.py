@@ -1,0 +1,223 @@
+"""The `memwarden` command: global options, then one subcommand dispatched to its module.
+
+memwarden [--config FILE] [--state-dir DIR] [-v|-q] [--json] <command> [options] [--dry-run]
+
+Exit codes: 0 done; 1 done with failures; 2 usage or configuration error; 75 another run of the
+same job holds its lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+from memwarden import __version__
+from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, MemwardenError
+from memwarden.jobs import BY_NAME, JOBS, JobSpec
+
+log = logging.getLogger("memwarden")
+
+DESCRIPTION = """\
+Sidecar jobs that keep the memory of OpenClaw agents safe. Each layer works alone:
+checkpoint writes what each agent was doing into its workspace, rotate resets sessions
+before compaction, index keeps a compact catalog for bootstrap, health alerts people."""
+
+EPILOG = """\
+exit codes: 0 done, 1 done with failures, 2 usage or configuration error,
+75 skipped because another run of the same job holds the lock.
+docs: docs/ in the memwarden repository; `memwarden <command> --help` for each command."""
+
+OPTIONS_WITH_VALUE = {"--config", "--state-dir"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run memwarden with `argv` (default sys.argv[1:]); return the exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser, chosen = build_parser(arguments)
+    options = parser.parse_args(arguments)
+    if chosen is None:
+        parser.print_help()
+        return EXIT_USAGE
+    _configure_logging(options.verbose - options.quiet)
+    try:
+        return _run(chosen, options)
+    except MemwardenError as error:
+        for line in error.lines():
+            print(f"memwarden: {line}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("memwarden: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`memwarden ... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURES
+
+
+def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, JobSpec | None]:
+    """Return the parser and the command named in `arguments` (whose module alone is imported)."""
+    parser = argparse.ArgumentParser(
+        prog="memwarden",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"memwarden {__version__}")
+    _add_global_options(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    _add_global_options(common, suppress=True)
+    commands = parser.add_subparsers(dest="command", metavar="<command>", title="commands")
+    chosen = _find_command(arguments)
+    for spec in available_jobs():
+        sub = commands.add_parser(
+            spec.name,
+            help=spec.summary,
+            description=spec.summary[0].upper() + spec.summary[1:] + ".",
+            parents=[common],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if chosen is spec:
+            load_module(spec).add_arguments(sub)
+    return parser, chosen
+
+
+def available_jobs() -> list[JobSpec]:
+    """Return the commands whose module is installed."""
+    return [spec for spec in JOBS if importlib.util.find_spec(spec.module) is not None]
+
+
+def load_module(spec: JobSpec) -> ModuleType:
+    return importlib.import_module(spec.module)
+
+
+def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    def default(value):
+        return argparse.SUPPRESS if suppress else value
+
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--config",
+        type=Path,
+        default=default(None),
+        metavar="FILE",
+        help="memwarden's TOML config (default: $MEMWARDEN_CONFIG, "
+        "else $XDG_CONFIG_HOME/memwarden/config.toml, else built-in defaults)",
+    )
+    group.add_argument(
+        "--state-dir",
+        type=Path,
+        default=default(None),
+        metavar="DIR",
+        help="the OpenClaw gateway's state dir (default: $OPENCLAW_STATE_DIR, ~/.openclaw, ...)",
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=default(0),
+        help="say more (repeat for debug detail); logs go to stderr",
+    )
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=default(0),
+        help="print only warnings and problems (for timers)",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print one JSON document describing what was done, on stdout",
+    )
+
+
+def _find_command(arguments: Sequence[str]) -> JobSpec | None:
+    skip_next = False
+    for argument in arguments:
+        if skip_next:
+            skip_next = False
+            continue
+        if argument in OPTIONS_WITH_VALUE:
+            skip_next = True
+            continue
+        if argument.startswith("-"):
+            continue
+        return BY_NAME.get(argument)
+    return None
+
+
+def _configure_logging(level: int) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("memwarden: %(levelname)s: %(message)s"))
+    log.addHandler(handler)
+    log.propagate = False
+    log.setLevel(logging.DEBUG if level >= 2 else logging.INFO if level == 1 else logging.WARNING)
+
+
+def _run(spec: JobSpec, options: argparse.Namespace) -> int:
+    from memwarden import config as config_module
+    from memwarden.runtime import JobContext
+
+    config = config_module.load(options.config)
+    context = JobContext(
+        config=config,
+        state_dir_override=options.state_dir,
+        json_output=options.json,
+        verbosity=options.verbose - options.quiet,
+    )
+    module = load_module(spec)
+    try:
+        if spec.locks:
+            with context.lock(spec.name):
+                return _execute(spec, module, context, options)
+        return _execute(spec, module, context, options)
+    finally:
+        context.close()
+
+
+def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Namespace) -> int:
+    dry_run = bool(getattr(options, "dry_run", False))
+    if spec.records_run:
+        context.run_id = context.state.start_run(spec.name, dry_run=dry_run)
+    try:
+        result = module.run(context, options)
+    except MemwardenError as error:
+        _finish(spec, context, error.exit_code, {"error": error.message})
+        raise
+    except Exception as error:  # noqa: BLE001 - any bug in a job is reported, not a traceback
+        _finish(spec, context, EXIT_FAILURES, {"error": f"{type(error).__name__}: {error}"})
+        if context.verbosity >= 1:
+            traceback.print_exc()
+        print(f"memwarden: {spec.name} failed: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_FAILURES
+    _finish(spec, context, result.exit_code, result.data.get("summary", {}))
+    _print_result(result, context)
+    return result.exit_code
+
+
+def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> None:
+    if spec.records_run and context.run_id is not None:
+        context.state.finish_run(context.run_id, exit_code, summary)
+
+
+def _print_result(result, context) -> None:
+    if context.json_output:
+        import orjson
+
+        sys.stdout.write(
+            orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
+        )
+    elif context.verbosity >= 0:
+        for line in result.lines:
+            print(line)
+    for problem in result.problems:
+        print(f"memwarden: {problem}", file=sys.stderr)

@@ -1,0 +1,227 @@
+"""memwarden's own settings: one schema, three sources, every problem reported at once.
+
+Sources, lowest precedence first: the defaults in the schema (`memwarden.settings`), the TOML file,
+the secrets env file (KEY=VALUE, 0600), then the environment (`MEMWARDEN_<SECTION>_<KEY>`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memwarden.errors import ConfigError
+from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
+
+ENV_PREFIX = "MEMWARDEN_"
+RESERVED_ENV = frozenset({"MEMWARDEN_CONFIG"})
+RESERVED_ENV_PREFIXES = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
+OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTIONS}
+
+
+@dataclass(frozen=True)
+class Section:
+    """The options of one section, read as attributes: `config.checkpoint.staleness_hours`."""
+
+    name: str
+    values: Mapping[str, Any]
+
+    def __getattr__(self, item: str) -> Any:
+        try:
+            return self.values[item]
+        except KeyError:
+            raise AttributeError(f"no option {self.name}.{item}") from None
+
+
+@dataclass(frozen=True)
+class Config:
+    """Effective settings: `values` by dotted key, and where each came from."""
+
+    values: dict[str, Any]
+    sources: dict[str, str]
+    path: Path | None = None
+    secrets_path: Path | None = None
+    _sections: dict[str, Section] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for section in SECTIONS:
+            prefix = section + "."
+            own = {k[len(prefix) :]: v for k, v in self.values.items() if k.startswith(prefix)}
+            self._sections[section] = Section(section, own)
+
+    def __getattr__(self, item: str) -> Section:
+        sections = self.__dict__.get("_sections", {})
+        if item in sections:
+            return sections[item]
+        raise AttributeError(item)
+
+    def get(self, key: str) -> Any:
+        return self.values[key]
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Config:
+        """Return a copy where the given dotted keys (already validated values) win."""
+        values = dict(self.values) | dict(overrides)
+        sources = dict(self.sources) | {key: "command line" for key in overrides}
+        return Config(values, sources, self.path, self.secrets_path)
+
+
+def defaults() -> Config:
+    """Return the configuration made of the schema's defaults alone."""
+    return Config({o.key: o.default for o in ALL_OPTIONS}, {o.key: "default" for o in ALL_OPTIONS})
+
+
+def config_path_for(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """Return the config file to read and whether it must exist (named explicitly)."""
+    if explicit is not None:
+        return explicit.expanduser(), True
+    if env.get("MEMWARDEN_CONFIG"):
+        return Path(env["MEMWARDEN_CONFIG"]).expanduser(), True
+    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "config.toml", False
+
+
+def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Given an optional `--config` path and the environment, return the effective Config.
+
+    Raise ConfigError listing every problem (unknown keys, bad values, unreadable files), one line
+    each, naming the file or variable and the dotted key.
+    """
+    env = os.environ if env is None else env
+    problems: list[str] = []
+    values = {option.key: option.default for option in ALL_OPTIONS}
+    sources = {option.key: "default" for option in ALL_OPTIONS}
+
+    path, required = config_path_for(explicit, env)
+    if path is not None and (required or path.exists()):
+        _apply_toml(path, values, sources, problems)
+    else:
+        path = None
+
+    secrets_path = _secrets_path(values, env)
+    secret_env: dict[str, str] = {}
+    if secrets_path is not None:
+        secret_env = _read_env_file(secrets_path, problems)
+    _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
+    _apply_env(env, "environment", values, sources, problems)
+
+    if problems:
+        raise ConfigError(problems)
+    return Config(values, sources, path, secrets_path)
+
+
+def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> None:
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        problems.append(
+            f"{path}: no such config file (create it or drop --config/MEMWARDEN_CONFIG)"
+        )
+        return
+    except OSError as error:
+        problems.append(f"{path}: cannot read: {error.strerror}")
+        return
+    except tomllib.TOMLDecodeError as error:
+        problems.append(f"{path}: invalid TOML: {error}")
+        return
+    for section, table in data.items():
+        if section not in SECTIONS:
+            problems.append(f"{path}: {section}: unknown section{_suggest(section, SECTIONS)}")
+            continue
+        if not isinstance(table, dict):
+            problems.append(f"{path}: {section}: expected a [{section}] table")
+            continue
+        for name, raw in table.items():
+            key = f"{section}.{name}"
+            option = OPTIONS_BY_KEY.get(key)
+            if option is None:
+                problems.append(f"{path}: {key}: unknown option{_suggest(key, OPTIONS_BY_KEY)}")
+                continue
+            try:
+                values[key] = option.coerce(raw)
+                sources[key] = str(path)
+            except ValueError as error:
+                problems.append(f"{path}: {key}: {error}")
+
+
+def _apply_env(
+    env: Mapping[str, str], origin: str, values: dict, sources: dict, problems: list[str]
+) -> None:
+    by_env = {option.env_name: option for option in ALL_OPTIONS}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or name in RESERVED_ENV:
+            continue
+        if name.startswith(RESERVED_ENV_PREFIXES):
+            continue
+        option = by_env.get(name)
+        if option is None:
+            hint = _suggest(name, by_env)
+            problems.append(f"{origin}: {name}: unknown memwarden variable{hint}")
+            continue
+        try:
+            values[option.key] = option.coerce_text(raw)
+            sources[option.key] = f"{origin} {name}"
+        except ValueError as error:
+            problems.append(f"{origin}: {name} ({option.key}): {error}")
+
+
+def _secrets_path(values: Mapping[str, Any], env: Mapping[str, str]) -> Path | None:
+    configured = env.get("MEMWARDEN_GENERAL_SECRETS_FILE") or values["general.secrets_file"]
+    if configured:
+        return Path(configured).expanduser()
+    candidate = _xdg(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "secrets.env"
+    return candidate if candidate.exists() else None
+
+
+def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
+    """Read KEY=VALUE lines from a secrets file that only its owner may read."""
+    try:
+        info = path.stat()
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(f"{path}: secrets file not found (create it with mode 0600 or unset it)")
+        return {}
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(f"{path}: cannot read the secrets file: {error}")
+        return {}
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        problems.append(f"{path}: secrets file is readable by others; run: chmod 600 {path}")
+        return {}
+    result: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.removeprefix("export ").partition("=")
+        if not sep:
+            problems.append(f"{path}:{number}: expected KEY=VALUE")
+            continue
+        result[name.strip()] = value.strip().strip("\"'")
+    return result
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _xdg(env: Mapping[str, str], variable: str, fallback: str) -> Path:
+    value = env.get(variable)
+    if value:
+        return Path(value).expanduser()
+    home = env.get("HOME")
+    return (Path(home) if home else Path.home()) / fallback
+
+
+def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
+    """Return memwarden's own state folder: the option, $STATE_DIRECTORY, or XDG state home."""
+    configured = config.get("general.storage_dir")
+    if configured:
+        return Path(configured).expanduser()
+    if env.get("STATE_DIRECTORY"):
+        return Path(env["STATE_DIRECTORY"].split(":")[0])
+    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memwarden"

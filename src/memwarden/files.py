@@ -1,0 +1,127 @@
+"""Safe writes into folders the operator owns.
+
+Every file memwarden writes is written whole or not at all (temp file in the same folder, fsync,
+rename, fsync of the folder), with 0600 files in 0700 folders, and never through a symlink or to a
+path that leaves the folder it belongs to (an agent's workspace, memwarden's state dir).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from memwarden.errors import UnsafePathError
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def check_inside(path: Path, root: Path) -> Path:
+    """Given a target path and the folder it must stay in, return the target's real path.
+
+    Raise UnsafePathError if the target itself is a symlink or any existing folder on the way
+    resolves outside `root` (a symlink out of the workspace, `..` tricks).
+    """
+    real_root = Path(os.path.realpath(root))
+    absolute = path if path.is_absolute() else real_root / path
+    if absolute.is_symlink():
+        raise UnsafePathError(f"{absolute}: is a symlink; memwarden does not write through links")
+    real_parent = Path(os.path.realpath(absolute.parent))
+    if real_parent != real_root and real_root not in real_parent.parents:
+        raise UnsafePathError(f"{absolute}: resolves outside {real_root}; refusing to write there")
+    return real_parent / absolute.name
+
+
+def ensure_dir(path: Path, root: Path | None = None) -> Path:
+    """Create `path` (and missing parents) with mode 0700; return it.
+
+    Folders that already exist keep their mode. With `root`, raise UnsafePathError if `path`
+    resolves outside it.
+    """
+    if root is not None:
+        check_inside(path / ".probe", root)
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    return path
+
+
+def atomic_write(path: Path, data: bytes | str, root: Path | None = None) -> None:
+    """Replace `path` with `data` atomically: temp file in the same folder, fsync, rename, fsync.
+
+    With `root`, the target must stay inside it (see check_inside). The file ends up 0600.
+    """
+    target = check_inside(path, root) if root is not None else _refuse_symlink(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    ensure_dir(target.parent)
+    temp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(temp, flags, FILE_MODE)
+    try:
+        view = memoryview(payload)
+        while view:
+            written = os.write(descriptor, view)
+            view = view[written:]
+        os.fsync(descriptor)
+    except BaseException:
+        os.close(descriptor)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(descriptor)
+    os.replace(temp, target)
+    fsync_dir(target.parent)
+
+
+def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
+    """Append `text` to `path` so that a crash leaves either the old or the new file, whole.
+
+    A missing file is created starting with `header`. The whole file is rewritten through
+    atomic_write: the files appended to (daily logs) are small, and a torn entry is never left.
+    """
+    target = check_inside(path, root) if root is not None else _refuse_symlink(path)
+    try:
+        current = target.read_bytes()
+    except FileNotFoundError:
+        current = header.encode("utf-8")
+    if current and not current.endswith(b"\n"):
+        current += b"\n"
+    atomic_write(target, current + text.encode("utf-8"), root)
+
+
+def read_text_if_exists(path: Path) -> str | None:
+    """Return the text of `path`, or None when it does not exist. Symlinks are not followed."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if path.is_symlink():
+            message = f"{path}: is a symlink; memwarden does not read through links"
+            raise UnsafePathError(message) from error
+        raise
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a folder's entries (a rename) to disk; a no-op where folders cannot be opened."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def is_private(path: Path) -> bool:
+    """Return True when only the owner may read or write `path`."""
+    return stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
+
+
+def _refuse_symlink(path: Path) -> Path:
+    if path.is_symlink():
+        raise UnsafePathError(f"{path}: is a symlink; memwarden does not write through links")
+    return path

@@ -1,0 +1,100 @@
+"""The registry of commands. Each module has `add_arguments(parser)` and `run(context, options)`.
+
+Modules are imported only when their command runs (or shows its help), so a job never pays for
+another job's imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A command: its module, one-line summary, and whether runs lock and are recorded."""
+
+    name: str
+    module: str
+    summary: str
+    locks: bool = False
+    records_run: bool = False
+
+
+JOBS: tuple[JobSpec, ...] = (
+    JobSpec(
+        "checkpoint",
+        "memwarden.jobs.checkpoint",
+        "write ACTIVE_CONTEXT.md and the daily log of each agent from its live transcript",
+        locks=True,
+        records_run=True,
+    ),
+    JobSpec(
+        "rotate",
+        "memwarden.jobs.rotate",
+        "reset sessions whose context passed the threshold, after checkpointing them",
+        locks=True,
+        records_run=True,
+    ),
+    JobSpec(
+        "index",
+        "memwarden.jobs.index",
+        "rebuild memory/INDEX.md catalogs and the bootstrap hook's manifest",
+        locks=True,
+        records_run=True,
+    ),
+    JobSpec(
+        "health",
+        "memwarden.jobs.health",
+        "check the gateway, the host and memwarden's jobs; alert on Slack",
+        locks=True,
+        records_run=True,
+    ),
+    JobSpec(
+        "maintain",
+        "memwarden.jobs.maintain",
+        "daily retention: old transcripts, logs, state, gateway config backups",
+        locks=True,
+        records_run=True,
+    ),
+    JobSpec(
+        "doctor", "memwarden.jobs.doctor", "check the deployment and print the fix for each finding"
+    ),
+    JobSpec(
+        "status",
+        "memwarden.jobs.status",
+        "last run of each job, open alerts, pending sends",
+    ),
+    JobSpec(
+        "sessions", "memwarden.jobs.sessions", "list the gateway's agents and sessions (read-only)"
+    ),
+    JobSpec(
+        "history",
+        "memwarden.jobs.history",
+        "list, diff, snapshot and rewind memory history",
+    ),
+    JobSpec(
+        "events",
+        "memwarden.jobs.events",
+        "the timeline of what memwarden saw and did",
+    ),
+    JobSpec(
+        "install", "memwarden.jobs.install", "install the timers (systemd, launchd, cron) or hooks"
+    ),
+    JobSpec(
+        "uninstall",
+        "memwarden.jobs.uninstall",
+        "remove what install installed",
+    ),
+    JobSpec(
+        "config",
+        "memwarden.jobs.config_cmd",
+        "show, check and document memwarden's settings",
+    ),
+    JobSpec(
+        "state",
+        "memwarden.jobs.state_cmd",
+        "back up or export memwarden's state database",
+    ),
+)
+
+BY_NAME = {spec.name: spec for spec in JOBS}

@@ -1,0 +1,108 @@
+"""`memwarden sessions`: what memwarden discovers in the gateway's state (read-only)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from memwarden.runtime import JobContext, JobResult
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent", action="append", metavar="ID", help="only this agent (repeatable)"
+    )
+    parser.add_argument(
+        "--all", action="store_true", help="include automation sessions (cron, subagents, ...)"
+    )
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.errors import StoreError
+    from memwarden.openclaw.sessions import load_sessions
+
+    deployment = context.deployment
+    result = JobResult("sessions")
+    agents_out = []
+    result.lines.append(f"gateway state: {deployment.state_dir}")
+    result.lines.append(f"gateway config: {deployment.config_path}")
+    wanted = {agent_id.lower() for agent_id in options.agent or []}
+    for agent in deployment.agents:
+        if wanted and agent.id not in wanted:
+            continue
+        entry = {
+            "id": agent.id,
+            "default": agent.is_default,
+            "era": agent.era,
+            "workspace": str(agent.workspace),
+            "sessions": [],
+        }
+        result.lines.append("")
+        default = " (default)" if agent.is_default else ""
+        result.lines.append(
+            f"agent {agent.id}{default}: {agent.era} era, workspace {agent.workspace}"
+        )
+        try:
+            sessions = load_sessions(agent)
+        except StoreError as error:
+            entry["error"] = error.message
+            result.problems.append(error.message)
+            result.exit_code = 1
+            agents_out.append(entry)
+            continue
+        for session in sessions:
+            if session.kind.value not in _interactive_kinds() and not options.all:
+                entry.setdefault("hidden_automation", 0)
+                entry["hidden_automation"] += 1
+            entry["sessions"].append(_session_json(session))
+        shown = [s for s in sessions if options.all or s.kind.value in _interactive_kinds()]
+        result.lines += [_session_line(session) for session in shown]
+        if not shown:
+            result.lines.append("  (no sessions)")
+        agents_out.append(entry)
+    result.data = {"state_dir": str(deployment.state_dir), "agents": agents_out}
+    return result
+
+
+def _interactive_kinds() -> set[str]:
+    from memwarden.openclaw.keys import SessionKind
+
+    automation = {"cron", "cron_run", "subagent", "acp", "boot", "heartbeat", "hook", "node"}
+    return {kind.value for kind in SessionKind} - automation
+
+
+def _session_json(session) -> dict:
+    location = session.transcript
+    return {
+        "key": session.key,
+        "kind": session.kind.value,
+        "session_id": session.session_id,
+        "updated_at": _iso(session.updated_at),
+        "status": session.status,
+        "total_tokens": session.total_tokens,
+        "total_tokens_fresh": session.total_tokens_fresh,
+        "context_tokens": session.context_tokens,
+        "model": session.model,
+        "transcript": (
+            {"kind": location.kind, "path": str(location.path), "session_id": location.session_id}
+            if location
+            else None
+        ),
+    }
+
+
+def _session_line(session) -> str:
+    tokens = "?" if session.total_tokens is None else f"{session.total_tokens:,}"
+    if session.total_tokens_fresh is False:
+        tokens += " (stale)"
+    window = f"/{session.context_tokens:,}" if session.context_tokens else ""
+    return (
+        f"  {session.key:<40} {session.kind.value:<9} {session.session_id}  "
+        f"tokens {tokens}{window}  updated {_iso(session.updated_at) or '?'}"
+    )
+
+
+def _iso(milliseconds: int | None) -> str | None:
+    if milliseconds is None:
+        return None
+    return datetime.fromtimestamp(milliseconds / 1000, UTC).isoformat(timespec="seconds")

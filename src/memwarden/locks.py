@@ -1,0 +1,57 @@
+"""Non-blocking run locks: one run of a job at a time, the next one exits 75 at once."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from memwarden.errors import LockHeld
+from memwarden.files import ensure_dir
+
+
+class RunLock:
+    """An exclusive advisory lock on `<folder>/<name>.lock`, held for a `with` block.
+
+    The kernel releases it when the process dies, so a crashed run never leaves a stale lock.
+    """
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.path = folder / f"{name}.lock"
+        self.name = name
+        self._descriptor: int | None = None
+
+    def acquire(self) -> RunLock:
+        """Take the lock. Raise LockHeld naming the holder's pid if another process has it."""
+        ensure_dir(self.path.parent)
+        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(descriptor, 32).decode("ascii", "replace").strip() or "?"
+            os.close(descriptor)
+            raise LockHeld(
+                f"{self.name} is already running (pid {holder} holds {self.path}); skipped"
+            ) from None
+        os.ftruncate(descriptor, 0)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+        self._descriptor = descriptor
+        return self
+
+    def release(self) -> None:
+        if self._descriptor is not None:
+            fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+            os.close(self._descriptor)
+            self._descriptor = None
+
+    def __enter__(self) -> RunLock:
+        return self.acquire()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()

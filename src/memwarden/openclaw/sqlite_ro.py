@@ -1,0 +1,69 @@
+"""Read-only access to the gateway's SQLite databases.
+
+The gateway owns these files, runs them in WAL mode and uses a newer SQLite than Python's, so
+memwarden opens them with `mode=ro`, keeps each read in one short transaction, never writes, and
+retries briefly when the database is locked or busy.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote
+
+from memwarden.errors import StoreError
+
+T = TypeVar("T")
+
+BUSY_TIMEOUT_SECONDS = 0.5
+RETRY_ATTEMPTS = 4
+RETRY_PAUSE_SECONDS = 0.1
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """Given a database path, return a read-only connection. Raise StoreError if it cannot open."""
+    uri = f"file:{quote(str(path))}?mode=ro"
+    try:
+        connection = sqlite3.connect(
+            uri, uri=True, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None
+        )
+    except sqlite3.Error as error:
+        raise StoreError(f"{path}: cannot open the gateway database read-only: {error}") from error
+    connection.execute("PRAGMA query_only = ON")
+    return connection
+
+
+def read_with_retry(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
+    """Run `read(connection)` in one short read transaction on `path`, retrying while busy.
+
+    Raise StoreError naming the file when the database stays locked or cannot be read.
+    """
+    last_error: sqlite3.Error | None = None
+    for attempt in range(RETRY_ATTEMPTS):
+        try:
+            connection = connect_readonly(path)
+            try:
+                connection.execute("BEGIN")
+                try:
+                    return read(connection)
+                finally:
+                    connection.execute("COMMIT")
+            finally:
+                connection.close()
+        except sqlite3.OperationalError as error:
+            last_error = error
+            if not _is_transient(error):
+                break
+            time.sleep(RETRY_PAUSE_SECONDS * (attempt + 1))
+        except sqlite3.DatabaseError as error:
+            last_error = error
+            break
+    raise StoreError(f"{path}: cannot read the gateway database: {last_error}")
+
+
+def _is_transient(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text

@@ -1,0 +1,29 @@
+"""The schema of memwarden's settings: every option with its type, default and description.
+
+One module per section keeps each job's options beside the others without one long file; this
+package only gathers them. `memwarden config example` and `memwarden config docs` render the
+example config and the docs table from it, and a test keeps both in sync.
+"""
+
+from __future__ import annotations
+
+from memwarden.settings import (
+    checkpoint,
+    gateway,
+    general,
+    health,
+    history,
+    index,
+    maintain,
+    rotate,
+    schedule,
+    slack,
+)
+from memwarden.settings.option import Option
+
+_MODULES = (general, gateway, checkpoint, rotate, index, health, slack, maintain, history, schedule)
+
+SECTIONS: dict[str, str] = {module.SECTION: module.DESCRIPTION for module in _MODULES}
+ALL_OPTIONS: tuple[Option, ...] = tuple(option for module in _MODULES for option in module.OPTIONS)
+
+__all__ = ["ALL_OPTIONS", "SECTIONS", "Option"]

@@ -1,0 +1,37 @@
+from memwarden.settings.option import Option
+
+SECTION = "gateway"
+DESCRIPTION = "How memwarden finds and talks to the OpenClaw gateway."
+
+OPTIONS = [
+    Option(
+        "gateway.state_dir",
+        "path",
+        "",
+        "The gateway's state dir. Empty: --state-dir, $OPENCLAW_STATE_DIR, $CLAWDBOT_STATE_DIR, "
+        "~/.openclaw (legacy ~/.clawdbot, ~/.moltbot when ~/.openclaw is absent).",
+    ),
+    Option(
+        "gateway.url",
+        "str",
+        "",
+        "WebSocket URL of the gateway. Empty: ws://127.0.0.1:<gateway.port from its config, "
+        "else $OPENCLAW_GATEWAY_PORT, else 18789>.",
+    ),
+    Option(
+        "gateway.token",
+        "str",
+        "",
+        "Gateway token (secret: set MEMWARDEN_GATEWAY_TOKEN in the secrets file). Empty: "
+        "$OPENCLAW_GATEWAY_TOKEN, else gateway.auth.token from the gateway config.",
+        secret=True,
+    ),
+    Option(
+        "gateway.timeout_seconds",
+        "float",
+        10.0,
+        "Timeout of each gateway call (connect, each RPC, each HTTP probe).",
+        minimum=0.1,
+        maximum=600,
+    ),
+]

@@ -1,0 +1,34 @@
+from memwarden.settings.option import Option
+
+SECTION = "general"
+DESCRIPTION = "Where memwarden keeps its own state, logs and secrets; time zone of the daily logs."
+
+OPTIONS = [
+    Option(
+        "general.storage_dir",
+        "path",
+        "",
+        "memwarden's own state folder (state.db, locks, logs, memory history). Empty: "
+        "$STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/memwarden "
+        "(~/.local/state/memwarden).",
+    ),
+    Option(
+        "general.log_dir",
+        "path",
+        "",
+        "Folder for the logs of scheduled runs (launchd writes there). Empty: <storage_dir>/logs.",
+    ),
+    Option(
+        "general.secrets_file",
+        "path",
+        "",
+        "Env file (KEY=VALUE, mode 0600) holding secrets such as MEMWARDEN_SLACK_BOT_TOKEN. "
+        "Empty: $XDG_CONFIG_HOME/memwarden/secrets.env when it exists.",
+    ),
+    Option(
+        "general.timezone",
+        "str",
+        "",
+        "IANA time zone for daily log dates (e.g. Europe/Paris). Empty: the machine's local zone.",
+    ),
+]
