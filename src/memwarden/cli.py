@@ -16,12 +16,12 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 
 from memwarden import __version__
 from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, MemwardenError
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
+from memwarden.jobs.common import add_global_options, global_options_parent
 
 log = logging.getLogger("memwarden")
 
@@ -71,9 +71,8 @@ def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, Job
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memwarden {__version__}")
-    _add_global_options(parser, suppress=False)
-    common = argparse.ArgumentParser(add_help=False)
-    _add_global_options(common, suppress=True)
+    add_global_options(parser, suppress=False)
+    common = global_options_parent()
     commands = parser.add_subparsers(dest="command", metavar="<command>", title="commands")
     chosen = _find_command(arguments)
     for spec in available_jobs():
@@ -96,48 +95,6 @@ def available_jobs() -> list[JobSpec]:
 
 def load_module(spec: JobSpec) -> ModuleType:
     return importlib.import_module(spec.module)
-
-
-def _add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
-    def default(value):
-        return argparse.SUPPRESS if suppress else value
-
-    group = parser.add_argument_group("global options")
-    group.add_argument(
-        "--config",
-        type=Path,
-        default=default(None),
-        metavar="FILE",
-        help="memwarden's TOML config (default: $MEMWARDEN_CONFIG, "
-        "else $XDG_CONFIG_HOME/memwarden/config.toml, else built-in defaults)",
-    )
-    group.add_argument(
-        "--state-dir",
-        type=Path,
-        default=default(None),
-        metavar="DIR",
-        help="the OpenClaw gateway's state dir (default: $OPENCLAW_STATE_DIR, ~/.openclaw, ...)",
-    )
-    group.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=default(0),
-        help="say more (repeat for debug detail); logs go to stderr",
-    )
-    group.add_argument(
-        "-q",
-        "--quiet",
-        action="count",
-        default=default(0),
-        help="print only warnings and problems (for timers)",
-    )
-    group.add_argument(
-        "--json",
-        action="store_true",
-        default=default(False),
-        help="print one JSON document describing what was done, on stdout",
-    )
 
 
 def _find_command(arguments: Sequence[str]) -> JobSpec | None:

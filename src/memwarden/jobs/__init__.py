@@ -73,6 +73,11 @@ JOBS: tuple[JobSpec, ...] = (
         "list, diff, snapshot and rewind memory history",
     ),
     JobSpec(
+        "summarize",
+        "memwarden.jobs.summarize",
+        "write a session summary for a window that just ended (run by the session-summary hook)",
+    ),
+    JobSpec(
         "events",
         "memwarden.jobs.events",
         "the timeline of what memwarden saw and did",

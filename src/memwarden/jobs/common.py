@@ -4,12 +4,67 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.errors import UsageError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Agent, Deployment
+
+
+def global_options_parent() -> argparse.ArgumentParser:
+    """Return a parent parser with the global options, for commands and their sub-verbs.
+
+    Its defaults are suppressed so a value given before the command is not overwritten.
+    """
+    parent = argparse.ArgumentParser(add_help=False)
+    add_global_options(parent, suppress=True)
+    return parent
+
+
+def add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    """Add --config, --state-dir, -v, -q and --json to `parser`."""
+
+    def default(value):
+        return argparse.SUPPRESS if suppress else value
+
+    group = parser.add_argument_group("global options")
+    group.add_argument(
+        "--config",
+        type=Path,
+        default=default(None),
+        metavar="FILE",
+        help="memwarden's TOML config (default: $MEMWARDEN_CONFIG, "
+        "else $XDG_CONFIG_HOME/memwarden/config.toml, else built-in defaults)",
+    )
+    group.add_argument(
+        "--state-dir",
+        type=Path,
+        default=default(None),
+        metavar="DIR",
+        help="the OpenClaw gateway's state dir (default: $OPENCLAW_STATE_DIR, ~/.openclaw, ...)",
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=default(0),
+        help="say more (repeat for debug detail); logs go to stderr",
+    )
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="count",
+        default=default(0),
+        help="print only warnings and problems (for timers)",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=default(False),
+        help="print one JSON document describing what was done, on stdout",
+    )
 
 
 def add_dry_run(parser: argparse.ArgumentParser) -> None:

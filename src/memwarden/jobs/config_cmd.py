@@ -4,15 +4,29 @@ from __future__ import annotations
 
 import argparse
 
+from memwarden.jobs.common import global_options_parent
 from memwarden.runtime import JobContext, JobResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verbs = parser.add_subparsers(dest="verb", metavar="<verb>", required=True)
-    verbs.add_parser("show", help="print the effective settings (secrets masked) and their sources")
-    verbs.add_parser("check", help="validate settings and the gateway config; exit 2 if invalid")
-    verbs.add_parser("example", help="print the example config generated from the schema")
-    verbs.add_parser("docs", help="print the Markdown options reference generated from the schema")
+    common = [global_options_parent()]
+    verbs.add_parser(
+        "show",
+        parents=common,
+        help="print the effective settings (secrets masked) and their sources",
+    )
+    verbs.add_parser(
+        "check", parents=common, help="validate settings and the gateway config; exit 2 if invalid"
+    )
+    verbs.add_parser(
+        "example", parents=common, help="print the example config generated from the schema"
+    )
+    verbs.add_parser(
+        "docs",
+        parents=common,
+        help="print the Markdown options reference generated from the schema",
+    )
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:

@@ -33,17 +33,17 @@ def toml_value(value: Any) -> str:
 def example_toml() -> str:
     """Return the example config: every option, commented out at its default, with its help."""
     lines = [
-        "# memwarden example configuration — every option, at its default.",
-        "# Copy to ~/.config/memwarden/config.toml and uncomment what you change.",
-        "# Each option can also be set in the environment: MEMWARDEN_<SECTION>_<OPTION>",
-        "# (e.g. MEMWARDEN_CHECKPOINT_STALENESS_HOURS=6). Secrets belong in the secrets file.",
-        "# Generated from the schema by `memwarden config example`; do not edit by hand.",
+        "## memwarden example configuration: every option, commented out at its default.",
+        "## Copy to ~/.config/memwarden/config.toml and uncomment what you change.",
+        "## Each option can also be set in the environment: MEMWARDEN_<SECTION>_<OPTION>",
+        "## (e.g. MEMWARDEN_SCHEDULE_HEALTH_MINUTES=10). Secrets belong in the secrets file.",
+        "## Generated from the schema by `memwarden config example`; do not edit by hand.",
     ]
     for section, description in SECTIONS.items():
         options = [option for option in ALL_OPTIONS if option.section == section]
         if not options:
             continue
-        lines += ["", f"# {description}", f"[{section}]"]
+        lines += ["", f"## {description}", f"[{section}]"]
         for option in options:
             lines.append("")
             lines += _comment(option)

@@ -1,0 +1,66 @@
+"""The CLI contract: help everywhere, exit codes, config errors, global options in both places."""
+
+from __future__ import annotations
+
+import pytest
+
+from memwarden.cli import available_jobs
+from support.cli import run_cli, run_subprocess
+
+
+def test_help_lists_available_commands_and_exit_codes(capsys):
+    with pytest.raises(SystemExit) as raised:
+        run_cli(capsys, "--help")
+    assert raised.value.code == 0
+    out = capsys.readouterr().out
+    assert "exit codes: 0 done, 1 done with failures, 2 usage" in out
+    for spec in available_jobs():
+        assert spec.name in out
+
+
+@pytest.mark.parametrize("name", [spec.name for spec in available_jobs()])
+def test_every_command_help_explains_itself(capsys, name):
+    with pytest.raises(SystemExit) as raised:
+        run_cli(capsys, name, "--help")
+    assert raised.value.code == 0
+    out = capsys.readouterr().out
+    assert f"usage: memwarden {name}" in out
+    assert "--json" in out
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    result = run_cli(capsys)
+    assert result.exit_code == 2
+    assert "usage: memwarden" in result.stdout
+
+
+def test_bad_config_value_exits_2_with_one_line_per_problem(capsys, tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('[schedule]\nhealth_minutes = "soon"\nbogus = 1\n')
+    result = run_cli(capsys, "--config", config, "config", "show")
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"memwarden: {config}: schedule.health_minutes: expected an integer")
+
+
+def test_global_options_accepted_after_the_command(capsys, tmp_path):
+    result = run_cli(capsys, "config", "show", "--json")
+    assert result.exit_code == 0
+    data = result.json()
+    assert data["job"] == "config"
+    assert data["values"]["schedule.checkpoint_minutes"] == 20
+
+
+def test_config_show_masks_secret_from_environment(capsys, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_GATEWAY_TOKEN", "tok-very-secret")
+    result = run_cli(capsys, "config", "show")
+    assert result.exit_code == 0
+    assert "tok-very-secret" not in result.stdout
+    assert "********" in result.stdout
+
+
+def test_version_runs_as_a_module():
+    result = run_subprocess("--version")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("memwarden ")

@@ -1,0 +1,74 @@
+"""Run locks: a second process is refused at once with exit 75, and a dead holder frees it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from memwarden.errors import LockHeld
+from memwarden.locks import RunLock
+from support.cli import run_subprocess
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from memwarden.locks import RunLock
+    with RunLock(Path(sys.argv[1]), sys.argv[2]):
+        print("held", flush=True)
+        sys.stdin.readline()
+    """
+)
+
+
+def hold_lock(folder, name):
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder), name],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def test_run_lock_held_by_other_process_raises_lock_held(tmp_path):
+    holder = hold_lock(tmp_path, "checkpoint")
+    try:
+        with pytest.raises(LockHeld, match=rf"checkpoint is already running \(pid {holder.pid}"):
+            RunLock(tmp_path, "checkpoint").acquire()
+    finally:
+        holder.communicate("\n", timeout=10)
+    with RunLock(tmp_path, "checkpoint"):
+        pass
+
+
+def test_run_lock_of_killed_holder_is_free_again(tmp_path):
+    holder = hold_lock(tmp_path, "rotate")
+    holder.kill()
+    holder.wait(timeout=10)
+    with RunLock(tmp_path, "rotate") as lock:
+        assert lock.path.read_text().strip().isdigit()
+
+
+def test_run_lock_different_jobs_do_not_block_each_other(tmp_path):
+    with RunLock(tmp_path, "checkpoint"), RunLock(tmp_path, "health"):
+        pass
+
+
+def test_cli_job_while_locked_exits_75_with_message(tmp_path, isolated_env):
+    import os
+
+    locks = isolated_env / ".local" / "state" / "memwarden" / "locks"
+    holder = hold_lock(locks, "checkpoint")
+    try:
+        result = run_subprocess(
+            "--state-dir", tmp_path / "gateway", "checkpoint", env=dict(os.environ)
+        )
+    finally:
+        holder.communicate("\n", timeout=10)
+    assert result.exit_code == 75, result.stderr
+    assert "checkpoint is already running" in result.stderr

@@ -1,0 +1,134 @@
+"""memwarden's own settings: one schema, every problem at once, env overrides, masked secrets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memwarden import config
+from memwarden.errors import ConfigError
+from memwarden.settings import ALL_OPTIONS, SECTIONS, render
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_load_without_file_returns_schema_defaults():
+    loaded = config.load(None, env={})
+    for option in ALL_OPTIONS:
+        assert loaded.get(option.key) == option.default
+        assert loaded.sources[option.key] == "default"
+    assert loaded.schedule.checkpoint_minutes == 20
+
+
+def test_load_toml_value_overrides_default_and_records_source(tmp_path):
+    path = write(tmp_path / "c.toml", "[schedule]\nhealth_minutes = 7\n")
+    loaded = config.load(path, env={})
+    assert loaded.schedule.health_minutes == 7
+    assert loaded.sources["schedule.health_minutes"] == str(path)
+
+
+def test_load_env_wins_over_toml(tmp_path):
+    path = write(tmp_path / "c.toml", "[schedule]\nhealth_minutes = 7\n")
+    loaded = config.load(path, env={"MEMWARDEN_SCHEDULE_HEALTH_MINUTES": "9"})
+    assert loaded.schedule.health_minutes == 9
+    assert "MEMWARDEN_SCHEDULE_HEALTH_MINUTES" in loaded.sources["schedule.health_minutes"]
+
+
+def test_load_many_problems_reports_all_at_once_one_line_each(tmp_path):
+    path = write(
+        tmp_path / "c.toml",
+        '[schedule]\nhealth_minutes = "soon"\nrotate_minute = 3\n\n[nope]\nx = 1\n',
+    )
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={"MEMWARDEN_GATEWAY_TIMEOUT_SECONDS": "fast"})
+    problems = raised.value.lines()
+    assert len(problems) == 4
+    assert (
+        f'{path}: schedule.health_minutes: expected an integer between 1 and 10080, got "soon"'
+        in (problems)
+    )
+    assert any(
+        "schedule.rotate_minute: unknown option (did you mean schedule.rotate_minutes?)" in p
+        for p in problems
+    )
+    assert any(p.startswith(f"{path}: nope: unknown section") for p in problems)
+    assert any("MEMWARDEN_GATEWAY_TIMEOUT_SECONDS (gateway.timeout_seconds)" in p for p in problems)
+    assert all("\n" not in problem for problem in problems)
+    assert raised.value.exit_code == 2
+
+
+def test_load_invalid_toml_names_file(tmp_path):
+    path = write(tmp_path / "c.toml", "[schedule\n")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        config.load(path, env={})
+
+
+def test_load_explicit_missing_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="no such config file"):
+        config.load(tmp_path / "absent.toml", env={})
+
+
+def test_load_default_location_missing_is_fine(tmp_path):
+    loaded = config.load(None, env={"XDG_CONFIG_HOME": str(tmp_path)})
+    assert loaded.path is None
+
+
+def test_load_unknown_memwarden_variable_is_reported():
+    with pytest.raises(ConfigError, match="MEMWARDEN_SCHEDULE_HEALTH_MINUTE: unknown"):
+        config.load(None, env={"MEMWARDEN_SCHEDULE_HEALTH_MINUTE": "5"})
+
+
+def test_load_secrets_file_private_is_read(tmp_path):
+    secrets = write(tmp_path / "secrets.env", "# comment\nMEMWARDEN_GATEWAY_TOKEN='s3cr3t'\n")
+    secrets.chmod(0o600)
+    loaded = config.load(None, env={"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)})
+    assert loaded.gateway.token == "s3cr3t"
+
+
+def test_load_secrets_file_readable_by_others_is_refused(tmp_path):
+    secrets = write(tmp_path / "secrets.env", "MEMWARDEN_GATEWAY_TOKEN=s3cr3t\n")
+    secrets.chmod(0o644)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        config.load(None, env={"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)})
+
+
+def test_effective_toml_masks_secrets():
+    loaded = config.load(None, env={"MEMWARDEN_GATEWAY_TOKEN": "s3cr3t"})
+    text = render.effective_toml(loaded.values, loaded.sources)
+    assert "s3cr3t" not in text
+    assert 'token = "********"' in text
+
+
+def test_every_option_has_description_and_valid_default():
+    for option in ALL_OPTIONS:
+        assert option.section in SECTIONS, option.key
+        assert len(option.description) > 20, option.key
+        assert option.coerce(option.default) == option.default, option.key
+
+
+def test_example_config_is_in_sync_with_schema():
+    example = (REPO / "config" / "memwarden.example.toml").read_text(encoding="utf-8")
+    assert example == render.example_toml(), "run: make config-example"
+
+
+def test_docs_reference_is_in_sync_with_schema():
+    docs = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert docs == render.docs_markdown(), "run: make config-example"
+
+
+def test_example_config_uncommented_parses_to_defaults(tmp_path):
+    lines = render.example_toml().splitlines()
+    body = "\n".join(
+        line[2:] if line.startswith("# ") else line for line in lines if not line.startswith("##")
+    )
+    path = write(tmp_path / "example.toml", body)
+    loaded = config.load(path, env={})
+    for option in ALL_OPTIONS:
+        expected = option.example if option.example is not None else option.default
+        assert loaded.get(option.key) == expected, option.key

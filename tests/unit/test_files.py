@@ -1,0 +1,93 @@
+"""Safe writes: atomic, private, never through a symlink or out of the root folder."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from memwarden.errors import UnsafePathError
+from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_atomic_write_new_file_is_private_and_complete(tmp_path):
+    target = tmp_path / "memory" / "ACTIVE_CONTEXT.md"
+    atomic_write(target, "hello\n", root=tmp_path)
+    assert target.read_text() == "hello\n"
+    assert mode(target) == 0o600
+    assert mode(target.parent) == 0o700
+    assert [p.name for p in target.parent.iterdir()] == ["ACTIVE_CONTEXT.md"]
+
+
+def test_atomic_write_replaces_existing_content_whole(tmp_path):
+    target = tmp_path / "f.md"
+    target.write_text("old " * 1000)
+    atomic_write(target, b"new", root=tmp_path)
+    assert target.read_bytes() == b"new"
+
+
+def test_atomic_write_failure_leaves_old_file_and_no_temp(tmp_path, monkeypatch):
+    target = tmp_path / "f.md"
+    target.write_text("precious")
+
+    def broken_fsync(descriptor):
+        raise OSError(5, "I/O error")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="I/O error"):
+        atomic_write(target, "new", root=tmp_path)
+    assert target.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.md"]
+
+
+def test_atomic_write_through_symlink_is_refused(tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("keep")
+    workspace = ensure_dir(tmp_path / "ws")
+    (workspace / "link.md").symlink_to(outside)
+    with pytest.raises(UnsafePathError, match="symlink"):
+        atomic_write(workspace / "link.md", "x", root=workspace)
+    assert outside.read_text() == "keep"
+
+
+def test_atomic_write_symlinked_folder_leaving_root_is_refused(tmp_path):
+    elsewhere = ensure_dir(tmp_path / "elsewhere")
+    workspace = ensure_dir(tmp_path / "ws")
+    (workspace / "memory").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError, match="outside"):
+        atomic_write(workspace / "memory" / "x.md", "x", root=workspace)
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_check_inside_dotdot_escape_is_refused(tmp_path):
+    workspace = ensure_dir(tmp_path / "ws")
+    with pytest.raises(UnsafePathError):
+        check_inside(workspace / ".." / "evil.md", workspace)
+
+
+def test_check_inside_symlinked_root_is_followed_once(tmp_path):
+    real = ensure_dir(tmp_path / "real")
+    (tmp_path / "alias").symlink_to(real)
+    assert check_inside(tmp_path / "alias" / "memory" / "a.md", tmp_path / "alias") == (
+        real / "memory" / "a.md"
+    )
+
+
+def test_atomic_append_creates_with_header_then_appends(tmp_path):
+    log = tmp_path / "memory" / "2026-11-22.md"
+    atomic_append(log, "- one\n", root=tmp_path, header="# Day\n\n")
+    atomic_append(log, "- two\n", root=tmp_path, header="# Day\n\n")
+    assert log.read_text() == "# Day\n\n- one\n- two\n"
+    assert mode(log) == 0o600
+
+
+def test_atomic_append_adds_missing_final_newline(tmp_path):
+    log = tmp_path / "log.md"
+    log.write_text("no newline")
+    atomic_append(log, "next\n", root=tmp_path)
+    assert log.read_text() == "no newline\nnext\n"
