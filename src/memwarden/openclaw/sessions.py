@@ -1,0 +1,397 @@
+"""The gateway's session stores, both eras, as one typed, read-only view.
+
+File era (≤ 2026.7.x, Clawdbot): `<agent>/sessions/sessions.json`, an object keyed by session
+key, with one `<sessionId>.jsonl` transcript per session (or the entry's `sessionFile`).
+SQLite era (≥ 2026.8): table `session_nodes` in `<agent>/agent/openclaw-agent.sqlite`, with the
+transcript as rows of `transcript_events`. Only what memwarden's jobs need is kept: never the
+whole entry (its `skillsSnapshot` and `systemPromptReport` run to tens of kilobytes).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from memwarden.errors import StoreError
+from memwarden.openclaw import sqlite_ro
+from memwarden.openclaw.keys import SessionKind, classify
+from memwarden.openclaw.layout import Agent, Deployment
+from memwarden.openclaw.transcripts import TranscriptLocation
+
+StoreEra = Literal["file", "sqlite"]
+SessionFileKind = Literal[
+    "live", "reset_archive", "deleted_archive", "trajectory", "checkpoint", "backup", "other"
+]
+
+_SESSION_COLUMNS = ("session_key", "current_session_id", "entry_json")
+_OPTIONAL_COLUMNS = ("status", "updated_at", "last_interaction_at")
+# config/sessions/artifacts.ts (2026.7.35, 2026.9.6): `<name>.<reason>.<ISO stamp, ":" as "-">`,
+# since 2026.9 optionally `.<32 hex>` and `.zst` (zstd-compressed archive).
+_ARCHIVE_SUFFIX = re.compile(
+    r"^(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?$"
+)
+_STORE_BACKUP = re.compile(r"^sessions\.json\.bak\.\d+$")
+_MIGRATION_BACKUP = re.compile(
+    r"(?:\.migrated(?:\.\d+)?|\.jsonl\.pre-doctor-[a-z-]+-repair-[0-9TZ:.-]+\.bak)$"
+)
+_CHECKPOINT = re.compile(
+    r"^.+\.checkpoint\.[0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+    r"\.jsonl$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One session of one agent, as its store describes it.
+
+    Token counts are those of the gateway: `total_tokens` is the context size of the last model
+    call (None when unknown), `total_tokens_fresh` False when that count is stale (None when the
+    store does not say), `context_tokens` the model's context window when the entry knows it.
+    Times are Unix milliseconds.
+    """
+
+    agent_id: str
+    key: str
+    session_id: str
+    kind: SessionKind
+    updated_at: int | None
+    status: str | None
+    total_tokens: int | None
+    total_tokens_fresh: bool | None
+    context_tokens: int | None
+    input_tokens: int | None
+    output_tokens: int | None
+    model: str | None
+    era: StoreEra
+    transcript: TranscriptLocation | None
+    last_interaction_at: int | None
+    compaction_count: int | None
+
+    @property
+    def updated(self) -> datetime | None:
+        """The last update as an aware UTC datetime, or None when the store has none."""
+        return _to_datetime(self.updated_at)
+
+    @property
+    def context_ratio(self) -> float | None:
+        """`total_tokens / context_tokens`, or None when either is unknown."""
+        if self.total_tokens is None or not self.context_tokens:
+            return None
+        return self.total_tokens / self.context_tokens
+
+
+def load_sessions(agent: Agent) -> list[SessionRecord]:
+    """Given an agent, return its sessions, most recently updated first.
+
+    Raise StoreError (one line naming the file) if its sessions.json is corrupt or unreadable,
+    or its database cannot be read (after a brief retry while locked).
+    """
+    if agent.era == "sqlite":
+        records = load_sqlite_store(agent.id, agent.sqlite_path)
+    elif agent.era == "file":
+        records = load_file_store(agent.id, agent.sessions_dir)
+    else:
+        records = []
+    return sort_newest_first(records)
+
+
+def load_all(deployment: Deployment) -> tuple[list[SessionRecord], list[StoreError]]:
+    """Given a deployment, return every agent's sessions and the errors of agents that failed.
+
+    One agent's unreadable store never hides the others' sessions.
+    """
+    records: list[SessionRecord] = []
+    errors: list[StoreError] = []
+    for agent in deployment.agents:
+        try:
+            records.extend(load_sessions(agent))
+        except StoreError as error:
+            errors.append(error)
+    return sort_newest_first(records), errors
+
+
+def sort_newest_first(records: list[SessionRecord]) -> list[SessionRecord]:
+    """Given records, return them by `updated_at` descending (unknown last, then by key)."""
+    return sorted(
+        records,
+        key=lambda record: (record.updated_at is None, -(record.updated_at or 0), record.key),
+    )
+
+
+# --- file era ---------------------------------------------------------------------------------
+
+
+def load_file_store(agent_id: str, sessions_dir: Path) -> list[SessionRecord]:
+    """Given an agent id and its sessions folder, return the records of its sessions.json.
+
+    A missing sessions.json means no sessions. Raise StoreError if it cannot be read, is not
+    JSON, or is not an object. Entries without a `sessionId` are skipped.
+    """
+    store_path = sessions_dir / "sessions.json"
+    try:
+        raw = store_path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise StoreError(
+            f"{store_path}: cannot read the session store ({error.strerror or error})"
+        ) from error
+    try:
+        store = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise StoreError(
+            f"{store_path}: the session store is not valid JSON "
+            f"(line {error.lineno}, column {error.colno})"
+        ) from error
+    if not isinstance(store, dict):
+        raise StoreError(f"{store_path}: the session store is not a JSON object")
+    return [
+        record
+        for key, entry in store.items()
+        if (record := _file_record(agent_id, sessions_dir, key, entry)) is not None
+    ]
+
+
+def _file_record(
+    agent_id: str, sessions_dir: Path, key: str, entry: object
+) -> SessionRecord | None:
+    if not isinstance(entry, dict):
+        return None
+    session_id = _text(entry.get("sessionId"))
+    if session_id is None:
+        return None
+    transcript_path = resolve_transcript_file(sessions_dir, session_id, entry.get("sessionFile"))
+    transcript = (
+        TranscriptLocation("file", transcript_path, session_id) if transcript_path else None
+    )
+    return _record(agent_id, key, session_id, "file", transcript, entry, {})
+
+
+def resolve_transcript_file(
+    sessions_dir: Path, session_id: str, session_file: object = None
+) -> Path | None:
+    """Given a sessions folder, a session id and the entry's `sessionFile`, return the transcript.
+
+    The entry's `sessionFile` (absolute, or relative to the sessions folder) wins over
+    `<sessionId>.jsonl`. An absolute `sessionFile` that does not exist (the state dir was
+    moved) is looked for by its name in the sessions folder. Return None if no candidate is a
+    file (a session that has not written its transcript yet).
+    """
+    for candidate in _transcript_candidates(sessions_dir, session_id, session_file):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _transcript_candidates(sessions_dir: Path, session_id: str, session_file: object) -> list[Path]:
+    candidates: list[Path] = []
+    written = _text(session_file)
+    if written is not None:
+        path = Path(written)
+        if path.is_absolute():
+            candidates += [path, sessions_dir / path.name]
+        elif ".." not in path.parts:
+            candidates.append(sessions_dir / path)
+    if "/" not in session_id and session_id not in {".", ".."}:
+        candidates.append(sessions_dir / f"{session_id}.jsonl")
+    return candidates
+
+
+# --- SQLite era -------------------------------------------------------------------------------
+
+
+def load_sqlite_store(agent_id: str, database: Path) -> list[SessionRecord]:
+    """Given an agent id and its database, return the records of its `session_nodes` table.
+
+    Raise StoreError naming the database if it stays locked, cannot be opened read-only, or
+    has no `session_nodes` table.
+    """
+    rows = sqlite_ro.read_with_retry(database, _read_session_rows)
+    if rows is None:
+        raise StoreError(f"{database}: no session_nodes table (not a gateway agent database?)")
+    return [_sqlite_record(agent_id, database, row) for row in rows]
+
+
+def _read_session_rows(connection: sqlite3.Connection) -> list[dict[str, Any]] | None:
+    present = {row[1] for row in connection.execute("PRAGMA table_info(session_nodes)")}
+    if not set(_SESSION_COLUMNS) <= present:
+        return None
+    columns = [*_SESSION_COLUMNS, *(name for name in _OPTIONAL_COLUMNS if name in present)]
+    cursor = connection.execute(f"SELECT {', '.join(columns)} FROM session_nodes")  # noqa: S608
+    return [dict(zip(columns, row, strict=True)) for row in cursor]
+
+
+def _sqlite_record(agent_id: str, database: Path, row: Mapping[str, Any]) -> SessionRecord:
+    session_id = str(row["current_session_id"])
+    transcript = TranscriptLocation("sqlite", database, session_id)
+    return _record(
+        agent_id, str(row["session_key"]), session_id, "sqlite", transcript, _entry(row), row
+    )
+
+
+def _entry(row: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        entry = orjson.loads(row["entry_json"] or b"{}")
+    except (orjson.JSONDecodeError, TypeError):
+        return {}
+    return entry if isinstance(entry, dict) else {}
+
+
+# --- shared -----------------------------------------------------------------------------------
+
+
+def _record(
+    agent_id: str,
+    key: str,
+    session_id: str,
+    era: StoreEra,
+    transcript: TranscriptLocation | None,
+    entry: Mapping[str, Any],
+    columns: Mapping[str, Any],
+) -> SessionRecord:
+    """Build a record from the entry's fields; SQLite columns, when given, win over the entry."""
+    return SessionRecord(
+        agent_id=agent_id,
+        key=key,
+        session_id=session_id,
+        kind=classify(key).kind,
+        updated_at=_first_int(columns.get("updated_at"), entry.get("updatedAt")),
+        status=_text(columns.get("status")) or _text(entry.get("status")),
+        total_tokens=_integer(entry.get("totalTokens")),
+        total_tokens_fresh=_boolean(entry.get("totalTokensFresh")),
+        context_tokens=_integer(entry.get("contextTokens")),
+        input_tokens=_integer(entry.get("inputTokens")),
+        output_tokens=_integer(entry.get("outputTokens")),
+        model=_text(entry.get("model")),
+        era=era,
+        transcript=transcript,
+        last_interaction_at=_first_int(
+            columns.get("last_interaction_at"), entry.get("lastInteractionAt")
+        ),
+        compaction_count=_integer(entry.get("compactionCount")),
+    )
+
+
+def _integer(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return int(value)
+
+
+def _first_int(*values: object) -> int | None:
+    return next((number for value in values if (number := _integer(value)) is not None), None)
+
+
+def _boolean(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _text(value: object) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def _to_datetime(milliseconds: int | None) -> datetime | None:
+    if milliseconds is None:
+        return None
+    try:
+        return datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+# --- files in a file-era sessions folder ------------------------------------------------------
+
+
+def classify_session_file(name: str) -> SessionFileKind:
+    """Given a file name in a sessions folder, return what it is.
+
+    `live`: a transcript (`<sessionId>.jsonl`, `<sessionId>-topic-<id>.jsonl`);
+    `reset_archive` / `deleted_archive`: `<transcript>.reset.<ts>` / `.deleted.<ts>` (optionally
+    `.<hash>` and `.zst`); `trajectory`: `*.trajectory.jsonl`, `*.trajectory-path.json`;
+    `checkpoint`: `*.checkpoint.<uuid>.jsonl`; `backup`: `sessions.json.bak.<n>`,
+    `*.bak.<ts>` and migration copies; `other`: sessions.json itself, temp and lock files.
+    """
+    plain = name.removesuffix(".zst")
+    if _STORE_BACKUP.match(plain) or _MIGRATION_BACKUP.search(plain):
+        return "backup"
+    for reason, kind in (("reset", "reset_archive"), ("deleted", "deleted_archive")):
+        if _archive_stamp(plain, reason) is not None:
+            return kind
+    if _archive_stamp(plain, "bak") is not None:
+        return "backup"
+    if plain.endswith((".trajectory.jsonl", ".trajectory-path.json")):
+        return "trajectory"
+    if _CHECKPOINT.match(plain):
+        return "checkpoint"
+    if plain.endswith(".jsonl") and plain == name:
+        return "live"
+    return "other"
+
+
+def archive_timestamp(name: str) -> datetime | None:
+    """Given an archive file name (`….jsonl.reset.2026-11-22T05-35-07.925Z`), return its time.
+
+    Return None if the name carries no reset, deleted or bak timestamp.
+    """
+    plain = name.removesuffix(".zst")
+    for reason in ("reset", "deleted", "bak"):
+        stamp = _archive_stamp(plain, reason)
+        if stamp is not None:
+            return _parse_stamp(stamp)
+    return None
+
+
+def reset_archives(sessions_dir: Path, session_id: str | None = None) -> list[Path]:
+    """Given a sessions folder and a session id, return its reset archives, newest first.
+
+    These are the transcripts a file-era reset renamed away (`<sessionId>.jsonl.reset.<ts>`,
+    also for `<sessionId>-topic-<id>.jsonl`). Without a session id, return every reset archive
+    of the folder. A missing folder has none.
+    """
+    try:
+        names = [child.name for child in sessions_dir.iterdir() if child.is_file()]
+    except OSError:
+        return []
+    found = [
+        (stamp, name)
+        for name in names
+        if classify_session_file(name) == "reset_archive"
+        and _belongs_to(name, session_id)
+        and (stamp := archive_timestamp(name)) is not None
+    ]
+    found.sort(reverse=True)
+    return [sessions_dir / name for _, name in found]
+
+
+def _archive_stamp(plain_name: str, reason: str) -> str | None:
+    marker = f".{reason}."
+    index = plain_name.rfind(marker)
+    if index <= 0:
+        return None
+    match = _ARCHIVE_SUFFIX.match(plain_name[index + len(marker) :])
+    return match["stamp"] if match else None
+
+
+def _parse_stamp(stamp: str) -> datetime | None:
+    date_part, _, time_part = stamp.partition("T")
+    try:
+        return datetime.fromisoformat(f"{date_part}T{time_part.replace('-', ':')}")
+    except ValueError:
+        return None
+
+
+def _belongs_to(name: str, session_id: str | None) -> bool:
+    if session_id is None:
+        return True
+    transcript = name[: name.rfind(".reset.")]
+    return transcript == f"{session_id}.jsonl" or transcript.startswith(f"{session_id}-topic-")
