@@ -36,29 +36,34 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     return connection
 
 
+_open_connections: dict[Path, sqlite3.Connection] = {}
+
+
 def read_with_retry(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
     """Run `read(connection)` in one short read transaction on `path`, retrying while busy.
 
-    Raise StoreError naming the file when the database stays locked or cannot be read.
+    The connection is kept for the rest of the process (outside transactions it holds no lock):
+    parsing the gateway's large schema costs about a millisecond per new connection, and a job
+    reads the same agent database several times. Raise StoreError naming the file when the
+    database stays locked or cannot be read.
     """
     last_error: sqlite3.Error | None = None
     for attempt in range(RETRY_ATTEMPTS):
         try:
-            connection = connect_readonly(path)
+            connection = _connection(path)
+            connection.execute("BEGIN")
             try:
-                connection.execute("BEGIN")
-                try:
-                    return read(connection)
-                finally:
-                    connection.execute("COMMIT")
+                return read(connection)
             finally:
-                connection.close()
+                connection.execute("COMMIT")
         except sqlite3.OperationalError as error:
+            close(path)
             last_error = error
             if not _is_transient(error):
                 break
             time.sleep(RETRY_PAUSE_SECONDS * (attempt + 1))
         except sqlite3.DatabaseError as error:
+            close(path)
             last_error = error
             break
     raise StoreError(f"{path}: cannot read the gateway database: {last_error}")
@@ -67,3 +72,20 @@ def read_with_retry(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
 def _is_transient(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text
+
+
+def close(path: Path | None = None) -> None:
+    """Close the kept connection to `path`, or every kept connection when `path` is None."""
+    paths = list(_open_connections) if path is None else [path]
+    for each in paths:
+        connection = _open_connections.pop(each, None)
+        if connection is not None:
+            connection.close()
+
+
+def _connection(path: Path) -> sqlite3.Connection:
+    connection = _open_connections.get(path)
+    if connection is None:
+        connection = connect_readonly(path)
+        _open_connections[path] = connection
+    return connection

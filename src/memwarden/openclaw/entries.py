@@ -1,0 +1,395 @@
+"""Transcript lines → typed entries: pure, tolerant of odd shapes, cheap.
+
+A transcript is one JSON object a line (a JSONL file in the file era, one `transcript_events` row
+a line in the SQLite era). The first line is the header `{"type":"session","version","id",…}`;
+every other line carries `type`, `id`, `parentId` and an ISO `timestamp`. A `reset` line (SQLite
+era) ends what the model sees: nothing before it reaches the next prompt. Fields of the wrong type
+become None or empty instead of raising, so one odd line never stops a job.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+CONTROL_REPLIES = frozenset({"HEARTBEAT_OK", "NO_REPLY"})
+
+
+class MalformedLine(ValueError):
+    """A transcript line is not JSON; `invalid_utf8` tells a bad encoding from bad syntax."""
+
+    def __init__(self, message: str, *, invalid_utf8: bool) -> None:
+        super().__init__(message)
+        self.invalid_utf8 = invalid_utf8
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Text shown to or written by the model."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """The model's reasoning, kept in the transcript but not part of the reply."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallBlock:
+    """A tool the model asked to run, with its arguments."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image attached to a message (its data is not kept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OtherBlock:
+    """A content block of a type memwarden does not use."""
+
+    type: str
+
+
+Block = TextBlock | ThinkingBlock | ToolCallBlock | ImageBlock | OtherBlock
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts the provider reported for one assistant message."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+
+    @property
+    def context_tokens(self) -> int:
+        """Return the prompt size of the call: input + cache_read + cache_write.
+
+        This is what the session's context held when the model answered, and it is what the
+        gateway stores as the session's `totalTokens` (openclaw `src/agents/usage.ts`,
+        `deriveSessionTotalTokens`: "SessionEntry.totalTokens is used as a prompt/context
+        snapshot. It intentionally excludes completion/output tokens."). The message's own
+        `usage.totalTokens` also counts the output (1234 input + 9 output = 1243 in the
+        captures, whose session rows say 1234), so it overstates the context by one reply.
+        """
+        return self.input + self.cache_read + self.cache_write
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """Fields every transcript line has."""
+
+    type: str
+    id: str | None
+    parent_id: str | None
+    timestamp: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionHeader(_Entry):
+    """The first line of a transcript; its `id` is the session id."""
+
+    version: int | None
+    cwd: str | None
+
+    @property
+    def session_id(self) -> str | None:
+        """Return the id of the session this transcript belongs to."""
+        return self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Message(_Entry):
+    """A user, assistant or tool-result message; `time` is when it was sent."""
+
+    role: str | None
+    blocks: tuple[Block, ...]
+    model: str | None
+    usage: Usage | None
+    time: datetime | None
+
+    @property
+    def text(self) -> str:
+        """Return the text blocks joined by newlines (thinking and tool calls left out)."""
+        return "\n".join(block.text for block in self.blocks if type(block) is TextBlock)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallBlock, ...]:
+        """Return the tool calls the message asks for, in order."""
+        return tuple(block for block in self.blocks if type(block) is ToolCallBlock)
+
+    @property
+    def is_control_reply(self) -> bool:
+        """Return True for an assistant reply that only says HEARTBEAT_OK or NO_REPLY."""
+        return self.role == "assistant" and self.text.strip() in CONTROL_REPLIES
+
+    @property
+    def is_command(self) -> bool:
+        """Return True for a user message that is a slash command such as `/new`."""
+        return self.role == "user" and self.text.lstrip().startswith("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction(_Entry):
+    """The gateway summarised the history; entries before `first_kept_entry_id` left the prompt."""
+
+    summary: str
+    first_kept_entry_id: str | None
+    tokens_before: int | None
+    tokens_after: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reset(_Entry):
+    """The session was reset in place (`reason` is "reset" or "new"): the model forgets."""
+
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChange(_Entry):
+    """The session switched to another model."""
+
+    provider: str | None
+    model_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Custom(_Entry):
+    """Data an extension stored in the transcript; never shown to the model."""
+
+    custom_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CustomMessage(_Entry):
+    """A message an extension added to the prompt (`display` says whether people see it)."""
+
+    custom_type: str | None
+    blocks: tuple[Block, ...]
+    display: bool
+
+    @property
+    def text(self) -> str:
+        """Return the text blocks joined by newlines."""
+        return "\n".join(block.text for block in self.blocks if type(block) is TextBlock)
+
+
+@dataclass(frozen=True, slots=True)
+class Other(_Entry):
+    """A line of a type memwarden does not use (thinking_level_change, label, …)."""
+
+
+# type, id, parent_id, timestamp: the fields every entry starts with.
+_Common = tuple[str, str | None, str | None, datetime | None]
+
+Entry = SessionHeader | Message | Compaction | Reset | ModelChange | Custom | CustomMessage | Other
+
+
+def parse_line(line: bytes) -> Entry | None:
+    """Given one transcript line, return its entry, or None for a blank line or a non-entry.
+
+    Raise MalformedLine if the line is not valid UTF-8 (`invalid_utf8` True) or not JSON.
+    """
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as error:
+        if not line.strip():
+            return None
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedLine("not valid UTF-8", invalid_utf8=True) from error
+        raise MalformedLine(f"not JSON: {error}", invalid_utf8=False) from error
+    return parse_entry(value)
+
+
+def parse_entry(value: object) -> Entry | None:
+    """Given one decoded transcript line, return its typed entry.
+
+    Return None when the value is not an object or has no string `type`; never raise.
+    """
+    if not isinstance(value, dict):
+        return None
+    entry_type = value.get("type")
+    if not isinstance(entry_type, str) or not entry_type:
+        return None
+    common = (
+        entry_type,
+        _text(value.get("id")),
+        _text(value.get("parentId")),
+        _moment(value.get("timestamp")),
+    )
+    return _PARSERS.get(entry_type, _other)(value, common)
+
+
+def split_windows(entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
+    """Given entries in transcript order, return (previous, current) around the last reset.
+
+    `previous` ends with the last Reset line (empty when there is none) and `current` is what
+    the model still sees; `previous + current` is the input.
+    """
+    for index in range(len(entries) - 1, -1, -1):
+        if type(entries[index]) is Reset:
+            return list(entries[: index + 1]), list(entries[index + 1 :])
+    return [], list(entries)
+
+
+def current_window(entries: Sequence[Entry]) -> list[Entry]:
+    """Given entries in transcript order, return those after the last Reset line (all if none)."""
+    return split_windows(entries)[1]
+
+
+def _header(value: dict, common: _Common) -> SessionHeader:
+    version = value.get("version")
+    return SessionHeader(
+        *common, version if type(version) is int else None, _text(value.get("cwd"))
+    )
+
+
+def _message(value: dict, common: _Common) -> Message:
+    message = value.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    return Message(
+        *common,
+        _text(message.get("role")),
+        _blocks(message.get("content")),
+        _text(message.get("model")),
+        _usage(message.get("usage")),
+        _moment(message.get("timestamp")) or common[3],
+    )
+
+
+def _compaction(value: dict, common: _Common) -> Compaction:
+    return Compaction(
+        *common,
+        _text(value.get("summary")) or "",
+        _text(value.get("firstKeptEntryId")),
+        _count(value.get("tokensBefore")),
+        _count(value.get("tokensAfter")),
+    )
+
+
+def _reset(value: dict, common: _Common) -> Reset:
+    return Reset(*common, _text(value.get("reason")))
+
+
+def _model_change(value: dict, common: _Common) -> ModelChange:
+    return ModelChange(*common, _text(value.get("provider")), _text(value.get("modelId")))
+
+
+def _custom(value: dict, common: _Common) -> Custom:
+    return Custom(*common, _text(value.get("customType")))
+
+
+def _custom_message(value: dict, common: _Common) -> CustomMessage:
+    return CustomMessage(
+        *common,
+        _text(value.get("customType")),
+        _blocks(value.get("content")),
+        value.get("display") is True,
+    )
+
+
+def _other(value: dict, common: _Common) -> Other:
+    return Other(*common)
+
+
+_PARSERS: dict[str, Callable[[dict, _Common], Entry]] = {
+    "session": _header,
+    "message": _message,
+    "compaction": _compaction,
+    "reset": _reset,
+    "model_change": _model_change,
+    "custom": _custom,
+    "custom_message": _custom_message,
+}
+
+
+def _blocks(content: object) -> tuple[Block, ...]:
+    """Return the blocks of a `content` that is a string or a list of block objects."""
+    if isinstance(content, str):
+        return (TextBlock(content),)
+    if not isinstance(content, list):
+        return ()
+    blocks: list[Block] = []
+    for item in content:
+        if isinstance(item, dict):
+            blocks.append(_block(item))
+    return tuple(blocks)
+
+
+def _block(item: dict) -> Block:
+    block_type = item.get("type")
+    if block_type == "text":
+        return TextBlock(_text(item.get("text")) or "")
+    if block_type == "thinking":
+        return ThinkingBlock(_text(item.get("thinking")) or "")
+    if block_type == "toolCall":
+        arguments = item.get("arguments")
+        return ToolCallBlock(
+            _text(item.get("name")) or "", arguments if isinstance(arguments, dict) else {}
+        )
+    if block_type == "image":
+        return ImageBlock()
+    return OtherBlock(block_type if isinstance(block_type, str) else "")
+
+
+def _usage(value: object) -> Usage | None:
+    if not isinstance(value, dict):
+        return None
+    get = value.get
+    input_tokens = _count(get("input")) or 0
+    output = _count(get("output")) or 0
+    cache_read = _count(get("cacheRead")) or 0
+    cache_write = _count(get("cacheWrite")) or 0
+    total = _count(get("totalTokens"))
+    if total is None:
+        total = input_tokens + output + cache_read + cache_write
+    return Usage(input_tokens, output, cache_read, cache_write, total)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _count(value: object) -> int | None:
+    """Return a non-negative token count, or None for anything that is not a number."""
+    if type(value) is int:
+        return max(value, 0)
+    if type(value) is float and math.isfinite(value):
+        return max(int(value), 0)
+    return None
+
+
+def _moment(value: object) -> datetime | None:
+    """Return an aware UTC datetime from an ISO string or Unix milliseconds, else None."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    if type(value) is int or type(value) is float:
+        try:
+            return datetime.fromtimestamp(value / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None

@@ -1,0 +1,152 @@
+"""Session-key classification: every shape OPENCLAW.md documents, and the edges around them."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from memwarden.openclaw.keys import (
+    AUTOMATION_KINDS,
+    INTERACTIVE_KINDS,
+    SessionKind,
+    classify,
+    is_automation_key,
+)
+
+K = SessionKind
+
+# key, kind, agent_id, channel, legacy
+DOCUMENTED_KEYS = [
+    # "Main: agent:<id>:main"
+    ("agent:main:main", K.MAIN, "main", None, False),
+    ("agent:ops:main", K.MAIN, "ops", None, False),
+    # "agent:<id>:<channel>:direct|dm|group|channel:<peer>"
+    ("agent:main:telegram:direct:123", K.DIRECT, "main", "telegram", False),
+    ("agent:main:whatsapp:dm:+15550001", K.DIRECT, "main", "whatsapp", False),
+    ("agent:main:slack:group:g42", K.GROUP, "main", "slack", False),
+    ("agent:main:discord:channel:42", K.CHANNEL, "main", "discord", False),
+    # "(+ :thread:<id>, :topic:<id>)"
+    ("agent:main:discord:channel:42:thread:7", K.THREAD, "main", "discord", False),
+    ("agent:main:telegram:group:-100:topic:9", K.THREAD, "main", "telegram", False),
+    # automation: cron, cron runs, sub-agents (nestable), acp, boot, heartbeats
+    ("agent:main:cron:daily", K.CRON, "main", None, False),
+    ("agent:main:cron:daily:run:abc", K.CRON_RUN, "main", None, False),
+    ("agent:main:subagent:6f1c2d", K.SUBAGENT, "main", None, False),
+    ("agent:main:subagent:u1:subagent:u2", K.SUBAGENT, "main", None, False),
+    ("agent:main:acp:0b7e", K.ACP, "main", None, False),
+    ("agent:main:boot:r1", K.BOOT, "main", None, False),
+    ("agent:main:telegram:direct:5:heartbeat", K.HEARTBEAT, "main", "telegram", False),
+    ("agent:main:main:heartbeat", K.HEARTBEAT, "main", None, False),
+    # legacy unscoped keys
+    ("cron:nightly", K.CRON, None, None, True),
+    ("hook:2c1f6a0e-uuid", K.HOOK, None, None, True),
+    ("node-abc", K.NODE, None, None, True),
+    # session.scope global
+    ("global", K.GLOBAL, None, None, False),
+    # any other interactive agent:<id>:<name>
+    ("agent:main:hooktest", K.NAMED, "main", None, False),
+    ("agent:main:agentrpc", K.NAMED, "main", None, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "kind", "agent_id", "channel", "legacy"),
+    DOCUMENTED_KEYS,
+    ids=[row[0] for row in DOCUMENTED_KEYS],
+)
+def test_classify_documented_key_returns_its_kind(key, kind, agent_id, channel, legacy):
+    info = classify(key)
+    assert (info.key, info.kind, info.agent_id, info.channel, info.legacy) == (
+        key,
+        kind,
+        agent_id,
+        channel,
+        legacy,
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "kind", "channel"),
+    [
+        ("agent:main:direct:123", K.DIRECT, None),
+        ("agent:main:telegram:default:direct:123", K.DIRECT, "telegram"),
+        ("agent:main:main:thread:5", K.THREAD, None),
+        ("agent:main:cron:daily:run:abc:heartbeat", K.HEARTBEAT, None),
+        ("agent:main:bootstrap", K.NAMED, None),
+        ("agent:main:hook:1", K.HOOK, None),
+    ],
+)
+def test_classify_other_peer_and_suffix_shapes_return_expected_kind(key, kind, channel):
+    info = classify(key)
+    assert (info.kind, info.channel) == (kind, channel)
+
+
+def test_classify_mixed_case_key_is_lower_cased():
+    info = classify("  AGENT:Main:Telegram:Direct:ABC ")
+    assert info.key == "agent:main:telegram:direct:abc"
+    assert (info.kind, info.agent_id, info.channel) == (K.DIRECT, "main", "telegram")
+
+
+@pytest.mark.parametrize("key", ["", "   ", "agent:main", "agent:main:", "agent::main", "weird"])
+def test_classify_malformed_or_empty_key_is_unknown(key):
+    info = classify(key)
+    assert info.kind is K.UNKNOWN
+    assert not info.is_automation
+    assert not info.is_interactive
+
+
+def test_classify_automation_kinds_are_not_interactive():
+    assert classify("agent:main:cron:daily:run:abc").is_automation
+    assert not classify("agent:main:cron:daily:run:abc").is_interactive
+    assert classify("agent:main:telegram:direct:1").is_interactive
+    assert not classify("agent:main:telegram:direct:1").is_automation
+
+
+def test_session_kind_every_kind_but_unknown_is_automation_or_interactive():
+    assert AUTOMATION_KINDS.isdisjoint(INTERACTIVE_KINDS)
+    assert AUTOMATION_KINDS | INTERACTIVE_KINDS | {K.UNKNOWN} == set(SessionKind)
+
+
+def test_session_key_info_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        classify("agent:main:main").kind = K.CRON  # type: ignore[misc]
+
+
+def test_is_automation_key_builtin_automation_needs_no_patterns():
+    assert is_automation_key("agent:main:subagent:u1")
+    assert not is_automation_key("agent:main:main")
+
+
+def test_is_automation_key_extra_glob_matches_case_insensitively():
+    patterns = ("AGENT:*:reports", "agent:ops:*")
+    assert is_automation_key("agent:main:Reports", patterns)
+    assert is_automation_key("agent:ops:main", patterns)
+    assert not is_automation_key("agent:main:main", patterns)
+    assert classify("agent:main:reports").kind is K.NAMED
+
+
+def _best_of_three(keys: list[str], *, cold: bool) -> float:
+    best = float("inf")
+    for _ in range(3):
+        if cold:
+            classify.cache_clear()
+        started = time.perf_counter()
+        for key in keys:
+            classify(key)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def test_classify_ten_thousand_keys_is_fast():
+    shapes = (
+        "agent:a{0}:telegram:direct:{0}",
+        "agent:a{0}:cron:job:run:{0}",
+        "agent:a{0}:main",
+        "agent:a{0}:discord:channel:{0}:thread:1",
+    )
+    keys = [shapes[index % len(shapes)].format(index) for index in range(10_000)]
+    assert _best_of_three(keys, cold=False) < 0.020
+    # Distinct keys never seen before: a guard against slow rules (measured ≈ 20 ms on a slow VM).
+    assert _best_of_three(keys, cold=True) < 0.080
