@@ -14,6 +14,7 @@ from memwarden.settings import (
     health,
     history,
     index,
+    install,
     maintain,
     rotate,
     schedule,
@@ -21,7 +22,19 @@ from memwarden.settings import (
 )
 from memwarden.settings.option import Option
 
-_MODULES = (general, gateway, checkpoint, rotate, index, health, slack, maintain, history, schedule)
+_MODULES = (
+    general,
+    gateway,
+    checkpoint,
+    rotate,
+    index,
+    health,
+    slack,
+    maintain,
+    history,
+    schedule,
+    install,
+)
 
 SECTIONS: dict[str, str] = {module.SECTION: module.DESCRIPTION for module in _MODULES}
 ALL_OPTIONS: tuple[Option, ...] = tuple(option for module in _MODULES for option in module.OPTIONS)

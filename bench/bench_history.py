@@ -1,0 +1,146 @@
+"""Benchmark: snapshot of an unchanged 500-file memory folder (and of one with a file changed).
+
+Target (issue 8): `snapshot()` of an unchanged 500-file memory folder ≤ 0.1 s — what every
+checkpoint run pays when the agent's memory did not move; lock and directory walk included, no
+file read and no git started. Measured in-process (the checkpoint job calls it in its own
+process). For reference: a snapshot with one file changed among 500 (one git process), and
+`memwarden history snapshot` of the unchanged folder as a whole child process.
+
+Run: `.venv/bin/python bench/run.py history` (writes bench/REPORT.md), or this file alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from harness import PYTHON, BenchError, Report, child_environment, measure  # noqa: E402
+
+from memwarden.config import defaults  # noqa: E402
+from memwarden.history import snapshot  # noqa: E402
+from memwarden.openclaw.layout import Agent  # noqa: E402
+from memwarden.runtime import JobContext  # noqa: E402
+
+FILES = 500
+TARGET_MS = 100.0
+REPEATS = 15
+# Old enough that the stat manifest trusts the files (history/manifest.py: racy files).
+AGE_SECONDS = 3600
+
+
+def make_memory(workspace: Path, count: int) -> None:
+    """Write `count` memory files (notes, and daily logs in archive folders), a few KB each."""
+    memory = workspace / "memory"
+    past = time.time() - AGE_SECONDS
+    for index in range(count):
+        folder = memory / "archive" / f"2026-{index % 12 + 1:02d}" if index % 3 else memory
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"note-{index:04d}.md"
+        path.write_text(f"# note {index}\n" + "- remembered fact\n" * (index % 200 + 10))
+        os.utime(path, (past, past))
+
+
+def in_process(root: Path) -> dict:
+    """Return timings (ms) of snapshot(): unchanged folder, and one file changed per run."""
+    workspace = root / "workspace"
+    env = {"XDG_STATE_HOME": str(root / "xdg"), "PATH": os.environ.get("PATH", os.defpath)}
+    context = JobContext(config=defaults(), env=env)
+    agent = Agent("main", workspace, root / "agent", True, "none", True)
+    first = snapshot(context, agent, "manual")
+    assert first is not None and first.file_count == FILES
+    unchanged = []
+    for _ in range(REPEATS):
+        started = time.perf_counter()
+        taken = snapshot(context, agent, "checkpoint")
+        unchanged.append((time.perf_counter() - started) * 1000)
+        assert taken is None, "an unchanged folder must not produce a snapshot"
+    changed = []
+    active = workspace / "memory" / "note-0000.md"
+    for round_number in range(REPEATS):
+        active.write_text(f"# active context, round {round_number}\n")
+        started = time.perf_counter()
+        taken = snapshot(context, agent, "checkpoint")
+        changed.append((time.perf_counter() - started) * 1000)
+        assert taken is not None and taken.changes.modified == ["note-0000.md"]
+    context.close()
+    return {"unchanged": unchanged, "changed": changed}
+
+
+def whole_process(root: Path):
+    """Return the harness Measurement of `memwarden history snapshot` on the unchanged folder."""
+    state_dir = root / "gateway"
+    state_dir.mkdir(exist_ok=True)
+    config = {"agents": {"defaults": {"workspace": str(root / "workspace")}}}
+    (state_dir / "openclaw.json").write_text(json.dumps(config))
+    env = child_environment(XDG_STATE_HOME=str(root / "xdg"), OPENCLAW_STATE_DIR=str(state_dir))
+    argv = [PYTHON, "-m", "memwarden", "-q", "history", "snapshot"]
+    return measure("`memwarden history snapshot`, unchanged", argv, env=env, repeat=7)
+
+
+def rows(timings: dict) -> list[dict]:
+    unchanged, changed = timings["unchanged"], timings["changed"]
+    return [
+        {
+            "scenario": f"snapshot(), unchanged {FILES}-file folder",
+            "median_ms": round(statistics.median(unchanged), 2),
+            "best_ms": round(min(unchanged), 2),
+            "target_ms": TARGET_MS,
+            "ok": statistics.median(unchanged) <= TARGET_MS,
+        },
+        {
+            "scenario": f"snapshot(), 1 of {FILES} files changed",
+            "median_ms": round(statistics.median(changed), 2),
+            "best_ms": round(min(changed), 2),
+            "target_ms": None,
+            "ok": True,
+        },
+    ]
+
+
+def run(report: Report) -> None:
+    section = report.section(
+        "history",
+        f"`memwarden.history.snapshot()` in-process over a {FILES}-file memory folder (a third "
+        f"at the top, the rest in archive sub-folders; files an hour old), medians of {REPEATS} "
+        "calls after a first snapshot. Then the CLI as a child process, for reference.",
+    )
+    with tempfile.TemporaryDirectory(prefix="memwarden-bench-history-") as folder:
+        root = Path(folder)
+        make_memory(root / "workspace", FILES)
+        table = rows(in_process(root))
+        section.table(table)
+        section.measurements([whole_process(root)])
+    section.text(
+        "The unchanged case reads no file and starts no git: one directory walk compared with the "
+        "stat manifest of the last snapshot. The child-process figure is mostly interpreter start "
+        "and imports."
+    )
+    if not all(row["ok"] for row in table):
+        raise BenchError(f"snapshot of an unchanged folder missed its {TARGET_MS:g} ms target")
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="memwarden-bench-history-") as folder:
+        root = Path(folder)
+        make_memory(root / "workspace", FILES)
+        table = rows(in_process(root))
+    for row in table:
+        target = f" (target ≤ {row['target_ms']:g} ms)" if row["target_ms"] else ""
+        verdict = "ok" if row["ok"] else "TOO SLOW"
+        print(
+            f"{row['scenario']}: median {row['median_ms']:6.2f} ms, "
+            f"best {row['best_ms']:6.2f} ms{target} {verdict if target else ''}".rstrip()
+        )
+    return 0 if all(row["ok"] for row in table) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""Read the history: list snapshots, show one, diff two (or one against the current files)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memwarden.errors import MemwardenError, UsageError
+from memwarden.history import records
+from memwarden.history.diffing import FileDiff, changed_paths, file_diff
+from memwarden.history.git import GitStore, blob_sha
+from memwarden.history.model import Snapshot
+from memwarden.history.paths import matches, normalize_paths
+from memwarden.history.scan import memory_folder, read_file, scan_memory
+from memwarden.history.store import agent_history
+from memwarden.runtime import JobContext
+
+
+def list_snapshots(
+    context: JobContext, agent_id: str | None = None, limit: int | None = None
+) -> list[Snapshot]:
+    """Return the snapshots of one agent (or of all), newest first."""
+    return records.snapshots(context.state, agent_id, limit)
+
+
+def find_snapshot(context: JobContext, snapshot_id: str) -> Snapshot:
+    """Given an id or unique prefix, return the snapshot. Raise UsageError if unknown."""
+    return records.find(context.state, snapshot_id)
+
+
+def snapshot_listing(context: JobContext, snapshot: Snapshot) -> dict[str, tuple[str, int]]:
+    """Return the files of a snapshot as {path relative to memory/: (blob id, size)}."""
+    return agent_history(context, snapshot.agent_id).git.listing(snapshot.commit or "")
+
+
+@dataclass
+class DiffReport:
+    """The two sides compared (`to` None: the current files) and the differing files."""
+
+    source: Snapshot
+    to: Snapshot | None
+    files: list[FileDiff] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "from": self.source.to_json(),
+            "to": self.to.to_json() if self.to else "current",
+            "files": [file.to_json() for file in self.files],
+        }
+
+
+def diff(
+    context: JobContext, from_id: str, to_id: str | None = None, paths: Sequence[str] = ()
+) -> DiffReport:
+    """Given a snapshot id and another (default: the agent's current memory/), return the diff.
+
+    Raise UsageError if an id is unknown or the two snapshots belong to different agents.
+    """
+    source = records.find(context.state, from_id)
+    to = records.find(context.state, to_id) if to_id else None
+    if to is not None and to.agent_id != source.agent_id:
+        raise UsageError(
+            f"snapshots {source.id} and {to.id} belong to different agents "
+            f"({source.agent_id}, {to.agent_id}); compare snapshots of one agent"
+        )
+    wanted = normalize_paths(paths)
+    git = agent_history(context, source.agent_id).git
+    old = {p: s for p, s in git.tree(source.commit or "").items() if matches(p, wanted)}
+    if to is not None:
+        new = {p: s for p, s in git.tree(to.commit or "").items() if matches(p, wanted)}
+        current = None
+    else:
+        current = _current_files(context, source.agent_id, wanted)
+        new = {path: blob_sha(data) for path, data in current.items()}
+    changed = changed_paths(old, new)
+    before = _contents(git, old, changed)
+    after = current if current is not None else _contents(git, new, changed)
+    new_label = f"snapshot {to.id}" if to else "current"
+    report = DiffReport(source, to)
+    for path, status in changed:
+        report.files.append(
+            file_diff(
+                path, status, before.get(path), after.get(path), f"snapshot {source.id}", new_label
+            )
+        )
+    return report
+
+
+def _contents(git: GitStore, files: dict[str, str], changed) -> dict[str, bytes]:
+    blobs = git.blobs(files[path] for path, _ in changed if path in files)
+    return {path: blobs[files[path]] for path, _ in changed if path in files}
+
+
+def _current_files(context: JobContext, agent_id: str, wanted: Sequence[str]) -> dict[str, bytes]:
+    agent = context.deployment.agent(agent_id)
+    if agent is None:
+        raise UsageError(
+            f"agent {agent_id} is not in the gateway config at {context.deployment.config_path}; "
+            "give a second snapshot id to compare with"
+        )
+    memory = memory_folder(agent.workspace)
+    contents = {}
+    for path in scan_memory(memory).files:
+        if matches(path, wanted):
+            try:
+                contents[path] = read_file(memory / path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                message = f"{memory / path}: cannot read it: {error.strerror}"
+                raise MemwardenError(message) from error
+    return contents

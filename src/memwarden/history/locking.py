@@ -1,0 +1,62 @@
+"""The per-agent memory lock: checkpoint writes, snapshots and rewinds never interleave.
+
+It is a RunLock named `memory-<agent id>` in memwarden's lock folder, so another process (a
+checkpoint, a rewind) is kept out. Within one process it is re-entrant: a checkpoint that holds it
+while writing can call `snapshot()`, which takes it again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memwarden.errors import LockHeld
+from memwarden.locks import RunLock
+
+POLL_SECONDS = 0.1
+
+_held: dict[Path, int] = {}
+
+
+def lock_name(agent_id: str) -> str:
+    return f"memory-{agent_id}"
+
+
+@contextmanager
+def memory_lock(lock_folder: Path, agent_id: str, wait_seconds: float = 0) -> Iterator[None]:
+    """Hold the memory lock of `agent_id` for a `with` block, waiting up to `wait_seconds`.
+
+    Raise LockHeld (exit 75) naming the agent if another process still holds it.
+    """
+    lock = RunLock(lock_folder, lock_name(agent_id))
+    if lock.path in _held:
+        _held[lock.path] += 1
+        try:
+            yield
+        finally:
+            _held[lock.path] -= 1
+        return
+    _acquire(lock, agent_id, wait_seconds)
+    _held[lock.path] = 1
+    try:
+        yield
+    finally:
+        del _held[lock.path]
+        lock.release()
+
+
+def _acquire(lock: RunLock, agent_id: str, wait_seconds: float) -> None:
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            lock.acquire()
+            return
+        except LockHeld as error:
+            if time.monotonic() >= deadline:
+                raise LockHeld(
+                    f"agent {agent_id}: another run is changing its memory ({error.message}); "
+                    "try again when it is done"
+                ) from None
+        time.sleep(POLL_SECONDS)

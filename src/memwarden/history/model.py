@@ -1,0 +1,97 @@
+"""Snapshots as plain data, and the comparison of two file sets."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+TRIGGERS = ("checkpoint", "rotate", "manual", "pre-rewind")
+AUTOMATIC_TRIGGERS = ("checkpoint", "rotate")
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Paths added, modified and removed between two file sets, each sorted."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.modified or self.removed)
+
+    def short(self) -> str:
+        return f"+{len(self.added)} ~{len(self.modified)} -{len(self.removed)}"
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"added": self.added, "modified": self.modified, "removed": self.removed}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Changes:
+        data = data or {}
+        return cls(
+            list(data.get("added", [])),
+            list(data.get("modified", [])),
+            list(data.get("removed", [])),
+        )
+
+
+def compare(old: Mapping[str, str], new: Mapping[str, str]) -> Changes:
+    """Given two {path: blob id} maps, return what changed from `old` to `new`."""
+    return Changes(
+        added=sorted(set(new) - set(old)),
+        modified=sorted(path for path in set(old) & set(new) if old[path] != new[path]),
+        removed=sorted(set(old) - set(new)),
+    )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One saved state of an agent's memory/ folder.
+
+    `id` is None for a snapshot a dry run would have taken.
+    """
+
+    id: str | None
+    agent_id: str
+    created_at: float
+    trigger: str
+    commit: str | None
+    file_count: int
+    total_bytes: int
+    changes: Changes
+    session_key: str | None = None
+    session_id: str | None = None
+
+    @property
+    def time(self) -> str:
+        return iso_time(self.created_at)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "agent": self.agent_id,
+            "time": self.time,
+            "trigger": self.trigger,
+            "session_key": self.session_key,
+            "session_id": self.session_id,
+            "commit": self.commit,
+            "files": self.file_count,
+            "bytes": self.total_bytes,
+            "changes": self.changes.to_json(),
+        }
+
+    def line(self) -> str:
+        session = f"  {self.session_key}" if self.session_key else ""
+        return (
+            f"{self.id or '(dry run)':<10} {self.time}  {self.agent_id:<12} {self.trigger:<11} "
+            f"{self.file_count:>4} files  {self.changes.short()}{session}"
+        )
+
+
+def iso_time(timestamp: float) -> str:
+    """Given a Unix time, return it as ISO 8601 UTC to the second (`…Z`)."""
+    moment = datetime.fromtimestamp(timestamp, UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -1,0 +1,211 @@
+"""`memwarden events`: the timeline of what memwarden saw and did, from its state database.
+
+Typed events (`checkpoint.written`, `rotation.done`, `alert.sent`, `snapshot.taken`,
+`rewind.done`, …) and job runs (`run.done`, `run.failed`, `run.started` for one still going)
+in time order, so an operator can see what happened just before an agent lost its context.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta, tzinfo
+from fnmatch import fnmatchcase
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import orjson
+
+from memwarden.errors import UsageError
+from memwarden.runtime import JobContext, JobResult
+from memwarden.state import StateDB
+
+RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
+UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+GLOB_CHARACTERS = set("*?[")
+MAX_VALUE_CHARS = 60
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent",
+        metavar="ID",
+        help="only this agent's events (events of no particular agent, such as job runs, stay)",
+    )
+    parser.add_argument(
+        "--since",
+        metavar="WHEN",
+        help="from this time: ISO date or time (2026-11-22, 2026-11-22T05:30, …Z or +01:00; "
+        "without a zone: general.timezone, else local time) or a duration ago (30m, 2h, 7d)",
+    )
+    parser.add_argument(
+        "--type",
+        action="append",
+        default=[],
+        metavar="TYPE",
+        help="only these types (repeatable, or comma-separated): exact (rotation.done), "
+        "a family (rotation, run) or a glob (alert.*)",
+    )
+    parser.add_argument(
+        "--limit", type=int, default=500, metavar="N", help="the N newest (default 500)"
+    )
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    since = parse_since(options.since, context.now(), _zone(context)) if options.since else None
+    types = [part.strip() for item in options.type for part in item.split(",") if part.strip()]
+    agent = options.agent.lower() if options.agent else None
+    timeline = load_timeline(
+        context.state,
+        agent_id=agent,
+        since=since.timestamp() if since else None,
+        types=types,
+        limit=max(options.limit, 0),
+    )
+    result = JobResult("events", data={"since": since.isoformat() if since else None})
+    result.data |= {"count": len(timeline), "events": [_public(event) for event in timeline]}
+    result.lines = [event_line(event) for event in timeline] or ["no events match"]
+    return result
+
+
+def parse_since(text: str, now: datetime, zone: tzinfo) -> datetime:
+    """Given `--since` text, the current time and the zone for times without one, return the
+    moment it names (aware). Raise UsageError if it is neither ISO nor a duration like 2h.
+    """
+    relative = RELATIVE.match(text)
+    if relative:
+        amount, unit = int(relative[1]), relative[2].lower()
+        return now - timedelta(seconds=amount * UNIT_SECONDS[unit])
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"--since {text}: expected an ISO date or time (2026-11-22, 2026-11-22T05:30Z) "
+            "or a duration ago (30m, 2h, 7d)"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+
+
+def type_matches(event_type: str, patterns: Sequence[str]) -> bool:
+    """Return True when `event_type` is one of `patterns`: exact, family (`x` for `x.*`), glob."""
+    return not patterns or any(
+        fnmatchcase(event_type, pattern) or fnmatchcase(event_type, pattern + ".*")
+        for pattern in patterns
+    )
+
+
+def load_timeline(
+    state: StateDB,
+    *,
+    agent_id: str | None = None,
+    since: float | None = None,
+    types: Sequence[str] = (),
+    limit: int = 500,
+) -> list[dict[str, Any]]:
+    """Return the `limit` newest events and job runs matching the filters, oldest first."""
+    events = _events(state, agent_id, since, types, limit)
+    runs = [run for run in _runs(state, since, limit) if type_matches(run["type"], types)]
+    merged = sorted(events + runs, key=lambda event: (event["ts"], event["id"]))
+    return merged[-limit:] if limit else []
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """Given a timeline event, return one line: time, type, agent, session, data."""
+    moment = datetime.fromtimestamp(event["ts"], UTC).isoformat(timespec="seconds")
+    parts = [moment.replace("+00:00", "Z"), f"{event['type']:<18}"]
+    parts.append(f"{event['agent_id'] or '-':<10}")
+    if event.get("session_key"):
+        parts.append(event["session_key"])
+    if event.get("job") and not event["type"].startswith("run."):
+        parts.append(f"job={event['job']}")
+    data = event.get("data") or {}
+    parts += [f"{key}={_short(value)}" for key, value in data.items() if value or value == 0]
+    return "  ".join(parts)
+
+
+def _events(state, agent_id, since, types, limit) -> list[dict[str, Any]]:
+    clauses, params = [], []
+    if agent_id:
+        clauses.append("(agent_id = ? OR agent_id IS NULL)")
+        params.append(agent_id)
+    if since is not None:
+        clauses.append("ts >= ?")
+        params.append(since)
+    if types:
+        clauses.append("(" + " OR ".join("type GLOB ? OR type GLOB ?" for _ in types) + ")")
+        params += [glob for pattern in types for glob in (pattern, pattern + ".*")]
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    rows = state.connection.execute(
+        f"SELECT * FROM events {where} ORDER BY ts DESC, id DESC LIMIT ?",  # noqa: S608
+        (*params, limit),
+    ).fetchall()
+    return [
+        {
+            "id": row["id"],
+            "ts": row["ts"],
+            "type": row["type"],
+            "job": row["job"],
+            "run_id": row["run_id"],
+            "agent_id": row["agent_id"],
+            "session_key": row["session_key"],
+            "session_id": row["session_id"],
+            "data": orjson.loads(row["data_json"]) if row["data_json"] else {},
+        }
+        for row in rows
+    ]
+
+
+def _runs(state, since, limit) -> list[dict[str, Any]]:
+    rows = state.connection.execute(
+        "SELECT * FROM runs WHERE coalesce(finished_at, started_at) >= ? "
+        "ORDER BY coalesce(finished_at, started_at) DESC LIMIT ?",
+        (since if since is not None else float("-inf"), limit),
+    ).fetchall()
+    return [_run_event(row) for row in rows]
+
+
+def _run_event(row) -> dict[str, Any]:
+    finished = row["finished_at"] is not None
+    kind = "run.started" if not finished else "run.done" if row["exit_code"] == 0 else "run.failed"
+    data: dict[str, Any] = {"job": row["job"]}
+    if finished:
+        data["exit_code"] = row["exit_code"]
+        data["seconds"] = round(row["finished_at"] - row["started_at"], 3)
+    if row["dry_run"]:
+        data["dry_run"] = True
+    if row["summary_json"]:
+        data["summary"] = orjson.loads(row["summary_json"])
+    return {
+        # Runs sort after events of the same instant, which they sum up.
+        "id": float("inf"),
+        "ts": row["finished_at"] if finished else row["started_at"],
+        "type": kind,
+        "job": row["job"],
+        "run_id": row["id"],
+        "agent_id": None,
+        "session_key": None,
+        "session_id": None,
+        "data": data,
+    }
+
+
+def _public(event: dict[str, Any]) -> dict[str, Any]:
+    moment = datetime.fromtimestamp(event["ts"], UTC).isoformat().replace("+00:00", "Z")
+    public = {key: value for key, value in event.items() if key not in ("id", "ts")}
+    return {"time": moment, "ts": event["ts"], **public}
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
+
+
+def _zone(context: JobContext) -> tzinfo:
+    name = context.config.general.timezone
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"general.timezone {name!r}: not a known IANA time zone") from None
+    return datetime.now(UTC).astimezone().tzinfo or UTC

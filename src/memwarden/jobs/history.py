@@ -1,0 +1,200 @@
+"""`memwarden history list|show|diff|snapshot|rewind|prune`: memory history of each agent."""
+
+from __future__ import annotations
+
+import argparse
+
+from memwarden.errors import MemwardenError
+from memwarden.jobs.common import (
+    add_agent_filter,
+    add_dry_run,
+    global_options_parent,
+    select_agents,
+)
+from memwarden.runtime import JobContext, JobResult
+
+NO_SNAPSHOTS = (
+    "no snapshots yet (checkpoint and rotate take them; `memwarden history snapshot` takes one now)"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    verbs = parser.add_subparsers(dest="verb", metavar="<verb>", required=True)
+    common = [global_options_parent()]
+    listing = verbs.add_parser("list", parents=common, help="list snapshots, newest first")
+    add_agent_filter(listing)
+    listing.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="at most N snapshots (default 50)"
+    )
+    show = verbs.add_parser("show", parents=common, help="one snapshot: details and files")
+    show.add_argument("id", help="snapshot id (or a unique prefix of 4+ digits)")
+    diff = verbs.add_parser(
+        "diff", parents=common, help="unified diff, per file, from snapshot ID to ID2 (or now)"
+    )
+    diff.add_argument("id", help="snapshot id to compare from")
+    diff.add_argument("id2", nargs="?", help="snapshot id to compare to (default: current files)")
+    _add_path_filter(diff)
+    take = verbs.add_parser(
+        "snapshot", parents=common, help="snapshot memory/ now (only when something changed)"
+    )
+    add_agent_filter(take)
+    add_dry_run(take)
+    rewind = verbs.add_parser(
+        "rewind",
+        parents=common,
+        help="restore memory/ to a snapshot (the current state is snapshotted first)",
+    )
+    rewind.add_argument("id", help="snapshot id to restore")
+    _add_path_filter(rewind)
+    add_dry_run(rewind)
+    prune = verbs.add_parser(
+        "prune", parents=common, help="apply retention now (maintain does it daily)"
+    )
+    add_dry_run(prune)
+
+
+def _add_path_filter(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="P",
+        help="only this file or folder, relative to memory/ (repeatable)",
+    )
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    verbs = {
+        "list": _list,
+        "show": _show,
+        "diff": _diff,
+        "snapshot": _snapshot,
+        "rewind": _rewind,
+        "prune": _prune,
+    }
+    return verbs[options.verb](context, options)
+
+
+def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.history import list_snapshots
+
+    wanted = {agent_id.lower() for agent_id in options.agent or []}
+    found = [
+        snapshot
+        for snapshot in list_snapshots(context, None if len(wanted) != 1 else next(iter(wanted)))
+        if not wanted or snapshot.agent_id in wanted
+    ][: max(options.limit, 0)]
+    result = JobResult("history", data={"snapshots": [s.to_json() for s in found]})
+    result.lines = [snapshot.line() for snapshot in found] or [NO_SNAPSHOTS]
+    return result
+
+
+def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.history import find_snapshot, snapshot_listing
+
+    snapshot = find_snapshot(context, options.id)
+    files = snapshot_listing(context, snapshot)
+    result = JobResult("history")
+    result.data = {
+        "snapshot": snapshot.to_json(),
+        "file_list": [
+            {"path": path, "blob": sha, "bytes": size} for path, (sha, size) in files.items()
+        ],
+    }
+    changes = snapshot.changes
+    result.lines = [
+        f"snapshot {snapshot.id}",
+        f"  agent     {snapshot.agent_id}",
+        f"  time      {snapshot.time}",
+        f"  trigger   {snapshot.trigger}",
+        f"  session   {snapshot.session_key or '-'} {snapshot.session_id or ''}".rstrip(),
+        f"  commit    {snapshot.commit}",
+        f"  files     {snapshot.file_count} ({snapshot.total_bytes:,} bytes)",
+        f"  changes   {changes.short()} since the snapshot before it",
+    ]
+    for word, paths in changes.to_json().items():
+        result.lines += [f"    {word:<9} memory/{path}" for path in paths]
+    result.lines.append("  file list")
+    result.lines += [f"    {size:>10,}  memory/{path}" for path, (_, size) in files.items()]
+    return result
+
+
+def _diff(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.history import diff
+
+    report = diff(context, options.id, options.id2, options.path)
+    result = JobResult("history", data=report.to_json())
+    target = f"snapshot {report.to.id}" if report.to else "the current files"
+    if not report.files:
+        result.lines = [f"no differences between snapshot {report.source.id} and {target}"]
+    for file in report.files:
+        result.lines.append(f"diff memory/{file.path} ({file.status})")
+        result.lines += file.lines
+    return result
+
+
+def _snapshot(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.history import snapshot
+
+    result = JobResult("history", data={"agents": []})
+    for agent in select_agents(context.deployment, options.agent):
+        entry = {"agent": agent.id, "snapshot": None, "error": None}
+        try:
+            taken = snapshot(context, agent, "manual", dry_run=options.dry_run)
+        except (MemwardenError, OSError) as error:
+            entry["error"] = getattr(error, "message", None) or str(error)
+            result.problems.append(f"agent {agent.id}: snapshot failed: {entry['error']}")
+            result.data["agents"].append(entry)
+            continue
+        entry["snapshot"] = taken.to_json() if taken else None
+        result.data["agents"].append(entry)
+        result.lines.append(_snapshot_line(agent.id, taken, options.dry_run))
+    result.exit_code = 1 if result.problems else 0
+    return result
+
+
+def _snapshot_line(agent_id: str, taken, dry_run: bool) -> str:
+    if taken is None:
+        return f"{agent_id}: memory/ unchanged since the last snapshot; nothing to do"
+    detail = f"{taken.file_count} files, {taken.changes.short()}"
+    if dry_run:
+        return f"{agent_id}: would take a snapshot ({detail})"
+    return f"{agent_id}: snapshot {taken.id} taken ({detail})"
+
+
+def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.history import rewind
+
+    report = rewind(context, options.id, paths=options.path, dry_run=options.dry_run)
+    result = JobResult("history", data=report.to_json())
+    target = report.target
+    result.lines.append(_undo_line(report))
+    result.lines += [outcome.line() for outcome in report.outcomes]
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts().items()))
+    verb = "would rewind" if report.dry_run else "rewound"
+    result.lines.append(
+        f"{verb} agent {target.agent_id} to snapshot {target.id} ({target.time}): "
+        f"{counts or 'no files'}"
+    )
+    result.problems = [f"rewind: {outcome.line().strip()}" for outcome in report.failed]
+    result.exit_code = 1 if report.failed else 0
+    return result
+
+
+def _undo_line(report) -> str:
+    if report.dry_run:
+        if report.saved_now:
+            return "would save the current memory/ as a pre-rewind snapshot first"
+        return f"the current memory/ is already saved as snapshot {report.undo_id}"
+    saved = "saved the current memory/ as" if report.saved_now else "the current memory/ is"
+    return (
+        f"{saved} snapshot {report.undo_id}; undo with: memwarden history rewind {report.undo_id}"
+    )
+
+
+def _prune(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.history import prune
+
+    result = prune(context, dry_run=options.dry_run)
+    result.lines = result.lines or [NO_SNAPSHOTS]
+    return result

@@ -1,0 +1,141 @@
+"""Retention: prune by age and by count, keep the newest, repack the store, dry run."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memwarden.config import defaults
+from memwarden.errors import UsageError
+from memwarden.history import find_snapshot, list_snapshots, prune, rewind, snapshot
+from memwarden.history.store import agent_history
+from memwarden.runtime import JobContext
+from support.deployments import make_sqlite_era_state
+
+START = datetime(2026, 10, 1, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def gateway(tmp_path):
+    return make_sqlite_era_state(tmp_path)
+
+
+def make_context(gateway, clock, **overrides) -> JobContext:
+    config = defaults().with_overrides(overrides)
+    return JobContext(
+        config=config, env=dict(os.environ), state_dir_override=gateway.state_dir, clock=clock
+    )
+
+
+def take_daily(context, clock, days: int) -> list[str]:
+    """One snapshot a day for `days` days, each with a new version of MEMORY.md."""
+    agent = context.deployment.default_agent()
+    agent.memory_dir.mkdir(parents=True, exist_ok=True)
+    ids = []
+    for day in range(days):
+        clock.now = START + timedelta(days=day)
+        (agent.memory_dir / "MEMORY.md").write_text(f"day {day}\n" + "same text line\n" * 200)
+        ids.append(snapshot(context, agent, "checkpoint").id)
+    return ids
+
+
+def test_prune_drops_snapshots_past_retention_days(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock, **{"history.retention_days": 5})
+    ids = take_daily(context, clock, 8)
+    clock.now = START + timedelta(days=8)
+    result = prune(context)
+    kept = [s.id for s in list_snapshots(context)]
+    # Days 3..7 are at most 5 days old; days 0..2 are past retention.
+    assert kept == list(reversed(ids[3:]))
+    assert sorted(result.data["agents"]["main"]["pruned"]) == sorted(ids[:3])
+    assert (result.data["pruned"], result.data["kept"]) == (3, 5)
+    with pytest.raises(UsageError, match="no such snapshot"):
+        find_snapshot(context, ids[0])
+    context.close()
+
+
+def test_prune_keeps_at_most_max_snapshots_per_agent(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock, **{"history.max_snapshots": 3})
+    ids = take_daily(context, clock, 6)
+    prune(context)
+    assert [s.id for s in list_snapshots(context)] == list(reversed(ids[-3:]))
+    context.close()
+
+
+def test_prune_removes_git_refs_and_repacks_into_one_pack(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock, **{"history.max_snapshots": 2})
+    ids = take_daily(context, clock, 8)
+    result = prune(context)
+    git_dir = agent_history(context, "main").git.git_dir
+    refs = agent_history(context, "main").git.run(["for-each-ref", "--format=%(refname)"])
+    assert refs.decode().split() == sorted(f"refs/snapshots/{i}" for i in ids[-2:])
+    assert result.data["agents"]["main"]["compacted"] is True
+    assert len(list((git_dir / "objects" / "pack").glob("*.pack"))) == 1
+    assert not list((git_dir / "objects").glob("??/*")), "loose objects left after repacking"
+    context.close()
+
+
+def test_prune_then_rewind_and_snapshot_still_work(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock, **{"history.max_snapshots": 2})
+    ids = take_daily(context, clock, 5)
+    prune(context)
+    agent = context.deployment.default_agent()
+    rewind(context, ids[-2])
+    assert (agent.memory_dir / "MEMORY.md").read_text().startswith("day 3\n")
+    (agent.memory_dir / "MEMORY.md").write_text("after pruning\n")
+    clock.now += timedelta(hours=1)
+    assert snapshot(context, agent, "manual").changes.modified == ["MEMORY.md"]
+    context.close()
+
+
+def test_prune_dry_run_reports_and_changes_nothing(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock, **{"history.max_snapshots": 2})
+    ids = take_daily(context, clock, 4)
+    result = prune(context, dry_run=True)
+    assert sorted(result.data["agents"]["main"]["pruned"]) == sorted(ids[:2])
+    assert result.lines == ["history main: would prune 2 snapshot(s), kept 2"]
+    assert len(list_snapshots(context)) == 4
+    context.close()
+
+
+def test_prune_records_event_and_failure_of_one_agent_does_not_stop_others(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock, **{"history.max_snapshots": 1})
+    take_daily(context, clock, 3)
+    # A second agent whose store is gone: its rows stay listed, pruning it fails cleanly.
+    with context.state.transaction() as connection:
+        for number in range(2):
+            connection.execute(
+                "INSERT INTO history_snapshots (id, agent_id, created_at, trigger_kind, "
+                "commit_sha, file_count, total_bytes) VALUES (?, 'ghost', ?, 'manual', ?, 0, 0)",
+                (f"aaaa000{number}", START.timestamp() + number, "0" * 40),
+            )
+    history_dir = context.storage_dir / "history"
+    (history_dir / "ghost" / "repo.git").mkdir(parents=True)
+    (history_dir / "ghost" / "repo.git" / "HEAD").write_text("not a repository\n")
+    result = prune(context)
+    assert (
+        result.data["agents"]["main"]["pruned"] and result.data["agents"]["main"]["error"] is None
+    )
+    assert result.data["agents"]["ghost"]["error"]
+    ghost_error = result.data["agents"]["ghost"]["error"]
+    assert result.problems == [f"history of agent ghost: {ghost_error}"]
+    assert result.exit_code == 1
+    (event,) = context.state.events(types=["snapshot.pruned"])
+    assert event["agent_id"] == "main" and len(event["data"]["snapshots"]) == 2
+    context.close()

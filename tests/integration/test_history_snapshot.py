@@ -1,0 +1,212 @@
+"""Snapshots of memory/: only on change, stored outside the workspace, git kept to itself."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memwarden.config import defaults
+from memwarden.files import is_private
+from memwarden.history import list_snapshots, snapshot
+from memwarden.history.git import GitStore
+from memwarden.history.store import agent_history
+from memwarden.runtime import JobContext
+from support.deployments import make_sqlite_era_state
+
+
+@pytest.fixture
+def gateway(tmp_path):
+    return make_sqlite_era_state(tmp_path)
+
+
+@pytest.fixture
+def context(gateway):
+    context = JobContext(
+        config=defaults(), env=dict(os.environ), state_dir_override=gateway.state_dir
+    )
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def agent(context):
+    return context.deployment.default_agent()
+
+
+def write_tree(memory: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        (memory / name).parent.mkdir(parents=True, exist_ok=True)
+        (memory / name).write_bytes(data)
+
+
+def snapshot_contents(context, snap) -> dict[str, bytes]:
+    git = agent_history(context, snap.agent_id).git
+    tree = git.tree(snap.commit)
+    blobs = git.blobs(tree.values())
+    return {path: blobs[sha] for path, sha in tree.items()}
+
+
+def test_snapshot_first_run_records_every_file_byte_exact(context, agent):
+    files = {"MEMORY.md": b"# Memory\n", "empty.md": b"", "sub/data.bin": bytes(range(256))}
+    write_tree(agent.memory_dir, files)
+    taken = snapshot(context, agent, "manual")
+    assert taken is not None and len(taken.id) == 8 and len(taken.commit) == 40
+    assert (taken.file_count, taken.total_bytes) == (3, 9 + 0 + 256)
+    assert taken.changes.added == ["MEMORY.md", "empty.md", "sub/data.bin"]
+    assert snapshot_contents(context, taken) == files
+
+
+def test_snapshot_unchanged_folder_returns_none_and_records_nothing(context, agent):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a\n"})
+    first = snapshot(context, agent, "manual")
+    assert snapshot(context, agent, "manual") is None
+    assert [s.id for s in list_snapshots(context)] == [first.id]
+
+
+def test_snapshot_after_edit_add_and_delete_lists_the_changes(context, agent):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a\n", "old.md": b"x"})
+    snapshot(context, agent, "manual")
+    write_tree(agent.memory_dir, {"MEMORY.md": b"b\n", "new.md": b"y"})
+    (agent.memory_dir / "old.md").unlink()
+    taken = snapshot(context, agent, "checkpoint", session_key="agent:main:main", session_id="s1")
+    assert taken.changes.to_json() == {
+        "added": ["new.md"],
+        "modified": ["MEMORY.md"],
+        "removed": ["old.md"],
+    }
+    assert (taken.trigger, taken.session_key, taken.session_id) == (
+        "checkpoint",
+        "agent:main:main",
+        "s1",
+    )
+
+
+def test_snapshot_same_size_rewrite_within_the_same_second_is_seen(context, agent):
+    path = agent.memory_dir / "MEMORY.md"
+    write_tree(agent.memory_dir, {"MEMORY.md": b"aaaa"})
+    first = snapshot(context, agent, "manual")
+    stat = path.stat()
+    path.write_bytes(b"bbbb")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    second = snapshot(context, agent, "manual")
+    assert second is not None and second.changes.modified == ["MEMORY.md"]
+    assert snapshot_contents(context, second) == {"MEMORY.md": b"bbbb"}
+    assert first.commit != second.commit
+
+
+def test_snapshot_records_event_with_trigger_and_changes(context, agent):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    taken = snapshot(context, agent, "rotate", session_key="agent:main:main", session_id="s2")
+    (event,) = context.state.events(types=["snapshot.taken"])
+    assert (event["agent_id"], event["job"], event["session_key"]) == (
+        "main",
+        "rotate",
+        "agent:main:main",
+    )
+    assert event["data"]["snapshot"] == taken.id
+    assert event["data"]["trigger"] == "rotate"
+    assert event["data"]["added"] == ["MEMORY.md"]
+
+
+def test_snapshot_store_is_private_and_outside_the_workspace(context, agent, gateway):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    snapshot(context, agent, "manual")
+    root = context.storage_dir / "history" / "main"
+    assert (root / "repo.git" / "HEAD").is_file()
+    assert gateway.workspace not in root.parents
+    assert sorted(path.name for path in gateway.workspace.iterdir()) == ["memory"]
+    for path in [root, *root.rglob("*")]:
+        assert is_private(path), path
+    assert not list((root / "repo.git" / "hooks").glob("*"))
+
+
+def test_snapshot_leaves_operator_git_repository_untouched_and_ignores_git_env(
+    context, agent, gateway, monkeypatch
+):
+    workspace = gateway.workspace
+    write_tree(agent.memory_dir, {"MEMORY.md": b"tracked by the operator\n"})
+    operator = {"cwd": workspace, "capture_output": True, "check": True}
+    subprocess.run(["git", "init", "-q"], **operator)
+    subprocess.run(["git", "add", "-A"], **operator)
+    subprocess.run(
+        ["git", "-c", "user.name=op", "-c", "user.email=op@x", "commit", "-qm", "mine"], **operator
+    )
+    before = _tree_fingerprint(workspace / ".git")
+    monkeypatch.setenv("GIT_DIR", str(workspace / ".git"))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(workspace / ".git" / "index"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(workspace))
+    (agent.memory_dir / "MEMORY.md").write_bytes(b"changed\n")
+    taken = snapshot(context, agent, "manual")
+    assert taken is not None
+    assert _tree_fingerprint(workspace / ".git") == before
+    assert "MEMORY.md" in GitStore(context.storage_dir / "history/main/repo.git").tree(taken.commit)
+
+
+def test_snapshot_skips_symlinks_and_nested_git_and_temp_files(context, agent, tmp_path):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not memory")
+    write_tree(
+        agent.memory_dir,
+        {"MEMORY.md": b"a", ".git/HEAD": b"ref", ".MEMORY.md.123.tmp": b"half"},
+    )
+    (agent.memory_dir / "link.md").symlink_to(outside)
+    taken = snapshot(context, agent, "manual")
+    assert snapshot_contents(context, taken) == {"MEMORY.md": b"a"}
+
+
+def test_snapshot_dry_run_writes_nothing_and_returns_would_be_snapshot(context, agent):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    would = snapshot(context, agent, "manual", dry_run=True)
+    assert would is not None and would.id is None and would.changes.added == ["MEMORY.md"]
+    assert not (context.storage_dir / "history").exists()
+    assert list_snapshots(context) == []
+
+
+def test_snapshot_automatic_trigger_when_disabled_does_nothing(gateway, agent):
+    config = defaults().with_overrides({"history.enabled": False})
+    context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    assert snapshot(context, agent, "checkpoint") is None
+    assert snapshot(context, agent, "manual") is not None
+    context.close()
+
+
+def test_snapshot_lost_manifest_compares_with_last_snapshot_in_store(context, agent):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    snapshot(context, agent, "manual")
+    agent_history(context, "main").manifest_path.unlink()
+    assert snapshot(context, agent, "manual") is None
+    (agent.memory_dir / "MEMORY.md").write_bytes(b"b")
+    assert snapshot(context, agent, "manual").changes.modified == ["MEMORY.md"]
+
+
+def test_snapshot_empty_memory_without_history_is_none(context, agent):
+    assert snapshot(context, agent, "manual") is None
+
+
+def test_snapshot_memory_folder_linked_outside_workspace_is_refused(context, agent, tmp_path):
+    from memwarden.errors import UnsafePathError
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    agent.memory_dir.symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UnsafePathError, match="outside the workspace"):
+        snapshot(context, agent, "manual")
+
+
+def _tree_fingerprint(folder: Path) -> dict[str, bytes]:
+    return {str(path): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def test_snapshot_without_git_fails_with_one_clear_line(gateway, agent):
+    from memwarden.history import HistoryError
+
+    config = defaults().with_overrides({"history.git": "/nonexistent/bin/git"})
+    context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    with pytest.raises(HistoryError, match="git not found; memory history needs git"):
+        snapshot(context, agent, "manual")
+    context.close()
