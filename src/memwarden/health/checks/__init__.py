@@ -1,0 +1,123 @@
+"""The checks, each a small function `check(inputs) -> list[CheckResult]`, and the runner.
+
+A check that raises never stops the others: the runner turns the error into a warning under the
+check's own key, so a broken check is itself reported.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memwarden.errors import MemwardenError
+from memwarden.health.model import CheckResult, warning
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.layout import Deployment
+    from memwarden.state import StateDB
+
+log = logging.getLogger("memwarden.health")
+
+
+@dataclass
+class HealthInputs:
+    """What the checks read: settings, the gateway layout (lazily), memwarden's state, the time.
+
+    `deployment_loader` is called at most once; a GatewayConfigError it raises reaches each
+    check that needs the layout, which the runner reports under that check's key.
+    """
+
+    config: Any
+    deployment_loader: Callable[[], Deployment]
+    state: StateDB
+    now: datetime
+    env: dict[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def deployment(self) -> Deployment:
+        return self.deployment_loader()
+
+    @property
+    def health(self) -> Any:
+        return self.config.health
+
+
+@dataclass(frozen=True)
+class Check:
+    """A registered check: the key (or key prefix) it reports under and its function."""
+
+    key: str
+    function: Callable[[HealthInputs], list[CheckResult]]
+
+
+def registry() -> list[Check]:
+    """Return every check, in the order people read them (gateway first)."""
+    from memwarden.health.checks import (
+        context,
+        cron,
+        disk,
+        gateway,
+        jobs,
+        memory_files,
+        process,
+        volume,
+    )
+
+    return [
+        Check("gateway", gateway.check_gateway),
+        Check("gateway.process", process.check_process),
+        Check("disk", disk.check_disk),
+        Check("transcripts.volume", volume.check_volume),
+        Check("memory.oversized", memory_files.check_memory_files),
+        Check("cron.errors", cron.check_cron),
+        Check("jobs", jobs.check_jobs),
+        Check("context.pressure", context.check_context),
+    ]
+
+
+def run_checks(
+    inputs: HealthInputs, checks: Sequence[Check], disabled: Sequence[str] = ()
+) -> tuple[list[CheckResult], list[str]]:
+    """Given the inputs, the checks and the disabled keys or patterns, run every enabled check.
+
+    Return the results (disabled keys filtered out) and one problem line per check that failed.
+    """
+    results: list[CheckResult] = []
+    problems: list[str] = []
+    for check in checks:
+        if is_disabled(check.key, disabled):
+            continue
+        try:
+            found = check.function(inputs)
+        except MemwardenError as error:
+            found = [warning(check.key, f"check could not run: {error.message}")]
+            problems.append(f"health check {check.key}: {error.message}")
+        except Exception as error:
+            log.debug("health check %s failed", check.key, exc_info=True)
+            text = f"{type(error).__name__}: {error}"
+            found = [warning(check.key, f"check failed: {text}")]
+            problems.append(f"health check {check.key} failed: {text}")
+        results.extend(result for result in found if not is_disabled(result.key, disabled))
+    return results, problems
+
+
+def is_disabled(key: str, patterns: Sequence[str]) -> bool:
+    """Given a check key and the `health.disabled_checks` patterns, return True if it is off.
+
+    A pattern is a key, or a glob such as `disk:*` or `jobs.stale:*`.
+    """
+    return any(key == pattern or fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
+
+
+def existing_ancestor(path: Path) -> Path:
+    """Given a path, return it or its nearest existing parent."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(path.anchor or "/")

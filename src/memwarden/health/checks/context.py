@@ -1,0 +1,91 @@
+"""Context pressure: conversations whose last context passed a high-water share of their window.
+
+Rotation resets a conversation well before that point; one still above it has not been handled
+(rotation not running, failing, or skipping it) and is heading into compaction. Automation
+sessions (cron, sub-agents, heartbeats) are never rotated and not counted; neither are stale
+token counts (`totalTokensFresh: false`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memwarden.health.checks import HealthInputs
+from memwarden.health.model import CheckResult, ok, warning
+
+KEY = "context.pressure"
+STORE_KEY = "sessions.store"
+
+
+@dataclass(frozen=True)
+class SessionPressure:
+    agent_id: str
+    key: str
+    ratio: float
+    total_tokens: int
+    context_tokens: int
+
+
+def check_context(inputs: HealthInputs) -> list[CheckResult]:
+    """Given the inputs, return `context.pressure` (and `sessions.store:<agent>` for unreadable
+    session stores). The result's details carry every conversation's ratio, for the metrics."""
+    from memwarden.openclaw.keys import classify
+    from memwarden.openclaw.sessions import load_all
+
+    records, errors = load_all(inputs.deployment)
+    pressures = [
+        SessionPressure(
+            record.agent_id,
+            record.key,
+            record.context_ratio,
+            record.total_tokens,
+            record.context_tokens,
+        )
+        for record in records
+        if record.context_ratio is not None
+        and record.total_tokens_fresh is not False
+        and not classify(record.key).is_automation
+    ]
+    results = [grade_context(pressures, inputs.health.context_high_water)]
+    results += [
+        warning(f"{STORE_KEY}:{_agent_of(error.message, inputs)}", error.message)
+        for error in errors
+    ]
+    return results
+
+
+def grade_context(pressures: Sequence[SessionPressure], high_water: float) -> CheckResult:
+    """Given the conversations' context ratios and the high-water ratio, return the result."""
+    over = sorted((p for p in pressures if p.ratio >= high_water), key=lambda p: -p.ratio)
+    ratios = [
+        {"agent": p.agent_id, "session": p.key, "ratio": round(p.ratio, 4)} for p in pressures
+    ]
+    highest = max((p.ratio for p in pressures), default=0.0)
+    if not over:
+        return ok(
+            KEY,
+            f"no conversation above {high_water:.0%} of its context window (highest {highest:.0%})",
+            round(highest, 4),
+            high_water,
+            ratios=ratios,
+        )
+    shown = ", ".join(
+        f"{p.key} {p.ratio:.0%} ({p.total_tokens:,}/{p.context_tokens:,})" for p in over[:5]
+    )
+    more = f" and {len(over) - 5} more" if len(over) > 5 else ""
+    return warning(
+        KEY,
+        f"{len(over)} conversation(s) above {high_water:.0%} of their context window, not rotated: "
+        f"{shown}{more}",
+        round(highest, 4),
+        high_water,
+        ratios=ratios,
+    )
+
+
+def _agent_of(message: str, inputs: HealthInputs) -> str:
+    for agent in inputs.deployment.agents:
+        if str(agent.agent_dir) in message:
+            return agent.id
+    return "unknown"

@@ -1,0 +1,108 @@
+"""Gateway liveness (`GET /healthz`), readiness (`GET /readyz`) and, optionally, the `health` RPC.
+
+memwarden's alerts never go through the gateway: a gateway that is down cannot report itself.
+When liveness fails, readiness and the RPC are not tried (each would wait for the same timeout)
+and are reported critical with that reason.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+import httpx
+
+from memwarden.errors import GatewayConfigError
+from memwarden.health.checks import HealthInputs
+from memwarden.health.model import CheckResult, critical, ok
+from memwarden.openclaw.http_probe import ProbeResult, probe_liveness, probe_readiness
+from memwarden.openclaw.layout import Deployment
+
+LIVE = "gateway.live"
+READY = "gateway.ready"
+RPC = "gateway.rpc"
+
+
+def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
+    """Given the inputs, probe the gateway over HTTP (and RPC when enabled); return the results."""
+    base_url = gateway_base_url(inputs)
+    timeout = inputs.health.probe_timeout_seconds
+    local = is_loopback_url(base_url)
+    # TLS settings matter only for https; building the default SSL context costs ~50 ms a run.
+    verify = base_url.startswith("https://")
+    with httpx.Client(timeout=timeout, trust_env=not local, verify=verify) as client:
+        live = probe_liveness(client, base_url)
+        ready = probe_readiness(client, base_url) if live.ok else None
+    results = [grade_liveness(live, timeout), grade_readiness(ready, live)]
+    if inputs.health.rpc_check:
+        results.append(_rpc_result(inputs, live))
+    return results
+
+
+def gateway_base_url(inputs: HealthInputs) -> str:
+    """Return the gateway's HTTP base URL: `health.gateway_http_url`, else the HTTP side of the
+    gateway's WebSocket endpoint. An unreadable gateway config does not stop the probes: the
+    port then comes from the environment or the default."""
+    explicit = inputs.health.gateway_http_url.strip()
+    if explicit:
+        return explicit.rstrip("/")
+    from memwarden.openclaw.gateway import http_base, resolve_endpoint
+
+    url, _token = resolve_endpoint(inputs.config, _deployment_or_none(inputs), inputs.env)
+    return http_base(url)
+
+
+def _deployment_or_none(inputs: HealthInputs) -> Deployment | None:
+    try:
+        return inputs.deployment
+    except GatewayConfigError:
+        return None
+
+
+def grade_liveness(live: ProbeResult, timeout: float) -> CheckResult:
+    """Given the /healthz probe, return `gateway.live`: critical unless the gateway is live."""
+    if live.ok:
+        return ok(LIVE, f"gateway live at {live.url} ({live.elapsed_ms:.0f} ms)", live.elapsed_ms)
+    return critical(
+        LIVE,
+        f"gateway not live: {live.url}: {live.detail}",
+        live.status_code,
+        200,
+        timeout_seconds=timeout,
+    )
+
+
+def grade_readiness(ready: ProbeResult | None, live: ProbeResult) -> CheckResult:
+    """Given the /readyz probe (None when not tried), return `gateway.ready`."""
+    if ready is None:
+        return critical(READY, f"gateway readiness not probed: not live ({live.detail})")
+    if ready.ok:
+        uptime = (ready.body or {}).get("uptimeMs")
+        return ok(READY, "gateway ready", uptime)
+    failing = (ready.body or {}).get("failing")
+    return critical(
+        READY,
+        f"gateway not ready: {ready.url}: {ready.detail}",
+        ready.status_code,
+        200,
+        failing=failing if isinstance(failing, list) else None,
+    )
+
+
+def is_loopback_url(url: str) -> bool:
+    """Given a URL, return True when its host is this machine (localhost or a loopback IP)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in ("localhost", "localhost.localdomain") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _rpc_result(inputs: HealthInputs, live: ProbeResult) -> CheckResult:
+    if not live.ok:
+        return critical(RPC, "health RPC not called: gateway not live")
+    from memwarden.health.checks.gateway_rpc import call_health
+
+    return call_health(inputs)

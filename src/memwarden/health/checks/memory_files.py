@@ -1,0 +1,90 @@
+"""Oversized memory files: `memory/**` (without `archive/`) and `MEMORY.md` of each workspace.
+
+The gateway's bootstrap cuts a file larger than its per-file cap in the middle, so an oversized
+memory file silently loses part of what it remembers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memwarden.health.checks import HealthInputs
+from memwarden.health.model import CheckResult, ok, warning
+
+KEY = "memory.oversized"
+KB = 1024
+SKIPPED_FOLDERS = frozenset({"archive"})
+ROOT_MEMORY_FILES = ("MEMORY.md",)
+
+
+@dataclass(frozen=True)
+class MemoryFile:
+    agent_id: str
+    path: Path
+    size: int
+    name: str  # relative to the workspace
+
+
+def check_memory_files(inputs: HealthInputs) -> list[CheckResult]:
+    """Given the inputs, return `memory.oversized` naming the largest files over the threshold."""
+    limit = inputs.health.memory_file_warning_kb * KB
+    files = [
+        MemoryFile(agent.id, Path(path), size, os.path.relpath(path, agent.workspace))
+        for agent in inputs.deployment.agents
+        for path, size in memory_files(agent.workspace)
+        if size > limit
+    ]
+    return [
+        grade_memory_files(
+            files, inputs.health.memory_file_warning_kb, inputs.health.memory_file_list
+        )
+    ]
+
+
+def grade_memory_files(files: Sequence[MemoryFile], limit_kb: int, shown: int) -> CheckResult:
+    """Given the oversized files, the limit (KB) and how many to name, return the result."""
+    if not files:
+        return ok(KEY, f"no memory file over {limit_kb} KB", 0, limit_kb)
+    worst = sorted(files, key=lambda item: -item.size)[:shown]
+    names = ", ".join(f"{item.agent_id}:{item.name} {item.size / KB:.0f} KB" for item in worst)
+    more = f" and {len(files) - len(worst)} more" if len(files) > len(worst) else ""
+    return warning(
+        KEY,
+        f"{len(files)} memory file(s) over {limit_kb} KB: {names}{more}",
+        len(files),
+        limit_kb,
+        files=[
+            {"agent": item.agent_id, "path": str(item.path), "bytes": item.size} for item in worst
+        ],
+    )
+
+
+def memory_files(workspace: Path) -> Iterator[tuple[str, int]]:
+    """Given a workspace, yield (path, size) of MEMORY.md and of the files under memory/.
+
+    Paths are strings: a workspace holds thousands of files, and only the oversized few are
+    worth a Path.
+    """
+    for name in ROOT_MEMORY_FILES:
+        path = os.path.join(workspace, name)
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        yield path, info.st_size
+    pending = [os.path.join(workspace, "memory")]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name.lower() not in SKIPPED_FOLDERS:
+                    pending.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                yield entry.path, entry.stat(follow_symlinks=False).st_size

@@ -1,0 +1,188 @@
+"""Turn one run's notices into one message: plain text (the fallback) and Slack blocks.
+
+Sections in order: new, worse, still failing, resolved; a footer names the other problems still
+open that were not due for a reminder. Text comes from templates in `templates/health/`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+
+from memwarden.health.model import Status
+from memwarden.health.policy import AlertPlan, AlertState, Notice
+from memwarden.health.store import NewMessage
+
+SECTION_TITLES = {
+    "new": "New",
+    "worse": "Worse",
+    "reminder": "Still failing",
+    "resolved": "Resolved",
+}
+ICONS = {
+    Status.CRITICAL: ":red_circle:",
+    Status.WARNING: ":large_orange_circle:",
+    Status.OK: ":white_check_mark:",
+}
+SECTION_LIMIT = 2900  # Slack's section text limit is 3000 characters
+HEADER_LIMIT = 150
+
+
+@dataclass(frozen=True)
+class Item:
+    """One notice as people read it."""
+
+    icon: str
+    status: str
+    key: str
+    message: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    items: list[Item]
+
+
+def build_message(
+    plan: AlertPlan,
+    notices: Sequence[Notice],
+    now: datetime,
+    host: str,
+    mention: str = "",
+) -> NewMessage | None:
+    """Given the plan, the notices to send (the plan's, maybe without resolutions), the time, the
+    host name and an optional mention for critical news, return the message, or None if there is
+    nothing to say."""
+    if not notices:
+        return None
+    sections = [
+        Section(
+            SECTION_TITLES[kind], [_item(notice, now) for notice in notices if notice.kind == kind]
+        )
+        for kind in SECTION_TITLES
+    ]
+    sections = [section for section in sections if section.items]
+    summary = summarize(notices)
+    critical = any(n.status is Status.CRITICAL and n.kind != "resolved" for n in notices)
+    quiet = [state.key for state in plan.quiet]
+    values = {
+        "host": host,
+        "summary": summary,
+        "sections": sections,
+        "quiet": quiet,
+        "time": _clock(now),
+        "mention": mention.strip() if critical else "",
+        "escape": slack_escape,
+    }
+    from memwarden.templating import render  # jinja2 is imported only when there is news
+
+    text = render("health/alert.txt.j2", **values)
+    notice_json = [notice.to_json() for notice in notices]
+    return NewMessage(
+        idempotency_key=idempotency_key(notice_json, now),
+        summary=summary,
+        text=text,
+        blocks=_blocks(values),
+        notices=notice_json,
+    )
+
+
+def summarize(notices: Sequence[Notice]) -> str:
+    """Given notices, return a short summary such as `1 new critical, 1 resolved`."""
+    parts = []
+    for kind, label in (("new", "new"), ("worse", "worse"), ("reminder", "still failing")):
+        chosen = [notice for notice in notices if notice.kind == kind]
+        if not chosen:
+            continue
+        worst = max(chosen, key=lambda notice: notice.status.rank).status
+        parts.append(f"{len(chosen)} {label} ({worst.value})")
+    resolved = sum(1 for notice in notices if notice.kind == "resolved")
+    if resolved:
+        parts.append(f"{resolved} resolved")
+    return ", ".join(parts)
+
+
+def idempotency_key(notices: list[dict[str, Any]], now: datetime) -> str:
+    """Given the notices and the time of a run, return a key naming that message for good."""
+    digest = hashlib.sha256(orjson.dumps([now.isoformat(), notices], default=str)).hexdigest()
+    return f"mw-{digest[:32]}"
+
+
+def slack_escape(text: str) -> str:
+    """Given text, return it safe for Slack mrkdwn (&, < and > are control characters)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def describe_open(states: Sequence[AlertState], now: datetime) -> list[str]:
+    """Given open alert states, return one line each: status, key, for how long, message."""
+    return [
+        f"{state.status.value:<8} {state.key}: {state.message} (since {_clock(state.since)}, "
+        f"{duration(now - state.since)})"
+        for state in states
+    ]
+
+
+def duration(delta: timedelta) -> str:
+    """Given a duration, return it for people: `45 s`, `35 min`, `2.5 h`, `3.0 days`."""
+    seconds = max(0.0, delta.total_seconds())
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def _item(notice: Notice, now: datetime) -> Item:
+    if notice.kind == "resolved":
+        was = notice.previous_status.value if notice.previous_status else "bad"
+        note = f"was {was} for {duration(now - notice.since)}"
+        return Item(ICONS[Status.OK], "resolved", notice.key, notice.message, note)
+    if notice.kind == "worse":
+        previous = notice.previous_status.value if notice.previous_status else "?"
+        note = f"{previous} → {notice.status.value}, bad since {_clock(notice.since)}"
+    elif notice.kind == "reminder":
+        note = f"bad for {duration(now - notice.since)}, since {_clock(notice.since)}"
+    else:
+        note = ""
+    return Item(ICONS[notice.status], notice.status.value, notice.key, notice.message, note)
+
+
+def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
+    from memwarden.templating import render
+
+    header = render("health/alert_header.txt.j2", **values).strip()
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": _cut(header, HEADER_LIMIT)}}
+    ]
+    if values["mention"]:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": values["mention"]}})
+    for section in values["sections"]:
+        text = render("health/alert_section.mrkdwn.j2", section=section, escape=slack_escape)
+        blocks.append(
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": _cut(text.strip(), SECTION_LIMIT)},
+            }
+        )
+    footer = render("health/alert_footer.mrkdwn.j2", **values).strip()
+    blocks.append(
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(footer, SECTION_LIMIT)}]}
+    )
+    return blocks
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _clock(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")

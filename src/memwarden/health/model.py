@@ -1,0 +1,82 @@
+"""What a check reports: a stable key, a status, one line for people, the value and threshold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    """A check's verdict, ordered: ok < warning < critical."""
+
+    OK = "ok"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _RANKS[self]
+
+    @property
+    def is_bad(self) -> bool:
+        return self is not Status.OK
+
+
+_RANKS = {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 2}
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One measured fact. `key` is stable across runs (`gateway.live`, `disk:/var`): the alert
+    state, cooldowns and metrics are kept per key.
+    """
+
+    key: str
+    status: Status
+    message: str
+    value: Any = None
+    threshold: Any = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "status": self.status.value,
+            "message": self.message,
+            "value": self.value,
+            "threshold": self.threshold,
+            "details": self.details,
+        }
+
+
+def ok(key: str, message: str, value: Any = None, threshold: Any = None, **details) -> CheckResult:
+    return CheckResult(key, Status.OK, message, value, threshold, details)
+
+
+def warning(key: str, message: str, value: Any = None, threshold: Any = None, **details):
+    return CheckResult(key, Status.WARNING, message, value, threshold, details)
+
+
+def critical(key: str, message: str, value: Any = None, threshold: Any = None, **details):
+    return CheckResult(key, Status.CRITICAL, message, value, threshold, details)
+
+
+def graded(
+    key: str,
+    value: float,
+    warning_at: float | None,
+    critical_at: float | None,
+    message: str,
+    **details,
+) -> CheckResult:
+    """Given a measured value and its thresholds (None: not used), return the graded result.
+
+    The threshold reported is the one crossed, else the lowest one in use.
+    """
+    if critical_at is not None and value >= critical_at:
+        return CheckResult(key, Status.CRITICAL, message, value, critical_at, details)
+    if warning_at is not None and value >= warning_at:
+        return CheckResult(key, Status.WARNING, message, value, warning_at, details)
+    lowest = warning_at if warning_at is not None else critical_at
+    return CheckResult(key, Status.OK, message, value, lowest, details)

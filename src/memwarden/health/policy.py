@@ -1,0 +1,167 @@
+"""The alert policy: given what was known and what the checks found, decide what to tell people.
+
+Pure: no clock, no database, no network. Per check key:
+
+- ok → bad: a `new` notice at once;
+- bad → worse than the severity last notified (warning → critical): a `worse` notice at once;
+- bad → still bad: a `reminder` once the cooldown has passed since the last notice, and only
+  when no earlier notice about it is still waiting to be delivered (a Slack outage must not
+  pile up reminders that would all arrive at once);
+- bad → ok (or no longer reported): a `resolved` notice.
+
+A severity that drops (critical → warning) is recorded without a notice; it shows in the next
+reminder. Notices of one run are grouped into one message by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from memwarden.health.model import CheckResult, Status
+
+NoticeKind = Literal["new", "worse", "reminder", "resolved"]
+NOTICE_KINDS: tuple[NoticeKind, ...] = ("new", "worse", "reminder", "resolved")
+
+
+@dataclass(frozen=True)
+class AlertState:
+    """What is remembered about a check that is not ok: since when, and the last notice."""
+
+    key: str
+    status: Status
+    message: str
+    since: datetime
+    notified_at: datetime | None
+    notified_status: Status | None
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One piece of news about one check."""
+
+    kind: NoticeKind
+    key: str
+    status: Status
+    message: str
+    since: datetime
+    previous_status: Status | None = None
+    value: Any = None
+    threshold: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "status": self.status.value,
+            "previous_status": self.previous_status.value if self.previous_status else None,
+            "message": self.message,
+            "since": self.since.isoformat(),
+            "value": self.value,
+            "threshold": self.threshold,
+        }
+
+
+@dataclass(frozen=True)
+class AlertPlan:
+    """The notices to send, the state to keep (bad checks only), and the open checks not due."""
+
+    notices: list[Notice]
+    states: dict[str, AlertState]
+    quiet: list[AlertState] = field(default_factory=list)
+
+    def of_kind(self, kind: NoticeKind) -> list[Notice]:
+        return [notice for notice in self.notices if notice.kind == kind]
+
+
+def decide_alerts(
+    previous_state: Mapping[str, AlertState],
+    results: Sequence[CheckResult],
+    now: datetime,
+    cooldown: timedelta,
+    undelivered: Collection[str] = (),
+) -> AlertPlan:
+    """Given the stored states, this run's results, the time, the cooldown and the keys that have
+    a notice still waiting for delivery, return the plan: notices (in result order, resolutions
+    of vanished checks last) and the states to store.
+    """
+    notices: list[Notice] = []
+    states: dict[str, AlertState] = {}
+    quiet: list[AlertState] = []
+    seen: set[str] = set()
+    for result in results:
+        seen.add(result.key)
+        notice, state = _decide_one(
+            previous_state.get(result.key), result, now, cooldown, undelivered
+        )
+        if notice is not None:
+            notices.append(notice)
+        if state is not None:
+            states[result.key] = state
+            if notice is None:
+                quiet.append(state)
+    for key, state in previous_state.items():
+        if key not in seen:
+            notices.append(_resolved(state, "no longer reported (check disabled or gone)"))
+    return AlertPlan(notices, states, quiet)
+
+
+def _decide_one(
+    previous: AlertState | None,
+    result: CheckResult,
+    now: datetime,
+    cooldown: timedelta,
+    undelivered: Collection[str],
+) -> tuple[Notice | None, AlertState | None]:
+    if not result.status.is_bad:
+        return (_resolved(previous, result.message) if previous else None), None
+    if previous is None:
+        state = AlertState(result.key, result.status, result.message, now, now, result.status)
+        return _notice("new", result, state, None), state
+    last_level = previous.notified_status or previous.status
+    if result.status.rank > last_level.rank:
+        state = _renotified(previous, result, now)
+        return _notice("worse", result, state, last_level), state
+    due = previous.notified_at is None or now - previous.notified_at >= cooldown
+    if due and result.key not in undelivered:
+        state = _renotified(previous, result, now)
+        return _notice("reminder", result, state, previous.status), state
+    return None, replace(previous, status=result.status, message=result.message)
+
+
+def _renotified(previous: AlertState, result: CheckResult, now: datetime) -> AlertState:
+    return replace(
+        previous,
+        status=result.status,
+        message=result.message,
+        notified_at=now,
+        notified_status=result.status,
+    )
+
+
+def _notice(
+    kind: NoticeKind, result: CheckResult, state: AlertState, previous_status: Status | None
+) -> Notice:
+    return Notice(
+        kind=kind,
+        key=result.key,
+        status=result.status,
+        message=result.message,
+        since=state.since,
+        previous_status=previous_status,
+        value=result.value,
+        threshold=result.threshold,
+    )
+
+
+def _resolved(previous: AlertState, message: str) -> Notice:
+    return Notice(
+        kind="resolved",
+        key=previous.key,
+        status=Status.OK,
+        message=message,
+        since=previous.since,
+        previous_status=previous.status,
+    )

@@ -1,0 +1,182 @@
+"""The health job's tables in the state DB (migration 0005): alert state per check key and the
+outbox of messages waiting for delivery.
+
+Delivery is at-least-once across crashes and exactly-once otherwise: a row is marked `sending`
+(committed) before the call and `sent` after Slack accepted it; a failed call puts it back to
+`pending`. Only a crash between Slack's answer and that commit can send a message twice, and the
+row's idempotency key travels with the message (Slack message metadata) to recognise it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from memwarden.health.model import Status
+from memwarden.health.policy import AlertPlan, AlertState
+from memwarden.state import StateDB
+
+UNDELIVERED = ("pending", "sending")
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    """One message in the outbox."""
+
+    id: int
+    idempotency_key: str
+    created_at: float
+    summary: str
+    text: str
+    blocks: list[dict[str, Any]] | None
+    notices: list[dict[str, Any]]
+    status: str
+    attempts: int
+    last_error: str | None
+
+    @property
+    def keys(self) -> list[str]:
+        return [notice["key"] for notice in self.notices]
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A message to enqueue with the plan that produced it."""
+
+    idempotency_key: str
+    summary: str
+    text: str
+    blocks: list[dict[str, Any]] | None
+    notices: list[dict[str, Any]]
+
+
+def load_states(state: StateDB) -> dict[str, AlertState]:
+    """Return the stored alert state of every check that is not ok, by key."""
+    rows = state.connection.execute("SELECT * FROM alert_state ORDER BY since, check_key")
+    return {row["check_key"]: _alert_state(row) for row in rows}
+
+
+def save_plan(
+    state: StateDB, plan: AlertPlan, message: NewMessage | None, now: datetime, run_id: int | None
+) -> int | None:
+    """Store the plan's states and enqueue its message, in one transaction.
+
+    Return the outbox id of the message (None when there is none, or it was already queued).
+    """
+    stamp = now.timestamp()
+    with state.transaction() as connection:
+        stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
+        gone = sorted(stored - set(plan.states))
+        connection.executemany("DELETE FROM alert_state WHERE check_key = ?", [(k,) for k in gone])
+        connection.executemany(
+            "INSERT OR REPLACE INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [_state_row(item, stamp) for item in plan.states.values()],
+        )
+        if message is None:
+            return None
+        cursor = connection.execute(
+            "INSERT OR IGNORE INTO alert_outbox (idempotency_key, created_at, run_id, summary, "
+            "text, blocks_json, notices_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                message.idempotency_key,
+                stamp,
+                run_id,
+                message.summary,
+                message.text,
+                _dumps(message.blocks) if message.blocks else None,
+                _dumps(message.notices),
+            ),
+        )
+        return int(cursor.lastrowid) if cursor.rowcount else None
+
+
+def undelivered(state: StateDB) -> list[OutboxRow]:
+    """Return the messages not delivered yet (pending, or cut off while sending), oldest first."""
+    rows = state.connection.execute(
+        "SELECT * FROM alert_outbox WHERE status IN (?, ?) ORDER BY id", UNDELIVERED
+    )
+    return [_outbox_row(row) for row in rows]
+
+
+def undelivered_keys(state: StateDB) -> set[str]:
+    """Return the check keys named by a message still waiting for delivery."""
+    return {key for row in undelivered(state) for key in row.keys}
+
+
+def mark_sending(state: StateDB, outbox_id: int, now: datetime) -> None:
+    state.connection.execute(
+        "UPDATE alert_outbox SET status = 'sending', attempts = attempts + 1, last_attempt_at = ? "
+        "WHERE id = ?",
+        (now.timestamp(), outbox_id),
+    )
+
+
+def mark_sent(state: StateDB, outbox_id: int, now: datetime, remote_id: str | None) -> None:
+    state.connection.execute(
+        "UPDATE alert_outbox SET status = 'sent', sent_at = ?, remote_id = ?, last_error = NULL "
+        "WHERE id = ?",
+        (now.timestamp(), remote_id, outbox_id),
+    )
+
+
+def mark_failed(state: StateDB, outbox_id: int, error: str) -> None:
+    state.connection.execute(
+        "UPDATE alert_outbox SET status = 'pending', last_error = ? WHERE id = ?",
+        (error, outbox_id),
+    )
+
+
+def first_run_at(state: StateDB) -> float | None:
+    """Return when memwarden recorded its first run of any job (epoch seconds), or None."""
+    row = state.connection.execute("SELECT min(started_at) FROM runs WHERE dry_run = 0").fetchone()
+    return row[0]
+
+
+def _alert_state(row: Any) -> AlertState:
+    return AlertState(
+        key=row["check_key"],
+        status=Status(row["status"]),
+        message=row["message"],
+        since=_datetime(row["since"]),
+        notified_at=_datetime(row["notified_at"]) if row["notified_at"] is not None else None,
+        notified_status=Status(row["notified_status"]) if row["notified_status"] else None,
+    )
+
+
+def _state_row(item: AlertState, stamp: float) -> Sequence[Any]:
+    return (
+        item.key,
+        item.status.value,
+        item.message,
+        item.since.timestamp(),
+        item.notified_at.timestamp() if item.notified_at else None,
+        item.notified_status.value if item.notified_status else None,
+        stamp,
+    )
+
+
+def _outbox_row(row: Any) -> OutboxRow:
+    return OutboxRow(
+        id=row["id"],
+        idempotency_key=row["idempotency_key"],
+        created_at=row["created_at"],
+        summary=row["summary"],
+        text=row["text"],
+        blocks=orjson.loads(row["blocks_json"]) if row["blocks_json"] else None,
+        notices=orjson.loads(row["notices_json"]),
+        status=row["status"],
+        attempts=row["attempts"],
+        last_error=row["last_error"],
+    )
+
+
+def _datetime(stamp: float) -> datetime:
+    return datetime.fromtimestamp(stamp, UTC)
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()

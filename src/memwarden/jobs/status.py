@@ -1,0 +1,114 @@
+"""`memwarden status`: the last run of each job with its outcome and age, the open alerts, and
+the alert messages waiting for delivery. Read-only."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memwarden.runtime import JobContext, JobResult
+from memwarden.state import Run
+
+OUTCOMES = {0: "ok", 1: "failed", 2: "config error"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Show the last run of each scheduled job (outcome and age), the health checks that are "
+        "not ok, and the alert messages still waiting for delivery. Changes nothing."
+    )
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.health import store
+    from memwarden.health.message import describe_open
+    from memwarden.jobs import JOBS
+
+    state = context.state
+    now = context.now()
+    jobs = [
+        _job_json(spec.name, state.last_runs(spec.name, 1), state.last_success(spec.name), now)
+        for spec in JOBS
+        if spec.records_run
+    ]
+    open_alerts = list(store.load_states(state).values())
+    waiting = store.undelivered(state)
+    result = JobResult("status")
+    result.lines = ["jobs:"] + [_job_line(job) for job in jobs]
+    result.lines.append("open alerts:" if open_alerts else "open alerts: none")
+    result.lines += ["  " + line for line in describe_open(open_alerts, now)]
+    result.lines.append("pending sends:" if waiting else "pending sends: none")
+    result.lines += [_outbox_line(row, now) for row in waiting]
+    result.data = {
+        "jobs": jobs,
+        "open_alerts": [
+            {
+                "key": alert.key,
+                "status": alert.status.value,
+                "message": alert.message,
+                "since": alert.since.isoformat(),
+                "notified_at": alert.notified_at.isoformat() if alert.notified_at else None,
+            }
+            for alert in open_alerts
+        ],
+        "pending_sends": [
+            {
+                "id": row.id,
+                "summary": row.summary,
+                "created_at": _iso(row.created_at),
+                "attempts": row.attempts,
+                "last_error": row.last_error,
+                "keys": row.keys,
+            }
+            for row in waiting
+        ],
+    }
+    return result
+
+
+def _job_json(name: str, runs: list[Run], success: Run | None, now: datetime) -> dict[str, Any]:
+    last = runs[0] if runs else None
+    return {
+        "job": name,
+        "outcome": _outcome(last) if last else "never run",
+        "finished_at": _iso(last.finished_at) if last else None,
+        "age_seconds": round(now.timestamp() - last.finished_at) if last else None,
+        "last_success_at": _iso(success.finished_at) if success else None,
+        "last_success_age_seconds": round(now.timestamp() - success.finished_at)
+        if success
+        else None,
+        "error": last.summary.get("error") if last else None,
+    }
+
+
+def _job_line(job: dict[str, Any]) -> str:
+    if job["age_seconds"] is None:
+        return f"  {job['job']:<11} never run"
+    line = f"  {job['job']:<11} {job['outcome']:<12} {_ago(job['age_seconds'])}"
+    if job["outcome"] != "ok":
+        success = job["last_success_age_seconds"]
+        line += f"; last success {_ago(success)}" if success is not None else "; never succeeded"
+        if job["error"]:
+            line += f": {job['error']}"
+    return line
+
+
+def _outbox_line(row, now: datetime) -> str:
+    age = _ago(now.timestamp() - row.created_at)
+    error = f"; last error: {row.last_error}" if row.last_error else ""
+    return f"  #{row.id} {row.summary} (queued {age}, {row.attempts} attempt(s){error})"
+
+
+def _outcome(run: Run) -> str:
+    return OUTCOMES.get(run.exit_code, f"exit {run.exit_code}")
+
+
+def _ago(seconds: float) -> str:
+    from memwarden.health.message import duration
+
+    return f"{duration(timedelta(seconds=seconds))} ago"
+
+
+def _iso(stamp: float) -> str:
+    return datetime.fromtimestamp(stamp, UTC).isoformat(timespec="seconds")

@@ -1,0 +1,84 @@
+"""`memwarden status`: last run of each job, open alerts, pending sends (read-only)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from memwarden import config as config_module
+from memwarden.runtime import JobContext
+from support.cli import run_cli
+from support.deployments import make_sqlite_era_state
+from support.gateway_sim import GatewaySimulator
+from support.health import HealthRunner
+from support.slack_server import SlackServer, server_error
+
+
+def record_run(job: str, exit_code: int, minutes_ago: float, summary: dict | None = None) -> None:
+    context = JobContext(config=config_module.load(None))
+    try:
+        stamp = time.time() - minutes_ago * 60
+        run_id = context.state.start_run(job, now=stamp)
+        context.state.finish_run(run_id, exit_code, summary or {}, now=stamp + 1)
+    finally:
+        context.close()
+
+
+def test_status_on_a_fresh_install_says_nothing_ran(capsys):
+    result = run_cli(capsys, "status")
+    assert result.exit_code == 0
+    assert "  checkpoint  never run" in result.stdout
+    assert "open alerts: none" in result.stdout
+    assert "pending sends: none" in result.stdout
+
+
+def test_status_shows_outcome_age_and_last_success_of_each_job(capsys):
+    record_run("checkpoint", 0, 200)
+    record_run("checkpoint", 1, 12, {"error": "workspace not writable"})
+    record_run("index", 0, 30)
+    result = run_cli(capsys, "status", "--json")
+    assert result.exit_code == 0
+    jobs = {job["job"]: job for job in result.json()["jobs"]}
+    assert jobs["checkpoint"]["outcome"] == "failed"
+    assert jobs["checkpoint"]["error"] == "workspace not writable"
+    assert 11 * 60 <= jobs["checkpoint"]["age_seconds"] <= 13 * 60
+    assert jobs["index"]["outcome"] == "ok"
+    assert jobs["rotate"]["outcome"] == "never run"
+    text = run_cli(capsys, "status").stdout
+    line = next(line for line in text.splitlines() if line.startswith("  checkpoint"))
+    assert "failed" in line and "12 min ago" in line
+    assert "last success 3.3 h ago: workspace not writable" in line
+
+
+@pytest.fixture
+def sim():
+    with GatewaySimulator() as simulator:
+        yield simulator
+
+
+def test_status_lists_open_alerts_and_pending_sends(capsys, tmp_path, sim):
+    state = make_sqlite_era_state(tmp_path)
+    with SlackServer(token="xoxb-t", channels={"C1"}) as slack:
+        slack.default = server_error(503)
+        runner = HealthRunner(
+            state.state_dir,
+            env={
+                "MEMWARDEN_HEALTH_GATEWAY_HTTP_URL": sim.http_url,
+                "MEMWARDEN_SLACK_BOT_TOKEN": "xoxb-t",
+                "MEMWARDEN_SLACK_CHANNEL": "C1",
+                "MEMWARDEN_SLACK_API_BASE_URL": slack.api_base_url,
+            },
+        )
+        sim.faults.http = "error"
+        runner.run()
+    result = run_cli(capsys, "status")
+    assert result.exit_code == 0
+    assert "open alerts:" in result.stdout
+    assert "critical gateway.live: gateway not live" in result.stdout
+    assert "pending sends:" in result.stdout
+    assert "2 new (critical)" in result.stdout
+    assert "1 attempt(s); last error: Slack Web API answered HTTP 503" in result.stdout
+    data = run_cli(capsys, "status", "--json").json()
+    assert {alert["key"] for alert in data["open_alerts"]} == {"gateway.live", "gateway.ready"}
+    assert data["pending_sends"][0]["keys"] == ["gateway.live", "gateway.ready"]
