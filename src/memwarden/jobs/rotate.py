@@ -1,0 +1,242 @@
+"""`memwarden rotate`: reset sessions whose context passed the threshold, after checkpointing them.
+
+Flow: list the sessions through the gateway; confirm stale token counts from the transcripts;
+decide (`memwarden.rotation.policy`, pure); for each session to rotate, checkpoint exactly that
+session (forced) and only when that succeeded call `sessions.reset` with `expectedSessionId`, so a
+session that changed meanwhile is left alone; record the lineage and the timeline events. One
+session's failure never stops the others; any failed rotation makes the exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from memwarden.errors import MemwardenError, UsageError
+from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
+from memwarden.rotation.report import Outcome
+from memwarden.runtime import JobContext, JobResult
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.rotation import Decision, Policy
+    from memwarden.rotation.connection import GatewayConnection
+    from memwarden.rotation.stores import SessionStores
+
+# Checkpoint outcomes after which ACTIVE_CONTEXT.md holds the session: written now, or already
+# written with the same content. `skipped` (too small, no transcript) saved nothing.
+SAVED_OUTCOMES = frozenset({"written", "unchanged"})
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threshold",
+        type=int,
+        metavar="N",
+        help="rotate at N tokens of context (default: rotate.threshold_tokens, 150000)",
+    )
+    parser.add_argument(
+        "--ratio",
+        type=float,
+        metavar="R",
+        help="or at this fraction of the session's context window, whichever comes first "
+        "(default: rotate.context_ratio, 0.75)",
+    )
+    parser.add_argument(
+        "--max",
+        type=int,
+        metavar="N",
+        help="reset at most N sessions in this run (default: rotate.max_per_run, 5)",
+    )
+    add_agent_filter(parser)
+    add_dry_run(parser)
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.openclaw.gateway import parse_session_row, resolve_endpoint
+    from memwarden.rotation import decide, needs_confirmation
+    from memwarden.rotation.connection import GatewayConnection
+    from memwarden.rotation.report import RotationReport
+    from memwarden.rotation.stores import SessionStores
+
+    policy = build_policy(context, options)
+    deployment = context.deployment
+    agent_ids = {agent.id for agent in select_agents(deployment, options.agent)}
+    url, token = resolve_endpoint(context.config, deployment, context.env)
+    stores = SessionStores(deployment)
+    timeouts = (context.config.gateway.timeout_seconds, context.config.rotate.reset_timeout_seconds)
+    with GatewayConnection(url, token, *timeouts) as gateway:
+        listed = [parse_session_row(row) for row in gateway.client().list_sessions()]
+        # Unscoped keys (`global`, legacy names) belong to the default agent.
+        default_id = deployment.default_agent().id
+        owned = [replace(row, agent_id=row.agent_id or default_id) for row in listed if row]
+        rows = [row for row in owned if row.agent_id in agent_ids]
+        confirmed = {
+            row.key: stores.confirm_tokens(row) for row in needs_confirmation(rows, policy)
+        }
+        decisions = decide(rows, policy, context.now(), confirmed)
+        report = RotationReport(url, options.dry_run, policy, listed=len(rows))
+        for decision in decisions:
+            report.add(decision, _act(context, gateway, stores, decision, options.dry_run))
+    return report.result()
+
+
+def build_policy(context: JobContext, options: argparse.Namespace) -> Policy:
+    """Given the context and the command line, return the policy. Raise UsageError if invalid."""
+    from memwarden.rotation import Policy
+
+    if options.threshold is not None and options.threshold < 1:
+        raise UsageError(f"--threshold: expected a token count ≥ 1, got {options.threshold}")
+    if options.ratio is not None and not 0 < options.ratio <= 1:
+        raise UsageError(f"--ratio: expected a fraction above 0 and at most 1, got {options.ratio}")
+    if options.max is not None and options.max < 1:
+        raise UsageError(f"--max: expected a number of sessions ≥ 1, got {options.max}")
+    return Policy.from_config(
+        context.config,
+        threshold_tokens=options.threshold,
+        context_ratio=options.ratio,
+        max_per_run=options.max,
+    )
+
+
+# --- acting on one decision ---------------------------------------------------------------------
+
+
+def _act(
+    context: JobContext,
+    gateway: GatewayConnection,
+    stores: SessionStores,
+    decision: Decision,
+    dry_run: bool,
+) -> Outcome:
+    if decision.action == "skip":
+        status = "postponed" if decision.wanted else "skipped"
+        if status == "postponed" and not dry_run:
+            _record_event(context, "rotation.skipped", decision, {"check": decision.check})
+        return Outcome(status, decision.reason)
+    reset_reason = context.config.rotate.reset_reason
+    if dry_run:
+        return Outcome(
+            "would_rotate",
+            f"would checkpoint it, then sessions.reset (reason {reset_reason})",
+        )
+    try:
+        outcome = _rotate(context, gateway, stores, decision, reset_reason)
+    except MemwardenError as error:
+        outcome = Outcome("failed", error.message)
+    except OSError as error:
+        outcome = Outcome("failed", f"{type(error).__name__}: {error}")
+    if outcome.status in ("rotated", "failed"):
+        _record_lineage(context, decision, outcome, reset_reason)
+    if outcome.status == "postponed":
+        _record_event(context, "rotation.skipped", decision, {"error": outcome.detail})
+    return outcome
+
+
+def _rotate(
+    context: JobContext,
+    gateway: GatewayConnection,
+    stores: SessionStores,
+    decision: Decision,
+    reset_reason: str,
+) -> Outcome:
+    from memwarden.jobs.checkpoint import checkpoint_session
+
+    agent, record = stores.session(decision)
+    if record.session_id != decision.session_id:
+        return Outcome("postponed", "session changed since it was listed: next run")
+    checkpoint = checkpoint_session(context, agent, record, force=True, trigger="rotate")
+    saved = _checkpoint_json(checkpoint)
+    if not checkpoint.ok:
+        detail = f"checkpoint failed, session not reset: {saved['reason'] or saved['outcome']}"
+        return Outcome("failed", detail, checkpoint=saved)
+    if checkpoint.outcome not in SAVED_OUTCOMES:
+        # Nothing was written for this session: resetting it would lose what it holds.
+        detail = f"checkpoint {checkpoint.outcome} it ({checkpoint.reason}): not reset"
+        return Outcome("postponed", detail, checkpoint=saved)
+    return _reset(gateway, decision, reset_reason, saved)
+
+
+def _reset(
+    gateway: GatewayConnection,
+    decision: Decision,
+    reset_reason: str,
+    checkpoint: dict[str, Any],
+) -> Outcome:
+    from memwarden.openclaw.gateway import GatewayCallError, GatewayError
+
+    try:
+        payload = gateway.reset(decision, reset_reason)
+    except GatewayCallError as error:
+        if error.reason == "session-changed":
+            detail = "session changed before the reset (expectedSessionId): next run"
+            return Outcome("postponed", detail, checkpoint=checkpoint)
+        return Outcome("failed", error.message, checkpoint=checkpoint)
+    except GatewayError as error:
+        gateway.discard()
+        return Outcome(
+            "failed", f"{error.message}; the reset may not have happened", checkpoint=checkpoint
+        )
+    entry = payload.get("entry") if isinstance(payload, dict) else None
+    entry = entry if isinstance(entry, dict) else {}
+    new_id, revision = entry.get("sessionId"), entry.get("lifecycleRevision")
+    same = "in place, same session id" if new_id == decision.session_id else f"new id {new_id}"
+    return Outcome("rotated", f"checkpointed and reset ({same})", new_id, revision, checkpoint)
+
+
+def _checkpoint_json(checkpoint: SessionOutcome) -> dict[str, Any]:
+    return {
+        "ok": checkpoint.ok,
+        "outcome": checkpoint.outcome,
+        "reason": checkpoint.reason,
+        "files": [str(path) for path in checkpoint.files],
+    }
+
+
+# --- recording -----------------------------------------------------------------------------------
+
+
+def _record_lineage(
+    context: JobContext, decision: Decision, outcome: Outcome, reset_reason: str
+) -> None:
+    from memwarden.rotation import record_rotation
+
+    failed = outcome.status == "failed"
+    with context.state.transaction():
+        record_rotation(
+            context.state,
+            session_key=decision.key,
+            outcome="failed" if failed else "rotated",
+            why=decision.reason,
+            agent_id=decision.agent_id,
+            run_id=context.run_id,
+            old_session_id=decision.session_id,
+            new_session_id=outcome.new_session_id,
+            new_revision=outcome.new_revision,
+            tokens=decision.tokens,
+            token_source=decision.token_source,
+            context_tokens=decision.context_tokens,
+            token_limit=decision.limit,
+            reset_reason=reset_reason,
+            error=outcome.detail if failed else None,
+            checkpoint=outcome.checkpoint,
+        )
+        data = {"tokens": decision.tokens, "limit": decision.limit, "detail": outcome.detail}
+        if outcome.new_session_id:
+            data["new_session_id"] = outcome.new_session_id
+        _record_event(context, "rotation.failed" if failed else "rotation.done", decision, data)
+
+
+def _record_event(
+    context: JobContext, event_type: str, decision: Decision, data: dict[str, Any]
+) -> None:
+    context.state.record_event(
+        event_type,
+        job="rotate",
+        run_id=context.run_id,
+        agent_id=decision.agent_id,
+        session_key=decision.key,
+        session_id=decision.session_id,
+        data={"reason": decision.reason, **data},
+    )

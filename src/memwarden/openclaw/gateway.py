@@ -1,0 +1,531 @@
+"""Talk to a running OpenClaw gateway: WebSocket RPC (protocol 4) and HTTP probes.
+
+The gateway speaks first (event `connect.challenge`); the client's first request is `connect`
+with protocol 4, client `gateway-client`/`backend`, the operator role and scopes, and the
+shared token. Requests and responses are matched by `id`; events (`tick`, `health`, …) may
+arrive in between and are kept aside. Each call has its own timeout.
+
+    with GatewayClient(url, token, timeout=10) as client:
+        rows = client.list_sessions()
+        client.call("sessions.reset", {"key": key, "expectedSessionId": old_id})
+
+Every failure is a `GatewayError` subclass with a one-line message meant for the operator. The
+token never appears in a message, a log line, or a repr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import orjson
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.sync.client import ClientConnection, connect
+
+from memwarden import __version__
+from memwarden.errors import EXIT_USAGE, MemwardenError
+from memwarden.openclaw.keys import classify
+
+if TYPE_CHECKING:
+    from memwarden.config import Config
+    from memwarden.openclaw.layout import Deployment
+
+log = logging.getLogger("memwarden.gateway")
+
+PROTOCOL = 4
+CLIENT_ID = "gateway-client"
+CLIENT_MODE = "backend"
+OPERATOR_SCOPES = ("operator.admin", "operator.read", "operator.write")
+DEFAULT_PORT = 18789
+DEFAULT_PAGE_SIZE = 200
+MAX_PAGES = 10_000
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+_KEPT_EVENTS = 100
+_AUTH_CODES = {
+    "AUTH_TOKEN_MISMATCH": "refused the token",
+    "AUTH_TOKEN_MISSING": "needs a token and none was given",
+    "AUTH_UNAUTHORIZED": "refused the credentials",
+}
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+class GatewayError(MemwardenError):
+    """The gateway could not be used; the message says what to check."""
+
+
+class GatewayUnreachable(GatewayError):
+    """Nothing answered as a gateway at the URL (refused, timed out, not a WebSocket)."""
+
+
+class GatewayAuthError(GatewayError):
+    """The gateway refused memwarden's credentials: a configuration problem."""
+
+    exit_code = EXIT_USAGE
+
+
+class GatewayTimeout(GatewayError):
+    """A call was not answered in time."""
+
+
+class GatewayProtocolError(GatewayError):
+    """The gateway broke the protocol: a frame that is not JSON, a closed connection, …"""
+
+
+class GatewayCallError(GatewayError):
+    """The gateway answered a call with `ok: false`."""
+
+    def __init__(self, method: str, code: str, message: str, details: Mapping[str, Any]) -> None:
+        super().__init__(f"gateway refused {method}: {message} ({code})")
+        self.method = method
+        self.code = code
+        self.gateway_message = message
+        self.details = dict(details)
+
+    @property
+    def reason(self) -> str | None:
+        """The machine-readable reason in `details` (`session-changed`, …), if any."""
+        value = self.details.get("reason") or self.details.get("code")
+        return value if isinstance(value, str) else None
+
+
+# --- sessions as the gateway lists them --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """One row of `sessions.list`: what rotation decides on. Times are Unix milliseconds."""
+
+    key: str
+    agent_id: str | None
+    session_id: str | None
+    updated_at: int | None
+    last_interaction_at: int | None
+    status: str | None
+    has_active_run: bool
+    total_tokens: int | None
+    total_tokens_fresh: bool | None
+    context_tokens: int | None
+    model: str | None
+    lifecycle_revision: str | None = None
+    raw_kind: str | None = None
+
+
+def parse_session_row(row: Mapping[str, Any]) -> SessionRow | None:
+    """Given one `sessions.list` row, return a SessionRow, or None when it has no key."""
+    key = row.get("key")
+    if not isinstance(key, str) or not key.strip():
+        return None
+    return SessionRow(
+        key=key,
+        agent_id=classify(key).agent_id,
+        session_id=_text(row.get("sessionId")),
+        updated_at=_integer(row.get("updatedAt")),
+        last_interaction_at=_integer(row.get("lastInteractionAt")),
+        status=_text(row.get("status")),
+        has_active_run=row.get("hasActiveRun") is True or row.get("hasActiveSubagentRun") is True,
+        total_tokens=_integer(row.get("totalTokens")),
+        total_tokens_fresh=row.get("totalTokensFresh")
+        if isinstance(row.get("totalTokensFresh"), bool)
+        else None,
+        context_tokens=_positive(row.get("contextTokens")),
+        model=_text(row.get("model")),
+        lifecycle_revision=_text(row.get("lifecycleRevision")),
+        raw_kind=_text(row.get("kind")),
+    )
+
+
+# --- the client --------------------------------------------------------------------------------
+
+
+@dataclass
+class GatewayClient:
+    """A connection to the gateway's WebSocket RPC. Use as a context manager."""
+
+    url: str
+    token: str | None = field(default=None, repr=False)
+    timeout: float = 10.0
+    scopes: tuple[str, ...] = OPERATOR_SCOPES
+    hello: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    events: deque[dict[str, Any]] = field(
+        default_factory=lambda: deque(maxlen=_KEPT_EVENTS), init=False, repr=False
+    )
+    _socket: ClientConnection | None = field(default=None, init=False, repr=False)
+
+    def __enter__(self) -> GatewayClient:
+        self.connect()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def connect(self) -> dict[str, Any]:
+        """Open the connection and authenticate; return the `hello-ok` payload.
+
+        Raise GatewayUnreachable, GatewayAuthError, GatewayTimeout or GatewayProtocolError.
+        """
+        self._socket = self._open()
+        try:
+            self._await_challenge()
+            self.hello = self._request("connect", self._connect_params(), self.timeout)
+        except GatewayError:
+            self.close()
+            raise
+        log.debug("connected to %s (server %s)", self.url, _server_version(self.hello))
+        return self.hello
+
+    def close(self) -> None:
+        """Close the connection (quietly if it is already gone)."""
+        if self._socket is not None:
+            with contextlib.suppress(OSError, ConnectionClosed):
+                self._socket.close()
+            self._socket = None
+
+    def call(
+        self, method: str, params: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> Any:
+        """Given a method and its params, return the response payload.
+
+        Raise GatewayCallError if the gateway answers `ok: false`, GatewayTimeout if no answer
+        comes within `timeout` (default: the client's), GatewayProtocolError if the connection
+        breaks or a frame is not JSON.
+        """
+        return self._request(method, dict(params or {}), timeout or self.timeout)
+
+    def list_sessions(
+        self, params: Mapping[str, Any] | None = None, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> list[dict[str, Any]]:
+        """Return every row of `sessions.list`, paging (`limit`/`offset`) until `hasMore` is false.
+
+        Raise GatewayProtocolError if a page is not shaped as a list response or its paging
+        does not move forward.
+        """
+        rows: list[dict[str, Any]] = []
+        offset = 0
+        for _ in range(MAX_PAGES):
+            page_params = {**(params or {}), "limit": page_size}
+            if offset:
+                page_params["offset"] = offset
+            page = self.call("sessions.list", page_params)
+            sessions = page.get("sessions") if isinstance(page, dict) else None
+            if not isinstance(sessions, list):
+                raise GatewayProtocolError("gateway sessions.list answer has no sessions list")
+            rows.extend(row for row in sessions if isinstance(row, dict))
+            if page.get("hasMore") is not True:
+                return rows
+            next_offset = page.get("nextOffset")
+            if not isinstance(next_offset, int):
+                next_offset = offset + len(sessions)
+            if next_offset <= offset:
+                raise GatewayProtocolError(
+                    f"gateway sessions.list paging does not advance (offset {offset})"
+                )
+            offset = next_offset
+        raise GatewayProtocolError(f"gateway sessions.list still has more after {MAX_PAGES} pages")
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _open(self) -> ClientConnection:
+        try:
+            # Entered as a context manager, as websockets ≥ 17 wants; close() exits it.
+            return connect(
+                self.url,
+                open_timeout=self.timeout,
+                close_timeout=min(self.timeout, 2.0),
+                max_size=MAX_FRAME_BYTES,
+                proxy=None,
+                user_agent_header=f"memwarden/{__version__}",
+            ).__enter__()
+        except (InvalidURI, ValueError) as error:
+            raise GatewayUnreachable(
+                f"gateway URL {self.url!r} is not a ws:// or wss:// URL: fix gateway.url"
+            ) from error
+        except InvalidStatus as error:
+            status = error.response.status_code
+            raise GatewayUnreachable(
+                f"{self.url} answered HTTP {status} instead of a WebSocket: is gateway.url "
+                "the gateway's port?"
+            ) from error
+        except TimeoutError as error:
+            raise GatewayUnreachable(
+                f"gateway at {self.url} did not answer within {self.timeout:g} s: is it running?"
+            ) from error
+        except (OSError, InvalidHandshake) as error:
+            reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
+            raise GatewayUnreachable(
+                f"cannot reach the gateway at {self.url} ({reason}): is it running? "
+                "(`openclaw gateway status`; set gateway.url if it listens elsewhere)"
+            ) from error
+
+    def _await_challenge(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            frame = self._receive("connect", deadline, self.timeout)
+            if frame.get("type") == "event" and frame.get("event") == "connect.challenge":
+                return
+            self._keep_event(frame)
+
+    def _connect_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "minProtocol": PROTOCOL,
+            "maxProtocol": PROTOCOL,
+            "client": {
+                "id": CLIENT_ID,
+                "version": __version__,
+                "platform": "memwarden",
+                "mode": CLIENT_MODE,
+            },
+            "role": "operator",
+            "scopes": list(self.scopes),
+            "caps": [],
+        }
+        if self.token:
+            params["auth"] = {"token": self.token}
+        return params
+
+    def _request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+        socket = self._connected(method)
+        request_id = uuid.uuid4().hex
+        frame = {"type": "req", "id": request_id, "method": method, "params": params}
+        try:
+            socket.send(orjson.dumps(frame).decode())
+        except (ConnectionClosed, OSError) as error:
+            raise GatewayProtocolError(
+                f"gateway connection lost before {method} was sent ({_closed_reason(error)})"
+            ) from error
+        log.debug("gateway call %s", method)
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self._receive(method, deadline, timeout)
+            if answer.get("type") == "res" and answer.get("id") == request_id:
+                return self._payload(method, answer)
+            self._keep_event(answer)
+
+    def _receive(self, method: str, deadline: float, timeout: float) -> dict[str, Any]:
+        socket = self._connected(method)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._timeout(method, timeout)
+        try:
+            message = socket.recv(timeout=remaining)
+        except TimeoutError as error:
+            raise self._timeout(method, timeout) from error
+        except (ConnectionClosed, OSError) as error:
+            raise GatewayProtocolError(
+                f"gateway closed the connection during {method} ({_closed_reason(error)})"
+            ) from error
+        try:
+            frame = orjson.loads(message)
+        except orjson.JSONDecodeError as error:
+            raise GatewayProtocolError(
+                f"gateway sent a frame that is not JSON during {method}"
+            ) from error
+        if not isinstance(frame, dict):
+            raise GatewayProtocolError(
+                f"gateway sent a frame that is not an object during {method}"
+            )
+        return frame
+
+    def _payload(self, method: str, answer: Mapping[str, Any]) -> Any:
+        if answer.get("ok") is True:
+            return answer.get("payload")
+        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        code = str(error.get("code") or "UNKNOWN")
+        message = str(error.get("message") or "no message")
+        details = error.get("details") if isinstance(error.get("details"), dict) else {}
+        detail_code = details.get("code")
+        if method == "connect" and detail_code in _AUTH_CODES:
+            raise GatewayAuthError(
+                f"gateway at {self.url} {_AUTH_CODES[detail_code]} ({detail_code}): set "
+                "MEMWARDEN_GATEWAY_TOKEN or OPENCLAW_GATEWAY_TOKEN to the gateway's "
+                "gateway.auth.token"
+            )
+        if method == "connect":
+            raise GatewayAuthError(
+                f"gateway at {self.url} refused the connection: {message} ({detail_code or code})"
+            )
+        raise GatewayCallError(method, code, message, details)
+
+    def _connected(self, method: str) -> ClientConnection:
+        if self._socket is None:
+            raise GatewayProtocolError(f"gateway call {method}: not connected")
+        return self._socket
+
+    def _keep_event(self, frame: dict[str, Any]) -> None:
+        if frame.get("type") == "event":
+            self.events.append(frame)
+
+    def _timeout(self, method: str, timeout: float) -> GatewayTimeout:
+        return GatewayTimeout(
+            f"gateway at {self.url} did not answer {method} within {timeout:g} s "
+            "(raise gateway.timeout_seconds if it is busy)"
+        )
+
+
+def call(
+    url: str,
+    token: str | None,
+    method: str,
+    params: Mapping[str, Any] | None = None,
+    timeout: float = 10.0,
+) -> Any:
+    """Connect, make one call, close; return its payload. Raise as GatewayClient.call does."""
+    with GatewayClient(url, token, timeout) as client:
+        return client.call(method, params)
+
+
+# --- where the gateway is ----------------------------------------------------------------------
+
+
+def resolve_endpoint(
+    config: Config, deployment: Deployment | None, env: Mapping[str, str]
+) -> tuple[str, str | None]:
+    """Given memwarden's config, the gateway deployment and the environment, return (url, token).
+
+    URL: `gateway.url`, else `ws://127.0.0.1:<port>` with the port from the deployment
+    (`$OPENCLAW_GATEWAY_PORT`, `gateway.port`, 18789), `wss://` when the gateway config turns
+    TLS on. Token: `gateway.token` (`MEMWARDEN_GATEWAY_TOKEN`), else `$OPENCLAW_GATEWAY_TOKEN`,
+    else the gateway config's `gateway.auth.token`; None when none is set.
+    """
+    url = (config.gateway.url or "").strip()
+    if not url:
+        port = deployment.gateway_port() if deployment is not None else _env_port(env)
+        scheme = "wss" if deployment is not None and _tls_enabled(deployment.config) else "ws"
+        url = f"{scheme}://127.0.0.1:{port}"
+    token = (config.gateway.token or "").strip() or (
+        env.get("OPENCLAW_GATEWAY_TOKEN") or ""
+    ).strip()
+    if not token and deployment is not None:
+        token = deployment.gateway_token() or ""
+    return url, token or None
+
+
+def http_base(url: str) -> str:
+    """Given the gateway's WebSocket URL, return its HTTP base URL (same host and port)."""
+    if url.startswith("wss://"):
+        return "https://" + url[len("wss://") :].rstrip("/")
+    if url.startswith("ws://"):
+        return "http://" + url[len("ws://") :].rstrip("/")
+    return url.rstrip("/")
+
+
+# --- HTTP probes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """What an HTTP probe found: `ok` only when the JSON body says so."""
+
+    ok: bool
+    status_code: int | None
+    detail: str
+    body: Any = None
+
+
+def probe_liveness(base_url: str, timeout: float = 10.0) -> ProbeResult:
+    """Given the gateway's HTTP base URL, GET /healthz; ok when the body is `{"ok": true, …}`.
+
+    Never raises: connection errors and HTML answers (the Control UI) are `ok=False`.
+    """
+    return _probe(base_url, "/healthz", timeout, _live_body)
+
+
+def probe_readiness(base_url: str, timeout: float = 10.0) -> ProbeResult:
+    """Given the gateway's HTTP base URL, GET /readyz; ok when the body says `"ready": true`.
+
+    Never raises; a 503 with `failing` names what is not ready in `detail`.
+    """
+    return _probe(base_url, "/readyz", timeout, _ready_body)
+
+
+def _probe(base_url: str, path: str, timeout: float, judge) -> ProbeResult:
+    url = base_url.rstrip("/") + path
+    try:
+        response = httpx.get(url, timeout=timeout, follow_redirects=False, trust_env=False)
+    except httpx.TimeoutException:
+        return ProbeResult(False, None, f"GET {path}: no answer within {timeout:g} s")
+    except httpx.HTTPError as error:
+        return ProbeResult(False, None, f"GET {path}: {type(error).__name__}: {error}")
+    try:
+        body = response.json()
+    except ValueError:
+        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        return ProbeResult(
+            False,
+            response.status_code,
+            f"GET {path}: HTTP {response.status_code}, not JSON ({kind})",
+        )
+    ok, detail = judge(body)
+    return ProbeResult(
+        ok, response.status_code, f"GET {path}: HTTP {response.status_code}, {detail}", body
+    )
+
+
+def _live_body(body: Any) -> tuple[bool, str]:
+    if isinstance(body, dict) and body.get("ok") is True:
+        return True, f"status {body.get('status', 'live')}"
+    return False, "body does not say ok"
+
+
+def _ready_body(body: Any) -> tuple[bool, str]:
+    if not isinstance(body, dict) or not isinstance(body.get("ready"), bool):
+        return False, "body has no ready flag"
+    if body["ready"]:
+        return True, "ready"
+    failing = body.get("failing") if isinstance(body.get("failing"), list) else []
+    return False, "not ready" + (f": {', '.join(map(str, failing))}" if failing else "")
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _closed_reason(error: BaseException) -> str:
+    if isinstance(error, ConnectionClosed):
+        received = error.rcvd
+        if received is not None:
+            return f"close code {received.code}" + (
+                f": {received.reason}" if received.reason else ""
+            )
+        return "connection dropped"
+    return getattr(error, "strerror", None) or type(error).__name__
+
+
+def _server_version(hello: Mapping[str, Any]) -> str:
+    server = hello.get("server") if isinstance(hello, dict) else None
+    return str(server.get("version")) if isinstance(server, dict) else "unknown"
+
+
+def _tls_enabled(config: Mapping[str, Any]) -> bool:
+    gateway = config.get("gateway") if isinstance(config.get("gateway"), dict) else {}
+    tls = gateway.get("tls") if isinstance(gateway.get("tls"), dict) else {}
+    return tls.get("enabled") is True
+
+
+def _env_port(env: Mapping[str, str]) -> int:
+    text = (env.get("OPENCLAW_GATEWAY_PORT") or "").strip().rsplit(":", 1)[-1]
+    return int(text) if text.isdigit() and 0 < int(text) < 65536 else DEFAULT_PORT
+
+
+def _integer(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return int(value)
+
+
+def _positive(value: object) -> int | None:
+    number = _integer(value)
+    return number if number is not None and number > 0 else None
+
+
+def _text(value: object) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None

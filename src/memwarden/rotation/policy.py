@@ -1,0 +1,255 @@
+"""Which sessions to rotate, and why: pure code over the gateway's `sessions.list` rows.
+
+A session is rotated when its context passes the threshold (an absolute token count, or a
+fraction of the session's own context window, whichever comes first), it is not automation, its
+token count is fresh (or confirmed from its transcript), it is not mid-turn, and the per-run cap
+is not reached. Every row gets a Decision with a reason, whether it is rotated or not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from memwarden.openclaw.entries import Compaction, Message, Reset
+from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
+
+if TYPE_CHECKING:
+    from memwarden.config import Config
+    from memwarden.openclaw.entries import Entry
+    from memwarden.openclaw.gateway import SessionRow
+
+Action = Literal["rotate", "skip"]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The limits and guards of one rotation run."""
+
+    threshold_tokens: int = 150_000
+    context_ratio: float = 0.75
+    max_per_run: int = 5
+    quiet_seconds: int = 120
+    automation_patterns: tuple[str, ...] = ()
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Config,
+        *,
+        threshold_tokens: int | None = None,
+        context_ratio: float | None = None,
+        max_per_run: int | None = None,
+    ) -> Policy:
+        """Given memwarden's config and the command line's overrides, return the policy."""
+        settings = config.rotate
+        return cls(
+            threshold_tokens=threshold_tokens or settings.threshold_tokens,
+            context_ratio=context_ratio or settings.context_ratio,
+            max_per_run=max_per_run or settings.max_per_run,
+            quiet_seconds=settings.quiet_seconds,
+            automation_patterns=tuple(settings.automation_patterns),
+        )
+
+    def limit_for(self, context_tokens: int | None) -> int:
+        """Given a session's context window (None when unknown), return its token limit."""
+        if not context_tokens:
+            return self.threshold_tokens
+        return min(self.threshold_tokens, math.ceil(self.context_ratio * context_tokens))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What rotation does with one session, and why.
+
+    `check` names the guard that decided (`rotate` when none held it back); `wanted` is True
+    when the session is over its limit and may be rotated at all (not automation), so a `skip`
+    with `wanted` is a rotation postponed (mid-turn, per-run cap).
+    """
+
+    key: str
+    agent_id: str | None
+    session_id: str | None
+    action: Action
+    check: str
+    reason: str
+    wanted: bool
+    tokens: int | None
+    token_source: str | None
+    context_tokens: int | None
+    limit: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def needs_confirmation(rows: Iterable[SessionRow], policy: Policy) -> list[SessionRow]:
+    """Given rows, return those whose token count must be confirmed from the transcript.
+
+    These are the rows rotation could act on (not automation, with a session id) whose count
+    the gateway marks stale (`totalTokensFresh: false`) or does not know.
+    """
+    return [
+        row
+        for row in rows
+        if row.session_id
+        and _eligible_key(row.key, policy) is None
+        and (row.total_tokens is None or row.total_tokens_fresh is False)
+    ]
+
+
+def decide(
+    rows: Sequence[SessionRow],
+    policy: Policy,
+    now: datetime,
+    confirmed: Mapping[str, int | None] | None = None,
+) -> list[Decision]:
+    """Given the listed rows, the policy, the time and the counts confirmed from transcripts
+    (by key; None when the transcript could not tell), return one Decision per row.
+
+    Rotations come first, fullest first; at most `policy.max_per_run` rows are rotated, the
+    other wanted rows are skipped with the reason `cap`. Then come the skips, in row order.
+    """
+    now_ms = int(now.timestamp() * 1000)
+    confirmed = confirmed or {}
+    candidates: list[tuple[float, Decision]] = []
+    skipped: list[Decision] = []
+    for row in rows:
+        decision = _judge(row, policy, now_ms, confirmed)
+        if decision.action == "rotate":
+            fullness = (decision.tokens or 0) / decision.limit
+            candidates.append((fullness, decision))
+        else:
+            skipped.append(decision)
+    candidates.sort(key=lambda pair: (-pair[0], pair[1].key))
+    chosen = [decision for _, decision in candidates[: policy.max_per_run]]
+    postponed = [_capped(decision, policy) for _, decision in candidates[policy.max_per_run :]]
+    return chosen + postponed + skipped
+
+
+def context_from_entries(entries: Sequence[Entry]) -> int | None:
+    """Given a transcript's last entries in order, return its current context size, or None.
+
+    The size is the prompt of the last assistant message with usage (input + cache), unless a
+    compaction or reset came after it: then it is the compaction's `tokensAfter` (None if it
+    does not say) or 0 after a reset. None when the entries hold neither.
+    """
+    for entry in reversed(entries):
+        if type(entry) is Reset:
+            return 0
+        if type(entry) is Compaction:
+            return entry.tokens_after
+        if type(entry) is Message and entry.role == "assistant" and entry.usage is not None:
+            return entry.usage.context_tokens
+    return None
+
+
+# --- the guards, in the order they are checked --------------------------------------------------
+
+
+def _judge(
+    row: SessionRow, policy: Policy, now_ms: int, confirmed: Mapping[str, int | None]
+) -> Decision:
+    limit = policy.limit_for(row.context_tokens)
+    tokens, source = _count(row, confirmed)
+    wanted = tokens is not None and tokens >= limit
+
+    def skip(check: str, reason: str, held_back: bool = True) -> Decision:
+        return _decision(row, "skip", check, reason, wanted and held_back, tokens, source, limit)
+
+    if not row.session_id:
+        return skip("no_session", "the gateway lists no sessionId for it", held_back=False)
+    key_problem = _eligible_key(row.key, policy)
+    if key_problem is not None:
+        return skip(*key_problem, held_back=False)
+    if tokens is None:
+        return skip("stale_count", _unconfirmed_reason(row, confirmed))
+    if not wanted:
+        return skip(
+            "below_threshold", f"{tokens:,} tokens < limit {_limit_text(limit, row, policy)}"
+        )
+    busy = _mid_turn(row, policy, now_ms)
+    if busy is not None:
+        return skip("mid_turn", busy)
+    over = f"{tokens:,} tokens ≥ limit {_limit_text(limit, row, policy)}"
+    if source == "transcript":
+        over += " (stale gateway count; confirmed from the transcript)"
+    return _decision(row, "rotate", "rotate", over, wanted, tokens, source, limit)
+
+
+def _eligible_key(key: str, policy: Policy) -> tuple[str, str] | None:
+    info = classify(key)
+    if is_automation_key(key, policy.automation_patterns):
+        kind = info.kind.value if info.is_automation else "matches rotate.automation_patterns"
+        return "automation", f"automation session ({kind}): never rotated"
+    if info.kind is SessionKind.UNKNOWN:
+        return "unknown_key", "unrecognised session key: not rotated unattended"
+    return None
+
+
+def _count(row: SessionRow, confirmed: Mapping[str, int | None]) -> tuple[int | None, str | None]:
+    if row.total_tokens is not None and row.total_tokens_fresh is not False:
+        return row.total_tokens, "gateway"
+    value = confirmed.get(row.key)
+    return (value, "transcript") if value is not None else (None, None)
+
+
+def _unconfirmed_reason(row: SessionRow, confirmed: Mapping[str, int | None]) -> str:
+    what = "unknown" if row.total_tokens is None else f"stale ({row.total_tokens:,}, not fresh)"
+    if row.key in confirmed:
+        return f"token count is {what} and the transcript does not show the context size"
+    return f"token count is {what} and the transcript was not read"
+
+
+def _mid_turn(row: SessionRow, policy: Policy, now_ms: int) -> str | None:
+    if (row.status or "").lower() == "running":
+        return "a turn is running (status running)"
+    if row.has_active_run:
+        return "a run is active (hasActiveRun)"
+    moments = [value for value in (row.updated_at, row.last_interaction_at) if value is not None]
+    if not moments:
+        return None
+    age_seconds = (now_ms - max(moments)) / 1000
+    if age_seconds < policy.quiet_seconds:
+        shown = max(age_seconds, 0)
+        return f"updated {shown:.0f} s ago (< {policy.quiet_seconds} s): may be mid-turn"
+    return None
+
+
+def _capped(decision: Decision, policy: Policy) -> Decision:
+    reason = f"{decision.reason}; per-run cap of {policy.max_per_run} reached: next run"
+    return replace(decision, action="skip", check="cap", reason=reason)
+
+
+def _limit_text(limit: int, row: SessionRow, policy: Policy) -> str:
+    if row.context_tokens and limit < policy.threshold_tokens:
+        return f"{limit:,} ({policy.context_ratio:.0%} of the {row.context_tokens:,} window)"
+    return f"{limit:,}"
+
+
+def _decision(
+    row: SessionRow,
+    action: Action,
+    check: str,
+    reason: str,
+    wanted: bool,
+    tokens: int | None,
+    source: str | None,
+    limit: int,
+) -> Decision:
+    return Decision(
+        key=row.key,
+        agent_id=row.agent_id,
+        session_id=row.session_id,
+        action=action,
+        check=check,
+        reason=reason,
+        wanted=wanted,
+        tokens=tokens,
+        token_source=source,
+        context_tokens=row.context_tokens,
+        limit=limit,
+    )
