@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import orjson
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.sync.client import ClientConnection, connect
@@ -415,73 +414,6 @@ def http_base(url: str) -> str:
     if url.startswith("ws://"):
         return "http://" + url[len("ws://") :].rstrip("/")
     return url.rstrip("/")
-
-
-# --- HTTP probes -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    """What an HTTP probe found: `ok` only when the JSON body says so."""
-
-    ok: bool
-    status_code: int | None
-    detail: str
-    body: Any = None
-
-
-def probe_liveness(base_url: str, timeout: float = 10.0) -> ProbeResult:
-    """Given the gateway's HTTP base URL, GET /healthz; ok when the body is `{"ok": true, …}`.
-
-    Never raises: connection errors and HTML answers (the Control UI) are `ok=False`.
-    """
-    return _probe(base_url, "/healthz", timeout, _live_body)
-
-
-def probe_readiness(base_url: str, timeout: float = 10.0) -> ProbeResult:
-    """Given the gateway's HTTP base URL, GET /readyz; ok when the body says `"ready": true`.
-
-    Never raises; a 503 with `failing` names what is not ready in `detail`.
-    """
-    return _probe(base_url, "/readyz", timeout, _ready_body)
-
-
-def _probe(base_url: str, path: str, timeout: float, judge) -> ProbeResult:
-    url = base_url.rstrip("/") + path
-    try:
-        response = httpx.get(url, timeout=timeout, follow_redirects=False, trust_env=False)
-    except httpx.TimeoutException:
-        return ProbeResult(False, None, f"GET {path}: no answer within {timeout:g} s")
-    except httpx.HTTPError as error:
-        return ProbeResult(False, None, f"GET {path}: {type(error).__name__}: {error}")
-    try:
-        body = response.json()
-    except ValueError:
-        kind = response.headers.get("content-type", "no content type").split(";")[0]
-        return ProbeResult(
-            False,
-            response.status_code,
-            f"GET {path}: HTTP {response.status_code}, not JSON ({kind})",
-        )
-    ok, detail = judge(body)
-    return ProbeResult(
-        ok, response.status_code, f"GET {path}: HTTP {response.status_code}, {detail}", body
-    )
-
-
-def _live_body(body: Any) -> tuple[bool, str]:
-    if isinstance(body, dict) and body.get("ok") is True:
-        return True, f"status {body.get('status', 'live')}"
-    return False, "body does not say ok"
-
-
-def _ready_body(body: Any) -> tuple[bool, str]:
-    if not isinstance(body, dict) or not isinstance(body.get("ready"), bool):
-        return False, "body has no ready flag"
-    if body["ready"]:
-        return True, "ready"
-    failing = body.get("failing") if isinstance(body.get("failing"), list) else []
-    return False, "not ready" + (f": {', '.join(map(str, failing))}" if failing else "")
 
 
 # --- helpers -----------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ def read_with_retry(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
     for attempt in range(RETRY_ATTEMPTS):
         try:
             connection = _connection(path)
+            connection.text_factory = str  # a reader may have changed it on the shared connection
             connection.execute("BEGIN")
             try:
                 return read(connection)
