@@ -34,14 +34,20 @@ def check_inside(path: Path, root: Path) -> Path:
 
 
 def ensure_dir(path: Path, root: Path | None = None) -> Path:
-    """Create `path` (and missing parents) with mode 0700; return it.
+    """Create `path` and its missing parents, each with mode 0700; return it.
 
     Folders that already exist keep their mode. With `root`, raise UnsafePathError if `path`
     resolves outside it.
     """
     if root is not None:
         check_inside(path / ".probe", root)
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    missing, current = [], path
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    # mkdir(parents=True) would give the parents the umask's mode, not 0700.
+    for folder in reversed(missing):
+        folder.mkdir(mode=DIR_MODE, exist_ok=True)
     return path
 
 

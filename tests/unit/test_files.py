@@ -91,3 +91,8 @@ def test_atomic_append_adds_missing_final_newline(tmp_path):
     log.write_text("no newline")
     atomic_append(log, "next\n", root=tmp_path)
     assert log.read_text() == "no newline\nnext\n"
+
+
+def test_ensure_dir_missing_parents_are_all_private(tmp_path):
+    leaf = ensure_dir(tmp_path / "a" / "b" / "c")
+    assert [mode(p) for p in (tmp_path / "a", tmp_path / "a" / "b", leaf)] == [0o700] * 3

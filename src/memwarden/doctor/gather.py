@@ -1,0 +1,299 @@
+"""Read the machine once and run every doctor check; a check that breaks becomes a finding."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from memwarden.doctor.bootstrap import GATEWAY_BOOTSTRAP, INJECTED, check_bootstrap, js_length
+from memwarden.doctor.finding import Finding
+from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
+from memwarden.doctor.permissions import PathFacts, check_permissions
+from memwarden.doctor.timers import check_timers
+from memwarden.errors import GatewayConfigError, MemwardenError
+from memwarden.files import read_text_if_exists
+from memwarden.openclaw.layout import Deployment, resolve_config_path
+from memwarden.runtime import JobContext
+from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
+from memwarden.scheduling.jobs import scheduled_jobs
+from memwarden.scheduling.manifest import Manifest, load_manifest
+from memwarden.scheduling.spec import config_has_token, secrets_file_path
+from memwarden.scheduling.units import TARGETS
+
+HOOKS = ("memory-index-inject", "session-summary")
+HANDLER_FILES = ("handler.js", "handler.ts", "index.js", "index.ts")
+
+
+def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]:
+    """Given a context, return the findings of every check, in a stable order."""
+    try:
+        findings, deployment = gateway_config(context)
+    except (MemwardenError, OSError) as error:
+        findings, deployment = _broken("gateway.config", error), None
+    try:
+        manifests = load_manifests(context)
+    except MemwardenError as error:
+        findings += _broken("timers.installed", error)
+        manifests = {}
+    checks: list[tuple[str, Callable[[], list[Finding]]]] = []
+    if deployment is not None:
+        config = deployment.config
+        checks += [
+            ("compaction", lambda: [check_compaction_mode(config), check_memory_flush(config)]),
+            ("hooks", lambda: hooks(deployment)),
+            ("bootstrap", lambda: bootstrap(deployment)),
+        ]
+    checks += [
+        ("timers", lambda: timers(context, manifests)),
+        ("secrets", lambda: secrets_visibility(context, manifests)),
+        ("permissions", lambda: permissions(context, deployment, manifests)),
+    ]
+    if check_gateway:
+        checks.append(("gateway.reachable", lambda: gateway_reachable(context, deployment)))
+    for key, check in checks:
+        try:
+            findings += check()
+        except (MemwardenError, OSError, sqlite3.Error) as error:
+            findings += _broken(key, error)
+    return findings
+
+
+def _broken(key: str, error: Exception) -> list[Finding]:
+    """A check that could not run is a finding of its own; the other checks still run."""
+    reason = error.message if isinstance(error, MemwardenError) else str(error)
+    return [Finding(key, "warning", f"could not check {key}: {reason}")]
+
+
+def gateway_config(context: JobContext) -> tuple[list[Finding], Deployment | None]:
+    """Find the gateway's state dir and config; parse the config (JSON5)."""
+    state_dir = context.gateway_state_dir
+    if not state_dir.is_dir():
+        return [
+            Finding(
+                "gateway.state_dir",
+                "action",
+                f"no gateway state dir at {state_dir}",
+                "memwarden --state-dir <the gateway's state dir> doctor   (then set "
+                '[gateway] state_dir = "<that dir>" in config.toml)',
+            )
+        ], None
+    path = resolve_config_path(state_dir, context.env)
+    try:
+        deployment = context.deployment
+    except GatewayConfigError as error:
+        good = Path(f"{path}.last-good")
+        fix = f"cp {good} {path}" if good.exists() else "openclaw config validate"
+        return [Finding("gateway.config", "action", error.message, fix)], None
+    if not path.exists():
+        message = f"no gateway config at {path}: the gateway runs on its defaults"
+        return [Finding("gateway.config", "info", message)], deployment
+    return [Finding("gateway.config", "ok", f"{path} parses (JSON5)")], deployment
+
+
+def hooks(deployment: Deployment) -> list[Finding]:
+    """Check that memwarden's hooks are in `<state>/hooks/` and selected by the config."""
+    findings = []
+    for name in HOOKS:
+        folder = deployment.state_dir / "hooks" / name
+        installed = (folder / "HOOK.md").is_file() and any(
+            (folder / handler).is_file() for handler in HANDLER_FILES
+        )
+        findings.append(check_hook(deployment.config, name, installed, str(folder)))
+    return findings
+
+
+def bootstrap(deployment: Deployment) -> list[Finding]:
+    """Check each agent's injected files against its bootstrap caps."""
+    findings = []
+    seen: set[Path] = set()
+    for agent in deployment.agents:
+        if agent.workspace in seen or not agent.workspace.is_dir():
+            continue
+        seen.add(agent.workspace)
+        lengths = {}
+        for name in (*GATEWAY_BOOTSTRAP, *INJECTED):
+            text = read_text_if_exists(agent.workspace / name)
+            if text is not None:
+                lengths[name] = js_length(text)
+        findings += check_bootstrap(
+            agent.id,
+            lengths,
+            deployment.bootstrap_max_chars(agent.id),
+            deployment.bootstrap_total_max_chars(agent.id),
+        )
+    return findings
+
+
+def load_manifests(context: JobContext) -> dict[str, Manifest]:
+    """Return the install manifests by target. Raise UsageError if one cannot be read."""
+    found = {}
+    for target in TARGETS:
+        manifest = load_manifest(context.storage_dir, target)
+        if manifest is not None:
+            found[target] = manifest
+    return found
+
+
+def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]:
+    """Check the installed timers, whether they match the settings, and the jobs' last runs."""
+    wanted = {job.name: job.interval_minutes for job in scheduled_jobs(context.config)}
+    last_success: dict[str, float | None] = {}
+    if (context.storage_dir / "state.db").exists():
+        for job in {*wanted, *(j for m in manifests.values() for j in m.jobs)}:
+            run = context.state.last_success(job)
+            last_success[job] = (run.finished_at or run.started_at) if run else None
+    executable_ok = {
+        target: os.access(manifest.executable, os.X_OK) for target, manifest in manifests.items()
+    }
+    findings = check_timers(
+        manifests,
+        wanted,
+        last_success,
+        context.now().timestamp(),
+        context.config.install.stale_multiple,
+        executable_ok,
+        str(context.log_dir),
+    )
+    if "systemd" in manifests:
+        findings += _linger(context)
+    return findings
+
+
+def _linger(context: JobContext) -> list[Finding]:
+    user, lingering = linger_user(context.env)
+    if lingering:
+        return [
+            Finding("timers.linger", "ok", f"lingering is on for {user}: timers run logged out")
+        ]
+    return [
+        Finding(
+            "timers.linger",
+            "warning",
+            f"lingering is off for {user}: the systemd user timers stop when {user} logs out",
+            f"sudo loginctl enable-linger {user}",
+        )
+    ]
+
+
+def secrets_visibility(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]:
+    """Warn about settings and tokens set in this shell that scheduled runs will not see."""
+    path = secrets_file_path(context)
+    defined = names_defined_in(path)
+    pinned = {name for manifest in manifests.values() for name in manifest.environment}
+    findings = []
+    has_token = config_has_token(context)
+    for name in unpinned_variables(context.env, dict.fromkeys(pinned, ""), has_token):
+        if name in defined:
+            continue
+        findings.append(
+            Finding(
+                f"secrets.{name}",
+                "warning",
+                f"{name} is set in this shell only: scheduled runs will not see it",
+                f"{name}=<value>   (a line in {path}, mode 0600)",
+            )
+        )
+    return findings
+
+
+def permissions(
+    context: JobContext, deployment: Deployment | None, manifests: dict[str, Manifest]
+) -> list[Finding]:
+    """Check the modes of secrets, memwarden's state, memory folders and installed scripts."""
+    facts: list[PathFacts] = []
+    secrets = secrets_file_path(context)
+    _add(facts, "permissions.secrets_file", "secrets file", secrets, "secret")
+    _add(facts, "permissions.storage_dir", "memwarden's state dir", context.storage_dir, "secret")
+    if deployment is not None:
+        if deployment.gateway_token():
+            _add(
+                facts,
+                "permissions.gateway_config",
+                "gateway config (holds the token)",
+                deployment.config_path,
+                "secret",
+            )
+        seen: set[Path] = set()
+        for agent in deployment.agents:
+            if agent.memory_dir not in seen:
+                seen.add(agent.memory_dir)
+                _add(
+                    facts,
+                    f"permissions.memory.{agent.id}",
+                    f"memory folder of {agent.id}",
+                    agent.memory_dir,
+                    "private",
+                )
+    for target, manifest in manifests.items():
+        for entry in manifest.files:
+            if entry.role in ("unit", "runner"):
+                _add(
+                    facts,
+                    f"permissions.{target}.{Path(entry.path).name}",
+                    f"{target} {entry.role}",
+                    Path(entry.path),
+                    "code",
+                )
+    return check_permissions(facts)
+
+
+def _add(facts: list[PathFacts], key: str, label: str, path: Path, kind) -> None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return
+    facts.append(PathFacts(key, label, str(path), info.st_mode, path.is_dir(), kind))
+
+
+def gateway_reachable(context: JobContext, deployment: Deployment | None) -> list[Finding]:
+    """Connect to the gateway with memwarden's token (the connect handshake checks it)."""
+    from memwarden.openclaw.gateway import (
+        GatewayAuthError,
+        GatewayClient,
+        GatewayError,
+        resolve_endpoint,
+    )
+
+    url, token = resolve_endpoint(context.config, deployment, context.env)
+    token_line = (
+        f"MEMWARDEN_GATEWAY_TOKEN=<the gateway token>   (a line in {secrets_file_path(context)})"
+    )
+    if token is None:
+        return [
+            Finding(
+                "gateway.token",
+                "action",
+                "no gateway token: memwarden cannot list or reset sessions (gateway.token, "
+                "$OPENCLAW_GATEWAY_TOKEN and the gateway config's gateway.auth.token are unset)",
+                token_line,
+            )
+        ]
+    timeout = min(context.config.gateway.timeout_seconds, 10.0)
+    try:
+        with GatewayClient(url, token, timeout) as client:
+            server = client.hello.get("server") if isinstance(client.hello, dict) else None
+    except GatewayAuthError:
+        return [
+            Finding(
+                "gateway.reachable",
+                "action",
+                f"the gateway at {url} refused memwarden's token",
+                token_line,
+            )
+        ]
+    except GatewayError as error:
+        return [
+            Finding(
+                "gateway.reachable",
+                "action",
+                f"gateway not reachable: {error.message}",
+                "openclaw gateway status",
+            )
+        ]
+    version = server.get("version") if isinstance(server, dict) else None
+    shown = f" (openclaw {version})" if version else ""
+    return [
+        Finding("gateway.reachable", "ok", f"the gateway at {url} accepts memwarden's token{shown}")
+    ]

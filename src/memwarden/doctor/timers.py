@@ -1,0 +1,148 @@
+"""Are the jobs scheduled, and have they succeeded recently? Pure over the install manifests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from memwarden.doctor.finding import Finding
+from memwarden.scheduling.jobs import describe_interval
+from memwarden.scheduling.manifest import Manifest
+
+LOG_COMMANDS = {
+    "systemd": "journalctl --user -u memwarden-{job}.service -n 50",
+    "launchd": "tail -n 50 {log_dir}/{job}.log",
+    "cron": "tail -n 50 {log_dir}/{job}.log",
+}
+
+
+def check_timers(
+    manifests: Mapping[str, Manifest],
+    wanted_jobs: Mapping[str, int],
+    last_success: Mapping[str, float | None],
+    now: float,
+    stale_multiple: float,
+    executable_ok: Mapping[str, bool],
+    log_dir: str,
+) -> list[Finding]:
+    """Given the installs (by target), the jobs wanted (name → interval minutes) and facts.
+
+    `last_success` maps a job to the Unix time its last successful run finished (None: never);
+    `executable_ok` tells, per target, whether the executable the units run still exists.
+    """
+    if not manifests:
+        return [
+            Finding(
+                "timers.installed",
+                "action",
+                "no timers are installed: nothing runs checkpoint, rotate, index, health or "
+                "maintain unattended",
+                "memwarden install auto",
+            )
+        ]
+    findings = []
+    scheduled: dict[str, tuple[str, Manifest]] = {}
+    for target, manifest in manifests.items():
+        findings += _check_install(target, manifest, wanted_jobs, executable_ok.get(target, True))
+        for job in manifest.jobs:
+            scheduled.setdefault(job, (target, manifest))
+    if len(manifests) > 1:
+        findings.append(
+            Finding(
+                "timers.duplicate",
+                "warning",
+                f"timers are installed with {' and '.join(manifests)}: every job runs twice "
+                "(the second run of each waits for the lock and is skipped)",
+                f"memwarden uninstall {sorted(manifests)[-1]}",
+            )
+        )
+    for job, (target, manifest) in scheduled.items():
+        findings.append(
+            _check_job(job, target, manifest, last_success.get(job), now, stale_multiple, log_dir)
+        )
+    return findings
+
+
+def _check_install(
+    target: str, manifest: Manifest, wanted_jobs: Mapping[str, int], executable_ok: bool
+) -> list[Finding]:
+    findings = []
+    key = f"timers.{target}"
+    if not executable_ok:
+        findings.append(
+            Finding(
+                key,
+                "action",
+                f"the {target} timers run {manifest.executable}, which no longer exists",
+                f"memwarden install {target}",
+            )
+        )
+    differs = {
+        job: interval for job, interval in wanted_jobs.items() if manifest.jobs.get(job) != interval
+    }
+    extra = sorted(set(manifest.jobs) - set(wanted_jobs))
+    if differs or extra:
+        what = [f"{job} every {describe_interval(m)}" for job, m in sorted(differs.items())]
+        what += [f"{job} no longer wanted" for job in extra]
+        findings.append(
+            Finding(
+                key,
+                "warning",
+                f"the {target} timers do not match the settings ({'; '.join(what)})",
+                f"memwarden install {target}",
+            )
+        )
+    elif executable_ok:
+        findings.append(Finding(key, "ok", f"{len(manifest.jobs)} job(s) scheduled with {target}"))
+    return findings
+
+
+def _check_job(
+    job: str,
+    target: str,
+    manifest: Manifest,
+    finished: float | None,
+    now: float,
+    stale_multiple: float,
+    log_dir: str,
+) -> Finding:
+    interval = manifest.jobs[job]
+    allowed = interval * 60 * stale_multiple
+    logs = LOG_COMMANDS[target].format(job=job, log_dir=log_dir)
+    key = f"timers.{job}"
+    if finished is None:
+        waited = now - _timestamp(manifest.installed_at, now)
+        late = waited > allowed
+        return Finding(
+            key,
+            "warning" if late else "info",
+            f"{job} has not succeeded since it was scheduled {_ago(waited)} ago (every "
+            f"{describe_interval(interval)})",
+            logs,
+        )
+    age = now - finished
+    if age > allowed:
+        return Finding(
+            key,
+            "warning",
+            f"{job} last succeeded {_ago(age)} ago, though it runs every "
+            f"{describe_interval(interval)}",
+            logs,
+        )
+    return Finding(key, "ok", f"{job} last succeeded {_ago(age)} ago")
+
+
+def _timestamp(iso: str, fallback: float) -> float:
+    try:
+        return datetime.fromisoformat(iso).timestamp()
+    except (TypeError, ValueError):
+        return fallback
+
+
+def _ago(seconds: float) -> str:
+    minutes = max(0, int(seconds // 60))
+    if minutes < 120:
+        return f"{minutes} min"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h"
+    return f"{minutes // 1440} days"

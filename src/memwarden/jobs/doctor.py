@@ -1,0 +1,53 @@
+"""`memwarden doctor`: check the whole deployment and print the exact fix for each finding.
+
+Gateway config (JSON5), compaction mode and memory flush, memwarden's hooks, the bootstrap caps,
+the timers and the jobs' last successes, the permissions of private files, and whether the gateway
+accepts memwarden's token. Exit 1 when something needs action.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memwarden.errors import EXIT_FAILURES
+from memwarden.runtime import JobContext, JobResult
+
+LABELS = {"action": "[action] ", "warning": "[warning]", "info": "[info]   ", "ok": "[ok]     "}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--skip-gateway",
+        action="store_true",
+        help="do not connect to the gateway (offline check of files and settings only)",
+    )
+    parser.add_argument(
+        "--problems-only",
+        action="store_true",
+        help="list only the findings that need action or are warnings",
+    )
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.doctor.finding import counts, needs_action, ordered
+    from memwarden.doctor.gather import run_checks
+
+    findings = ordered(run_checks(context, check_gateway=not options.skip_gateway))
+    tally = counts(findings)
+    shown = [
+        f for f in findings if not options.problems_only or f.severity in ("action", "warning")
+    ]
+    lines = [
+        f"memwarden doctor: {tally['action']} need action, {tally['warning']} warning(s), "
+        f"{tally['ok']} ok"
+    ]
+    for finding in shown:
+        lines.append(f"{LABELS[finding.severity]} {finding.key}: {finding.message}")
+        if finding.fix:
+            lines.append(f"           fix: {finding.fix}")
+    return JobResult(
+        "doctor",
+        data={"findings": [finding.to_json() for finding in findings], "summary": tally},
+        lines=lines,
+        exit_code=EXIT_FAILURES if needs_action(findings) else 0,
+    )

@@ -1,0 +1,53 @@
+"""`memwarden install {systemd,launchd,cron,auto,hooks}`: schedule the jobs, or install the hooks.
+
+The timers run `memwarden -q <job>` at the intervals of [schedule]; `--dry-run` prints every file
+and command instead. What was installed is recorded in `<storage_dir>/install/<target>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memwarden.jobs.common import add_dry_run, global_options_parent
+from memwarden.runtime import JobContext, JobResult
+
+TARGETS = {
+    "systemd": "systemd user units: a oneshot service and a timer per job (Linux)",
+    "launchd": "launchd agents in ~/Library/LaunchAgents, one per job (macOS)",
+    "cron": "a block of lines in your crontab, between marker comments",
+    "auto": "launchd on macOS; systemd when it runs your session; else cron",
+    "hooks": "the gateway hooks memory-index-inject and session-summary",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    targets = parser.add_subparsers(dest="target", metavar="<target>", required=True)
+    for name, summary in TARGETS.items():
+        sub = targets.add_parser(
+            name, parents=[global_options_parent()], help=summary, description=summary + "."
+        )
+        add_dry_run(sub)
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    if options.target == "hooks":
+        return _hooks(context, options.dry_run)
+    from memwarden.scheduling.host import choose_target, gather_host_facts
+    from memwarden.scheduling.installer import install
+
+    target = options.target
+    if target == "auto":
+        target = choose_target(gather_host_facts(context.env))
+    return install(context, target, options.dry_run)
+
+
+def _hooks(context: JobContext, dry_run: bool) -> JobResult:
+    from memwarden.errors import UsageError
+
+    try:
+        from memwarden.hooks_install import install_hooks
+    except ImportError as error:
+        raise UsageError(
+            "this memwarden has no hook installer (memwarden.hooks_install is missing)"
+        ) from error
+    return install_hooks(context, dry_run)

@@ -1,0 +1,69 @@
+"""`memwarden uninstall {systemd,launchd,cron,auto,hooks}`: remove what install installed.
+
+Only what the install manifest lists is removed; files changed since install are kept unless
+`--force` (a secrets file you filled in is always kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memwarden.jobs.common import add_dry_run, global_options_parent
+from memwarden.runtime import JobContext, JobResult
+
+TARGETS = {
+    "systemd": "stop and remove the systemd user units",
+    "launchd": "unload and remove the launchd agents",
+    "cron": "remove memwarden's block from your crontab",
+    "auto": "every target that has an install manifest",
+    "hooks": "remove the gateway hooks memwarden installed",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    targets = parser.add_subparsers(dest="target", metavar="<target>", required=True)
+    for name, summary in TARGETS.items():
+        sub = targets.add_parser(
+            name, parents=[global_options_parent()], help=summary, description=summary + "."
+        )
+        add_dry_run(sub)
+        if name != "hooks":
+            sub.add_argument(
+                "--force",
+                action="store_true",
+                help="also remove unit files changed since install",
+            )
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    if options.target == "hooks":
+        return _hooks(context, options.dry_run)
+    from memwarden.scheduling.uninstaller import installed_targets, uninstall
+
+    if options.target != "auto":
+        return uninstall(context, options.target, options.dry_run, options.force)
+    targets = installed_targets(context.storage_dir)
+    if not targets:
+        return JobResult(
+            "uninstall", {"targets": []}, ["nothing to uninstall: no timers installed"]
+        )
+    results = [uninstall(context, target, options.dry_run, options.force) for target in targets]
+    return JobResult(
+        "uninstall",
+        data={"targets": [result.data for result in results]},
+        lines=[line for result in results for line in result.lines],
+        problems=[problem for result in results for problem in result.problems],
+        exit_code=max(result.exit_code for result in results),
+    )
+
+
+def _hooks(context: JobContext, dry_run: bool) -> JobResult:
+    from memwarden.errors import UsageError
+
+    try:
+        from memwarden.hooks_install import uninstall_hooks
+    except ImportError as error:
+        raise UsageError(
+            "this memwarden has no hook installer (memwarden.hooks_install is missing)"
+        ) from error
+    return uninstall_hooks(context, dry_run)

@@ -1,0 +1,105 @@
+"""Maintain step (off by default): move old daily logs into memory/archive/YYYY-MM/."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from datetime import date, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from memwarden.errors import MemwardenError
+from memwarden.files import check_inside, ensure_dir
+from memwarden.maintenance.daily_logs import plan_daily_archive
+from memwarden.maintenance.facts import list_files
+from memwarden.maintenance.report import StepReport
+from memwarden.openclaw.layout import Agent
+from memwarden.runtime import JobContext
+
+LOCK_WAIT_SECONDS = 30
+
+
+def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> StepReport | None:
+    """Archive each agent's daily logs older than maintain.archive_daily_logs_after_days.
+
+    Return None when archiving is off. A file is moved, never overwritten: an archive that
+    already holds the name keeps both and reports it.
+    """
+    after_days = context.config.maintain.archive_daily_logs_after_days
+    if after_days <= 0:
+        return None
+    report = StepReport("daily_logs")
+    today = local_today(context)
+    moved_total = 0
+    for agent in agents:
+        try:
+            names = [fact.name for fact in list_files(agent.memory_dir)]
+            moves = plan_daily_archive(names, today, after_days)
+            if not moves:
+                continue
+            if dry_run:
+                report.lines += [
+                    f"  {agent.id}: would move {name} to memory/{target}" for name, target in moves
+                ]
+                moved_total += len(moves)
+                continue
+            with _memory_lock(context, agent.id):
+                moved_total += _move_all(report, agent, moves)
+        except (MemwardenError, OSError) as error:
+            reason = error.message if isinstance(error, MemwardenError) else str(error)
+            report.fail(f"agent {agent.id}: daily logs not archived: {reason}")
+    verb = "would archive" if dry_run else "archived"
+    report.lines.append(f"daily logs: {verb} {moved_total} older than {after_days} days")
+    report.data = {"archived": moved_total}
+    return report
+
+
+def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) -> int:
+    moved = 0
+    for name, relative in moves:
+        source = check_inside(agent.memory_dir / name, agent.memory_dir)
+        target = agent.memory_dir / relative
+        ensure_dir(target.parent, root=agent.workspace)
+        target = check_inside(target, agent.memory_dir)
+        if not _move_without_overwrite(source, target):
+            report.fail(f"agent {agent.id}: kept {name}: {target} already exists")
+            continue
+        moved += 1
+        report.lines.append(f"  {agent.id}: moved {name} to memory/{relative}")
+    return moved
+
+
+def _move_without_overwrite(source: Path, target: Path) -> bool:
+    """Move within one filesystem; return False (nothing moved) if the target exists."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        return False
+    source.unlink()
+    return True
+
+
+@contextlib.contextmanager
+def _memory_lock(context: JobContext, agent_id: str) -> Iterator[None]:
+    """Hold the agent's memory lock (checkpoint and history take it) when history provides it.
+
+    Raise LockHeld (a MemwardenError) if another run keeps it past LOCK_WAIT_SECONDS.
+    """
+    try:
+        from memwarden.history.locking import memory_lock
+    except ImportError:
+        yield
+        return
+    with memory_lock(context.storage_dir / "locks", agent_id, LOCK_WAIT_SECONDS):
+        yield
+
+
+def local_today(context: JobContext) -> date:
+    """Return today's date in general.timezone (else the machine's local zone)."""
+    now: datetime = context.now()
+    zone_name = context.config.general.timezone
+    if zone_name:
+        with contextlib.suppress(ZoneInfoNotFoundError):
+            return now.astimezone(ZoneInfo(zone_name)).date()
+    return now.astimezone().date()

@@ -1,0 +1,55 @@
+"""Backups of the gateway config: when to take one, which to prune, and the drift guard."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+_BACKUP = re.compile(r"^(?P<stamp>\d{8}T\d{6}(?:\.\d{6})?Z)-(?P<source>.+)$")
+
+
+@dataclass(frozen=True)
+class BackupDecision:
+    """Whether to back up the config now, and whether it shrank against the last backup."""
+
+    take: bool
+    shrunk: bool
+    current_size: int
+    previous_size: int | None
+
+
+def decide_backup(current: bytes, latest: bytes | None, shrink_ratio: float) -> BackupDecision:
+    """Given the config's bytes and the latest backup's (None: no backup yet), decide.
+
+    A backup is taken when the content differs from the latest backup. The config shrank when
+    it is smaller than `shrink_ratio` times the latest backup (a config wiped by an edit or a
+    tool gone wrong).
+    """
+    previous_size = None if latest is None else len(latest)
+    shrunk = previous_size is not None and len(current) < shrink_ratio * previous_size
+    return BackupDecision(current != latest, shrunk, len(current), previous_size)
+
+
+def backup_name(source_name: str, moment: datetime) -> str:
+    """Given the config's file name and a time, return the backup's name (sorts by time).
+
+    Microseconds keep two backups taken within one second apart.
+    """
+    return f"{moment.astimezone(UTC):%Y%m%dT%H%M%S.%fZ}-{source_name}"
+
+
+def is_backup(name: str) -> bool:
+    return _BACKUP.match(name) is not None
+
+
+def latest_backup(names: list[str]) -> str | None:
+    """Given the names in the backup folder, return the newest backup's, or None."""
+    backups = sorted(name for name in names if is_backup(name))
+    return backups[-1] if backups else None
+
+
+def backups_to_prune(names: list[str], keep: int) -> list[str]:
+    """Given the names in the backup folder, return the backups beyond the newest `keep`."""
+    backups = sorted(name for name in names if is_backup(name))
+    return backups[: max(0, len(backups) - keep)]

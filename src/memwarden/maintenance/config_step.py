@@ -1,0 +1,93 @@
+"""Maintain step: back up the gateway config when it changed; warn when it shrank."""
+
+from __future__ import annotations
+
+from memwarden.files import atomic_write, ensure_dir
+from memwarden.maintenance.config_backup import (
+    backup_name,
+    backups_to_prune,
+    decide_backup,
+    latest_backup,
+)
+from memwarden.maintenance.report import StepReport, size_text
+from memwarden.openclaw.layout import resolve_config_path
+from memwarden.runtime import JobContext
+
+BACKUP_DIR = "config-backups"
+
+
+def config_step(context: JobContext, dry_run: bool) -> StepReport:
+    """Back up the gateway config (raw bytes, 0600) under <storage_dir>/config-backups/.
+
+    Works on the file as it is, even when it no longer parses: that is when a backup matters.
+    """
+    report = StepReport("config")
+    source = resolve_config_path(context.gateway_state_dir, context.env)
+    try:
+        current = source.read_bytes()
+    except FileNotFoundError:
+        report.lines.append(f"config: no gateway config at {source}; nothing to back up")
+        return report
+    except OSError as error:
+        report.fail(f"config: cannot read {source}: {error.strerror or error}")
+        return report
+    folder = context.storage_dir / BACKUP_DIR
+    names = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
+    latest = latest_backup(names)
+    latest_bytes = (folder / latest).read_bytes() if latest else None
+    decision = decide_backup(current, latest_bytes, context.config.maintain.config_shrink_ratio)
+    report.data = {
+        "config": str(source),
+        "backed_up": None,
+        "shrunk": decision.shrunk,
+        "size": decision.current_size,
+    }
+    if decision.shrunk:
+        _warn_shrunk(context, report, source, latest, decision, dry_run)
+    if not decision.take:
+        report.lines.append(f"config: {source.name} unchanged since {latest}")
+        return report
+    name = backup_name(source.name, context.now())
+    pruned = backups_to_prune([*names, name], context.config.maintain.config_backups_keep)
+    if dry_run:
+        report.lines.append(f"config: would back up {source} to {folder / name}")
+        report.lines += [f"  would delete old backup {old}" for old in pruned]
+        return report
+    ensure_dir(folder, root=context.storage_dir)
+    atomic_write(folder / name, current, root=context.storage_dir)
+    for old in pruned:
+        (folder / old).unlink(missing_ok=True)
+    report.data["backed_up"] = str(folder / name)
+    report.data["pruned"] = pruned
+    context.state.record_event(
+        "config.backed_up",
+        job="maintain",
+        run_id=context.run_id,
+        data={"config": str(source), "backup": str(folder / name), "bytes": len(current)},
+    )
+    report.lines.append(
+        f"config: backed up {source.name} ({size_text(len(current))}) to {folder / name}"
+        + (f"; deleted {len(pruned)} old backup(s)" if pruned else "")
+    )
+    return report
+
+
+def _warn_shrunk(context, report, source, latest, decision, dry_run) -> None:
+    message = (
+        f"warning: the gateway config {source} shrank from {size_text(decision.previous_size)} "
+        f"to {size_text(decision.current_size)}; if that was not on purpose, compare it with "
+        f"{context.storage_dir / BACKUP_DIR / latest} and restore what is missing"
+    )
+    report.problems.append(message)
+    if not dry_run:
+        context.state.record_event(
+            "config.shrunk",
+            job="maintain",
+            run_id=context.run_id,
+            data={
+                "config": str(source),
+                "previous_bytes": decision.previous_size,
+                "current_bytes": decision.current_size,
+                "previous_backup": str(context.storage_dir / BACKUP_DIR / latest),
+            },
+        )

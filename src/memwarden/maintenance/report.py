@@ -1,0 +1,31 @@
+"""What one maintenance step did: lines for people, problems, data for --json, failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class StepReport:
+    """The outcome of one step of `memwarden maintain`; `failures` count items that failed."""
+
+    name: str
+    lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    failures: int = 0
+
+    def fail(self, message: str) -> None:
+        self.problems.append(message)
+        self.failures += 1
+
+
+def size_text(size: int) -> str:
+    """Given bytes, return them as a person reads them: 512 B, 3.4 KB, 12.0 MB."""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(value) < 1024 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"

@@ -1,0 +1,152 @@
+"""Carry out install and uninstall plans: write files, run the scheduler's commands.
+
+The thin, impure half of scheduling. Commands are resolved on the PATH of the job's
+environment and never receive a secret: the crontab, the only input sent on stdin, holds paths.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memwarden.errors import UsageError
+from memwarden.files import atomic_write, ensure_dir
+from memwarden.scheduling.plan import Command
+
+COMMAND_TIMEOUT_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """How a command went: its exit code (None when it could not start) and what it said."""
+
+    command: Command
+    exit_code: int | None
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def to_json(self) -> dict:
+        return {
+            "argv": list(self.command.argv),
+            "purpose": self.command.purpose,
+            "exit_code": self.exit_code,
+            "output": self.output,
+        }
+
+
+def report_outcomes(outcomes: list[CommandOutcome]) -> tuple[list[str], list[str], int]:
+    """Given command outcomes, return (lines, problems, number of failures) to show.
+
+    A command allowed to fail (stopping something not running) is never a failure.
+    """
+    lines, problems = [], []
+    for outcome in outcomes:
+        shown = outcome.command.display()
+        if outcome.ok:
+            lines.append(f"ran: {shown}")
+        elif outcome.command.may_fail:
+            lines.append(f"ran: {shown} (nothing to do)")
+        else:
+            problems.append(f"failed: {shown}: {outcome.output or f'exit {outcome.exit_code}'}")
+    return lines, problems, len(problems)
+
+
+def find_command(name: str, env: Mapping[str, str]) -> str | None:
+    """Return the absolute path of `name` on the environment's PATH, or None."""
+    return shutil.which(name, path=env.get("PATH", os.defpath))
+
+
+def missing_commands(commands: list[Command], env: Mapping[str, str]) -> list[str]:
+    """Given commands, return the programs among them that are not on PATH."""
+    names = dict.fromkeys(command.argv[0] for command in commands)
+    return [name for name in names if find_command(name, env) is None]
+
+
+def run_command(command: Command, env: Mapping[str, str]) -> CommandOutcome:
+    """Run `command` (stdin when it has one) and return its outcome; never raise for a failure."""
+    exit_code, stdout, stderr = _execute(command, env)
+    output = " ".join((stderr.strip() or stdout.strip()).split())
+    return CommandOutcome(command, exit_code, output[:500])
+
+
+def read_crontab(env: Mapping[str, str]) -> tuple[str, bool]:
+    """Return the user's crontab and whether one exists (`crontab -l`).
+
+    Raise UsageError if `crontab` is not on PATH or fails for another reason than "no crontab".
+    """
+    exit_code, stdout, stderr = _execute(Command(("crontab", "-l"), "read the crontab"), env)
+    if exit_code == 0:
+        return stdout, True
+    message = " ".join(stderr.split()) or f"exit {exit_code}"
+    if exit_code is None:
+        raise UsageError(f"cannot read your crontab: {message}; install cron first")
+    if "no crontab" in message.lower():
+        return "", False
+    raise UsageError(f"`crontab -l` failed: {message}")
+
+
+def _execute(command: Command, env: Mapping[str, str]) -> tuple[int | None, str, str]:
+    program = find_command(command.argv[0], env)
+    if program is None:
+        return None, "", f"{command.argv[0]}: not found on PATH"
+    try:
+        completed = subprocess.run(
+            [program, *command.argv[1:]],
+            input=command.stdin,
+            capture_output=True,
+            text=True,
+            env=dict(env),
+            timeout=COMMAND_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None, "", f"timed out after {COMMAND_TIMEOUT_SECONDS}s"
+    except OSError as error:
+        return None, "", f"cannot run: {error.strerror or error}"
+    return completed.returncode, completed.stdout, completed.stderr
+
+
+def missing_ancestors(path: Path) -> list[Path]:
+    """Given a folder, return it and its parents that do not exist yet, outermost first."""
+    missing = []
+    current = path
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    return list(reversed(missing))
+
+
+def make_dirs(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents, each 0700; return the folders created."""
+    created = missing_ancestors(folder)
+    for path in created:
+        ensure_dir(path)
+    return created
+
+
+def write_file(path: Path, content: str, mode: int) -> list[Path]:
+    """Write `content` to `path` atomically with `mode`; return the folders created for it."""
+    created = make_dirs(path.parent)
+    atomic_write(path, content, root=path.parent)
+    os.chmod(path, mode)
+    return created
+
+
+def remove_empty_dirs(folders: list[Path]) -> list[Path]:
+    """Remove each folder (deepest first) if it is empty; return those still there."""
+    left = []
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            left.append(folder)
+    return left

@@ -1,0 +1,208 @@
+"""Facts about this machine that an install depends on: its scheduler and memwarden's path."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memwarden.errors import MemwardenError, UsageError
+from memwarden.files import read_text_if_exists
+
+# Variables copied from the installing shell into every timer when set there: they decide which
+# config, state and gateway memwarden sees. None of them holds a secret.
+PASSTHROUGH_VARIABLES = (
+    "XDG_CONFIG_HOME",
+    "XDG_STATE_HOME",
+    "OPENCLAW_HOME",
+    "OPENCLAW_STATE_DIR",
+    "OPENCLAW_CONFIG_PATH",
+    "OPENCLAW_GATEWAY_PORT",
+    "CLAWDBOT_STATE_DIR",
+    "CLAWDBOT_CONFIG_PATH",
+    "TZ",
+)
+GATEWAY_SECRET_VARIABLES = ("OPENCLAW_GATEWAY_TOKEN", "CLAWDBOT_GATEWAY_TOKEN")
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What decides the scheduler: the OS, which commands exist, whether systemd runs here."""
+
+    system: str
+    has_systemctl: bool
+    systemd_booted: bool
+    user_manager: bool
+    has_launchctl: bool
+    has_crontab: bool
+
+
+def gather_host_facts(env: Mapping[str, str]) -> HostFacts:
+    """Given the environment, return the facts about this machine's schedulers."""
+    path = env.get("PATH", os.defpath)
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    user_manager = bool(runtime) and (
+        Path(runtime, "systemd").is_dir() or Path(runtime, "bus").exists()
+    )
+    return HostFacts(
+        system=platform.system(),
+        has_systemctl=shutil.which("systemctl", path=path) is not None,
+        systemd_booted=Path("/run/systemd/system").is_dir(),
+        user_manager=user_manager,
+        has_launchctl=shutil.which("launchctl", path=path) is not None,
+        has_crontab=shutil.which("crontab", path=path) is not None,
+    )
+
+
+def choose_target(facts: HostFacts) -> str:
+    """Given the host facts, return the scheduler `memwarden install auto` uses.
+
+    macOS: launchd. Elsewhere: systemd user units when systemd runs the machine and a user
+    manager is reachable, else cron. Raise UsageError when none is available.
+    """
+    if facts.system == "Darwin":
+        return "launchd"
+    if facts.has_systemctl and facts.systemd_booted and facts.user_manager:
+        return "systemd"
+    if facts.has_crontab:
+        return "cron"
+    raise UsageError(
+        "no scheduler found: systemd user units need systemd and a user session "
+        "($XDG_RUNTIME_DIR), and `crontab` is not on PATH; install cron, or run the jobs "
+        "from your own scheduler (see docs/install.md)"
+    )
+
+
+def resolve_executable(
+    configured: str,
+    env: Mapping[str, str],
+    argv0: str | None = None,
+    interpreter: str | None = None,
+) -> Path:
+    """Given install.executable, return the absolute path of the memwarden the timers run.
+
+    In order: the setting; the console script running now (`sys.argv[0]` named memwarden); the
+    `memwarden` beside this Python interpreter (a virtualenv's bin/); `memwarden` on PATH.
+    Symlinks are kept (a `~/.local/bin/memwarden` link survives upgrades). Raise UsageError if
+    the setting is not an absolute executable file or nothing is found.
+    """
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.is_absolute() or not _is_executable(path):
+            raise UsageError(
+                f"install.executable = {configured!r}: not an absolute path to an executable "
+                "file; point it at the memwarden command (see `which memwarden`)"
+            )
+        return path
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    interpreter = sys.executable if interpreter is None else interpreter
+    candidates = []
+    if argv0 and Path(argv0).name == "memwarden":
+        candidates.append(Path(os.path.abspath(argv0)))
+    if interpreter:
+        candidates.append(Path(os.path.abspath(interpreter)).parent / "memwarden")
+    on_path = shutil.which("memwarden", path=env.get("PATH", os.defpath))
+    if on_path:
+        candidates.append(Path(os.path.abspath(on_path)))
+    for candidate in candidates:
+        if _is_executable(candidate):
+            return candidate
+    raise UsageError(
+        "cannot find the memwarden executable the timers should run; set install.executable "
+        "to its absolute path"
+    )
+
+
+def default_systemd_dir(env: Mapping[str, str], home: Path) -> Path:
+    config_home = env.get("XDG_CONFIG_HOME")
+    return (Path(config_home) if config_home else home / ".config") / "systemd" / "user"
+
+
+def default_launchd_dir(home: Path) -> Path:
+    return home / "Library" / "LaunchAgents"
+
+
+def default_secrets_file(env: Mapping[str, str], home: Path) -> Path:
+    config_home = env.get("XDG_CONFIG_HOME")
+    return (Path(config_home) if config_home else home / ".config") / "memwarden" / "secrets.env"
+
+
+def home_dir(env: Mapping[str, str]) -> Path:
+    return Path(env["HOME"]) if env.get("HOME") else Path.home()
+
+
+def pinned_environment(
+    env: Mapping[str, str],
+    *,
+    storage_dir: Path,
+    config_file: Path | None,
+    gateway_state_dir: Path | None,
+) -> list[tuple[str, str]]:
+    """Given the installing shell's environment and resolved paths, return what timers inherit.
+
+    PATH (so the timers find the commands this shell finds), the config file, memwarden's
+    storage dir, the gateway state dir when `--state-dir` chose it, and PASSTHROUGH_VARIABLES
+    that are set. Never a secret.
+    """
+    pinned = {"PATH": env.get("PATH", os.defpath)}
+    for name in PASSTHROUGH_VARIABLES:
+        if env.get(name):
+            pinned[name] = env[name]
+    if config_file is not None:
+        pinned["MEMWARDEN_CONFIG"] = os.path.abspath(config_file)
+    pinned["MEMWARDEN_GENERAL_STORAGE_DIR"] = os.path.abspath(storage_dir)
+    if gateway_state_dir is not None:
+        pinned["MEMWARDEN_GATEWAY_STATE_DIR"] = os.path.abspath(gateway_state_dir)
+    return sorted(pinned.items())
+
+
+def unpinned_variables(
+    env: Mapping[str, str], pinned: Mapping[str, str], config_has_token: bool = False
+) -> list[str]:
+    """Given the installing shell's environment, return the variables timers will not see.
+
+    These are memwarden's settings (MEMWARDEN_*) and, unless the gateway config holds a token
+    of its own (`config_has_token`), the gateway token variables, when set in this shell but not
+    pinned: a timer starts with neither.
+    """
+    reserved = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
+    tokens = () if config_has_token else GATEWAY_SECRET_VARIABLES
+    return sorted(
+        name
+        for name in env
+        if (name.startswith("MEMWARDEN_") or name in tokens)
+        and name not in pinned
+        and not name.startswith(reserved)
+        and env[name]
+    )
+
+
+def _is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def linger_user(env: Mapping[str, str]) -> tuple[str, bool]:
+    """Return the user and whether systemd keeps their user manager running when logged out."""
+    user = env.get("USER") or env.get("LOGNAME") or home_dir(env).name
+    return user, Path("/var/lib/systemd/linger", user).exists()
+
+
+def names_defined_in(path: Path) -> set[str]:
+    """Given a KEY=VALUE file (the secrets file), return the names it defines (none if unreadable).
+
+    Only the names are read; values never leave the file.
+    """
+    try:
+        text = read_text_if_exists(path) or ""
+    except (MemwardenError, OSError, UnicodeDecodeError):
+        return set()
+    names = set()
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#") and "=" in stripped:
+            names.add(stripped.removeprefix("export ").split("=", 1)[0].strip())
+    return names

@@ -1,0 +1,261 @@
+"""`memwarden install <target>`: render the timers, write them, activate them, record it all."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memwarden import __version__
+from memwarden.errors import EXIT_FAILURES, UsageError
+from memwarden.runtime import JobContext, JobResult
+from memwarden.scheduling import act
+from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
+from memwarden.scheduling.jobs import describe_interval
+from memwarden.scheduling.manifest import (
+    InstalledFile,
+    Manifest,
+    load_manifest,
+    manifest_path,
+    save_manifest,
+    sha256_file,
+    sha256_text,
+)
+from memwarden.scheduling.plan import InstallPlan, plan_install, removal_decision
+from memwarden.scheduling.spec import config_has_token, unit_spec
+from memwarden.scheduling.units import PlannedFile, UnitSpec, secrets_file
+from memwarden.settings import ALL_OPTIONS
+
+SCHEDULER_HINTS = {
+    "systemd": "systemd user units need Linux with systemd; try `memwarden install cron`",
+    "launchd": "launchd is macOS's scheduler; on Linux use `memwarden install systemd` or `cron`",
+    "cron": "install cron (e.g. `apt-get install cron`) or use systemd or launchd",
+}
+
+
+def install(context: JobContext, target: str, dry_run: bool) -> JobResult:
+    """Given a context, a target (systemd, launchd, cron) and dry-run, install the timers.
+
+    Raise UsageError if the scheduler's commands are missing (before anything is written) or
+    the schedule cannot be expressed; ConfigError for invalid settings.
+    """
+    spec = unit_spec(context)
+    previous = load_manifest(context.storage_dir, target)
+    crontab, crontab_existed = _current_crontab(context, target, dry_run)
+    plan = plan_install(target, spec, previous, os.getuid(), crontab)
+    extra = _secrets_starter(spec)
+    files = [*plan.files, *([extra] if extra else [])]
+    result = JobResult("install")
+    result.problems += _warnings(context, spec, target)
+    missing = act.missing_commands([*plan.before, *plan.after], context.env)
+    if missing and not dry_run:
+        raise UsageError(f"{', '.join(missing)} not found on PATH: {SCHEDULER_HINTS[target]}")
+    if dry_run:
+        return _dry_run(result, context, plan, files, missing)
+    return _apply(result, context, spec, plan, files, previous, crontab_existed)
+
+
+def _current_crontab(context: JobContext, target: str, dry_run: bool) -> tuple[str | None, bool]:
+    if target != "cron":
+        return None, False
+    if dry_run and act.find_command("crontab", context.env) is None:
+        return "", False
+    return act.read_crontab(context.env)
+
+
+def _secrets_starter(spec: UnitSpec) -> PlannedFile | None:
+    """Return a commented secrets file to create when none exists yet."""
+    if spec.secrets_file.exists() or spec.secrets_file.is_symlink():
+        return None
+    names = sorted(option.env_name for option in ALL_OPTIONS if option.secret)
+    return secrets_file(spec.secrets_file, names)
+
+
+def _dry_run(
+    result: JobResult,
+    context: JobContext,
+    plan: InstallPlan,
+    files: list[PlannedFile],
+    missing: list[str],
+) -> JobResult:
+    target = plan.target
+    lines = [f"install {target} (dry run): nothing is written and nothing is run"]
+    for name in missing:
+        lines.append(f"note: {name} is not on PATH here, so the commands below would fail")
+    lines += [f"would run: {command.display()}" for command in plan.before]
+    lines += [f"would remove {entry.path} (no longer scheduled)" for entry in plan.stale_files]
+    for planned in files:
+        lines.append(f"would write {planned.path} ({planned.mode:04o}):")
+        lines += [f"    {line}".rstrip() for line in planned.content.splitlines()]
+    if plan.crontab is not None:
+        lines.append("would install this crontab:")
+        lines += [f"    {line}".rstrip() for line in plan.crontab.splitlines()]
+    lines += [f"would run: {command.display()}" for command in plan.after]
+    lines.append(f"would record the install in {manifest_path(context.storage_dir, target)}")
+    result.lines = lines
+    result.data = {
+        "target": target,
+        "dry_run": True,
+        "files": [
+            {"path": str(f.path), "mode": f"{f.mode:04o}", "role": f.role, "content": f.content}
+            for f in files
+        ],
+        "remove": [entry.path for entry in plan.stale_files],
+        "crontab": plan.crontab,
+        "commands": [
+            {"argv": list(c.argv), "purpose": c.purpose} for c in (*plan.before, *plan.after)
+        ],
+        "summary": {"target": target, "dry_run": True, "files": len(files)},
+    }
+    return result
+
+
+def _apply(
+    result: JobResult,
+    context: JobContext,
+    spec: UnitSpec,
+    plan: InstallPlan,
+    files: list[PlannedFile],
+    previous: Manifest | None,
+    crontab_existed: bool,
+) -> JobResult:
+    outcomes = [act.run_command(command, context.env) for command in plan.before]
+    removed = _remove_stale(plan, result)
+    installed: list[InstalledFile] = []
+    created: list[Path] = []
+    try:
+        _write_files(result, spec, files, installed, created)
+    finally:
+        # Even when a write fails, record what was written so uninstall can remove it.
+        created += act.missing_ancestors(manifest_path(spec.storage_dir, plan.target).parent)
+        manifest = _manifest(spec, plan, previous, installed, created, crontab_existed)
+        saved = save_manifest(spec.storage_dir, manifest)
+    outcomes += [act.run_command(command, context.env) for command in plan.after]
+    lines, problems, failed = act.report_outcomes(outcomes)
+    result.lines += lines
+    result.problems += problems
+    scheduled = ", ".join(
+        f"{job.name} every {describe_interval(job.interval_minutes)}" for job in spec.jobs
+    )
+    result.lines.append(f"installed with {plan.target}: {scheduled}")
+    result.lines.append(f"manifest: {saved} (`memwarden uninstall {plan.target}` undoes it)")
+    result.lines += _next_steps(plan.target, spec)
+    result.exit_code = EXIT_FAILURES if failed else 0
+    result.data = {
+        "target": plan.target,
+        "dry_run": False,
+        "manifest": str(saved),
+        "files": [
+            {"path": entry.path, "role": entry.role, "sha256": entry.sha256}
+            for entry in manifest.files
+        ],
+        "removed": removed,
+        "commands": [outcome.to_json() for outcome in outcomes],
+        "summary": {
+            "target": plan.target,
+            "files": len(files),
+            "jobs": [job.name for job in spec.jobs],
+            "failed_commands": failed,
+        },
+    }
+    return result
+
+
+def _write_files(
+    result: JobResult,
+    spec: UnitSpec,
+    files: list[PlannedFile],
+    installed: list[InstalledFile],
+    created: list[Path],
+) -> None:
+    """Write each planned file, appending to `installed` and `created` as it goes."""
+    for folder in (spec.storage_dir, spec.log_dir):
+        created += act.make_dirs(folder)
+    for planned in files:
+        created += act.write_file(planned.path, planned.content, planned.mode)
+        digest = sha256_text(planned.content)
+        installed.append(InstalledFile(str(planned.path), digest, planned.role))
+        result.lines.append(f"wrote {planned.path}")
+
+
+def _manifest(
+    spec: UnitSpec,
+    plan: InstallPlan,
+    previous: Manifest | None,
+    installed: list[InstalledFile],
+    created: list[Path],
+    crontab_existed: bool,
+) -> Manifest:
+    """The record of this install, keeping what an earlier install of the target created."""
+    written = {entry.path for entry in installed}
+    kept_secrets = [
+        entry
+        for entry in (previous.files if previous else [])
+        if entry.role == "secrets" and entry.path not in written
+    ]
+    earlier_dirs = previous.created_dirs if previous else []
+    if plan.target == "cron":
+        existed = previous.crontab_existed if previous else crontab_existed
+    else:
+        existed = None
+    return Manifest(
+        target=plan.target,
+        installed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        memwarden_version=__version__,
+        executable=str(spec.executable),
+        jobs={job.name: job.interval_minutes for job in spec.jobs},
+        environment=dict(spec.environment),
+        files=[*installed, *kept_secrets],
+        activated=list(plan.activated),
+        created_dirs=list(dict.fromkeys([*earlier_dirs, *map(str, created)])),
+        crontab_existed=existed,
+    )
+
+
+def _remove_stale(plan: InstallPlan, result: JobResult) -> list[str]:
+    removed = []
+    for entry in plan.stale_files:
+        path = Path(entry.path)
+        decision = removal_decision(entry, sha256_file(path), force=False)
+        if decision == "remove":
+            path.unlink()
+            removed.append(entry.path)
+            result.lines.append(f"removed {path} (no longer scheduled)")
+        elif decision == "keep":
+            result.problems.append(
+                f"kept {path}: no longer scheduled but changed since install; delete it by hand"
+            )
+    return removed
+
+
+def _next_steps(target: str, spec: UnitSpec) -> list[str]:
+    if target == "systemd":
+        return [
+            "check: systemctl --user list-timers 'memwarden-*'; logs: journalctl --user -u "
+            "'memwarden-*'"
+        ]
+    if target == "launchd":
+        return [f"check: launchctl list | grep {spec.launchd_label}; logs: {spec.log_dir}"]
+    return [f"check: crontab -l; logs: {spec.log_dir}"]
+
+
+def _warnings(context: JobContext, spec: UnitSpec, target: str) -> list[str]:
+    """Return what the operator should know: variables timers miss, lingering for systemd."""
+    warnings = []
+    defined = names_defined_in(spec.secrets_file)
+    has_token = config_has_token(context)
+    for name in unpinned_variables(context.env, dict(spec.environment), has_token):
+        if name in defined:
+            continue
+        warnings.append(
+            f"warning: {name} is set in this shell but the timers will not see it: put it in "
+            f"{spec.secrets_file} (a secret) or in memwarden's config.toml"
+        )
+    if target == "systemd":
+        user, lingering = linger_user(context.env)
+        if not lingering:
+            warnings.append(
+                f"warning: user timers stop when {user} logs out; keep them running with "
+                f"`sudo loginctl enable-linger {user}`"
+            )
+    return warnings

@@ -1,0 +1,77 @@
+"""Which jobs to schedule, how often, and with what stagger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memwarden.config import Config
+from memwarden.errors import ConfigError
+from memwarden.settings.install import SCHEDULABLE_JOBS
+
+SUMMARIES = {
+    "checkpoint": "write ACTIVE_CONTEXT.md and the daily log from live transcripts",
+    "rotate": "reset sessions whose context passed the threshold",
+    "index": "rebuild the memory/INDEX.md catalogs",
+    "health": "check the gateway, the host and memwarden's jobs; alert",
+    "maintain": "daily retention, log rotation and gateway config backups",
+}
+# Minutes past the start of each period, so the jobs do not all start at the same minute.
+OFFSETS = {"health": 0, "checkpoint": 2, "rotate": 4, "index": 7, "maintain": 13}
+# The hour of day for jobs that run once a day or less often (cron).
+DAILY_HOUR = 3
+
+
+@dataclass(frozen=True)
+class ScheduledJob:
+    """One job to run on a timer every `interval_minutes`, `offset_minutes` into each period."""
+
+    name: str
+    interval_minutes: int
+    summary: str
+    offset_minutes: int
+
+    @property
+    def randomized_delay_seconds(self) -> int:
+        """A tenth of the interval, between 10 seconds and 15 minutes."""
+        return max(10, min(self.interval_minutes * 6, 900))
+
+    @property
+    def timeout_minutes(self) -> int:
+        """How long one run may take before the scheduler stops it: its interval, 10 to 120."""
+        return max(10, min(self.interval_minutes, 120))
+
+    @property
+    def boot_delay_minutes(self) -> int:
+        return 2 + self.offset_minutes
+
+
+def scheduled_jobs(config: Config) -> list[ScheduledJob]:
+    """Given the settings, return the jobs named in install.jobs with their schedule.
+
+    Raise ConfigError if install.jobs names a job that cannot be scheduled or is empty.
+    """
+    names = list(dict.fromkeys(config.install.jobs))
+    unknown = [name for name in names if name not in SCHEDULABLE_JOBS]
+    if unknown or not names:
+        got = ", ".join(unknown) if unknown else "an empty list"
+        raise ConfigError(
+            [f"install.jobs: expected jobs among {', '.join(SCHEDULABLE_JOBS)}, got {got}"]
+        )
+    return [
+        ScheduledJob(
+            name=name,
+            interval_minutes=config.get(f"schedule.{name}_minutes"),
+            summary=SUMMARIES[name],
+            offset_minutes=OFFSETS[name],
+        )
+        for name in sorted(names, key=SCHEDULABLE_JOBS.index)
+    ]
+
+
+def describe_interval(minutes: int) -> str:
+    """Given minutes, return them as a person says them: "20 minutes", "6 hours", "1 day"."""
+    for size, unit in ((1440, "day"), (60, "hour")):
+        if minutes % size == 0:
+            count = minutes // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"

@@ -1,0 +1,97 @@
+"""The record of one install: every file written and every unit activated, for uninstall.
+
+One JSON file per target under `<storage_dir>/install/<target>.json`. Uninstall removes exactly
+what it lists: files whose content is still what install wrote, the folders install created when
+they are empty again, and the scheduler entries it activated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memwarden.errors import UsageError
+from memwarden.files import atomic_write, read_text_if_exists
+
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class InstalledFile:
+    """A file install wrote: its path, the SHA-256 of what it wrote, and its role."""
+
+    path: str
+    sha256: str
+    role: str
+
+
+@dataclass
+class Manifest:
+    """What `memwarden install <target>` installed."""
+
+    target: str
+    installed_at: str
+    memwarden_version: str
+    executable: str
+    jobs: dict[str, int]
+    environment: dict[str, str]
+    files: list[InstalledFile] = field(default_factory=list)
+    activated: list[str] = field(default_factory=list)
+    created_dirs: list[str] = field(default_factory=list)
+    crontab_existed: bool | None = None
+    version: int = MANIFEST_VERSION
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Manifest:
+        """Given the parsed JSON, return the manifest. Raise KeyError/TypeError if malformed."""
+        files = [InstalledFile(**entry) for entry in data["files"]]
+        fields = {key: data[key] for key in cls.__dataclass_fields__ if key in data}
+        return cls(**(fields | {"files": files}))
+
+
+def manifest_path(storage_dir: Path, target: str) -> Path:
+    return storage_dir / "install" / f"{target}.json"
+
+
+def load_manifest(storage_dir: Path, target: str) -> Manifest | None:
+    """Given memwarden's storage dir and a target, return its manifest, or None if not installed.
+
+    Raise UsageError naming the file if it exists but cannot be read.
+    """
+    path = manifest_path(storage_dir, target)
+    text = read_text_if_exists(path)
+    if text is None:
+        return None
+    try:
+        return Manifest.from_json(orjson.loads(text))
+    except (orjson.JSONDecodeError, KeyError, TypeError) as error:
+        raise UsageError(
+            f"{path}: unreadable install manifest ({error}); remove the {target} units by hand "
+            "(see docs/install.md) and delete this file"
+        ) from error
+
+
+def save_manifest(storage_dir: Path, manifest: Manifest) -> Path:
+    """Write the manifest atomically (0600) and return its path."""
+    path = manifest_path(storage_dir, manifest.target)
+    atomic_write(path, manifest.to_json() + b"\n", root=storage_dir)
+    return path
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_file(path: Path) -> str | None:
+    """Return the SHA-256 of the file's bytes, or None when it does not exist."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,126 @@
+"""`memwarden uninstall <target>`: undo exactly what the install manifest lists."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from memwarden.errors import EXIT_FAILURES
+from memwarden.runtime import JobContext, JobResult
+from memwarden.scheduling import act
+from memwarden.scheduling.manifest import (
+    InstalledFile,
+    Manifest,
+    load_manifest,
+    manifest_path,
+    save_manifest,
+    sha256_file,
+)
+from memwarden.scheduling.plan import (
+    UninstallPlan,
+    dirs_to_remove,
+    plan_uninstall,
+    removal_decision,
+)
+from memwarden.scheduling.units import TARGETS
+
+
+def installed_targets(storage_dir: Path) -> list[str]:
+    """Return the targets that have an install manifest."""
+    return [target for target in TARGETS if manifest_path(storage_dir, target).exists()]
+
+
+def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> JobResult:
+    """Given a context, a target and the flags, remove what `memwarden install target` did.
+
+    Files changed since install are kept unless `force` (a secrets file the operator filled in
+    is always kept). Raise UsageError if the manifest or the crontab cannot be read.
+    """
+    result = JobResult("uninstall")
+    manifest = load_manifest(context.storage_dir, target)
+    if manifest is None:
+        result.lines.append(f"nothing to uninstall for {target} (no install manifest)")
+        result.data = {"target": target, "installed": False, "summary": {"target": target}}
+        return result
+    crontab = act.read_crontab(context.env)[0] if target == "cron" else None
+    plan = plan_uninstall(manifest, os.getuid(), crontab)
+    if dry_run:
+        return _dry_run(result, context, plan)
+    outcomes = [act.run_command(command, context.env) for command in plan.commands]
+    removed, kept = _remove_files(result, manifest, force)
+    outcomes += [act.run_command(command, context.env) for command in plan.after]
+    lines, problems, failed = act.report_outcomes(outcomes)
+    result.lines += lines
+    result.problems += problems
+    leftover = [entry for entry in kept if entry.role != "secrets"]
+    path = manifest_path(context.storage_dir, target)
+    if leftover:
+        save_manifest(context.storage_dir, replace(manifest, files=leftover, activated=[]))
+    else:
+        path.unlink(missing_ok=True)
+        act.remove_empty_dirs(dirs_to_remove(manifest.created_dirs))
+    result.lines.append(
+        f"uninstalled {target}: {len(removed)} file(s) removed"
+        + (f", {len(leftover)} kept (changed since install)" if leftover else "")
+    )
+    result.exit_code = EXIT_FAILURES if failed or leftover else 0
+    result.data = {
+        "target": target,
+        "installed": True,
+        "removed": removed,
+        "kept": [entry.path for entry in kept],
+        "commands": [outcome.to_json() for outcome in outcomes],
+        "summary": {"target": target, "removed": len(removed), "kept": len(kept)},
+    }
+    return result
+
+
+def _remove_files(
+    result: JobResult, manifest: Manifest, force: bool
+) -> tuple[list[str], list[InstalledFile]]:
+    """Remove the manifest's files still as installed; return (removed paths, kept entries)."""
+    removed: list[str] = []
+    kept: list[InstalledFile] = []
+    for entry in manifest.files:
+        path = Path(entry.path)
+        decision = removal_decision(entry, sha256_file(path), force)
+        if decision == "remove":
+            path.unlink()
+            removed.append(entry.path)
+            result.lines.append(f"removed {path}")
+        elif decision == "keep":
+            kept.append(entry)
+            if entry.role == "secrets":
+                result.lines.append(f"kept {path}: it holds your secrets")
+            else:
+                result.problems.append(
+                    f"kept {path}: changed since install; rerun with --force to remove it"
+                )
+    return removed, kept
+
+
+def _dry_run(result: JobResult, context: JobContext, plan: UninstallPlan) -> JobResult:
+    lines = [f"uninstall {plan.target} (dry run): nothing is removed and nothing is run"]
+    for command in plan.commands:
+        lines.append(f"would run: {command.display()}")
+        if command.stdin is not None:
+            lines += [f"    {line}".rstrip() for line in command.stdin.splitlines()]
+    for entry in plan.files:
+        decision = removal_decision(entry, sha256_file(Path(entry.path)), force=False)
+        verb = {"remove": "would remove", "keep": "would keep (changed since install)"}
+        lines.append(f"{verb.get(decision, 'already gone:')} {entry.path}")
+    lines += [f"would run: {command.display()}" for command in plan.after]
+    lines.append(f"would remove {manifest_path(context.storage_dir, plan.target)}")
+    lines += [f"would remove {folder} if empty" for folder in dirs_to_remove(plan.created_dirs)]
+    result.lines = lines
+    result.data = {
+        "target": plan.target,
+        "dry_run": True,
+        "files": [entry.path for entry in plan.files],
+        "commands": [
+            {"argv": list(c.argv), "purpose": c.purpose} for c in (*plan.commands, *plan.after)
+        ],
+        "summary": {"target": plan.target, "dry_run": True},
+    }
+    return result

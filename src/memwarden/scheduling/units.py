@@ -1,0 +1,158 @@
+"""Render the files a scheduler reads from the templates in memwarden/templates/units/.
+
+Pure: given a UnitSpec (paths, jobs, pinned environment), return each file's path, mode and text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from memwarden.scheduling.cron import cron_schedule
+from memwarden.scheduling.jobs import ScheduledJob, describe_interval
+from memwarden.scheduling.quoting import (
+    cron_word,
+    sh_word,
+    systemd_assignment,
+    systemd_path,
+    systemd_word,
+)
+from memwarden.templating import render
+
+TARGETS = ("systemd", "launchd", "cron")
+FILE_MODE = 0o600
+RUNNER_MODE = 0o700
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """Everything the unit files depend on, resolved to absolute paths.
+
+    `environment` holds the non-secret variables pinned into every timer so that timers see the
+    same config, state and gateway as the shell that ran `memwarden install`.
+    """
+
+    jobs: tuple[ScheduledJob, ...]
+    executable: Path
+    secrets_file: Path
+    storage_dir: Path
+    log_dir: Path
+    environment: tuple[tuple[str, str], ...]
+    systemd_dir: Path
+    launchd_dir: Path
+    launchd_label: str
+    writable_paths: tuple[Path, ...] = ()
+
+    def runner(self, target: str) -> Path:
+        """The runner script of the launchd or cron target."""
+        return self.storage_dir / "bin" / f"memwarden-{target}"
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """A file an install writes: where, with which mode, what text, and its role."""
+
+    path: Path
+    content: str
+    mode: int = FILE_MODE
+    role: str = "unit"
+
+
+def systemd_unit_names(job: str) -> tuple[str, str]:
+    """Given a job, return its service and timer unit names."""
+    return f"memwarden-{job}.service", f"memwarden-{job}.timer"
+
+
+def launchd_label(spec: UnitSpec, job: str) -> str:
+    return f"{spec.launchd_label}.{job}"
+
+
+def systemd_files(spec: UnitSpec) -> list[PlannedFile]:
+    """Given a spec, return a service and a timer per job (systemd user units)."""
+    environment = [systemd_assignment(name, value) for name, value in spec.environment]
+    files = []
+    for job in spec.jobs:
+        service, timer = systemd_unit_names(job.name)
+        values = {"job": job, "interval": describe_interval(job.interval_minutes)}
+        files.append(
+            PlannedFile(
+                spec.systemd_dir / service,
+                render(
+                    "units/systemd/memwarden-job.service.j2",
+                    exec_start=f"{systemd_word(str(spec.executable))} -q {job.name}",
+                    secrets_file=systemd_path(str(spec.secrets_file)),
+                    environment=environment,
+                    writable_paths=[systemd_path(str(path)) for path in spec.writable_paths],
+                    **values,
+                ),
+            )
+        )
+        files.append(
+            PlannedFile(
+                spec.systemd_dir / timer,
+                render("units/systemd/memwarden-job.timer.j2", **values),
+            )
+        )
+    return files
+
+
+def launchd_files(spec: UnitSpec) -> list[PlannedFile]:
+    """Given a spec, return the runner script and one launchd agent per job."""
+    files = [runner_file(spec, "launchd")]
+    for job in spec.jobs:
+        label = launchd_label(spec, job.name)
+        files.append(
+            PlannedFile(
+                spec.launchd_dir / f"{label}.plist",
+                render(
+                    "units/launchd/job.plist.j2",
+                    job=job,
+                    label=label,
+                    interval=describe_interval(job.interval_minutes),
+                    runner=str(spec.runner("launchd")),
+                    log_file=str(spec.log_dir / f"{job.name}.log"),
+                    environment=list(spec.environment),
+                ),
+            )
+        )
+    return files
+
+
+def cron_files(spec: UnitSpec) -> list[PlannedFile]:
+    """Given a spec, return the runner script the crontab lines call."""
+    return [runner_file(spec, "cron")]
+
+
+def cron_block(spec: UnitSpec) -> str:
+    """Given a spec, return memwarden's crontab block, between its marker lines."""
+    runner = cron_word(str(spec.runner("cron")))
+    lines = [
+        f"{cron_schedule(job)} {runner} {job.name} "
+        f">>{cron_word(str(spec.log_dir / f'{job.name}.log'))} 2>&1"
+        for job in spec.jobs
+    ]
+    return render(
+        "units/cron/block.j2",
+        lines=lines,
+        runner_display=str(spec.runner("cron")),
+        secrets_display=str(spec.secrets_file),
+    )
+
+
+def runner_file(spec: UnitSpec, target: str) -> PlannedFile:
+    """Given a spec and `launchd` or `cron`, return the runner script (mode 0700)."""
+    path = spec.runner(target)
+    text = render(
+        "units/runner.sh.j2",
+        target=target,
+        runner_name=path.name,
+        environment=[(name, sh_word(value)) for name, value in spec.environment],
+        secrets_file=sh_word(str(spec.secrets_file)),
+        executable=sh_word(str(spec.executable)),
+    )
+    return PlannedFile(path, text, mode=RUNNER_MODE, role="runner")
+
+
+def secrets_file(path: Path, secret_names: list[str]) -> PlannedFile:
+    """Given the secrets file path and the secret variables, return a commented starter file."""
+    return PlannedFile(path, render("units/secrets.env.j2", names=secret_names), role="secrets")

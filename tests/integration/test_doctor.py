@@ -1,0 +1,226 @@
+"""`memwarden doctor` against copies of real gateway state and a fake gateway on 127.0.0.1."""
+
+from __future__ import annotations
+
+import time
+
+import json5
+import pytest
+
+from memwarden.state import StateDB
+from support.cli import run_cli
+from support.deployments import make_file_era_state, write_json5_config
+from support.gateway_sim import GatewaySimulator
+
+HOOKS = ("memory-index-inject", "session-summary")
+JOBS = ("checkpoint", "rotate", "index", "health", "maintain")
+CRONTAB_STUB = """#!/bin/sh
+case "$1" in
+  -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }; cat "$STUB_CRONTAB" ;;
+  -) cat > "$STUB_CRONTAB" ;;
+esac
+"""
+
+
+@pytest.fixture
+def gateway():
+    with GatewaySimulator() as sim:
+        yield sim
+
+
+def edit_config(state, change) -> None:
+    config = json5.loads(state.config_path.read_text())
+    change(config)
+    write_json5_config(state.config_path, config)
+    state.config_path.chmod(0o600)
+
+
+def healthy(tmp_path, home, sim, monkeypatch, capsys):
+    """A deployment doctor should find nothing to fix in: hooks, timers, runs, modes, token."""
+    state = make_file_era_state(tmp_path)
+
+    def change(config):
+        config["gateway"]["port"] = sim.port
+        config["gateway"]["auth"]["token"] = sim.token
+        config["hooks"]["internal"]["entries"] = {name: {"enabled": True} for name in HOOKS}
+
+    edit_config(state, change)
+    for name in HOOKS:
+        folder = state.state_dir / "hooks" / name
+        folder.mkdir(parents=True)
+        (folder / "HOOK.md").write_text("---\nname: x\n---\n")
+        (folder / "handler.js").write_text("export default async () => {};\n")
+    memory = state.workspace / "memory"
+    memory.mkdir(mode=0o700)
+    (memory / "INDEX.md").write_text("# Index\n")
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "crontab").write_text(CRONTAB_STUB)
+    (stubs / "crontab").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stubs}:/usr/bin:/bin")
+    monkeypatch.setenv("STUB_CRONTAB", str(tmp_path / "crontab.txt"))
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    storage = home / ".local" / "state" / "memwarden"
+    db = StateDB(storage / "state.db")
+    for job in JOBS:
+        db.finish_run(db.start_run(job), 0, {})
+    db.close()
+    return state
+
+
+def findings(result) -> dict[str, dict]:
+    return {finding["key"]: finding for finding in result.json()["findings"]}
+
+
+def test_doctor_healthy_deployment_exits_0_with_nothing_to_do(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    problems = [f for f in result.json()["findings"] if f["severity"] in ("action", "warning")]
+    assert problems == []
+    assert result.exit_code == 0
+    found = findings(result)
+    assert found["gateway.reachable"]["severity"] == "ok"
+    assert "openclaw 2026.9.6" in found["gateway.reachable"]["message"]
+    assert found["hooks.session-summary"]["severity"] == "ok"
+    assert found["timers.cron"]["severity"] == "ok"
+    assert found["bootstrap.main.INDEX.md"]["severity"] == "ok"
+
+
+def test_doctor_safeguard_compaction_warns_with_the_exact_command(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    edit_config(state, lambda c: c["agents"]["defaults"].update(compaction={"mode": "safeguard"}))
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor")
+    assert result.exit_code == 0
+    assert "[warning] compaction.mode:" in result.stdout
+    assert "fix: openclaw config set agents.defaults.compaction.mode default" in result.stdout
+
+
+def test_doctor_fresh_deployment_needs_hooks_and_timers_and_exits_1(capsys, tmp_path):
+    state = make_file_era_state(tmp_path)
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    assert result.exit_code == 1
+    found = findings(result)
+    assert found["hooks.memory-index-inject"]["fix"] == "memwarden install hooks"
+    assert found["timers.installed"]["fix"] == "memwarden install auto"
+    assert found["gateway.config"]["severity"] == "ok"
+    assert "gateway.reachable" not in found
+
+
+def test_doctor_hooks_installed_but_not_selected_gives_enable_commands(capsys, tmp_path):
+    state = make_file_era_state(tmp_path)
+    for name in HOOKS:
+        folder = state.state_dir / "hooks" / name
+        folder.mkdir(parents=True)
+        (folder / "HOOK.md").write_text("---\n")
+        (folder / "handler.js").write_text("\n")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    fix = findings(result)["hooks.session-summary"]["fix"]
+    assert fix == "openclaw hooks enable session-summary"
+
+
+def test_doctor_wrong_token_needs_action(capsys, tmp_path, isolated_env, gateway, monkeypatch):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    gateway.faults.wrong_token = True
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    assert result.exit_code == 1
+    finding = findings(result)["gateway.reachable"]
+    assert finding["severity"] == "action"
+    assert "refused memwarden's token" in finding["message"]
+    assert finding["fix"].startswith("MEMWARDEN_GATEWAY_TOKEN=<the gateway token>")
+    assert gateway.token not in result.stdout
+
+
+def test_doctor_gateway_down_needs_action(capsys, tmp_path, isolated_env, monkeypatch):
+    with GatewaySimulator() as sim:
+        state = healthy(tmp_path, isolated_env, sim, monkeypatch, capsys)
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    assert result.exit_code == 1
+    finding = findings(result)["gateway.reachable"]
+    assert (finding["severity"], finding["fix"]) == ("action", "openclaw gateway status")
+
+
+def test_doctor_unparsable_gateway_config_needs_action_and_other_checks_still_run(capsys, tmp_path):
+    state = make_file_era_state(tmp_path)
+    state.config_path.write_text("{ gateway: { port: 18789, }\n")
+    good = state.config_path.with_name("openclaw.json.last-good")
+    good.write_text("{}\n")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    assert result.exit_code == 1
+    found = findings(result)
+    assert found["gateway.config"]["severity"] == "action"
+    assert found["gateway.config"]["fix"] == f"cp {good} {state.config_path}"
+    assert "timers.installed" in found
+
+
+def test_doctor_oversized_active_context_warns_with_cap_to_set(capsys, tmp_path):
+    state = make_file_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    memory.mkdir()
+    (memory / "ACTIVE_CONTEXT.md").write_text("x" * 21_000)
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    finding = findings(result)["bootstrap.main.ACTIVE_CONTEXT.md"]
+    assert finding["severity"] == "warning"
+    assert finding["fix"] == "openclaw config set agents.defaults.bootstrapMaxChars 25000"
+
+
+def test_doctor_stale_job_warns_with_where_to_look(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    db = StateDB(isolated_env / ".local" / "state" / "memwarden" / "state.db")
+    db.connection.execute(
+        "UPDATE runs SET started_at = ?, finished_at = ? WHERE job = 'rotate'",
+        (time.time() - 86400, time.time() - 86400),
+    )
+    db.close()
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    finding = findings(result)["timers.rotate"]
+    assert finding["severity"] == "warning"
+    assert finding["fix"].startswith("tail -n 50 ") and finding["fix"].endswith("rotate.log")
+
+
+def test_doctor_token_only_in_shell_warns_that_timers_miss_it(capsys, tmp_path, monkeypatch):
+    state = make_file_era_state(tmp_path)
+    monkeypatch.setenv("MEMWARDEN_SLACK_BOT_TOKEN", "xoxb-secret-value")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    finding = findings(result)["secrets.MEMWARDEN_SLACK_BOT_TOKEN"]
+    assert finding["severity"] == "warning"
+    assert "xoxb-secret-value" not in result.stdout
+
+
+def test_doctor_problems_only_hides_what_is_fine(capsys, tmp_path):
+    state = make_file_era_state(tmp_path)
+    args = ("--state-dir", state.state_dir, "doctor", "--skip-gateway")
+    full = run_cli(capsys, *args).stdout
+    short = run_cli(capsys, *args, "--problems-only").stdout
+    assert "[ok]" in full and "[ok]" not in short
+    assert "[action]" in short
+
+
+def test_doctor_unreadable_manifest_is_reported_and_other_checks_still_run(
+    capsys, tmp_path, isolated_env
+):
+    state = make_file_era_state(tmp_path)
+    manifest = isolated_env / ".local" / "state" / "memwarden" / "install" / "cron.json"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text("{not json")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    found = findings(result)
+    assert "could not check timers.installed" in found["timers.installed"]["message"]
+    assert found["compaction.mode"]["severity"] == "ok"
+
+
+def test_doctor_shell_gateway_token_is_fine_when_the_gateway_config_holds_one(
+    capsys, tmp_path, monkeypatch
+):
+    state = make_file_era_state(tmp_path)
+    monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", "test-token-123")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    assert "secrets.OPENCLAW_GATEWAY_TOKEN" not in findings(result)
+    edit_config(state, lambda config: config["gateway"]["auth"].pop("token"))
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    assert findings(result)["secrets.OPENCLAW_GATEWAY_TOKEN"]["severity"] == "warning"

@@ -1,0 +1,308 @@
+"""`memwarden install` / `uninstall` into a temporary HOME with the schedulers stubbed on PATH.
+
+The stubs (systemctl, launchctl, crontab) are small shell scripts that record their arguments;
+crontab also keeps the crontab in a file, as the real one does.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import plistlib
+import stat
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from support.cli import run_cli
+from support.deployments import make_file_era_state
+
+RECORDER = """#!/bin/sh
+echo "$(basename "$0") $*" >> "$STUB_LOG"
+if [ -n "${STUB_FAIL:-}" ] && [ "$*" = "$STUB_FAIL" ]; then echo "stub failure" >&2; exit 1; fi
+"""
+CRONTAB = """#!/bin/sh
+echo "crontab $*" >> "$STUB_LOG"
+case "$1" in
+  -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }
+      cat "$STUB_CRONTAB" ;;
+  -r) rm -f "$STUB_CRONTAB" ;;
+  -) cat > "$STUB_CRONTAB" ;;
+esac
+"""
+JOBS = ("checkpoint", "rotate", "index", "health", "maintain")
+
+
+class Stubs:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.log = folder / "calls.log"
+        self.crontab = folder / "crontab.txt"
+
+    def calls(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+
+@pytest.fixture
+def stubs(tmp_path, monkeypatch) -> Stubs:
+    folder = tmp_path / "stubs"
+    folder.mkdir()
+    for name in ("systemctl", "launchctl"):
+        (folder / name).write_text(RECORDER)
+    (folder / "crontab").write_text(CRONTAB)
+    for script in folder.iterdir():
+        script.chmod(0o755)
+    found = Stubs(folder)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    monkeypatch.setenv("STUB_LOG", str(found.log))
+    monkeypatch.setenv("STUB_CRONTAB", str(found.crontab))
+    monkeypatch.setenv("USER", "alice")
+    return found
+
+
+def tree(root: Path) -> set[str]:
+    return {str(path.relative_to(root)) for path in root.rglob("*")}
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_install_systemd_writes_units_enables_timers_and_uninstall_leaves_nothing(
+    capsys, stubs, isolated_env
+):
+    home = isolated_env
+    before = tree(home)
+    result = run_cli(capsys, "install", "systemd")
+    assert result.exit_code == 0, result.stderr
+    unit_dir = home / ".config" / "systemd" / "user"
+    for job in JOBS:
+        assert mode(unit_dir / f"memwarden-{job}.service") == 0o600
+        assert (unit_dir / f"memwarden-{job}.timer").is_file()
+    calls = stubs.calls()
+    assert calls[0] == "systemctl --user daemon-reload"
+    assert calls[1:] == [f"systemctl --user enable --now memwarden-{job}.timer" for job in JOBS]
+    secrets = home / ".config" / "memwarden" / "secrets.env"
+    assert mode(secrets) == 0o600
+    manifest = orjson.loads((home / ".local/state/memwarden/install/systemd.json").read_bytes())
+    assert manifest["activated"] == [f"memwarden-{job}.timer" for job in JOBS]
+    assert "warning: user timers stop when alice logs out" in result.stderr
+
+    result = run_cli(capsys, "uninstall", "systemd")
+    assert result.exit_code == 0, result.stderr
+    assert tree(home) == before
+    assert stubs.calls()[len(calls) :][:5] == [
+        f"systemctl --user disable --now memwarden-{job}.timer" for job in JOBS
+    ]
+    assert "systemctl --user daemon-reload" in stubs.calls()[len(calls) :]
+
+
+def test_install_launchd_bootstraps_each_agent_and_uninstall_boots_them_out(
+    capsys, stubs, isolated_env
+):
+    home = isolated_env
+    before = tree(home)
+    result = run_cli(capsys, "install", "launchd")
+    assert result.exit_code == 0, result.stderr
+    agents = home / "Library" / "LaunchAgents"
+    uid = os.getuid()
+    for job in JOBS:
+        data = plistlib.loads((agents / f"org.memwarden.{job}.plist").read_bytes())
+        runner = Path(data["ProgramArguments"][0])
+        assert mode(runner) == 0o700
+        assert f"launchctl bootstrap gui/{uid} {agents}/org.memwarden.{job}.plist" in stubs.calls()
+    assert (home / ".local/state/memwarden/logs").is_dir()
+
+    result = run_cli(capsys, "uninstall", "launchd")
+    assert result.exit_code == 0, result.stderr
+    assert tree(home) == before
+    assert stubs.calls()[-1] == f"launchctl bootout gui/{uid}/org.memwarden.maintain"
+
+
+def test_install_cron_keeps_user_lines_and_uninstall_restores_them(capsys, stubs, isolated_env):
+    mine = "MAILTO=ops@example.org\n0 2 * * * /usr/local/bin/backup\n"
+    stubs.crontab.write_text(mine)
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    installed = stubs.crontab.read_text()
+    assert installed.startswith(mine)
+    assert installed.count("# >>> memwarden >>>") == 1
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    assert stubs.crontab.read_text() == installed
+
+    assert run_cli(capsys, "uninstall", "cron").exit_code == 0
+    assert stubs.crontab.read_text() == mine
+    assert not (isolated_env / ".local/state/memwarden").exists()
+
+
+def test_install_cron_without_crontab_before_removes_it_on_uninstall(capsys, stubs):
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    assert stubs.crontab.exists()
+    assert run_cli(capsys, "uninstall", "cron").exit_code == 0
+    assert not stubs.crontab.exists()
+    assert stubs.calls()[-1] == "crontab -r"
+
+
+@pytest.mark.parametrize("target", ["systemd", "launchd", "cron"])
+def test_install_dry_run_writes_nothing_runs_nothing_and_prints_every_file(
+    capsys, stubs, isolated_env, target
+):
+    before = tree(isolated_env)
+    result = run_cli(capsys, "install", target, "--dry-run", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert tree(isolated_env) == before
+    assert [call for call in stubs.calls() if call != "crontab -l"] == []
+    data = result.json()
+    assert data["dry_run"] is True
+    expected = {"systemd": 10, "launchd": 6, "cron": 1}[target]
+    assert len([f for f in data["files"] if f["role"] in ("unit", "runner")]) == expected
+    assert all(f["content"] for f in data["files"])
+    if target == "cron":
+        assert (
+            sum(f" {job} >>" in line for job in JOBS for line in data["crontab"].splitlines()) == 5
+        )
+    text = run_cli(capsys, "install", target, "--dry-run").stdout
+    for entry in data["files"]:
+        assert f"would write {entry['path']} ({entry['mode']}):" in text
+    for command in data["commands"]:
+        assert f"would run: {' '.join(command['argv'])}" in text
+
+
+def test_install_missing_scheduler_command_exits_2_before_writing(
+    capsys, monkeypatch, isolated_env
+):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    before = tree(isolated_env)
+    result = run_cli(capsys, "install", "systemd")
+    assert result.exit_code == 2
+    assert "systemctl not found on PATH" in result.stderr
+    assert tree(isolated_env) == before
+
+
+def test_install_failing_command_exits_1_and_uninstall_still_cleans_up(
+    capsys, stubs, monkeypatch, isolated_env
+):
+    before = tree(isolated_env)
+    monkeypatch.setenv("STUB_FAIL", "--user enable --now memwarden-rotate.timer")
+    result = run_cli(capsys, "install", "systemd")
+    assert result.exit_code == 1
+    assert (
+        "failed: systemctl --user enable --now memwarden-rotate.timer: stub failure"
+        in result.stderr
+    )
+    assert "systemctl --user enable --now memwarden-maintain.timer" in stubs.calls()
+    monkeypatch.delenv("STUB_FAIL")
+    assert run_cli(capsys, "uninstall", "systemd").exit_code == 0
+    assert tree(isolated_env) == before
+
+
+def test_uninstall_keeps_a_unit_changed_since_install_unless_forced(capsys, stubs, isolated_env):
+    assert run_cli(capsys, "install", "systemd").exit_code == 0
+    edited = isolated_env / ".config/systemd/user/memwarden-health.timer"
+    edited.write_text(edited.read_text() + "# my edit\n")
+    result = run_cli(capsys, "uninstall", "systemd")
+    assert result.exit_code == 1
+    assert f"kept {edited}: changed since install" in result.stderr
+    assert edited.exists()
+    assert not (isolated_env / ".config/systemd/user/memwarden-rotate.timer").exists()
+    result = run_cli(capsys, "uninstall", "systemd", "--force")
+    assert result.exit_code == 0, result.stderr
+    assert not edited.exists()
+    assert not (isolated_env / ".local/state/memwarden/install/systemd.json").exists()
+
+
+def test_uninstall_keeps_the_secrets_file_once_filled_in(capsys, stubs, isolated_env):
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    secrets = isolated_env / ".config/memwarden/secrets.env"
+    secrets.write_text("MEMWARDEN_SLACK_BOT_TOKEN=xoxb-1\n")
+    result = run_cli(capsys, "uninstall", "cron")
+    assert result.exit_code == 0, result.stderr
+    assert secrets.read_text() == "MEMWARDEN_SLACK_BOT_TOKEN=xoxb-1\n"
+    assert f"kept {secrets}: it holds your secrets" in result.stdout
+
+
+def test_install_again_with_fewer_jobs_stops_and_removes_the_dropped_ones(
+    capsys, stubs, isolated_env, tmp_path
+):
+    assert run_cli(capsys, "install", "systemd").exit_code == 0
+    config = tmp_path / "config.toml"
+    config.write_text('[install]\njobs = ["checkpoint", "health"]\n')
+    result = run_cli(capsys, "--config", config, "install", "systemd")
+    assert result.exit_code == 0, result.stderr
+    unit_dir = isolated_env / ".config/systemd/user"
+    assert sorted(p.name for p in unit_dir.iterdir()) == [
+        "memwarden-checkpoint.service",
+        "memwarden-checkpoint.timer",
+        "memwarden-health.service",
+        "memwarden-health.timer",
+    ]
+    assert "systemctl --user disable --now memwarden-rotate.timer" in stubs.calls()
+    assert "systemctl --user restart memwarden-health.timer" in stubs.calls()
+    service = (unit_dir / "memwarden-health.service").read_text()
+    assert f"Environment=MEMWARDEN_CONFIG={config}" in service
+
+
+def test_install_never_writes_secrets_from_the_environment(capsys, stubs, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_SLACK_BOT_TOKEN", "xoxb-must-not-leak")
+    monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", "gateway-must-not-leak")
+    for target in ("systemd", "launchd", "cron"):
+        result = run_cli(capsys, "install", target, "--dry-run", "--json")
+        assert result.exit_code == 0, result.stderr
+        assert "must-not-leak" not in result.stdout
+        assert "MEMWARDEN_SLACK_BOT_TOKEN is set in this shell but the timers" in result.stderr
+        assert "OPENCLAW_GATEWAY_TOKEN is set in this shell" in result.stderr
+
+
+def test_runner_loads_the_secrets_file_and_runs_the_job_quietly(
+    capsys, stubs, isolated_env, tmp_path
+):
+    fake = tmp_path / "fake-memwarden"
+    seen = tmp_path / "seen.txt"
+    fake.write_text(f'#!/bin/sh\necho "$* token=$MEMWARDEN_SLACK_BOT_TOKEN" > {seen}\n')
+    fake.chmod(0o755)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[install]\nexecutable = "{fake}"\n')
+    assert run_cli(capsys, "--config", config, "install", "cron").exit_code == 0
+    secrets = isolated_env / ".config/memwarden/secrets.env"
+    secrets.write_text('MEMWARDEN_SLACK_BOT_TOKEN="xoxb-from-file"\n')
+    runner = isolated_env / ".local/state/memwarden/bin/memwarden-cron"
+    completed = subprocess.run(
+        [str(runner), "checkpoint"], env={"PATH": "/usr/bin:/bin"}, check=False, timeout=10
+    )
+    assert completed.returncode == 0
+    assert seen.read_text() == "-q checkpoint token=xoxb-from-file\n"
+    assert f"{runner} checkpoint >>" in stubs.crontab.read_text()
+
+
+@pytest.mark.skipif(platform.system() != "Linux", reason="Linux scheduler choice")
+def test_install_auto_without_a_user_manager_chooses_cron(capsys, stubs):
+    result = run_cli(capsys, "install", "auto", "--dry-run", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["target"] == "cron"
+
+
+def test_uninstall_auto_nothing_installed_says_so(capsys, stubs):
+    result = run_cli(capsys, "uninstall", "auto")
+    assert result.exit_code == 0
+    assert "nothing to uninstall" in result.stdout
+
+
+def test_uninstall_auto_removes_every_installed_target(capsys, stubs, isolated_env):
+    before = tree(isolated_env)
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    assert run_cli(capsys, "install", "systemd").exit_code == 0
+    result = run_cli(capsys, "uninstall", "auto", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert [entry["target"] for entry in result.json()["targets"]] == ["systemd", "cron"]
+    assert tree(isolated_env) == before
+
+
+def test_install_hooks_dispatches_to_the_hook_installer(capsys, tmp_path):
+    state = make_file_era_state(tmp_path)
+    result = run_cli(
+        capsys, "--state-dir", state.state_dir, "install", "hooks", "--dry-run", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.json()["hooks_dir"] == str(state.state_dir / "hooks")
+    assert not (state.state_dir / "hooks").exists()

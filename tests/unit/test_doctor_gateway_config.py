@@ -1,0 +1,85 @@
+"""Doctor's judgement of the gateway's compaction, memory flush and hook selection settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from memwarden.doctor.gateway_config import (
+    check_compaction_mode,
+    check_hook,
+    check_memory_flush,
+    hook_selection,
+)
+
+
+def compaction(**settings) -> dict:
+    return {"agents": {"defaults": {"compaction": settings}}}
+
+
+def test_compaction_unset_or_default_is_ok():
+    assert check_compaction_mode({}).severity == "ok"
+    assert check_compaction_mode(compaction(mode="default")).severity == "ok"
+
+
+def test_compaction_safeguard_warns_why_and_gives_the_exact_command():
+    finding = check_compaction_mode(compaction(mode="safeguard"))
+    assert finding.severity == "warning"
+    assert "empty summaries" in finding.message
+    assert finding.fix == "openclaw config set agents.defaults.compaction.mode default"
+
+
+def test_compaction_unknown_mode_needs_action():
+    assert check_compaction_mode(compaction(mode="aggressive")).severity == "action"
+
+
+def test_memory_flush_default_is_on_with_4000_tokens():
+    finding = check_memory_flush({})
+    assert finding.severity == "ok"
+    assert "softThresholdTokens 4000" in finding.message
+
+
+def test_memory_flush_disabled_warns_with_command_to_enable():
+    finding = check_memory_flush(compaction(memoryFlush={"enabled": False}))
+    assert finding.severity == "warning"
+    assert finding.fix == "openclaw config set agents.defaults.compaction.memoryFlush.enabled true"
+
+
+@pytest.mark.parametrize("threshold", [0, -5, "soon", True])
+def test_memory_flush_unusable_threshold_warns(threshold):
+    finding = check_memory_flush(compaction(memoryFlush={"softThresholdTokens": threshold}))
+    assert finding.severity == "warning"
+    assert finding.fix.endswith("memoryFlush.softThresholdTokens 4000")
+
+
+def internal(**settings) -> dict:
+    return {"hooks": {"internal": settings}}
+
+
+@pytest.mark.parametrize(
+    ("config", "loaded"),
+    [
+        ({}, False),
+        (internal(enabled=True), True),
+        (internal(enabled=False, entries={"session-summary": {"enabled": True}}), False),
+        (internal(entries={"session-summary": {}}), True),
+        (internal(enabled=True, entries={"session-summary": {"enabled": False}}), False),
+        (internal(enabled=True, entries={"oc-probe": {"enabled": True}}), False),
+        (internal(enabled=True, entries={"oc-probe": {"enabled": False}}), True),
+        (internal(load={"extraDirs": ["/srv/hooks"]}), True),
+    ],
+)
+def test_hook_selection_follows_the_gateways_rules(config, loaded):
+    assert hook_selection(config, "session-summary")[0] is loaded
+
+
+def test_hook_missing_needs_install():
+    finding = check_hook({}, "session-summary", installed=False, folder="/s/hooks/session-summary")
+    assert (finding.severity, finding.fix) == ("action", "memwarden install hooks")
+
+
+def test_hook_installed_but_not_selected_needs_enable_command():
+    config = internal(enabled=True, entries={"oc-probe": {"enabled": True}})
+    finding = check_hook(config, "memory-index-inject", installed=True, folder="/s")
+    assert finding.severity == "action"
+    assert finding.fix == "openclaw hooks enable memory-index-inject"
+    assert "only those load" in finding.message

@@ -1,0 +1,41 @@
+"""Gateway config backups: when to take one, which to prune, when the config shrank."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memwarden.maintenance.config_backup import (
+    backup_name,
+    backups_to_prune,
+    decide_backup,
+    latest_backup,
+)
+
+
+def test_first_backup_is_taken_and_nothing_shrank():
+    decision = decide_backup(b"{}", None, 0.5)
+    assert decision.take and not decision.shrunk
+
+
+def test_unchanged_config_is_not_backed_up_again():
+    assert not decide_backup(b'{"a": 1}', b'{"a": 1}', 0.5).take
+
+
+def test_config_under_half_its_last_backup_shrank():
+    decision = decide_backup(b"x" * 40, b"y" * 100, 0.5)
+    assert decision.take and decision.shrunk
+    assert (decision.current_size, decision.previous_size) == (40, 100)
+
+
+def test_config_slightly_smaller_did_not_shrink():
+    assert not decide_backup(b"x" * 60, b"y" * 100, 0.5).shrunk
+
+
+def test_backup_names_sort_by_time_and_prune_keeps_the_newest():
+    names = [
+        backup_name("openclaw.json", datetime(2026, 11, day, 3, tzinfo=UTC)) for day in (3, 1, 2)
+    ]
+    assert names[0] == "20261103T030000.000000Z-openclaw.json"
+    assert latest_backup([*names, "README"]) == names[0]
+    assert backups_to_prune([*names, "README"], keep=2) == [names[1]]
+    assert backups_to_prune(names, keep=5) == []

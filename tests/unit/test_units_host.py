@@ -1,0 +1,135 @@
+"""Choosing the scheduler, finding memwarden's executable, and what the timers inherit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memwarden.errors import UsageError
+from memwarden.scheduling.host import (
+    HostFacts,
+    choose_target,
+    pinned_environment,
+    resolve_executable,
+    unpinned_variables,
+)
+
+
+def facts(**changes) -> HostFacts:
+    base = dict(
+        system="Linux",
+        has_systemctl=True,
+        systemd_booted=True,
+        user_manager=True,
+        has_launchctl=False,
+        has_crontab=True,
+    )
+    return HostFacts(**(base | changes))
+
+
+def test_choose_target_macos_is_launchd():
+    assert choose_target(facts(system="Darwin", has_systemctl=False)) == "launchd"
+
+
+def test_choose_target_linux_with_user_manager_is_systemd():
+    assert choose_target(facts()) == "systemd"
+
+
+@pytest.mark.parametrize(
+    "change", [{"user_manager": False}, {"systemd_booted": False}, {"has_systemctl": False}]
+)
+def test_choose_target_linux_without_usable_systemd_falls_back_to_cron(change):
+    assert choose_target(facts(**change)) == "cron"
+
+
+def test_choose_target_nothing_available_raises_with_guidance():
+    with pytest.raises(UsageError, match="no scheduler found"):
+        choose_target(facts(user_manager=False, has_crontab=False))
+
+
+def make_executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_resolve_executable_setting_wins(tmp_path):
+    chosen = make_executable(tmp_path / "opt" / "memwarden")
+    assert resolve_executable(str(chosen), {"PATH": ""}, argv0="x", interpreter="") == chosen
+
+
+@pytest.mark.parametrize("configured", ["memwarden", "/nonexistent/memwarden"])
+def test_resolve_executable_bad_setting_raises_naming_it(configured):
+    with pytest.raises(UsageError, match=r"install\.executable"):
+        resolve_executable(configured, {"PATH": ""})
+
+
+def test_resolve_executable_console_script_keeps_symlink(tmp_path):
+    real = make_executable(tmp_path / "venv" / "bin" / "memwarden")
+    link = tmp_path / "bin" / "memwarden"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    assert resolve_executable("", {"PATH": ""}, argv0=str(link), interpreter="") == link
+
+
+def test_resolve_executable_beside_interpreter_then_path(tmp_path):
+    beside = make_executable(tmp_path / "venv" / "bin" / "memwarden")
+    on_path = make_executable(tmp_path / "path" / "memwarden")
+    env = {"PATH": str(on_path.parent)}
+    interpreter = str(tmp_path / "venv" / "bin" / "python")
+    assert resolve_executable("", env, argv0="pytest", interpreter=interpreter) == beside
+    assert resolve_executable("", env, argv0="pytest", interpreter="/nowhere/python") == on_path
+
+
+def test_resolve_executable_nothing_found_raises():
+    with pytest.raises(UsageError, match="cannot find the memwarden executable"):
+        resolve_executable("", {"PATH": ""}, argv0="pytest", interpreter="/nowhere/python")
+
+
+def test_pinned_environment_holds_paths_and_never_tokens(tmp_path):
+    env = {
+        "PATH": "/usr/bin",
+        "OPENCLAW_STATE_DIR": "/srv/openclaw",
+        "OPENCLAW_GATEWAY_TOKEN": "tok",
+        "MEMWARDEN_SLACK_BOT_TOKEN": "xoxb",
+        "XDG_CONFIG_HOME": "/cfg",
+        "HOME": "/home/a",
+    }
+    pinned = dict(
+        pinned_environment(
+            env,
+            storage_dir=tmp_path / "state",
+            config_file=Path("/cfg/memwarden/config.toml"),
+            gateway_state_dir=None,
+        )
+    )
+    assert pinned == {
+        "PATH": "/usr/bin",
+        "OPENCLAW_STATE_DIR": "/srv/openclaw",
+        "XDG_CONFIG_HOME": "/cfg",
+        "MEMWARDEN_CONFIG": "/cfg/memwarden/config.toml",
+        "MEMWARDEN_GENERAL_STORAGE_DIR": os.path.abspath(tmp_path / "state"),
+    }
+
+
+def test_unpinned_variables_lists_settings_and_gateway_tokens_timers_miss():
+    env = {
+        "MEMWARDEN_SLACK_BOT_TOKEN": "x",
+        "MEMWARDEN_CONFIG": "/c.toml",
+        "MEMWARDEN_TEST_X": "1",
+        "OPENCLAW_GATEWAY_TOKEN": "t",
+        "OPENCLAW_STATE_DIR": "/s",
+        "MEMWARDEN_EMPTY": "",
+    }
+    assert unpinned_variables(env, {"MEMWARDEN_CONFIG": "/c.toml"}) == [
+        "MEMWARDEN_SLACK_BOT_TOKEN",
+        "OPENCLAW_GATEWAY_TOKEN",
+    ]
+
+
+def test_unpinned_variables_gateway_token_not_needed_when_its_config_holds_one():
+    env = {"OPENCLAW_GATEWAY_TOKEN": "t", "MEMWARDEN_SLACK_BOT_TOKEN": "x"}
+    assert unpinned_variables(env, {}, config_has_token=True) == ["MEMWARDEN_SLACK_BOT_TOKEN"]
