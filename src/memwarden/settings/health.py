@@ -147,6 +147,15 @@ OPTIONS = [
         maximum=1.0,
     ),
     Option(
+        "health.config_drift_hours",
+        "int",
+        24,
+        "Hours the config.drift warning stays up after memwarden maintain saw the gateway "
+        "config shrink by more than half.",
+        minimum=1,
+        maximum=24 * 30,
+    ),
+    Option(
         "health.disabled_checks",
         "str_list",
         [],

@@ -59,6 +59,7 @@ class Check:
 def registry() -> list[Check]:
     """Return every check, in the order people read them (gateway first)."""
     from memwarden.health.checks import (
+        config_drift,
         context,
         cron,
         disk,
@@ -78,6 +79,7 @@ def registry() -> list[Check]:
         Check("cron.errors", cron.check_cron),
         Check("jobs", jobs.check_jobs),
         Check("context.pressure", context.check_context),
+        Check("config.drift", config_drift.check_config_drift),
     ]
 
 
