@@ -1,0 +1,89 @@
+// session-summary: start memwarden, detached, when a conversation ends or is about to be compacted.
+//
+// command:new / command:reset -> `memwarden summarize` (a summary of the window that ended);
+// session:compact:before     -> `memwarden checkpoint --session KEY --force`.
+// The hook returns at once and never throws. Only ids and the event time are passed, as
+// arguments; never the event's cfg or any token. memwarden.json beside this file (written by
+// `memwarden install hooks`) names the executable and its --config / --state-dir.
+import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const HOOK_NAME = "session-summary";
+export const SETTINGS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "memwarden.json");
+const SUMMARY_ACTIONS = new Set(["new", "reset"]);
+const SAFE_VALUE = /^[^\0-\x1f\x7f]{1,1024}$/;
+
+function log(message) {
+  console.warn(`[${HOOK_NAME}] ${message}`);
+}
+
+/** Return `value` when it is a non-empty string without control characters, else undefined. */
+function safe(value) {
+  return typeof value === "string" && SAFE_VALUE.test(value) ? value : undefined;
+}
+
+/** Given the event, return its agent id: context.agentId, else the one in `agent:<id>:…`. */
+export function agentIdOf(event) {
+  const fromContext = safe(event?.context?.agentId);
+  if (fromContext) return fromContext;
+  const match = /^agent:([^:]+):/i.exec(event?.sessionKey ?? "");
+  return match ? safe(match[1].toLowerCase()) : undefined;
+}
+
+function isoTime(value) {
+  const moment = value instanceof Date ? value : new Date(value ?? Number.NaN);
+  return Number.isNaN(moment.getTime()) ? undefined : moment.toISOString();
+}
+
+/** Given an event and the settings, return memwarden's arguments, or null for no run. */
+export function commandFor(event, settings) {
+  const key = safe(event?.sessionKey);
+  if (!event || !key) return null;
+  const global = [];
+  if (safe(settings?.config)) global.push(`--config=${settings.config}`);
+  if (safe(settings?.stateDir)) global.push(`--state-dir=${settings.stateDir}`);
+  global.push("-q");
+  if (event.type === "session" && event.action === "compact:before") {
+    return [...global, "checkpoint", `--session=${key}`, "--force"];
+  }
+  if (event.type !== "command" || !SUMMARY_ACTIONS.has(event.action)) return null;
+  const context = event.context ?? {};
+  const args = [...global, "summarize", `--session-key=${key}`, `--event=command:${event.action}`];
+  const agentId = agentIdOf(event);
+  if (agentId) args.push(`--agent=${agentId}`);
+  const sessionId = safe(context.sessionEntry?.sessionId);
+  if (sessionId) args.push(`--session-id=${sessionId}`);
+  const previousId = safe(context.previousSessionEntry?.sessionId);
+  if (previousId) args.push(`--previous-session-id=${previousId}`);
+  const time = isoTime(event.timestamp);
+  if (time) args.push(`--event-time=${time}`);
+  return args;
+}
+
+/** Read memwarden.json; throw when it is missing or names no executable. */
+export async function readSettings(settingsPath = SETTINGS_PATH) {
+  const settings = JSON.parse(await readFile(settingsPath, "utf8"));
+  if (!settings || typeof settings.executable !== "string" || !path.isAbsolute(settings.executable)) {
+    throw new Error(`${settingsPath}: no absolute "executable"; run \`memwarden install hooks\``);
+  }
+  return settings;
+}
+
+export default async function sessionSummary(event) {
+  try {
+    const isOurs =
+      (event?.type === "command" && SUMMARY_ACTIONS.has(event.action)) ||
+      (event?.type === "session" && event.action === "compact:before");
+    if (!isOurs) return;
+    const settings = await readSettings();
+    const args = commandFor(event, settings);
+    if (!args) return;
+    const child = spawn(settings.executable, args, { detached: true, stdio: "ignore" });
+    child.on("error", (error) => log(`could not start ${settings.executable}: ${error.message}`));
+    child.unref();
+  } catch (error) {
+    log(`skipped: ${error?.message ?? String(error)}`);
+  }
+}

@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterEach, beforeEach, describe, mock, test } from "node:test";
+
+import { agentIdOf, commandFor } from "../session-summary/handler.js";
+import { VERSIONS, capture, eventFrom } from "./fixtures.mjs";
+
+const SOURCE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "session-summary");
+const SETTINGS = { executable: "/opt/memwarden/bin/memwarden", config: "/etc/mw.toml", stateDir: "/srv/state" };
+let folder;
+
+beforeEach(() => {
+  folder = mkdtempSync(path.join(tmpdir(), "mw-summary-"));
+});
+
+afterEach(() => {
+  rmSync(folder, { recursive: true, force: true });
+  mock.restoreAll();
+});
+
+/** Install the hook into a temp folder as `memwarden install hooks` does; return its handler. */
+async function installedHandler(settings) {
+  const hookDir = path.join(folder, "hooks", "session-summary");
+  mkdirSync(hookDir, { recursive: true });
+  for (const name of ["HOOK.md", "handler.js"]) copyFileSync(path.join(SOURCE, name), path.join(hookDir, name));
+  if (settings) writeFileSync(path.join(hookDir, "memwarden.json"), JSON.stringify(settings));
+  const module = await import(pathToFileURL(path.join(hookDir, "handler.js")).href);
+  return module.default;
+}
+
+/** A fake memwarden that waits for `<out>.go`, then writes its arguments to `<out>`. */
+function fakeExecutable(out) {
+  const script = path.join(folder, "fake-memwarden");
+  writeFileSync(
+    script,
+    `#!/bin/sh\nwhile [ ! -e '${out}.go' ]; do sleep 0.05; done\nprintf '%s\\n' "$@" > '${out}.tmp' && mv '${out}.tmp' '${out}'\n`,
+  );
+  chmodSync(script, 0o755);
+  return script;
+}
+
+async function waitFor(file) {
+  for (let attempt = 0; attempt < 200 && !existsSync(file); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return readFileSync(file, "utf8").trim().split("\n");
+}
+
+for (const version of VERSIONS) {
+  describe(`command:reset as captured from ${version}`, () => {
+    test("summarize is given the agent, the key, both ids and the event time", () => {
+      const event = eventFrom(capture(version, "command", "reset"), {
+        workspaceDir: "/w",
+        sessionEntryId: "new-id",
+        previousSessionEntryId: "old-id",
+      });
+
+      const args = commandFor(event, SETTINGS);
+
+      assert.deepEqual(args, [
+        "--config=/etc/mw.toml",
+        "--state-dir=/srv/state",
+        "-q",
+        "summarize",
+        `--session-key=${event.sessionKey}`,
+        "--event=command:reset",
+        "--agent=main",
+        "--session-id=new-id",
+        "--previous-session-id=old-id",
+        `--event-time=${event.timestamp.toISOString()}`,
+      ]);
+    });
+
+    test("no argument carries the gateway config or its token", () => {
+      const event = eventFrom(capture(version, "command", "reset"), { workspaceDir: "/w" });
+
+      const joined = commandFor(event, SETTINGS).join(" ");
+
+      assert.doesNotMatch(joined, /secret-gateway-token|cfg/);
+    });
+  });
+}
+
+test("command:new from 2026.9.6 runs summarize with --event=command:new", () => {
+  const event = eventFrom(capture("openclaw-2026.9.6", "command", "new"), { workspaceDir: "/w" });
+
+  assert.ok(commandFor(event, SETTINGS).includes("--event=command:new"));
+});
+
+test("session:compact:before runs an immediate forced checkpoint of the session", () => {
+  const event = eventFrom(capture("openclaw-2026.9.6", "session", "compact:before"));
+
+  assert.deepEqual(commandFor(event, { executable: "/x/memwarden" }), [
+    "-q",
+    "checkpoint",
+    "--session=agent:main:main",
+    "--force",
+  ]);
+});
+
+test("events the hook does not handle give no command", () => {
+  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: "/w" });
+
+  assert.equal(commandFor(event, SETTINGS), null);
+});
+
+test("the agent id comes from the context, else from the session key", () => {
+  assert.equal(agentIdOf({ sessionKey: "agent:ops:main", context: { agentId: "main" } }), "main");
+  assert.equal(agentIdOf({ sessionKey: "agent:Ops:main", context: {} }), "ops");
+  assert.equal(agentIdOf({ sessionKey: "global", context: {} }), undefined);
+});
+
+test("the installed hook starts memwarden detached and returns before it finishes", async () => {
+  const out = path.join(folder, "argv.txt");
+  const handler = await installedHandler({ executable: fakeExecutable(out), stateDir: "/srv/state" });
+  const event = eventFrom(capture("openclaw-2026.7.35", "command", "reset"), {
+    workspaceDir: "/w",
+    previousSessionEntryId: "101fbd0d-c6e3-4b83-94f5-65435a94d00e",
+  });
+
+  await handler(event);
+  // The fake is still waiting for its go file: the handler did not wait for the child.
+  assert.equal(existsSync(out), false);
+  writeFileSync(`${out}.go`, "");
+  const argv = await waitFor(out);
+
+  assert.equal(argv[0], "--state-dir=/srv/state");
+  assert.ok(argv.includes("summarize"));
+  assert.ok(argv.includes("--previous-session-id=101fbd0d-c6e3-4b83-94f5-65435a94d00e"));
+});
+
+test("an executable that does not exist logs one line and never throws", async () => {
+  const handler = await installedHandler({ executable: path.join(folder, "missing-memwarden") });
+  const warn = mock.method(console, "warn", () => {});
+  const event = eventFrom(capture("openclaw-2026.9.6", "command", "reset"), { workspaceDir: "/w" });
+
+  await handler(event);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+
+  assert.equal(warn.mock.callCount(), 1);
+  assert.match(String(warn.mock.calls[0].arguments[0]), /^\[session-summary\] could not start/);
+});
+
+test("without memwarden.json the hook logs one line and starts nothing", async () => {
+  const handler = await installedHandler(null);
+  const warn = mock.method(console, "warn", () => {});
+  const event = eventFrom(capture("openclaw-2026.9.6", "command", "reset"), { workspaceDir: "/w" });
+
+  await handler(event);
+
+  assert.equal(warn.mock.callCount(), 1);
+  assert.match(String(warn.mock.calls[0].arguments[0]), /^\[session-summary\] skipped/);
+});

@@ -1,0 +1,346 @@
+"""What INDEX.md shows, and how it is condensed until it fits the bootstrap cap.
+
+The gateway cuts an injected file longer than `bootstrapMaxChars` in the middle, counting
+JavaScript string length (UTF-16 code units) after trimming trailing whitespace. The catalog is
+rendered in the full form first; while it is too long it is condensed, step by step:
+
+1. dated categories (daily logs) collapse to one line: a count, a date range and totals;
+2. the other categories list only their newest files (as many as fit), the rest summarised;
+3. every category but the first is one line;
+4. the how-to section is shortened;
+5. the first rule's category (core state by default), else kept whole, is one line too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+
+from memwarden.indexing.categories import Category
+from memwarden.indexing.markers import MARKERS, add_counts
+from memwarden.indexing.scan import FileFacts
+
+ABBREVIATIONS = {
+    "DECISION": "DEC",
+    "GOTCHA": "GOT",
+    "SOLUTION": "SOL",
+    "PATTERN": "PAT",
+    "TRADEOFF": "TRA",
+    "FACT": "FACT",
+    "PREFERENCE": "PREF",
+    "TODO": "TODO",
+}
+_DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Counts and sums over a set of files."""
+
+    files: int
+    size: int
+    tokens: int
+    markers: tuple[int, ...]
+    first: str
+    last: str
+
+    @classmethod
+    def of(cls, files: Sequence[FileFacts]) -> Totals:
+        dates = [_file_date(facts) for facts in files]
+        return cls(
+            files=len(files),
+            size=sum(facts.size for facts in files),
+            tokens=sum(facts.tokens for facts in files),
+            markers=add_counts(facts.markers for facts in files),
+            first=min(dates, default=""),
+            last=max(dates, default=""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One file as its table row shows it: every cell already formatted and escaped."""
+
+    path: str
+    title: str
+    size: str
+    tokens: str
+    markers: str
+    modified: str
+
+
+@lru_cache(maxsize=65_536)
+def row_of(facts: FileFacts) -> Row:
+    """Return the table row of a file (cached: a row is formatted once however often shown)."""
+    return Row(
+        cell(facts.path),
+        cell(facts.title),
+        format_size(facts.size),
+        format_count(facts.tokens),
+        format_markers(facts.markers),
+        modified_date(facts),
+    )
+
+
+@dataclass
+class CategoryView:
+    """A category as shown: the files listed, and totals of those summarised instead."""
+
+    name: str
+    description: str
+    totals: Totals
+    listed: list[Row]
+    summarised: Totals | None
+    collapsed: bool
+    dated: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How much to show: collapse dated categories, at most `row_limit` rows, short how-to."""
+
+    collapse_dated: bool = False
+    row_limit: int | None = None
+    short_how_to: bool = False
+    protect: bool = True
+
+    def notes(self, views: Sequence[CategoryView]) -> list[str]:
+        """Return, for the reader, what this plan left out."""
+        notes = []
+        dated = [view.name for view in views if view.collapsed and view.dated]
+        if dated:
+            notes.append(f"{_join(dated)}: summarised in one line")
+        limited = [view.name for view in views if view.summarised and not view.collapsed]
+        if limited:
+            notes.append(f"{_join(limited)}: only the {self.row_limit} newest files listed")
+        collapsed = [view.name for view in views if view.collapsed and not view.dated]
+        if collapsed:
+            notes.append(f"{_join(collapsed)}: summarised in one line each")
+        return notes
+
+
+@dataclass
+class Catalog:
+    """The rendered index and how it was made to fit."""
+
+    text: str
+    chars: int
+    cap: int
+    fits: bool
+    plan: Plan
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def condensed(self) -> bool:
+        return self.plan != Plan()
+
+
+Render = Callable[[list[CategoryView], Plan, list[str]], str]
+
+
+def js_length(text: str) -> int:
+    """Given a text, return its length as the gateway measures it (UTF-16 units, end trimmed)."""
+    trimmed = text.rstrip()
+    if trimmed.isascii():
+        return len(trimmed)
+    return len(trimmed.encode("utf-16-le")) // 2
+
+
+def build_views(
+    categories: Sequence[Category], plan: Plan, known: dict[int, tuple[Totals, bool]] | None = None
+) -> list[CategoryView]:
+    """Given the categories and a plan, return what each category shows under that plan.
+
+    `known` caches each category's totals between plans (keyed by `id(category)`).
+    """
+    known = {} if known is None else known
+    views = []
+    for category in categories:
+        files = category.files
+        if id(category) not in known:
+            known[id(category)] = (Totals.of(files), is_dated(files))
+        totals, dated = known[id(category)]
+        protected = category.protected and plan.protect
+        collapse = not protected and ((plan.collapse_dated and dated) or plan.row_limit == 0)
+        summarised: Totals | None = None
+        if collapse:
+            shown: list[FileFacts] = []
+            summarised = totals
+        elif protected or plan.row_limit is None or len(files) <= plan.row_limit:
+            shown = list(files)
+        else:
+            newest = sorted(files, key=lambda facts: (-facts.mtime_ns, facts.path))
+            shown = sorted(newest[: plan.row_limit], key=lambda facts: facts.path)
+            summarised = Totals.of(newest[plan.row_limit :])
+        listed = [row_of(facts) for facts in shown]
+        views.append(
+            CategoryView(
+                category.name, category.description, totals, listed, summarised, collapse, dated
+            )
+        )
+    return views
+
+
+def fit(categories: Sequence[Category], cap: int, render: Render) -> Catalog:
+    """Given the categories, the cap in characters and a renderer, return the catalog.
+
+    The full form is returned when it fits; else the least condensed form that fits; else the
+    most condensed form, with `fits` False.
+    """
+    attempt = _Attempts(categories, cap, render)
+    full = attempt(Plan())
+    if full.fits:
+        return full
+    dated = attempt(Plan(collapse_dated=True))
+    if dated.fits:
+        return dated
+    best = _largest_row_limit(categories, attempt, dated)
+    if best is not None:
+        return best
+    short = attempt(Plan(collapse_dated=True, row_limit=0, short_how_to=True))
+    if short.fits:
+        return short
+    return attempt(Plan(collapse_dated=True, row_limit=0, short_how_to=True, protect=False))
+
+
+class _Attempts:
+    """Render the catalog under a plan, remembering each category's totals between plans."""
+
+    def __init__(self, categories: Sequence[Category], cap: int, render: Render) -> None:
+        self.categories, self.cap, self.render = categories, cap, render
+        self.known: dict[int, tuple[Totals, bool]] = {}
+
+    def __call__(self, plan: Plan) -> Catalog:
+        views = build_views(self.categories, plan, self.known)
+        notes = plan.notes(views)
+        text = self.render(views, plan, notes)
+        chars = js_length(text)
+        return Catalog(text, chars, self.cap, chars <= self.cap, plan, notes)
+
+
+def _largest_row_limit(
+    categories: Sequence[Category], attempt: _Attempts, unlimited: Catalog
+) -> Catalog | None:
+    """Return the catalog with the largest row limit that fits; None if not even 0 fits.
+
+    The limit is first estimated from the length of a row (the unlimited and the zero-row
+    renderings), then the estimate is bracketed and refined, so only a few renderings are made.
+    """
+    zero = attempt(Plan(collapse_dated=True, row_limit=0))
+    if not zero.fits:
+        return None
+    sizes = [
+        len(category.files)
+        for category in categories
+        if not category.protected and not is_dated(category.files)
+    ]
+    largest = max(sizes, default=0)
+    if largest <= 1:
+        return zero
+    per_row = max((unlimited.chars - zero.chars) / max(sum(sizes), 1), 1.0)
+    guess = _water_level(sizes, (attempt.cap - zero.chars) / per_row)
+    fits: dict[int, Catalog] = {0: zero}
+
+    def probe(limit: int) -> bool:
+        catalog = attempt(Plan(collapse_dated=True, row_limit=limit))
+        if catalog.fits:
+            fits[limit] = catalog
+        return catalog.fits
+
+    low, high = 0, largest  # the unlimited rendering did not fit
+    first = min(max(guess, 1), high - 1)
+    step = 1
+    if probe(first):
+        low = first
+        while low + step < high and probe(low + step):
+            low, step = low + step, step * 2
+        high = min(high, low + step)
+    else:
+        high = first
+        while high - step > low and not probe(high - step):
+            high, step = high - step, step * 2
+        low = max(low, high - step)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if probe(middle):
+            low = middle
+        else:
+            high = middle
+    return fits[low]
+
+
+def _water_level(sizes: Sequence[int], rows: float) -> int:
+    """Return the largest L with sum(min(size, L)) <= rows (the per-table row limit)."""
+    level = 0
+    for candidate in range(1, max(sizes, default=0) + 1):
+        if sum(min(size, candidate) for size in sizes) > rows:
+            break
+        level = candidate
+    return level
+
+
+def is_dated(files: Sequence[FileFacts]) -> bool:
+    """Return True when every file's name starts with a YYYY-MM-DD date."""
+    return bool(files) and all(_DATED.match(facts.path.rsplit("/", 1)[-1]) for facts in files)
+
+
+def _file_date(facts: FileFacts) -> str:
+    return _date_of(facts.path, facts.mtime_ns)
+
+
+@lru_cache(maxsize=65_536)
+def _date_of(path: str, mtime_ns: int) -> str:
+    named = _DATED.match(path.rsplit("/", 1)[-1])
+    return named.group(1) if named else _utc_date(mtime_ns)
+
+
+def modified_date(facts: FileFacts) -> str:
+    """Return the UTC date a file was last modified, as YYYY-MM-DD."""
+    return _utc_date(facts.mtime_ns)
+
+
+@lru_cache(maxsize=65_536)
+def _utc_date(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).strftime("%Y-%m-%d")
+
+
+# --- formatting helpers for the template ------------------------------------------------------
+
+
+def format_size(size: int) -> str:
+    """Given bytes, return `812 B`, `4.1 KB` or `1.2 MB`."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def format_count(number: int) -> str:
+    """Given a count, return it short: `850`, `12.3K`, `1.2M`."""
+    if number < 1000:
+        return str(number)
+    if number < 1_000_000:
+        return f"{number / 1000:.1f}K"
+    return f"{number / 1_000_000:.1f}M"
+
+
+def format_markers(counts: Sequence[int]) -> str:
+    """Given marker counts, return the non-zero ones abbreviated: `DEC 2 · TODO 1`."""
+    return " · ".join(
+        f"{ABBREVIATIONS[name]} {count}"
+        for name, count in zip(MARKERS, counts, strict=True)
+        if count
+    )
+
+
+def cell(text: str) -> str:
+    """Given text for a Markdown table cell, return it with pipes escaped."""
+    return text.replace("|", "\\|")
+
+
+def _join(names: Sequence[str]) -> str:
+    return ", ".join(names)

@@ -1,0 +1,141 @@
+"""The memory pool of a workspace: which files it holds, and what each one says.
+
+The pool is every `*.md` under `<workspace>/memory/`, except the folder `archive/` (at any
+depth), hidden files and folders, and `INDEX.md` at its top. Symlinks are not followed: a link
+could lead out of the workspace. Facts (title, marker counts) come from reading a file; they are
+reused while the file's size, mtime and inode stay the same.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from memwarden.indexing.markers import count_markers, first_heading
+
+INDEX_NAME = "INDEX.md"
+EXCLUDED_FOLDERS = frozenset({"archive"})
+BYTES_PER_TOKEN = 4
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """A pool file as `stat` sees it; `path` is relative to memory/, with `/` separators."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """What the index says about one file."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    title: str
+    markers: tuple[int, ...]
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.size)
+
+    def matches(self, stat: FileStat) -> bool:
+        """Return True when `stat` describes the file these facts were read from."""
+        return (self.size, self.mtime_ns, self.inode) == (stat.size, stat.mtime_ns, stat.inode)
+
+
+def estimate_tokens(size: int) -> int:
+    """Given a size in bytes, return the estimated tokens (about four bytes a token)."""
+    return math.ceil(size / BYTES_PER_TOKEN)
+
+
+def scan_pool(memory_dir: Path) -> list[FileStat]:
+    """Given a workspace's memory folder, return the pool's files sorted by path.
+
+    A missing folder is an empty pool. Folders that cannot be listed are skipped.
+    """
+    found: list[FileStat] = []
+    _walk(str(memory_dir), "", found)
+    found.sort(key=lambda stat: stat.path)
+    return found
+
+
+def _walk(folder: str, prefix: str, found: list[FileStat]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if name.startswith("."):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if name.lower() not in EXCLUDED_FOLDERS:
+                    _walk(entry.path, f"{prefix}{name}/", found)
+                continue
+            if not entry.is_file(follow_symlinks=False) or not name.lower().endswith(".md"):
+                continue
+            if not prefix and name == INDEX_NAME:
+                continue
+            status = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        found.append(FileStat(prefix + name, status.st_size, status.st_mtime_ns, status.st_ino))
+
+
+def read_facts(memory_dir: Path, stat: FileStat) -> FileFacts:
+    """Given the memory folder and a pool file, read it and return its facts.
+
+    Raise OSError if it cannot be read.
+    """
+    descriptor = os.open(memory_dir / stat.path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(descriptor, "rb") as handle:
+        data = handle.read()
+    title = first_heading(data) or Path(stat.path).stem
+    return FileFacts(stat.path, stat.size, stat.mtime_ns, stat.inode, title, count_markers(data))
+
+
+@dataclass
+class FactsUpdate:
+    """The facts of a whole pool, and what changed against the cache."""
+
+    facts: list[FileFacts]
+    changed: list[FileFacts]
+    removed: list[str]
+    unreadable: dict[str, str]
+
+
+def collect_facts(
+    memory_dir: Path, stats: list[FileStat], cached: Mapping[str, FileFacts]
+) -> FactsUpdate:
+    """Given the pool's files and the cached facts, return every file's facts.
+
+    Files whose stat matches the cache are not read. A file that cannot be read is left out
+    and listed in `unreadable` with the reason.
+    """
+    facts: list[FileFacts] = []
+    changed: list[FileFacts] = []
+    unreadable: dict[str, str] = {}
+    for stat in stats:
+        known = cached.get(stat.path)
+        if known is not None and known.matches(stat):
+            facts.append(known)
+            continue
+        try:
+            fresh = read_facts(memory_dir, stat)
+        except OSError as error:
+            unreadable[stat.path] = error.strerror or str(error)
+            continue
+        facts.append(fresh)
+        changed.append(fresh)
+    present = {stat.path for stat in stats if stat.path not in unreadable}
+    removed = sorted(path for path in cached if path not in present)
+    return FactsUpdate(facts, changed, removed, unreadable)

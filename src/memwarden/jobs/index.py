@@ -1,0 +1,361 @@
+"""`memwarden index`: rebuild memory/INDEX.md and the bootstrap hook's manifest per workspace.
+
+For every agent workspace (agents sharing one are indexed once) whose memory pool passes
+`index.threshold_kb`, write `memory/INDEX.md` (condensed to fit the gateway's per-file bootstrap
+cap) and `memory/.memwarden-bootstrap.json`, which tells the memory-index-inject hook what to
+inject. Below the threshold the manifest is removed, so the hook injects nothing. The file is
+rewritten only when something besides its generation time changed; per-file facts are cached in
+the state DB, so an unchanged folder costs a scan of its stat results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memwarden.errors import MemwardenError
+from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
+from memwarden.history.locking import memory_lock
+from memwarden.indexing.catalog import Totals, js_length
+from memwarden.indexing.categories import Rule, categorize, parse_rules
+from memwarden.indexing.facts_cache import load_facts, load_output, store_facts, store_output
+from memwarden.indexing.index_file import (
+    generated_text,
+    inputs_digest,
+    is_ours,
+    render_catalog,
+    same_index,
+    text_digest,
+)
+from memwarden.indexing.manifest import (
+    ACTIVE_CONTEXT_PATH,
+    INDEX_PATH,
+    MANIFEST_NAME,
+    InjectedFile,
+    build_manifest,
+)
+from memwarden.indexing.markers import MARKERS
+from memwarden.indexing.outcome import Outcome, budget_warnings, job_result
+from memwarden.indexing.scan import FileStat, collect_facts, scan_pool
+from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
+from memwarden.runtime import JobContext, JobResult
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.layout import Agent, Deployment
+
+JOB = "index"
+
+
+class IndexWriteRefused(MemwardenError):
+    """memory/INDEX.md exists and was not written by memwarden."""
+
+
+@dataclass
+class Target:
+    """One workspace to index, the agents that share it and its bootstrap caps."""
+
+    workspace: Path
+    agents: list[str]
+    max_chars: int
+    total_max_chars: int
+
+    @property
+    def label(self) -> str:
+        return ", ".join(self.agents) if self.agents else str(self.workspace)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--workspace",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="index this workspace folder (repeatable); default: every agent's workspace",
+    )
+    add_agent_filter(chosen)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="index even when the memory pool is under index.threshold_kb",
+    )
+    add_dry_run(parser)
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    deployment = context.deployment
+    if options.workspace:
+        targets = workspace_targets(context, deployment, options.workspace)
+    else:
+        targets = agent_targets(context, deployment, select_agents(deployment, options.agent))
+    outcomes = index_targets(context, targets, force=options.force, dry_run=options.dry_run)
+    return job_result(JOB, outcomes, dry_run=options.dry_run)
+
+
+def index_agents(
+    context: JobContext, agents: Sequence[Agent], *, force: bool = False, dry_run: bool = False
+) -> list[dict[str, Any]]:
+    """Given agents, index their workspaces (each once); return one outcome dict a workspace.
+
+    Never raises for one workspace's failure: it is reported in its outcome (`status` failed).
+    """
+    targets = agent_targets(context, context.deployment, agents)
+    return [outcome.to_json() for outcome in index_targets(context, targets, force, dry_run)]
+
+
+# --- targets ----------------------------------------------------------------------------------
+
+
+def agent_targets(
+    context: JobContext, deployment: Deployment, agents: Sequence[Agent]
+) -> list[Target]:
+    """Given agents, return their workspaces deduplicated by real path, in agent order."""
+    by_workspace: dict[str, Target] = {}
+    for agent in agents:
+        real = os.path.realpath(agent.workspace)
+        cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
+        total = deployment.bootstrap_total_max_chars(agent.id)
+        target = by_workspace.get(real)
+        if target is None:
+            by_workspace[real] = Target(agent.workspace, [agent.id], cap, total)
+        else:
+            target.agents.append(agent.id)
+            target.max_chars = min(target.max_chars, cap)
+            target.total_max_chars = min(target.total_max_chars, total)
+    return list(by_workspace.values())
+
+
+def workspace_targets(
+    context: JobContext, deployment: Deployment, folders: Sequence[Path]
+) -> list[Target]:
+    """Given workspace folders, return their targets with the agents that use each of them."""
+    wanted = list(dict.fromkeys(os.path.realpath(folder.expanduser()) for folder in folders))
+    by_real = {target_real: [] for target_real in wanted}
+    for agent in deployment.agents:
+        real = os.path.realpath(agent.workspace)
+        if real in by_real:
+            by_real[real].append(agent)
+    targets = []
+    for real, agents in by_real.items():
+        found = agent_targets(context, deployment, agents)
+        if found:
+            targets.append(found[0])
+            continue
+        default = deployment.default_agent().id
+        cap = _cap(context, deployment.bootstrap_max_chars(default))
+        targets.append(Target(Path(real), [], cap, deployment.bootstrap_total_max_chars(default)))
+    return targets
+
+
+def _cap(context: JobContext, gateway_cap: int) -> int:
+    configured = context.config.index.max_chars
+    return min(gateway_cap, configured) if configured else gateway_cap
+
+
+# --- indexing ---------------------------------------------------------------------------------
+
+
+def index_targets(
+    context: JobContext, targets: Sequence[Target], force: bool, dry_run: bool
+) -> list[Outcome]:
+    """Index every target; one failing workspace never stops the others."""
+    rules, descriptions = parse_rules(context.config.index.categories)
+    generated = generated_text(context.now())
+    outcomes = []
+    for target in targets:
+        try:
+            with _memory_locks(context, target.agents, dry_run):
+                outcome = index_workspace(
+                    context, target, rules, descriptions, generated, force=force, dry_run=dry_run
+                )
+        except (MemwardenError, OSError) as error:
+            outcome = Outcome(
+                str(target.workspace), target.agents, "failed", error=_describe(error)
+            )
+        if not dry_run:
+            _record(context, target, outcome)
+        outcomes.append(outcome)
+    return outcomes
+
+
+@contextmanager
+def _memory_locks(context: JobContext, agent_ids: Sequence[str], dry_run: bool) -> Iterator[None]:
+    """Hold the memory lock of every agent sharing the workspace (not needed in a dry run)."""
+    with ExitStack() as stack:
+        if not dry_run:
+            wait = context.config.history.lock_wait_seconds
+            for agent_id in agent_ids:
+                stack.enter_context(memory_lock(context.storage_dir / "locks", agent_id, wait))
+        yield
+
+
+def index_workspace(
+    context: JobContext,
+    target: Target,
+    rules: list[Rule],
+    descriptions: dict[str, str],
+    generated: str,
+    *,
+    force: bool,
+    dry_run: bool,
+) -> Outcome:
+    """Index one workspace; return what was done. Raise MemwardenError or OSError on failure."""
+    workspace = target.workspace
+    outcome = Outcome(str(workspace), target.agents, "unchanged", cap=target.max_chars)
+    if not workspace.is_dir():
+        outcome.status = "no_workspace"
+        return outcome
+    memory_dir = workspace / "memory"
+    stats = scan_pool(memory_dir)
+    outcome.files, outcome.size = len(stats), sum(stat.size for stat in stats)
+    if outcome.size < context.config.index.threshold_kb * 1024 and not force:
+        outcome.status = "below_threshold"
+        outcome.manifest = _remove_manifest(workspace, dry_run)
+        return outcome
+
+    index_path = workspace / INDEX_PATH
+    current = read_text_if_exists(index_path)
+    if current is not None and not is_ours(current):
+        raise IndexWriteRefused(
+            f"{index_path}: exists and was not written by memwarden; rename it (for example to "
+            "memory/INDEX.notes.md) so memwarden can write its index there"
+        )
+    real = os.path.realpath(workspace)
+    inputs = inputs_digest(
+        stats,
+        cap=target.max_chars,
+        rules=context.config.index.categories,
+        template_path=context.config.index.template,
+    )
+    if not _reuse_last(context, real, inputs, current, outcome):
+        text = _build(context, target, stats, (rules, descriptions), generated, outcome, dry_run)
+        if current is None or not same_index(current, text):
+            outcome.status = "would_write" if dry_run else "written"
+            if not dry_run:
+                ensure_dir(memory_dir, root=workspace)
+                atomic_write(index_path, text, root=workspace)
+                current = text
+        if not dry_run and not outcome.unreadable and current is not None:
+            store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
+
+    outcome.active_context_chars = _active_context_chars(workspace)
+    outcome.warnings = budget_warnings(
+        target.workspace, target.max_chars, target.total_max_chars, outcome
+    )
+    outcome.manifest = _write_manifest(context, target, outcome, dry_run)
+    return outcome
+
+
+REPORTED = ("files", "size", "tokens", "markers", "chars", "fits", "condensed")
+
+
+def _reported(outcome: Outcome) -> dict[str, Any]:
+    return {name: getattr(outcome, name) for name in REPORTED}
+
+
+def _reuse_last(
+    context: JobContext, real: str, inputs: str, current: str | None, outcome: Outcome
+) -> bool:
+    """Return True (and fill `outcome`) when INDEX.md is the one last made from these inputs."""
+    if current is None:
+        return False
+    last = load_output(context.state, real)
+    if last is None or last[0] != inputs or last[1] != text_digest(current):
+        return False
+    for name in REPORTED:
+        if name in last[2]:
+            setattr(outcome, name, last[2][name])
+    return True
+
+
+def _build(
+    context: JobContext,
+    target: Target,
+    stats: list[FileStat],
+    categories: tuple[list[Rule], dict[str, str]],
+    generated: str,
+    outcome: Outcome,
+    dry_run: bool,
+) -> str:
+    """Read the facts (cached by stat), render the catalog; fill `outcome`; return the text."""
+    real = os.path.realpath(target.workspace)
+    rules, descriptions = categories
+    update = collect_facts(target.workspace / "memory", stats, load_facts(context.state, real))
+    if not dry_run:
+        store_facts(context.state, real, update)
+    totals = Totals.of(update.facts)
+    catalog = render_catalog(
+        categorize(update.facts, rules, descriptions),
+        totals,
+        cap=target.max_chars,
+        generated=generated,
+        template_path=context.config.index.template,
+    )
+    outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens
+    outcome.markers = dict(zip(MARKERS, totals.markers, strict=True))
+    outcome.chars, outcome.fits, outcome.condensed = catalog.chars, catalog.fits, catalog.notes
+    outcome.unreadable = update.unreadable
+    return catalog.text
+
+
+def _active_context_chars(workspace: Path) -> int | None:
+    text = read_text_if_exists(workspace / ACTIVE_CONTEXT_PATH)
+    return None if text is None else js_length(text)
+
+
+def _write_manifest(context: JobContext, target: Target, outcome: Outcome, dry_run: bool) -> str:
+    files = [InjectedFile(INDEX_PATH, outcome.chars)]
+    if context.config.index.inject_active_context:
+        files.append(InjectedFile(ACTIVE_CONTEXT_PATH, outcome.active_context_chars))
+    payload = build_manifest(
+        agents=target.agents,
+        max_chars=target.max_chars,
+        total_max_chars=target.total_max_chars,
+        group_chats=context.config.index.inject_in_group_chats,
+        files=files,
+    )
+    path = target.workspace / "memory" / MANIFEST_NAME
+    current = read_text_if_exists(path)
+    if current is not None and current.encode() == payload:
+        return "unchanged"
+    if not dry_run:
+        atomic_write(path, payload, root=target.workspace)
+    return "would_write" if dry_run else "written"
+
+
+def _remove_manifest(workspace: Path, dry_run: bool) -> str | None:
+    path = workspace / "memory" / MANIFEST_NAME
+    if not path.is_file() or path.is_symlink():
+        return None
+    if not dry_run:
+        path.unlink()
+    return "would_remove" if dry_run else "removed"
+
+
+def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
+    if outcome.status not in ("written", "failed"):
+        return
+    context.state.record_event(
+        "index.written" if outcome.status == "written" else "index.failed",
+        job=JOB,
+        run_id=context.run_id,
+        agent_id=target.agents[0] if target.agents else None,
+        data={
+            "workspace": outcome.workspace,
+            "files": outcome.files,
+            "chars": outcome.chars,
+            "condensed": outcome.condensed,
+            "error": outcome.error,
+        },
+    )
+
+
+def _describe(error: MemwardenError | OSError) -> str:
+    if isinstance(error, MemwardenError):
+        return error.message
+    return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")

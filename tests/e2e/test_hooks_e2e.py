@@ -1,0 +1,110 @@
+"""memwarden's gateway hooks on the real gateway (2026.9.6 and 2026.7.35).
+
+One private gateway per version: `memwarden index` writes INDEX.md and the bootstrap manifest,
+`memwarden install hooks` installs and enables both hooks (through the real `openclaw hooks
+enable`, the CLI being on PATH), then the gateway starts and:
+
+- an agent turn's system prompt, as the fake model receives it, holds INDEX.md and
+  ACTIVE_CONTEXT.md (memory-index-inject);
+- `sessions.reset` makes the session-summary hook start `memwarden summarize`, which writes
+  `memory/YYYY-MM-DD-<slug>.md` for the window that ended;
+- `sessions.compact` makes it start `memwarden checkpoint --session KEY --force`, which writes
+  ACTIVE_CONTEXT.md from the session before the compaction summary replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from harness import Gateway
+
+from support.cli import run_subprocess
+
+WAIT_SECONDS = 90
+
+
+def memwarden(gateway: Gateway, *arguments: str, **extra: str):
+    """Run memwarden against the gateway's state with the gateway's own environment."""
+    env = {**gateway.env, **extra}
+    result = run_subprocess("--state-dir", gateway.state_dir, *arguments, env=env, timeout=180)
+    assert result.exit_code == 0, f"memwarden {' '.join(arguments)}:\n{result.stderr}"
+    return result
+
+
+def wait_for(check: Callable[[], object], what: str, gateway: Gateway) -> object:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.5)
+    raise AssertionError(f"{what} within {WAIT_SECONDS}s\n{gateway.log_tail()}")
+
+
+def seed_memory(workspace: Path, tag: str) -> None:
+    memory = workspace / "memory"
+    (memory / "research").mkdir(parents=True, exist_ok=True)
+    (memory / "ACTIVE_CONTEXT.md").write_text(f"# Active context\n\nactive-{tag}: migrating\n")
+    (memory / "research" / "herons.md").write_text(f"# Heron survey {tag}\n\n[FACT] grey\n")
+    (memory / "2026-11-21.md").write_text("# 2026-11-21\n\n[DECISION] keep SQLite\n")
+
+
+@pytest.fixture
+def hooked_gateway(gateway_factory, openclaw_bin: Path) -> tuple[Gateway, str]:
+    gateway = gateway_factory(start=False)
+    gateway.binary = openclaw_bin  # so `openclaw` is on the PATH memwarden install sees
+    gateway.llm.start()  # before the config is written: it names the fake model's port
+    gateway.prepare()
+    tag = uuid.uuid4().hex[:8]
+    seed_memory(gateway.workspace, tag)
+    memwarden(gateway, "index", MEMWARDEN_INDEX_THRESHOLD_KB="0")
+    installed = json.loads(memwarden(gateway, "install", "hooks", "--json").stdout)
+    assert installed["enabled_by"] == "cli", installed
+    entries = gateway.read_config()["hooks"]["internal"]["entries"]
+    assert entries["memory-index-inject"] == entries["session-summary"] == {"enabled": True}
+    gateway.start()
+    return gateway, tag
+
+
+def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_gateway):
+    gateway, tag = hooked_gateway
+    key = f"agent:main:e2e-hooks-{tag}"
+    memory = gateway.workspace / "memory"
+
+    gateway.llm.clear_requests()
+    reply = gateway.agent_turn(f"Plan the heron migration {tag} please", session_key=key)
+    assert reply["status"] == "ok", reply
+
+    prompts = "\n".join(gateway.llm.system_prompts())
+    assert f"Heron survey {tag}" in prompts  # a row of INDEX.md
+    assert "# Memory index" in prompts
+    assert f"active-{tag}: migrating" in prompts  # ACTIVE_CONTEXT.md
+    assert str(memory / "INDEX.md") in prompts
+
+    before = set(memory.glob("*.md"))
+    gateway.rpc("sessions.reset", {"key": key, "reason": "reset"})
+
+    def summary() -> Path | None:
+        for path in set(memory.glob("*.md")) - before:
+            text = path.read_text()
+            if text.startswith("# Session summary:") and f"heron migration {tag}" in text:
+                return path
+        return None
+
+    path = wait_for(summary, "no session summary was written after sessions.reset", gateway)
+    assert path.name.endswith(f"-plan-the-heron-migration-{tag}-please.md")
+    assert f"`{key}`" in path.read_text()
+
+    gateway.agent_turn(f"Now compact this {tag} conversation", session_key=key)
+    (memory / "ACTIVE_CONTEXT.md").write_text("# Active context\n\nreplaced by the test\n")
+    gateway.rpc("sessions.compact", {"key": key}, timeout=120)
+
+    def checkpointed() -> bool:
+        return f"Now compact this {tag} conversation" in (memory / "ACTIVE_CONTEXT.md").read_text()
+
+    wait_for(checkpointed, "no checkpoint was written after sessions.compact", gateway)

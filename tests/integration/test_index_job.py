@@ -1,0 +1,403 @@
+"""`memwarden index` on real memory folders: counts, caching, thresholds, budget, safety."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import json5
+import orjson
+import pytest
+
+from memwarden import config
+from memwarden.indexing.markers import MARKERS
+from memwarden.jobs.index import index_agents
+from memwarden.runtime import JobContext
+from support.cli import run_cli
+from support.deployments import make_sqlite_era_state, write_json5_config
+
+FILLER = "Notes on the work, kept for later. " * 40 + "\n"
+
+# path under memory/ → content; the expected marker totals are written out by hand below.
+MEMORY = {
+    "ACTIVE_CONTEXT.md": "# Active context\n\nShipping the index. [TODO] docs [TODO] bench\n",
+    "MEMORY.md": "# Long-term memory\n\n- [PREFERENCE] short answers\n- [FACT] prod is eu-west\n",
+    "2026-11-20.md": "# 2026-11-20\n\n[DECISION] SQLite [DECISION] WAL [GOTCHA] fsync\n" + FILLER,
+    "2026-11-21.md": "# 2026-11-21\n\nWrite `[TODO]` to flag work.\n```\n[FACT] example\n```\n"
+    + FILLER,
+    "plans/launch-plan.md": "# Launch plan\n\n[SOLUTION] canary [PATTERN] blue/green\n" + FILLER,
+    "research/deep/vector-dbs.md": "Vector DBs compared. [TRADEOFF] recall vs cost\n" + FILLER,
+    "notes/empty.md": "",
+    "archive/2025-01-01.md": "[DECISION] archived, not counted\n" + FILLER,
+    ".drafts/secret.md": "[DECISION] hidden, not counted\n",
+    "INDEX.notes.md": "# Index notes\n\n[FACT] counted\n",
+}
+TOTALS = {
+    "DECISION": 2,
+    "GOTCHA": 1,
+    "SOLUTION": 1,
+    "PATTERN": 1,
+    "TRADEOFF": 1,
+    "FACT": 2,
+    "PREFERENCE": 1,
+    "TODO": 2,
+}
+POOL_FILES = 9  # MEMORY minus archive/ and the hidden folder, plus the latin-1 file
+
+
+def write_memory(workspace: Path, files: dict[str, str] = MEMORY) -> Path:
+    memory = workspace / "memory"
+    for name, text in files.items():
+        path = memory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (memory / "latin1-notes.md").write_bytes("# Caf\xe9 notes\n\nd\xe9j\xe0 vu\n".encode("latin-1"))
+    return memory
+
+
+@pytest.fixture
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "1")
+    copy = make_sqlite_era_state(tmp_path)
+    write_memory(copy.workspace)
+    return copy
+
+
+def index(capsys, state, *arguments: str):
+    return run_cli(capsys, "--state-dir", state.state_dir, "index", *arguments)
+
+
+def test_index_generated_folder_counts_every_marker_per_occurrence(capsys, state):
+    result = index(capsys, state, "--json")
+
+    assert result.exit_code == 0, result.stderr
+    (outcome,) = result.json()["workspaces"]
+    assert outcome["status"] == "written"
+    assert outcome["markers"] == TOTALS
+    assert outcome["files"] == POOL_FILES
+    text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
+    totals = " · ".join(f"[{name}] {TOTALS[name]}" for name in MARKERS)
+    assert f"Markers: {totals}\n" in text
+    assert f"· {POOL_FILES} files ·" in text
+
+
+def test_index_rows_have_titles_sizes_markers_and_categories(capsys, state):
+    index(capsys, state)
+
+    text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in text.splitlines() if "| " in line}
+    assert "| Launch plan |" in rows["plans/launch-plan.md"]
+    assert "SOL 1 · PAT 1" in rows["plans/launch-plan.md"]
+    assert "| vector-dbs |" in rows["research/deep/vector-dbs.md"]  # no heading: the name
+    assert "| empty | 0 B | 0 |" in rows["notes/empty.md"]
+    assert "| Caf\ufffd notes |" in rows["latin1-notes.md"]
+    assert "| DEC 2 · GOT 1 |" in rows["2026-11-20.md"]
+    assert "| 2026-11-21 |" in rows["2026-11-21.md"]  # markers only in code: none
+    assert "archive/" not in text and ".drafts" not in text and "| INDEX.md" not in text
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [heading.split(" — ")[0] for heading in headings] == [
+        "## How to use this index",
+        "## Core state",
+        "## Daily logs",
+        "## Plans and procedures",
+        "## Research",
+        "## Other",
+    ]
+
+
+def test_index_writes_the_bootstrap_manifest_for_the_hook(capsys, state):
+    index(capsys, state)
+
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    index_chars = len((state.workspace / "memory" / "INDEX.md").read_text().rstrip())
+    assert manifest == {
+        "version": 1,
+        "generator": "memwarden index",
+        "agents": ["main"],
+        "maxChars": 20_000,
+        "totalMaxChars": 60_000,
+        "groupChats": False,
+        "files": [
+            {"name": "memory/INDEX.md", "path": "memory/INDEX.md", "chars": index_chars},
+            {
+                "name": "memory/ACTIVE_CONTEXT.md",
+                "path": "memory/ACTIVE_CONTEXT.md",
+                "chars": len(MEMORY["ACTIVE_CONTEXT.md"].rstrip()),
+            },
+        ],
+    }
+
+
+def test_index_files_are_private_and_written_whole(capsys, state):
+    index(capsys, state)
+
+    memory = state.workspace / "memory"
+    for name in ("INDEX.md", ".memwarden-bootstrap.json"):
+        assert (memory / name).stat().st_mode & 0o077 == 0
+    assert not [path for path in memory.iterdir() if path.name.endswith(".tmp")]
+
+
+def context_at(state, moment: datetime) -> JobContext:
+    environment = dict(os.environ)
+    return JobContext(
+        config=config.load(None, env=environment),
+        env=environment,
+        state_dir_override=state.state_dir,
+        clock=lambda: moment,
+    )
+
+
+def test_index_unchanged_folder_later_keeps_the_file_as_it_was(state):
+    moment = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+    first = context_at(state, moment)
+    (outcome,) = index_agents(first, first.deployment.agents)
+    index_path = state.workspace / "memory" / "INDEX.md"
+    before = (index_path.read_bytes(), index_path.stat().st_mtime_ns, index_path.stat().st_ino)
+
+    later = context_at(state, moment + timedelta(hours=6))
+    (again,) = index_agents(later, later.deployment.agents)
+
+    assert (outcome["status"], again["status"]) == ("written", "unchanged")
+    after = (index_path.read_bytes(), index_path.stat().st_mtime_ns, index_path.stat().st_ino)
+    assert after == before
+    assert b'generated="2026-11-22 06:00 UTC"' in after[0]
+
+
+def test_index_changed_file_rewrites_with_the_new_facts(state):
+    moment = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+    context = context_at(state, moment)
+    index_agents(context, context.deployment.agents)
+    extra = state.workspace / "memory" / "plans" / "launch-plan.md"
+    extra.write_text(extra.read_text() + "\n[GOTCHA] DNS TTLs\n")
+
+    (outcome,) = index_agents(context, context.deployment.agents)
+
+    assert outcome["status"] == "written"
+    assert outcome["markers"]["GOTCHA"] == TOTALS["GOTCHA"] + 1
+
+
+def test_index_cached_facts_reused_while_size_mtime_inode_unchanged(state):
+    context = context_at(state, datetime(2026, 11, 22, 6, 0, tzinfo=UTC))
+    index_agents(context, context.deployment.agents)
+    path = state.workspace / "memory" / "MEMORY.md"
+    status = path.stat()
+    original = path.read_bytes()
+    # Same size, same mtime, same inode: the index trusts its cache and does not read it again.
+    with path.open("r+b") as handle:
+        handle.write(original.replace(b"[FACT]", b"[TODO]"))
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+
+    (outcome,) = index_agents(context, context.deployment.agents)
+
+    assert outcome["status"] == "unchanged"
+    assert outcome["markers"]["FACT"] == TOTALS["FACT"]
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns + 1))
+    (touched,) = index_agents(context, context.deployment.agents)
+    assert touched["markers"]["FACT"] == TOTALS["FACT"] - 1
+
+
+def test_index_below_threshold_writes_nothing_and_removes_the_manifest(capsys, state, monkeypatch):
+    index(capsys, state)
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "500")
+
+    result = index(capsys, state)
+
+    assert result.exit_code == 0
+    assert "under the threshold: no index; bootstrap manifest removed" in result.stdout
+    assert not (state.workspace / "memory" / ".memwarden-bootstrap.json").exists()
+    (outcome,) = index(capsys, state, "--json").json()["workspaces"]
+    assert (outcome["status"], outcome["manifest"]) == ("below_threshold", None)
+
+
+def test_index_force_ignores_the_threshold(capsys, state, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "500")
+
+    result = index(capsys, state, "--force")
+
+    assert result.exit_code == 0
+    assert "memory/INDEX.md written" in result.stdout
+    assert (state.workspace / "memory" / "INDEX.md").is_file()
+
+
+def test_index_dry_run_writes_nothing_and_says_what_it_would_do(capsys, state):
+    result = index(capsys, state, "--dry-run")
+
+    assert result.exit_code == 0
+    assert "would write memory/INDEX.md" in result.stdout
+    assert not (state.workspace / "memory" / "INDEX.md").exists()
+    assert not (state.workspace / "memory" / ".memwarden-bootstrap.json").exists()
+
+
+def test_index_foreign_index_file_is_kept_and_other_workspaces_still_indexed(
+    capsys, state, tmp_path
+):
+    own = state.workspace / "memory" / "INDEX.md"
+    own.write_text("# My hand-written index\n")
+    second = tmp_path / "workspace-ops"
+    write_memory(second)
+    config_value = json5.loads(state.config_path.read_text())
+    config_value["agents"]["list"] = [
+        {"id": "main", "default": True},
+        {"id": "ops", "workspace": str(second)},
+    ]
+    write_json5_config(state.config_path, config_value)
+
+    result = index(capsys, state, "--json")
+
+    assert result.exit_code == 1
+    outcomes = {item["agents"][0]: item for item in result.json()["workspaces"]}
+    assert outcomes["main"]["status"] == "failed"
+    assert "was not written by memwarden; rename it" in outcomes["main"]["error"]
+    assert outcomes["ops"]["status"] == "written"
+    assert own.read_text() == "# My hand-written index\n"
+    assert "index main: failed:" in result.stderr
+
+
+def test_index_agents_sharing_a_workspace_index_it_once(capsys, state):
+    config_value = json5.loads(state.config_path.read_text())
+    config_value["agents"]["list"] = [{"id": "main", "default": True}, {"id": "twin"}]
+    config_value["agents"]["defaults"]["workspace"] = str(state.workspace)
+    config_value["agents"]["list"][1]["workspace"] = str(state.workspace) + "/"
+    write_json5_config(state.config_path, config_value)
+
+    result = index(capsys, state, "--json")
+
+    (outcome,) = result.json()["workspaces"]
+    assert outcome["agents"] == ["main", "twin"]
+
+
+def set_bootstrap_caps(state, per_file: int, total: int = 60_000) -> None:
+    config_value = json5.loads(state.config_path.read_text())
+    config_value["agents"]["defaults"]["bootstrapMaxChars"] = per_file
+    config_value["agents"]["defaults"]["bootstrapTotalMaxChars"] = total
+    write_json5_config(state.config_path, config_value)
+
+
+def test_index_over_the_gateway_cap_is_condensed_and_says_so(capsys, state):
+    daily = {f"2026-10-{day:02d}.md": f"# Day {day}\n[FACT] {day}\n" for day in range(1, 31)}
+    write_memory(state.workspace, daily)
+    set_bootstrap_caps(state, 3_000)
+
+    result = index(capsys, state, "--json")
+
+    (outcome,) = result.json()["workspaces"]
+    assert outcome["fits"] is True and outcome["chars"] <= 3_000 and outcome["cap"] == 3_000
+    assert outcome["condensed"][0] == "Daily logs: summarised in one line"
+    text = (state.workspace / "memory" / "INDEX.md").read_text()
+    assert "> Condensed to fit the bootstrap cap of 3,000 characters" in text
+    assert len(text.rstrip()) == outcome["chars"]
+    assert "(condensed: Daily logs: summarised in one line" in index(capsys, state).stdout
+
+
+def test_index_active_context_over_the_cap_is_reported(capsys, state):
+    (state.workspace / "memory" / "ACTIVE_CONTEXT.md").write_text("x" * 5_000)
+    set_bootstrap_caps(state, 4_500, total=6_000)
+
+    result = index(capsys, state)
+
+    assert result.exit_code == 0
+    assert "ACTIVE_CONTEXT.md: 5,000 characters, over the 4,500-character bootstrap cap" in (
+        result.stderr
+    )
+    assert "over the 6,000-character total bootstrap cap" in result.stderr
+
+
+def test_index_max_chars_option_lowers_the_cap(capsys, state, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_INDEX_MAX_CHARS", "2500")
+
+    (outcome,) = index(capsys, state, "--json").json()["workspaces"]
+
+    assert outcome["cap"] == 2_500 and outcome["chars"] <= 2_500
+
+
+def test_index_symlinked_file_and_folder_are_not_followed(capsys, state, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "leak.md").write_text("[DECISION] outside the workspace\n")
+    memory = state.workspace / "memory"
+    (memory / "linked-folder").symlink_to(outside)
+    (memory / "linked.md").symlink_to(outside / "leak.md")
+
+    (outcome,) = index(capsys, state, "--json").json()["workspaces"]
+
+    assert outcome["files"] == POOL_FILES
+    assert outcome["markers"]["DECISION"] == TOTALS["DECISION"]
+
+
+def test_index_workspace_option_indexes_that_folder(capsys, state, tmp_path):
+    other = tmp_path / "elsewhere"
+    write_memory(other)
+
+    result = index(capsys, state, "--workspace", str(other), "--json")
+
+    (outcome,) = result.json()["workspaces"]
+    assert (outcome["workspace"], outcome["agents"], outcome["status"]) == (
+        str(other),
+        [],
+        "written",
+    )
+    assert not (state.workspace / "memory" / "INDEX.md").exists()
+
+
+def test_index_records_an_event_for_each_written_index(capsys, state):
+    index(capsys, state)
+
+    result = run_cli(capsys, "--state-dir", state.state_dir, "index", "--json")
+
+    assert result.json()["summary"] == {"workspaces": 1, "unchanged": 1}
+    from memwarden.state import StateDB
+
+    database = StateDB(Path(os.environ["XDG_STATE_HOME"]) / "memwarden" / "state.db")
+    events = database.events(types=["index.written"])
+    assert [event["agent_id"] for event in events] == ["main"]
+    assert events[0]["data"]["files"] == POOL_FILES
+
+
+def test_index_broken_custom_template_fails_that_workspace_with_one_line(
+    capsys, state, tmp_path, monkeypatch
+):
+    template = tmp_path / "my-index.md.j2"
+    template.write_text("{{ totals.files }} files {{ no_such_value }}\n")
+    monkeypatch.setenv("MEMWARDEN_INDEX_TEMPLATE", str(template))
+
+    result = index(capsys, state)
+
+    assert result.exit_code == 1
+    (line,) = [line for line in result.stderr.splitlines() if "failed" in line]
+    assert f"{template}: the INDEX.md template does not render" in line
+    assert "no_such_value" in line
+    assert not (state.workspace / "memory" / "INDEX.md").exists()
+
+
+def test_index_custom_template_renders_with_the_marker_added(capsys, state, tmp_path, monkeypatch):
+    template = tmp_path / "my-index.md.j2"
+    template.write_text(
+        "# {{ totals.files }} files\n{% for view in views %}- {{ view.name }}\n{% endfor %}"
+    )
+    monkeypatch.setenv("MEMWARDEN_INDEX_TEMPLATE", str(template))
+
+    assert index(capsys, state).exit_code == 0
+
+    lines = (state.workspace / "memory" / "INDEX.md").read_text().splitlines()
+    assert lines[0].startswith('<!-- memwarden:index generated="')
+    assert lines[1:] == [
+        f"# {POOL_FILES} files",
+        "- Core state",
+        "- Daily logs",
+        "- Plans and procedures",
+        "- Research",
+        "- Other",
+    ]
+
+
+def test_index_agents_returns_one_outcome_per_workspace(state):
+    context = context_at(state, datetime(2026, 11, 22, 6, 0, tzinfo=UTC))
+
+    dry = index_agents(context, context.deployment.agents, dry_run=True)
+    done = index_agents(context, context.deployment.agents)
+
+    assert [item["status"] for item in dry] == ["would_write"]
+    assert [item["status"] for item in done] == ["written"]
+    assert done[0]["workspace"] == str(state.workspace)
+    assert done[0]["manifest"] == "written"

@@ -1,0 +1,105 @@
+"""Observation markers and titles in memory files: per occurrence, never inside code."""
+
+from __future__ import annotations
+
+from memwarden.indexing.markers import (
+    MARKERS,
+    ZERO,
+    add_counts,
+    count_markers,
+    first_heading,
+    lines_outside_code,
+    markers_in_line,
+    shorten,
+)
+
+
+def counts(**named: int) -> tuple[int, ...]:
+    return tuple(named.get(name, 0) for name in MARKERS)
+
+
+def test_count_markers_several_on_one_line_counts_each_occurrence():
+    data = b"- [DECISION] use sqlite [DECISION] again, [TODO] bench it [TODO] [TODO]\n"
+
+    assert count_markers(data) == counts(DECISION=2, TODO=3)
+
+
+def test_count_markers_all_eight_counts_each_in_order():
+    data = " ".join(f"[{name}]" for name in MARKERS).encode()
+
+    assert count_markers(data) == (1,) * 8
+
+
+def test_count_markers_inside_inline_code_span_not_counted():
+    data = b"Write `[TODO]` to flag work; double ``x [FACT] y`` too. [GOTCHA] real\n"
+
+    assert count_markers(data) == counts(GOTCHA=1)
+
+
+def test_count_markers_inside_fenced_blocks_not_counted():
+    data = (
+        b"[PATTERN] before\n"
+        b"```markdown\n[DECISION] example\n[TODO] example\n```\n"
+        b"~~~\n[FACT] example\n~~~\n"
+        b"[PATTERN] after\n"
+    )
+
+    assert count_markers(data) == counts(PATTERN=2)
+
+
+def test_count_markers_unclosed_fence_hides_the_rest_of_the_file():
+    data = b"[SOLUTION] kept\n```\n[SOLUTION] code to the end\n"
+
+    assert count_markers(data) == counts(SOLUTION=1)
+
+
+def test_count_markers_lowercase_or_unknown_tags_not_counted():
+    assert count_markers(b"[todo] [Decision] [NOTE] [ TODO ]") == ZERO
+
+
+def test_count_markers_non_utf8_bytes_still_counted():
+    data = "café [FACT] déjà vu [TRADEOFF]".encode("latin-1")
+
+    assert count_markers(data) == counts(FACT=1, TRADEOFF=1)
+
+
+def test_count_markers_empty_file_all_zero():
+    assert count_markers(b"") == ZERO
+
+
+def test_add_counts_sums_position_by_position():
+    assert add_counts([counts(FACT=1), counts(FACT=2, TODO=1), ZERO]) == counts(FACT=3, TODO=1)
+
+
+def test_first_heading_skips_headings_inside_code():
+    data = b"intro\n```bash\n# not a title\n```\n## Real title ##\n# later\n"
+
+    assert first_heading(data) == "Real title"
+
+
+def test_first_heading_without_heading_is_none():
+    assert first_heading(b"just text\n#hashtag is not a heading\n") is None
+
+
+def test_first_heading_non_utf8_replaced_and_long_titles_shortened():
+    data = b"# Caf\xe9 " + b"x" * 200 + b"\n"
+
+    title = first_heading(data)
+
+    assert title is not None and title.startswith("Caf\ufffd ")
+    assert len(title) == 80 and title.endswith("…")
+
+
+def test_markers_in_line_ignores_inline_code():
+    assert markers_in_line("[DECISION] keep `[TODO]` and [TODO] later") == ["DECISION", "TODO"]
+
+
+def test_lines_outside_code_drops_fenced_lines():
+    text = "a\n```\n[TODO] x\n```\nb\n~~~py\nc\n~~~\nd"
+
+    assert lines_outside_code(text) == ["a", "b", "d"]
+
+
+def test_shorten_flattens_whitespace_and_cuts_with_ellipsis():
+    assert shorten("a\n  b\tc", 10) == "a b c"
+    assert shorten("abcdefghij", 5) == "abcd…"
