@@ -2,7 +2,164 @@ from memwarden.settings.option import Option
 
 SECTION = "checkpoint"
 DESCRIPTION = (
-    "Layer 2: ACTIVE_CONTEXT.md and daily logs written from live transcripts, with no LLM."
+    "Layer 2: ACTIVE_CONTEXT.md and daily logs written from live transcripts, with no LLM. "
+    "See docs/checkpoint.md for what is captured and why."
 )
 
-OPTIONS: list[Option] = []
+OPTIONS = [
+    Option(
+        "checkpoint.sessions",
+        "choice",
+        "recent",
+        "Which sessions of each agent to checkpoint. `main`: only agent:<id>:main. `recent`: the "
+        "main session when it was active within staleness_hours, else the most recently updated "
+        "interactive session (never cron, sub-agents, heartbeats, hooks, boot). `all`: every "
+        "interactive session active within staleness_hours, each to its own file "
+        "(memory/ACTIVE_CONTEXT.md for main, memory/ACTIVE_CONTEXT.<session>.md for the others).",
+        choices=("main", "recent", "all"),
+    ),
+    Option(
+        "checkpoint.staleness_hours",
+        "float",
+        4.0,
+        "A session counts as active when its store says it was updated within this many hours.",
+        minimum=0.01,
+        maximum=24 * 365,
+    ),
+    Option(
+        "checkpoint.exclude_sessions",
+        "str_list",
+        [],
+        "Glob patterns of session keys never checkpointed, on top of the automation kinds "
+        "(e.g. agent:*:reports).",
+        example=["agent:*:reports"],
+    ),
+    Option(
+        "checkpoint.min_transcript_bytes",
+        "int",
+        1024,
+        "Sessions whose transcript (with the previous window carried over) is smaller than "
+        "this are skipped, and the run says so.",
+        minimum=0,
+    ),
+    Option(
+        "checkpoint.min_messages",
+        "int",
+        3,
+        "Sessions with fewer extracted user and assistant messages than this are skipped.",
+        minimum=0,
+    ),
+    Option(
+        "checkpoint.tail_entries",
+        "int",
+        60,
+        "How many transcript lines to read from the end of each transcript (four times as many, "
+        "once, when they hold fewer than recent_messages requests). The cost of a run grows "
+        "with this, never with the transcript's size.",
+        minimum=10,
+        maximum=10000,
+    ),
+    Option(
+        "checkpoint.recent_messages",
+        "int",
+        5,
+        "How many recent requests and recent outputs ACTIVE_CONTEXT.md lists.",
+        minimum=1,
+        maximum=50,
+    ),
+    Option(
+        "checkpoint.message_max_chars",
+        "int",
+        600,
+        "Each message is cut to this many characters in ACTIVE_CONTEXT.md.",
+        minimum=40,
+        maximum=20000,
+    ),
+    Option(
+        "checkpoint.max_files",
+        "int",
+        20,
+        "How many referenced file paths ACTIVE_CONTEXT.md lists (most recent first).",
+        minimum=0,
+        maximum=500,
+    ),
+    Option(
+        "checkpoint.max_todos",
+        "int",
+        10,
+        "How many open TODOs ACTIVE_CONTEXT.md lists (most recent last).",
+        minimum=0,
+        maximum=200,
+    ),
+    Option(
+        "checkpoint.summary_max_chars",
+        "int",
+        3000,
+        "The last compaction summary is cut to this many characters.",
+        minimum=100,
+        maximum=50000,
+    ),
+    Option(
+        "checkpoint.handoff_min_messages",
+        "int",
+        6,
+        "After a reset, until the new window has this many messages, ACTIVE_CONTEXT.md keeps "
+        "the previous window's sections below the new ones, marked with the previous session id.",
+        minimum=0,
+        maximum=1000,
+    ),
+    Option(
+        "checkpoint.daily_log",
+        "bool",
+        True,
+        "Append one entry per run that saw new messages to memory/YYYY-MM-DD.md (the date in "
+        "general.timezone).",
+    ),
+    Option(
+        "checkpoint.daily_log_max_chars",
+        "int",
+        300,
+        "The last request and last output of a daily-log entry are cut to this many characters.",
+        minimum=20,
+        maximum=5000,
+    ),
+    Option(
+        "checkpoint.redact",
+        "bool",
+        True,
+        "Mask secrets (API keys, tokens, passwords, private keys, credentials in URLs) with "
+        "[REDACTED:<type>] before anything is written. Turning this off is rarely wise.",
+    ),
+    Option(
+        "checkpoint.redact_patterns",
+        "table_list",
+        [],
+        "Extra secret patterns: tables {name, pattern} (Python regular expressions). A match is "
+        "replaced by [REDACTED:<name>]; with a group named `secret`, only that group is.",
+        fields=("name", "pattern"),
+        pattern_list=True,
+        example=[{"name": "internal-token", "pattern": "itk_[A-Za-z0-9]{24,}"}],
+    ),
+    Option(
+        "checkpoint.workers",
+        "int",
+        4,
+        "How many agents are checkpointed at the same time. They mostly wait for the disk "
+        "(every file is flushed before it replaces the old one), so more than the cores helps.",
+        minimum=1,
+        maximum=64,
+    ),
+    Option(
+        "checkpoint.active_context_template",
+        "path",
+        "",
+        "Your own jinja2 template for ACTIVE_CONTEXT.md. Empty: the bundled one "
+        "(templates/checkpoint/active_context.md.j2 shows every variable).",
+    ),
+    Option(
+        "checkpoint.daily_entry_template",
+        "path",
+        "",
+        "Your own jinja2 template for one daily-log entry. Empty: the bundled one.",
+    ),
+]

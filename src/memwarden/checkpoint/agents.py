@@ -1,0 +1,107 @@
+"""Checkpoint one agent: skip it when nothing it depends on changed (`skip_unchanged`), else
+choose its sessions from the store and checkpoint each (`checkpoint_agent`, which never raises:
+a problem becomes a `failed` outcome)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memwarden.checkpoint import unchanged
+from memwarden.checkpoint.outcome import SessionOutcome
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.session import RunState
+    from memwarden.checkpoint.unchanged import AgentRecord
+    from memwarden.openclaw.layout import Agent
+
+
+@dataclass
+class AgentResult:
+    """The outcomes of one agent's sessions, and the record to keep for the next run."""
+
+    outcomes: list[SessionOutcome]
+    record: AgentRecord | None = None
+    skipped_fast: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult:
+    """Checkpoint the sessions `checkpoint.sessions` chooses for one agent; never raises.
+
+    Call `skip_unchanged` first: this always looks at the store.
+    """
+    try:
+        return _checkpoint_agent(run, agent, force)
+    except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
+        reason = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+        return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])
+    finally:
+        release_gateway_database(agent)
+
+
+def release_gateway_database(agent: Agent) -> None:
+    """Close the read-only connection `sqlite_ro` keeps to the agent's database, in the thread
+    that opened it: the transcript reader leaves it returning bytes, and a connection may only
+    be used (and closed) by the thread that made it."""
+    from memwarden.openclaw import sqlite_ro
+
+    sqlite_ro.close(agent.sqlite_path)
+
+
+def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
+    """Return the agent's result when nothing it depends on changed since the last run (a few
+    stats, no store opened), else None. Never for a dry run."""
+    record = run.agent_records.get(agent.id)
+    if record is None or run.dry_run:
+        return None
+    try:
+        valid = unchanged.still_valid(record, agent, run.settings_key, run.now)
+    except OSError:
+        return None
+    if not valid:
+        return None
+    return AgentResult(unchanged.replay(record, agent), record, skipped_fast=True)
+
+
+def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
+    from memwarden.checkpoint.select import active_context_name, select_sessions
+    from memwarden.checkpoint.session import checkpoint_one
+    from memwarden.openclaw.sessions import load_sessions
+
+    taken_at = time.time()
+    watched = unchanged.signatures(unchanged.store_paths(agent))
+    settings = run.settings
+    selection = select_sessions(
+        load_sessions(agent),
+        agent_id=agent.id,
+        mode=settings.mode,
+        now=run.now,
+        staleness=settings.staleness,
+        exclude_patterns=settings.exclude,
+    )
+    if not selection.sessions:
+        outcomes = [SessionOutcome(agent.id, str(agent.workspace), "skipped", selection.reason)]
+        return AgentResult(
+            outcomes,
+            unchanged.make_record(
+                agent, run.settings_key, watched, outcomes, {}, selection.reason, None, taken_at
+            ),
+        )
+    if agent.era == "file":
+        transcripts = [s.transcript.path for s in selection.sessions if s.transcript is not None]
+        watched |= unchanged.signatures(transcripts)
+    outcomes = [checkpoint_one(run, agent, session, force=force) for session in selection.sessions]
+    files = {s.key: active_context_name(s.key, settings.mode) for s in selection.sessions}
+    record = unchanged.make_record(
+        agent,
+        run.settings_key,
+        watched,
+        outcomes,
+        files,
+        selection.reason,
+        selection.valid_until,
+        taken_at,
+    )
+    return AgentResult(outcomes, record)

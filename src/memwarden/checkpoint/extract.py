@@ -1,0 +1,205 @@
+"""What a window of a conversation says, from its typed entries, without any model.
+
+Kept: user and assistant text (not thinking blocks, tool results, HEARTBEAT_OK / NO_REPLY, user
+slash commands, or texts under five characters); the file paths the window mentions (in text
+and in tool-call arguments such as `path` / `file_path`); the tools called and how often; open
+TODOs (`- [ ]` items and `TODO:` lines not later ticked off); the latest compaction summary; the
+model; and the prompt size of the last model call. Texts are kept whole here: secrets are masked
+before they are cut (see `render`), so a cut never leaves half a key behind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memwarden.openclaw.entries import Compaction, Entry, Message, ModelChange, ToolCallBlock
+
+MIN_TEXT_CHARS = 5
+KEPT_ROLES = frozenset({"user", "assistant"})
+# Tool-call argument names that hold file paths, in the tools of OpenClaw and its plugins.
+PATH_ARGUMENTS = frozenset(
+    {
+        "path",
+        "file_path",
+        "filePath",
+        "file",
+        "filename",
+        "target_file",
+        "notebook_path",
+        "paths",
+        "files",
+    }
+)
+
+# Absolute (`/etc/hosts`, `~/notes/a.md`) paths with at least two parts or an extension, and
+# relative paths with a folder and an extension (`src/app.py`); never inside a URL.
+_PATH = re.compile(
+    r"(?<![\w@:/.\\-])"
+    r"("
+    r"(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)+"
+    r"|(?:~|\.{1,2})?/[\w@+-]+\.[A-Za-z][A-Za-z0-9]{0,7}"
+    r"|(?:[\w.@+-]+/)+[\w@+-]+\.[A-Za-z][A-Za-z0-9]{0,7}"
+    r")"
+    r"(?![\w/])"
+)
+_OPEN_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_DONE_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[xX]\][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_TODO_LINE = re.compile(r"\bTODO:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """One kept message: who said it, the whole text, and when."""
+
+    role: str
+    text: str
+    time: datetime | None
+
+
+@dataclass
+class WindowDigest:
+    """What one conversation window contains, as plain data."""
+
+    messages: list[Excerpt] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    tools: dict[str, int] = field(default_factory=dict)
+    todos: list[str] = field(default_factory=list)
+    compaction_summary: str | None = None
+    model: str | None = None
+    context_tokens: int | None = None
+    entries: int = 0
+    first_entry_at: datetime | None = None
+    last_entry_at: datetime | None = None
+
+    @property
+    def requests(self) -> list[Excerpt]:
+        """Return the user messages, in order."""
+        return [message for message in self.messages if message.role == "user"]
+
+    @property
+    def outputs(self) -> list[Excerpt]:
+        """Return the assistant messages, in order."""
+        return [message for message in self.messages if message.role == "assistant"]
+
+
+def digest_window(entries: Sequence[Entry], max_files: int = 20) -> WindowDigest:
+    """Given the entries of one window in transcript order, return its WindowDigest.
+
+    `files` holds at most `max_files` paths, the most recently mentioned first.
+    """
+    digest = WindowDigest(entries=len(entries))
+    tools: Counter[str] = Counter()
+    paths: list[str] = []
+    todo_texts: list[str] = []
+    for entry in entries:
+        if entry.timestamp is not None:
+            if digest.first_entry_at is None:
+                digest.first_entry_at = entry.timestamp
+            digest.last_entry_at = entry.timestamp
+        kind = type(entry)
+        if kind is Message:
+            _take_message(entry, digest, tools, paths, todo_texts)
+        elif kind is Compaction and entry.summary.strip():
+            digest.compaction_summary = entry.summary.strip()
+        elif kind is ModelChange and entry.model_id:
+            digest.model = entry.model_id
+    digest.tools = dict(sorted(tools.items(), key=lambda item: (-item[1], item[0])))
+    digest.files = _most_recent_unique(paths, max_files)
+    digest.todos = open_todos(todo_texts)
+    return digest
+
+
+def kept_messages(entries: Iterable[Entry]) -> list[Excerpt]:
+    """Given entries, return the user and assistant messages a checkpoint keeps, in order."""
+    kept = []
+    for entry in entries:
+        if type(entry) is Message:
+            excerpt = _excerpt(entry)
+            if excerpt is not None:
+                kept.append(excerpt)
+    return kept
+
+
+def find_paths(text: str) -> list[str]:
+    """Given a text, return the file paths it mentions, in order (URLs left out)."""
+    if "/" not in text:
+        return []
+    return [path.rstrip(".") for path in _PATH.findall(text)]
+
+
+def open_todos(texts: Iterable[str]) -> list[str]:
+    """Given texts in order, return the TODOs still open at the end, in order of last mention.
+
+    Open: `- [ ] item` and `TODO: item` lines. A later `- [x] item` with the same text closes it.
+    """
+    state: dict[str, bool] = {}
+    for text in texts:
+        if "[" not in text and "TODO" not in text:
+            continue
+        found = [
+            (match.start(), match.group(1), is_open)
+            for pattern, is_open in ((_OPEN_ITEM, True), (_TODO_LINE, True), (_DONE_ITEM, False))
+            for match in pattern.finditer(text)
+        ]
+        for _, item, is_open in sorted(found):
+            state.pop(item, None)
+            state[item] = is_open
+    return [item for item, is_open in state.items() if is_open]
+
+
+def _take_message(
+    message: Message,
+    digest: WindowDigest,
+    tools: Counter[str],
+    paths: list[str],
+    todo_texts: list[str],
+) -> None:
+    if message.role == "assistant":
+        if message.model:
+            digest.model = message.model
+        if message.usage is not None and message.usage.context_tokens:
+            digest.context_tokens = message.usage.context_tokens
+        for block in message.blocks:
+            if type(block) is ToolCallBlock:
+                tools[block.name or "?"] += 1
+                paths.extend(_argument_paths(block))
+    excerpt = _excerpt(message)
+    if excerpt is None:
+        return
+    digest.messages.append(excerpt)
+    paths.extend(find_paths(excerpt.text))
+    todo_texts.append(excerpt.text)
+
+
+def _excerpt(message: Message) -> Excerpt | None:
+    """Return the message as an Excerpt, or None when a checkpoint leaves it out."""
+    if message.role not in KEPT_ROLES or message.is_control_reply or message.is_command:
+        return None
+    text = message.text.strip()
+    if len(text) < MIN_TEXT_CHARS:
+        return None
+    return Excerpt(message.role, text, message.time)
+
+
+def _argument_paths(block: ToolCallBlock) -> list[str]:
+    found = []
+    for name, value in block.arguments.items():
+        if name not in PATH_ARGUMENTS:
+            continue
+        values = value if isinstance(value, list) else [value]
+        found.extend(item.strip() for item in values if isinstance(item, str) and item.strip())
+    return found
+
+
+def _most_recent_unique(paths: list[str], limit: int) -> list[str]:
+    seen: dict[str, None] = {}
+    for path in reversed(paths):
+        if path not in seen:
+            seen[path] = None
+            if len(seen) >= limit:
+                break
+    return list(seen)

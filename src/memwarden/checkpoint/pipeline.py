@@ -1,0 +1,245 @@
+"""Checkpoint a session that has something new: gather, redact, render, write.
+
+Imported only when a session needs it, so a run where nothing is new never loads the readers,
+the extraction, the templates or jinja2.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memwarden.checkpoint import gather as gather_module
+from memwarden.checkpoint.daily_log import group_by_day
+from memwarden.checkpoint.extract import kept_messages
+from memwarden.checkpoint.gather import Material, gather
+from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.positions import EventRecord, PositionUpdate, StoredSession
+from memwarden.checkpoint.render import (
+    ACTIVE_CONTEXT_TEMPLATE,
+    DAILY_ENTRY_TEMPLATE,
+    DAILY_HEADER_TEMPLATE,
+    active_context_values,
+    daily_entry_values,
+    render_template,
+    same_apart_from_time,
+    stamp,
+)
+from memwarden.checkpoint.writer import append_entry, memory_folder, read_existing, replace_file
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.session import RunState
+    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.sessions import SessionRecord
+    from memwarden.openclaw.transcripts import TranscriptLocation
+
+log = logging.getLogger("memwarden.checkpoint")
+
+
+def checkpoint_changed(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    location: TranscriptLocation,
+    stored: StoredSession | None,
+    same: StoredSession | None,
+    target: Path,
+    force: bool,
+    ignore_minimum: bool,
+    outcome: SessionOutcome,
+) -> None:
+    """Read, extract and write one session's checkpoint, filling in `outcome`."""
+    settings = run.settings
+    name = target.name
+    material = gather(run, session, location, stored, same)
+    outcome.counts = _counts(material)
+    if material.previous is not None:
+        outcome.previous_session_id = material.previous.session_id
+    too_small = None if ignore_minimum else gather_module.too_small(settings, material)
+    if too_small:
+        _finish(outcome, "skipped", too_small)
+        return
+    with run.locked(agent.id):
+        _write_active_context(run, agent, session, material, target, force, outcome)
+        appended = _write_daily_log(run, agent, session, material, outcome)
+    outcome.redactions = run.redactor.take_counts()
+    outcome.counts["new_messages"] = appended
+    # Written now, or left alone because it already held exactly this: the file is this session's.
+    outcome.update = _position_update(run, agent, session, material, name, stored)
+    if outcome.files:
+        what = " and ".join(_describe_files(outcome.files, agent.workspace))
+        _finish(outcome, "written", ("would write " if run.dry_run else "wrote ") + what)
+        outcome.events.append(
+            EventRecord(
+                "checkpoint.written",
+                agent.id,
+                session.key,
+                session.session_id,
+                {
+                    "files": outcome.files,
+                    "counts": outcome.counts,
+                    "redactions": outcome.redactions,
+                    "trigger": run.trigger,
+                    "previous_session_id": outcome.previous_session_id,
+                },
+            )
+        )
+    else:
+        _finish(outcome, "unchanged", "new lines, but nothing that changes the files")
+    log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
+
+
+def _write_active_context(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    material: Material,
+    target: Path,
+    force: bool,
+    outcome: SessionOutcome,
+) -> bool:
+    """Render ACTIVE_CONTEXT.md and write it when its content changed (or `force`)."""
+    settings = run.settings
+    values = active_context_values(
+        agent_id=agent.id,
+        session=session,
+        current=material.current,
+        previous=material.previous,
+        entries_read=material.read.entries_read + material.previous_entries_read,
+        redactor=run.redactor,
+        limits=settings.limits,
+        zone=run.zone,
+    )
+    rendered = render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
+    if not force and same_apart_from_time(read_existing(target), rendered):
+        return False
+    text = stamp(rendered, run.generated_at)
+    outcome.files.append(str(target))
+    if run.dry_run:
+        outcome.previews[str(target)] = text
+        return True
+    memory_folder(agent.workspace, create=True)
+    replace_file(target, text, agent.workspace)
+    return True
+
+
+def _write_daily_log(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    material: Material,
+    outcome: SessionOutcome,
+) -> int:
+    """Append one entry per local day for the messages no run has logged; return their count."""
+    settings = run.settings
+    sources = [
+        (material.old_session_id, kept_messages(material.old_new_entries), material.old_partial),
+        (session.session_id, kept_messages(material.read.new_entries), material.read.new_partial),
+    ]
+    total = sum(len(messages) for _, messages, _ in sources)
+    if not settings.daily_log or not total:
+        return total if settings.daily_log else 0
+    folder = memory_folder(agent.workspace, create=not run.dry_run)
+    for session_id, messages, partial in sources:
+        for group in group_by_day(messages, run.zone, run.now):
+            values = daily_entry_values(
+                group,
+                session.key,
+                session_id or session.session_id,
+                partial=partial,
+                redactor=run.redactor,
+                limits=settings.limits,
+                zone=run.zone,
+                fallback=run.now,
+            )
+            entry = render_template(DAILY_ENTRY_TEMPLATE, settings.daily_entry_template, values)
+            path = folder / group.file_name
+            _append_daily(run, agent, path, group.day.isoformat(), entry, outcome)
+            if str(path) not in outcome.files:
+                outcome.files.append(str(path))
+    return total
+
+
+def _append_daily(
+    run: RunState, agent: Agent, path: Path, day: str, entry: str, outcome: SessionOutcome
+) -> None:
+    exists = path.is_file()
+    header = "" if exists else _daily_header(agent.id, day)
+    if run.dry_run:
+        outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
+        return
+    append_entry(path, entry, header, agent.workspace)
+
+
+def _daily_header(agent_id: str, day: str) -> str:
+    return render_template(DAILY_HEADER_TEMPLATE, None, {"date": day, "agent": agent_id})
+
+
+def _position_update(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    material: Material,
+    name: str,
+    stored: StoredSession | None,
+) -> PositionUpdate | None:
+    if run.dry_run:
+        return None
+    read = material.read
+    last_entry = read.last_entry_at
+    previous = material.previous
+    carried = (
+        previous.session_id
+        if previous is not None and previous.session_id != session.session_id
+        else None
+    )
+    data: dict[str, Any] = {
+        "file": name,
+        "messages": len(material.current.messages),
+        "written_at": run.now.timestamp(),
+    }
+    if carried:
+        data["previous_session_id"] = carried
+    fallback = stored.last_entry_at if stored is not None else None
+    return PositionUpdate(
+        agent.id,
+        session.key,
+        session.session_id,
+        read.end.to_json(),
+        last_entry.timestamp() if last_entry else fallback,
+        data,
+    )
+
+
+def _counts(material: Material) -> dict[str, int]:
+    current = material.current
+    counts = {
+        "entries_read": material.read.entries_read + material.previous_entries_read,
+        "messages": len(current.messages),
+        "requests": len(current.requests),
+        "outputs": len(current.outputs),
+        "files_referenced": len(current.files),
+        "tools": sum(current.tools.values()),
+        "todos": len(current.todos),
+        "skipped_lines": material.read.skipped_lines,
+    }
+    if material.previous is not None:
+        counts["previous_messages"] = len(material.previous.digest.messages)
+    return counts
+
+
+def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:
+    outcome.outcome = result
+    outcome.reason = reason
+
+
+def _describe_files(files: list[str], workspace: Path) -> list[str]:
+    described = []
+    for name in files:
+        path = Path(name)
+        try:
+            described.append(str(path.relative_to(workspace)))
+        except ValueError:
+            described.append(str(path))
+    return described

@@ -1,0 +1,234 @@
+"""Digests → the values the templates see, and the rendered files.
+
+Every text is redacted whole, then cut, so a cut never leaves half a secret. jinja2 is imported
+only when something must be rendered (it costs tens of milliseconds to import). ACTIVE_CONTEXT.md
+is rendered with a placeholder for the run's time, so a run can tell whether anything but the
+time changed and leave an unchanged file alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Any, Protocol
+
+from memwarden.checkpoint.daily_log import DayGroup, local
+from memwarden.checkpoint.extract import Excerpt, WindowDigest
+from memwarden.checkpoint.limits import Limits
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.sessions import SessionRecord
+
+ACTIVE_CONTEXT_TEMPLATE = "checkpoint/active_context.md.j2"
+DAILY_HEADER_TEMPLATE = "checkpoint/daily_header.md.j2"
+DAILY_ENTRY_TEMPLATE = "checkpoint/daily_entry.md.j2"
+GENERATED_AT_PLACEHOLDER = "\x00generated-at\x00"
+# How long the run's time may be where the placeholder stood, when comparing with the old file.
+_MAX_TIME_CHARS = 64
+_BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+_WHITESPACE = re.compile(r"\s+")
+_HEADING = re.compile(r"^(#{1,6})([ \t])", re.MULTILINE)
+
+
+class TextRedactor(Protocol):
+    def redact(self, text: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class PreviousWindow:
+    """The window kept for the handoff, with where it came from."""
+
+    digest: WindowDigest
+    session_id: str
+    reset_at: datetime | None
+
+
+def window_values(
+    digest: WindowDigest, redactor: TextRedactor, limits: Limits, zone: tzinfo | None
+) -> dict[str, Any]:
+    """Given a window's digest, return the template values of its sections, redacted and cut."""
+    count = limits.recent_messages
+    return {
+        "messages": len(digest.messages),
+        "requests": [_message(m, redactor, limits, zone) for m in digest.requests[-count:]],
+        "outputs": [_message(m, redactor, limits, zone) for m in digest.outputs[-count:]],
+        "files": [redactor.redact(path) for path in digest.files[: limits.max_files]],
+        "tools": [{"name": name, "count": number} for name, number in digest.tools.items()],
+        "todos": [
+            cut(one_line(redactor.redact(todo)), limits.daily_log_max_chars)
+            for todo in digest.todos[-limits.max_todos :]
+        ]
+        if limits.max_todos
+        else [],
+        "compaction_summary": (
+            demote_headings(
+                cut(tidy(redactor.redact(digest.compaction_summary)), limits.summary_max_chars)
+            )
+            if digest.compaction_summary
+            else None
+        ),
+    }
+
+
+def active_context_values(
+    *,
+    agent_id: str,
+    session: SessionRecord,
+    current: WindowDigest,
+    previous: PreviousWindow | None,
+    entries_read: int,
+    redactor: TextRedactor,
+    limits: Limits,
+    zone: tzinfo | None,
+) -> dict[str, Any]:
+    """Return every value ACTIVE_CONTEXT.md's template sees; `generated_at` is the placeholder."""
+    values: dict[str, Any] = {
+        "agent": agent_id,
+        "generated_at": GENERATED_AT_PLACEHOLDER,
+        "session": {
+            "key": session.key,
+            "id": session.session_id,
+            "kind": session.kind.value,
+            "model": current.model
+            or session.model
+            or (previous.digest.model if previous else None),
+        },
+        "entries_read": entries_read,
+        "pressure": pressure_text(session, current),
+        "current": window_values(current, redactor, limits, zone),
+        "previous": None,
+    }
+    if previous is not None:
+        previous_values = window_values(previous.digest, redactor, limits, zone)
+        previous_values |= {
+            "session_id": previous.session_id,
+            "reset_at": _time(previous.reset_at, zone),
+            "current_messages": len(current.messages),
+        }
+        values["previous"] = previous_values
+    return values
+
+
+def daily_entry_values(
+    group: DayGroup,
+    session_key: str,
+    session_id: str,
+    *,
+    partial: bool,
+    redactor: TextRedactor,
+    limits: Limits,
+    zone: tzinfo | None,
+    fallback: datetime,
+) -> dict[str, Any]:
+    """Return the values of one daily-log entry for the new messages of one day."""
+    first, last = group.messages[0], group.messages[-1]
+    last_request, last_output = group.last("user"), group.last("assistant")
+    return {
+        "time": local(last.time or fallback, zone).strftime("%H:%M"),
+        "first_time": local(first.time or fallback, zone).strftime("%H:%M"),
+        "session": {"key": session_key, "id": session_id},
+        "requests": group.requests,
+        "outputs": group.outputs,
+        "partial": partial,
+        "last_request": _one_line(last_request, redactor, limits),
+        "last_output": _one_line(last_output, redactor, limits),
+    }
+
+
+def pressure_text(session: SessionRecord, digest: WindowDigest) -> str | None:
+    """Given the session record and the live window, return the context pressure as text.
+
+    The store's `totalTokens` when fresh and non-zero, else the prompt size of the window's last
+    model call; out of the session's context window when the store knows it. None if unknown.
+    """
+    tokens = session.total_tokens
+    if not tokens or session.total_tokens_fresh is False:
+        tokens = digest.context_tokens
+    if not tokens:
+        return None
+    window = session.context_tokens
+    if not window:
+        return f"{tokens:,} tokens (context window unknown)"
+    return f"{tokens:,} of {window:,} tokens ({tokens / window:.0%})"
+
+
+def render_template(name: str, custom_path: str | None, values: dict[str, Any]) -> str:
+    """Render a bundled template (or the operator's own file) with `values`."""
+    from memwarden.templating import render
+
+    return render(name, custom_path or None, **values)
+
+
+def stamp(rendered: str, generated_at: str) -> str:
+    """Return the rendered file with the run's time in place of the placeholder."""
+    return rendered.replace(GENERATED_AT_PLACEHOLDER, generated_at)
+
+
+def same_apart_from_time(existing: str | None, rendered: str) -> bool:
+    """Given the file on disk and a new rendering (with the time placeholder), return True when
+    they differ only in the time (at most 64 characters on one line where the placeholder is).
+    """
+    if existing is None:
+        return False
+    parts = rendered.split(GENERATED_AT_PLACEHOLDER)
+    if len(parts) == 1:
+        return existing == rendered
+    if not existing.startswith(parts[0]):
+        return False
+    position = len(parts[0])
+    for part in parts[1:-1]:
+        found = existing.find(part, position, position + _MAX_TIME_CHARS + len(part))
+        if found < 0 or "\n" in existing[position:found]:
+            return False
+        position = found + len(part)
+    last = parts[-1]
+    gap = len(existing) - len(last) - position
+    return (
+        0 <= gap <= _MAX_TIME_CHARS
+        and existing.endswith(last)
+        and "\n" not in existing[position : position + gap]
+    )
+
+
+def tidy(text: str) -> str:
+    """Return text without trailing spaces and with at most one blank line in a row."""
+    return _BLANK_LINES.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
+
+
+def demote_headings(text: str, levels: int = 2) -> str:
+    """Return Markdown text with its headings `levels` deeper (at most ######), so a summary
+    with `## Decisions` stays inside the section that quotes it."""
+    return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + levels) + match[2], text)
+
+
+def one_line(text: str) -> str:
+    """Return text with every run of whitespace (newlines included) as one space."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def cut(text: str, limit: int) -> str:
+    """Return text cut to at most `limit` characters, ending with … when it was cut."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def _message(
+    message: Excerpt, redactor: TextRedactor, limits: Limits, zone: tzinfo | None
+) -> dict[str, Any]:
+    text = cut(tidy(redactor.redact(message.text)), limits.message_max_chars)
+    return {"time": _time(message.time, zone) or "time unknown", "text": text}
+
+
+def _one_line(message: Excerpt | None, redactor: TextRedactor, limits: Limits) -> str | None:
+    if message is None:
+        return None
+    return cut(one_line(redactor.redact(message.text)), limits.daily_log_max_chars)
+
+
+def _time(moment: datetime | None, zone: tzinfo | None) -> str | None:
+    if moment is None:
+        return None
+    return local(moment, zone).isoformat(timespec="minutes")

@@ -1,0 +1,119 @@
+"""Which sessions of an agent a checkpoint reads, and which file each one is written to.
+
+Chosen from the session store (never "the newest file in the folder", which is often a cron
+transcript): the main session when it is active, else the most recently updated interactive
+session. Automation (cron, cron runs, sub-agents, ACP, boot, heartbeats, hooks, nodes) and keys
+matching `checkpoint.exclude_sessions` are never chosen.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.sessions import SessionRecord
+
+MODES = ("main", "recent", "all")
+ACTIVE_CONTEXT_FILE = "ACTIVE_CONTEXT.md"
+_SLUG_INVALID = re.compile(r"[^a-z0-9_-]+")
+_SLUG_MAX = 80
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The sessions to checkpoint, and why (or why none).
+
+    `valid_until` is when the same store could give another selection as time passes (a main
+    session going stale); None when only a change of the store can.
+    """
+
+    sessions: list[SessionRecord]
+    reason: str
+    valid_until: datetime | None = None
+
+
+def select_sessions(
+    records: Sequence[SessionRecord],
+    *,
+    agent_id: str,
+    mode: str,
+    now: datetime,
+    staleness: timedelta,
+    exclude_patterns: tuple[str, ...] = (),
+) -> Selection:
+    """Given an agent's sessions (newest first) and the settings, return the Selection.
+
+    `main`: the main session, active or not. `recent`: the main session when it was updated
+    within `staleness` of `now`, else the most recently updated interactive session. `all`:
+    every interactive session updated within `staleness`. Raise ValueError for another mode.
+    """
+    if mode not in MODES:
+        raise ValueError(f"checkpoint.sessions must be one of {', '.join(MODES)}, got {mode!r}")
+    candidates = [record for record in records if is_candidate(record, agent_id, exclude_patterns)]
+    main = next((record for record in candidates if record.kind == SessionKind.MAIN), None)
+    if mode == "main":
+        if main is None:
+            return Selection([], f"no session agent:{agent_id}:main")
+        return Selection([main], "main session")
+    cutoff = now - staleness
+    active = [record for record in candidates if _updated_after(record, cutoff)]
+    if mode == "all":
+        if not active:
+            return Selection([], _none_active(candidates, staleness))
+        until = min(_stale_at(record, staleness) for record in active)
+        return Selection(active, f"{len(active)} interactive session(s) active", until)
+    if main is not None and _updated_after(main, cutoff):
+        newest = candidates[0]
+        until = _stale_at(main, staleness) if newest is not main else None
+        return Selection([main], "main session, active", until)
+    if candidates:
+        newest = candidates[0]
+        return Selection([newest], "most recently updated interactive session")
+    return Selection([], "no interactive session")
+
+
+def is_candidate(record: SessionRecord, agent_id: str, exclude_patterns: tuple[str, ...]) -> bool:
+    """Return True when `record` is an interactive session of `agent_id` a checkpoint may read."""
+    info = classify(record.key)
+    if not info.is_interactive or record.transcript is None:
+        return False
+    if info.agent_id is not None and info.agent_id != agent_id:
+        return False
+    return not is_automation_key(record.key, exclude_patterns)
+
+
+def active_context_name(session_key: str, mode: str) -> str:
+    """Given a session key and the mode, return the file name (in memory/) it is written to.
+
+    Always ACTIVE_CONTEXT.md, except in mode `all` for a session other than main, which gets
+    `ACTIVE_CONTEXT.<slug of the key>.md`.
+    """
+    info = classify(session_key)
+    if mode != "all" or info.kind == SessionKind.MAIN:
+        return ACTIVE_CONTEXT_FILE
+    rest = info.key.split(":", 2)[2] if info.agent_id else info.key
+    slug = _SLUG_INVALID.sub("-", rest).strip("-")[:_SLUG_MAX] or "session"
+    return f"ACTIVE_CONTEXT.{slug}.md"
+
+
+def _updated_after(record: SessionRecord, cutoff: datetime) -> bool:
+    updated = record.updated
+    return updated is not None and updated >= cutoff
+
+
+def _stale_at(record: SessionRecord, staleness: timedelta) -> datetime:
+    """Return when an active record stops counting as active."""
+    return datetime.fromtimestamp((record.updated_at or 0) / 1000, UTC) + staleness
+
+
+def _none_active(candidates: list[SessionRecord], staleness: timedelta) -> str:
+    hours = staleness.total_seconds() / 3600
+    if not candidates:
+        return "no interactive session"
+    return f"no interactive session updated in the last {hours:g} h"

@@ -1,0 +1,162 @@
+"""Checkpoint one session: skip it when nothing is new, else hand it to `pipeline`.
+
+Everything a run shares (settings, redactor, time zone, the stored rows) is built once in
+`RunState`; a session with nothing new costs a stat (a query for SQLite) and never loads the
+pipeline. Failures of one session become a `failed` outcome for it alone; position updates and
+events are collected on the outcome and written by the caller in one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memwarden.checkpoint.outcome import SessionOutcome, Settings
+from memwarden.checkpoint.positions import EventRecord, StoredSession
+from memwarden.checkpoint.writer import memory_folder
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.redact import Redactor
+    from memwarden.checkpoint.unchanged import AgentRecord
+    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.sessions import SessionRecord
+
+log = logging.getLogger("memwarden.checkpoint")
+
+
+@dataclass
+class RunState:
+    """What every session of one run shares."""
+
+    settings: Settings
+    redactor: Redactor
+    zone: tzinfo | None
+    now: datetime
+    stored: dict[tuple[str, str], StoredSession]
+    owners: dict[tuple[str, str], tuple[str, str]]
+    # What the last runs recorded per agent, and the digest of the settings they ran with.
+    agent_records: dict[str, AgentRecord] = field(default_factory=dict)
+    settings_key: str = ""
+    dry_run: bool = False
+    trigger: str = "run"
+    # Held while an agent's memory files are written (the history's memory lock), by agent id.
+    memory_lock: Callable[[str], AbstractContextManager[object]] | None = None
+
+    def locked(self, agent_id: str) -> AbstractContextManager[object]:
+        """Return the context manager that keeps other writers out of the agent's memory."""
+        if self.memory_lock is None or self.dry_run:
+            return nullcontext()
+        return self.memory_lock(agent_id)
+
+    @property
+    def generated_at(self) -> str:
+        return self.now.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def checkpoint_one(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    *,
+    force: bool,
+    ignore_minimum: bool = False,
+) -> SessionOutcome:
+    """Given the run, an agent and one of its sessions, checkpoint it and return the outcome.
+
+    `force` reads and writes even when nothing is new; `ignore_minimum` writes a session under
+    the size minimums too (one about to be reset or compacted). Never raises for a problem of
+    this session: it becomes a `failed` outcome.
+    """
+    outcome = SessionOutcome(
+        agent=agent.id,
+        workspace=str(agent.workspace),
+        outcome="failed",
+        reason="",
+        session_key=session.key,
+        session_id=session.session_id,
+        dry_run=run.dry_run,
+    )
+    redactor = run.redactor.fresh()
+    try:
+        _checkpoint(replace(run, redactor=redactor), agent, session, force, ignore_minimum, outcome)
+    except Exception as error:  # noqa: BLE001 - one broken session never stops the others
+        outcome.outcome = "failed"
+        outcome.reason = _describe(error)
+        outcome.update = None
+        outcome.events = [
+            EventRecord(
+                "checkpoint.failed",
+                agent.id,
+                session.key,
+                session.session_id,
+                {"error": outcome.reason, "trigger": run.trigger},
+            )
+        ]
+        log.warning("checkpoint of %s %s failed: %s", agent.id, session.key, outcome.reason)
+    return outcome
+
+
+def _checkpoint(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    force: bool,
+    ignore_minimum: bool,
+    outcome: SessionOutcome,
+) -> None:
+    from memwarden.checkpoint.select import active_context_name
+
+    settings = run.settings
+    location = session.transcript
+    if location is None:
+        _finish(outcome, "skipped", "the session has no transcript yet")
+        return
+    name = active_context_name(session.key, settings.mode)
+    target = memory_folder(agent.workspace, create=False) / name
+    stored = run.stored.get((agent.id, session.key))
+    same = stored if stored is not None and stored.session_id == session.session_id else None
+    if not force and _nothing_new(run, agent, session, same, name, target):
+        _finish(outcome, "unchanged", "nothing new since the last run")
+        return
+    from memwarden.checkpoint.pipeline import checkpoint_changed
+
+    checkpoint_changed(
+        run, agent, session, location, stored, same, target, force, ignore_minimum, outcome
+    )
+
+
+def _nothing_new(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    same: StoredSession | None,
+    name: str,
+    target: Path,
+) -> bool:
+    """Return True when the last run saw everything and the file still holds this session."""
+    from memwarden.openclaw.transcripts import has_new_data
+
+    if same is None or same.position is None or session.transcript is None:
+        return False
+    if run.owners.get((agent.id, name)) != (session.key, session.session_id):
+        return False
+    if has_new_data(session.transcript, same.position):
+        return False
+    return target.is_file()
+
+
+def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:
+    outcome.outcome = result
+    outcome.reason = reason
+
+
+def _describe(error: Exception) -> str:
+    message = getattr(error, "message", None)
+    if isinstance(message, str):
+        return message
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,179 @@
+"""Skip an agent whose store and transcripts did not change since the last run, after a few stats.
+
+A run records, per agent, the stat signature (inode, size, modification time in ns) of what it
+read: the session store (sessions.json, or the agent database and its write-ahead log) and, in
+the file era, the transcripts of the chosen sessions. The next run compares them first. When
+none changed, the settings are the same, the files written are still there and no chosen session
+went stale meanwhile, it repeats the last conclusions without opening the store. A file modified
+less than 2 s before it was recorded is not trusted on its stat (a rewrite within the same
+timestamp tick could go unseen), as git does with "racily clean" index entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from memwarden.checkpoint.outcome import SessionOutcome
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.layout import Agent
+
+RACY_SECONDS = 2.0
+# Outcomes a later run may repeat; a failure is always tried again.
+REPEATABLE = frozenset({"written", "unchanged", "skipped"})
+
+Signature = list[int] | None
+
+
+@dataclass(frozen=True)
+class AgentRecord:
+    """What the last run read for one agent and what it concluded for each chosen session."""
+
+    agent_id: str
+    era: str
+    settings: str
+    signatures: dict[str, Signature]
+    sessions: list[dict[str, str]] = field(default_factory=list)
+    reason: str = ""
+    valid_until: float | None = None
+    recorded_at: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "era": self.era,
+            "settings": self.settings,
+            "signatures": self.signatures,
+            "sessions": self.sessions,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_row(
+        cls, agent_id: str, data: Mapping[str, Any], valid_until: float | None, updated_at: float
+    ) -> AgentRecord:
+        return cls(
+            agent_id,
+            str(data.get("era", "")),
+            str(data.get("settings", "")),
+            dict(data.get("signatures") or {}),
+            list(data.get("sessions") or []),
+            str(data.get("reason", "")),
+            valid_until,
+            updated_at,
+        )
+
+
+def settings_key(values: Mapping[str, Any]) -> str:
+    """Given the settings a checkpoint's output depends on, return a short digest of them."""
+    encoded = orjson.dumps(dict(values), option=orjson.OPT_SORT_KEYS, default=str)
+    return hashlib.sha256(encoded).hexdigest()[:16]
+
+
+def store_paths(agent: Agent) -> list[Path]:
+    """Return the files of the agent's session store whose change means "look again"."""
+    if agent.era == "sqlite":
+        return [agent.sqlite_path, agent.sqlite_path.with_name(agent.sqlite_path.name + "-wal")]
+    return [agent.sessions_dir / "sessions.json"]
+
+
+def signatures(paths: Iterable[Path]) -> dict[str, Signature]:
+    """Return the stat signature of each path (None when it does not exist)."""
+    return {str(path): signature(path) for path in paths}
+
+
+def signature(path: Path) -> Signature:
+    """Return [inode, size, mtime in ns] of `path`, or None when it does not exist."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [status.st_ino, status.st_size, status.st_mtime_ns]
+
+
+def still_valid(record: AgentRecord, agent: Agent, settings: str, now: datetime) -> bool:
+    """Return True when nothing the record depends on changed: same settings and era, not past
+    `valid_until`, every watched file with the same trusted signature, every file written
+    still there."""
+    if record.settings != settings or record.era != agent.era:
+        return False
+    if record.valid_until is not None and now.timestamp() >= record.valid_until:
+        return False
+    for name, recorded in record.signatures.items():
+        if recorded is not None and record.recorded_at - recorded[2] / 1e9 < RACY_SECONDS:
+            return False
+        if signature(Path(name)) != recorded:
+            return False
+    memory = agent.workspace / "memory"
+    return all(
+        (memory / session["file"]).is_file()
+        for session in record.sessions
+        if session.get("outcome") in ("written", "unchanged") and session.get("file")
+    )
+
+
+def replay(record: AgentRecord, agent: Agent) -> list[SessionOutcome]:
+    """Return the outcomes of a skipped agent: its sessions as the last run left them."""
+    workspace = str(agent.workspace)
+    if not record.sessions:
+        return [SessionOutcome(agent.id, workspace, "skipped", record.reason)]
+    outcomes = []
+    for session in record.sessions:
+        skipped = session.get("outcome") == "skipped"
+        outcomes.append(
+            SessionOutcome(
+                agent.id,
+                workspace,
+                "skipped" if skipped else "unchanged",
+                session.get("reason", "") if skipped else "nothing new since the last run",
+                session_key=session.get("key"),
+                session_id=session.get("id"),
+            )
+        )
+    return outcomes
+
+
+def make_record(
+    agent: Agent,
+    settings: str,
+    watched: Mapping[str, Signature],
+    outcomes: Sequence[SessionOutcome],
+    files: Mapping[str, str],
+    reason: str,
+    valid_until: datetime | None,
+    taken_at: float,
+) -> AgentRecord | None:
+    """Return the record of an agent's run, or None when a session failed (try it again).
+
+    `taken_at` is the wall-clock time (Unix seconds) when `watched` was stat'ed.
+    """
+    if any(outcome.outcome not in REPEATABLE for outcome in outcomes):
+        return None
+    sessions = [
+        {
+            "key": outcome.session_key or "",
+            "id": outcome.session_id or "",
+            "outcome": outcome.outcome,
+            "reason": outcome.reason,
+            "file": files.get(outcome.session_key or "", ""),
+        }
+        for outcome in outcomes
+        if outcome.session_key
+    ]
+    return AgentRecord(
+        agent.id,
+        agent.era,
+        settings,
+        dict(watched),
+        sessions,
+        reason,
+        valid_until.timestamp() if valid_until else None,
+        taken_at,
+    )

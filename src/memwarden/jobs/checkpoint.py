@@ -1,0 +1,189 @@
+"""`memwarden checkpoint`: write what each agent was doing into its workspace, with no LLM.
+
+For every agent (or `--agent ID`), choose its live conversation from the session store, read
+the tail of its transcript, and write `memory/ACTIVE_CONTEXT.md` and an entry in
+`memory/YYYY-MM-DD.md`, secrets masked. A session with nothing new since the last run is skipped
+after one stat. `--session KEY` checkpoints that one session, forced (the session-summary hook
+runs it before a compaction; the rotate job calls `checkpoint_session` before a reset).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from memwarden.jobs.common import add_agent_filter, add_dry_run
+from memwarden.runtime import JobContext, JobResult
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.agents import AgentResult
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.checkpoint.session import RunState
+    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.sessions import SessionRecord
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_agent_filter(parser)
+    parser.add_argument(
+        "--session",
+        metavar="KEY",
+        help="checkpoint only this session (e.g. agent:main:main), forced; its agent comes "
+        "from the key (or --agent for a key without one)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="read and rewrite even when nothing is new since the last run",
+    )
+    add_dry_run(parser)
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    """Checkpoint the chosen sessions of every selected agent; return what was done."""
+    from memwarden.checkpoint.positions import save
+    from memwarden.checkpoint.report import job_result
+    from memwarden.checkpoint.run_state import build_run_state
+    from memwarden.checkpoint.snapshots import snapshot_written
+
+    dry_run = bool(options.dry_run)
+    records, forget = [], []
+    if options.session:
+        state = build_run_state(context, dry_run=dry_run, trigger="session")
+        agent, session = _find_session(context, options.session, options.agent)
+        agents = [agent]
+        outcomes = [_checkpoint_single(state, agent, session, force=True)]
+        forget = [agent.id]
+    else:
+        from memwarden.jobs.common import select_agents
+
+        agents = select_agents(context.deployment, options.agent)
+        state = build_run_state(context, dry_run=dry_run, trigger="run")
+        results = checkpoint_agents(state, agents, force=bool(options.force))
+        outcomes = [outcome for result in results for outcome in result.outcomes]
+        records = [r.record for r in results if r.record is not None and not r.skipped_fast]
+        forget = [agent.id for agent, r in zip(agents, results, strict=True) if r.record is None]
+    problems = []
+    if not dry_run:
+        save(
+            context.state,
+            [outcome.update for outcome in outcomes if outcome.update is not None],
+            [event for outcome in outcomes for event in outcome.events],
+            run_id=context.run_id,
+            agents=records,
+            forget_agents=forget,
+        )
+        problems = snapshot_written(context, agents, outcomes, "checkpoint")
+    result = job_result(outcomes, dry_run)
+    if problems:
+        result.problems.extend(problems)
+        result.exit_code = 1
+    return result
+
+
+def checkpoint_session(
+    context: JobContext,
+    agent: Agent,
+    session: SessionRecord,
+    *,
+    force: bool = True,
+    dry_run: bool = False,
+    trigger: str = "rotate",
+) -> SessionOutcome:
+    """Given a context, an agent and one of its sessions, checkpoint exactly that session.
+
+    For the rotate job, right before it resets the session: reset only when `.ok`. With
+    `force` (the default) the session is read and written even when nothing is new or it is
+    under the size minimums. Never raises for a problem of the session itself (it is a
+    `failed` outcome); unless `dry_run`, the state DB is updated and the memory history takes a
+    snapshot (trigger `rotate` when `trigger` is "rotate"); a failed snapshot is a warning on
+    the outcome, the files stay written.
+    """
+    from memwarden.checkpoint.positions import save
+    from memwarden.checkpoint.run_state import build_run_state
+    from memwarden.checkpoint.snapshots import snapshot_written
+
+    state = build_run_state(context, dry_run=dry_run, trigger=trigger)
+    outcome = _checkpoint_single(state, agent, session, force=force)
+    if not dry_run:
+        updates = [outcome.update] if outcome.update is not None else []
+        # The agent's files may now hold this session: its next run must look again.
+        save(
+            context.state, updates, outcome.events, run_id=context.run_id, forget_agents=[agent.id]
+        )
+        history = "rotate" if trigger == "rotate" else "checkpoint"
+        for problem in snapshot_written(context, [agent], [outcome], history):
+            outcome.warnings.append(problem)
+    return outcome
+
+
+def checkpoint_agents(state: RunState, agents: list[Agent], *, force: bool) -> list[AgentResult]:
+    """Checkpoint every agent; return their results in order.
+
+    Agents whose store and transcripts did not change are settled first, with a few stats
+    each. The others run `checkpoint.workers` at a time, in threads: much of an agent's time is
+    spent waiting for fsync, which lets the others run. The state DB is only touched before and
+    after, by the caller.
+    """
+    from memwarden.checkpoint.agents import checkpoint_agent, skip_unchanged
+
+    settled = {}
+    if not force:
+        for agent in agents:
+            result = skip_unchanged(state, agent)
+            if result is not None:
+                settled[agent.id] = result
+    pending = [agent for agent in agents if agent.id not in settled]
+    workers = min(state.settings.workers, len(pending))
+    if workers <= 1:
+        done = [checkpoint_agent(state, agent, force=force) for agent in pending]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers, thread_name_prefix="checkpoint") as pool:
+            done = list(
+                pool.map(lambda agent: checkpoint_agent(state, agent, force=force), pending)
+            )
+    settled.update(zip((agent.id for agent in pending), done, strict=True))
+    return [settled[agent.id] for agent in agents]
+
+
+def _checkpoint_single(
+    state: RunState, agent: Agent, session: SessionRecord, *, force: bool
+) -> SessionOutcome:
+    """Checkpoint one given session (not chosen by the selection rules); a forced one is
+    written even under the size minimums."""
+    from memwarden.checkpoint.agents import release_gateway_database
+    from memwarden.checkpoint.session import checkpoint_one
+
+    try:
+        return checkpoint_one(state, agent, session, force=force, ignore_minimum=force)
+    finally:
+        release_gateway_database(agent)
+
+
+def _find_session(
+    context: JobContext, key: str, agent_ids: list[str] | None
+) -> tuple[Agent, SessionRecord]:
+    """Return the agent and record of session `key`. Raise UsageError if there is none."""
+    from memwarden.errors import UsageError
+    from memwarden.jobs.common import select_agents
+    from memwarden.openclaw.keys import classify
+    from memwarden.openclaw.sessions import load_sessions
+
+    deployment = context.deployment
+    info = classify(key)
+    if info.agent_id is not None:
+        agents = select_agents(deployment, [info.agent_id])
+    elif agent_ids:
+        agents = select_agents(deployment, agent_ids[:1])
+    else:
+        agents = [deployment.default_agent()]
+    agent = agents[0]
+    for record in load_sessions(agent):
+        if record.key.lower() == info.key:
+            return agent, record
+    raise UsageError(
+        f"agent {agent.id} has no session {key!r}; `memwarden sessions --agent {agent.id} --all` "
+        "lists its sessions"
+    )

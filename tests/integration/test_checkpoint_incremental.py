@@ -1,0 +1,423 @@
+"""Incremental runs over generated transcripts: new turns, nothing new, resets of both eras."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+
+from memwarden.runtime import JobContext
+from support.cli import run_cli
+from support.transcripts import (
+    START,
+    assistant_text,
+    event_row,
+    make_sqlite_agent_db,
+    transcript_lines,
+    user_text,
+    write_jsonl,
+)
+
+NOW = START + timedelta(hours=1)
+SESSION = "5e551011-0000-4000-8000-000000000001"
+NEW_SESSION = "5e551011-0000-4000-8000-000000000002"
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(JobContext, "now", lambda self: NOW)
+    monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
+
+
+class FileAgent:
+    """A file-era gateway state with one agent `main` whose main session we can grow."""
+
+    def __init__(self, root: Path, turns: int = 4) -> None:
+        self.state = root / "state"
+        self.workspace = root / "workspace"
+        self.workspace.mkdir(parents=True)
+        self.sessions = self.state / "agents" / "main" / "sessions"
+        config = {"agents": {"list": [{"id": "main", "workspace": str(self.workspace)}]}}
+        self.state.mkdir(parents=True)
+        (self.state / "openclaw.json").write_bytes(orjson.dumps(config))
+        self.lines = list(transcript_lines(turns, session_id=SESSION))
+        self.session_id = SESSION
+        self.write()
+
+    @property
+    def transcript(self) -> Path:
+        return self.sessions / f"{self.session_id}.jsonl"
+
+    def write(self, updated: datetime = NOW) -> None:
+        write_jsonl(self.transcript, self.lines)
+        store = {
+            "agent:main:main": {
+                "sessionId": self.session_id,
+                "updatedAt": int(updated.timestamp() * 1000),
+            }
+        }
+        (self.sessions / "sessions.json").write_bytes(orjson.dumps(store))
+
+    def append(self, *lines: dict) -> None:
+        self.lines.extend(lines)
+        with self.transcript.open("ab") as handle:
+            handle.write(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+
+    def memory(self, name: str) -> str:
+        return (self.workspace / "memory" / name).read_text(encoding="utf-8")
+
+
+def turn(number: int, at: datetime, text: str | None = None) -> list[dict]:
+    """Return the user and assistant lines of one turn at `at`."""
+    stamp = at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    millis = int(at.timestamp() * 1000)
+    return [
+        {
+            "type": "message",
+            "id": f"nu{number}",
+            "timestamp": stamp,
+            "message": {"role": "user", "content": text or user_text(number), "timestamp": millis},
+        },
+        {
+            "type": "message",
+            "id": f"na{number}",
+            "timestamp": stamp,
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": assistant_text(number)}],
+                "timestamp": millis + 500,
+            },
+        },
+    ]
+
+
+def checkpoint(capsys, agent, *extra: str):
+    return run_cli(capsys, "--state-dir", agent.state, "--json", "checkpoint", *extra)
+
+
+def entries_in(daily: str) -> int:
+    return daily.count("\n### ")
+
+
+def test_checkpoint_new_turn_appends_one_entry_with_only_the_new_messages(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    agent.append(*turn(10, START + timedelta(minutes=30), "please rotate the logs now"))
+
+    result = checkpoint(capsys, agent)
+
+    (outcome,) = result.json()["agents"]
+    assert outcome["outcome"] == "written"
+    assert outcome["counts"]["new_messages"] == 2
+    daily = agent.memory("2026-11-22.md")
+    assert entries_in(daily) == 2
+    last_entry = daily.rsplit("\n### ", 1)[1]
+    assert last_entry.startswith("05:30 · checkpoint · `agent:main:main`\n")
+    assert "1 request, 1 reply\n" in last_entry
+    assert "- last request: please rotate the logs now\n" in last_entry
+    context = agent.memory("ACTIVE_CONTEXT.md")
+    assert "please rotate the logs now" in context
+
+
+def test_checkpoint_nothing_new_leaves_files_alone_and_force_rewrites(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    context = agent.workspace / "memory" / "ACTIVE_CONTEXT.md"
+    stat = context.stat()
+    daily = agent.memory("2026-11-22.md")
+
+    idle = checkpoint(capsys, agent)
+    forced = checkpoint(capsys, agent, "--force")
+
+    assert idle.json()["agents"][0]["outcome"] == "unchanged"
+    assert forced.json()["agents"][0]["outcome"] == "written"
+    assert forced.json()["agents"][0]["files"] == [str(context)]
+    assert context.stat().st_ino != stat.st_ino  # replaced by a new file
+    assert agent.memory("2026-11-22.md") == daily
+
+
+def test_checkpoint_deleted_context_file_is_written_again_though_nothing_is_new(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    (agent.workspace / "memory" / "ACTIVE_CONTEXT.md").unlink()
+
+    result = checkpoint(capsys, agent)
+
+    assert result.json()["agents"][0]["outcome"] == "written"
+    assert "## Recent Requests" in agent.memory("ACTIVE_CONTEXT.md")
+    assert entries_in(agent.memory("2026-11-22.md")) == 1
+
+
+def test_checkpoint_only_non_message_lines_new_appends_no_daily_entry(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    agent.append({"type": "custom", "id": "c1", "timestamp": "2026-11-22T05:40:00Z"})
+
+    result = checkpoint(capsys, agent)
+
+    (outcome,) = result.json()["agents"]
+    memory = agent.workspace / "memory"
+    assert outcome["files"] == [str(memory / "ACTIVE_CONTEXT.md")]
+    assert "> - entries read: 10\n" in agent.memory("ACTIVE_CONTEXT.md")
+    assert outcome["counts"]["new_messages"] == 0
+    assert entries_in(agent.memory("2026-11-22.md")) == 1
+
+
+def test_checkpoint_new_lines_that_change_nothing_write_nothing(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    with agent.transcript.open("ab") as handle:
+        handle.write(b"this line is not JSON\n")
+
+    result = checkpoint(capsys, agent)
+
+    (outcome,) = result.json()["agents"]
+    assert outcome["outcome"] == "unchanged"
+    assert outcome["reason"] == "new lines, but nothing that changes the files"
+    assert outcome["counts"]["skipped_lines"] == 1
+
+
+def test_checkpoint_rewritten_transcript_counts_only_messages_after_the_last_seen(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    agent.lines += turn(20, START + timedelta(minutes=40))
+    agent.write()  # a new file (new inode) with the old lines and one new turn
+
+    result = checkpoint(capsys, agent)
+
+    assert result.json()["agents"][0]["counts"]["new_messages"] == 2
+    assert entries_in(agent.memory("2026-11-22.md")) == 2
+
+
+def test_checkpoint_partial_last_line_waits_for_its_newline(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    line = orjson.dumps(turn(30, START + timedelta(minutes=50))[0])
+    with agent.transcript.open("ab") as handle:
+        handle.write(line[:40])
+
+    partial = checkpoint(capsys, agent)
+    with agent.transcript.open("ab") as handle:
+        handle.write(line[40:] + b"\n")
+    complete = checkpoint(capsys, agent)
+
+    assert partial.json()["agents"][0]["counts"]["new_messages"] == 0
+    assert complete.json()["agents"][0]["counts"]["new_messages"] == 1
+    assert entries_in(agent.memory("2026-11-22.md")) == 2
+
+
+def test_checkpoint_messages_across_midnight_go_to_both_days(tmp_path, capsys, monkeypatch):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    agent.append(*turn(40, datetime(2026, 11, 22, 23, 50, tzinfo=UTC)))
+    agent.append(*turn(41, datetime(2026, 11, 23, 0, 10, tzinfo=UTC)))
+    monkeypatch.setattr(JobContext, "now", lambda self: datetime(2026, 11, 23, 0, 20, tzinfo=UTC))
+
+    checkpoint(capsys, agent)
+
+    before, after = agent.memory("2026-11-22.md"), agent.memory("2026-11-23.md")
+    assert entries_in(before) == 2
+    assert "### 23:50 · checkpoint" in before
+    assert after.startswith("# 2026-11-23\n")
+    assert after.count("### ") == 1
+    assert "### 00:10 · checkpoint" in after
+    assert "- last request: " + user_text(41).strip() in after
+
+
+def test_checkpoint_daily_log_appends_to_the_agents_own_file(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    memory = agent.workspace / "memory"
+    memory.mkdir()
+    own = "# Notes of the day\n\n- met Alice about the migration\n"
+    (memory / "2026-11-22.md").write_text(own)
+
+    checkpoint(capsys, agent)
+
+    daily = agent.memory("2026-11-22.md")
+    assert daily.startswith(own)
+    assert "Daily log of agent" not in daily
+    assert entries_in(daily) == 1
+
+
+def test_checkpoint_file_era_reset_keeps_previous_window_and_logs_its_unseen_tail(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    agent.append(*turn(50, START + timedelta(minutes=20), "last words before the reset"))
+    archive = agent.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z"
+    os.rename(agent.transcript, archive)
+    agent.session_id = NEW_SESSION
+    agent.lines = list(transcript_lines(0, session_id=NEW_SESSION))
+    agent.write()
+
+    result = checkpoint(capsys, agent)
+
+    (outcome,) = result.json()["agents"]
+    assert outcome["outcome"] == "written"
+    assert outcome["previous_session_id"] == SESSION
+    context = agent.memory("ACTIVE_CONTEXT.md")
+    current, _, kept = context.partition(f"## Previous Session `{SESSION}`")
+    assert f"(id `{NEW_SESSION}`" in current
+    assert "_No user messages in this window yet._" in current
+    assert "before the reset at 2026-11-22T05:25+00:00" in kept
+    assert "last words before the reset" in kept
+    daily = agent.memory("2026-11-22.md")
+    assert entries_in(daily) == 2
+    assert f"- session `{SESSION}`: 1 request, 1 reply\n" in daily
+    assert "- last request: last words before the reset\n" in daily
+
+
+def test_checkpoint_previous_window_stays_until_the_new_one_has_enough(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    os.rename(agent.transcript, agent.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z")
+    agent.session_id = NEW_SESSION
+    agent.lines = list(transcript_lines(0, session_id=NEW_SESSION))
+    agent.write()
+    checkpoint(capsys, agent)
+
+    agent.append(*turn(60, START + timedelta(minutes=30)))
+    thin = checkpoint(capsys, agent)
+    agent.append(*turn(61, START + timedelta(minutes=31)), *turn(62, START + timedelta(minutes=32)))
+    rich = checkpoint(capsys, agent)
+
+    assert thin.json()["agents"][0]["previous_session_id"] == SESSION
+    assert rich.json()["agents"][0]["previous_session_id"] is None
+    context = agent.memory("ACTIVE_CONTEXT.md")
+    assert "Previous Session" not in context
+    assert user_text(62).strip() in context
+
+
+def sqlite_agent(root: Path, lines: list[dict], key: str = "agent:main:main") -> FileAgent:
+    """A SQLite-era state for agent `main` holding one session with `lines`."""
+    agent = FileAgent.__new__(FileAgent)
+    agent.state = root / "state"
+    agent.workspace = root / "workspace"
+    agent.workspace.mkdir(parents=True)
+    database = agent.state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    make_sqlite_agent_db(database, {SESSION: lines}, compress=True, session_keys={SESSION: key})
+    config = {"agents": {"list": [{"id": "main", "workspace": str(agent.workspace)}]}}
+    (agent.state / "openclaw.json").write_bytes(orjson.dumps(config))
+    agent.database = database
+    return agent
+
+
+def append_rows(database: Path, lines: list[dict]) -> None:
+    import sqlite3
+
+    with sqlite3.connect(database) as connection:
+        (last,) = connection.execute("SELECT max(seq) FROM transcript_events").fetchone()
+        connection.executemany(
+            "INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                event_row(SESSION, last + 1 + index, orjson.dumps(line), 0)
+                for index, line in enumerate(lines)
+            ],
+        )
+    connection.close()
+
+
+def test_checkpoint_sqlite_era_in_place_reset_keeps_the_window_before_it(tmp_path, capsys):
+    agent = sqlite_agent(tmp_path, list(transcript_lines(6, session_id=SESSION)))
+    checkpoint(capsys, agent)
+    reset = {"type": "reset", "id": "r1", "timestamp": "2026-11-22T05:30:00.000Z", "reason": "new"}
+    append_rows(agent.database, [reset, *turn(70, START + timedelta(minutes=31), "fresh start")])
+
+    result = checkpoint(capsys, agent)
+
+    (outcome,) = result.json()["agents"]
+    assert outcome["outcome"] == "written"
+    assert outcome["counts"]["messages"] == 2
+    assert outcome["counts"]["previous_messages"] == 12
+    assert outcome["counts"]["new_messages"] == 2
+    context = agent.memory("ACTIVE_CONTEXT.md")
+    current, _, kept = context.partition(f"## Previous Session `{SESSION}`")
+    assert "fresh start" in current and user_text(5) not in current
+    assert "before the reset at 2026-11-22T05:30+00:00" in kept
+    assert user_text(5).strip() in kept
+    assert entries_in(agent.memory("2026-11-22.md")) == 2
+
+
+def test_checkpoint_sqlite_era_reset_beyond_the_tail_reads_further_back(tmp_path, capsys):
+    lines = list(transcript_lines(40, session_id=SESSION))
+    lines.append(
+        {"type": "reset", "id": "r1", "timestamp": "2026-11-22T05:30:00Z", "reason": "new"}
+    )
+    lines += [
+        {"type": "custom", "id": f"c{n}", "timestamp": "2026-11-22T05:31:00Z"} for n in range(30)
+    ]
+    lines += turn(80, START + timedelta(minutes=32), "after a long pause")
+    agent = sqlite_agent(tmp_path, lines)
+    config = tmp_path / "memwarden.toml"
+    config.write_text("[checkpoint]\ntail_entries = 20\n")
+
+    result = run_cli(capsys, "--config", config, "--state-dir", agent.state, "--json", "checkpoint")
+
+    (outcome,) = result.json()["agents"]
+    assert outcome["counts"]["previous_messages"] > 0
+    assert assistant_text(39).strip() in agent.memory("ACTIVE_CONTEXT.md")
+
+
+def tool_loop(number: int, calls: int, at: datetime) -> list[dict]:
+    """Return a turn in which the assistant runs `calls` tools before it answers."""
+    stamp = at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    request, reply = turn(number, at)
+    lines = [request]
+    for call in range(calls):
+        block = {"type": "toolCall", "id": f"c{call}", "name": "exec", "arguments": {}}
+        lines.append(
+            {
+                "type": "message",
+                "id": f"t{number}-{call}",
+                "timestamp": stamp,
+                "message": {"role": "assistant", "content": [block]},
+            }
+        )
+        lines.append(
+            {
+                "type": "message",
+                "id": f"r{number}-{call}",
+                "timestamp": stamp,
+                "message": {"role": "toolResult", "content": [{"type": "text", "text": "ok"}]},
+            }
+        )
+    return [*lines, reply]
+
+
+def test_checkpoint_long_tool_loops_read_further_back_for_recent_requests(tmp_path, capsys):
+    agent = FileAgent(tmp_path, turns=0)
+    for number in range(6):
+        agent.append(*tool_loop(number, 15, START + timedelta(minutes=number)))
+
+    result = checkpoint(capsys, agent)
+
+    (outcome,) = result.json()["agents"]
+    assert outcome["counts"]["entries_read"] == 193  # the whole transcript: 4 x 60 was enough
+    requests = agent.memory("ACTIVE_CONTEXT.md").split("## Recent Requests\n")[1].split("\n\n")[0]
+    assert len(requests.splitlines()) == 5
+    assert outcome["counts"]["tools"] == 90
+
+
+def test_checkpoint_all_mode_writes_each_active_session_to_its_own_file(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    other = "5e551011-0000-4000-8000-0000000000aa"
+    write_jsonl(agent.sessions / f"{other}.jsonl", transcript_lines(3, session_id=other))
+    store = orjson.loads((agent.sessions / "sessions.json").read_bytes())
+    store["agent:main:telegram:direct:42"] = {
+        "sessionId": other,
+        "updatedAt": int(NOW.timestamp() * 1000),
+    }
+    (agent.sessions / "sessions.json").write_bytes(orjson.dumps(store))
+    config = tmp_path / "memwarden.toml"
+    config.write_text('[checkpoint]\nsessions = "all"\n')
+
+    result = run_cli(capsys, "--config", config, "--state-dir", agent.state, "--json", "checkpoint")
+
+    keys = [outcome["session_key"] for outcome in result.json()["agents"]]
+    assert keys == ["agent:main:main", "agent:main:telegram:direct:42"]
+    assert "(id `" + SESSION in agent.memory("ACTIVE_CONTEXT.md")
+    assert "(id `" + other in agent.memory("ACTIVE_CONTEXT.telegram-direct-42.md")
+    daily = agent.memory("2026-11-22.md")
+    assert "`agent:main:main`" in daily and "`agent:main:telegram:direct:42`" in daily

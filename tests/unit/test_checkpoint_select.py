@@ -1,0 +1,137 @@
+"""Which session a checkpoint reads: from the store, by key kind and update time."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memwarden.checkpoint.select import active_context_name, select_sessions
+from memwarden.openclaw.keys import classify
+from memwarden.openclaw.sessions import SessionRecord, sort_newest_first
+from memwarden.openclaw.transcripts import TranscriptLocation
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+FOUR_HOURS = timedelta(hours=4)
+
+
+def record(key: str, minutes_ago: float, transcript: bool = True) -> SessionRecord:
+    session_id = f"id-{key.rsplit(':', 1)[-1]}"
+    location = TranscriptLocation("file", Path(f"/t/{session_id}.jsonl"), session_id)
+    updated = NOW - timedelta(minutes=minutes_ago)
+    return SessionRecord(
+        agent_id="main",
+        key=key,
+        session_id=session_id,
+        kind=classify(key).kind,
+        updated_at=int(updated.timestamp() * 1000),
+        status="done",
+        total_tokens=None,
+        total_tokens_fresh=None,
+        context_tokens=None,
+        input_tokens=None,
+        output_tokens=None,
+        model=None,
+        era="file",
+        transcript=location if transcript else None,
+        last_interaction_at=None,
+        compaction_count=None,
+    )
+
+
+def keys(selection) -> list[str]:
+    return [session.key for session in selection.sessions]
+
+
+def select(records, mode="recent", **options):
+    return select_sessions(
+        sort_newest_first(records),
+        agent_id="main",
+        mode=mode,
+        now=NOW,
+        staleness=FOUR_HOURS,
+        **options,
+    )
+
+
+def test_select_recent_active_main_wins_over_newer_sessions():
+    records = [
+        record("agent:main:main", 60),
+        record("agent:main:telegram:direct:42", 5),
+        record("agent:main:cron:nightly", 1),
+    ]
+
+    assert keys(select(records)) == ["agent:main:main"]
+
+
+def test_select_recent_stale_main_gives_most_recent_interactive_never_automation():
+    records = [
+        record("agent:main:main", 300),
+        record("agent:main:telegram:direct:42", 90),
+        record("agent:main:cron:nightly", 1),
+        record("agent:main:cron:nightly:run:7", 1),
+        record("agent:main:subagent:0f3c", 2),
+        record("agent:main:telegram:direct:42:heartbeat", 2),
+        record("agent:main:boot:1", 2),
+        record("hook:1234", 2),
+    ]
+
+    selection = select(records)
+
+    assert keys(selection) == ["agent:main:telegram:direct:42"]
+    assert "most recently updated" in selection.reason
+
+
+def test_select_recent_only_automation_selects_nothing_and_says_why():
+    selection = select([record("agent:main:cron:nightly", 1)])
+
+    assert selection.sessions == []
+    assert selection.reason == "no interactive session"
+
+
+def test_select_main_mode_takes_main_even_when_stale():
+    records = [record("agent:main:main", 3000), record("agent:main:slack:channel:c1", 1)]
+
+    assert keys(select(records, mode="main")) == ["agent:main:main"]
+
+
+def test_select_all_mode_takes_every_active_interactive_session():
+    records = [
+        record("agent:main:main", 10),
+        record("agent:main:slack:channel:c1", 20),
+        record("agent:main:telegram:direct:9", 500),
+        record("agent:main:cron:nightly", 1),
+    ]
+
+    assert keys(select(records, mode="all")) == ["agent:main:main", "agent:main:slack:channel:c1"]
+
+
+def test_select_excluded_patterns_and_sessions_without_transcript_are_never_chosen():
+    records = [
+        record("agent:main:main", 10, transcript=False),
+        record("agent:main:reports", 5),
+        record("agent:main:telegram:direct:9", 20),
+    ]
+
+    selection = select(records, exclude_patterns=("agent:*:reports",))
+
+    assert keys(selection) == ["agent:main:telegram:direct:9"]
+
+
+def test_select_unknown_mode_raises():
+    with pytest.raises(ValueError, match=r"checkpoint\.sessions"):
+        select([record("agent:main:main", 1)], mode="newest")
+
+
+@pytest.mark.parametrize(
+    ("key", "mode", "name"),
+    [
+        ("agent:main:main", "all", "ACTIVE_CONTEXT.md"),
+        ("agent:main:telegram:direct:42", "recent", "ACTIVE_CONTEXT.md"),
+        ("agent:main:telegram:direct:42", "all", "ACTIVE_CONTEXT.telegram-direct-42.md"),
+        ("agent:main:Slack:Group:C/1", "all", "ACTIVE_CONTEXT.slack-group-c-1.md"),
+    ],
+)
+def test_active_context_name_depends_on_mode_and_key(key, mode, name):
+    assert active_context_name(key, mode) == name
