@@ -11,10 +11,11 @@ import os
 import stat
 from pathlib import Path
 
-from memwarden.errors import UnsafePathError
+from memwarden.errors import MemwardenError, UnsafePathError
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+APPEND_ATTEMPTS = 5
 
 
 def check_inside(path: Path, root: Path) -> Path:
@@ -57,7 +58,40 @@ def atomic_write(path: Path, data: bytes | str, root: Path | None = None) -> Non
     With `root`, the target must stay inside it (see check_inside). The file ends up 0600.
     """
     target = check_inside(path, root) if root is not None else _refuse_symlink(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    temp = _write_temp(target, data.encode("utf-8") if isinstance(data, str) else data)
+    os.replace(temp, target)
+    fsync_dir(target.parent)
+
+
+def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
+    """Append `text` to `path` so that a crash leaves either the old or the new file, whole.
+
+    A missing file is created starting with `header`. The file is rewritten whole (the files
+    appended to, daily logs, are small); if someone else (the agent itself) changes it while
+    memwarden writes, memwarden starts over from their version instead of replacing it. Raise
+    MemwardenError if it keeps changing.
+    """
+    target = check_inside(path, root) if root is not None else _refuse_symlink(path)
+    for _attempt in range(APPEND_ATTEMPTS):
+        before = _identity(target)
+        try:
+            current = target.read_bytes()
+        except FileNotFoundError:
+            current = header.encode("utf-8")
+        if current and not current.endswith(b"\n"):
+            current += b"\n"
+        temp = _write_temp(target, current + text.encode("utf-8"))
+        if _identity(target) != before:
+            temp.unlink(missing_ok=True)
+            continue
+        os.replace(temp, target)
+        fsync_dir(target.parent)
+        return
+    raise MemwardenError(f"{target}: kept changing while memwarden appended to it; run again")
+
+
+def _write_temp(target: Path, payload: bytes) -> Path:
+    """Write `payload` to a fsynced 0600 temp file beside `target`; return its path."""
     ensure_dir(target.parent)
     temp = target.parent / f".{target.name}.{os.getpid()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -73,24 +107,15 @@ def atomic_write(path: Path, data: bytes | str, root: Path | None = None) -> Non
         temp.unlink(missing_ok=True)
         raise
     os.close(descriptor)
-    os.replace(temp, target)
-    fsync_dir(target.parent)
+    return temp
 
 
-def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
-    """Append `text` to `path` so that a crash leaves either the old or the new file, whole.
-
-    A missing file is created starting with `header`. The whole file is rewritten through
-    atomic_write: the files appended to (daily logs) are small, and a torn entry is never left.
-    """
-    target = check_inside(path, root) if root is not None else _refuse_symlink(path)
+def _identity(path: Path) -> tuple[int, int, int] | None:
     try:
-        current = target.read_bytes()
+        info = path.stat()
     except FileNotFoundError:
-        current = header.encode("utf-8")
-    if current and not current.endswith(b"\n"):
-        current += b"\n"
-    atomic_write(target, current + text.encode("utf-8"), root)
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def read_text_if_exists(path: Path) -> str | None:

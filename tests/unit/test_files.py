@@ -96,3 +96,25 @@ def test_atomic_append_adds_missing_final_newline(tmp_path):
 def test_ensure_dir_missing_parents_are_all_private(tmp_path):
     leaf = ensure_dir(tmp_path / "a" / "b" / "c")
     assert [mode(p) for p in (tmp_path / "a", tmp_path / "a" / "b", leaf)] == [0o700] * 3
+
+
+def test_atomic_append_concurrent_writer_change_is_kept(tmp_path, monkeypatch):
+    import memwarden.files as files
+
+    log = tmp_path / "day.md"
+    log.write_text("# Day\n")
+    real_write_temp = files._write_temp
+    calls = []
+
+    def agent_appends_meanwhile(target, payload):
+        temp = real_write_temp(target, payload)
+        if not calls:
+            calls.append(1)
+            with open(log, "a") as handle:
+                handle.write("- the agent's own note\n")
+        return temp
+
+    monkeypatch.setattr(files, "_write_temp", agent_appends_meanwhile)
+    atomic_append(log, "- memwarden entry\n", root=tmp_path)
+    assert log.read_text() == "# Day\n- the agent's own note\n- memwarden entry\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["day.md"]

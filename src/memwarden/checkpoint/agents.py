@@ -43,8 +43,7 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
 
 def release_gateway_database(agent: Agent) -> None:
     """Close the read-only connection `sqlite_ro` keeps to the agent's database, in the thread
-    that opened it: the transcript reader leaves it returning bytes, and a connection may only
-    be used (and closed) by the thread that made it."""
+    that opened it (only that thread may close it), so a run over many agents keeps few open."""
     from memwarden.openclaw import sqlite_ro
 
     sqlite_ro.close(agent.sqlite_path)

@@ -9,7 +9,6 @@ file was replaced), the entries newer than the stored last-entry time count as n
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,12 +23,6 @@ from memwarden.openclaw.transcripts import (
     read_tail,
     transcript_size,
 )
-
-# Reads of transcripts go one at a time: transcripts.py decompresses SQLite rows with one
-# module-level ZstdDecompressor, which python-zstandard says must not be used from two threads
-# at once (doing so crashed the interpreter). Parsing holds the GIL anyway; the threads of a
-# run overlap their waits for fsync, not their reads.
-_READ_LOCK = threading.Lock()
 
 
 @dataclass
@@ -72,9 +65,8 @@ def read_session(
 
     Raise StoreError if the transcript cannot be read.
     """
-    with _READ_LOCK:
-        tail = read_tail(location, tail_entries)
-        new_entries, partial, end = _new_since(location, tail, position, last_entry_at)
+    tail = read_tail(location, tail_entries)
+    new_entries, partial, end = _new_since(location, tail, position, last_entry_at)
     before, window = split_windows(tail.entries)
     return TranscriptRead(
         location=location,
@@ -92,8 +84,7 @@ def read_session(
 
 def read_more(location: TranscriptLocation, tail_entries: int) -> tuple[list[Entry], bool]:
     """Return the last `tail_entries` entries of a transcript and whether they reach its start."""
-    with _READ_LOCK:
-        tail = read_tail(location, tail_entries)
+    tail = read_tail(location, tail_entries)
     return tail.entries, tail.reached_start
 
 
@@ -105,8 +96,7 @@ def transcript_bytes(read: TranscriptRead, minimum: int) -> int:
     """
     if read.bytes_seen >= minimum or read.reached_start:
         return read.bytes_seen
-    with _READ_LOCK:
-        return transcript_size(read.location)
+    return transcript_size(read.location)
 
 
 def previous_location(

@@ -8,6 +8,7 @@ retries briefly when the database is locked or busy.
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,7 +37,8 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     return connection
 
 
-_open_connections: dict[Path, sqlite3.Connection] = {}
+# Keyed by thread too: a sqlite3 connection may only be used by the thread that opened it.
+_open_connections: dict[tuple[int, Path], sqlite3.Connection] = {}
 
 
 def read_with_retry(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
@@ -76,17 +78,17 @@ def _is_transient(error: sqlite3.OperationalError) -> bool:
 
 
 def close(path: Path | None = None) -> None:
-    """Close the kept connection to `path`, or every kept connection when `path` is None."""
-    paths = list(_open_connections) if path is None else [path]
-    for each in paths:
-        connection = _open_connections.pop(each, None)
-        if connection is not None:
-            connection.close()
+    """Close this thread's kept connection to `path`, or all of this thread's when None."""
+    thread = threading.get_ident()
+    keys = [key for key in _open_connections if key[0] == thread and path in (None, key[1])]
+    for key in keys:
+        _open_connections.pop(key).close()
 
 
 def _connection(path: Path) -> sqlite3.Connection:
-    connection = _open_connections.get(path)
+    key = (threading.get_ident(), path)
+    connection = _open_connections.get(key)
     if connection is None:
         connection = connect_readonly(path)
-        _open_connections[path] = connection
+        _open_connections[key] = connection
     return connection

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -30,7 +31,8 @@ DEFAULT_CHUNK_SIZE = 64 * 1024
 DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
 
 _POSITION_FIELDS = ("offset", "device", "inode", "seq")
-_DECOMPRESSOR = zstandard.ZstdDecompressor()
+# A ZstdDecompressor must not be used by two threads at once (python-zstandard); one per thread.
+_THREAD_STATE = threading.local()
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,7 @@ class _Tally:
             return
         else:
             try:
-                line = _DECOMPRESSOR.decompressobj().decompress(event_zstd)
+                line = _decompressor().decompressobj().decompress(event_zstd)
             except zstandard.ZstdError:
                 self.malformed += 1
                 return
@@ -514,3 +516,10 @@ def _max_seq(connection: sqlite3.Connection, location: TranscriptLocation) -> in
 
 def _sqlite_size(connection: sqlite3.Connection, location: TranscriptLocation) -> int:
     return connection.execute(_SIZE, (location.session_id,)).fetchone()[0]
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    decompressor = getattr(_THREAD_STATE, "decompressor", None)
+    if decompressor is None:
+        decompressor = _THREAD_STATE.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
