@@ -12,34 +12,37 @@ time, trigger, session, commit, file count) is in the state database (`records.p
     memory_lock(lock_folder, agent_id) — hold it while writing an agent's memory files
 """
 
-from memwarden.history.browse import (
-    DiffReport,
-    diff,
-    find_snapshot,
-    list_snapshots,
-    snapshot_listing,
-)
-from memwarden.history.git import HistoryError
-from memwarden.history.locking import memory_lock
-from memwarden.history.model import Changes, Snapshot
-from memwarden.history.retention import prune
-from memwarden.history.rewind import RewindReport, rewind
-from memwarden.history.snapshots import snapshot
-from memwarden.history.store import locked_memory
+from __future__ import annotations
 
-__all__ = [
-    "Changes",
-    "DiffReport",
-    "HistoryError",
-    "RewindReport",
-    "Snapshot",
-    "diff",
-    "find_snapshot",
-    "list_snapshots",
-    "locked_memory",
-    "memory_lock",
-    "prune",
-    "rewind",
-    "snapshot",
-    "snapshot_listing",
-]
+import importlib
+from typing import Any
+
+# Imported on first use: a checkpoint run that only needs the memory lock should not pay for
+# the whole package.
+_PROVIDERS = {
+    "DiffReport": "browse",
+    "diff": "browse",
+    "find_snapshot": "browse",
+    "list_snapshots": "browse",
+    "snapshot_listing": "browse",
+    "HistoryError": "git",
+    "memory_lock": "locking",
+    "Changes": "model",
+    "Snapshot": "model",
+    "prune": "retention",
+    "RewindReport": "rewind",
+    "rewind": "rewind",
+    "snapshot": "snapshots",
+    "locked_memory": "store",
+}
+
+__all__ = sorted(_PROVIDERS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PROVIDERS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memwarden.history' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"memwarden.history.{module}"), name)
+    globals()[name] = value
+    return value
