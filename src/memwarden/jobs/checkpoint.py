@@ -75,10 +75,37 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         )
         problems = snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
+    problems += _refresh_indexes(context, agents, outcomes, dry_run, result)
     if problems:
         result.problems.extend(problems)
         result.exit_code = 1
     return result
+
+
+def _refresh_indexes(
+    context: JobContext,
+    agents: list[Agent],
+    outcomes: list[SessionOutcome],
+    dry_run: bool,
+    result: JobResult,
+) -> list[str]:
+    """Rebuild INDEX.md for the agents this run wrote to (`index.after_checkpoint`).
+
+    Return one problem line per workspace that failed; the outcomes go into `result.data`.
+    """
+    written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
+    changed = [agent for agent in agents if agent.id in written]
+    if not changed or not context.config.index.after_checkpoint:
+        return []
+    from memwarden.jobs.index import index_agents
+
+    indexed = index_agents(context, changed, dry_run=dry_run)
+    result.data["index"] = indexed
+    return [
+        f"index {item['workspace']}: {item.get('error') or 'failed'}"
+        for item in indexed
+        if item.get("status") == "failed"
+    ]
 
 
 def checkpoint_session(

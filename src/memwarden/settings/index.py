@@ -34,6 +34,13 @@ DEFAULT_CATEGORIES = [
 
 OPTIONS = [
     Option(
+        "index.after_checkpoint",
+        "bool",
+        True,
+        "Refresh INDEX.md (and the bootstrap manifest) of the agents a checkpoint run wrote to, "
+        "at the end of that run, besides the index job's own schedule.",
+    ),
+    Option(
         "index.threshold_kb",
         "int",
         50,
