@@ -1,7 +1,9 @@
-"""`make demo`: build the sample deployment under .demo/ and run memwarden's jobs against it.
+"""`make demo`: build a sample deployment under .demo/ and run every memwarden job once on it.
 
-Everything happens under .demo/ in the repository: the gateway state dir, the workspaces,
-memwarden's own state and config. The user's real ~/.openclaw is never read or written.
+The sample has two agents (the SQLite era and the file era, from the bundled real captures) and
+a local gateway simulator stands in for the OpenClaw gateway, so no gateway needs to be installed.
+Everything happens under .demo/: the gateway state dir, the workspaces, memwarden's own state,
+config and HOME. The user's real ~/.openclaw is never read or written.
 """
 
 from __future__ import annotations
@@ -11,35 +13,76 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import sample_deployment
-
 REPO = Path(__file__).resolve().parents[1]
-DEMO = REPO / ".demo"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO / "tests"))
+
+import sample_deployment  # noqa: E402 - beside this script
+
+from support.gateway_sim import GatewaySimulator  # noqa: E402 - the tests' gateway simulator
+
+DEMO = Path(os.environ.get("DEMO_DIR") or REPO / ".demo").resolve()
 MEMWARDEN = Path(sys.executable).parent / "memwarden"
 
 
 def main() -> int:
     sample = sample_deployment.build(DEMO)
-    env = demo_environment(sample)
-    banner("The sample deployment (two agents, both storage eras)")
-    print(f"gateway state dir: {sample.state_dir}")
-    run(env, "sessions", "--all")
+    with GatewaySimulator.from_state_dir(sample.state_dir, token=sample.token) as gateway:
+        env = demo_environment(sample, gateway.url)
+        tour(sample, env, gateway)
+    print(f"\nEverything above lives in {DEMO} (remove it with `make clean`).")
     return 0
 
 
-def demo_environment(sample: sample_deployment.SampleDeployment) -> dict[str, str]:
-    """Return an environment pointing memwarden and the gateway paths into .demo/ only."""
+def tour(sample: sample_deployment.SampleDeployment, env: dict[str, str], gateway) -> None:
+    main_memory = sample.workspaces["main"] / "memory"
+    banner("1. What memwarden discovers: two agents, both storage eras")
+    run(env, "sessions", "--all")
+
+    banner("2. Checkpoint (layer 2): ACTIVE_CONTEXT.md and the daily log, no LLM")
+    run(env, "checkpoint")
+    show(main_memory / "ACTIVE_CONTEXT.md")
+    show(newest_daily_log(main_memory))
+
+    banner("3. Index (layer 3): a compact INDEX.md the bootstrap hook injects")
+    run(env, "index")
+    show(main_memory / "INDEX.md", lines=28)
+
+    banner("4. Rotate (layer 1): reset sessions over the threshold, after a checkpoint")
+    print("(the sample's sessions are small, so the demo lowers the threshold to 1,000 tokens)")
+    run(env, "rotate", "--threshold", "1000")
+    resets = [call["key"] for call in gateway.calls("sessions.reset")]
+    print(f"the gateway received sessions.reset for: {', '.join(resets) or 'nothing'}")
+
+    banner("5. Health (layer 4): the checks an operator is alerted on")
+    print("(no gateway process runs here: the process check is off for the demo)")
+    run(env, "health", "--no-alert")
+
+    banner("6. History: every change to memory/ is a snapshot you can diff and rewind")
+    run(env, "history", "list")
+
+    banner("7. The timeline, and the status of each job")
+    run(env, "events", "--since", "1h")
+    run(env, "status")
+
+
+def demo_environment(sample: sample_deployment.SampleDeployment, url: str) -> dict[str, str]:
+    """Return an environment that points memwarden and every gateway path into .demo/ only."""
     env = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("OPENCLAW_", "CLAWDBOT_", "MEMWARDEN_", "XDG_"))
     }
     env.update(
+        HOME=str(DEMO / "home"),
         OPENCLAW_STATE_DIR=str(sample.state_dir),
         XDG_STATE_HOME=str(DEMO / "memwarden-state"),
         XDG_CONFIG_HOME=str(DEMO / "config"),
+        MEMWARDEN_GATEWAY_URL=url,
+        # The captures hold short conversations: a two-message window is enough to write.
+        MEMWARDEN_CHECKPOINT_MIN_MESSAGES="2",
+        MEMWARDEN_CHECKPOINT_SESSIONS="main",
+        MEMWARDEN_HEALTH_PROCESS_CHECK="false",
     )
     return env
 
@@ -47,11 +90,32 @@ def demo_environment(sample: sample_deployment.SampleDeployment) -> dict[str, st
 def run(env: dict[str, str], *arguments: str) -> int:
     print(f"\n$ memwarden {' '.join(arguments)}", flush=True)
     completed = subprocess.run([str(MEMWARDEN), *arguments], env=env, check=False)
+    if completed.returncode not in (0, 1):
+        print(f"(exit {completed.returncode})")
     return completed.returncode
 
 
+def show(path: Path, lines: int | None = None) -> None:
+    print(f"\n--- {path.relative_to(DEMO.parent)} ---")
+    if not path.exists():
+        print("(not written)")
+        return
+    text = path.read_text(encoding="utf-8").splitlines()
+    print("\n".join(text[:lines] if lines else text))
+    if lines and len(text) > lines:
+        print(f"... ({len(text) - lines} more lines)")
+
+
+def newest_daily_log(memory: Path) -> Path:
+    """Return the daily log memwarden appended to last (today's, in the configured zone)."""
+    logs = sorted(
+        memory.glob("20[0-9][0-9]-[0-9][0-9]-[0-9][0-9].md"), key=lambda p: p.stat().st_mtime
+    )
+    return logs[-1] if logs else memory / "(no daily log)"
+
+
 def banner(title: str) -> None:
-    print(f"\n=== {title} " + "=" * max(0, 70 - len(title)), flush=True)
+    print(f"\n=== {title} " + "=" * max(0, 76 - len(title)), flush=True)
 
 
 if __name__ == "__main__":

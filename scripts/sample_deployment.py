@@ -109,7 +109,7 @@ def _write_memory(memory: Path) -> None:
     for day in range(1, 29):
         notes = "".join(
             f"- 09:{minute:02d} worked on item {day}-{minute}: checked logs, wrote notes.\n"
-            for minute in range(0, 60, 2)
+            for minute in range(0, 60)
         )
         marker = "[DECISION] keep the nightly job.\n" if day % 7 == 0 else ""
         path = memory / f"2026-10-{day:02d}.md"

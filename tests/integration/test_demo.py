@@ -1,0 +1,40 @@
+"""`make demo` keeps working: every job runs on the sample deployment and shows what it wrote."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_demo_runs_every_job_and_writes_memory_files(tmp_path):
+    demo = tmp_path / "demo"
+    env = dict(os.environ, DEMO_DIR=str(demo))
+    completed = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "demo.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    for command in ("sessions", "checkpoint", "index", "rotate", "health", "history", "events"):
+        assert f"$ memwarden {command}" in out
+    assert "checkpoint: 2 agent(s), 2 written" in out
+    assert "rotated      agent:main:agentrpc" in out
+    assert (
+        "the gateway received sessions.reset for: agent:legacy:fixture, agent:main:agentrpc" in out
+    )
+    memory = demo / "workspaces" / "main" / "memory"
+    # The rotation checkpointed agent:main:agentrpc last, so its conversation is the handoff.
+    assert "via agent rpc" in (memory / "ACTIVE_CONTEXT.md").read_text()
+    daily = "".join(path.read_text() for path in memory.glob("20??-??-??.md"))
+    assert "last request: second message after reset" in daily
+    assert (memory / "INDEX.md").read_text().startswith("<!-- memwarden:index")
+    assert "Traceback" not in completed.stderr
+    assert not (demo / "home" / ".openclaw").exists()
