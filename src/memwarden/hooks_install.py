@@ -107,11 +107,14 @@ def uninstall_hooks(context: JobContext, dry_run: bool) -> JobResult:
 
 
 def hook_sources(source: Path | None = None) -> Path:
-    """Return the folder holding the hooks (`hooks/` of the memwarden checkout).
+    """Return the folder holding the hooks: `hooks/` of the memwarden checkout, else the copy a
+    wheel install puts in `<prefix>/share/memwarden/hooks`.
 
     Raise UsageError if it does not hold both hooks.
     """
-    folder = source or Path(memwarden.__file__).resolve().parents[2] / "hooks"
+    checkout = Path(memwarden.__file__).resolve().parents[2] / "hooks"
+    installed = Path(sys.prefix) / "share" / "memwarden" / "hooks"
+    folder = source or (checkout if checkout.is_dir() else installed)
     missing = [
         str(folder / name / file)
         for name in HOOK_NAMES
@@ -120,8 +123,8 @@ def hook_sources(source: Path | None = None) -> Path:
     ]
     if missing:
         raise UsageError(
-            f"hook sources not found: {', '.join(missing)}; install memwarden from its "
-            "repository checkout (pip install -e .) so its hooks/ folder is available"
+            f"hook sources not found: {', '.join(missing)}; reinstall memwarden "
+            "(pip install . or pip install -e . from its repository)"
         )
     return folder
 
