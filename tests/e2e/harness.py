@@ -45,6 +45,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+import json5
 import zstandard
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
@@ -610,16 +611,13 @@ class Gateway:
 
     def read_config(self) -> dict[str, Any]:
         """The config file as it is now (the gateway may have rewritten it as plain JSON)."""
-        text = self.config_path.read_text()
-        lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
-        return json.loads("\n".join(lines))
+        return dict(json5.loads(self.config_path.read_text()))
 
     def update_config(self, patch: Mapping[str, Any]) -> dict[str, Any]:
         """Deep-merge `patch` into the config file as it is now (a running gateway hot-reloads
         most changes, see README) and into `extra_config` (kept by later `write_config()`)."""
         self.extra_config = deep_merge(self.extra_config, patch)
-        if not self.config_path.is_file():
-            return self.config()  # written by start()
+        self.prepare()  # writes the config (with the patch) if there is none yet
         merged = deep_merge(self.read_config(), patch)
         self.config_path.write_text(json.dumps(merged, indent=2) + "\n")
         return merged
@@ -651,6 +649,8 @@ class Gateway:
         it, a test may call it first to add files to the state before the gateway starts."""
         for folder in (self.home, self.state_dir, self.workspace, self.tmp_dir, self.logs_dir):
             folder.mkdir(parents=True, exist_ok=True)
+        if not self.llm.running:
+            self.llm.start()  # the config names its port
         if self.probe_hook and not (self.hooks_dir / "mw-probe").is_dir():
             self.install_hook(
                 "mw-probe",
