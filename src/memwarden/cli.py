@@ -13,13 +13,14 @@ import importlib
 import importlib.util
 import logging
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
 from memwarden import __version__
-from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, MemwardenError
+from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, MemwardenError, Terminated
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
 from memwarden.jobs.common import add_global_options, global_options_parent
 
@@ -47,11 +48,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     _configure_logging(options.verbose - options.quiet)
+    signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(chosen, options)
     except MemwardenError as error:
         for line in error.lines():
             print(f"memwarden: {line}", file=sys.stderr)
+        if options.json:
+            _print_json({"job": chosen.name, "exit_code": error.exit_code, "error": error.lines()})
         return error.exit_code
     except KeyboardInterrupt:
         print("memwarden: interrupted", file=sys.stderr)
@@ -132,9 +136,12 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
         verbosity=options.verbose - options.quiet,
     )
     module = load_module(spec)
+    lock_name = spec.name if spec.locks else None
+    if lock_name and hasattr(module, "lock_name"):
+        lock_name = module.lock_name(options)
     try:
-        if spec.locks:
-            with context.lock(spec.name):
+        if lock_name:
+            with context.lock(lock_name):
                 return _execute(spec, module, context, options)
         return _execute(spec, module, context, options)
     finally:
@@ -154,7 +161,10 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
         _finish(spec, context, EXIT_FAILURES, {"error": f"{type(error).__name__}: {error}"})
         if context.verbosity >= 1:
             traceback.print_exc()
-        print(f"memwarden: {spec.name} failed: {type(error).__name__}: {error}", file=sys.stderr)
+        message = f"{spec.name} failed: {type(error).__name__}: {error}"
+        print(f"memwarden: {message}", file=sys.stderr)
+        if context.json_output:
+            _print_json({"job": spec.name, "exit_code": EXIT_FAILURES, "error": [message]})
         return EXIT_FAILURES
     _finish(spec, context, result.exit_code, result.data.get("summary", {}))
     _print_result(result, context)
@@ -166,13 +176,23 @@ def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> None:
         context.state.finish_run(context.run_id, exit_code, summary)
 
 
+def _terminated(signum: int, frame: object) -> None:
+    # Raised inside the job, so its run is recorded as failed and its lock released on the way
+    # out (systemd stops a unit that runs past its timeout with SIGTERM).
+    raise Terminated("stopped by SIGTERM before finishing")
+
+
+def _print_json(document: dict) -> None:
+    import orjson
+
+    sys.stdout.write(
+        orjson.dumps(document, option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
+    )
+
+
 def _print_result(result, context) -> None:
     if context.json_output:
-        import orjson
-
-        sys.stdout.write(
-            orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
-        )
+        _print_json(result.to_json())
     elif context.verbosity >= 0:
         for line in result.lines:
             print(line)

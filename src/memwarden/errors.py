@@ -61,5 +61,11 @@ class LockHeld(MemwardenError):
     exit_code = EXIT_LOCKED
 
 
+class Terminated(MemwardenError):
+    """The process was asked to stop (SIGTERM) while a job ran."""
+
+    exit_code = 143
+
+
 class UnsafePathError(MemwardenError):
     """A write was refused: the path is a symlink or leaves the folder it must stay in."""

@@ -64,3 +64,56 @@ def test_version_runs_as_a_module():
     result = run_subprocess("--version")
     assert result.exit_code == 0
     assert result.stdout.startswith("memwarden ")
+
+
+def test_config_error_with_json_prints_error_document(capsys, tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text("[schedule]\nhealth_minutes = 0\n")
+    result = run_cli(capsys, "--config", config, "--json", "config", "show")
+    assert result.exit_code == 2
+    document = result.json()
+    assert document["exit_code"] == 2
+    assert "schedule.health_minutes" in document["error"][0]
+
+
+def test_sigterm_during_a_job_records_the_run_as_failed(tmp_path, isolated_env):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from memwarden.state import StateDB
+
+    holder = tmp_path / "gateway"
+    env = dict(os.environ, MEMWARDEN_HEALTH_PROBE_TIMEOUT_SECONDS="30")
+    # A listening socket that never answers keeps the health job waiting on its probe.
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    env["MEMWARDEN_GATEWAY_URL"] = f"ws://127.0.0.1:{server.getsockname()[1]}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "memwarden", "--state-dir", holder, "health", "--no-alert"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    state_db = isolated_env / ".local" / "state" / "memwarden" / "state.db"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if (
+            state_db.exists()
+            and StateDB(state_db).connection.execute("SELECT count(*) FROM runs").fetchone()[0]
+        ):
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=20)
+    server.close()
+    assert process.returncode == 143, stderr
+    assert "stopped by SIGTERM" in stderr
+    (run,) = StateDB(state_db).last_runs("health", limit=1)
+    assert run.exit_code == 143

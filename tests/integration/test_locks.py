@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -55,13 +56,11 @@ def test_run_lock_of_killed_holder_is_free_again(tmp_path):
 
 
 def test_run_lock_different_jobs_do_not_block_each_other(tmp_path):
-    with RunLock(tmp_path, "checkpoint"), RunLock(tmp_path, "health"):
-        pass
+    with RunLock(tmp_path, "checkpoint") as first, RunLock(tmp_path, "health") as second:
+        assert first.path.read_text().strip() == second.path.read_text().strip() == str(os.getpid())
 
 
 def test_cli_job_while_locked_exits_75_with_message(tmp_path, isolated_env):
-    import os
-
     locks = isolated_env / ".local" / "state" / "memwarden" / "locks"
     holder = hold_lock(locks, "checkpoint")
     try:
@@ -72,3 +71,35 @@ def test_cli_job_while_locked_exits_75_with_message(tmp_path, isolated_env):
         holder.communicate("\n", timeout=10)
     assert result.exit_code == 75, result.stderr
     assert "checkpoint is already running" in result.stderr
+
+
+def test_cli_locked_with_json_prints_error_document(tmp_path, isolated_env):
+    locks = isolated_env / ".local" / "state" / "memwarden" / "locks"
+    holder = hold_lock(locks, "checkpoint")
+    try:
+        result = run_subprocess(
+            "--state-dir", tmp_path, "checkpoint", "--json", env=dict(os.environ)
+        )
+    finally:
+        holder.communicate("\n", timeout=10)
+    assert result.exit_code == 75
+    document = result.json()
+    assert (document["job"], document["exit_code"]) == ("checkpoint", 75)
+    assert "already running" in document["error"][0]
+
+
+def test_cli_checkpoint_of_one_session_is_not_turned_away_by_the_job_lock(tmp_path, isolated_env):
+    from support.deployments import make_sqlite_era_state
+
+    state = make_sqlite_era_state(tmp_path)
+    locks = isolated_env / ".local" / "state" / "memwarden" / "locks"
+    holder = hold_lock(locks, "checkpoint")
+    env = dict(os.environ, MEMWARDEN_HISTORY_ENABLED="false")
+    try:
+        result = run_subprocess(
+            "--state-dir", state.state_dir, "checkpoint", "--session", "agent:main:main", env=env
+        )
+    finally:
+        holder.communicate("\n", timeout=10)
+    assert result.exit_code == 0, result.stderr
+    assert (state.workspace / "memory" / "ACTIVE_CONTEXT.md").exists()

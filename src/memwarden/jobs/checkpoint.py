@@ -39,6 +39,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dry_run(parser)
 
 
+def lock_name(options: argparse.Namespace) -> str | None:
+    """Return the run lock to take: none for `--session KEY`.
+
+    The session-summary hook runs `checkpoint --session KEY` right before a compaction; it
+    must not be turned away because the scheduled run holds the job lock. Its writes still take
+    the agent's memory lock, so the two never interleave in a workspace.
+    """
+    return None if options.session else "checkpoint"
+
+
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
     from memwarden.checkpoint.positions import save
