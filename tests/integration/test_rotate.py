@@ -208,6 +208,35 @@ def test_rotate_one_session_breaks_the_others_still_rotate(capsys, file_state, m
     assert outcomes == {SECOND: "failed", MAIN: "rotated"}
 
 
+def test_rotate_unexpected_error_in_one_session_others_still_rotate(
+    capsys, file_state, monkeypatch
+):
+    import sqlite3
+
+    import memwarden.jobs.checkpoint as checkpoint_job
+
+    real = checkpoint_job.checkpoint_session
+
+    def busy_for_second(context, agent, session, **options):
+        if session.key == SECOND:
+            raise sqlite3.OperationalError("database is locked")
+        return real(context, agent, session, **options)
+
+    monkeypatch.setattr(checkpoint_job, "checkpoint_session", busy_for_second)
+    with gateway_for(file_state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        sim.set_row(SECOND, **{**OVER, "totalTokens": 170_000})
+        result = rotate(capsys, file_state)
+        resets = [call["key"] for call in sim.calls("sessions.reset")]
+
+    assert result.exit_code == 1
+    sessions = by_key(result)
+    assert sessions[SECOND]["status"] == "failed"
+    assert "OperationalError: database is locked" in sessions[SECOND]["detail"]
+    assert sessions[MAIN]["status"] == "rotated"
+    assert SECOND not in resets and MAIN in resets
+
+
 def test_rotate_mid_turn_session_is_postponed_with_event(capsys, sqlite_state, monkeypatch):
     with gateway_for(sqlite_state, monkeypatch) as sim:
         sim.set_row(MAIN, **OVER, status="running")

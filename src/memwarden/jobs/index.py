@@ -173,7 +173,7 @@ def index_targets(
                 outcome = index_workspace(
                     context, target, rules, descriptions, generated, force=force, dry_run=dry_run
                 )
-        except (MemwardenError, OSError) as error:
+        except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
             outcome = Outcome(
                 str(target.workspace), target.agents, "failed", error=_describe(error)
             )
@@ -355,7 +355,9 @@ def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
     )
 
 
-def _describe(error: MemwardenError | OSError) -> str:
+def _describe(error: Exception) -> str:
     if isinstance(error, MemwardenError):
         return error.message
-    return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
+    if isinstance(error, OSError):
+        return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
+    return f"{type(error).__name__}: {error}"

@@ -125,10 +125,13 @@ def _act(
         outcome = _rotate(context, gateway, stores, decision, reset_reason)
     except MemwardenError as error:
         outcome = Outcome("failed", error.message)
-    except OSError as error:
+    except Exception as error:  # noqa: BLE001 - one broken session never stops the others
         outcome = Outcome("failed", f"{type(error).__name__}: {error}")
     if outcome.status in ("rotated", "failed"):
-        _record_lineage(context, decision, outcome, reset_reason)
+        try:
+            _record_lineage(context, decision, outcome, reset_reason)
+        except Exception as error:  # noqa: BLE001 - the reset happened; say the record failed
+            outcome.detail += f" (lineage not recorded: {type(error).__name__}: {error})"
     if outcome.status == "postponed":
         _record_event(context, "rotation.skipped", decision, {"error": outcome.detail})
     return outcome
