@@ -53,7 +53,7 @@ def run(report: Report) -> None:
     section = report.section(
         "health",
         "`memwarden -q --state-dir <fleet> health` as a child process (interpreter start "
-        f"included), medians of {REPEAT} runs after one warm-up run. Fleet: `bench/fleet.py` "
+        f"included), {REPEAT} runs after one warm-up run. Fleet: `bench/fleet.py` "
         f"with {SPEC.agents} agents in both storage eras, {MEMORY_FILES_PER_AGENT} memory files "
         f"each and {CRON_JOBS} gateway cron run logs; the gateway is a stand-in HTTP server on "
         "127.0.0.1; the machine-dependent process check is off (no real gateway runs here).",
@@ -63,7 +63,7 @@ def run(report: Report) -> None:
         healthy = measure(HEALTHY, _argv(state_dir), env=_environment(url), repeat=REPEAT)
     with hanging_server() as gateway_url, hanging_server() as slack_url:
         env = _environment(gateway_url, MEMWARDEN_SLACK_WEBHOOK_URL=slack_url + "/services/T/B/x")
-        hanging = measure(HANGING, _argv(state_dir), env=env, repeat=3)
+        hanging = measure(HANGING, _argv(state_dir), env=env, repeat=REPEAT)
     bound = PROBE_TIMEOUT_S + SLACK_TIMEOUT_S + healthy.median_s + MARGIN_S
     targets = {HEALTHY: Target(wall_s=HEALTHY_TARGET_S), HANGING: Target(wall_s=round(bound, 2))}
     section.measurements([healthy, hanging], targets)

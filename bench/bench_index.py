@@ -27,6 +27,14 @@ PARAGRAPH = (
 )
 
 
+# As the checkpoint writes it: the session line tells the bootstrap hook whose context it is.
+ACTIVE_CONTEXT = (
+    "# Active Context — agent main\n\n"
+    "> - session: `agent:main:main` (id `00000000-0000-4000-8000-000000000000`)\n\n"
+    "## Open TODOs\n- [ ] [TODO] finish the bench\n"
+)
+
+
 def file_text(number: int) -> str:
     """Return a memory file of FILE_BYTES bytes with a heading, markers, a code block and prose."""
     head = (
@@ -62,7 +70,7 @@ def make_workspace(root: Path, files: int) -> Path:
         path = memory / file_name(number)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(file_text(number))
-    (memory / "ACTIVE_CONTEXT.md").write_text("# Active context\n\n[TODO] finish the bench\n")
+    (memory / "ACTIVE_CONTEXT.md").write_text(ACTIVE_CONTEXT)
     return root / "workspace"
 
 
@@ -107,7 +115,7 @@ def run(report: Report) -> None:
     results = [baseline]
     with tempfile.TemporaryDirectory(prefix="mw-bench-index-") as folder:
         for files in SIZES:
-            results += scenario(Path(folder), files, repeat=3 if files > 2_000 else 7)
+            results += scenario(Path(folder), files, repeat=5 if files > 2_000 else 7)
     section.measurements(results, TARGETS)
     section.text(
         "The baseline row is the interpreter and the CLI alone, which every run pays. "

@@ -97,7 +97,7 @@ class Fleet:
 
 def build_fleet(base: Path, spec: FleetSpec, *, rebuild: bool = False) -> Fleet:
     """Build the fleet of `spec` under `base/<spec.name>` (or reuse it); return where it is."""
-    root = base / spec.name
+    root = base.resolve() / spec.name  # openclaw.json names the workspaces by absolute path
     stamp = root / ".complete"
     if stamp.exists() and not rebuild and orjson.loads(stamp.read_bytes()) == asdict(spec):
         return _describe(root, spec)

@@ -20,6 +20,7 @@ import inspect
 import io
 import re
 import sys
+import time
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,14 +29,20 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPORT = BENCH_DIR / "REPORT.md"
 sys.path.insert(0, str(BENCH_DIR))
 
-from harness import Report, Section, machine_info  # noqa: E402
+from harness import Headline, Report, Section, machine_info  # noqa: E402
 
 HEADER = """# memwarden benchmarks
 
-Written by `make bench` (`bench/run.py`); each section says when and where it was measured.
-Wall times cover a whole child process (interpreter start, imports, work, exit) unless a section
-says otherwise; peak RSS is the child's own (`ru_maxrss` from `os.wait4`).
+Written by `make bench` (`bench/run.py`; `bench/run.py checkpoint index` runs a subset and keeps
+the other sections). Wall times cover a whole child process (interpreter start, imports, work,
+exit) unless a row says otherwise; CPU is the child's user + system time; peak RSS is the
+child's own (`ru_maxrss` from `os.wait4`). Each section is stamped with when and where it was
+measured, with a *speed index* (the time of a fixed pure-Python loop): this machine is a shared
+VM whose speed drifts by up to 2x from one minute to the next, so compare figures taken at
+similar speed indexes, and prefer CPU time to wall time when comparing two runs.
 """
+# The order of the summary table.
+JOB_ORDER = ("checkpoint", "rotate", "index", "health", "history")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,14 +50,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="bench names (bench_<name>.py); default: all")
     options = parser.parse_args(argv)
     names = options.names or discover()
+    unknown = sorted(set(names) - set(discover()))
+    if unknown:
+        parser.error(f"no bench named {', '.join(unknown)} (have: {', '.join(discover())})")
     report = Report()
     failed = []
+    started = time.monotonic()
     for name in names:
         print(f"bench {name} ...", flush=True)
+        began = time.monotonic()
         if not run_bench(name, report):
             failed.append(name)
+        print(f"bench {name}: {time.monotonic() - began:.0f} s", flush=True)
     write_report(report)
-    print(f"wrote {REPORT}")
+    print(f"wrote {REPORT} in {time.monotonic() - started:.0f} s")
     if failed:
         print(f"failed or missed targets: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
@@ -100,15 +113,50 @@ def _run_main(module, section: Section) -> bool:
 
 
 def write_report(report: Report) -> None:
-    """Write REPORT.md: the sections run now, and the previous figures of the others."""
+    """Write REPORT.md: the machine, the summary of every section's targets, the sections run
+    now and the previous figures of the others."""
     existing = REPORT.read_text(encoding="utf-8") if REPORT.exists() else ""
     kept = dict(re.findall(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->", existing, re.S))
     for name, section in report.sections.items():
         kept[name] = section.markdown()
-    parts = [HEADER]
-    for name in sorted(kept):
+    order = sorted(kept, key=_position)
+    parts = [HEADER, _machine(), _summary(kept, order)]
+    for name in order:
         parts.append(f"<!-- bench:{name} -->\n{kept[name].rstrip()}\n<!-- /bench:{name} -->\n")
     REPORT.write_text("\n".join(parts), encoding="utf-8")
+
+
+def _position(name: str) -> tuple[int, str]:
+    return (JOB_ORDER.index(name) if name in JOB_ORDER else len(JOB_ORDER), name)
+
+
+def _machine() -> str:
+    info = machine_info()
+    return (
+        f"**Machine** (when this file was written): {info['cores']} cores ({info['cpu']}), "
+        f"Python {info['python']}, {info['os']}, load average {info['load average']}, "
+        f"speed index {info['speed index']}.\n"
+    )
+
+
+def _summary(kept: dict[str, str], order: list[str]) -> str:
+    """Return the table of every figure that has a target (or is a headline), by job."""
+    rows = ["## Summary: targets and measured figures", ""]
+    rows += [
+        "Medians; each job's section has the minimum, maximum, CPU time, peak RSS and the "
+        "growth series, and explains every missed target.",
+        "",
+        "| job | figure | target | measured | verdict | measured on |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in order:
+        stamp = re.search(r"_Measured (\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC)", kept[name])
+        when = stamp.group(1) if stamp else "?"
+        for comment in re.findall(r"<!-- headline (\{.*?\}) -->", kept[name]):
+            row = Headline.from_comment(comment)
+            cells = (row.job, row.what, row.target, row.measured, row.verdict, when)
+            rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows) + "\n"
 
 
 def _stamp() -> str:
@@ -116,7 +164,8 @@ def _stamp() -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         f"_Measured {when} on {info['cores']} cores ({info['cpu']}), Python {info['python']}, "
-        f"{info['os']}, load average {info['load average']}._"
+        f"{info['os']}, load average {info['load average']}, speed index "
+        f"{info['speed index']}._"
     )
 
 

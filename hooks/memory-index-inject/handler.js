@@ -1,15 +1,16 @@
 // memory-index-inject: add the files named by memwarden's bootstrap manifest to the bootstrap.
 //
-// `memwarden index` decides everything (threshold, files, cap) and writes
-// <workspace>/memory/.memwarden-bootstrap.json; this handler only reads files. It never spawns a
-// process and never throws: a failure logs one line and leaves bootstrapFiles untouched.
+// `memwarden index` decides everything (threshold, files, cap, which session may see a file) and
+// writes <workspace>/memory/.memwarden-bootstrap.json; this handler only reads files. It never
+// spawns a process and never throws: a failure logs one line and leaves bootstrapFiles untouched.
+import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 
 export const HOOK_NAME = "memory-index-inject";
 export const MANIFEST_PATH = path.join("memory", ".memwarden-bootstrap.json");
-const MANIFEST_VERSION = 1;
+const MANIFEST_VERSION = 2;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 /** Return true for session keys of group or channel conversations (`…:group:…`, `…:channel:…`). */
@@ -17,7 +18,36 @@ export function isGroupSession(sessionKey) {
   return typeof sessionKey === "string" && /:(group|channel):/i.test(sessionKey);
 }
 
-/** Read a file without following a symlink; return null when it does not exist. */
+/** Given the event, return its session key, lower-cased, or undefined. */
+export function sessionKeyOf(event) {
+  const key = typeof event?.sessionKey === "string" ? event.sessionKey : event?.context?.sessionKey;
+  return typeof key === "string" && key !== "" ? key.toLowerCase() : undefined;
+}
+
+/** Given the event, return its agent id, lower-cased: context.agentId, else the key's. */
+function agentIdOf(event) {
+  const fromContext = event?.context?.agentId;
+  if (typeof fromContext === "string" && fromContext !== "") return fromContext.toLowerCase();
+  const match = /^agent:([^:]+):/.exec(sessionKeyOf(event) ?? "");
+  return match ? match[1] : undefined;
+}
+
+/**
+ * Return true when the event is the session `recorded` names: the same key, or, when `recorded`
+ * is an agent's main session (`agent:<id>:main`), that agent's main session however the event
+ * names it (`main`). A missing or empty `recorded` matches no session.
+ */
+export function isSessionOf(recorded, event) {
+  if (typeof recorded !== "string" || recorded === "") return false;
+  const wanted = recorded.toLowerCase();
+  const key = sessionKeyOf(event);
+  if (key === undefined) return false;
+  if (key === wanted) return true;
+  const main = /^agent:([^:]+):main$/.exec(wanted);
+  return main !== null && key === "main" && agentIdOf(event) === main[1];
+}
+
+/** Read a file's bytes without following a symlink; return null when it does not exist. */
 async function readOwnFile(filePath) {
   let handle;
   try {
@@ -29,10 +59,14 @@ async function readOwnFile(filePath) {
   try {
     const { size } = await handle.stat();
     if (size > MAX_FILE_BYTES) throw new Error(`${filePath}: ${size} bytes, too large to inject`);
-    return await handle.readFile({ encoding: "utf8" });
+    return await handle.readFile();
   } finally {
     await handle.close();
   }
+}
+
+function sha256(bytes) {
+  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** Given the workspace and a manifest path, return the absolute path inside the workspace. */
@@ -55,24 +89,30 @@ export async function entriesFor(event) {
   if (!context || typeof context.workspaceDir !== "string" || !Array.isArray(context.bootstrapFiles)) {
     return [];
   }
-  const manifestText = await readOwnFile(path.join(context.workspaceDir, MANIFEST_PATH));
-  if (manifestText === null) return [];
-  const manifest = JSON.parse(manifestText);
+  const manifestBytes = await readOwnFile(path.join(context.workspaceDir, MANIFEST_PATH));
+  if (manifestBytes === null) return [];
+  const manifest = JSON.parse(manifestBytes.toString("utf8"));
   if (!manifest || manifest.version !== MANIFEST_VERSION || !Array.isArray(manifest.files)) {
     throw new Error(`${MANIFEST_PATH}: not a version ${MANIFEST_VERSION} manifest`);
   }
-  if (manifest.groupChats !== true && isGroupSession(context.sessionKey ?? event.sessionKey)) return [];
+  if (manifest.groupChats !== true && isGroupSession(sessionKeyOf(event))) return [];
   const present = new Set(
     context.bootstrapFiles.map((file) => (typeof file?.path === "string" ? path.resolve(file.path) : "")),
   );
   const entries = [];
   for (const file of manifest.files) {
+    // A file with a `session` (ACTIVE_CONTEXT.md: one conversation) goes to that session only,
+    // and only while it is the file the manifest describes: a checkpoint may have rewritten it
+    // from another session since `memwarden index` wrote the manifest.
+    const isPrivate = Boolean(file) && Object.hasOwn(file, "session");
+    if (isPrivate && !isSessionOf(file.session, event)) continue;
     const filePath = insideWorkspace(context.workspaceDir, file?.path);
     if (present.has(filePath)) continue;
-    const content = await readOwnFile(filePath);
-    if (content === null) continue;
+    const bytes = await readOwnFile(filePath);
+    if (bytes === null) continue;
+    if (isPrivate && sha256(bytes) !== file.sha256) continue;
     const name = typeof file.name === "string" && file.name ? file.name : file.path;
-    entries.push({ name, path: filePath, content, missing: false });
+    entries.push({ name, path: filePath, content: bytes.toString("utf8"), missing: false });
   }
   return entries;
 }

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 
-import handler, { entriesFor, isGroupSession } from "../memory-index-inject/handler.js";
+import handler, { entriesFor, isGroupSession, isSessionOf } from "../memory-index-inject/handler.js";
 import { VERSIONS, capture, eventFrom } from "./fixtures.mjs";
 
 let workspace;
@@ -14,9 +15,20 @@ function writeManifest(manifest) {
   writeFileSync(path.join(workspace, "memory", ".memwarden-bootstrap.json"), JSON.stringify(manifest));
 }
 
-function standardManifest(extra = {}) {
+/** The SHA-256 of memory/ACTIVE_CONTEXT.md as it is now (null when absent), as the index reads it. */
+function activeContextSha256() {
+  const file = path.join(workspace, "memory", "ACTIVE_CONTEXT.md");
+  return existsSync(file) ? createHash("sha256").update(readFileSync(file)).digest("hex") : null;
+}
+
+/**
+ * A manifest as `memwarden index` writes it for the workspace as it is now: ACTIVE_CONTEXT.md
+ * was written from `session`.
+ */
+function standardManifest(extra = {}, session = "agent:main:main") {
+  const sha256 = activeContextSha256();
   return {
-    version: 1,
+    version: 2,
     generator: "memwarden index",
     agents: ["main"],
     maxChars: 20000,
@@ -24,7 +36,7 @@ function standardManifest(extra = {}) {
     groupChats: false,
     files: [
       { name: "memory/INDEX.md", path: "memory/INDEX.md", chars: 20 },
-      { name: "memory/ACTIVE_CONTEXT.md", path: "memory/ACTIVE_CONTEXT.md", chars: 25 },
+      { name: "memory/ACTIVE_CONTEXT.md", path: "memory/ACTIVE_CONTEXT.md", chars: 25, session, sha256 },
     ],
     ...extra,
   };
@@ -47,10 +59,10 @@ afterEach(() => {
 for (const version of VERSIONS) {
   describe(`agent:bootstrap as captured from ${version}`, () => {
     test("with a manifest, INDEX.md and ACTIVE_CONTEXT.md are appended as full entries", async () => {
-      writeManifest(standardManifest());
+      const event = eventFrom(capture(version, "agent", "bootstrap"), { workspaceDir: workspace });
       writeMemory("INDEX.md", "# Memory index\nINDEX-BODY\n");
       writeMemory("ACTIVE_CONTEXT.md", "# Active context\nACTIVE-BODY\n");
-      const event = eventFrom(capture(version, "agent", "bootstrap"), { workspaceDir: workspace });
+      writeManifest(standardManifest({}, event.sessionKey));
       const before = event.context.bootstrapFiles.map((file) => ({ ...file }));
 
       await handler(event);
@@ -88,7 +100,7 @@ for (const version of VERSIONS) {
 }
 
 test("a file the manifest names that does not exist yet is skipped", async () => {
-  writeManifest(standardManifest());
+  writeManifest(standardManifest({}, "agent:main:hooktest"));
   writeMemory("INDEX.md", "index only");
   const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
 
@@ -128,7 +140,7 @@ test("a manifest path leaving the workspace is refused and nothing is injected",
 });
 
 test("a symlinked file is not followed: one line logged, nothing injected", async () => {
-  writeManifest(standardManifest());
+  writeManifest(standardManifest({}, "agent:main:hooktest"));
   writeMemory("INDEX.md", "index");
   const secret = path.join(workspace, "secret.txt");
   writeFileSync(secret, "do not inject");
@@ -156,10 +168,10 @@ test("group and channel sessions get nothing unless the manifest allows group ch
 });
 
 test("a file already among the bootstrap files is not added twice", async () => {
-  writeManifest(standardManifest());
   writeMemory("INDEX.md", "index");
   writeMemory("ACTIVE_CONTEXT.md", "active");
   const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
+  writeManifest(standardManifest({}, event.sessionKey));
   event.context.bootstrapFiles.push({
     name: "ACTIVE_CONTEXT.md",
     path: path.join(workspace, "memory", "ACTIVE_CONTEXT.md"),
@@ -185,8 +197,8 @@ test("events other than agent:bootstrap are ignored", async () => {
   assert.equal(event.context.bootstrapFiles, undefined);
 });
 
-test("a manifest of another version is refused", async () => {
-  writeManifest(standardManifest({ version: 2 }));
+test("a manifest of another version (1: without sessions) is refused", async () => {
+  writeManifest(standardManifest({ version: 1 }));
   writeMemory("INDEX.md", "index");
   const warn = mock.method(console, "warn", () => {});
   const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
@@ -195,7 +207,7 @@ test("a manifest of another version is refused", async () => {
   await handler(event);
 
   assert.equal(event.context.bootstrapFiles.length, count);
-  assert.match(String(warn.mock.calls[0].arguments[0]), /not a version 1 manifest/);
+  assert.match(String(warn.mock.calls[0].arguments[0]), /not a version 2 manifest/);
 });
 
 test("isGroupSession tells group and channel keys from direct and main ones", () => {
@@ -204,4 +216,82 @@ test("isGroupSession tells group and channel keys from direct and main ones", ()
   assert.equal(isGroupSession("agent:main:main"), false);
   assert.equal(isGroupSession("agent:main:telegram:direct:42"), false);
   assert.equal(isGroupSession(undefined), false);
+});
+
+/** A bootstrap event of the 2026.9.6 capture, renamed to `sessionKey` (and `agentId`). */
+function bootstrapOf(sessionKey, agentId = "main") {
+  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
+  event.sessionKey = event.context.sessionKey = sessionKey;
+  event.context.agentId = agentId;
+  return event;
+}
+
+async function injectedNames(event) {
+  return (await entriesFor(event)).map((entry) => entry.name);
+}
+
+test("ACTIVE_CONTEXT.md written from one peer's DM is not injected into another peer's DM", async () => {
+  writeMemory("INDEX.md", "index");
+  writeMemory("ACTIVE_CONTEXT.md", "what peer 111 said");
+  writeManifest(standardManifest({}, "agent:main:telegram:direct:111"));
+
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:telegram:direct:222")), ["memory/INDEX.md"]);
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
+  assert.deepEqual(await injectedNames(bootstrapOf("Agent:Main:Telegram:Direct:111")), [
+    "memory/INDEX.md",
+    "memory/ACTIVE_CONTEXT.md",
+  ]);
+});
+
+test("ACTIVE_CONTEXT.md of the main session reaches that agent's main session only", async () => {
+  writeMemory("INDEX.md", "index");
+  writeMemory("ACTIVE_CONTEXT.md", "main conversation");
+  writeManifest(standardManifest({}, "agent:main:main"));
+  const both = ["memory/INDEX.md", "memory/ACTIVE_CONTEXT.md"];
+
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), both);
+  assert.deepEqual(await injectedNames(bootstrapOf("main", "main")), both);
+  assert.deepEqual(await injectedNames(bootstrapOf("main", "ops")), ["memory/INDEX.md"]);
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:ops:main", "ops")), ["memory/INDEX.md"]);
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:slack:direct:u1")), ["memory/INDEX.md"]);
+});
+
+test("ACTIVE_CONTEXT.md whose session is unknown (null) is injected into no session", async () => {
+  writeMemory("INDEX.md", "index");
+  writeMemory("ACTIVE_CONTEXT.md", "from nobody knows where");
+  writeManifest(standardManifest({}, null));
+
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
+});
+
+test("isSessionOf compares lower-cased keys and never matches without a key", () => {
+  assert.equal(isSessionOf("agent:main:main", { sessionKey: "AGENT:MAIN:MAIN" }), true);
+  assert.equal(isSessionOf("agent:main:main", { sessionKey: "main", context: { agentId: "Main" } }), true);
+  assert.equal(isSessionOf("agent:main:main", { sessionKey: "main", context: {} }), false);
+  assert.equal(isSessionOf("agent:main:work", { sessionKey: "main", context: { agentId: "main" } }), false);
+  assert.equal(isSessionOf("agent:main:main", { context: {} }), false);
+  assert.equal(isSessionOf(undefined, { sessionKey: "agent:main:main" }), false);
+  assert.equal(isSessionOf("", { sessionKey: "" }), false);
+});
+
+test("ACTIVE_CONTEXT.md rewritten since the manifest (from another session) is not injected", async () => {
+  writeMemory("INDEX.md", "index");
+  writeMemory("ACTIVE_CONTEXT.md", "what peer 111 said");
+  writeManifest(standardManifest({}, "agent:main:telegram:direct:111"));
+  const event = bootstrapOf("agent:main:telegram:direct:111");
+  assert.deepEqual(await injectedNames(event), ["memory/INDEX.md", "memory/ACTIVE_CONTEXT.md"]);
+
+  writeMemory("ACTIVE_CONTEXT.md", "what peer 222 said"); // a checkpoint of 222's DM; no index yet
+
+  assert.deepEqual(await injectedNames(event), ["memory/INDEX.md"]);
+});
+
+test("ACTIVE_CONTEXT.md of a manifest without its sha256 is injected into no session", async () => {
+  writeMemory("INDEX.md", "index");
+  writeMemory("ACTIVE_CONTEXT.md", "main conversation");
+  const manifest = standardManifest({}, "agent:main:main");
+  delete manifest.files[1].sha256;
+  writeManifest(manifest);
+
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
 });

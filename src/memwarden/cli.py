@@ -126,6 +126,7 @@ def _configure_logging(level: int) -> None:
 
 def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     from memwarden import config as config_module
+    from memwarden import templating
     from memwarden.runtime import JobContext
 
     config = config_module.load(options.config)
@@ -136,6 +137,8 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
         verbosity=options.verbose - options.quiet,
     )
     module = load_module(spec)
+    if spec.records_run:  # the jobs timers run: the next run loads what this one compiled
+        templating.cache_compiled_templates(context.storage_dir)
     lock_name = spec.name if spec.locks else None
     if lock_name and hasattr(module, "lock_name"):
         lock_name = module.lock_name(options)

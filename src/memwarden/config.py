@@ -6,7 +6,6 @@ the secrets env file (KEY=VALUE, 0600), then the environment (`MEMWARDEN_<SECTIO
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 import tomllib
@@ -21,6 +20,11 @@ from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 ENV_PREFIX = "MEMWARDEN_"
 RESERVED_ENV = frozenset({"MEMWARDEN_CONFIG"})
 RESERVED_ENV_PREFIXES = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
+# Options that are gone: a config that still sets one is told what replaced it.
+RETIRED = {
+    "install.stale_multiple": "doctor grades staleness with health.stale_warning_multiple and "
+    "health.stale_critical_multiple",
+}
 OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTIONS}
 
 
@@ -138,6 +142,9 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
         for name, raw in table.items():
             key = f"{section}.{name}"
             option = OPTIONS_BY_KEY.get(key)
+            if key in RETIRED:
+                problems.append(f"{path}: {key}: no longer an option ({RETIRED[key]})")
+                continue
             if option is None:
                 problems.append(f"{path}: {key}: unknown option{_suggest(key, OPTIONS_BY_KEY)}")
                 continue
@@ -158,6 +165,10 @@ def _apply_env(
         if name.startswith(RESERVED_ENV_PREFIXES):
             continue
         option = by_env.get(name)
+        retired = next((key for key in RETIRED if _env_name(key) == name), None)
+        if retired is not None:
+            problems.append(f"{origin}: {name}: no longer an option ({RETIRED[retired]})")
+            continue
         if option is None:
             hint = _suggest(name, by_env)
             problems.append(f"{origin}: {name}: unknown memwarden variable{hint}")
@@ -204,7 +215,13 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
     return result
 
 
+def _env_name(key: str) -> str:
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
 def _suggest(word: str, choices) -> str:
+    import difflib  # only when there is a mistake to explain
+
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 

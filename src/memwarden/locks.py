@@ -34,8 +34,7 @@ class RunLock:
             raise LockHeld(
                 f"{self.name} is already running (pid {holder} holds {self.path}); skipped"
             ) from None
-        os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n".encode())
+        _write_holder(descriptor)
         self._descriptor = descriptor
         return self
 
@@ -55,3 +54,16 @@ class RunLock:
         traceback: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def _write_holder(descriptor: int) -> None:
+    """Write this process's pid over the lock file's content.
+
+    Overwritten in place, truncated only when the old content was longer: truncating a file
+    with data to zero costs a block release (and, on ext4, a flush at close) per lock taken,
+    which a checkpoint of many agents pays twice per agent.
+    """
+    holder = f"{os.getpid()}\n".encode()
+    os.pwrite(descriptor, holder, 0)
+    if os.fstat(descriptor).st_size > len(holder):
+        os.ftruncate(descriptor, len(holder))

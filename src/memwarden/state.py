@@ -12,7 +12,6 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,15 @@ class Migration:
     sql: str
 
 
+# The package folder itself (memwarden is installed as files): importlib.resources would cost
+# every job about 6 ms of imports (it pulls in zipfile and tempfile) for six small files.
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+
+
 def bundled_migrations() -> list[Migration]:
     """Return the migrations shipped in memwarden/migrations, ordered by version."""
     found = []
-    for entry in resources.files("memwarden.migrations").iterdir():
+    for entry in MIGRATIONS_DIR.iterdir():
         name = entry.name
         if name.endswith(".sql") and name[:4].isdigit():
             found.append(Migration(int(name[:4]), name[5:-4], entry.read_text(encoding="utf-8")))

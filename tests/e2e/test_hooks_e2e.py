@@ -5,7 +5,8 @@ One private gateway per version: `memwarden index` writes INDEX.md and the boots
 enable`, the CLI being on PATH), then the gateway starts and:
 
 - an agent turn's system prompt, as the fake model receives it, holds INDEX.md and
-  ACTIVE_CONTEXT.md (memory-index-inject);
+  ACTIVE_CONTEXT.md (memory-index-inject); another session's holds INDEX.md only, as
+  ACTIVE_CONTEXT.md names the session it was written from;
 - `sessions.reset` makes the session-summary hook start `memwarden summarize`, which writes
   `memory/YYYY-MM-DD-<slug>.md` for the window that ended;
 - `sessions.compact` makes it start `memwarden checkpoint --session KEY --force`, which writes
@@ -46,10 +47,18 @@ def wait_for(check: Callable[[], object], what: str, gateway: Gateway) -> object
     raise AssertionError(f"{what} within {WAIT_SECONDS}s\n{gateway.log_tail()}")
 
 
+def session_key(tag: str) -> str:
+    return f"agent:main:e2e-hooks-{tag}"
+
+
 def seed_memory(workspace: Path, tag: str) -> None:
     memory = workspace / "memory"
     (memory / "research").mkdir(parents=True, exist_ok=True)
-    (memory / "ACTIVE_CONTEXT.md").write_text(f"# Active context\n\nactive-{tag}: migrating\n")
+    (memory / "ACTIVE_CONTEXT.md").write_text(
+        "# Active context\n\n"
+        f"> - session: `{session_key(tag)}` (id `seeded`)\n\n"  # injected into that session only
+        f"active-{tag}: migrating\n"
+    )
     (memory / "research" / "herons.md").write_text(f"# Heron survey {tag}\n\n[FACT] grey\n")
     (memory / "2026-11-21.md").write_text("# 2026-11-21\n\n[DECISION] keep SQLite\n")
 
@@ -73,7 +82,7 @@ def hooked_gateway(gateway_factory, openclaw_bin: Path) -> tuple[Gateway, str]:
 
 def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_gateway):
     gateway, tag = hooked_gateway
-    key = f"agent:main:e2e-hooks-{tag}"
+    key = session_key(tag)
     memory = gateway.workspace / "memory"
 
     gateway.llm.clear_requests()
@@ -85,6 +94,13 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     assert "# Memory index" in prompts
     assert f"active-{tag}: migrating" in prompts  # ACTIVE_CONTEXT.md
     assert str(memory / "INDEX.md") in prompts
+
+    gateway.llm.clear_requests()  # another session: INDEX.md, never this session's context
+    other = gateway.agent_turn(f"Hello from another peer {tag}", session_key=f"{key}-other")
+    assert other["status"] == "ok", other
+    prompts = "\n".join(gateway.llm.system_prompts())
+    assert f"Heron survey {tag}" in prompts
+    assert f"active-{tag}: migrating" not in prompts
 
     before = set(memory.glob("*.md"))
     gateway.rpc("sessions.reset", {"key": key, "reason": "reset"})

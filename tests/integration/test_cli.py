@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from memwarden.cli import available_jobs
+from memwarden.cli import available_jobs, build_parser
+from memwarden.jobs.common import sentence
 from support.cli import run_cli, run_subprocess
 
 
@@ -26,6 +29,27 @@ def test_every_command_help_explains_itself(capsys, name):
     out = capsys.readouterr().out
     assert f"usage: memwarden {name}" in out
     assert "--json" in out
+
+
+def sub_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, argparse.ArgumentParser]]:
+    """The sub-commands of a parser: name → (its line in the parent's --help, its parser)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            return {name: (helps.get(name), sub) for name, sub in action.choices.items()}
+    return {}
+
+
+@pytest.mark.parametrize("spec", available_jobs(), ids=lambda spec: spec.name)
+def test_every_command_and_sub_command_description_is_its_summary_as_a_sentence(spec):
+    parser, _ = build_parser([spec.name])
+    summary, command = sub_commands(parser)[spec.name]
+    assert summary == spec.summary
+    assert command.description == sentence(spec.summary)
+    for verb, (verb_summary, sub) in sub_commands(command).items():
+        assert verb_summary, f"memwarden {spec.name} {verb} has no line in --help"
+        assert sub.description == sentence(verb_summary), f"memwarden {spec.name} {verb}"
+        assert sub.description[0].isupper(), f"memwarden {spec.name} {verb}"
 
 
 def test_no_command_prints_help_and_exits_2(capsys):

@@ -167,6 +167,26 @@ def test_doctor_oversized_active_context_warns_with_cap_to_set(capsys, tmp_path)
     assert finding["fix"] == "openclaw config set agents.defaults.bootstrapMaxChars 25000"
 
 
+def test_doctor_active_context_at_the_cap_with_trailing_newlines_fits_as_index_says(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
+    state = make_file_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    memory.mkdir()
+    header = "# Active context\n\n> - session: `agent:main:main` (id `x`)\n\n"
+    text = header + "x" * (20_000 - len(header)) + "\n" * 5  # the gateway trims the newlines
+    (memory / "ACTIVE_CONTEXT.md").write_text(text)
+    index = run_cli(capsys, "--state-dir", state.state_dir, "index", "--json")
+    assert index.json()["workspaces"][0]["warnings"] == []
+
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+
+    finding = findings(result)["bootstrap.main.ACTIVE_CONTEXT.md"]
+    assert finding["severity"] == "ok"
+    assert "(20,000 of 20,000 characters)" in finding["message"]
+
+
 def test_doctor_stale_job_warns_with_where_to_look(
     capsys, tmp_path, isolated_env, gateway, monkeypatch
 ):
@@ -179,8 +199,27 @@ def test_doctor_stale_job_warns_with_where_to_look(
     db.close()
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
     finding = findings(result)["timers.rotate"]
-    assert finding["severity"] == "warning"
+    assert finding["severity"] == "action"  # 48 intervals: past health's critical multiple
     assert finding["fix"].startswith("tail -n 50 ") and finding["fix"].endswith("rotate.log")
+    assert result.exit_code == 1
+
+
+def test_doctor_stale_job_is_graded_with_the_health_multiples(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    db = StateDB(isolated_env / ".local" / "state" / "memwarden" / "state.db")
+    db.connection.execute(
+        "UPDATE runs SET started_at = ?, finished_at = ? WHERE job = 'rotate'",
+        (time.time() - 4 * 3600, time.time() - 4 * 3600),
+    )
+    db.close()
+    monkeypatch.setenv("MEMWARDEN_HEALTH_STALE_WARNING_MULTIPLE", "10")
+    monkeypatch.setenv("MEMWARDEN_HEALTH_STALE_CRITICAL_MULTIPLE", "20")
+
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+
+    assert findings(result)["timers.rotate"]["severity"] == "ok"  # 8 intervals, under 10
 
 
 def test_doctor_token_only_in_shell_warns_that_timers_miss_it(capsys, tmp_path, monkeypatch):

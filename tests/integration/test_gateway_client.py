@@ -18,7 +18,6 @@ from memwarden.openclaw.gateway import (
     GatewayProtocolError,
     GatewayTimeout,
     GatewayUnreachable,
-    call,
     http_base,
 )
 from memwarden.openclaw.http_probe import probe_liveness, probe_readiness
@@ -30,6 +29,12 @@ def sim():
     rows = [{"key": f"agent:main:s{index:02d}", "totalTokens": index} for index in range(12)]
     with GatewaySimulator(rows=rows, max_page=5) as simulator:
         yield simulator
+
+
+def call(url, token, method, params=None, timeout=5.0):
+    """Connect, make one call, close: the whole life of a GatewayClient, as the jobs use it."""
+    with GatewayClient(url, token, timeout) as client:
+        return client.call(method, params)
 
 
 def test_client_connect_sends_protocol_4_operator_handshake(sim):

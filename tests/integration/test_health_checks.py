@@ -315,6 +315,31 @@ def test_cron_store_path_follows_gateway_config(tmp_path):
     assert cron_check.cron_store_path(tmp_path, {}) == tmp_path / "cron" / "jobs.json"
 
 
+def test_cron_store_with_tilde_is_under_openclaw_home(state, tmp_path):
+    openclaw_home = tmp_path / "openclaw-home"
+    runs = openclaw_home / "crons" / "runs"
+    runs.mkdir(parents=True)
+    (runs / "job-1.jsonl").write_bytes(orjson.dumps(run_line(5, "error", "boom")) + b"\n")
+    os.utime(runs / "job-1.jsonl", (T0.timestamp(), T0.timestamp()))
+    config = {"cron": {"store": "~/crons/jobs.json"}}
+    write_json5_config(state.config_path, config)
+    env = {"OPENCLAW_HOME": str(openclaw_home), "HOME": str(tmp_path / "account")}
+    inputs = inputs_for(state.state_dir, tmp_path, health_cron_error_threshold="1")
+    inputs = HealthInputs(
+        config=inputs.config,
+        deployment_loader=lambda: discover(state.state_dir, env=env),
+        state=inputs.state,
+        now=T0,
+        env=env,
+    )
+
+    (result,) = cron_check.check_cron(inputs)
+
+    assert cron_check.cron_store_path(tmp_path, config, env) == openclaw_home / "crons/jobs.json"
+    assert result.status is Status.WARNING
+    assert result.value == 1
+
+
 # --- memwarden's own jobs ----------------------------------------------------------------------
 
 

@@ -46,11 +46,11 @@ def test_hooks_node_test_runner_passes():
 
 
 INJECT = """
-const [handlerPath, workspace] = process.argv.slice(1);
+const [handlerPath, workspace, sessionKey] = process.argv.slice(1);
 const { default: handler } = await import(handlerPath);
 const event = {
-  type: "agent", action: "bootstrap", sessionKey: "agent:main:main", timestamp: new Date(),
-  context: { workspaceDir: workspace, sessionKey: "agent:main:main", agentId: "main",
+  type: "agent", action: "bootstrap", sessionKey, timestamp: new Date(),
+  context: { workspaceDir: workspace, sessionKey, agentId: "main",
              bootstrapFiles: [{ name: "AGENTS.md", path: workspace + "/AGENTS.md",
                                 content: "agents", missing: false }] },
   messages: [],
@@ -60,15 +60,8 @@ process.stdout.write(JSON.stringify(event.context.bootstrapFiles));
 """
 
 
-def test_index_manifest_is_what_the_bootstrap_hook_injects(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
-    state = make_sqlite_era_state(tmp_path)
-    memory = state.workspace / "memory"
-    memory.mkdir()
-    (memory / "ACTIVE_CONTEXT.md").write_text("# Active context\nworking on the hook\n")
-    (memory / "2026-11-22.md").write_text("# Today\n[DECISION] ship it\n")
-    assert run_cli(capsys, "--state-dir", state.state_dir, "index").exit_code == 0
-
+def bootstrap_files(workspace: Path, session_key: str) -> list[dict]:
+    """Run the hook on an agent:bootstrap event of `session_key`; return its bootstrap files."""
     completed = subprocess.run(
         [
             NODE,
@@ -76,16 +69,29 @@ def test_index_manifest_is_what_the_bootstrap_hook_injects(capsys, tmp_path, mon
             "-e",
             INJECT,
             str(REPO / "hooks" / "memory-index-inject" / "handler.js"),
-            str(state.workspace),
+            str(workspace),
+            session_key,
         ],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-
     assert completed.returncode == 0, completed.stderr
-    files = json.loads(completed.stdout)
+    return json.loads(completed.stdout)
+
+
+def test_index_manifest_is_what_the_bootstrap_hook_injects(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
+    state = make_sqlite_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    memory.mkdir()
+    (memory / "2026-11-22.md").write_text("# Today\n[DECISION] ship it\n")
+    assert run_cli(capsys, "--state-dir", state.state_dir, "checkpoint").exit_code == 0
+    assert run_cli(capsys, "--state-dir", state.state_dir, "index").exit_code == 0
+
+    files = bootstrap_files(state.workspace, "agent:main:main")
+
     assert [file["name"] for file in files] == [
         "AGENTS.md",
         "memory/INDEX.md",
@@ -93,5 +99,19 @@ def test_index_manifest_is_what_the_bootstrap_hook_injects(capsys, tmp_path, mon
     ]
     assert files[1]["content"] == (memory / "INDEX.md").read_text()
     assert files[1]["path"] == str(memory / "INDEX.md")
-    assert files[2]["content"] == "# Active context\nworking on the hook\n"
+    assert files[2]["content"] == (memory / "ACTIVE_CONTEXT.md").read_text()
+    assert "> - session: `agent:main:main`" in files[2]["content"]
     assert all(file["missing"] is False for file in files)
+
+
+def test_index_manifest_active_context_of_main_is_not_injected_into_a_dm(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
+    state = make_sqlite_era_state(tmp_path)
+    assert run_cli(capsys, "--state-dir", state.state_dir, "checkpoint").exit_code == 0
+    assert run_cli(capsys, "--state-dir", state.state_dir, "index").exit_code == 0
+
+    files = bootstrap_files(state.workspace, "agent:main:telegram:direct:4242")
+
+    assert [file["name"] for file in files] == ["AGENTS.md", "memory/INDEX.md"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,7 +22,9 @@ FILLER = "Notes on the work, kept for later. " * 40 + "\n"
 
 # path under memory/ → content; the expected marker totals are written out by hand below.
 MEMORY = {
-    "ACTIVE_CONTEXT.md": "# Active context\n\nShipping the index. [TODO] docs [TODO] bench\n",
+    "ACTIVE_CONTEXT.md": "# Active context\n\n"
+    "> - session: `agent:main:telegram:direct:42` (id `x`)\n\n"
+    "Shipping the index. [TODO] docs [TODO] bench\n",
     "MEMORY.md": "# Long-term memory\n\n- [PREFERENCE] short answers\n- [FACT] prod is eu-west\n",
     "2026-11-20.md": "# 2026-11-20\n\n[DECISION] SQLite [DECISION] WAL [GOTCHA] fsync\n" + FILLER,
     "2026-11-21.md": "# 2026-11-21\n\nWrite `[TODO]` to flag work.\n```\n[FACT] example\n```\n"
@@ -112,7 +115,7 @@ def test_index_writes_the_bootstrap_manifest_for_the_hook(capsys, state):
     manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
     index_chars = len((state.workspace / "memory" / "INDEX.md").read_text().rstrip())
     assert manifest == {
-        "version": 1,
+        "version": 2,
         "generator": "memwarden index",
         "agents": ["main"],
         "maxChars": 20_000,
@@ -124,9 +127,24 @@ def test_index_writes_the_bootstrap_manifest_for_the_hook(capsys, state):
                 "name": "memory/ACTIVE_CONTEXT.md",
                 "path": "memory/ACTIVE_CONTEXT.md",
                 "chars": len(MEMORY["ACTIVE_CONTEXT.md"].rstrip()),
+                "session": "agent:main:telegram:direct:42",
+                "sha256": hashlib.sha256(MEMORY["ACTIVE_CONTEXT.md"].encode()).hexdigest(),
             },
         ],
     }
+
+
+def test_index_active_context_without_provenance_is_for_no_session_and_warns(capsys, state):
+    active = state.workspace / "memory" / "ACTIVE_CONTEXT.md"
+    active.write_text("# Active context\n\nwritten by a template without provenance\n")
+
+    result = index(capsys, state, "--json")
+
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert manifest["files"][1]["path"] == "memory/ACTIVE_CONTEXT.md"
+    assert manifest["files"][1]["session"] is None
+    assert result.json()["workspaces"][0]["active_context_session"] is None
+    assert f"{active}: names no session" in result.stderr
 
 
 def test_index_files_are_private_and_written_whole(capsys, state):

@@ -306,3 +306,45 @@ def test_install_hooks_dispatches_to_the_hook_installer(capsys, tmp_path):
     assert result.exit_code == 0, result.stderr
     assert result.json()["hooks_dir"] == str(state.state_dir / "hooks")
     assert not (state.state_dir / "hooks").exists()
+
+
+def hardening_paths(result, job: str) -> list[str]:
+    """The `# ReadWritePaths=` values of a job's service in an install --dry-run --json."""
+    (service,) = [
+        entry["content"]
+        for entry in result.json()["files"]
+        if entry["path"].endswith(f"memwarden-{job}.service")
+    ]
+    prefix = "# ReadWritePaths="
+    return [line[len(prefix) :] for line in service.splitlines() if line.startswith(prefix)]
+
+
+def test_install_systemd_hardening_paths_are_what_each_job_writes(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(tmp_path / "textfile" / "mw.prom"))
+    state = make_file_era_state(tmp_path)
+    storage = Path(os.environ["XDG_STATE_HOME"]) / "memwarden"
+    memory = state.workspace / "memory"  # not created yet
+
+    result = run_cli(
+        capsys, "--state-dir", state.state_dir, "install", "systemd", "--dry-run", "--json"
+    )
+
+    assert result.exit_code == 0, result.stderr
+    for job in ("checkpoint", "rotate", "index"):
+        assert hardening_paths(result, job) == [str(storage), f"-{memory}"]
+    assert hardening_paths(result, "maintain") == [str(storage), str(state.sessions_dir)]
+    assert hardening_paths(result, "health") == [str(storage), f"-{tmp_path / 'textfile'}"]
+
+
+def test_install_systemd_maintain_archiving_daily_logs_may_write_memory(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_MAINTAIN_ARCHIVE_DAILY_LOGS_AFTER_DAYS", "30")
+    state = make_file_era_state(tmp_path)
+    (state.workspace / "memory").mkdir()
+
+    result = run_cli(
+        capsys, "--state-dir", state.state_dir, "install", "systemd", "--dry-run", "--json"
+    )
+
+    assert str(state.workspace / "memory") in hardening_paths(result, "maintain")

@@ -85,7 +85,7 @@ def test_maintain_compresses_old_transcripts_and_never_touches_live_ones(
         assert (sessions / name).read_bytes() == content
         assert (sessions / name).stat().st_mtime_ns == live_times[name]
     assert (sessions / "sessions.json").exists()
-    steps = result.json()["steps"]
+    steps = result.json()["summary"]
     assert steps["transcripts"]["compressed"] == 2
     assert steps["transcripts"]["deleted"] == 1
     assert steps["transcripts"]["bytes_saved"] > len(original) // 2
@@ -182,11 +182,11 @@ def test_maintain_prunes_old_runs_and_events_but_keeps_each_jobs_last_success(
     result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain", "--json")
 
     assert result.exit_code == 0, result.stderr
-    assert result.json()["steps"]["state"] == {
+    assert result.json()["summary"]["state"] == {
         "runs": 1,
         "events": 1,
         "vacuum": False,
-        "free_bytes": result.json()["steps"]["state"]["free_bytes"],
+        "free_bytes": result.json()["summary"]["state"]["free_bytes"],
     }
     db = StateDB(storage(isolated_env) / "state.db")
     ids = {row[0] for row in db.connection.execute("SELECT id FROM runs")}
@@ -234,7 +234,7 @@ def test_maintain_sqlite_era_leaves_the_database_alone(capsys, tmp_path):
     before = state.sqlite_path.read_bytes()
     result = run_cli(capsys, "--state-dir", state.state_dir, "maintain", "--json")
     assert result.exit_code == 0, result.stderr
-    assert result.json()["steps"]["transcripts"]["compressed"] == 0
+    assert result.json()["summary"]["transcripts"]["compressed"] == 0
     assert state.sqlite_path.read_bytes() == before
 
 
@@ -250,3 +250,14 @@ def test_maintain_calls_history_prune_with_dry_run(capsys, file_era, monkeypatch
     assert result.exit_code == 0, result.stderr
     assert calls == [True]
     assert "history: would prune 3 snapshots" in result.stdout
+
+
+def test_maintain_json_summary_is_the_run_record_and_appears_once(capsys, file_era, isolated_env):
+    result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain", "--json")
+
+    assert result.exit_code == 0, result.stderr
+    assert "steps" not in result.json()  # was the same dict as `summary`, twice
+    db = StateDB(storage(isolated_env) / "state.db")
+    (run,) = db.last_runs("maintain")
+    db.close()
+    assert run.summary == result.json()["summary"]

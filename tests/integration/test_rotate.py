@@ -7,9 +7,11 @@ runs before each reset is the real one.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from contextlib import contextmanager
 
+import orjson
 import pytest
 
 from memwarden.config import load, storage_dir
@@ -359,3 +361,23 @@ def test_rotate_agent_filter_unknown_agent_is_usage_error(capsys, sqlite_state):
 
     assert result.exit_code == 2
     assert "unknown agent(s): nope" in result.stderr
+
+
+def bootstrap_manifest(state) -> dict:
+    return orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+
+
+def test_rotate_other_session_manifest_names_it_before_the_reset(capsys, file_state, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
+    assert run_cli(capsys, "--state-dir", file_state.state_dir, "checkpoint").exit_code == 0
+    assert bootstrap_manifest(file_state)["files"][1]["session"] == MAIN
+    with gateway_for(file_state, monkeypatch) as sim:
+        sim.set_row(SECOND, **OVER)
+        result = rotate(capsys, file_state)
+
+    assert by_key(result)[SECOND]["status"] == "rotated", result.stdout
+    assert by_key(result)[SECOND]["checkpoint"]["index"] == "written"
+    active = bootstrap_manifest(file_state)["files"][1]
+    raw = (file_state.workspace / "memory" / "ACTIVE_CONTEXT.md").read_bytes()
+    assert f"`{SECOND}`".encode() in raw  # the rotated session's handoff, not main's
+    assert (active["session"], active["sha256"]) == (SECOND, hashlib.sha256(raw).hexdigest())

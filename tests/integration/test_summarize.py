@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -319,3 +320,32 @@ def test_summarize_without_agent_takes_it_from_the_session_key(capsys, tmp_path)
     assert [path.name for path in summaries(state.workspace)] == [
         "2026-11-22-hello-from-the-cli-test.md"
     ]
+
+
+def test_summarize_file_era_topic_session_reads_its_session_file(capsys, tmp_path):
+    state = make_file_era_state(tmp_path)
+    archive = next(state.sessions_dir.glob(f"{OLD_7_35}.jsonl.reset.*"))
+    archive.rename(state.sessions_dir / f"{OLD_7_35}-topic-42.jsonl")
+    store = orjson.loads(state.session_store.read_bytes())
+    store["agent:main:main"]["sessionId"] = OLD_7_35
+    store["agent:main:main"]["sessionFile"] = f"{OLD_7_35}-topic-42.jsonl"
+    state.session_store.write_bytes(orjson.dumps(store))
+
+    result = summarize(capsys, state, "agent:main:main", "--previous-session-id", OLD_7_35)
+
+    assert "wrote" in result.stdout, result.stdout + result.stderr
+    assert "hello legacy layout" in summaries(state.workspace)[0].read_text()
+
+
+@pytest.mark.parametrize("session_id", ["../outside", "a/b", "..", "."])
+def test_summarize_session_id_not_a_file_name_is_a_usage_error(capsys, tmp_path, session_id):
+    state = make_file_era_state(tmp_path)
+    archive = next(state.sessions_dir.glob(f"{OLD_7_35}.jsonl.reset.*"))
+    shutil.copy(archive, state.sessions_dir.parent / "outside.jsonl")
+
+    result = summarize(capsys, state, "agent:main:main", "--previous-session-id", session_id)
+
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert f"--previous-session-id {session_id!r}: not a session id" in result.stderr
+    assert summaries(state.workspace) == []

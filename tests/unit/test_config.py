@@ -84,6 +84,19 @@ def test_load_unknown_memwarden_variable_is_reported():
         config.load(None, env={"MEMWARDEN_SCHEDULE_HEALTH_MINUTE": "5"})
 
 
+def test_load_retired_install_stale_multiple_names_what_replaced_it(tmp_path):
+    path = write(tmp_path / "c.toml", "[install]\nstale_multiple = 4.0\n")
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={"MEMWARDEN_INSTALL_STALE_MULTIPLE": "4"})
+    assert raised.value.lines() == [
+        f"{path}: install.stale_multiple: no longer an option (doctor grades staleness with "
+        "health.stale_warning_multiple and health.stale_critical_multiple)",
+        "environment: MEMWARDEN_INSTALL_STALE_MULTIPLE: no longer an option (doctor grades "
+        "staleness with health.stale_warning_multiple and health.stale_critical_multiple)",
+    ]
+    assert "install.stale_multiple" not in {option.key for option in ALL_OPTIONS}
+
+
 def test_load_secrets_file_private_is_read(tmp_path):
     secrets = write(tmp_path / "secrets.env", "# comment\nMEMWARDEN_GATEWAY_TOKEN='s3cr3t'\n")
     secrets.chmod(0o600)

@@ -16,20 +16,19 @@ def compaction(**settings) -> dict:
     return {"agents": {"defaults": {"compaction": settings}}}
 
 
-def test_compaction_unset_or_default_is_ok():
-    assert check_compaction_mode({}).severity == "ok"
-    assert check_compaction_mode(compaction(mode="default")).severity == "ok"
+def test_check_compaction_mode_default_is_ok():
+    assert check_compaction_mode("default").severity == "ok"
 
 
-def test_compaction_safeguard_warns_why_and_gives_the_exact_command():
-    finding = check_compaction_mode(compaction(mode="safeguard"))
+def test_check_compaction_mode_safeguard_warns_why_and_gives_the_exact_command():
+    finding = check_compaction_mode("safeguard")
     assert finding.severity == "warning"
     assert "empty summaries" in finding.message
     assert finding.fix == "openclaw config set agents.defaults.compaction.mode default"
 
 
-def test_compaction_unknown_mode_needs_action():
-    assert check_compaction_mode(compaction(mode="aggressive")).severity == "action"
+def test_check_compaction_mode_unknown_mode_needs_action():
+    assert check_compaction_mode("aggressive").severity == "action"
 
 
 def test_memory_flush_default_is_on_with_4000_tokens():

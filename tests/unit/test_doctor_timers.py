@@ -20,7 +20,7 @@ def manifest(jobs=None, installed_at="2027-01-15T08:00:00+00:00") -> Manifest:
     )
 
 
-def check(manifests, last=None, executable_ok=True):
+def check(manifests, last=None, executable_ok=True, multiples=(3.0, 6.0)):
     return {
         f.key: f
         for f in check_timers(
@@ -28,7 +28,7 @@ def check(manifests, last=None, executable_ok=True):
             WANTED,
             last or {},
             NOW,
-            3.0,
+            multiples,
             dict.fromkeys(manifests, executable_ok),
             "/h/logs",
         )
@@ -56,9 +56,32 @@ def test_job_not_succeeding_for_three_intervals_warns_with_its_log_command():
     assert finding.fix == "journalctl --user -u memwarden-checkpoint.service -n 50"
 
 
-def test_job_never_run_long_after_install_warns():
+def test_check_timers_job_stale_past_the_critical_multiple_needs_action():
+    findings = check({"systemd": manifest()}, {"checkpoint": NOW - 121 * 60, "health": NOW})
+    finding = findings["timers.checkpoint"]
+    assert finding.severity == "action"
+    assert finding.message.startswith("checkpoint: last success 2.0 h ago (runs every 20 min)")
+
+
+def test_check_timers_multiples_are_the_ones_given_as_health_grades_them():
+    last = {"checkpoint": NOW - 61 * 60, "health": NOW}
+    findings = check({"systemd": manifest()}, last, multiples=(4.0, 8.0))
+    assert findings["timers.checkpoint"].severity == "ok"
+    assert findings["timers.checkpoint"].fix is None
+
+
+def test_check_timers_job_never_run_long_after_install_needs_action():
     old_install = manifest(installed_at="2020-01-01T00:00:00+00:00")
-    assert check({"systemd": old_install})["timers.health"].severity == "warning"
+    finding = check({"systemd": old_install})["timers.health"]
+    assert finding.severity == "action"
+    assert "no success yet (scheduled " in finding.message
+
+
+def test_check_timers_job_never_run_just_after_install_is_info():
+    fresh = manifest(installed_at="2027-01-15T07:59:00+00:00")  # NOW is 08:00 that day
+    finding = check({"systemd": fresh})["timers.checkpoint"]
+    assert finding.severity == "info"
+    assert finding.message == "checkpoint: no success yet (scheduled 1 min ago) (runs every 20 min)"
 
 
 def test_timers_out_of_step_with_settings_suggest_reinstall():

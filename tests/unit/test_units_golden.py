@@ -17,6 +17,7 @@ import pytest
 from memwarden.scheduling.jobs import OFFSETS, SUMMARIES, ScheduledJob
 from memwarden.scheduling.units import (
     UnitSpec,
+    WritablePath,
     cron_block,
     cron_files,
     launchd_files,
@@ -30,6 +31,20 @@ JOBS = tuple(
     ScheduledJob(name, minutes, SUMMARIES[name], OFFSETS[name])
     for name, minutes in INTERVALS.items()
 )
+
+
+def sample_writable_paths(home: str, storage: str) -> dict[str, tuple[WritablePath, ...]]:
+    """What each job writes with the default settings, one file-era agent `main`, no memory/ yet."""
+    own = (WritablePath(Path(storage)),)
+    memory = WritablePath(Path(f"{home}/.openclaw/workspace/memory"), exists=False)
+    sessions = WritablePath(Path(f"{home}/.openclaw/agents/main/sessions"))
+    return {
+        "checkpoint": (*own, memory),
+        "rotate": (*own, memory),
+        "index": (*own, memory),
+        "health": own,
+        "maintain": (*own, sessions),
+    }
 
 
 def sample_spec(home: str) -> UnitSpec:
@@ -48,7 +63,7 @@ def sample_spec(home: str) -> UnitSpec:
         systemd_dir=REPO / "systemd",
         launchd_dir=REPO / "launchd",
         launchd_label="org.memwarden",
-        writable_paths=(Path(storage), Path(f"{home}/.openclaw/workspace/memory")),
+        writable_paths=sample_writable_paths(home, storage),
     )
 
 

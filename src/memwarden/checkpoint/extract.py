@@ -16,7 +16,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memwarden.openclaw.entries import Compaction, Entry, Message, ModelChange, ToolCallBlock
+from memwarden.openclaw.entries import (
+    CONTROL_REPLIES,
+    Compaction,
+    Entry,
+    Message,
+    ModelChange,
+    ToolCallBlock,
+)
 
 MIN_TEXT_CHARS = 5
 KEPT_ROLES = frozenset({"user", "assistant"})
@@ -176,13 +183,21 @@ def _take_message(
 
 
 def _excerpt(message: Message) -> Excerpt | None:
-    """Return the message as an Excerpt, or None when a checkpoint leaves it out."""
-    if message.role not in KEPT_ROLES or message.is_control_reply or message.is_command:
+    """Return the message as an Excerpt, or None when a checkpoint leaves it out (tool results,
+    `Message.is_control_reply`, `Message.is_command`, short texts)."""
+    role = message.role
+    if role not in KEPT_ROLES:
         return None
+    # Message.text joins the blocks on every call: joined once here, where every message of
+    # every tail passes, rather than once for each test.
     text = message.text.strip()
+    if role == "assistant" and text in CONTROL_REPLIES:
+        return None
+    if role == "user" and text.startswith("/"):
+        return None
     if len(text) < MIN_TEXT_CHARS:
         return None
-    return Excerpt(message.role, text, message.time)
+    return Excerpt(role, text, message.time)
 
 
 def _argument_paths(block: ToolCallBlock) -> list[str]:

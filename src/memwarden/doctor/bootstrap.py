@@ -1,17 +1,18 @@
 """Does what the bootstrap hook injects fit the gateway's caps? Pure over file lengths.
 
 The gateway cuts a bootstrap file longer than `bootstrapMaxChars` in the middle, and stops at
-`bootstrapTotalMaxChars` for all of them together. Lengths are JavaScript string lengths
-(UTF-16 code units), as the gateway measures them.
+`bootstrapTotalMaxChars` for all of them together. The caps are judged by the index job's own
+rules (`indexing.outcome.bootstrap_overruns`), so doctor and `memwarden index` always agree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from memwarden.doctor.finding import Finding
+from memwarden.indexing.outcome import INJECTED, bootstrap_overruns, describe_overrun
 
-INJECTED = ("memory/INDEX.md", "memory/ACTIVE_CONTEXT.md")
 # The workspace files the gateway itself loads at bootstrap (openclaw 2026.7.x and 2026.9.x).
 GATEWAY_BOOTSTRAP = (
     "AGENTS.md",
@@ -23,55 +24,52 @@ GATEWAY_BOOTSTRAP = (
     "BOOTSTRAP.md",
     "MEMORY.md",
 )
-
-
-def js_length(text: str) -> int:
-    """Given text, return its length as JavaScript counts it (UTF-16 code units)."""
-    return len(text.encode("utf-16-le")) // 2
+SET_CAP = "openclaw config set agents.defaults"
 
 
 def check_bootstrap(
-    agent_id: str, lengths: Mapping[str, int], max_chars: int, total_max_chars: int
+    agent_id: str,
+    workspace: Path,
+    lengths: Mapping[str, int],
+    max_chars: int,
+    total_max_chars: int,
 ) -> list[Finding]:
-    """Given an agent's bootstrap file lengths (by relative path, present files only) and caps.
-
-    Return a finding per injected file (INDEX.md, ACTIVE_CONTEXT.md) present, and one for the
-    total when it passes the total cap.
+    """Given an agent's workspace, its bootstrap file lengths (by relative path, present files
+    only) and caps, return a finding per injected file (INDEX.md, ACTIVE_CONTEXT.md) present,
+    and one for the total when it passes the total cap.
     """
+    overruns = {
+        overrun.path: overrun for overrun in bootstrap_overruns(lengths, max_chars, total_max_chars)
+    }
     findings = []
     for name in INJECTED:
         if name not in lengths:
             continue
-        length = lengths[name]
         key = f"bootstrap.{agent_id}.{name.rsplit('/', 1)[-1]}"
-        if length > max_chars:
-            findings.append(
-                Finding(
-                    key,
-                    "warning",
-                    f"agent {agent_id}: {name} has {length:,} characters, over the "
-                    f"{max_chars:,}-character bootstrap cap: the gateway cuts its middle out",
-                    f"openclaw config set agents.defaults.bootstrapMaxChars {_round_up(length)}",
-                )
+        overrun = overruns.get(name)
+        if overrun is None:
+            message = (
+                f"agent {agent_id}: {name} fits the bootstrap cap ({lengths[name]:,} of "
+                f"{max_chars:,} characters)"
             )
-        else:
-            findings.append(
-                Finding(
-                    key,
-                    "ok",
-                    f"agent {agent_id}: {name} fits the bootstrap cap ({length:,} of "
-                    f"{max_chars:,} characters)",
-                )
+            findings.append(Finding(key, "ok", message))
+            continue
+        findings.append(
+            Finding(
+                key,
+                "warning",
+                f"agent {agent_id}: {describe_overrun(workspace, overrun)}",
+                f"{SET_CAP}.bootstrapMaxChars {_round_up(overrun.chars)}",
             )
-    total = sum(min(length, max_chars) for length in lengths.values())
-    if total > total_max_chars:
+        )
+    total = overruns.get(None)
+    if total is not None:
         findings.append(
             Finding(
                 f"bootstrap.{agent_id}.total",
                 "warning",
-                f"agent {agent_id}: the bootstrap files hold {total:,} characters, over the "
-                f"{total_max_chars:,}-character total cap: the files injected last are cut",
-                f"openclaw config set agents.defaults.bootstrapTotalMaxChars {_round_up(total)}",
+                f"agent {agent_id}: {describe_overrun(workspace, total)}",
+                f"{SET_CAP}.bootstrapTotalMaxChars {_round_up(total.chars)}",
             )
         )
     return findings

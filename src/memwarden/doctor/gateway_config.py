@@ -18,11 +18,10 @@ DEFAULT_SOFT_THRESHOLD_TOKENS = 4000
 SET_COMMAND = "openclaw config set"
 
 
-def check_compaction_mode(config: Mapping[str, Any]) -> Finding:
-    """Given the gateway config, judge `agents.defaults.compaction.mode`."""
-    mode = _get(config, "agents", "defaults", "compaction", "mode")
+def check_compaction_mode(mode: str) -> Finding:
+    """Given the gateway's compaction mode (`Deployment.compaction_mode()`), judge it."""
     fix = f"{SET_COMMAND} agents.defaults.compaction.mode default"
-    if mode is None or mode == "default":
+    if mode == "default":
         return Finding("compaction.mode", "ok", 'agents.defaults.compaction.mode is "default"')
     if mode == "safeguard":
         return Finding(

@@ -7,13 +7,15 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from memwarden.doctor.bootstrap import GATEWAY_BOOTSTRAP, INJECTED, check_bootstrap, js_length
+from memwarden.doctor.bootstrap import GATEWAY_BOOTSTRAP, check_bootstrap
 from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.permissions import PathFacts, check_permissions
 from memwarden.doctor.timers import check_timers
 from memwarden.errors import GatewayConfigError, MemwardenError
 from memwarden.files import read_text_if_exists
+from memwarden.indexing.catalog import js_length
+from memwarden.indexing.outcome import INJECTED
 from memwarden.openclaw.layout import Deployment, resolve_config_path
 from memwarden.runtime import JobContext
 from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
@@ -40,8 +42,9 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
     checks: list[tuple[str, Callable[[], list[Finding]]]] = []
     if deployment is not None:
         config = deployment.config
+        mode = deployment.compaction_mode()
         checks += [
-            ("compaction", lambda: [check_compaction_mode(config), check_memory_flush(config)]),
+            ("compaction", lambda: [check_compaction_mode(mode), check_memory_flush(config)]),
             ("hooks", lambda: hooks(deployment)),
             ("bootstrap", lambda: bootstrap(deployment)),
         ]
@@ -119,6 +122,7 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
                 lengths[name] = js_length(text)
         findings += check_bootstrap(
             agent.id,
+            agent.workspace,
             lengths,
             deployment.bootstrap_max_chars(agent.id),
             deployment.bootstrap_total_max_chars(agent.id),
@@ -147,12 +151,13 @@ def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]
     executable_ok = {
         target: os.access(manifest.executable, os.X_OK) for target, manifest in manifests.items()
     }
+    health = context.config.health
     findings = check_timers(
         manifests,
         wanted,
         last_success,
         context.now().timestamp(),
-        context.config.install.stale_multiple,
+        (health.stale_warning_multiple, health.stale_critical_multiple),
         executable_ok,
         str(context.log_dir),
     )

@@ -1,11 +1,18 @@
-"""Are the jobs scheduled, and have they succeeded recently? Pure over the install manifests."""
+"""Are the jobs scheduled, and have they succeeded recently? Pure over the install manifests.
+
+A job's staleness is graded as the health job grades it (`health.checks.jobs.grade_staleness`,
+`health.stale_warning_multiple` and `health.stale_critical_multiple`): a warning there is a
+warning here, critical needs action.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 
-from memwarden.doctor.finding import Finding
+from memwarden.doctor.finding import Finding, Severity
+from memwarden.health.checks.jobs import JobFreshness, grade_staleness
+from memwarden.health.model import Status
 from memwarden.scheduling.jobs import describe_interval
 from memwarden.scheduling.manifest import Manifest
 
@@ -21,13 +28,14 @@ def check_timers(
     wanted_jobs: Mapping[str, int],
     last_success: Mapping[str, float | None],
     now: float,
-    stale_multiple: float,
+    stale_multiples: tuple[float, float],
     executable_ok: Mapping[str, bool],
     log_dir: str,
 ) -> list[Finding]:
     """Given the installs (by target), the jobs wanted (name → interval minutes) and facts.
 
     `last_success` maps a job to the Unix time its last successful run finished (None: never);
+    `stale_multiples` are the multiples of a job's interval that warn and are critical;
     `executable_ok` tells, per target, whether the executable the units run still exists.
     """
     if not manifests:
@@ -58,7 +66,7 @@ def check_timers(
         )
     for job, (target, manifest) in scheduled.items():
         findings.append(
-            _check_job(job, target, manifest, last_success.get(job), now, stale_multiple, log_dir)
+            _check_job(job, target, manifest, last_success.get(job), now, stale_multiples, log_dir)
         )
     return findings
 
@@ -97,39 +105,36 @@ def _check_install(
     return findings
 
 
+SEVERITIES: dict[Status, Severity] = {
+    Status.OK: "ok",
+    Status.WARNING: "warning",
+    Status.CRITICAL: "action",
+}
+
+
 def _check_job(
     job: str,
     target: str,
     manifest: Manifest,
     finished: float | None,
     now: float,
-    stale_multiple: float,
+    stale_multiples: tuple[float, float],
     log_dir: str,
 ) -> Finding:
-    interval = manifest.jobs[job]
-    allowed = interval * 60 * stale_multiple
+    """Grade one scheduled job as health does; one that never succeeded is measured from its
+    install."""
+    graded = grade_staleness(
+        JobFreshness(job, manifest.jobs[job], finished),
+        datetime.fromtimestamp(now, UTC),
+        _timestamp(manifest.installed_at, now),
+        *stale_multiples,
+        since_what="scheduled",
+    )
+    severity = SEVERITIES[graded.status]
+    if severity == "ok" and finished is None:
+        severity = "info"
     logs = LOG_COMMANDS[target].format(job=job, log_dir=log_dir)
-    key = f"timers.{job}"
-    if finished is None:
-        waited = now - _timestamp(manifest.installed_at, now)
-        late = waited > allowed
-        return Finding(
-            key,
-            "warning" if late else "info",
-            f"{job} has not succeeded since it was scheduled {_ago(waited)} ago (every "
-            f"{describe_interval(interval)})",
-            logs,
-        )
-    age = now - finished
-    if age > allowed:
-        return Finding(
-            key,
-            "warning",
-            f"{job} last succeeded {_ago(age)} ago, though it runs every "
-            f"{describe_interval(interval)}",
-            logs,
-        )
-    return Finding(key, "ok", f"{job} last succeeded {_ago(age)} ago")
+    return Finding(f"timers.{job}", severity, graded.message, None if severity == "ok" else logs)
 
 
 def _timestamp(iso: str, fallback: float) -> float:
@@ -137,12 +142,3 @@ def _timestamp(iso: str, fallback: float) -> float:
         return datetime.fromisoformat(iso).timestamp()
     except (TypeError, ValueError):
         return fallback
-
-
-def _ago(seconds: float) -> str:
-    minutes = max(0, int(seconds // 60))
-    if minutes < 120:
-        return f"{minutes} min"
-    if minutes < 48 * 60:
-        return f"{minutes // 60} h"
-    return f"{minutes // 1440} days"

@@ -45,17 +45,6 @@ class Delivery:
         }
 
 
-@dataclass
-class AlertOutcome:
-    """What alerting did in one run."""
-
-    plan: AlertPlan
-    message_text: str | None
-    queued_id: int | None = None
-    deliveries: list[Delivery] = field(default_factory=list)
-    undelivered: int = 0
-
-
 @dataclass(frozen=True)
 class AlertSettings:
     cooldown: timedelta

@@ -72,9 +72,6 @@ class AlertPlan:
     states: dict[str, AlertState]
     quiet: list[AlertState] = field(default_factory=list)
 
-    def of_kind(self, kind: NoticeKind) -> list[Notice]:
-        return [notice for notice in self.notices if notice.kind == kind]
-
 
 def decide_alerts(
     previous_state: Mapping[str, AlertState],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,8 @@ class Outcome:
     fits: bool | None = None
     condensed: list[str] = field(default_factory=list)
     active_context_chars: int | None = None
+    active_context_session: str | None = None
+    active_context_sha256: str | None = None
     manifest: str | None = None
     unreadable: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -37,31 +39,75 @@ class Outcome:
         return asdict(self)
 
 
+# The files the bootstrap hook injects, in the order it injects them.
+INJECTED = (INDEX_PATH, ACTIVE_CONTEXT_PATH)
+
+
+@dataclass(frozen=True)
+class Overrun:
+    """One thing over the gateway's bootstrap caps: an injected file (`path`) over the per-file
+    cap, or every bootstrap file together (`path` None) over the total cap."""
+
+    path: str | None
+    chars: int
+    cap: int
+
+
+def bootstrap_overruns(
+    lengths: Mapping[str, int], max_chars: int, total_max_chars: int
+) -> list[Overrun]:
+    """Given bootstrap file lengths (JavaScript lengths by path relative to the workspace,
+    present files only) and the caps, return the injected files over the per-file cap, then
+    the total over the total cap (each file counted up to the per-file cap: the gateway cuts
+    a file first, then stops at the total).
+    """
+    overruns = [
+        Overrun(path, lengths[path], max_chars)
+        for path in INJECTED
+        if path in lengths and lengths[path] > max_chars
+    ]
+    total = sum(min(length, max_chars) for length in lengths.values())
+    if total > total_max_chars:
+        overruns.append(Overrun(None, total, total_max_chars))
+    return overruns
+
+
+def describe_overrun(workspace: Path, overrun: Overrun) -> str:
+    """Return one line saying what goes over which cap, and what the gateway does about it."""
+    if overrun.path == INDEX_PATH:
+        return (
+            f"{workspace / INDEX_PATH}: {overrun.chars:,} characters even condensed, over "
+            f"the {overrun.cap:,}-character bootstrap cap: the gateway will cut it in the "
+            "middle; raise bootstrapMaxChars or split the memory folder"
+        )
+    if overrun.path is not None:
+        return (
+            f"{workspace / overrun.path}: {overrun.chars:,} characters, over the "
+            f"{overrun.cap:,}-character bootstrap cap: the gateway will cut it in the middle"
+        )
+    return (
+        f"{workspace}: the bootstrap files hold {overrun.chars:,} characters, over the "
+        f"{overrun.cap:,}-character total bootstrap cap (bootstrapTotalMaxChars): the files "
+        "injected last (INDEX.md, ACTIVE_CONTEXT.md) will be cut"
+    )
+
+
 def budget_warnings(
     workspace: Path, max_chars: int, total_max_chars: int, outcome: Outcome
 ) -> list[str]:
     """Return what goes over the bootstrap caps: the index, ACTIVE_CONTEXT.md, or both."""
-    warnings = []
-    if outcome.fits is False:
-        warnings.append(
-            f"{workspace / INDEX_PATH}: {outcome.chars:,} characters even condensed, over "
-            f"the {max_chars:,}-character bootstrap cap: the gateway will cut it in the "
-            "middle; raise bootstrapMaxChars or split the memory folder"
+    lengths = {
+        path: chars
+        for path, chars in (
+            (INDEX_PATH, outcome.chars),
+            (ACTIVE_CONTEXT_PATH, outcome.active_context_chars),
         )
-    active = outcome.active_context_chars
-    if active is not None and active > max_chars:
-        warnings.append(
-            f"{workspace / ACTIVE_CONTEXT_PATH}: {active:,} characters, over the "
-            f"{max_chars:,}-character bootstrap cap: the gateway will cut it in the middle"
-        )
-    injected = (outcome.chars or 0) + (active or 0)
-    if injected > total_max_chars:
-        warnings.append(
-            f"{workspace}: INDEX.md and ACTIVE_CONTEXT.md together hold {injected:,} "
-            f"characters, over the {total_max_chars:,}-character total bootstrap cap "
-            "(bootstrapTotalMaxChars): the last files injected will be cut"
-        )
-    return warnings
+        if chars is not None
+    }
+    return [
+        describe_overrun(workspace, overrun)
+        for overrun in bootstrap_overruns(lengths, max_chars, total_max_chars)
+    ]
 
 
 def job_result(job: str, outcomes: Sequence[Outcome], *, dry_run: bool) -> JobResult:

@@ -52,7 +52,7 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec(
         "maintain",
         "memwarden.jobs.maintain",
-        "daily retention: old transcripts, logs, state, gateway config backups",
+        "apply daily retention: old transcripts, logs, state; back up the gateway config",
         locks=True,
         records_run=True,
     ),
@@ -62,7 +62,8 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec(
         "status",
         "memwarden.jobs.status",
-        "last run of each job, open alerts, pending sends",
+        "show each job's last run, the health checks not ok and the alerts not yet sent "
+        "(read-only)",
     ),
     JobSpec(
         "sessions", "memwarden.jobs.sessions", "list the gateway's agents and sessions (read-only)"
@@ -70,7 +71,7 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec(
         "history",
         "memwarden.jobs.history",
-        "list, diff, snapshot and rewind memory history",
+        "list, show, diff, snapshot, rewind and prune the memory history of each agent",
     ),
     JobSpec(
         "summarize",
@@ -80,7 +81,7 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec(
         "events",
         "memwarden.jobs.events",
-        "the timeline of what memwarden saw and did",
+        "show the timeline of what memwarden saw and did",
     ),
     JobSpec(
         "install", "memwarden.jobs.install", "install the timers (systemd, launchd, cron) or hooks"

@@ -67,6 +67,20 @@ def add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     )
 
 
+def sentence(summary: str) -> str:
+    """Given a one-line summary ("list snapshots, newest first"), return it as the description
+    `--help` shows ("List snapshots, newest first.")."""
+    return summary[:1].upper() + summary[1:] + "."
+
+
+def add_verb(verbs: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
+    """Add the sub-command `name` (a history verb, an install target, …) with the global
+    options; `summary` is its line in the parent's `--help` and, as a sentence, its own."""
+    return verbs.add_parser(
+        name, parents=[global_options_parent()], help=summary, description=sentence(summary)
+    )
+
+
 def add_dry_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run",

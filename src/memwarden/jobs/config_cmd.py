@@ -4,29 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.jobs.common import global_options_parent
+from memwarden.jobs.common import add_verb
 from memwarden.runtime import JobContext, JobResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verbs = parser.add_subparsers(dest="verb", metavar="<verb>", required=True)
-    common = [global_options_parent()]
-    verbs.add_parser(
-        "show",
-        parents=common,
-        help="print the effective settings (secrets masked) and their sources",
-    )
-    verbs.add_parser(
-        "check", parents=common, help="validate settings and the gateway config; exit 2 if invalid"
-    )
-    verbs.add_parser(
-        "example", parents=common, help="print the example config generated from the schema"
-    )
-    verbs.add_parser(
-        "docs",
-        parents=common,
-        help="print the Markdown options reference generated from the schema",
-    )
+    add_verb(verbs, "show", "print the effective settings (secrets masked) and their sources")
+    add_verb(verbs, "check", "validate settings and the gateway config; exit 2 if invalid")
+    add_verb(verbs, "example", "print the example config generated from the schema")
+    add_verb(verbs, "docs", "print the Markdown options reference generated from the schema")
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:

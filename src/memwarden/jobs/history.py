@@ -5,12 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memwarden.errors import MemwardenError
-from memwarden.jobs.common import (
-    add_agent_filter,
-    add_dry_run,
-    global_options_parent,
-    select_agents,
-)
+from memwarden.jobs.common import add_agent_filter, add_dry_run, add_verb, select_agents
 from memwarden.runtime import JobContext, JobResult
 
 NO_SNAPSHOTS = (
@@ -20,36 +15,27 @@ NO_SNAPSHOTS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verbs = parser.add_subparsers(dest="verb", metavar="<verb>", required=True)
-    common = [global_options_parent()]
-    listing = verbs.add_parser("list", parents=common, help="list snapshots, newest first")
+    listing = add_verb(verbs, "list", "list snapshots, newest first")
     add_agent_filter(listing)
     listing.add_argument(
         "--limit", type=int, default=50, metavar="N", help="at most N snapshots (default 50)"
     )
-    show = verbs.add_parser("show", parents=common, help="one snapshot: details and files")
+    show = add_verb(verbs, "show", "show one snapshot: its details and files")
     show.add_argument("id", help="snapshot id (or a unique prefix of 4+ digits)")
-    diff = verbs.add_parser(
-        "diff", parents=common, help="unified diff, per file, from snapshot ID to ID2 (or now)"
-    )
+    diff = add_verb(verbs, "diff", "show the diff, per file, from snapshot ID to ID2 (or now)")
     diff.add_argument("id", help="snapshot id to compare from")
     diff.add_argument("id2", nargs="?", help="snapshot id to compare to (default: current files)")
     _add_path_filter(diff)
-    take = verbs.add_parser(
-        "snapshot", parents=common, help="snapshot memory/ now (only when something changed)"
-    )
+    take = add_verb(verbs, "snapshot", "snapshot memory/ now (only when something changed)")
     add_agent_filter(take)
     add_dry_run(take)
-    rewind = verbs.add_parser(
-        "rewind",
-        parents=common,
-        help="restore memory/ to a snapshot (the current state is snapshotted first)",
+    rewind = add_verb(
+        verbs, "rewind", "restore memory/ to a snapshot (the current state is snapshotted first)"
     )
     rewind.add_argument("id", help="snapshot id to restore")
     _add_path_filter(rewind)
     add_dry_run(rewind)
-    prune = verbs.add_parser(
-        "prune", parents=common, help="apply retention now (maintain does it daily)"
-    )
+    prune = add_verb(verbs, "prune", "apply retention now (maintain does it daily)")
     add_dry_run(prune)
 
 

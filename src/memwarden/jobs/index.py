@@ -37,7 +37,9 @@ from memwarden.indexing.manifest import (
     INDEX_PATH,
     MANIFEST_NAME,
     InjectedFile,
+    active_context_session,
     build_manifest,
+    text_sha256,
 )
 from memwarden.indexing.markers import MARKERS
 from memwarden.indexing.outcome import Outcome, budget_warnings, job_result
@@ -243,8 +245,8 @@ def index_workspace(
         if not dry_run and not outcome.unreadable and current is not None:
             store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
 
-    outcome.active_context_chars = _active_context_chars(workspace)
-    outcome.warnings = budget_warnings(
+    unnamed = _read_active_context(context, target, outcome)
+    outcome.warnings = unnamed + budget_warnings(
         target.workspace, target.max_chars, target.total_max_chars, outcome
     )
     outcome.manifest = _write_manifest(context, target, outcome, dry_run)
@@ -303,15 +305,35 @@ def _build(
     return catalog.text
 
 
-def _active_context_chars(workspace: Path) -> int | None:
-    text = read_text_if_exists(workspace / ACTIVE_CONTEXT_PATH)
-    return None if text is None else js_length(text)
+def _read_active_context(context: JobContext, target: Target, outcome: Outcome) -> list[str]:
+    """Fill the outcome's ACTIVE_CONTEXT.md size and session; return a warning if it names none."""
+    path = target.workspace / ACTIVE_CONTEXT_PATH
+    text = read_text_if_exists(path)
+    if text is None:
+        return []
+    outcome.active_context_chars = js_length(text)
+    outcome.active_context_session = active_context_session(text, target.agents)
+    outcome.active_context_sha256 = text_sha256(text)
+    if outcome.active_context_session is not None or not context.config.index.inject_active_context:
+        return []
+    return [
+        f'{path}: names no session (no "> - session: `KEY`" line at its top, as the '
+        "checkpoint writes it): the bootstrap hook will not inject it"
+    ]
 
 
 def _write_manifest(context: JobContext, target: Target, outcome: Outcome, dry_run: bool) -> str:
     files = [InjectedFile(INDEX_PATH, outcome.chars)]
     if context.config.index.inject_active_context:
-        files.append(InjectedFile(ACTIVE_CONTEXT_PATH, outcome.active_context_chars))
+        files.append(
+            InjectedFile(
+                ACTIVE_CONTEXT_PATH,
+                outcome.active_context_chars,
+                private=True,
+                session=outcome.active_context_session,
+                sha256=outcome.active_context_sha256,
+            )
+        )
     payload = build_manifest(
         agents=target.agents,
         max_chars=target.max_chars,

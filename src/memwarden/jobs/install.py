@@ -8,25 +8,23 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.jobs.common import add_dry_run, global_options_parent
+from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.runtime import JobContext, JobResult
 
 TARGETS = {
-    "systemd": "systemd user units: a oneshot service and a timer per job (Linux)",
-    "launchd": "launchd agents in ~/Library/LaunchAgents, one per job (macOS)",
-    "cron": "a block of lines in your crontab, between marker comments",
-    "auto": "launchd on macOS; systemd when it runs your session; else cron",
-    "hooks": "the gateway hooks memory-index-inject and session-summary",
+    "systemd": "install systemd user units: a oneshot service and a timer per job (Linux)",
+    "launchd": "install launchd agents in ~/Library/LaunchAgents, one per job (macOS)",
+    "cron": "install a block of lines in your crontab, between marker comments",
+    "auto": "install for this machine: launchd on macOS, systemd when it runs your session, "
+    "else cron",
+    "hooks": "install and enable the gateway hooks memory-index-inject and session-summary",
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     targets = parser.add_subparsers(dest="target", metavar="<target>", required=True)
     for name, summary in TARGETS.items():
-        sub = targets.add_parser(
-            name, parents=[global_options_parent()], help=summary, description=summary + "."
-        )
-        add_dry_run(sub)
+        add_dry_run(add_verb(targets, name, summary))
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:

@@ -67,7 +67,7 @@ def _result(reports, dry_run: bool) -> JobResult:
     summary["failures"] = failures
     return JobResult(
         "maintain",
-        data={"dry_run": dry_run, "steps": summary, "summary": summary},
+        data={"dry_run": dry_run, "summary": summary},  # `summary` is also the run's record
         lines=lines,
         problems=[problem for report in reports for problem in report.problems],
         exit_code=EXIT_FAILURES if failures else 0,

@@ -20,6 +20,7 @@ from memwarden.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.openclaw.layout import Agent
     from memwarden.rotation import Decision, Policy
     from memwarden.rotation.connection import GatewayConnection
     from memwarden.rotation.stores import SessionStores
@@ -70,7 +71,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         listed = [parse_session_row(row) for row in gateway.client().list_sessions()]
         # Unscoped keys (`global`, legacy names) belong to the default agent.
         default_id = deployment.default_agent().id
-        owned = [replace(row, agent_id=row.agent_id or default_id) for row in listed if row]
+        owned = [
+            row if row.agent_id else replace(row, agent_id=default_id) for row in listed if row
+        ]
         rows = [row for row in owned if row.agent_id in agent_ids]
         confirmed = {
             row.key: stores.confirm_tokens(row) for row in needs_confirmation(rows, policy)
@@ -158,7 +161,25 @@ def _rotate(
         # Nothing was written for this session: resetting it would lose what it holds.
         detail = f"checkpoint {checkpoint.outcome} it ({checkpoint.reason}): not reset"
         return Outcome("postponed", detail, checkpoint=saved)
+    if checkpoint.outcome == "written":
+        saved["index"] = _refresh_index(context, agent)
     return _reset(gateway, decision, reset_reason, saved)
+
+
+def _refresh_index(context: JobContext, agent: Agent) -> str | None:
+    """Rebuild the agent's INDEX.md and bootstrap manifest (`index.after_checkpoint`), so the
+    hook injects the ACTIVE_CONTEXT.md just written into the session's next bootstrap (the
+    manifest names the session it holds, and its digest). Return what indexing did (None: off).
+
+    A failed index never stops the reset: the handoff is written; the hook injects it once an
+    index run describes it.
+    """
+    if not context.config.index.after_checkpoint:
+        return None
+    from memwarden.jobs.index import index_agents
+
+    indexed = index_agents(context, [agent])
+    return "; ".join(item.get("error") or item["status"] for item in indexed) or None
 
 
 def _reset(

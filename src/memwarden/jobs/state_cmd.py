@@ -19,7 +19,7 @@ import orjson
 
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import FILE_MODE, atomic_write, check_inside, fsync_dir
-from memwarden.jobs.common import add_dry_run, global_options_parent
+from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.runtime import JobContext, JobResult
 from memwarden.state import StateDB
 
@@ -29,18 +29,13 @@ EXPORT_VERSION = 1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     verbs = parser.add_subparsers(dest="verb", metavar="<verb>", required=True)
-    common = [global_options_parent()]
-    backup = verbs.add_parser(
-        "backup", parents=common, help="write a consistent copy of state.db to PATH (0600)"
-    )
+    backup = add_verb(verbs, "backup", "write a consistent copy of state.db to PATH (0600)")
     backup.add_argument(
         "path", type=Path, metavar="PATH", help="file to write, or a folder to write it into"
     )
     backup.add_argument("--force", action="store_true", help="replace PATH if it exists")
     add_dry_run(backup)
-    export = verbs.add_parser(
-        "export", parents=common, help="print every table of state.db as one JSON document"
-    )
+    export = add_verb(verbs, "export", "print every table of state.db as one JSON document")
     export.add_argument(
         "--output", type=Path, metavar="FILE", help="write it to FILE (0600) instead of stdout"
     )

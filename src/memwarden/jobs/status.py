@@ -14,10 +14,7 @@ OUTCOMES = {0: "ok", 1: "failed", 2: "config error"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Show the last run of each scheduled job (outcome and age), the health checks that are "
-        "not ok, and the alert messages still waiting for delivery. Changes nothing."
-    )
+    """status has no options of its own; its description is its summary, as for every command."""
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:

@@ -36,7 +36,12 @@ from memwarden.jobs.common import add_dry_run
 from memwarden.openclaw.entries import Entry, current_window
 from memwarden.openclaw.keys import classify
 from memwarden.openclaw.layout import Agent
-from memwarden.openclaw.sessions import reset_archives
+from memwarden.openclaw.sessions import (
+    SessionRecord,
+    load_sessions,
+    reset_archives,
+    resolve_transcript_file,
+)
 from memwarden.openclaw.transcripts import TranscriptLocation, read_tail
 from memwarden.runtime import JobContext, JobResult
 from memwarden.templating import render
@@ -75,6 +80,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    for flag, value in (
+        ("--session-id", options.session_id),
+        ("--previous-session-id", options.previous_session_id),
+    ):
+        if value is not None and not is_plain_name(value):
+            raise UsageError(f"{flag} {value!r}: not a session id (a plain file name is expected)")
     key = options.session_key.strip().lower()
     info = classify(key)
     agent_id = options.agent or info.agent_id or context.deployment.default_agent().id
@@ -104,15 +115,32 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 # --- finding the window -----------------------------------------------------------------------
 
 
+def is_plain_name(value: str) -> bool:
+    """Return True when `value` is one plain file-name component (no folder, no `.`/`..`)."""
+    return (
+        bool(value)
+        and value not in {".", ".."}
+        and not any(character in value for character in "/\\\0")
+    )
+
+
 def transcript_of(agent: Agent, session_id: str | None, key: str) -> TranscriptLocation | None:
-    """Given the agent and the ended window's session id, return where its transcript is."""
+    """Given the agent and the ended window's session id, return where its transcript is.
+
+    File era: the store entry of `key`, while it still names that session, says where its
+    transcript is (its `sessionFile` wins over `<sessionId>.jsonl`); once the reset renamed it,
+    the newest reset archive of that session.
+    """
     if agent.era == "sqlite":
         session_id = session_id or _current_session_id(agent, key)
         return TranscriptLocation("sqlite", agent.sqlite_path, session_id) if session_id else None
     if not session_id:
         return None
-    live = agent.sessions_dir / f"{session_id}.jsonl"
-    if live.is_file():
+    record = _store_record(agent, key, session_id)
+    if record is not None and record.transcript is not None:
+        return record.transcript
+    live = resolve_transcript_file(agent.sessions_dir, session_id)
+    if live is not None:
         return TranscriptLocation("file", live, session_id)
     archives = [
         path for path in reset_archives(agent.sessions_dir, session_id) if path.suffix != ".zst"
@@ -120,9 +148,18 @@ def transcript_of(agent: Agent, session_id: str | None, key: str) -> TranscriptL
     return TranscriptLocation("file", archives[0], session_id) if archives else None
 
 
-def _current_session_id(agent: Agent, key: str) -> str | None:
-    from memwarden.openclaw.sessions import load_sessions
+def _store_record(agent: Agent, key: str, session_id: str) -> SessionRecord | None:
+    return next(
+        (
+            record
+            for record in load_sessions(agent)
+            if record.key == key and record.session_id == session_id
+        ),
+        None,
+    )
 
+
+def _current_session_id(agent: Agent, key: str) -> str | None:
     return next((record.session_id for record in load_sessions(agent) if record.key == key), None)
 
 

@@ -8,24 +8,22 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.jobs.common import add_dry_run, global_options_parent
+from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.runtime import JobContext, JobResult
 
 TARGETS = {
     "systemd": "stop and remove the systemd user units",
     "launchd": "unload and remove the launchd agents",
     "cron": "remove memwarden's block from your crontab",
-    "auto": "every target that has an install manifest",
-    "hooks": "remove the gateway hooks memwarden installed",
+    "auto": "uninstall every target that has an install manifest",
+    "hooks": "disable and remove the gateway hooks memwarden installed",
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     targets = parser.add_subparsers(dest="target", metavar="<target>", required=True)
     for name, summary in TARGETS.items():
-        sub = targets.add_parser(
-            name, parents=[global_options_parent()], help=summary, description=summary + "."
-        )
+        sub = add_verb(targets, name, summary)
         add_dry_run(sub)
         if name != "hooks":
             sub.add_argument(

@@ -265,13 +265,14 @@ def _message(value: dict, common: _Common) -> Message:
     message = value.get("message")
     if not isinstance(message, dict):
         message = {}
+    get = message.get
     return Message(
         *common,
-        _text(message.get("role")),
-        _blocks(message.get("content")),
-        _text(message.get("model")),
-        _usage(message.get("usage")),
-        _moment(message.get("timestamp")) or common[3],
+        _text(get("role")),
+        _blocks(get("content")),
+        _text(get("model")),
+        _usage(get("usage")),
+        _moment(get("timestamp")) or common[3],
     )
 
 
@@ -371,7 +372,7 @@ def _text(value: object) -> str | None:
 def _count(value: object) -> int | None:
     """Return a non-negative token count, or None for anything that is not a number."""
     if type(value) is int:
-        return max(value, 0)
+        return value if value > 0 else 0
     if type(value) is float and math.isfinite(value):
         return max(int(value), 0)
     return None
@@ -384,6 +385,8 @@ def _moment(value: object) -> datetime | None:
             moment = datetime.fromisoformat(value)
         except ValueError:
             return None
+        if moment.tzinfo is UTC:  # "…Z", as the gateway writes them: nothing to convert
+            return moment
         if moment.tzinfo is None:
             return moment.replace(tzinfo=UTC)
         return moment.astimezone(UTC)

@@ -369,18 +369,6 @@ class GatewayClient:
         )
 
 
-def call(
-    url: str,
-    token: str | None,
-    method: str,
-    params: Mapping[str, Any] | None = None,
-    timeout: float = 10.0,
-) -> Any:
-    """Connect, make one call, close; return its payload. Raise as GatewayClient.call does."""
-    with GatewayClient(url, token, timeout) as client:
-        return client.call(method, params)
-
-
 # --- where the gateway is ----------------------------------------------------------------------
 
 

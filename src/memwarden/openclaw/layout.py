@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import json5
 import orjson
 
 from memwarden.errors import GatewayConfigError
@@ -145,6 +144,8 @@ def _parse_config(path: Path, raw: bytes) -> Any:
         return orjson.loads(raw)  # fast path: the gateway rewrites its config as plain JSON
     except orjson.JSONDecodeError:
         pass
+    import json5  # only for configs a person edited by hand: plain JSON never needs it
+
     try:
         return json5.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as error:
@@ -400,6 +401,9 @@ class Deployment:
     config: dict[str, Any] = field(repr=False)
     agents: list[Agent]
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    _roster_cache: tuple[dict[str, Any], dict[str, dict[str, Any]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def agent(self, agent_id: str) -> Agent | None:
         """Given an agent id (any case), return that agent, or None if there is none."""
@@ -445,6 +449,14 @@ class Deployment:
             agent_id, "bootstrapTotalMaxChars", DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
         )
 
+    def _roster(self) -> dict[str, dict[str, Any]]:
+        """Return `configured_agents(self.config)`, built once per config object: asked for
+        every agent, rebuilding it each time made a run over N agents cost N² normalisations."""
+        cached = self._roster_cache
+        if cached is None or cached[0] is not self.config:
+            cached = self._roster_cache = (self.config, configured_agents(self.config))
+        return cached[1]
+
     def compaction_mode(self) -> str:
         """Return `agents.defaults.compaction.mode` (`default` when unset)."""
         defaults = _mapping(_mapping(self.config.get("agents")).get("defaults"))
@@ -454,7 +466,7 @@ class Deployment:
     def _bootstrap_limit(self, agent_id: str, key: str, fallback: int) -> int:
         # bootstrap.ts `resolveBootstrapCharLimit`: the agent's entry, else agents.defaults;
         # a value that is not a positive number counts as unset.
-        entry = configured_agents(self.config).get(normalize_agent_id(agent_id), {})
+        entry = self._roster().get(normalize_agent_id(agent_id), {})
         defaults = _mapping(_mapping(self.config.get("agents")).get("defaults"))
         value = entry.get(key)
         if value is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -83,7 +83,12 @@ class Decision:
     limit: int
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # Every field is a plain value: dataclasses.asdict would deep-copy each one, a third of
+        # a dry run over 10,000 listed sessions.
+        return {name: getattr(self, name) for name in _DECISION_FIELDS}
+
+
+_DECISION_FIELDS = tuple(field.name for field in fields(Decision))
 
 
 def needs_confirmation(rows: Iterable[SessionRow], policy: Policy) -> list[SessionRow]:

@@ -18,7 +18,10 @@ from memwarden.scheduling.host import (
     resolve_executable,
 )
 from memwarden.scheduling.jobs import scheduled_jobs
-from memwarden.scheduling.units import UnitSpec
+from memwarden.scheduling.units import UnitSpec, WritablePath
+
+# Jobs that write the agents' memory folders (rotate checkpoints a session before its reset).
+MEMORY_WRITERS = frozenset({"checkpoint", "rotate", "index"})
 
 
 def unit_spec(context: JobContext) -> UnitSpec:
@@ -36,8 +39,9 @@ def unit_spec(context: JobContext) -> UnitSpec:
         config_file=config.path,
         gateway_state_dir=context.state_dir_override,
     )
+    jobs = tuple(scheduled_jobs(config))
     return UnitSpec(
-        jobs=tuple(scheduled_jobs(config)),
+        jobs=jobs,
         executable=resolve_executable(install.executable, env),
         secrets_file=secrets_file_path(context),
         storage_dir=_absolute(context.storage_dir),
@@ -54,7 +58,7 @@ def unit_spec(context: JobContext) -> UnitSpec:
             else default_launchd_dir(home)
         ),
         launchd_label=install.launchd_label,
-        writable_paths=tuple(writable_paths(context)),
+        writable_paths={job.name: writable_paths(context, job.name) for job in jobs},
     )
 
 
@@ -66,20 +70,35 @@ def secrets_file_path(context: JobContext) -> Path:
     return _absolute(default_secrets_file(context.env, home_dir(context.env)))
 
 
-def writable_paths(context: JobContext) -> list[Path]:
-    """Return the folders memwarden writes to: its storage and log dirs, each memory folder.
+def writable_paths(context: JobContext, job: str) -> tuple[WritablePath, ...]:
+    """Given a scheduled job, return the folders it writes to, for its hardening block.
 
-    Used only for the commented hardening block; a gateway that cannot be read yet leaves the
-    agents' folders out.
+    Every job: memwarden's storage and log dirs. checkpoint, rotate (which checkpoints) and index:
+    each agent's memory folder. maintain: the sessions folder of each agent not in the SQLite
+    era (it compresses and deletes old transcripts there; the gateway config backups go to the
+    storage dir), and the memory folders when it archives daily logs. health: the folder of
+    `health.metrics_file`. A gateway that cannot be read yet leaves the agents' folders out; a
+    folder that does not exist yet is marked so (`-` in the unit).
     """
-    paths = [_absolute(context.storage_dir), _absolute(context.log_dir)]
+    storage = _absolute(context.storage_dir)
+    paths = [storage, _absolute(context.log_dir)]
     with contextlib.suppress(MemwardenError):
-        paths += [agent.memory_dir for agent in context.deployment.agents]
-    unique = []
+        agents = context.deployment.agents
+        if job in MEMORY_WRITERS or (
+            job == "maintain" and context.config.maintain.archive_daily_logs_after_days > 0
+        ):
+            paths += [_absolute(agent.memory_dir) for agent in agents]
+        if job == "maintain":
+            paths += [_absolute(agent.sessions_dir) for agent in agents if agent.era != "sqlite"]
+    metrics_file = context.config.health.metrics_file
+    if job == "health" and metrics_file:
+        paths.append(_absolute(Path(metrics_file).expanduser()).parent)
+    unique: list[Path] = []
     for path in paths:
         if not any(path == kept or kept in path.parents for kept in unique):
-            unique.append(path)
-    return unique
+            unique = [kept for kept in unique if path not in kept.parents] + [path]
+    # The storage dir exists once installed: the install writes its manifest there.
+    return tuple(WritablePath(path, path == storage or path.is_dir()) for path in unique)
 
 
 def _absolute(path: Path) -> Path:

@@ -5,7 +5,8 @@ Pure: given a UnitSpec (paths, jobs, pinned environment), return each file's pat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.scheduling.cron import cron_schedule
@@ -25,11 +26,25 @@ RUNNER_MODE = 0o700
 
 
 @dataclass(frozen=True)
+class WritablePath:
+    """A folder a job writes to; `exists` False when it did not exist at install time."""
+
+    path: Path
+    exists: bool = True
+
+    def directive(self) -> str:
+        """The `ReadWritePaths=` value: a `-` in front ignores a folder that does not exist
+        (systemd fails the unit on a missing one otherwise)."""
+        return ("" if self.exists else "-") + systemd_path(str(self.path))
+
+
+@dataclass(frozen=True)
 class UnitSpec:
     """Everything the unit files depend on, resolved to absolute paths.
 
     `environment` holds the non-secret variables pinned into every timer so that timers see the
-    same config, state and gateway as the shell that ran `memwarden install`.
+    same config, state and gateway as the shell that ran `memwarden install`. `writable_paths`
+    maps a job to the folders it writes (for the commented hardening block of its service).
     """
 
     jobs: tuple[ScheduledJob, ...]
@@ -41,7 +56,7 @@ class UnitSpec:
     systemd_dir: Path
     launchd_dir: Path
     launchd_label: str
-    writable_paths: tuple[Path, ...] = ()
+    writable_paths: Mapping[str, tuple[WritablePath, ...]] = field(default_factory=dict)
 
     def runner(self, target: str) -> Path:
         """The runner script of the launchd or cron target."""
@@ -82,7 +97,9 @@ def systemd_files(spec: UnitSpec) -> list[PlannedFile]:
                     exec_start=f"{systemd_word(str(spec.executable))} -q {job.name}",
                     secrets_file=systemd_path(str(spec.secrets_file)),
                     environment=environment,
-                    writable_paths=[systemd_path(str(path)) for path in spec.writable_paths],
+                    writable_paths=[
+                        path.directive() for path in spec.writable_paths.get(job.name, ())
+                    ],
                     **values,
                 ),
             )

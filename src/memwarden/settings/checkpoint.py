@@ -154,7 +154,9 @@ OPTIONS = [
         "path",
         "",
         "Your own jinja2 template for ACTIVE_CONTEXT.md. Empty: the bundled one "
-        "(templates/checkpoint/active_context.md.j2 shows every variable).",
+        "(templates/checkpoint/active_context.md.j2 shows every variable). Keep the "
+        "`session:` line of its provenance block: the bootstrap hook injects the file only into "
+        "that session, and into none without it.",
     ),
     Option(
         "checkpoint.daily_entry_template",

@@ -38,7 +38,9 @@ OPTIONS = [
         "bool",
         True,
         "Refresh INDEX.md (and the bootstrap manifest) of the agents a checkpoint run wrote to, "
-        "at the end of that run, besides the index job's own schedule.",
+        "at the end of that run, and after rotate's checkpoint of a session, besides the index "
+        "job's own schedule. Off: the hook injects a rewritten ACTIVE_CONTEXT.md only once the "
+        "index job has run again.",
     ),
     Option(
         "index.threshold_kb",
@@ -75,7 +77,8 @@ OPTIONS = [
         "index.inject_active_context",
         "bool",
         True,
-        "The bootstrap hook injects memory/ACTIVE_CONTEXT.md next to INDEX.md.",
+        "The bootstrap hook injects memory/ACTIVE_CONTEXT.md next to INDEX.md, into the session "
+        "it was written from only (one peer's conversation never reaches another's session).",
     ),
     Option(
         "index.inject_in_group_chats",

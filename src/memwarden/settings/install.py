@@ -42,12 +42,4 @@ OPTIONS = [
         "org.memwarden",
         "Label prefix of the launchd agents: one agent `<label>.<job>` per job.",
     ),
-    Option(
-        "install.stale_multiple",
-        "float",
-        3.0,
-        "`memwarden doctor`: a scheduled job whose last success is older than this many of its "
-        "intervals has not been running.",
-        minimum=1,
-    ),
 ]

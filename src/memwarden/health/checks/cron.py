@@ -23,6 +23,7 @@ import orjson
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, graded
+from memwarden.openclaw.layout import resolve_home, user_path
 
 KEY = "cron.errors"
 TAIL_BYTES = 1024 * 1024  # the gateway prunes each run log to about 2 MB
@@ -39,7 +40,8 @@ class CronRun:
 def check_cron(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `cron.errors`: error runs in the window against the threshold."""
     settings = inputs.health
-    store = cron_store_path(inputs.deployment.state_dir, inputs.deployment.config)
+    deployment = inputs.deployment
+    store = cron_store_path(deployment.state_dir, deployment.config, deployment.env)
     since = inputs.now - timedelta(minutes=settings.cron_window_minutes)
     runs = list(recent_runs(store.parent / "runs", since))
     names = job_names(store)
@@ -65,12 +67,16 @@ def grade_cron(
     return graded(KEY, len(errors), threshold, None, message, by_job=dict(by_job))
 
 
-def cron_store_path(state_dir: Path, gateway_config: Mapping[str, Any]) -> Path:
-    """Given the state dir and the gateway config, return the cron store (`jobs.json`) path."""
+def cron_store_path(
+    state_dir: Path, gateway_config: Mapping[str, Any], env: Mapping[str, str] = os.environ
+) -> Path:
+    """Given the state dir, the gateway config and the environment, return the cron store
+    (`jobs.json`) path; a leading `~` in `cron.store` is the home the gateway uses
+    (`$OPENCLAW_HOME`, else `$HOME`)."""
     cron = gateway_config.get("cron")
     configured = cron.get("store") if isinstance(cron, dict) else None
     if isinstance(configured, str) and configured.strip():
-        return Path(os.path.expanduser(configured.strip())).resolve()
+        return user_path(configured, resolve_home(env))
     return state_dir / "cron" / "jobs.json"
 
 

@@ -84,12 +84,13 @@ def grade_staleness(
     watching_since: float | None,
     warning_multiple: float,
     critical_multiple: float,
+    since_what: str = "memwarden first ran",
 ) -> CheckResult:
     """Given a job's freshness, the time, when memwarden first ran anything, and the multiples of
     the interval that warn and are critical, return `jobs.stale:<job>`.
 
-    A job that never succeeded is measured from memwarden's first recorded run, so a fresh
-    install is not an alarm.
+    A job that never succeeded is measured from `watching_since` (memwarden's first recorded
+    run, or what `since_what` names), so a fresh install is not an alarm.
     """
     key = f"jobs.stale:{freshness.job}"
     interval = freshness.interval_minutes * 60
@@ -101,7 +102,7 @@ def grade_staleness(
     what = (
         f"last success {_age(age)} ago"
         if freshness.last_success_at
-        else f"no success yet (memwarden first ran {_age(age)} ago)"
+        else f"no success yet ({since_what} {_age(age)} ago)"
     )
     message = f"{freshness.job}: {what} (runs every {freshness.interval_minutes} min)"
     details = {
