@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from memwarden.errors import MemwardenError, UnsafePathError
@@ -93,9 +94,10 @@ def atomic_append(path: Path, text: str, root: Path | None = None, header: str =
 def _write_temp(target: Path, payload: bytes) -> Path:
     """Write `payload` to a fsynced 0600 temp file beside `target`; return its path."""
     ensure_dir(target.parent)
-    temp = target.parent / f".{target.name}.{os.getpid()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    descriptor = os.open(temp, flags, FILE_MODE)
+    # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
+    # never share a temp file, and a stale one left by a crash is never reused with its mode.
+    descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    temp = Path(name)
     try:
         view = memoryview(payload)
         while view:

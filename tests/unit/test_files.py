@@ -118,3 +118,15 @@ def test_atomic_append_concurrent_writer_change_is_kept(tmp_path, monkeypatch):
     atomic_append(log, "- memwarden entry\n", root=tmp_path)
     assert log.read_text() == "# Day\n- the agent's own note\n- memwarden entry\n"
     assert [p.name for p in tmp_path.iterdir()] == ["day.md"]
+
+
+def test_atomic_write_from_many_threads_each_write_is_whole(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    target = tmp_path / "ACTIVE_CONTEXT.md"
+    texts = [f"agent {number}\n" * 2000 for number in range(16)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda text: atomic_write(target, text, root=tmp_path), texts))
+    assert target.read_text() in texts
+    assert mode(target) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["ACTIVE_CONTEXT.md"]

@@ -10,6 +10,7 @@ runs it before a compaction; the rotate job calls `checkpoint_session` before a 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
@@ -57,32 +58,43 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.checkpoint.snapshots import snapshot_written
 
     dry_run = bool(options.dry_run)
-    records, forget = [], []
     if options.session:
         state = build_run_state(context, dry_run=dry_run, trigger="session")
         agent, session = _find_session(context, options.session, options.agent)
         agents = [agent]
         outcomes = [_checkpoint_single(state, agent, session, force=True)]
-        forget = [agent.id]
+        if not dry_run:
+            single = outcomes[0]
+            save(
+                context.state,
+                [single.update] if single.update is not None else [],
+                single.events,
+                run_id=context.run_id,
+                forget_agents=[agent.id],
+            )
     else:
         from memwarden.jobs.common import select_agents
 
         agents = select_agents(context.deployment, options.agent)
         state = build_run_state(context, dry_run=dry_run, trigger="run")
-        results = checkpoint_agents(state, agents, force=bool(options.force))
+
+        def record_agent(agent: Agent, result: AgentResult) -> None:
+            if dry_run:
+                return
+            outcomes = result.outcomes
+            save(
+                context.state,
+                [outcome.update for outcome in outcomes if outcome.update is not None],
+                [event for outcome in outcomes for event in outcome.events],
+                run_id=context.run_id,
+                agents=[result.record] if result.record and not result.skipped_fast else [],
+                forget_agents=[agent.id] if result.record is None else [],
+            )
+
+        results = checkpoint_agents(state, agents, force=bool(options.force), on_done=record_agent)
         outcomes = [outcome for result in results for outcome in result.outcomes]
-        records = [r.record for r in results if r.record is not None and not r.skipped_fast]
-        forget = [agent.id for agent, r in zip(agents, results, strict=True) if r.record is None]
     problems = []
     if not dry_run:
-        save(
-            context.state,
-            [outcome.update for outcome in outcomes if outcome.update is not None],
-            [event for outcome in outcomes for event in outcome.events],
-            run_id=context.run_id,
-            agents=records,
-            forget_agents=forget,
-        )
         problems = snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
     problems += _refresh_indexes(context, agents, outcomes, dry_run, result)
@@ -154,34 +166,45 @@ def checkpoint_session(
     return outcome
 
 
-def checkpoint_agents(state: RunState, agents: list[Agent], *, force: bool) -> list[AgentResult]:
+def checkpoint_agents(
+    state: RunState,
+    agents: list[Agent],
+    *,
+    force: bool,
+    on_done: Callable[[Agent, AgentResult], None] | None = None,
+) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
     Agents whose store and transcripts did not change are settled first, with a few stats
-    each. The others run `checkpoint.workers` at a time, in threads: much of an agent's time is
-    spent waiting for fsync, which lets the others run. The state DB is only touched before and
-    after, by the caller.
+    each. The others run `checkpoint.workers` at a time, in threads. `on_done(agent, result)`
+    is called in this thread as soon as each agent is done, so what an agent's files now hold
+    is recorded right after they are written, not at the end of a run that may be killed.
     """
     from memwarden.checkpoint.agents import checkpoint_agent, skip_unchanged
+
+    def finished(agent: Agent, result: AgentResult) -> AgentResult:
+        if on_done is not None:
+            on_done(agent, result)
+        return result
 
     settled = {}
     if not force:
         for agent in agents:
             result = skip_unchanged(state, agent)
             if result is not None:
-                settled[agent.id] = result
+                settled[agent.id] = finished(agent, result)
     pending = [agent for agent in agents if agent.id not in settled]
     workers = min(state.settings.workers, len(pending))
     if workers <= 1:
-        done = [checkpoint_agent(state, agent, force=force) for agent in pending]
+        for agent in pending:
+            settled[agent.id] = finished(agent, checkpoint_agent(state, agent, force=force))
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(workers, thread_name_prefix="checkpoint") as pool:
-            done = list(
-                pool.map(lambda agent: checkpoint_agent(state, agent, force=force), pending)
-            )
-    settled.update(zip((agent.id for agent in pending), done, strict=True))
+            results = pool.map(lambda agent: checkpoint_agent(state, agent, force=force), pending)
+            for agent, result in zip(pending, results, strict=True):
+                settled[agent.id] = finished(agent, result)
     return [settled[agent.id] for agent in agents]
 
 

@@ -143,9 +143,9 @@ OPTIONS = [
     Option(
         "checkpoint.workers",
         "int",
-        4,
-        "How many agents are checkpointed at the same time. They mostly wait for the disk "
-        "(every file is flushed before it replaces the old one), so more than the cores helps.",
+        1,
+        "How many agents are checkpointed at the same time, in threads. On a fast disk one is "
+        "as quick and costs less CPU (bench/REPORT.md); more helps when fsync is slow.",
         minimum=1,
         maximum=64,
     ),
