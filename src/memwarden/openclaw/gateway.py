@@ -30,6 +30,8 @@ from websockets.sync.client import ClientConnection, connect
 
 from memwarden import __version__
 from memwarden.errors import EXIT_USAGE, MemwardenError
+from memwarden.openclaw.fields import integer as _integer
+from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import classify
 
 if TYPE_CHECKING:
@@ -434,18 +436,6 @@ def _env_port(env: Mapping[str, str]) -> int:
     return int(text) if text.isdigit() and 0 < int(text) < 65536 else DEFAULT_PORT
 
 
-def _integer(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if value != value or value in (float("inf"), float("-inf")):
-        return None
-    return int(value)
-
-
 def _positive(value: object) -> int | None:
     number = _integer(value)
     return number if number is not None and number > 0 else None
-
-
-def _text(value: object) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None

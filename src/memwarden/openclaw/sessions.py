@@ -21,6 +21,8 @@ import orjson
 
 from memwarden.errors import StoreError
 from memwarden.openclaw import sqlite_ro
+from memwarden.openclaw.fields import integer as _integer
+from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify
 from memwarden.openclaw.layout import Agent, Deployment
 from memwarden.openclaw.transcripts import TranscriptLocation
@@ -280,24 +282,12 @@ def _record(
     )
 
 
-def _integer(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if value != value or value in (float("inf"), float("-inf")):
-        return None
-    return int(value)
-
-
 def _first_int(*values: object) -> int | None:
     return next((number for value in values if (number := _integer(value)) is not None), None)
 
 
 def _boolean(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
-
-
-def _text(value: object) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None
 
 
 def _to_datetime(milliseconds: int | None) -> datetime | None:

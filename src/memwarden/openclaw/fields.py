@@ -1,0 +1,21 @@
+"""Typed reads of loose JSON fields from the gateway (store entries, sessions.list rows).
+
+A field of the wrong type reads as None, never as an exception: the gateway's formats vary
+across versions and memwarden must keep working when one field is odd.
+"""
+
+from __future__ import annotations
+
+
+def integer(value: object) -> int | None:
+    """Return `value` as an int when it is a finite number (not a bool), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    return int(value)
+
+
+def text(value: object) -> str | None:
+    """Return `value` stripped when it is a non-blank string, else None."""
+    return value.strip() or None if isinstance(value, str) else None
