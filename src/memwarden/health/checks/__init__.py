@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -123,3 +124,24 @@ def existing_ancestor(path: Path) -> Path:
         if candidate.exists():
             return candidate
     return Path(path.anchor or "/")
+
+
+def regular_files(folder: str, skipped_folders: frozenset[str] = frozenset()):
+    """Given a folder, yield (path, size) of the regular files under it, links not followed.
+
+    Folders whose lower-cased name is in `skipped_folders` are not entered; a missing folder
+    yields nothing. Paths are strings: a workspace holds thousands of files.
+    """
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = list(os.scandir(current))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name.lower() not in skipped_folders:
+                    pending.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                yield entry.path, entry.stat(follow_symlinks=False).st_size

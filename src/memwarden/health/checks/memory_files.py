@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.health.checks import HealthInputs
+from memwarden.health.checks import HealthInputs, regular_files
 from memwarden.health.model import CheckResult, ok, warning
 
 KEY = "memory.oversized"
@@ -75,16 +75,4 @@ def memory_files(workspace: Path) -> Iterator[tuple[str, int]]:
         except OSError:
             continue
         yield path, info.st_size
-    pending = [os.path.join(workspace, "memory")]
-    while pending:
-        current = pending.pop()
-        try:
-            entries = list(os.scandir(current))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name.lower() not in SKIPPED_FOLDERS:
-                    pending.append(entry.path)
-            elif entry.is_file(follow_symlinks=False):
-                yield entry.path, entry.stat(follow_symlinks=False).st_size
+    yield from regular_files(os.path.join(workspace, "memory"), SKIPPED_FOLDERS)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from memwarden.health.checks import HealthInputs
+from memwarden.health.checks import HealthInputs, regular_files
 from memwarden.health.model import CheckResult, graded
 
 KEY = "transcripts.volume"
@@ -47,17 +47,4 @@ def agent_volume(sessions_dir: Path, sqlite_path: Path) -> int:
 
 def folder_size(folder: Path) -> int:
     """Given a folder, return the size of the regular files under it (links not followed)."""
-    total = 0
-    pending = [folder]
-    while pending:
-        current = pending.pop()
-        try:
-            entries = list(os.scandir(current))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                pending.append(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                total += entry.stat(follow_symlinks=False).st_size
-    return total
+    return sum(size for _path, size in regular_files(str(folder)))
