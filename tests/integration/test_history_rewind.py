@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from memwarden.config import defaults
 from memwarden.errors import UnsafePathError, UsageError
 from memwarden.history import list_snapshots, rewind, snapshot
-from memwarden.runtime import JobContext
-from support.deployments import make_sqlite_era_state
+from support.history import write_tree
 
 BINARY = bytes(range(256)) * 3 + b"\r\n\x00\xff"
 BEFORE = {
@@ -21,31 +18,6 @@ BEFORE = {
     "2026-11-20.md": b"no final newline",
     "deleted-later.md": b"gone soon\n",
 }
-
-
-@pytest.fixture
-def gateway(tmp_path):
-    return make_sqlite_era_state(tmp_path)
-
-
-@pytest.fixture
-def context(gateway):
-    context = JobContext(
-        config=defaults(), env=dict(os.environ), state_dir_override=gateway.state_dir
-    )
-    yield context
-    context.close()
-
-
-@pytest.fixture
-def agent(context):
-    return context.deployment.default_agent()
-
-
-def write_tree(memory: Path, files: dict[str, bytes]) -> None:
-    for name, data in files.items():
-        (memory / name).parent.mkdir(parents=True, exist_ok=True)
-        (memory / name).write_bytes(data)
 
 
 def read_tree(memory: Path) -> dict[str, bytes]:

@@ -14,32 +14,7 @@ from memwarden.history import list_snapshots, snapshot
 from memwarden.history.git import GitStore
 from memwarden.history.store import agent_history
 from memwarden.runtime import JobContext
-from support.deployments import make_sqlite_era_state
-
-
-@pytest.fixture
-def gateway(tmp_path):
-    return make_sqlite_era_state(tmp_path)
-
-
-@pytest.fixture
-def context(gateway):
-    context = JobContext(
-        config=defaults(), env=dict(os.environ), state_dir_override=gateway.state_dir
-    )
-    yield context
-    context.close()
-
-
-@pytest.fixture
-def agent(context):
-    return context.deployment.default_agent()
-
-
-def write_tree(memory: Path, files: dict[str, bytes]) -> None:
-    for name, data in files.items():
-        (memory / name).parent.mkdir(parents=True, exist_ok=True)
-        (memory / name).write_bytes(data)
+from support.history import write_tree
 
 
 def snapshot_contents(context, snap) -> dict[str, bytes]:
