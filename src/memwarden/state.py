@@ -97,14 +97,16 @@ class StateDB:
             "CREATE TABLE IF NOT EXISTS schema_migrations "
             "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
         )
-        applied = {
-            row[0] for row in self.connection.execute("SELECT version FROM schema_migrations")
-        }
+        applied = self._applied_versions()
         done = []
         for migration in migrations:
             if migration.version in applied:
                 continue
             with self.transaction() as connection:
+                # Two jobs starting together on a fresh state dir both see the migration as missing;
+                # the write lock taken by BEGIN IMMEDIATE makes the second one see it applied here.
+                if migration.version in self._applied_versions():
+                    continue
                 for statement in _statements(migration.sql):
                     connection.execute(statement)
                 connection.execute(
@@ -113,6 +115,10 @@ class StateDB:
                 )
             done.append(migration.version)
         return done
+
+    def _applied_versions(self) -> set[int]:
+        rows = self.connection.execute("SELECT version FROM schema_migrations")
+        return {row[0] for row in rows}
 
     def schema_version(self) -> int:
         row = self.connection.execute("SELECT max(version) FROM schema_migrations").fetchone()

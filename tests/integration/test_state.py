@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -31,6 +33,29 @@ def test_state_db_migrations_apply_once_in_order(tmp_path):
     later = [*migrations, Migration(3, "three", "INSERT INTO a VALUES (3);")]
     assert state.migrate(later) == [3]
     assert [row[0] for row in state.connection.execute("SELECT x FROM a ORDER BY x")] == [1, 2, 3]
+
+
+def test_state_db_migration_applied_by_another_process_meanwhile_is_skipped(tmp_path):
+    path = tmp_path / "s.db"
+    migrations = [Migration(1, "one", "CREATE TABLE a (x INTEGER);")]
+    late = StateDB(path, [])
+    StateDB(path, migrations).close()
+    # `late` read the applied versions before the other process committed its migration.
+    stale_views = iter([set()])
+    real_view = late._applied_versions
+    late._applied_versions = lambda: next(stale_views, None) or real_view()
+    assert late.migrate(migrations) == []
+    assert late.schema_version() == 1
+
+
+def test_state_db_opened_by_many_processes_at_once_migrates_once(tmp_path):
+    path = tmp_path / "state.db"
+    opener = "import sys, pathlib, memwarden.state as s; s.StateDB(pathlib.Path(sys.argv[1]))"
+    processes = [subprocess.Popen([sys.executable, "-c", opener, path]) for _ in range(6)]
+    assert [process.wait(timeout=60) for process in processes] == [0] * 6
+    state = StateDB(path)
+    rows = state.connection.execute("SELECT version FROM schema_migrations").fetchall()
+    assert len(rows) == len(bundled_migrations())
 
 
 def test_state_db_failed_migration_rolls_back_and_is_not_recorded(tmp_path):
