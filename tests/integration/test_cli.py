@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
 
 import pytest
 
 from memwarden.cli import available_jobs, build_parser
 from memwarden.jobs.common import sentence
+from memwarden.state import StateDB
 from support.cli import run_cli, run_subprocess
 
 
@@ -101,43 +110,38 @@ def test_config_error_with_json_prints_error_document(capsys, tmp_path):
 
 
 def test_sigterm_during_a_job_records_the_run_as_failed(tmp_path, isolated_env):
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from memwarden.state import StateDB
-
-    holder = tmp_path / "gateway"
-    env = dict(os.environ, MEMWARDEN_HEALTH_PROBE_TIMEOUT_SECONDS="30")
     # A listening socket that never answers keeps the health job waiting on its probe.
-    import socket
-
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    env["MEMWARDEN_GATEWAY_URL"] = f"ws://127.0.0.1:{server.getsockname()[1]}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "memwarden", "--state-dir", holder, "health", "--no-alert"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    state_db = isolated_env / ".local" / "state" / "memwarden" / "state.db"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if (
-            state_db.exists()
-            and StateDB(state_db).connection.execute("SELECT count(*) FROM runs").fetchone()[0]
-        ):
-            break
-        time.sleep(0.05)
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=20)
-    server.close()
+    with socket.socket() as silent_gateway:
+        silent_gateway.bind(("127.0.0.1", 0))
+        silent_gateway.listen()
+        env = dict(
+            os.environ,
+            MEMWARDEN_HEALTH_PROBE_TIMEOUT_SECONDS="30",
+            MEMWARDEN_GATEWAY_URL=f"ws://127.0.0.1:{silent_gateway.getsockname()[1]}",
+        )
+        command = [sys.executable, "-m", "memwarden", "--state-dir", tmp_path, "health"]
+        process = subprocess.Popen(
+            [*command, "--no-alert"], env=env, stderr=subprocess.PIPE, text=True
+        )
+        state_db = isolated_env / ".local" / "state" / "memwarden" / "state.db"
+        _wait_for_a_started_run(state_db)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=20)
     assert process.returncode == 143, stderr
     assert "stopped by SIGTERM" in stderr
     (run,) = StateDB(state_db).last_runs("health", limit=1)
     assert run.exit_code == 143
+
+
+def _wait_for_a_started_run(state_db, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if state_db.exists():
+            with contextlib.closing(sqlite3.connect(state_db, timeout=5)) as connection:
+                try:
+                    if connection.execute("SELECT count(*) FROM runs").fetchone()[0]:
+                        return
+                except sqlite3.OperationalError:
+                    pass  # the job is still creating its tables
+        time.sleep(0.05)
+    raise AssertionError(f"no run was recorded in {state_db} within {timeout} s")
