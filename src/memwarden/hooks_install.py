@@ -29,6 +29,7 @@ import orjson
 import memwarden
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
+from memwarden.openclaw.gateway_settings import managed_hooks_dir
 from memwarden.openclaw.layout import load_gateway_config, resolve_config_path
 from memwarden.runtime import JobContext, JobResult
 
@@ -55,7 +56,7 @@ class HooksPlan:
 
     @property
     def hooks_dir(self) -> Path:
-        return self.state_dir / "hooks"
+        return managed_hooks_dir(self.state_dir)
 
 
 def install_hooks(

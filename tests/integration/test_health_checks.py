@@ -23,6 +23,7 @@ from memwarden.health.checks import memory_files as memory_check
 from memwarden.health.checks import process as process_check
 from memwarden.health.checks import volume as volume_check
 from memwarden.health.model import Status
+from memwarden.openclaw.cron import cron_store_path
 from memwarden.openclaw.layout import discover
 from memwarden.state import StateDB
 from support.deployments import make_file_era_state, make_sqlite_era_state, write_json5_config
@@ -308,11 +309,9 @@ def test_cron_below_threshold_and_old_files_are_ok(state, tmp_path):
 
 
 def test_cron_store_path_follows_gateway_config(tmp_path):
-    store = cron_check.cron_store_path(
-        tmp_path, {"cron": {"store": str(tmp_path / "c" / "j.json")}}
-    )
+    store = cron_store_path(tmp_path, {"cron": {"store": str(tmp_path / "c" / "j.json")}})
     assert store == tmp_path / "c" / "j.json"
-    assert cron_check.cron_store_path(tmp_path, {}) == tmp_path / "cron" / "jobs.json"
+    assert cron_store_path(tmp_path, {}) == tmp_path / "cron" / "jobs.json"
 
 
 def test_cron_store_with_tilde_is_under_openclaw_home(state, tmp_path):
@@ -335,7 +334,7 @@ def test_cron_store_with_tilde_is_under_openclaw_home(state, tmp_path):
 
     (result,) = cron_check.check_cron(inputs)
 
-    assert cron_check.cron_store_path(tmp_path, config, env) == openclaw_home / "crons/jobs.json"
+    assert cron_store_path(tmp_path, config, env) == openclaw_home / "crons/jobs.json"
     assert result.status is Status.WARNING
     assert result.value == 1
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.doctor.gateway_config import (
-    check_compaction_mode,
-    check_hook,
-    check_memory_flush,
+from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
+from memwarden.openclaw.gateway_settings import (
+    hook_installed,
     hook_selection,
+    managed_hooks_dir,
+    memory_flush,
 )
 
 
@@ -32,20 +33,21 @@ def test_check_compaction_mode_unknown_mode_needs_action():
 
 
 def test_memory_flush_default_is_on_with_4000_tokens():
-    finding = check_memory_flush({})
+    finding = check_memory_flush(memory_flush({}))
     assert finding.severity == "ok"
     assert "softThresholdTokens 4000" in finding.message
 
 
 def test_memory_flush_disabled_warns_with_command_to_enable():
-    finding = check_memory_flush(compaction(memoryFlush={"enabled": False}))
+    finding = check_memory_flush(memory_flush(compaction(memoryFlush={"enabled": False})))
     assert finding.severity == "warning"
     assert finding.fix == "openclaw config set agents.defaults.compaction.memoryFlush.enabled true"
 
 
 @pytest.mark.parametrize("threshold", [0, -5, "soon", True])
 def test_memory_flush_unusable_threshold_warns(threshold):
-    finding = check_memory_flush(compaction(memoryFlush={"softThresholdTokens": threshold}))
+    config = compaction(memoryFlush={"softThresholdTokens": threshold})
+    finding = check_memory_flush(memory_flush(config))
     assert finding.severity == "warning"
     assert finding.fix.endswith("memoryFlush.softThresholdTokens 4000")
 
@@ -72,13 +74,26 @@ def test_hook_selection_follows_the_gateways_rules(config, loaded):
 
 
 def test_hook_missing_needs_install():
-    finding = check_hook({}, "session-summary", installed=False, folder="/s/hooks/session-summary")
+    selection = hook_selection({}, "session-summary")
+    finding = check_hook("session-summary", False, "/s/hooks/session-summary", selection)
     assert (finding.severity, finding.fix) == ("action", "memwarden install hooks")
 
 
 def test_hook_installed_but_not_selected_needs_enable_command():
     config = internal(enabled=True, entries={"oc-probe": {"enabled": True}})
-    finding = check_hook(config, "memory-index-inject", installed=True, folder="/s")
+    selection = hook_selection(config, "memory-index-inject")
+    finding = check_hook("memory-index-inject", True, "/s", selection)
     assert finding.severity == "action"
     assert finding.fix == "openclaw hooks enable memory-index-inject"
     assert "only those load" in finding.message
+
+
+def test_hook_installed_needs_hook_md_and_a_handler(tmp_path):
+    folder = managed_hooks_dir(tmp_path) / "session-summary"
+    folder.mkdir(parents=True)
+    (folder / "HOOK.md").write_text("---\nname: session-summary\n---\n")
+    assert not hook_installed(folder)
+    (folder / "handler.ts").write_text("export default async () => {};\n")
+    assert hook_installed(folder)
+    (folder / "HOOK.md").unlink()
+    assert not hook_installed(folder)

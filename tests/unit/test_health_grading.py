@@ -9,7 +9,7 @@ import pytest
 
 from memwarden.health.checks import is_disabled
 from memwarden.health.checks.context import SessionPressure, grade_context
-from memwarden.health.checks.cron import CronRun, grade_cron, parse_run_line
+from memwarden.health.checks.cron import grade_cron
 from memwarden.health.checks.disk import FilesystemUsage, grade_disk
 from memwarden.health.checks.gateway import is_loopback_url
 from memwarden.health.checks.gateway_rpc import grade_rpc
@@ -23,6 +23,7 @@ from memwarden.health.checks.memory_files import MemoryFile, grade_memory_files
 from memwarden.health.checks.process import ProcessInfo, grade_process, is_gateway_command
 from memwarden.health.checks.volume import grade_volume
 from memwarden.health.model import Status, graded
+from memwarden.openclaw.cron import CronRun, parse_run_line
 from memwarden.state import Run
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

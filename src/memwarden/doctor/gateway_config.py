@@ -1,20 +1,14 @@
-"""Checks of the gateway's own settings that decide whether memory survives compaction.
+"""Judgement of the gateway's own settings that decide whether memory survives compaction.
 
-Key names and defaults as in openclaw 2026.7.35 and 2026.9.6 (`agents.defaults.compaction`
-schema; memory-core's `buildMemoryFlushPlan`: the flush runs unless `memoryFlush.enabled` is
-false, `softThresholdTokens` defaults to 4000; hook selection as docs/automation/hooks/
-configuration.md describes it).
+The settings are read by `memwarden.openclaw.gateway_settings`; here they are only judged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from memwarden.doctor.finding import Finding
+from memwarden.openclaw.gateway_settings import DEFAULT_SOFT_THRESHOLD_TOKENS, MemoryFlush
 
 COMPACTION_MODES = ("default", "safeguard")
-DEFAULT_SOFT_THRESHOLD_TOKENS = 4000
 SET_COMMAND = "openclaw config set"
 
 
@@ -41,11 +35,9 @@ def check_compaction_mode(mode: str) -> Finding:
     )
 
 
-def check_memory_flush(config: Mapping[str, Any]) -> Finding:
-    """Given the gateway config, judge the pre-compaction memory flush settings."""
-    flush = _get(config, "agents", "defaults", "compaction", "memoryFlush")
-    flush = flush if isinstance(flush, Mapping) else {}
-    if flush.get("enabled") is False:
+def check_memory_flush(flush: MemoryFlush) -> Finding:
+    """Given the gateway's memory flush settings, judge them."""
+    if not flush.enabled:
         return Finding(
             "compaction.memory_flush",
             "warning",
@@ -53,7 +45,7 @@ def check_memory_flush(config: Mapping[str, Any]) -> Finding:
             "turn to save its memory before compaction",
             f"{SET_COMMAND} agents.defaults.compaction.memoryFlush.enabled true",
         )
-    threshold = flush.get("softThresholdTokens")
+    threshold = flush.soft_threshold_tokens
     if threshold is not None and (
         isinstance(threshold, bool) or not isinstance(threshold, int | float) or threshold <= 0
     ):
@@ -74,36 +66,9 @@ def check_memory_flush(config: Mapping[str, Any]) -> Finding:
     )
 
 
-def hook_selection(config: Mapping[str, Any], name: str) -> tuple[bool, str]:
-    """Given the gateway config and a managed hook's name, return (loaded, why).
-
-    `hooks.internal.enabled: false` turns every internal hook off; `entries.<name>.enabled:
-    false` turns this one off; named entries (or tracked installs) form an allowlist; with no
-    entry, the master switch `true` (or extra hook folders) discovers every managed hook;
-    with neither, the gateway loads no directory hook.
-    """
-    internal = _get(config, "hooks", "internal")
-    internal = internal if isinstance(internal, Mapping) else {}
-    entries = internal.get("entries") if isinstance(internal.get("entries"), Mapping) else {}
-    own = entries.get(name) if isinstance(entries.get(name), Mapping) else None
-    if internal.get("enabled") is False:
-        return False, "hooks.internal.enabled is false (every internal hook is off)"
-    if own is not None and own.get("enabled") is False:
-        return False, f"hooks.internal.entries.{name}.enabled is false"
-    if own is not None:
-        return True, f"hooks.internal.entries.{name} selects it"
-    selected = [key for key, entry in entries.items() if not _disabled(entry)]
-    installs = internal.get("installs")
-    if selected or (isinstance(installs, Mapping) and installs):
-        return False, "other hooks are named in hooks.internal.entries, and only those load"
-    extra_dirs = _get(internal, "load", "extraDirs")
-    if internal.get("enabled") is True or (isinstance(extra_dirs, list) and extra_dirs):
-        return True, "hooks.internal.enabled is true (every managed hook loads)"
-    return False, "no internal hook is enabled, so the gateway loads none"
-
-
-def check_hook(config: Mapping[str, Any], name: str, installed: bool, folder: str) -> Finding:
-    """Given the config, a hook's name, whether its folder is complete and where, judge it."""
+def check_hook(name: str, installed: bool, folder: str, selection: tuple[bool, str]) -> Finding:
+    """Given a hook's name, whether its folder is complete, where, and whether the gateway's
+    config selects it (`hook_selection`), judge it."""
     key = f"hooks.{name}"
     if not installed:
         return Finding(
@@ -112,7 +77,7 @@ def check_hook(config: Mapping[str, Any], name: str, installed: bool, folder: st
             f"the {name} hook is not installed in {folder}",
             "memwarden install hooks",
         )
-    loaded, why = hook_selection(config, name)
+    loaded, why = selection
     if not loaded:
         return Finding(
             key,
@@ -121,16 +86,3 @@ def check_hook(config: Mapping[str, Any], name: str, installed: bool, folder: st
             f"openclaw hooks enable {name}",
         )
     return Finding(key, "ok", f"the {name} hook is installed and enabled ({why})")
-
-
-def _disabled(entry: object) -> bool:
-    return isinstance(entry, Mapping) and entry.get("enabled") is False
-
-
-def _get(data: Mapping[str, Any], *keys: str) -> Any:
-    current: Any = data
-    for key in keys:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(key)
-    return current

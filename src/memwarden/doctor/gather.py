@@ -16,6 +16,12 @@ from memwarden.errors import GatewayConfigError, MemwardenError
 from memwarden.files import read_text_if_exists
 from memwarden.indexing.catalog import js_length
 from memwarden.indexing.outcome import INJECTED
+from memwarden.openclaw.gateway_settings import (
+    hook_installed,
+    hook_selection,
+    managed_hooks_dir,
+    memory_flush,
+)
 from memwarden.openclaw.layout import Deployment, resolve_config_path
 from memwarden.runtime import JobContext
 from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
@@ -25,7 +31,6 @@ from memwarden.scheduling.spec import config_has_token, secrets_file_path
 from memwarden.scheduling.units import TARGETS
 
 HOOKS = ("memory-index-inject", "session-summary")
-HANDLER_FILES = ("handler.js", "handler.ts", "index.js", "index.ts")
 
 
 def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]:
@@ -41,10 +46,9 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         manifests = {}
     checks: list[tuple[str, Callable[[], list[Finding]]]] = []
     if deployment is not None:
-        config = deployment.config
-        mode = deployment.compaction_mode()
+        mode, flush = deployment.compaction_mode(), memory_flush(deployment.config)
         checks += [
-            ("compaction", lambda: [check_compaction_mode(mode), check_memory_flush(config)]),
+            ("compaction", lambda: [check_compaction_mode(mode), check_memory_flush(flush)]),
             ("hooks", lambda: hooks(deployment)),
             ("bootstrap", lambda: bootstrap(deployment)),
         ]
@@ -99,11 +103,9 @@ def hooks(deployment: Deployment) -> list[Finding]:
     """Check that memwarden's hooks are in `<state>/hooks/` and selected by the config."""
     findings = []
     for name in HOOKS:
-        folder = deployment.state_dir / "hooks" / name
-        installed = (folder / "HOOK.md").is_file() and any(
-            (folder / handler).is_file() for handler in HANDLER_FILES
-        )
-        findings.append(check_hook(deployment.config, name, installed, str(folder)))
+        folder = managed_hooks_dir(deployment.state_dir) / name
+        selection = hook_selection(deployment.config, name)
+        findings.append(check_hook(name, hook_installed(folder), str(folder), selection))
     return findings
 
 

@@ -1,40 +1,16 @@
-"""Gateway cron failures: recent runs ending in error, from `<state>/cron/runs/<jobId>.jsonl`.
-
-Line format, as the gateway writes it (openclaw `src/cron/run-log.ts`, `CronRunLogEntry`):
-`{"ts": <ms>, "jobId": "…", "action": "finished", "status": "ok"|"error"|"skipped",
-"error"?: "…", "summary"?: "…", "runAtMs"?: <ms>, "durationMs"?: <ms>, …}`, one JSON object per
-line, appended; lines whose `action` is not `finished` are ignored, as the gateway does. The runs
-folder sits beside the cron store (`cron.store` in the gateway config, default
-`<state>/cron/jobs.json`), whose `jobs[].name` gives each job a readable name.
-"""
+"""Gateway cron failures: recent runs ending in error, against a threshold."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Any
-
-import json5
-import orjson
+from datetime import timedelta
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, graded
-from memwarden.openclaw.layout import resolve_home, user_path
+from memwarden.openclaw.cron import CronRun, cron_store_path, job_names, recent_runs, runs_dir
 
 KEY = "cron.errors"
-TAIL_BYTES = 1024 * 1024  # the gateway prunes each run log to about 2 MB
-
-
-@dataclass(frozen=True)
-class CronRun:
-    job_id: str
-    finished_at_ms: int
-    status: str
-    error: str | None
 
 
 def check_cron(inputs: HealthInputs) -> list[CheckResult]:
@@ -43,7 +19,7 @@ def check_cron(inputs: HealthInputs) -> list[CheckResult]:
     deployment = inputs.deployment
     store = cron_store_path(deployment.state_dir, deployment.config, deployment.env)
     since = inputs.now - timedelta(minutes=settings.cron_window_minutes)
-    runs = list(recent_runs(store.parent / "runs", since))
+    runs = list(recent_runs(runs_dir(store), since))
     names = job_names(store)
     return [grade_cron(runs, names, settings.cron_error_threshold, settings.cron_window_minutes)]
 
@@ -65,99 +41,6 @@ def grade_cron(
         f"{len(errors)} cron run(s) failed in the last {window_minutes} min ({jobs}){last_error}"
     )
     return graded(KEY, len(errors), threshold, None, message, by_job=dict(by_job))
-
-
-def cron_store_path(
-    state_dir: Path, gateway_config: Mapping[str, Any], env: Mapping[str, str] = os.environ
-) -> Path:
-    """Given the state dir, the gateway config and the environment, return the cron store
-    (`jobs.json`) path; a leading `~` in `cron.store` is the home the gateway uses
-    (`$OPENCLAW_HOME`, else `$HOME`)."""
-    cron = gateway_config.get("cron")
-    configured = cron.get("store") if isinstance(cron, dict) else None
-    if isinstance(configured, str) and configured.strip():
-        return user_path(configured, resolve_home(env))
-    return state_dir / "cron" / "jobs.json"
-
-
-def recent_runs(runs_dir: Path, since: datetime) -> Iterable[CronRun]:
-    """Given the runs folder and a start time, yield the finished runs since then.
-
-    Files not modified since then are not read; of the others only the tail is read, newest
-    line first, up to the first line older than the window.
-    """
-    since_ms = since.timestamp() * 1000
-    try:
-        entries = [entry for entry in os.scandir(runs_dir) if entry.name.endswith(".jsonl")]
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for entry in entries:
-        try:
-            if entry.stat().st_mtime * 1000 < since_ms:
-                continue
-            lines = _tail_lines(Path(entry.path))
-        except OSError:
-            continue
-        for line in reversed(lines):  # appended in time order: newest last
-            run = parse_run_line(line)
-            if run is None:
-                continue
-            if run.finished_at_ms < since_ms:
-                break
-            yield run
-
-
-def parse_run_line(line: bytes) -> CronRun | None:
-    """Given one line of a run log, return the run, or None for lines the gateway also skips."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict) or value.get("action") != "finished":
-        return None
-    job_id, ts = value.get("jobId"), value.get("ts")
-    if not isinstance(job_id, str) or not job_id.strip():
-        return None
-    if isinstance(ts, bool) or not isinstance(ts, int | float):
-        return None
-    error = value.get("error")
-    status = value.get("status")
-    return CronRun(
-        job_id,
-        int(ts),
-        status if isinstance(status, str) else "",
-        error if isinstance(error, str) else None,
-    )
-
-
-def job_names(store: Path) -> dict[str, str]:
-    """Given the cron store, return job names by id (empty when it cannot be read)."""
-    try:
-        data = json5.loads(store.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-        return {}
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    if not isinstance(jobs, list):
-        return {}
-    return {
-        job["id"]: job["name"]
-        for job in jobs
-        if isinstance(job, dict)
-        and isinstance(job.get("id"), str)
-        and isinstance(job.get("name"), str)
-    }
-
-
-def _tail_lines(path: Path) -> list[bytes]:
-    with path.open("rb") as handle:
-        size = handle.seek(0, os.SEEK_END)
-        start = max(0, size - TAIL_BYTES)
-        handle.seek(start)
-        data = handle.read()
-    lines = data.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first one is cut
-    return [line for line in lines if line.strip()]
 
 
 def _one_line(text: str | None) -> str:
