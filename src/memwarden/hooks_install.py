@@ -177,6 +177,28 @@ def _plan(context: JobContext, source: Path | None, need_source: bool = True) ->
     )
 
 
+def outdated_files(folder: Path, name: str, source: Path | None = None) -> list[str]:
+    """Return the files of the hook `name` installed in `folder` that differ from the ones this
+    memwarden ships: memwarden was upgraded without `memwarden install hooks`."""
+    shipped = hook_sources(source) / name
+    return [
+        file
+        for file in HOOK_FILES
+        if _current_bytes(folder / file) != (shipped / file).read_bytes()
+    ]
+
+
+def settings_executable(folder: Path) -> str | None:
+    """Return the memwarden executable an installed hook's memwarden.json starts, if it has one."""
+    raw = _current_bytes(folder / SETTINGS_FILE)
+    try:
+        settings = orjson.loads(raw) if raw is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    executable = settings.get("executable") if isinstance(settings, dict) else None
+    return executable if isinstance(executable, str) and executable else None
+
+
 # --- files ----------------------------------------------------------------------------------
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 import time
+from pathlib import Path
 
 import json5
 import pytest
 
+from memwarden.hooks_install import hook_sources
 from memwarden.state import StateDB
 from support.cli import run_cli
 from support.deployments import make_file_era_state, write_json5_config
@@ -46,10 +50,10 @@ def healthy(tmp_path, home, sim, monkeypatch, capsys):
 
     edit_config(state, change)
     for name in HOOKS:
-        folder = state.state_dir / "hooks" / name
-        folder.mkdir(parents=True)
-        (folder / "HOOK.md").write_text("---\nname: x\n---\n")
-        (folder / "handler.js").write_text("export default async () => {};\n")
+        shutil.copytree(hook_sources() / name, state.state_dir / "hooks" / name)
+    executable = Path(sys.executable).with_name("memwarden")
+    settings = state.state_dir / "hooks" / "session-summary" / "memwarden.json"
+    settings.write_text(f'{{"executable": "{executable}"}}\n')
     memory = state.workspace / "memory"
     memory.mkdir(mode=0o700)
     (memory / "INDEX.md").write_text("# Index\n")
@@ -120,6 +124,39 @@ def test_doctor_hooks_installed_but_not_selected_gives_enable_commands(capsys, t
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
     fix = findings(result)["hooks.session-summary"]["fix"]
     assert fix == "openclaw hooks enable session-summary"
+
+
+def test_doctor_hook_left_from_an_older_memwarden_needs_reinstall(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    handler = state.state_dir / "hooks" / "memory-index-inject" / "handler.js"
+    handler.write_text(handler.read_text().replace("manifest", "manifest_v1"))
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    assert result.exit_code == 1
+    finding = findings(result)["hooks.memory-index-inject"]
+    assert finding["severity"] == "action"
+    assert "handler.js differs (installed by another memwarden version)" in finding["message"]
+    assert finding["fix"] == "memwarden install hooks"
+    assert findings(result)["hooks.session-summary"]["severity"] == "ok"
+
+
+def test_doctor_hook_starting_a_memwarden_that_is_gone_needs_reinstall(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    gone = tmp_path / "old-venv" / "bin" / "memwarden"
+    settings = state.state_dir / "hooks" / "session-summary" / "memwarden.json"
+    settings.write_text(f'{{"executable": "{gone}", "config": null, "stateDir": null}}\n')
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    finding = findings(result)["hooks.session-summary"]
+    assert finding["severity"] == "action"
+    assert f"memwarden.json starts {gone}, which is not an executable file" in finding["message"]
+    assert finding["fix"] == "memwarden install hooks"
+    settings.unlink()
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    message = findings(result)["hooks.session-summary"]["message"]
+    assert "memwarden.json is missing or names no executable" in message
 
 
 def test_doctor_wrong_token_needs_action(capsys, tmp_path, isolated_env, gateway, monkeypatch):

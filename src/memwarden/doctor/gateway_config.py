@@ -5,6 +5,8 @@ The settings are read by `memwarden.openclaw.gateway_settings`; here they are on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memwarden.doctor.finding import Finding
 from memwarden.openclaw.gateway_settings import DEFAULT_SOFT_THRESHOLD_TOKENS, MemoryFlush
 
@@ -66,9 +68,15 @@ def check_memory_flush(flush: MemoryFlush) -> Finding:
     )
 
 
-def check_hook(name: str, installed: bool, folder: str, selection: tuple[bool, str]) -> Finding:
-    """Given a hook's name, whether its folder is complete, where, and whether the gateway's
-    config selects it (`hook_selection`), judge it."""
+def check_hook(
+    name: str,
+    installed: bool,
+    folder: str,
+    selection: tuple[bool, str],
+    outdated: Sequence[str] = (),
+) -> Finding:
+    """Given a hook's name, whether its folder is complete, where, whether the gateway's config
+    selects it (`hook_selection`) and what is out of date in the installed copy, judge it."""
     key = f"hooks.{name}"
     if not installed:
         return Finding(
@@ -84,5 +92,13 @@ def check_hook(name: str, installed: bool, folder: str, selection: tuple[bool, s
             "action",
             f"the {name} hook is installed but not enabled: {why}",
             f"openclaw hooks enable {name}",
+        )
+    if outdated:
+        return Finding(
+            key,
+            "action",
+            f"the {name} hook in {folder} is not the one this memwarden ships: "
+            f"{'; '.join(outdated)}",
+            "memwarden install hooks",
         )
     return Finding(key, "ok", f"the {name} hook is installed and enabled ({why})")

@@ -12,8 +12,15 @@ from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.permissions import PathFacts, check_permissions
 from memwarden.doctor.timers import check_timers
-from memwarden.errors import GatewayConfigError, MemwardenError
+from memwarden.errors import GatewayConfigError, MemwardenError, UsageError
 from memwarden.files import read_text_if_exists
+from memwarden.hooks_install import (
+    HOOK_NAMES,
+    NEEDS_SETTINGS,
+    SETTINGS_FILE,
+    outdated_files,
+    settings_executable,
+)
 from memwarden.indexing.catalog import js_length
 from memwarden.indexing.outcome import INJECTED
 from memwarden.openclaw.gateway_settings import (
@@ -29,8 +36,6 @@ from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.manifest import Manifest, load_manifest
 from memwarden.scheduling.spec import config_has_token, secrets_file_path
 from memwarden.scheduling.units import TARGETS
-
-HOOKS = ("memory-index-inject", "session-summary")
 
 
 def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]:
@@ -102,11 +107,34 @@ def gateway_config(context: JobContext) -> tuple[list[Finding], Deployment | Non
 def hooks(deployment: Deployment) -> list[Finding]:
     """Check that memwarden's hooks are in `<state>/hooks/` and selected by the config."""
     findings = []
-    for name in HOOKS:
+    for name in HOOK_NAMES:
         folder = managed_hooks_dir(deployment.state_dir) / name
         selection = hook_selection(deployment.config, name)
-        findings.append(check_hook(name, hook_installed(folder), str(folder), selection))
+        installed = hook_installed(folder)
+        outdated = installed_hook_problems(folder, name) if installed else []
+        findings.append(check_hook(name, installed, str(folder), selection, outdated))
     return findings
+
+
+def installed_hook_problems(folder: Path, name: str) -> list[str]:
+    """What makes an installed hook differ from what `memwarden install hooks` would install."""
+    try:
+        changed = outdated_files(folder, name)
+    except UsageError:
+        changed = []  # no hook sources in this install: `memwarden install hooks` says so
+    problems = [f"{file} differs (installed by another memwarden version)" for file in changed]
+    if name not in NEEDS_SETTINGS:
+        return problems
+    executable = settings_executable(folder)
+    if executable is None:
+        problems.append(f"{SETTINGS_FILE} is missing or names no executable")
+    elif not _is_executable(Path(executable)):
+        problems.append(f"{SETTINGS_FILE} starts {executable}, which is not an executable file")
+    return problems
+
+
+def _is_executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
 
 
 def bootstrap(deployment: Deployment) -> list[Finding]:
