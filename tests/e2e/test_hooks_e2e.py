@@ -10,7 +10,8 @@ enable`, the CLI being on PATH), then the gateway starts and:
 - `sessions.reset` makes the session-summary hook start `memwarden summarize`, which writes
   `memory/YYYY-MM-DD-<slug>.md` for the window that ended;
 - `sessions.compact` makes it start `memwarden checkpoint --session KEY --force`, which writes
-  ACTIVE_CONTEXT.md from the session before the compaction summary replaces it.
+  ACTIVE_CONTEXT.md from the session before the compaction summary replaces it;
+- `memwarden doctor` finds both hooks installed and enabled and the gateway reachable.
 """
 
 from __future__ import annotations
@@ -124,3 +125,16 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
         return f"Now compact this {tag} conversation" in (memory / "ACTIVE_CONTEXT.md").read_text()
 
     wait_for(checkpointed, "no checkpoint was written after sessions.compact", gateway)
+
+    # doctor sees what the real gateway sees: both hooks installed, current and selected, the
+    # gateway answering with its token, and the harness's "safeguard" compaction mode.
+    result = run_subprocess(
+        "--state-dir", gateway.state_dir, "doctor", "--json", env=gateway.env, timeout=180
+    )
+    found = {item["key"]: item for item in json.loads(result.stdout)["findings"]}
+    for name in ("hooks.memory-index-inject", "hooks.session-summary", "gateway.reachable"):
+        assert found[name]["severity"] == "ok", found[name]
+    assert found["gateway.config"]["severity"] == "ok", found["gateway.config"]
+    assert gateway.compaction_mode == "safeguard"
+    assert found["compaction.mode"]["severity"] == "warning", found["compaction.mode"]
+    assert "empty summaries" in found["compaction.mode"]["message"]
