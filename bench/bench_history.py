@@ -56,7 +56,7 @@ def in_process(root: Path) -> dict:
     """Return timings (ms) of snapshot(): unchanged folder, and one file changed per call."""
     from memwarden.config import defaults
     from memwarden.history import snapshot
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
     from memwarden.runtime import JobContext
 
     workspace = root / "workspace"

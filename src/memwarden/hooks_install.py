@@ -29,8 +29,9 @@ import orjson
 import memwarden
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
+from memwarden.openclaw.config_file import load_gateway_config
 from memwarden.openclaw.gateway_settings import managed_hooks_dir
-from memwarden.openclaw.layout import load_gateway_config, resolve_config_path
+from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext, JobResult
 
 HOOK_NAMES = ("memory-index-inject", "session-summary")

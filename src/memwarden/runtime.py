@@ -73,7 +73,7 @@ class JobContext:
 
     @cached_property
     def gateway_state_dir(self) -> Path:
-        from memwarden.openclaw.layout import resolve_state_dir
+        from memwarden.openclaw.paths import resolve_state_dir
 
         override = self.state_dir_override
         if override is None and self.config.gateway.state_dir:

@@ -1,4 +1,4 @@
-"""openclaw/layout.py on real folders: legacy dirs, JSON5 files, agents on disk, both captures."""
+"""openclaw paths, config_file, agents, layout on real folders: legacy dirs, JSON5, captures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.errors import GatewayConfigError
-from memwarden.openclaw import layout
+from memwarden.openclaw import config_file, layout, paths
 from support.deployments import (
     FILE_ERA_FIXTURE,
     SQLITE_ERA_FIXTURE,
@@ -31,39 +31,39 @@ def home(tmp_path: Path) -> Path:
 def test_resolve_state_dir_dot_openclaw_exists_wins_over_legacy(home):
     (home / ".openclaw").mkdir()
     (home / ".clawdbot").mkdir()
-    assert layout.resolve_state_dir(None, {}, home) == home / ".openclaw"
+    assert paths.resolve_state_dir(None, {}, home) == home / ".openclaw"
 
 
 @pytest.mark.parametrize("legacy_name", [".clawdbot", ".moltbot", ".moldbot"])
 def test_resolve_state_dir_only_legacy_exists_uses_legacy(home, legacy_name):
     (home / legacy_name).mkdir()
-    assert layout.resolve_state_dir(None, {}, home) == home / legacy_name
+    assert paths.resolve_state_dir(None, {}, home) == home / legacy_name
 
 
 def test_resolve_state_dir_several_legacy_clawdbot_first(home):
     (home / ".moltbot").mkdir()
     (home / ".clawdbot").mkdir()
-    assert layout.resolve_state_dir(None, {}, home) == home / ".clawdbot"
+    assert paths.resolve_state_dir(None, {}, home) == home / ".clawdbot"
 
 
 def test_resolve_state_dir_env_set_ignores_existing_dirs(home):
     (home / ".openclaw").mkdir()
     env = {"OPENCLAW_STATE_DIR": str(home / "elsewhere")}
-    assert layout.resolve_state_dir(None, env, home) == home / "elsewhere"
+    assert paths.resolve_state_dir(None, env, home) == home / "elsewhere"
 
 
 def test_resolve_state_dir_home_from_environment(home):
     (home / ".clawdbot").mkdir()
-    assert layout.resolve_state_dir(None, {"HOME": str(home)}) == home / ".clawdbot"
+    assert paths.resolve_state_dir(None, {"HOME": str(home)}) == home / ".clawdbot"
 
 
 def test_resolve_config_path_legacy_names_when_openclaw_json_absent(tmp_path):
     (tmp_path / "moltbot.json").write_text("{}")
-    assert layout.resolve_config_path(tmp_path, {}) == tmp_path / "moltbot.json"
+    assert paths.resolve_config_path(tmp_path, {}) == tmp_path / "moltbot.json"
     (tmp_path / "clawdbot.json").write_text("{}")
-    assert layout.resolve_config_path(tmp_path, {}) == tmp_path / "clawdbot.json"
+    assert paths.resolve_config_path(tmp_path, {}) == tmp_path / "clawdbot.json"
     (tmp_path / "openclaw.json").write_text("{}")
-    assert layout.resolve_config_path(tmp_path, {}) == tmp_path / "openclaw.json"
+    assert paths.resolve_config_path(tmp_path, {}) == tmp_path / "openclaw.json"
 
 
 # --- loading the config ------------------------------------------------------------------------
@@ -80,20 +80,20 @@ def test_load_gateway_config_json5_features_parsed(tmp_path):
         }
         """
     )
-    config = layout.load_gateway_config(path)
+    config = config_file.load_gateway_config(path)
     assert config["gateway"] == {"port": 18792, "auth": {"token": "single-quoted"}}
     assert config["agents"]["list"] == [{"id": "main", "default": True}]
 
 
 def test_load_gateway_config_missing_file_empty(tmp_path):
-    assert layout.load_gateway_config(tmp_path / "openclaw.json") == {}
+    assert config_file.load_gateway_config(tmp_path / "openclaw.json") == {}
 
 
 def test_load_gateway_config_broken_one_line_error_with_file_and_line(tmp_path):
     path = tmp_path / "openclaw.json"
     path.write_text("{\n  gateway: { port: 18789 },\n  agents: { list: [ }\n}\n")
     with pytest.raises(GatewayConfigError) as caught:
-        layout.load_gateway_config(path)
+        config_file.load_gateway_config(path)
     message = caught.value.message
     assert "\n" not in message
     assert message.startswith(f"{path}: line 3, column")
@@ -106,14 +106,14 @@ def test_load_gateway_config_top_level_array_rejected(tmp_path):
     path = tmp_path / "openclaw.json"
     path.write_text("[1, 2]")
     with pytest.raises(GatewayConfigError, match="not a JSON object"):
-        layout.load_gateway_config(path)
+        config_file.load_gateway_config(path)
 
 
 def test_load_gateway_config_not_utf8_rejected(tmp_path):
     path = tmp_path / "openclaw.json"
     path.write_bytes(b"{gateway: '\xff\xfe'}")
     with pytest.raises(GatewayConfigError, match="not UTF-8"):
-        layout.load_gateway_config(path)
+        config_file.load_gateway_config(path)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
@@ -122,19 +122,19 @@ def test_load_gateway_config_unreadable_error_names_file(tmp_path):
     path.write_text("{}")
     path.chmod(0)
     with pytest.raises(GatewayConfigError, match="cannot read"):
-        layout.load_gateway_config(path)
+        config_file.load_gateway_config(path)
 
 
 def test_load_gateway_config_directory_error_names_file(tmp_path):
     path = tmp_path / "openclaw.json"
     path.mkdir()
     with pytest.raises(GatewayConfigError, match=r"openclaw\.json: cannot read"):
-        layout.load_gateway_config(path)
+        config_file.load_gateway_config(path)
 
 
 @pytest.mark.parametrize("fixture", [SQLITE_ERA_FIXTURE, FILE_ERA_FIXTURE])
 def test_load_gateway_config_real_captures_parsed(fixture):
-    config = layout.load_gateway_config(fixture / "openclaw.json")
+    config = config_file.load_gateway_config(fixture / "openclaw.json")
     assert config["gateway"]["auth"]["mode"] == "token"
     assert config["agents"]["defaults"]["workspace"] == "/srv/openclaw/workspace"
 
@@ -284,7 +284,7 @@ def test_workspace_clawdbot_era_config_defaults_still_win(home):
     state = home / ".moltbot"
     write_config(state, {"agents": {"defaults": {"workspace": "~/mine"}}})
     assert workspace_of(state, home, "main") == home / "mine"
-    assert layout.resolve_config_path(state, {}) == state / "openclaw.json"
+    assert paths.resolve_config_path(state, {}) == state / "openclaw.json"
 
 
 # --- the real captures -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Pure rules of openclaw/layout.py: env precedence, agent ids, roster, defaults, helpers."""
+"""Pure rules of openclaw paths, agents and layout: env precedence, ids, roster, defaults."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.openclaw import layout
+from memwarden.openclaw import agents, paths
 from memwarden.openclaw.layout import Deployment
 
 HOME = Path("/home/tester")
@@ -21,57 +21,57 @@ def make_deployment(config: dict, env: dict | None = None) -> Deployment:
 
 def test_resolve_home_openclaw_home_set_wins_over_home():
     env = {"HOME": "/home/other", "OPENCLAW_HOME": "/srv/claw"}
-    assert layout.resolve_home(env) == Path("/srv/claw")
+    assert paths.resolve_home(env) == Path("/srv/claw")
 
 
 def test_resolve_home_openclaw_home_with_tilde_expands_against_home():
     env = {"HOME": "/home/other", "OPENCLAW_HOME": "~/claw"}
-    assert layout.resolve_home(env, HOME) == HOME / "claw"
+    assert paths.resolve_home(env, HOME) == HOME / "claw"
 
 
 def test_resolve_home_no_override_uses_home_argument_then_env():
-    assert layout.resolve_home({"HOME": "/home/other"}, HOME) == HOME
-    assert layout.resolve_home({"HOME": "/home/other"}) == Path("/home/other")
+    assert paths.resolve_home({"HOME": "/home/other"}, HOME) == HOME
+    assert paths.resolve_home({"HOME": "/home/other"}) == Path("/home/other")
 
 
 def test_user_path_leading_tilde_expands_to_home():
-    assert layout.user_path("~/work", HOME) == HOME / "work"
-    assert layout.user_path(" ~ ", HOME) == HOME
-    assert layout.user_path("/abs/../abs/x", HOME) == Path("/abs/x")
+    assert paths.user_path("~/work", HOME) == HOME / "work"
+    assert paths.user_path(" ~ ", HOME) == HOME
+    assert paths.user_path("/abs/../abs/x", HOME) == Path("/abs/x")
 
 
 def test_user_path_tilde_user_form_left_alone():
-    assert layout.user_path("~bob/x", HOME).name == "x"
-    assert "~bob" in str(layout.user_path("~bob/x", HOME))
+    assert paths.user_path("~bob/x", HOME).name == "x"
+    assert "~bob" in str(paths.user_path("~bob/x", HOME))
 
 
 def test_resolve_state_dir_override_wins_over_env():
     env = {"OPENCLAW_STATE_DIR": "/from/env", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert layout.resolve_state_dir(Path("~/cli"), env, HOME) == HOME / "cli"
+    assert paths.resolve_state_dir(Path("~/cli"), env, HOME) == HOME / "cli"
 
 
 def test_resolve_state_dir_openclaw_env_wins_over_clawdbot_env():
     env = {"OPENCLAW_STATE_DIR": "~/oc", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert layout.resolve_state_dir(None, env, HOME) == HOME / "oc"
+    assert paths.resolve_state_dir(None, env, HOME) == HOME / "oc"
 
 
 def test_resolve_state_dir_blank_openclaw_env_falls_to_clawdbot_env():
     env = {"OPENCLAW_STATE_DIR": "  ", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert layout.resolve_state_dir(None, env, HOME) == Path("/from/clawdbot")
+    assert paths.resolve_state_dir(None, env, HOME) == Path("/from/clawdbot")
 
 
 def test_resolve_state_dir_nothing_exists_defaults_to_dot_openclaw():
-    assert layout.resolve_state_dir(None, {}, HOME) == HOME / ".openclaw"
+    assert paths.resolve_state_dir(None, {}, HOME) == HOME / ".openclaw"
 
 
 def test_resolve_config_path_env_precedence():
     state = Path("/state")
     both = {"OPENCLAW_CONFIG_PATH": "~/a.json", "CLAWDBOT_CONFIG_PATH": "/b.json"}
-    assert layout.resolve_config_path(state, both, HOME) == HOME / "a.json"
-    assert layout.resolve_config_path(state, {"CLAWDBOT_CONFIG_PATH": "/b.json"}, HOME) == Path(
+    assert paths.resolve_config_path(state, both, HOME) == HOME / "a.json"
+    assert paths.resolve_config_path(state, {"CLAWDBOT_CONFIG_PATH": "/b.json"}, HOME) == Path(
         "/b.json"
     )
-    assert layout.resolve_config_path(state, {}, HOME) == state / "openclaw.json"
+    assert paths.resolve_config_path(state, {}, HOME) == state / "openclaw.json"
 
 
 # --- agent ids, roster, default agent -----------------------------------------------------
@@ -91,29 +91,29 @@ def test_resolve_config_path_env_precedence():
     ],
 )
 def test_normalize_agent_id_various_inputs_canonical(raw, expected):
-    assert layout.normalize_agent_id(raw) == expected
+    assert agents.normalize_agent_id(raw) == expected
 
 
 def test_configured_agents_list_normalized_first_duplicate_wins():
     config = {"agents": {"list": [{"id": "Ops", "workspace": "/a"}, {"id": "ops"}, "junk", {}]}}
-    roster = layout.configured_agents(config)
+    roster = agents.configured_agents(config)
     assert list(roster) == ["ops", "main"]
     assert roster["ops"]["workspace"] == "/a"
 
 
 def test_configured_agents_entries_map_wins_over_list():
     config = {"agents": {"entries": {"Work": {}, "home": {}}, "list": [{"id": "ignored"}]}}
-    assert list(layout.configured_agents(config)) == ["work", "home"]
+    assert list(agents.configured_agents(config)) == ["work", "home"]
 
 
 def test_configured_agents_no_agents_section_empty():
-    assert layout.configured_agents({}) == {}
-    assert layout.configured_agents({"agents": "nonsense"}) == {}
+    assert agents.configured_agents({}) == {}
+    assert agents.configured_agents({"agents": "nonsense"}) == {}
 
 
 def test_default_agent_id_marked_entry_wins():
     config = {"agents": {"list": [{"id": "a"}, {"id": "B", "default": True}]}}
-    assert layout.default_agent_id(config) == "b"
+    assert agents.default_agent_id(config) == "b"
 
 
 def test_default_agent_id_explicit_ownership_ignores_mark_uses_system_agent():
@@ -124,15 +124,15 @@ def test_default_agent_id_explicit_ownership_ignores_mark_uses_system_agent():
             "entries": {"main": {"default": True}, "ops": {}},
         }
     }
-    assert layout.default_agent_id(config) == "ops"
+    assert agents.default_agent_id(config) == "ops"
 
 
 def test_default_agent_id_no_mark_first_configured():
-    assert layout.default_agent_id({"agents": {"entries": {"zed": {}, "amy": {}}}}) == "zed"
+    assert agents.default_agent_id({"agents": {"entries": {"zed": {}, "amy": {}}}}) == "zed"
 
 
 def test_default_agent_id_nothing_configured_main():
-    assert layout.default_agent_id({}) == "main"
+    assert agents.default_agent_id({}) == "main"
 
 
 # --- deployment helpers --------------------------------------------------------------------

@@ -14,7 +14,7 @@ from memwarden.checkpoint.outcome import SessionOutcome
 if TYPE_CHECKING:
     from memwarden.checkpoint.session import RunState
     from memwarden.checkpoint.unchanged import AgentRecord
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
 
 
 @dataclass

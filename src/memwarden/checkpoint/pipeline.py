@@ -30,7 +30,7 @@ from memwarden.checkpoint.writer import append_entry, memory_folder, read_existi
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.session import RunState
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
     from memwarden.openclaw.transcripts import TranscriptLocation
 

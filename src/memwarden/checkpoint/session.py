@@ -23,7 +23,7 @@ from memwarden.checkpoint.writer import memory_folder
 if TYPE_CHECKING:
     from memwarden.checkpoint.redact import Redactor
     from memwarden.checkpoint.unchanged import AgentRecord
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
 log = logging.getLogger("memwarden.checkpoint")

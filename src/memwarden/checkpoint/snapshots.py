@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
     from memwarden.runtime import JobContext
 
 

@@ -24,7 +24,7 @@ import orjson
 from memwarden.checkpoint.outcome import SessionOutcome
 
 if TYPE_CHECKING:
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
 
 RACY_SECONDS = 2.0
 # Outcomes a later run may repeat; a failure is always tried again.

@@ -29,7 +29,8 @@ from memwarden.openclaw.gateway_settings import (
     managed_hooks_dir,
     memory_flush,
 )
-from memwarden.openclaw.layout import Deployment, resolve_config_path
+from memwarden.openclaw.layout import Deployment
+from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext
 from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
 from memwarden.scheduling.jobs import scheduled_jobs

@@ -13,7 +13,7 @@ from memwarden.history.manifest import Manifest, load_manifest, save_manifest, t
 from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, Snapshot, compare
 from memwarden.history.scan import Scan, memory_folder, read_file, scan_memory
 from memwarden.history.store import AgentHistory, agent_history, locked_memory, snapshot_ref
-from memwarden.openclaw.layout import Agent
+from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
 
 JOB_OF_TRIGGER = {"checkpoint": "checkpoint", "rotate": "rotate"}

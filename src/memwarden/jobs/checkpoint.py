@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.session import RunState
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
 

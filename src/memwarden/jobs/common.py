@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from memwarden.errors import UsageError
 
 if TYPE_CHECKING:
-    from memwarden.openclaw.layout import Agent, Deployment
+    from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.layout import Deployment
 
 
 def global_options_parent() -> argparse.ArgumentParser:

@@ -48,7 +48,8 @@ from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
 from memwarden.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
-    from memwarden.openclaw.layout import Agent, Deployment
+    from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.layout import Deployment
 
 JOB = "index"
 

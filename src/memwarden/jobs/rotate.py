@@ -20,7 +20,7 @@ from memwarden.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.openclaw.layout import Agent
+    from memwarden.openclaw.agents import Agent
     from memwarden.rotation import Decision, Policy
     from memwarden.rotation.connection import GatewayConnection
     from memwarden.rotation.stores import SessionStores

@@ -33,9 +33,9 @@ from memwarden.indexing.summary import (
     summarize,
 )
 from memwarden.jobs.common import add_dry_run
+from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.entries import Entry, current_window
 from memwarden.openclaw.keys import classify
-from memwarden.openclaw.layout import Agent
 from memwarden.openclaw.sessions import (
     SessionRecord,
     load_sessions,

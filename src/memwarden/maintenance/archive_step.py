@@ -14,7 +14,7 @@ from memwarden.files import check_inside, ensure_dir
 from memwarden.maintenance.daily_logs import plan_daily_archive
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport
-from memwarden.openclaw.layout import Agent
+from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
 
 LOCK_WAIT_SECONDS = 30

@@ -10,7 +10,7 @@ from memwarden.maintenance.config_backup import (
     latest_backup,
 )
 from memwarden.maintenance.report import StepReport, size_text
-from memwarden.openclaw.layout import resolve_config_path
+from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext
 
 BACKUP_DIR = "config-backups"

@@ -7,7 +7,7 @@ from memwarden.maintenance.compress import TranscriptChanged, gzip_in_place
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport, size_text
 from memwarden.maintenance.retention import RetentionAction, plan_transcript_retention
-from memwarden.openclaw.layout import Agent
+from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.sessions import load_sessions
 from memwarden.runtime import JobContext
 

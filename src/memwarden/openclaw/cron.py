@@ -20,7 +20,7 @@ from typing import Any
 import json5
 import orjson
 
-from memwarden.openclaw.layout import resolve_home, user_path
+from memwarden.openclaw.paths import resolve_home, user_path
 
 TAIL_BYTES = 1024 * 1024  # the gateway prunes each run log to about 2 MB
 

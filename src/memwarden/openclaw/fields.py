@@ -6,6 +6,9 @@ across versions and memwarden must keep working when one field is odd.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 
 def integer(value: object) -> int | None:
     """Return `value` as an int when it is a finite number (not a bool), else None."""
@@ -19,3 +22,8 @@ def integer(value: object) -> int | None:
 def text(value: object) -> str | None:
     """Return `value` stripped when it is a non-blank string, else None."""
     return value.strip() or None if isinstance(value, str) else None
+
+
+def mapping(value: object) -> Mapping[str, Any]:
+    """Return `value` when it is a JSON object (a dict), else an empty one."""
+    return value if isinstance(value, dict) else {}

@@ -21,10 +21,11 @@ import orjson
 
 from memwarden.errors import StoreError
 from memwarden.openclaw import sqlite_ro
+from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify
-from memwarden.openclaw.layout import Agent, Deployment
+from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.transcripts import TranscriptLocation
 
 StoreEra = Literal["file", "sqlite"]

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 from memwarden.errors import MemwardenError, StoreError
 
 if TYPE_CHECKING:
+    from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.gateway import SessionRow
-    from memwarden.openclaw.layout import Agent, Deployment
+    from memwarden.openclaw.layout import Deployment
     from memwarden.openclaw.sessions import SessionRecord
     from memwarden.rotation.policy import Decision
 

@@ -1,0 +1,249 @@
+"""The gateway's agents: ids, the default agent, workspaces and storage era.
+
+The precedence rules follow the gateway's own code, read in the published npm packages
+openclaw@2026.7.35 and openclaw@2026.9.6 (`dist/`, built from `src/agents/agent-scope-config.ts`,
+`src/agents/agent-roster.ts`, `src/agents/workspace-default.ts`) and in the older
+`openclaw/openclaw` sources (`src/agents/agent-scope.ts`). Where versions disagree, the rule
+below says which one wins and why.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from memwarden.openclaw.fields import mapping
+from memwarden.openclaw.paths import (
+    LEGACY_STATE_DIR_NAMES,
+    STATE_DIR_NAME,
+    env_text,
+    resolve_home,
+    user_path,
+)
+
+Era = Literal["sqlite", "file", "none"]
+
+DEFAULT_AGENT_ID = "main"
+SQLITE_FILE_NAME = "openclaw-agent.sqlite"
+SESSION_STORE_FILE_NAME = "sessions.json"
+
+_AGENT_ID_VALID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
+_AGENT_ID_INVALID_CHARACTERS = re.compile(r"[^a-z0-9_-]+")
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent of the gateway: its id, workspace and the folder holding its state."""
+
+    id: str
+    workspace: Path
+    agent_dir: Path
+    is_default: bool
+    era: Era
+    configured: bool
+
+    @property
+    def sessions_dir(self) -> Path:
+        """The file-era session folder (`sessions.json` and transcripts)."""
+        return self.agent_dir / "sessions"
+
+    @property
+    def sqlite_path(self) -> Path:
+        """The SQLite-era agent database."""
+        return self.agent_dir / "agent" / SQLITE_FILE_NAME
+
+    @property
+    def memory_dir(self) -> Path:
+        """The workspace's memory folder."""
+        return self.workspace / "memory"
+
+
+def normalize_agent_id(value: object) -> str:
+    """Given an agent id as written anywhere, return the gateway's canonical form.
+
+    Lower-cased; runs of other characters than `a-z0-9_-` become `-`; leading and trailing
+    dashes dropped; at most 64 characters; empty or unusable → `main` (normalization-core).
+    """
+    text = value.strip() if isinstance(value, str) else ""
+    if _AGENT_ID_VALID.match(text):
+        return text.lower()
+    cleaned = _AGENT_ID_INVALID_CHARACTERS.sub("-", text.lower()).strip("-")[:64]
+    return cleaned or DEFAULT_AGENT_ID
+
+
+def configured_agents(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Given the gateway config, return its agent entries by normalized id, in config order.
+
+    `agents.entries` (a map, newer configs) wins over `agents.list` (older configs): like the
+    gateway's `agents/agent-roster.ts` (2026.9.x), a list next to an entries map is ignored.
+    When an id repeats, the first entry wins.
+    """
+    agents = mapping(config.get("agents"))
+    entries = agents.get("entries")
+    if isinstance(entries, dict):
+        pairs = [(key, value) for key, value in entries.items() if isinstance(value, dict)]
+    elif isinstance(agents.get("list"), list):
+        pairs = [(entry.get("id"), entry) for entry in agents["list"] if isinstance(entry, dict)]
+    else:
+        pairs = []
+    roster: dict[str, dict[str, Any]] = {}
+    for raw_id, entry in pairs:
+        roster.setdefault(normalize_agent_id(raw_id), entry)
+    return roster
+
+
+def default_agent_id(config: Mapping[str, Any]) -> str:
+    """Given the gateway config, return the id of its default agent.
+
+    The entry marked `default: true` (the first one; ignored under `agents.ownership:
+    "explicit"`), else `agents.defaults.systemAgent.agentId` (what 2026.9.x migrates that mark
+    to), else the first configured agent, else `main`. 2026.7.x uses the mark, then the first
+    entry; 2026.9.x only accepts a single marked entry or a sole agent and otherwise has no
+    default at all, so for a many-agent config without a mark memwarden takes the first.
+    """
+    roster = configured_agents(config)
+    agents = mapping(config.get("agents"))
+    if agents.get("ownership") != "explicit":
+        marked = next((key for key, entry in roster.items() if entry.get("default") is True), None)
+        if marked:
+            return marked
+    system_agent = mapping(mapping(agents.get("defaults")).get("systemAgent")).get("agentId")
+    if isinstance(system_agent, str) and system_agent.strip():
+        return normalize_agent_id(system_agent)
+    return next(iter(roster), DEFAULT_AGENT_ID)
+
+
+def disk_agent_ids(state_dir: Path) -> list[str]:
+    """Given the state dir, return the ids of the `<state>/agents/<id>/` folders, sorted.
+
+    Folders whose name is not a canonical agent id (the gateway never makes them) are skipped.
+    """
+    agents_dir = state_dir / "agents"
+    try:
+        names = sorted(child.name for child in agents_dir.iterdir() if child.is_dir())
+    except OSError:
+        return []
+    return [name for name in names if normalize_agent_id(name) == name]
+
+
+def resolve_workspace(
+    agent_id: str,
+    entry: Mapping[str, Any],
+    *,
+    is_default: bool,
+    config: Mapping[str, Any],
+    state_dir: Path,
+    env: Mapping[str, str],
+    home: Path,
+) -> Path:
+    """Given an agent, its config entry and where things live, return its workspace folder.
+
+    1. The entry's own `workspace`.
+    2. Default agent: `agents.defaults.workspace`, else `$OPENCLAW_WORKSPACE_DIR`, else the
+       first existing of `~/clawd` (Clawdbot-era state dir only), `<state>/workspace` (state
+       dir elsewhere than `~/.openclaw`: 2026.9.x) and `~/.openclaw/workspace` (2026.7.x),
+       else the first of them.
+    3. Other agents: the first existing of `~/clawd-<id>` (Clawdbot era only),
+       `<agents.defaults.workspace>/<id>` (2026.7.x and 2026.9.x, when the default is set) and
+       `<state>/workspace-<id>` (older releases, and current ones without the default), else
+       the first of them.
+
+    Sources: agent-scope-config.ts `resolveAgentWorkspaceDir` and workspace-default.ts
+    `resolveDefaultAgentWorkspaceDir` in openclaw@2026.7.35 / @2026.9.6; `src/agents/agent-scope.ts`
+    in older openclaw/openclaw (non-default agents: `<state>/workspace-<id>` only); Clawdbot's
+    `resolveAgentWorkspaceDir` (`~/clawd-<id>`).
+    """
+    own = entry.get("workspace")
+    if isinstance(own, str) and own.strip():
+        return user_path(own, home)
+    defaults_workspace = mapping(mapping(config.get("agents")).get("defaults")).get("workspace")
+    fallback = (
+        user_path(defaults_workspace, home)
+        if isinstance(defaults_workspace, str) and defaults_workspace.strip()
+        else None
+    )
+    legacy_era = state_dir.name in LEGACY_STATE_DIR_NAMES
+    if is_default:
+        if fallback is not None:
+            return fallback
+        workspace_env = env_text(env, "OPENCLAW_WORKSPACE_DIR")
+        if workspace_env:
+            return user_path(workspace_env, home)
+        candidates = [home / "clawd"] if legacy_era else []
+        if state_dir != home / STATE_DIR_NAME:
+            candidates.append(state_dir / "workspace")
+        candidates.append(home / STATE_DIR_NAME / "workspace")
+    else:
+        candidates = [home / f"clawd-{agent_id}"] if legacy_era else []
+        if fallback is not None:
+            candidates.append(fallback / agent_id)
+        candidates.append(state_dir / f"workspace-{agent_id}")
+    return _first_existing(candidates)
+
+
+def discover_agents(
+    config: Mapping[str, Any],
+    state_dir: Path,
+    env: Mapping[str, str] = os.environ,
+    home: Path | None = None,
+) -> list[Agent]:
+    """Given the config and the state dir, return every agent, the default agent first.
+
+    Agents come from the config's entries (or list) and from `<state>/agents/<id>/` folders,
+    deduplicated by normalized id, in the order: default agent, config order, folders (sorted).
+    With nothing configured and no folder, the result is the default agent `main` alone.
+    """
+    user_home = resolve_home(env, home)
+    roster = configured_agents(config)
+    default_id = default_agent_id(config)
+    ordered = list(dict.fromkeys([default_id, *roster, *disk_agent_ids(state_dir)]))
+    return [
+        _make_agent(agent_id, roster, default_id, config, state_dir, env, user_home)
+        for agent_id in ordered
+    ]
+
+
+def _make_agent(
+    agent_id: str,
+    roster: Mapping[str, Mapping[str, Any]],
+    default_id: str,
+    config: Mapping[str, Any],
+    state_dir: Path,
+    env: Mapping[str, str],
+    home: Path,
+) -> Agent:
+    agent_dir = state_dir / "agents" / agent_id
+    workspace = resolve_workspace(
+        agent_id,
+        roster.get(agent_id, {}),
+        is_default=agent_id == default_id,
+        config=config,
+        state_dir=state_dir,
+        env=env,
+        home=home,
+    )
+    return Agent(
+        id=agent_id,
+        workspace=workspace,
+        agent_dir=agent_dir,
+        is_default=agent_id == default_id,
+        era=storage_era(agent_dir),
+        configured=agent_id in roster,
+    )
+
+
+def storage_era(agent_dir: Path) -> Era:
+    """Given an agent's state folder, return `sqlite` (its DB exists), `file` or `none`."""
+    if (agent_dir / "agent" / SQLITE_FILE_NAME).is_file():
+        return "sqlite"
+    if (agent_dir / "sessions" / SESSION_STORE_FILE_NAME).is_file():
+        return "file"
+    return "none"
+
+
+def _first_existing(candidates: list[Path]) -> Path:
+    return next((path for path in candidates if path.is_dir()), candidates[0])

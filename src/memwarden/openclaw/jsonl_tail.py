@@ -1,0 +1,179 @@
+"""File-era transcripts: `<sessionId>.jsonl` read backwards from the end in bounded chunks.
+
+Memory does not grow with the file; a last line without its newline is still being written and
+is left for the next read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO
+
+from memwarden.errors import StoreError
+from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally
+
+
+@contextmanager
+def file_errors(path: Path) -> Iterator[None]:
+    """Turn an OSError while reading `path` into a StoreError that names it."""
+    try:
+        yield
+    except FileNotFoundError as error:
+        raise StoreError(f"{path}: transcript not found") from error
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read the transcript: {error}") from error
+
+
+def file_tail(
+    handle: BinaryIO, max_entries: int, chunk_size: int, max_line_bytes: int
+) -> TailResult:
+    status = os.fstat(handle.fileno())
+    tally = Tally()
+    segments = backward(handle, status.st_size, chunk_size, max_line_bytes, tally)
+    end, trailing = next(segments)
+    start = end
+    while len(tally.entries) < max_entries:
+        segment = next(segments, None)
+        if segment is None:
+            break
+        start, line = segment
+        tally.take(line)
+    tally.entries.reverse()
+    return tally.result(
+        _file_position(start, status),
+        _file_position(end, status),
+        partial_last_line=trailing != b"",
+        reached_start=start == 0,
+    )
+
+
+def file_since(
+    handle: BinaryIO,
+    position: ReadPosition,
+    max_entries: int | None,
+    chunk_size: int,
+    max_line_bytes: int,
+) -> TailResult | None:
+    """Read the lines after `position`; return None if the position does not fit the file."""
+    status = os.fstat(handle.fileno())
+    offset = position.offset
+    if (
+        offset is None
+        or (position.device, position.inode) != (status.st_dev, status.st_ino)
+        or offset > status.st_size
+    ):
+        return None
+    tally = Tally()
+    if offset:
+        handle.seek(offset - 1)
+        tally.bytes_read += 1
+        if handle.read(1) != b"\n":
+            return None
+    end, partial = offset, False
+    lines = forward(handle, offset, status.st_size, chunk_size, max_line_bytes, tally)
+    for line_end, line in lines:
+        if line_end is None:
+            partial = True
+            break
+        if max_entries is not None and len(tally.entries) >= max_entries:
+            break
+        tally.take(line)
+        end = line_end
+    return tally.result(
+        _file_position(offset, status),
+        _file_position(end, status),
+        partial_last_line=partial,
+        reached_start=offset == 0,
+    )
+
+
+def _file_position(offset: int, status: os.stat_result) -> ReadPosition:
+    return ReadPosition(offset=offset, device=status.st_dev, inode=status.st_ino)
+
+
+def backward(
+    handle: BinaryIO, size: int, chunk_size: int, max_line_bytes: int, tally: Tally
+) -> Iterator[tuple[int, bytes | None]]:
+    """Yield (start offset, bytes) of the newline-separated segments of the first `size` bytes.
+
+    Segments come last first; the first one is what follows the last newline (b"" when the data
+    ends with a newline). A segment longer than `max_line_bytes` is yielded as None, after its
+    start was found without keeping it in memory.
+    """
+    position = size
+    pieces: list[bytes] = []  # the end of the segment in progress, pieces in reverse order
+    kept = 0
+    too_long = False
+    while position > 0:
+        read_size = min(chunk_size, position)
+        position -= read_size
+        handle.seek(position)
+        chunk = handle.read(read_size)
+        if len(chunk) != read_size:
+            raise OSError(f"the file shrank while being read ({position + len(chunk)} bytes)")
+        tally.bytes_read += read_size
+        parts = chunk.split(b"\n")
+        segment_end = position + read_size
+        for index in range(len(parts) - 1, 0, -1):
+            part = parts[index]
+            segment_start = segment_end - len(part)
+            if too_long or kept + len(part) > max_line_bytes:
+                yield segment_start, None
+            elif pieces:
+                pieces.append(part)
+                yield segment_start, b"".join(reversed(pieces))
+            else:
+                yield segment_start, part
+            pieces, kept, too_long = [], 0, False
+            segment_end = segment_start - 1
+        if not too_long:
+            kept += len(parts[0])
+            if kept > max_line_bytes:
+                pieces, too_long = [], True
+            else:
+                pieces.append(parts[0])
+    yield 0, None if too_long else b"".join(reversed(pieces))
+
+
+def forward(
+    handle: BinaryIO, start: int, size: int, chunk_size: int, max_line_bytes: int, tally: Tally
+) -> Iterator[tuple[int | None, bytes | None]]:
+    """Yield (offset past its newline, bytes) for each complete line in [start, size), in order.
+
+    A line longer than `max_line_bytes` is yielded as None. When unterminated bytes remain at the
+    end, yield (None, None) last.
+    """
+    handle.seek(start)
+    position = start
+    pieces: list[bytes] = []
+    kept = 0
+    too_long = False
+    while position < size:
+        chunk = handle.read(min(chunk_size, size - position))
+        if not chunk:
+            raise OSError(f"the file shrank while being read ({position} bytes)")
+        tally.bytes_read += len(chunk)
+        parts = chunk.split(b"\n")
+        for part in parts[:-1]:
+            position += len(part) + 1
+            if too_long or kept + len(part) > max_line_bytes:
+                yield position, None
+            elif pieces:
+                pieces.append(part)
+                yield position, b"".join(pieces)
+            else:
+                yield position, part
+            pieces, kept, too_long = [], 0, False
+        tail = parts[-1]
+        position += len(tail)
+        if tail and not too_long:
+            kept += len(tail)
+            if kept > max_line_bytes:
+                pieces, too_long = [], True
+            else:
+                pieces.append(tail)
+    if kept or too_long:
+        yield None, None

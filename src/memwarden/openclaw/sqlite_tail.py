@@ -1,0 +1,120 @@
+"""SQLite-era transcripts: the rows of `transcript_events` for one session, by `seq`.
+
+The line is in `event_json`, or zstd-compressed in `event_zstd`. Callers run these through
+`sqlite_ro.read_with_retry` (read-only, short transactions).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+import zstandard
+
+from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally, TranscriptLocation
+
+# A ZstdDecompressor must not be used by two threads at once (python-zstandard); one per thread.
+_THREAD_STATE = threading.local()
+
+_ROWS_NEWEST_FIRST = (
+    "SELECT seq, event_json, event_zstd FROM transcript_events "
+    "WHERE session_id = ? ORDER BY seq DESC"
+)
+_ROWS_AFTER = (
+    "SELECT seq, event_json, event_zstd FROM transcript_events "
+    "WHERE session_id = ? AND seq > ? ORDER BY seq"
+)
+_SEQ_RANGE = (  # two subqueries, so each is one index lookup
+    "SELECT (SELECT min(seq) FROM transcript_events WHERE session_id = ?1),"
+    " (SELECT max(seq) FROM transcript_events WHERE session_id = ?1)"
+)
+_SIZE = (
+    "SELECT coalesce(sum(coalesce(event_utf8_bytes, length(CAST(event_json AS BLOB)))), 0) "
+    "FROM transcript_events WHERE session_id = ?"
+)
+
+
+def sqlite_tail(
+    connection: sqlite3.Connection, location: TranscriptLocation, max_entries: int
+) -> TailResult:
+    connection.text_factory = bytes
+    tally = Tally()
+    newest = oldest = None
+    reached_start = True
+    for seq, event_json, event_zstd in connection.execute(
+        _ROWS_NEWEST_FIRST, (location.session_id,)
+    ):
+        if newest is None:
+            newest = seq
+        if len(tally.entries) >= max_entries:
+            reached_start = False
+            break
+        oldest = seq
+        take_row(tally, event_json, event_zstd)
+    tally.entries.reverse()
+    end = -1 if newest is None else newest
+    start = end if oldest is None else oldest - 1
+    return tally.result(ReadPosition(seq=start), ReadPosition(seq=end), reached_start=reached_start)
+
+
+def sqlite_since(
+    connection: sqlite3.Connection,
+    location: TranscriptLocation,
+    position: ReadPosition,
+    max_entries: int | None,
+) -> TailResult | None:
+    """Read the rows after `position`; return None if the position does not fit the rows."""
+    connection.text_factory = bytes
+    first, last = connection.execute(_SEQ_RANGE, (location.session_id,)).fetchone()
+    if position.seq is None or position.seq > (-1 if last is None else last):
+        return None
+    tally = Tally()
+    end = position.seq
+    for seq, event_json, event_zstd in connection.execute(
+        _ROWS_AFTER, (location.session_id, position.seq)
+    ):
+        if max_entries is not None and len(tally.entries) >= max_entries:
+            break
+        take_row(tally, event_json, event_zstd)
+        end = seq
+    return tally.result(
+        position,
+        ReadPosition(seq=end),
+        reached_start=first is None or position.seq < first,
+    )
+
+
+def max_seq(connection: sqlite3.Connection, location: TranscriptLocation) -> int:
+    last = connection.execute(_SEQ_RANGE, (location.session_id,)).fetchone()[1]
+    return -1 if last is None else last
+
+
+def sqlite_size(connection: sqlite3.Connection, location: TranscriptLocation) -> int:
+    return connection.execute(_SIZE, (location.session_id,)).fetchone()[0]
+
+
+def take_row(tally: Tally, event_json: bytes | None, event_zstd: bytes | None) -> None:
+    """Take a `transcript_events` row: `event_json`, else `event_zstd` decompressed.
+
+    A row with neither, or whose `event_zstd` does not decompress, counts as malformed.
+    """
+    if event_json is not None:
+        line = event_json
+    elif event_zstd is None:
+        tally.malformed += 1
+        return
+    else:
+        try:
+            line = _decompressor().decompressobj().decompress(event_zstd)
+        except zstandard.ZstdError:
+            tally.malformed += 1
+            return
+    tally.bytes_read += len(line)
+    tally.take(line)
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    decompressor = getattr(_THREAD_STATE, "decompressor", None)
+    if decompressor is None:
+        decompressor = _THREAD_STATE.decompressor = zstandard.ZstdDecompressor()
+    return decompressor

@@ -1,0 +1,133 @@
+"""What a transcript read is: where the transcript lives, how far it was read, what came back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import orjson
+
+from memwarden.openclaw.entries import Entry, MalformedLine, parse_line
+
+_POSITION_FIELDS = ("offset", "device", "inode", "seq")
+
+
+@dataclass(frozen=True)
+class TranscriptLocation:
+    """Where a session's transcript lives.
+
+    `file`: `path` is the JSONL file. `sqlite`: `path` is the agent database and the transcript
+    is the rows of `transcript_events` whose `session_id` is `session_id`.
+    """
+
+    kind: Literal["file", "sqlite"]
+    path: Path
+    session_id: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("file", "sqlite"):
+            raise ValueError(f"transcript kind must be 'file' or 'sqlite', got {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class ReadPosition:
+    """How far a transcript has been read.
+
+    Files: `offset` is the byte just past the last complete line read, and `device`/`inode`
+    identify the file, so a replaced file is noticed. SQLite: `seq` is the last row read
+    (-1 before the first row).
+    """
+
+    offset: int | None = None
+    device: int | None = None
+    inode: int | None = None
+    seq: int | None = None
+
+    def to_json(self) -> dict[str, int]:
+        """Return the position as a small JSON object for memwarden's state database."""
+        return {
+            name: value for name in _POSITION_FIELDS if (value := getattr(self, name)) is not None
+        }
+
+    @classmethod
+    def from_json(cls, value: str | bytes | Mapping[str, object]) -> ReadPosition:
+        """Given what `to_json` returned (or its JSON text), return the position.
+
+        Raise ValueError if the value is not a position.
+        """
+        if isinstance(value, str | bytes):
+            value = orjson.loads(value)
+        if not isinstance(value, Mapping):
+            raise ValueError(f"a read position must be a JSON object, got {value!r}")
+        numbers = {name: value.get(name) for name in _POSITION_FIELDS}
+        for name, number in numbers.items():
+            if number is not None and type(number) is not int:
+                raise ValueError(f"read position field {name!r} must be an integer, got {number!r}")
+        if numbers["offset"] is None and numbers["seq"] is None:
+            raise ValueError(f"a read position needs an offset or a seq, got {value!r}")
+        return cls(**numbers)
+
+
+@dataclass
+class TailResult:
+    """What one read returned, and what it skipped.
+
+    `start` is the position just before the first line examined (reading on from it returns the
+    same entries again) and `end` the position after the last one. `malformed`, `invalid_utf8`
+    and `oversized` count skipped lines; `partial_last_line` says an unterminated last line was
+    left unread; `reached_start` that the read covers the transcript from its first line;
+    `reset_detected` that the given position was no longer valid and the tail was read instead.
+    """
+
+    entries: list[Entry]
+    start: ReadPosition
+    end: ReadPosition
+    malformed: int = 0
+    invalid_utf8: int = 0
+    oversized: int = 0
+    bytes_read: int = 0
+    partial_last_line: bool = False
+    reached_start: bool = False
+    reset_detected: bool = False
+
+
+@dataclass
+class Tally:
+    """Entries taken so far and the counts of what was skipped, while a read is going on."""
+
+    entries: list[Entry] = field(default_factory=list)
+    malformed: int = 0
+    invalid_utf8: int = 0
+    oversized: int = 0
+    bytes_read: int = 0
+
+    def take(self, line: bytes | None) -> None:
+        """Parse one line (None: too long to keep) and keep its entry or count it as skipped."""
+        if line is None:
+            self.oversized += 1
+            return
+        try:
+            entry = parse_line(line)
+        except MalformedLine as error:
+            if error.invalid_utf8:
+                self.invalid_utf8 += 1
+            else:
+                self.malformed += 1
+            return
+        if entry is not None:
+            self.entries.append(entry)
+
+    def result(self, start: ReadPosition, end: ReadPosition, **flags: bool) -> TailResult:
+        """Return the TailResult of this read between `start` and `end`."""
+        return TailResult(
+            self.entries,
+            start,
+            end,
+            self.malformed,
+            self.invalid_utf8,
+            self.oversized,
+            self.bytes_read,
+            **flags,
+        )
