@@ -69,7 +69,7 @@ FIRST_RUN_IMPORTS = (
     "memwarden.cli, memwarden.runtime, memwarden.state, memwarden.jobs.checkpoint, "
     "memwarden.checkpoint.pipeline, memwarden.checkpoint.agents, memwarden.checkpoint.run_state, "
     "memwarden.checkpoint.report, memwarden.checkpoint.select, memwarden.openclaw.layout, "
-    "memwarden.jobs.index, memwarden.history.locking, concurrent.futures, jinja2"
+    "memwarden.indexing.refresh, memwarden.history.locking, concurrent.futures, jinja2"
 )
 
 

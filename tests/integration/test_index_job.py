@@ -13,7 +13,7 @@ import pytest
 
 from memwarden import config
 from memwarden.indexing.markers import MARKERS
-from memwarden.jobs.index import index_agents
+from memwarden.indexing.refresh import index_agents
 from memwarden.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state, write_json5_config

@@ -119,7 +119,7 @@ def _refresh_indexes(
     changed = [agent for agent in agents if agent.id in written]
     if not changed or not context.config.index.after_checkpoint:
         return []
-    from memwarden.jobs.index import index_agents
+    from memwarden.indexing.refresh import index_agents
 
     indexed = index_agents(context, changed, dry_run=dry_run)
     result.data["index"] = indexed

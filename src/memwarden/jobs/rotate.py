@@ -176,7 +176,7 @@ def _refresh_index(context: JobContext, agent: Agent) -> str | None:
     """
     if not context.config.index.after_checkpoint:
         return None
-    from memwarden.jobs.index import index_agents
+    from memwarden.indexing.refresh import index_agents
 
     indexed = index_agents(context, [agent])
     return "; ".join(item.get("error") or item["status"] for item in indexed) or None

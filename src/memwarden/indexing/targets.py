@@ -1,0 +1,79 @@
+"""Which workspaces `memwarden index` indexes: one target per workspace, with its agents and caps.
+
+Agents sharing a workspace (by real path) make one target, capped by the smallest bootstrap
+limits among them and by `index.max_chars`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memwarden.runtime import JobContext
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.layout import Deployment
+
+
+@dataclass
+class Target:
+    """One workspace to index, the agents that share it and its bootstrap caps."""
+
+    workspace: Path
+    agents: list[str]
+    max_chars: int
+    total_max_chars: int
+
+    @property
+    def label(self) -> str:
+        return ", ".join(self.agents) if self.agents else str(self.workspace)
+
+
+def agent_targets(
+    context: JobContext, deployment: Deployment, agents: Sequence[Agent]
+) -> list[Target]:
+    """Given agents, return their workspaces deduplicated by real path, in agent order."""
+    by_workspace: dict[str, Target] = {}
+    for agent in agents:
+        real = os.path.realpath(agent.workspace)
+        cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
+        total = deployment.bootstrap_total_max_chars(agent.id)
+        target = by_workspace.get(real)
+        if target is None:
+            by_workspace[real] = Target(agent.workspace, [agent.id], cap, total)
+        else:
+            target.agents.append(agent.id)
+            target.max_chars = min(target.max_chars, cap)
+            target.total_max_chars = min(target.total_max_chars, total)
+    return list(by_workspace.values())
+
+
+def workspace_targets(
+    context: JobContext, deployment: Deployment, folders: Sequence[Path]
+) -> list[Target]:
+    """Given workspace folders, return their targets with the agents that use each of them."""
+    wanted = list(dict.fromkeys(os.path.realpath(folder.expanduser()) for folder in folders))
+    by_real = {target_real: [] for target_real in wanted}
+    for agent in deployment.agents:
+        real = os.path.realpath(agent.workspace)
+        if real in by_real:
+            by_real[real].append(agent)
+    targets = []
+    for real, agents in by_real.items():
+        found = agent_targets(context, deployment, agents)
+        if found:
+            targets.append(found[0])
+            continue
+        default = deployment.default_agent().id
+        cap = _cap(context, deployment.bootstrap_max_chars(default))
+        targets.append(Target(Path(real), [], cap, deployment.bootstrap_total_max_chars(default)))
+    return targets
+
+
+def _cap(context: JobContext, gateway_cap: int) -> int:
+    configured = context.config.index.max_chars
+    return min(gateway_cap, configured) if configured else gateway_cap
