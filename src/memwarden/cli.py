@@ -152,9 +152,9 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
 
 
 def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Namespace) -> int:
-    dry_run = bool(getattr(options, "dry_run", False))
-    if spec.records_run:
-        context.run_id = context.state.start_run(spec.name, dry_run=dry_run)
+    # A dry run writes nothing, memwarden's own run history included.
+    if spec.records_run and not getattr(options, "dry_run", False):
+        context.run_id = context.state.start_run(spec.name)
     try:
         result = module.run(context, options)
     except MemwardenError as error:

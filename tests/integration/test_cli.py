@@ -18,6 +18,7 @@ from memwarden.cli import available_jobs, build_parser
 from memwarden.jobs.common import sentence
 from memwarden.state import StateDB
 from support.cli import run_cli, run_subprocess
+from support.deployments import make_sqlite_era_state
 
 
 def test_help_lists_available_commands_and_exit_codes(capsys):
@@ -145,3 +146,14 @@ def _wait_for_a_started_run(state_db, timeout=20.0):
                     pass  # the job is still creating its tables
         time.sleep(0.05)
     raise AssertionError(f"no run was recorded in {state_db} within {timeout} s")
+
+
+@pytest.mark.parametrize("job", ["checkpoint", "index", "maintain"])
+def test_dry_run_records_no_run_and_no_event(capsys, tmp_path, isolated_env, job):
+    state = make_sqlite_era_state(tmp_path)
+    assert run_cli(capsys, "--state-dir", state.state_dir, job, "--dry-run").exit_code == 0
+    db = StateDB(isolated_env / ".local" / "state" / "memwarden" / "state.db")
+    assert db.connection.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert db.connection.execute("SELECT count(*) FROM events").fetchone()[0] == 0
+    assert run_cli(capsys, "--state-dir", state.state_dir, job).exit_code == 0
+    assert [run.job for run in db.last_runs(job)] == [job]
