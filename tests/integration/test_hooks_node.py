@@ -81,7 +81,9 @@ def bootstrap_files(workspace: Path, session_key: str) -> list[dict]:
     return json.loads(completed.stdout)
 
 
-def test_index_manifest_is_what_the_bootstrap_hook_injects(capsys, tmp_path, monkeypatch):
+def test_index_manifest_is_what_the_bootstrap_hook_injects(
+    capsys, tmp_path, monkeypatch, fixture_clock
+):
     monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
     state = make_sqlite_era_state(tmp_path)
     memory = state.workspace / "memory"

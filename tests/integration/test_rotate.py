@@ -367,7 +367,9 @@ def bootstrap_manifest(state) -> dict:
     return orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
 
 
-def test_rotate_other_session_manifest_names_it_before_the_reset(capsys, file_state, monkeypatch):
+def test_rotate_other_session_manifest_names_it_before_the_reset(
+    capsys, file_state, monkeypatch, fixture_clock
+):
     monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
     assert run_cli(capsys, "--state-dir", file_state.state_dir, "checkpoint").exit_code == 0
     assert bootstrap_manifest(file_state)["files"][1]["session"] == MAIN
