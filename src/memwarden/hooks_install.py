@@ -30,6 +30,7 @@ import memwarden
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
 from memwarden.openclaw.config_file import load_gateway_config
+from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.gateway_settings import managed_hooks_dir
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext, JobResult
@@ -265,9 +266,9 @@ def hooks_switched(config: Mapping[str, Any], names: Sequence[str], enable: bool
 
 def is_switched(config: Mapping[str, Any], names: Sequence[str], enable: bool) -> bool:
     """Return True when the config already has the hooks enabled (or not enabled)."""
-    internal = _mapping(_mapping(config.get("hooks")).get("internal"))
-    entries = _mapping(internal.get("entries"))
-    states = [_mapping(entries.get(name)).get("enabled") is True for name in names]
+    internal = mapping(mapping(config.get("hooks")).get("internal"))
+    entries = mapping(internal.get("entries"))
+    states = [mapping(entries.get(name)).get("enabled") is True for name in names]
     if enable:
         return internal.get("enabled") is True and all(states)
     return not any(states)
@@ -376,8 +377,8 @@ def _manual(plan: HooksPlan, enable: bool) -> str:
 
 
 def _opens_selection(config: Mapping[str, Any]) -> bool:
-    internal = _mapping(_mapping(config.get("hooks")).get("internal"))
-    return internal.get("enabled") is True and not _mapping(internal.get("entries"))
+    internal = mapping(mapping(config.get("hooks")).get("internal"))
+    return internal.get("enabled") is True and not mapping(internal.get("entries"))
 
 
 def _result(plan: HooksPlan, data: dict) -> JobResult:
@@ -390,7 +391,3 @@ def _result(plan: HooksPlan, data: dict) -> JobResult:
         problems=plan.problems,
         exit_code=1 if manual or foreign else 0,
     )
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -32,7 +32,12 @@ from memwarden.openclaw.gateway_settings import (
 from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext
-from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
+from memwarden.scheduling.host import (
+    is_executable,
+    linger_user,
+    names_defined_in,
+    unpinned_variables,
+)
 from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.manifest import Manifest, load_manifest
 from memwarden.scheduling.spec import config_has_token, secrets_file_path
@@ -129,13 +134,9 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
     executable = settings_executable(folder)
     if executable is None:
         problems.append(f"{SETTINGS_FILE} is missing or names no executable")
-    elif not _is_executable(Path(executable)):
+    elif not is_executable(Path(executable)):
         problems.append(f"{SETTINGS_FILE} starts {executable}, which is not an executable file")
     return problems
-
-
-def _is_executable(path: Path) -> bool:
-    return path.is_file() and os.access(path, os.X_OK)
 
 
 def bootstrap(deployment: Deployment) -> list[Finding]:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memwarden.openclaw.fields import mapping
+
 DEFAULT_SOFT_THRESHOLD_TOKENS = 4000
 HOOK_HANDLER_FILES = ("handler.js", "handler.ts", "index.js", "index.ts")
 
@@ -25,8 +27,7 @@ class MemoryFlush:
 
 def memory_flush(config: Mapping[str, Any]) -> MemoryFlush:
     """Given the gateway config, return its pre-compaction memory flush settings."""
-    flush = _get(config, "agents", "defaults", "compaction", "memoryFlush")
-    flush = flush if isinstance(flush, Mapping) else {}
+    flush = mapping(_get(config, "agents", "defaults", "compaction", "memoryFlush"))
     return MemoryFlush(flush.get("enabled") is not False, flush.get("softThresholdTokens"))
 
 
@@ -50,9 +51,8 @@ def hook_selection(config: Mapping[str, Any], name: str) -> tuple[bool, str]:
     entry, the master switch `true` (or extra hook folders) discovers every managed hook;
     with neither, the gateway loads no directory hook.
     """
-    internal = _get(config, "hooks", "internal")
-    internal = internal if isinstance(internal, Mapping) else {}
-    entries = internal.get("entries") if isinstance(internal.get("entries"), Mapping) else {}
+    internal = mapping(_get(config, "hooks", "internal"))
+    entries = mapping(internal.get("entries"))
     own = entries.get(name) if isinstance(entries.get(name), Mapping) else None
     if internal.get("enabled") is False:
         return False, "hooks.internal.enabled is false (every internal hook is off)"

@@ -92,7 +92,7 @@ def resolve_executable(
     """
     if configured:
         path = Path(configured).expanduser()
-        if not path.is_absolute() or not _is_executable(path):
+        if not path.is_absolute() or not is_executable(path):
             raise UsageError(
                 f"install.executable = {configured!r}: not an absolute path to an executable "
                 "file; point it at the memwarden command (see `which memwarden`)"
@@ -109,7 +109,7 @@ def resolve_executable(
     if on_path:
         candidates.append(Path(os.path.abspath(on_path)))
     for candidate in candidates:
-        if _is_executable(candidate):
+        if is_executable(candidate):
             return candidate
     raise UsageError(
         "cannot find the memwarden executable the timers should run; set install.executable "
@@ -181,7 +181,8 @@ def unpinned_variables(
     )
 
 
-def _is_executable(path: Path) -> bool:
+def is_executable(path: Path) -> bool:
+    """Whether `path` is a file this user may execute."""
     return path.is_file() and os.access(path, os.X_OK)
 
 
