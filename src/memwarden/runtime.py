@@ -52,6 +52,12 @@ class JobContext:
     run_id: int | None = None
     clock: Any = None
 
+    def __post_init__(self) -> None:
+        # Variables of the secrets file that are not memwarden settings (OPENCLAW_GATEWAY_TOKEN)
+        # reach the job as the environment would give them; the real environment wins.
+        if self.config.secrets_environment:
+            self.env = {**self.config.secrets_environment, **self.env}
+
     def now(self) -> datetime:
         """Return the current time, aware UTC (tests may set `clock` to a callable)."""
         return self.clock() if self.clock else datetime.now(UTC)
