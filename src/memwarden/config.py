@@ -239,7 +239,10 @@ def _xdg(env: Mapping[str, str], variable: str, fallback: str) -> Path:
 
 
 def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
-    """Return memwarden's own state folder: the option, $STATE_DIRECTORY, or XDG state home."""
+    """Return memwarden's storage root: the option, $STATE_DIRECTORY, or XDG state home.
+
+    Each gateway's own folder in it is `memwarden.storage.locate`'s answer (JobContext.storage).
+    """
     configured = config.get("general.storage_dir")
     if configured:
         return Path(configured).expanduser()
