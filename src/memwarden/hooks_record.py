@@ -13,9 +13,8 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.errors import UsageError
-from memwarden.files import atomic_write, read_text_if_exists
-from memwarden.scheduling.manifest import manifest_path
+from memwarden.files import atomic_write
+from memwarden.scheduling.manifest import load_record_file, manifest_path
 
 TARGET = "hooks"
 
@@ -41,18 +40,13 @@ def record_path(storage_dir: Path) -> Path:
 
 def load_record(storage_dir: Path) -> HooksRecord | None:
     """Return the record of the hooks install, or None. Raise UsageError if it is unreadable."""
-    path = record_path(storage_dir)
-    text = read_text_if_exists(path)
-    if text is None:
-        return None
-    try:
-        data = orjson.loads(text)
-        return HooksRecord(**{key: data[key] for key in HooksRecord.__dataclass_fields__})
-    except (orjson.JSONDecodeError, KeyError, TypeError) as error:
-        raise UsageError(
-            f"{path}: unreadable record of the hooks install ({error}); remove the hooks' "
-            "entries from the gateway config by hand (see docs/hooks.md) and delete this file"
-        ) from error
+    return load_record_file(
+        record_path(storage_dir),
+        lambda data: HooksRecord(**{key: data[key] for key in HooksRecord.__dataclass_fields__}),
+        "record of the hooks install",
+        "remove memwarden's hooks' entries from the gateway config by hand (see docs/hooks.md) "
+        "and delete this file",
+    )
 
 
 def save_record(storage_dir: Path, record: HooksRecord) -> Path:

@@ -73,17 +73,14 @@ def test_rendered_timers_calendar_expressions_are_what_systemd_reads(capsys, tmp
 
 @pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
 def test_rendered_systemd_units_pass_systemd_analyze_verify(capsys, tmp_path):
-    result = run_cli(capsys, "install", "systemd", "--dry-run", "--json")
-    assert result.exit_code == 0, result.stderr
-    units = []
-    for entry in result.json()["files"]:
-        if entry["role"] == "unit":
-            path = tmp_path / Path(entry["path"]).name
-            path.write_text(entry["content"])
-            units.append(str(path))
+    units = rendered_units(capsys, tmp_path)
     assert len(units) == 10
     completed = subprocess.run(
-        [ANALYZE, "verify", *units], capture_output=True, text=True, timeout=60, check=False
+        [ANALYZE, "verify", *map(str, units)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     ours = [line for line in completed.stderr.splitlines() if "memwarden" in line]
     assert completed.returncode == 0, completed.stderr
