@@ -135,6 +135,7 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
         state_dir_override=options.state_dir,
         json_output=options.json,
         verbosity=options.verbose - options.quiet,
+        claims_storage=not spec.read_only and not getattr(options, "dry_run", False),
     )
     module = load_module(spec)
     if spec.records_run:  # the jobs timers run: the next run loads what this one compiled

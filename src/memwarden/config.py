@@ -1,7 +1,9 @@
 """memwarden's own settings: one schema, three sources, every problem reported at once.
 
 Sources, lowest precedence first: the defaults in the schema (`memwarden.settings`), the TOML file,
-the secrets env file (KEY=VALUE, 0600), then the environment (`MEMWARDEN_<SECTION>_<KEY>`).
+the secrets env file (NAME=VALUE lines in systemd's EnvironmentFile= grammar, mode 0600; see
+`memwarden.envfile`), then the environment (`MEMWARDEN_<SECTION>_<KEY>`). memwarden reads the
+secrets file itself, in every mode (by hand, systemd, launchd, cron): one grammar everywhere.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memwarden.envfile import parse_env_text
 from memwarden.errors import ConfigError
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 
@@ -44,12 +47,17 @@ class Section:
 
 @dataclass(frozen=True)
 class Config:
-    """Effective settings: `values` by dotted key, and where each came from."""
+    """Effective settings: `values` by dotted key, and where each came from.
+
+    `secrets_environment` holds the other variables the secrets file defines (such as
+    OPENCLAW_GATEWAY_TOKEN): a job sees them as if they were in its environment.
+    """
 
     values: dict[str, Any]
     sources: dict[str, str]
     path: Path | None = None
     secrets_path: Path | None = None
+    secrets_environment: Mapping[str, str] = field(default_factory=dict, repr=False)
     _sections: dict[str, Section] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -71,7 +79,7 @@ class Config:
         """Return a copy where the given dotted keys (already validated values) win."""
         values = dict(self.values) | dict(overrides)
         sources = dict(self.sources) | {key: "command line" for key in overrides}
-        return Config(values, sources, self.path, self.secrets_path)
+        return Config(values, sources, self.path, self.secrets_path, self.secrets_environment)
 
 
 def defaults() -> Config:
@@ -114,7 +122,8 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
 
     if problems:
         raise ConfigError(problems)
-    return Config(values, sources, path, secrets_path)
+    others = {name: value for name, value in secret_env.items() if not name.startswith(ENV_PREFIX)}
+    return Config(values, sources, path, secrets_path, others)
 
 
 def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> None:
@@ -189,7 +198,10 @@ def _secrets_path(values: Mapping[str, Any], env: Mapping[str, str]) -> Path | N
 
 
 def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
-    """Read KEY=VALUE lines from a secrets file that only its owner may read."""
+    """Read the secrets file (EnvironmentFile= grammar) that only its owner may read.
+
+    Each line the grammar cannot read as meant is a problem naming the file and the line.
+    """
     try:
         info = path.stat()
         text = path.read_text(encoding="utf-8")
@@ -202,17 +214,9 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
     if stat.S_IMODE(info.st_mode) & 0o077:
         problems.append(f"{path}: secrets file is readable by others; run: chmod 600 {path}")
         return {}
-    result: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, sep, value = line.removeprefix("export ").partition("=")
-        if not sep:
-            problems.append(f"{path}:{number}: expected KEY=VALUE")
-            continue
-        result[name.strip()] = value.strip().strip("\"'")
-    return result
+    parsed = parse_env_text(text)
+    problems += [f"{path}:{problem.line}: {problem.message}" for problem in parsed.problems]
+    return parsed.values
 
 
 def _env_name(key: str) -> str:
@@ -235,7 +239,10 @@ def _xdg(env: Mapping[str, str], variable: str, fallback: str) -> Path:
 
 
 def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
-    """Return memwarden's own state folder: the option, $STATE_DIRECTORY, or XDG state home."""
+    """Return memwarden's storage root: the option, $STATE_DIRECTORY, or XDG state home.
+
+    Each gateway's own folder in it is `memwarden.storage.locate`'s answer (JobContext.storage).
+    """
     configured = config.get("general.storage_dir")
     if configured:
         return Path(configured).expanduser()

@@ -2,36 +2,27 @@
 
 Install copies `hooks/memory-index-inject/` and `hooks/session-summary/` into the gateway's managed
 hooks folder `<state>/hooks/`, writes `session-summary/memwarden.json` (the memwarden executable
-and its --config / --state-dir, so the hook can start it), then enables both: with
-`openclaw hooks enable <name>` when the CLI is on PATH, else by setting
-`hooks.internal.entries.<name>.enabled` in the gateway config (after a timestamped 0600 backup,
-written back as plain JSON as the gateway itself does), else by printing the exact steps.
-Running it again changes nothing. Uninstall disables the hooks the same way (as
-`openclaw hooks disable` does: an entry set to false, so other hooks' selection is unchanged)
-and removes the folders.
+and its --config / --state-dir, so the hook can start it), then enables both in the gateway
+config (`hooks_switch`: edited in place, comments kept, a copy first in memwarden's storage), or
+prints the exact steps. Running it again changes nothing. Uninstall undoes it: the config as it
+was before (byte for byte while nobody changed it since; else only memwarden's keys), the two
+folders, and `<state>/hooks/` when install created it and it is empty again.
 """
 
 from __future__ import annotations
 
-import copy
 import os
 import shutil
-import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 import memwarden
-from memwarden.errors import MemwardenError, UsageError
+from memwarden.errors import UsageError
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
-from memwarden.openclaw.config_file import load_gateway_config
-from memwarden.openclaw.fields import mapping
-from memwarden.openclaw.gateway_settings import managed_hooks_dir
+from memwarden.hooks_switch import HooksPlan, enable, forget, recorded_dirs, restore
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext, JobResult
 
@@ -39,26 +30,7 @@ HOOK_NAMES = ("memory-index-inject", "session-summary")
 HOOK_FILES = ("HOOK.md", "handler.js")
 SETTINGS_FILE = "memwarden.json"
 NEEDS_SETTINGS = ("session-summary",)
-CLI_TIMEOUT_SECONDS = 120
 JOB = "install"
-
-
-@dataclass
-class HooksPlan:
-    """Where things are for one install or uninstall."""
-
-    source: Path
-    state_dir: Path
-    config_path: Path
-    env: Mapping[str, str]
-    openclaw: str | None
-    now: datetime
-    lines: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def hooks_dir(self) -> Path:
-        return managed_hooks_dir(self.state_dir)
 
 
 def install_hooks(
@@ -75,13 +47,14 @@ def install_hooks(
     """
     plan = _plan(context, source)
     settings = hook_settings(context, resolve_executable(context, executable))
+    created = [] if plan.hooks_dir.exists() or dry_run else [plan.hooks_dir]
     copied = []
     for name in HOOK_NAMES:
         files = {file: (plan.source / name / file).read_bytes() for file in HOOK_FILES}
         if name in NEEDS_SETTINGS:
             files[SETTINGS_FILE] = settings
         copied.append(_copy_hook(plan, name, files, dry_run))
-    enabled = _switch(plan, enable=True, dry_run=dry_run)
+    enabled = enable(plan, created, dry_run)
     data = {
         "dry_run": dry_run,
         "hooks_dir": str(plan.hooks_dir),
@@ -93,10 +66,16 @@ def install_hooks(
 
 
 def uninstall_hooks(context: JobContext, dry_run: bool) -> JobResult:
-    """Disable both hooks and remove their folders from `<state>/hooks/`."""
+    """Put the gateway config back as it was, and remove the hooks' folders from
+    `<state>/hooks/` (and that folder when install created it and nothing else is in it)."""
     plan = _plan(context, source=None, need_source=False)
-    disabled = _switch(plan, enable=False, dry_run=dry_run)
+    created = recorded_dirs(plan)
+    disabled = restore(plan, dry_run)
     removed = [_remove_hook(plan, name, dry_run) for name in HOOK_NAMES]
+    if not dry_run and disabled != "manual":
+        for folder in created:
+            _remove_if_empty(plan, folder)
+        forget(plan)
     data = {
         "dry_run": dry_run,
         "hooks_dir": str(plan.hooks_dir),
@@ -173,8 +152,8 @@ def _plan(context: JobContext, source: Path | None, need_source: bool = True) ->
         source=hook_sources(source) if need_source else Path(),
         state_dir=state_dir,
         config_path=resolve_config_path(state_dir, context.env),
-        env=context.env,
-        openclaw=shutil.which("openclaw", path=context.env.get("PATH")),
+        storage_dir=context.storage_dir,
+        names=HOOK_NAMES,
         now=context.now(),
     )
 
@@ -240,145 +219,14 @@ def _current_bytes(path: Path) -> bytes | None:
         return None
 
 
-# --- enabling -------------------------------------------------------------------------------
-
-
-def hooks_switched(config: Mapping[str, Any], names: Sequence[str], enable: bool) -> dict:
-    """Given the gateway config, return a copy with the hooks enabled (or disabled).
-
-    Enabling sets `hooks.internal.enabled` and each `hooks.internal.entries.<name>.enabled`;
-    disabling sets the entries' `enabled` to false and leaves the rest alone, as
-    `openclaw hooks enable|disable` do.
-    """
-    updated = copy.deepcopy(dict(config))
-    hooks = updated.setdefault("hooks", {})
-    internal = hooks.setdefault("internal", {})
-    if enable:
-        internal["enabled"] = True
-    entries = internal.setdefault("entries", {})
-    for name in names:
-        entry = entries.get(name) if isinstance(entries.get(name), dict) else {}
-        if not enable and not entry:
-            continue
-        entries[name] = {**entry, "enabled": enable}
-    return updated
-
-
-def is_switched(config: Mapping[str, Any], names: Sequence[str], enable: bool) -> bool:
-    """Return True when the config already has the hooks enabled (or not enabled)."""
-    internal = mapping(mapping(config.get("hooks")).get("internal"))
-    entries = mapping(internal.get("entries"))
-    states = [mapping(entries.get(name)).get("enabled") is True for name in names]
-    if enable:
-        return internal.get("enabled") is True and all(states)
-    return not any(states)
-
-
-def _switch(plan: HooksPlan, enable: bool, dry_run: bool) -> str:
-    """Enable or disable both hooks; return how: already, cli, config or manual."""
-    verb = "enable" if enable else "disable"
+def _remove_if_empty(plan: HooksPlan, folder: Path) -> None:
     try:
-        config = load_gateway_config(plan.config_path)
-    except MemwardenError as error:
-        plan.problems.append(str(error))
-        return _manual(plan, enable)
-    if is_switched(config, HOOK_NAMES, enable):
-        plan.lines.append(f"hooks: already {verb}d in {plan.config_path}")
-        return "already"
-    if enable and _opens_selection(config):
-        plan.problems.append(
-            f"{plan.config_path}: hooks.internal lists no entries, so the gateway loads every "
-            "hook it finds; once memwarden's are listed only listed hooks load: enable the "
-            "others you use with `openclaw hooks enable <name>`"
-        )
-    if plan.openclaw:
-        commands = [[plan.openclaw, "hooks", verb, name] for name in HOOK_NAMES]
-        if dry_run:
-            plan.lines += [f"hooks: would run {' '.join(command)}" for command in commands]
-            return "cli"
-        if _run_cli(plan, commands):
-            return "cli"
-    return _edit_config(plan, config, enable, dry_run)
-
-
-def _run_cli(plan: HooksPlan, commands: list[list[str]]) -> bool:
-    env = {
-        **plan.env,
-        "OPENCLAW_STATE_DIR": str(plan.state_dir),
-        "OPENCLAW_CONFIG_PATH": str(plan.config_path),
-    }
-    for command in commands:
-        try:
-            completed = subprocess.run(
-                command,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=CLI_TIMEOUT_SECONDS,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as error:
-            plan.problems.append(f"{' '.join(command)}: {error}; editing the config instead")
-            return False
-        if completed.returncode != 0:
-            reason = (completed.stderr or completed.stdout).strip().splitlines()
-            plan.problems.append(
-                f"{' '.join(command)} exited {completed.returncode}"
-                f"{': ' + reason[-1] if reason else ''}; editing the config instead"
-            )
-            return False
-        plan.lines.append(f"hooks: ran {' '.join(command)}")
-    return True
-
-
-def _edit_config(plan: HooksPlan, config: dict, enable: bool, dry_run: bool) -> str:
-    path = plan.config_path
-    backup = _free_backup_path(path, plan.now)
-    updated = hooks_switched(config, HOOK_NAMES, enable)
-    action = "enable" if enable else "disable"
-    if dry_run:
-        if path.exists():
-            plan.lines.append(f"hooks: would back up {path} to {backup}")
-        plan.lines.append(f"hooks: would {action} {', '.join(HOOK_NAMES)} in {path}")
-        return "config"
-    try:
-        original = path.read_bytes() if path.exists() else None
-        if original is not None:
-            atomic_write(backup, original, root=path.parent)
-            plan.lines.append(f"hooks: backed up {path} to {backup}")
-        atomic_write(
-            path, orjson.dumps(updated, option=orjson.OPT_INDENT_2) + b"\n", root=path.parent
-        )
-    except (MemwardenError, OSError) as error:
-        plan.problems.append(f"{path}: cannot be edited ({error})")
-        return _manual(plan, enable)
-    plan.lines.append(f"hooks: {action}d {', '.join(HOOK_NAMES)} in {path}")
-    return "config"
-
-
-def _free_backup_path(path: Path, now: datetime) -> Path:
-    """Return `<config>.memwarden-<UTC stamp>.bak`, numbered when taken: never overwrite one."""
-    stem = f"{path.name}.memwarden-{now:%Y%m%dT%H%M%SZ}"
-    candidate, number = path.with_name(f"{stem}.bak"), 2
-    while candidate.exists() or candidate.is_symlink():
-        candidate, number = path.with_name(f"{stem}-{number}.bak"), number + 1
-    return candidate
-
-
-def _manual(plan: HooksPlan, enable: bool) -> str:
-    verb = "enable" if enable else "disable"
-    snippet = orjson.dumps(hooks_switched({}, HOOK_NAMES, enable)).decode()
-    plan.problems.append(
-        f"{verb} the hooks yourself: "
-        + " && ".join(f"openclaw hooks {verb} {name}" for name in HOOK_NAMES)
-        + f"; or merge {snippet} into {plan.config_path}"
-    )
-    return "manual"
-
-
-def _opens_selection(config: Mapping[str, Any]) -> bool:
-    internal = mapping(mapping(config.get("hooks")).get("internal"))
-    return internal.get("enabled") is True and not mapping(internal.get("entries"))
+        folder.rmdir()
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # not empty: something else lives there now
+    plan.lines.append(f"hooks: removed {folder} (install created it)")
 
 
 def _result(plan: HooksPlan, data: dict) -> JobResult:

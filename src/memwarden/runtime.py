@@ -21,6 +21,7 @@ from memwarden.locks import RunLock
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Deployment
     from memwarden.state import StateDB
+    from memwarden.storage import Storage
 
 
 @dataclass
@@ -51,14 +52,31 @@ class JobContext:
     verbosity: int = 0
     run_id: int | None = None
     clock: Any = None
+    claims_storage: bool = False
+
+    def __post_init__(self) -> None:
+        # Variables of the secrets file that are not memwarden settings (OPENCLAW_GATEWAY_TOKEN)
+        # reach the job as the environment would give them; the real environment wins.
+        if self.config.secrets_environment:
+            self.env = {**self.config.secrets_environment, **self.env}
 
     def now(self) -> datetime:
         """Return the current time, aware UTC (tests may set `clock` to a callable)."""
         return self.clock() if self.clock else datetime.now(UTC)
 
     @cached_property
+    def storage(self) -> Storage:
+        """This gateway's storage under the storage root (see memwarden.storage). A context
+        that `claims_storage` (a job that writes) records the root's owner when it has none."""
+        from memwarden.storage import claim, locate
+
+        found = locate(storage_dir(self.config, self.env), self.gateway_state_dir)
+        return claim(found) if self.claims_storage else found
+
+    @cached_property
     def storage_dir(self) -> Path:
-        return storage_dir(self.config, self.env)
+        """memwarden's own state folder for this gateway: state.db, locks, logs, history."""
+        return self.storage.path
 
     @cached_property
     def log_dir(self) -> Path:

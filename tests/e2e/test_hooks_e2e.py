@@ -1,8 +1,8 @@
 """memwarden's gateway hooks on the real gateway (2026.9.6 and 2026.7.35).
 
 One private gateway per version: `memwarden index` writes INDEX.md and the bootstrap manifest,
-`memwarden install hooks` installs and enables both hooks (through the real `openclaw hooks
-enable`, the CLI being on PATH), then the gateway starts and:
+`memwarden install hooks` installs and enables both hooks (editing the gateway's JSON5 config in
+place, though the `openclaw` CLI is on PATH), then the gateway starts and:
 
 - an agent turn's system prompt, as the fake model receives it, holds INDEX.md and
   ACTIVE_CONTEXT.md (memory-index-inject); another session's holds INDEX.md only, as
@@ -12,6 +12,9 @@ enable`, the CLI being on PATH), then the gateway starts and:
 - `sessions.compact` makes it start `memwarden checkpoint --session KEY --force`, which writes
   ACTIVE_CONTEXT.md from the session before the compaction summary replaces it;
 - `memwarden doctor` finds both hooks installed and enabled and the gateway reachable.
+
+And on a running gateway, `install hooks` then `uninstall hooks` leaves its config byte for byte
+as it was and its state dir without a backup file or a hooks folder of memwarden's.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def hooked_gateway(gateway_factory, openclaw_bin: Path) -> tuple[Gateway, str]:
     seed_memory(gateway.workspace, tag)
     memwarden(gateway, "index", MEMWARDEN_INDEX_THRESHOLD_KB="0")
     installed = json.loads(memwarden(gateway, "install", "hooks", "--json").stdout)
-    assert installed["enabled_by"] == "cli", installed
+    assert installed["enabled_by"] == "config", installed
     entries = gateway.read_config()["hooks"]["internal"]["entries"]
     assert entries["memory-index-inject"] == entries["session-summary"] == {"enabled": True}
     gateway.start()
@@ -138,3 +141,26 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     assert gateway.compaction_mode == "safeguard"
     assert found["compaction.mode"]["severity"] == "warning", found["compaction.mode"]
     assert "empty summaries" in found["compaction.mode"]["message"]
+
+
+def test_install_then_uninstall_hooks_on_a_running_gateway_leaves_it_as_it_was(
+    gateway_factory, openclaw_bin: Path
+):
+    gateway = gateway_factory()
+    gateway.binary = openclaw_bin
+    config_before = gateway.config_path.read_bytes()
+    names_before = {path.name for path in gateway.state_dir.iterdir()}
+    hooks_before = sorted(path.name for path in gateway.hooks_dir.iterdir())
+
+    installed = json.loads(memwarden(gateway, "install", "hooks", "--json").stdout)
+    assert installed["enabled_by"] == "config", installed
+    entries = gateway.read_config()["hooks"]["internal"]["entries"]
+    assert entries["memory-index-inject"] == entries["session-summary"] == {"enabled": True}
+    assert gateway.config_path.read_text().startswith("// openclaw")  # its comment is kept
+    removed = json.loads(memwarden(gateway, "uninstall", "hooks", "--json").stdout)
+
+    assert removed["disabled_by"] == "restored", removed
+    assert gateway.config_path.read_bytes() == config_before
+    assert sorted(path.name for path in gateway.hooks_dir.iterdir()) == hooks_before
+    new = {path.name for path in gateway.state_dir.iterdir()} - names_before
+    assert not [name for name in new if "openclaw.json" in name or "memwarden" in name], new

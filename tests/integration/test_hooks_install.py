@@ -16,7 +16,7 @@ from memwarden.errors import UsageError
 from memwarden.hooks_install import HOOK_NAMES, install_hooks, uninstall_hooks
 from memwarden.runtime import JobContext
 from support.cli import run_cli
-from support.deployments import make_sqlite_era_state
+from support.deployments import make_sqlite_era_state, write_json5_config
 
 REPO_HOOKS = Path(__file__).resolve().parents[2] / "hooks"
 MOMENT = datetime(2026, 11, 22, 6, 30, tzinfo=UTC)
@@ -68,22 +68,45 @@ def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path):
     }
 
 
-def test_install_without_openclaw_cli_edits_the_json5_config_after_a_backup(state, tmp_path):
-    original = state.config_path.read_bytes()
-    assert original.startswith(b"//")  # JSON5 with a comment, as the helper writes it
+def storage(home: Path) -> Path:
+    return home / ".local" / "state" / "memwarden"
+
+
+def listing(folder: Path) -> dict[str, bytes | None]:
+    """Every file (with its bytes) and folder (None) under `folder`, and the config's mode."""
+    found: dict[str, bytes | None] = {}
+    for path in sorted(folder.rglob("*")):
+        found[str(path.relative_to(folder))] = path.read_bytes() if path.is_file() else None
+    return found
+
+
+def test_install_edits_the_json5_config_in_place_and_backs_it_up_in_memwardens_storage(
+    state, tmp_path, isolated_env
+):
+    original = state.config_path.read_text()
+    assert original.startswith("//")  # JSON5 with a comment, as the helper writes it
 
     result = install_hooks(context(state, tmp_path), dry_run=False)
 
     assert result.data["enabled_by"] == "config"
-    internal = json5.loads(state.config_path.read_text())["hooks"]["internal"]
+    text = state.config_path.read_text()
+    assert text.startswith(original.split("\n")[0] + "\n")  # the comment is still there
+    internal = json5.loads(text)["hooks"]["internal"]
     assert internal["enabled"] is True
     assert internal["entries"]["memory-index-inject"] == {"enabled": True}
     assert internal["entries"]["session-summary"] == {"enabled": True}
     assert internal["entries"]["oc-probe"] == {"enabled": True}  # others untouched
-    orjson.loads(state.config_path.read_bytes())  # written back as plain JSON
-    backup = state.config_path.with_name("openclaw.json.memwarden-20261122T063000Z.bak")
-    assert backup.read_bytes() == original
+    for line in original.splitlines():
+        if "hooks" not in line and "entries" not in line:
+            assert line in text  # every other line kept as it was
+    (backup,) = (storage(isolated_env) / "config-backups").iterdir()
+    assert backup.read_text() == original
     assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert sorted(path.name for path in state.state_dir.iterdir()) == [
+        "agents",
+        "hooks",
+        "openclaw.json",
+    ]
     assert f"hooks: backed up {state.config_path} to {backup}" in result.lines
 
 
@@ -116,36 +139,17 @@ def test_install_dry_run_changes_nothing_and_says_everything(state, tmp_path):
     assert "hooks: would enable memory-index-inject, session-summary in" in text
 
 
-def test_install_with_openclaw_on_path_enables_through_the_cli(state, tmp_path):
+def test_install_with_openclaw_on_path_still_edits_the_config_itself(state, tmp_path):
     calls = tmp_path / "calls.log"
     fake_bin = tmp_path / "fake-bin"
-    executable(
-        fake_bin,
-        "openclaw",
-        f'echo "$* state=$OPENCLAW_STATE_DIR config=$OPENCLAW_CONFIG_PATH" >> "{calls}"',
-    )
-    before = state.config_path.read_bytes()
+    executable(fake_bin, "openclaw", f'echo "$*" >> "{calls}"')
 
     result = install_hooks(context(state, tmp_path, (fake_bin,)), dry_run=False)
 
-    assert result.data["enabled_by"] == "cli"
-    suffix = f"state={state.state_dir} config={state.config_path}"
-    assert calls.read_text().splitlines() == [
-        f"hooks enable memory-index-inject {suffix}",
-        f"hooks enable session-summary {suffix}",
-    ]
-    assert state.config_path.read_bytes() == before
-
-
-def test_install_when_the_openclaw_cli_fails_falls_back_to_the_config(state, tmp_path):
-    fake_bin = tmp_path / "fake-bin"
-    executable(fake_bin, "openclaw", 'echo "openclaw requires Node >= 24" >&2; exit 1')
-
-    result = install_hooks(context(state, tmp_path, (fake_bin,)), dry_run=False)
-
+    # `openclaw hooks enable` would drop the comments and leave .bak files in the state dir.
     assert result.data["enabled_by"] == "config"
+    assert not calls.exists()
     assert entries(state)["session-summary"] == {"enabled": True}
-    assert any("exited 1: openclaw requires Node >= 24" in line for line in result.problems)
 
 
 def test_install_with_a_broken_config_prints_the_exact_steps(state, tmp_path):
@@ -184,24 +188,113 @@ def test_install_into_open_selection_warns_that_only_listed_hooks_will_load(stat
     assert result.exit_code == 0
 
 
-def test_uninstall_disables_and_removes_what_install_added(state, tmp_path):
+@pytest.mark.parametrize("style", ["json5", "json", "no hooks key", "no config"])
+def test_install_then_uninstall_leaves_the_state_dir_byte_identical(
+    state, tmp_path, isolated_env, style
+):
+    if style == "json":  # as the gateway itself writes it
+        state.config_path.write_bytes(
+            orjson.dumps(json5.loads(state.config_path.read_text()), option=orjson.OPT_INDENT_2)
+        )
+    elif style == "no hooks key":
+        value = json5.loads(state.config_path.read_text())
+        del value["hooks"]
+        write_json5_config(state.config_path, value)
+    elif style == "no config":
+        state.config_path.unlink()
+    if state.config_path.exists():
+        state.config_path.chmod(0o640)
+    before = listing(state.state_dir)
+    mode = stat.S_IMODE(state.config_path.stat().st_mode) if state.config_path.exists() else None
+
+    installed = install_hooks(context(state, tmp_path), dry_run=False)
+    assert installed.exit_code == 0, installed.problems
+    assert entries(state)["session-summary"] == {"enabled": True}
+    result = uninstall_hooks(context(state, tmp_path), dry_run=False)
+
+    assert result.exit_code == 0, result.problems
+    assert result.data["disabled_by"] == "restored"
+    assert listing(state.state_dir) == before  # no .bak, no empty hooks/, the config as it was
+    if mode is not None:
+        assert stat.S_IMODE(state.config_path.stat().st_mode) == mode
+    assert not (storage(isolated_env) / "install" / "hooks.json").exists()
+    again = uninstall_hooks(context(state, tmp_path), dry_run=False)
+    assert again.data["disabled_by"] == "already"
+    assert listing(state.state_dir) == before
+
+
+def test_uninstall_after_an_operator_edit_restores_only_memwardens_keys(
+    state, tmp_path, isolated_env
+):
+    value = json5.loads(state.config_path.read_text())
+    del value["hooks"]
+    write_json5_config(state.config_path, value)
     install_hooks(context(state, tmp_path), dry_run=False)
+    edited = state.config_path.read_text().replace(
+        "// written by", "// the operator was here\n// written by"
+    )
+    edited = edited.replace(f"port: {value['gateway']['port']}", "port: 19999")
+    state.config_path.write_text(edited)
 
     result = uninstall_hooks(context(state, tmp_path), dry_run=False)
 
-    assert result.exit_code == 0
-    assert entries(state)["memory-index-inject"] == {"enabled": False}
-    assert entries(state)["session-summary"] == {"enabled": False}
-    assert entries(state)["oc-probe"] == {"enabled": True}
-    assert not (state.state_dir / "hooks" / "memory-index-inject").exists()
-    assert not (state.state_dir / "hooks" / "session-summary").exists()
-    backups = sorted(state.state_dir.glob("openclaw.json.memwarden-*.bak"))
-    assert [path.name for path in backups] == [
-        "openclaw.json.memwarden-20261122T063000Z-2.bak",
-        "openclaw.json.memwarden-20261122T063000Z.bak",
-    ]
-    again = uninstall_hooks(context(state, tmp_path), dry_run=False)
-    assert again.data["disabled_by"] == "already"
+    assert result.exit_code == 0, result.problems
+    assert result.data["disabled_by"] == "config"
+    text = state.config_path.read_text()
+    assert "// the operator was here" in text  # their comment and their edit are kept
+    assert json5.loads(text) == {**value, "gateway": {**value["gateway"], "port": 19999}}
+    assert any(
+        "changed since install, so only memwarden's keys were put back" in line
+        for line in result.lines
+    )
+    backups = sorted((storage(isolated_env) / "config-backups").iterdir())
+    assert backups[-1].read_text() == edited  # what it overwrote is kept in memwarden's storage
+    assert not (state.state_dir / "hooks").exists()
+
+
+def test_uninstall_keeps_the_master_switch_when_other_hooks_were_listed_since(state, tmp_path):
+    value = json5.loads(state.config_path.read_text())
+    del value["hooks"]
+    write_json5_config(state.config_path, value)
+    install_hooks(context(state, tmp_path), dry_run=False)
+    now = json5.loads(state.config_path.read_text())
+    now["hooks"]["internal"]["entries"]["their-hook"] = {"enabled": True}
+    state.config_path.write_bytes(orjson.dumps(now))  # the gateway rewrote it as JSON
+
+    result = uninstall_hooks(context(state, tmp_path), dry_run=False)
+
+    assert json5.loads(state.config_path.read_text())["hooks"] == {
+        "internal": {"enabled": True, "entries": {"their-hook": {"enabled": True}}}
+    }
+    assert any("hooks.internal.enabled kept" in line for line in result.lines)
+
+
+def test_uninstall_without_a_record_removes_memwardens_entries_only(state, tmp_path):
+    value = json5.loads(state.config_path.read_text())
+    value["hooks"]["internal"]["entries"]["memory-index-inject"] = {"enabled": False}
+    value["hooks"]["internal"]["entries"]["session-summary"] = {"enabled": True}
+    write_json5_config(state.config_path, value)
+
+    result = uninstall_hooks(context(state, tmp_path), dry_run=False)
+
+    assert result.data["disabled_by"] == "config"
+    assert json5.loads(state.config_path.read_text())["hooks"] == {
+        "internal": {"enabled": True, "entries": {"oc-probe": {"enabled": True}}}
+    }
+    assert any("no record of the install" in line for line in result.lines)
+
+
+def test_uninstall_dry_run_changes_nothing(state, tmp_path, isolated_env):
+    install_hooks(context(state, tmp_path), dry_run=False)
+    before = listing(state.state_dir)
+
+    result = uninstall_hooks(context(state, tmp_path), dry_run=True)
+
+    assert listing(state.state_dir) == before
+    assert (storage(isolated_env) / "install" / "hooks.json").exists()
+    assert f"hooks: would restore {state.config_path} as it was before the install" in (
+        result.lines
+    )
 
 
 def test_uninstall_leaves_a_folder_that_is_not_memwardens(state, tmp_path):

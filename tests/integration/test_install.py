@@ -10,7 +10,6 @@ import os
 import platform
 import plistlib
 import stat
-import subprocess
 from pathlib import Path
 
 import orjson
@@ -18,46 +17,16 @@ import pytest
 
 from support.cli import run_cli
 from support.deployments import make_file_era_state
+from support.schedulers import Stubs, install_stubs
 
-RECORDER = """#!/bin/sh
-echo "$(basename "$0") $*" >> "$STUB_LOG"
-if [ -n "${STUB_FAIL:-}" ] && [ "$*" = "$STUB_FAIL" ]; then echo "stub failure" >&2; exit 1; fi
-"""
-CRONTAB = """#!/bin/sh
-echo "crontab $*" >> "$STUB_LOG"
-case "$1" in
-  -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }
-      cat "$STUB_CRONTAB" ;;
-  -r) rm -f "$STUB_CRONTAB" ;;
-  -) cat > "$STUB_CRONTAB" ;;
-esac
-"""
 JOBS = ("checkpoint", "rotate", "index", "health", "maintain")
-
-
-class Stubs:
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.log = folder / "calls.log"
-        self.crontab = folder / "crontab.txt"
-
-    def calls(self) -> list[str]:
-        return self.log.read_text().splitlines() if self.log.exists() else []
 
 
 @pytest.fixture
 def stubs(tmp_path, monkeypatch) -> Stubs:
-    folder = tmp_path / "stubs"
-    folder.mkdir()
-    for name in ("systemctl", "launchctl"):
-        (folder / name).write_text(RECORDER)
-    (folder / "crontab").write_text(CRONTAB)
-    for script in folder.iterdir():
-        script.chmod(0o755)
-    found = Stubs(folder)
-    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
-    monkeypatch.setenv("STUB_LOG", str(found.log))
-    monkeypatch.setenv("STUB_CRONTAB", str(found.crontab))
+    found = install_stubs(tmp_path / "stubs")
+    for name, value in found.env().items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("USER", "alice")
     return found
 
@@ -252,27 +221,6 @@ def test_install_never_writes_secrets_from_the_environment(capsys, stubs, monkey
         assert "must-not-leak" not in result.stdout
         assert "MEMWARDEN_SLACK_BOT_TOKEN is set in this shell but the timers" in result.stderr
         assert "OPENCLAW_GATEWAY_TOKEN is set in this shell" in result.stderr
-
-
-def test_runner_loads_the_secrets_file_and_runs_the_job_quietly(
-    capsys, stubs, isolated_env, tmp_path
-):
-    fake = tmp_path / "fake-memwarden"
-    seen = tmp_path / "seen.txt"
-    fake.write_text(f'#!/bin/sh\necho "$* token=$MEMWARDEN_SLACK_BOT_TOKEN" > {seen}\n')
-    fake.chmod(0o755)
-    config = tmp_path / "config.toml"
-    config.write_text(f'[install]\nexecutable = "{fake}"\n')
-    assert run_cli(capsys, "--config", config, "install", "cron").exit_code == 0
-    secrets = isolated_env / ".config/memwarden/secrets.env"
-    secrets.write_text('MEMWARDEN_SLACK_BOT_TOKEN="xoxb-from-file"\n')
-    runner = isolated_env / ".local/state/memwarden/bin/memwarden-cron"
-    completed = subprocess.run(
-        [str(runner), "checkpoint"], env={"PATH": "/usr/bin:/bin"}, check=False, timeout=10
-    )
-    assert completed.returncode == 0
-    assert seen.read_text() == "-q checkpoint token=xoxb-from-file\n"
-    assert f"{runner} checkpoint >>" in stubs.crontab.read_text()
 
 
 @pytest.mark.skipif(platform.system() != "Linux", reason="Linux scheduler choice")

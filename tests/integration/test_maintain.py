@@ -62,8 +62,9 @@ def storage(home: Path) -> Path:
 
 
 def test_maintain_compresses_old_transcripts_and_never_touches_live_ones(
-    capsys, file_era, isolated_env
+    capsys, file_era, isolated_env, monkeypatch
 ):
+    monkeypatch.setenv("MEMWARDEN_MAINTAIN_DELETE_COMPRESSED_AFTER_DAYS", "30")
     sessions = file_era.sessions_dir
     live = {name: (sessions / name).read_bytes() for name in (f"{CURRENT}.jsonl", f"{HOT}.jsonl")}
     live_times = {name: (sessions / name).stat().st_mtime_ns for name in live}
@@ -91,7 +92,27 @@ def test_maintain_compresses_old_transcripts_and_never_touches_live_ones(
     assert steps["transcripts"]["bytes_saved"] > len(original) // 2
 
 
-def test_maintain_dry_run_changes_nothing_and_says_what_it_would_do(capsys, file_era, isolated_env):
+def test_maintain_by_default_compresses_but_deletes_no_gateway_transcript(
+    capsys, file_era, isolated_env
+):
+    packed_before = file_era.sessions_dir / "99999999-0000-4000-8000-000000000000.jsonl.gz"
+    content = packed_before.read_bytes()
+
+    result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain", "--json")
+
+    assert result.exit_code == 0, result.stderr
+    assert packed_before.read_bytes() == content  # 40 days old, compressed: still kept
+    assert (file_era.sessions_dir / f"{OLD}.trajectory.jsonl.gz").exists()
+    transcripts = result.json()["summary"]["transcripts"]
+    assert transcripts["compressed"] == 2
+    assert transcripts["deleted"] == 0
+    assert "a later run deletes it" not in result.stdout
+
+
+def test_maintain_dry_run_changes_nothing_and_says_what_it_would_do(
+    capsys, file_era, isolated_env, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_MAINTAIN_DELETE_COMPRESSED_AFTER_DAYS", "30")
     before = snapshot(file_era.state_dir)
     result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain", "--dry-run")
     assert result.exit_code == 0, result.stderr

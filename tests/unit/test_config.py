@@ -8,6 +8,7 @@ import pytest
 
 from memwarden import config
 from memwarden.errors import ConfigError
+from memwarden.runtime import JobContext
 from memwarden.settings import ALL_OPTIONS, SECTIONS, render
 
 REPO = Path(__file__).resolve().parents[2]
@@ -145,3 +146,32 @@ def test_example_config_uncommented_parses_to_defaults(tmp_path):
     for option in ALL_OPTIONS:
         expected = option.example if option.example is not None else option.default
         assert loaded.get(option.key) == expected, option.key
+
+
+def test_load_secrets_file_line_the_grammar_refuses_names_file_and_line(tmp_path):
+    secrets = write(
+        tmp_path / "secrets.env",
+        '# slack\nMEMWARDEN_SLACK_BOT_TOKEN=xoxb-1\nMEMWARDEN_SLACK_CHANNEL="C0123" # ops\n',
+    )
+    secrets.chmod(0o600)
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, env={"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)})
+    (line,) = raised.value.lines()
+    assert line.startswith(f"{secrets}:3: `#` after a value is not a comment")
+    assert "xoxb-1" not in line
+
+
+def test_load_secrets_file_dollar_is_literal_and_other_variables_reach_the_job(tmp_path):
+    secrets = write(
+        tmp_path / "secrets.env",
+        "MEMWARDEN_SLACK_BOT_TOKEN=xoxb-a$b${c}\nOPENCLAW_GATEWAY_TOKEN='gw$1'\n",
+    )
+    secrets.chmod(0o600)
+    env = {"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets), "PATH": "/bin"}
+    loaded = config.load(None, env=env)
+    assert loaded.get("slack.bot_token") == "xoxb-a$b${c}"
+    assert loaded.secrets_environment == {"OPENCLAW_GATEWAY_TOKEN": "gw$1"}
+    context = JobContext(config=loaded, env=env)
+    assert context.env["OPENCLAW_GATEWAY_TOKEN"] == "gw$1"
+    real = JobContext(config=loaded, env={**env, "OPENCLAW_GATEWAY_TOKEN": "from-env"})
+    assert real.env["OPENCLAW_GATEWAY_TOKEN"] == "from-env"  # the environment wins

@@ -97,6 +97,7 @@ def test_pinned_environment_holds_paths_and_never_tokens(tmp_path):
         "MEMWARDEN_SLACK_BOT_TOKEN": "xoxb",
         "XDG_CONFIG_HOME": "/cfg",
         "HOME": "/home/a",
+        "MEMWARDEN_GENERAL_SECRETS_FILE": "/cfg/memwarden/prod.env",
     }
     pinned = dict(
         pinned_environment(
@@ -112,6 +113,7 @@ def test_pinned_environment_holds_paths_and_never_tokens(tmp_path):
         "XDG_CONFIG_HOME": "/cfg",
         "MEMWARDEN_CONFIG": "/cfg/memwarden/config.toml",
         "MEMWARDEN_GENERAL_STORAGE_DIR": os.path.abspath(tmp_path / "state"),
+        "MEMWARDEN_GENERAL_SECRETS_FILE": "/cfg/memwarden/prod.env",  # a path: timers need it
     }
 
 

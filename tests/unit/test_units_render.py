@@ -8,6 +8,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from memwarden.scheduling.jobs import OFFSETS, SUMMARIES, ScheduledJob
 from memwarden.scheduling.units import (
     UnitSpec,
@@ -15,6 +17,7 @@ from memwarden.scheduling.units import (
     launchd_files,
     runner_file,
     secrets_file,
+    systemd_calendar,
     systemd_files,
 )
 
@@ -57,27 +60,63 @@ def test_systemd_files_one_service_and_timer_per_job():
     assert names == expected
 
 
-def test_systemd_service_is_oneshot_low_priority_with_secrets_from_env_file():
+def test_systemd_service_is_oneshot_low_priority_hardened_and_holds_no_secret():
     service = next(p for p in systemd_files(spec()) if p.path.name == "memwarden-health.service")
     section = unit_sections(service.content)["Service"]
     assert section["Type"] == "oneshot"
     assert section["Nice"] == "19"
     assert section["IOSchedulingClass"] == "idle"
     assert section["SuccessExitStatus"] == "75"
-    assert section["EnvironmentFile"] == f"-{HOME}/.config/memwarden/secrets.env"
+    assert "EnvironmentFile" not in section  # memwarden reads its secrets file itself
     assert shlex.split(section["ExecStart"]) == [f"{HOME}/bin/memwarden", "-q", "health"]
     assert '"MEMWARDEN_CONFIG=' in service.content and "100%% config.toml" in service.content
-    assert "# ProtectSystem=strict" in service.content
+    for setting in ("NoNewPrivileges", "LockPersonality", "RestrictRealtime", "RestrictSUIDSGID"):
+        assert section[setting] == "yes"
+    assert section["RestrictNamespaces"] == "yes"
+    assert section["RestrictAddressFamilies"] == "AF_UNIX AF_INET AF_INET6"
+    assert section["SystemCallArchitectures"] == "native"
+    assert section["SystemCallFilter"] == "@system-service"
+    assert section["UMask"] == "0077"
+    assert "# ProtectSystem=strict" in service.content  # the path-dependent part stays off
 
 
-def test_systemd_timer_schedules_every_interval_after_boot():
-    timer = next(p for p in systemd_files(spec()) if p.path.name == "memwarden-index.timer")
-    parser = unit_sections(timer.content)
-    assert parser["Timer"]["OnUnitActiveSec"] == "360min"
-    assert parser["Timer"]["OnBootSec"] == "9min"
-    assert parser["Timer"]["RandomizedDelaySec"] == "900s"
-    assert parser["Timer"]["Persistent"] == "true"
-    assert parser["Install"]["WantedBy"] == "timers.target"
+@pytest.mark.parametrize(
+    ("job", "on_calendar"),
+    [("index", "*-*-* 00/6:07:00"), ("maintain", "*-*-* 03:13:00")],
+)
+def test_systemd_timer_of_a_daily_or_six_hourly_job_runs_on_the_calendar_and_catches_up(
+    job, on_calendar
+):
+    timer = next(p for p in systemd_files(spec()) if p.path.name == f"memwarden-{job}.timer")
+    section = unit_sections(timer.content)["Timer"]
+    assert section["OnCalendar"] == on_calendar
+    assert section["Persistent"] == "true"
+    assert section["RandomizedDelaySec"] == "900s"
+    assert "OnUnitActiveSec" not in section and "OnBootSec" not in section
+    assert unit_sections(timer.content)["Install"]["WantedBy"] == "timers.target"
+
+
+def test_systemd_timer_of_a_frequent_job_runs_after_the_last_run_without_catch_up():
+    timer = next(p for p in systemd_files(spec()) if p.path.name == "memwarden-checkpoint.timer")
+    section = unit_sections(timer.content)["Timer"]
+    assert section["OnUnitActiveSec"] == "20min"
+    assert section["OnBootSec"] == "4min"
+    assert section["RandomizedDelaySec"] == "120s"
+    assert "Persistent" not in section  # it does nothing without OnCalendar=
+
+
+@pytest.mark.parametrize(
+    ("minutes", "expected"),
+    [
+        (60, "*-*-* *:07:00"),
+        (120, "*-*-* 00/2:07:00"),
+        (1440, "*-*-* 03:07:00"),
+        (2880, "*-*-1/2 03:07:00"),
+    ],
+)
+def test_systemd_calendar_expressions(minutes, expected):
+    calendar = ScheduledJob("index", minutes, "s", 7).calendar
+    assert systemd_calendar(calendar) == expected
 
 
 def test_launchd_plists_round_trip_through_plistlib():
@@ -92,7 +131,15 @@ def test_launchd_plists_round_trip_through_plistlib():
             f"{HOME}/.local/state/memwarden/bin/memwarden-launchd",
             job,
         ]
-        assert data["StartInterval"] == INTERVALS[job] * 60
+        if job == "index":
+            assert data["StartCalendarInterval"] == [
+                {"Hour": hour, "Minute": 7} for hour in (0, 6, 12, 18)
+            ]
+        elif job == "maintain":
+            assert data["StartCalendarInterval"] == {"Hour": 3, "Minute": 13}
+        else:
+            assert data["StartInterval"] == INTERVALS[job] * 60
+            assert "StartCalendarInterval" not in data
         assert data["RunAtLoad"] is True
         assert data["StandardOutPath"] == f"{HOME}/.local/state/memwarden/logs/{job}.log"
         assert data["StandardErrorPath"] == data["StandardOutPath"]
@@ -123,7 +170,8 @@ def test_cron_block_lines_have_five_valid_fields_and_a_command():
 def test_runner_execs_the_absolute_executable_quietly_and_pins_environment():
     runner = runner_file(spec(), "cron")
     assert runner.mode == 0o700
-    assert f"exec '{HOME}/bin/memwarden' -q \"$@\"" in runner.content
+    assert f"\n'{HOME}/bin/memwarden' -q \"$@\" &\n" in runner.content
+    assert "\tcheckpoint) limit=1200 ;;\n" in runner.content  # TimeoutStartSec's 20 min
     assert f"export MEMWARDEN_CONFIG='{HOME}/.config/memwarden/100% config.toml'" in runner.content
 
 

@@ -11,6 +11,7 @@ from memwarden.doctor.bootstrap import GATEWAY_BOOTSTRAP, check_bootstrap
 from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.permissions import PathFacts, check_permissions
+from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
 from memwarden.errors import GatewayConfigError, MemwardenError, UsageError
 from memwarden.files import read_text_if_exists
@@ -64,6 +65,7 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
             ("bootstrap", lambda: bootstrap(deployment)),
         ]
     checks += [
+        ("storage", lambda: storage(context)),
         ("timers", lambda: timers(context, manifests)),
         ("secrets", lambda: secrets_visibility(context, manifests)),
         ("permissions", lambda: permissions(context, deployment, manifests)),
@@ -160,6 +162,12 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
             deployment.bootstrap_total_max_chars(agent.id),
         )
     return findings
+
+
+def storage(context: JobContext) -> list[Finding]:
+    """Say which storage this gateway uses; warn about a root owned by a gateway now gone."""
+    owner = context.storage.owner
+    return check_storage(context.storage, owner is None or Path(owner).is_dir())
 
 
 def load_manifests(context: JobContext) -> dict[str, Manifest]:

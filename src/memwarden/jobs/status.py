@@ -32,12 +32,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     open_alerts = list(store.load_states(state).values())
     waiting = store.undelivered(state)
     result = JobResult("status")
-    result.lines = ["jobs:"] + [_job_line(job) for job in jobs]
+    result.lines = [f"storage: {context.storage.describe()}", "jobs:"]
+    result.lines += [_job_line(job) for job in jobs]
     result.lines.append("open alerts:" if open_alerts else "open alerts: none")
     result.lines += ["  " + line for line in describe_open(open_alerts, now)]
     result.lines.append("pending sends:" if waiting else "pending sends: none")
     result.lines += [_outbox_line(row, now) for row in waiting]
     result.data = {
+        "storage": context.storage.to_json(),
         "jobs": jobs,
         "open_alerts": [
             {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memwarden.errors import UsageError
-from memwarden.scheduling.jobs import DAILY_HOUR, ScheduledJob
+from memwarden.scheduling.jobs import ScheduledJob
 
 BEGIN_MARKER = "# >>> memwarden >>>"
 END_MARKER = "# <<< memwarden <<<"
@@ -20,17 +20,22 @@ def cron_schedule(job: ScheduledJob) -> str:
         start = job.offset_minutes % minutes
         field = "*" if minutes == 1 else f"{start}-59/{minutes}"
         return f"{field} * * * *"
-    if minutes % 60 == 0 and minutes < 1440 and 24 % (minutes // 60) == 0:
-        hours = minutes // 60
-        return f"{job.offset_minutes} {'*' if hours == 1 else f'*/{hours}'} * * *"
-    if minutes % 1440 == 0:
-        days = minutes // 1440
-        return f"{job.offset_minutes} {DAILY_HOUR} {'*' if days == 1 else f'*/{days}'} * *"
+    calendar = job.calendar
+    if calendar is not None:
+        days = "*" if calendar.day_step == 1 else f"*/{calendar.day_step}"
+        return f"{calendar.minute} {_hours_field(calendar.hours)} {days} * *"
     raise UsageError(
         f"schedule.{job.name}_minutes = {minutes} cannot be written as a cron schedule: use a "
         "divisor of 60 (5, 10, 15, 20, 30), whole hours dividing 24 (60, 120, 180, 240, 360, "
         "480, 720) or whole days (1440), or install with systemd or launchd"
     )
+
+
+def _hours_field(hours: tuple[int, ...]) -> str:
+    if len(hours) == 1:
+        return str(hours[0])
+    step = 24 // len(hours)
+    return "*" if step == 1 else f"*/{step}"
 
 
 def find_block(crontab: str) -> tuple[int, int] | None:

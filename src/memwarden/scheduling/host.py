@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memwarden.envfile import parse_env_text
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import read_text_if_exists
 
@@ -145,8 +146,8 @@ def pinned_environment(
     """Given the installing shell's environment and resolved paths, return what timers inherit.
 
     PATH (so the timers find the commands this shell finds), the config file, memwarden's
-    storage dir, the gateway state dir when `--state-dir` chose it, and PASSTHROUGH_VARIABLES
-    that are set. Never a secret.
+    storage dir, the secrets file when this shell names it, the gateway state dir when
+    `--state-dir` chose it, and PASSTHROUGH_VARIABLES that are set. Never a secret.
     """
     pinned = {"PATH": env.get("PATH", os.defpath)}
     for name in PASSTHROUGH_VARIABLES:
@@ -155,6 +156,10 @@ def pinned_environment(
     if config_file is not None:
         pinned["MEMWARDEN_CONFIG"] = os.path.abspath(config_file)
     pinned["MEMWARDEN_GENERAL_STORAGE_DIR"] = os.path.abspath(storage_dir)
+    if env.get("MEMWARDEN_GENERAL_SECRETS_FILE"):  # a path, not a secret
+        pinned["MEMWARDEN_GENERAL_SECRETS_FILE"] = os.path.abspath(
+            os.path.expanduser(env["MEMWARDEN_GENERAL_SECRETS_FILE"])
+        )
     if gateway_state_dir is not None:
         pinned["MEMWARDEN_GATEWAY_STATE_DIR"] = os.path.abspath(gateway_state_dir)
     return sorted(pinned.items())
@@ -193,17 +198,12 @@ def linger_user(env: Mapping[str, str]) -> tuple[str, bool]:
 
 
 def names_defined_in(path: Path) -> set[str]:
-    """Given a KEY=VALUE file (the secrets file), return the names it defines (none if unreadable).
+    """Given the secrets file, return the names it defines (none if it cannot be read).
 
-    Only the names are read; values never leave the file.
+    Only the names are returned; values never leave the file.
     """
     try:
         text = read_text_if_exists(path) or ""
-    except (MemwardenError, OSError, UnicodeDecodeError):
+    except (MemwardenError, OSError):
         return set()
-    names = set()
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#") and "=" in stripped:
-            names.add(stripped.removeprefix("export ").split("=", 1)[0].strip())
-    return names
+    return set(parse_env_text(text).values)

@@ -22,13 +22,26 @@ DAILY_HOUR = 3
 
 
 @dataclass(frozen=True)
+class Calendar:
+    """Times of day a job runs at: `minute` past each of `hours`, every `day_step` days."""
+
+    minute: int
+    hours: tuple[int, ...]
+    day_step: int = 1
+
+
+@dataclass(frozen=True)
 class ScheduledJob:
-    """One job to run on a timer every `interval_minutes`, `offset_minutes` into each period."""
+    """One job to run on a timer every `interval_minutes`, `offset_minutes` into each period.
+
+    `limit_seconds` overrides how long one run may take (default: see `timeout_minutes`).
+    """
 
     name: str
     interval_minutes: int
     summary: str
     offset_minutes: int
+    limit_seconds: int | None = None
 
     @property
     def randomized_delay_seconds(self) -> int:
@@ -41,8 +54,25 @@ class ScheduledJob:
         return max(10, min(self.interval_minutes, 120))
 
     @property
+    def timeout_seconds(self) -> int:
+        """The whole-run limit the runner scripts enforce, as systemd's TimeoutStartSec=."""
+        return self.limit_seconds if self.limit_seconds is not None else self.timeout_minutes * 60
+
+    @property
     def boot_delay_minutes(self) -> int:
         return 2 + self.offset_minutes
+
+    @property
+    def calendar(self) -> Calendar | None:
+        """The times of day of a job that runs every whole number of hours dividing a day, or of
+        days (at DAILY_HOUR): such a job runs on the clock, so a run missed while the machine
+        was off or asleep can be caught up. None for shorter or other intervals."""
+        minutes = self.interval_minutes
+        if minutes % 60 == 0 and minutes < 1440 and 24 % (minutes // 60) == 0:
+            return Calendar(self.offset_minutes, tuple(range(0, 24, minutes // 60)))
+        if minutes % 1440 == 0:
+            return Calendar(self.offset_minutes, (DAILY_HOUR,), minutes // 1440)
+        return None
 
 
 def scheduled_jobs(config: Config) -> list[ScheduledJob]:

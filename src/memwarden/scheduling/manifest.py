@@ -8,9 +8,10 @@ they are empty again, and the scheduler entries it activated.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -18,6 +19,7 @@ from memwarden.errors import UsageError
 from memwarden.files import atomic_write, read_text_if_exists
 
 MANIFEST_VERSION = 1
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -65,17 +67,26 @@ def load_manifest(storage_dir: Path, target: str) -> Manifest | None:
 
     Raise UsageError naming the file if it exists but cannot be read.
     """
-    path = manifest_path(storage_dir, target)
+    return load_record_file(
+        manifest_path(storage_dir, target),
+        Manifest.from_json,
+        "install manifest",
+        f"remove the {target} units by hand (see docs/install.md) and delete this file",
+    )
+
+
+def load_record_file(path: Path, build: Callable[[Any], T], what: str, fix: str) -> T | None:
+    """Given a JSON record of an install, return `build(its data)`, or None if there is none.
+
+    Raise UsageError naming the file, what it is and `fix` if it cannot be read.
+    """
     text = read_text_if_exists(path)
     if text is None:
         return None
     try:
-        return Manifest.from_json(orjson.loads(text))
+        return build(orjson.loads(text))
     except (orjson.JSONDecodeError, KeyError, TypeError) as error:
-        raise UsageError(
-            f"{path}: unreadable install manifest ({error}); remove the {target} units by hand "
-            "(see docs/install.md) and delete this file"
-        ) from error
+        raise UsageError(f"{path}: unreadable {what} ({error}); {fix}") from error
 
 
 def save_manifest(storage_dir: Path, manifest: Manifest) -> Path:

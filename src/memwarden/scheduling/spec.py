@@ -35,7 +35,7 @@ def unit_spec(context: JobContext) -> UnitSpec:
     install = config.install
     environment = pinned_environment(
         env,
-        storage_dir=context.storage_dir,
+        storage_dir=context.storage.root,  # each run finds its gateway's folder in it
         config_file=config.path,
         gateway_state_dir=context.state_dir_override,
     )

@@ -24,6 +24,7 @@ from memwarden.scheduling.plan import (
     removal_decision,
 )
 from memwarden.scheduling.units import TARGETS
+from memwarden.storage import release_if_empty
 
 
 def installed_targets(storage_dir: Path) -> list[str]:
@@ -59,6 +60,7 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
         save_manifest(context.storage_dir, replace(manifest, files=leftover, activated=[]))
     else:
         path.unlink(missing_ok=True)
+        release_if_empty(context.storage.root)
         act.remove_empty_dirs(dirs_to_remove(manifest.created_dirs))
     result.lines.append(
         f"uninstalled {target}: {len(removed)} file(s) removed"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.scheduling.cron import cron_schedule
-from memwarden.scheduling.jobs import ScheduledJob, describe_interval
+from memwarden.scheduling.jobs import Calendar, ScheduledJob, describe_interval
 from memwarden.scheduling.quoting import (
     cron_word,
     sh_word,
@@ -88,14 +88,18 @@ def systemd_files(spec: UnitSpec) -> list[PlannedFile]:
     files = []
     for job in spec.jobs:
         service, timer = systemd_unit_names(job.name)
-        values = {"job": job, "interval": describe_interval(job.interval_minutes)}
+        values = {
+            "job": job,
+            "interval": describe_interval(job.interval_minutes),
+            "on_calendar": systemd_calendar(job.calendar) if job.calendar else None,
+        }
         files.append(
             PlannedFile(
                 spec.systemd_dir / service,
                 render(
                     "units/systemd/memwarden-job.service.j2",
                     exec_start=f"{systemd_word(str(spec.executable))} -q {job.name}",
-                    secrets_file=systemd_path(str(spec.secrets_file)),
+                    secrets_file=str(spec.secrets_file),
                     environment=environment,
                     writable_paths=[
                         path.directive() for path in spec.writable_paths.get(job.name, ())
@@ -126,6 +130,7 @@ def launchd_files(spec: UnitSpec) -> list[PlannedFile]:
                     job=job,
                     label=label,
                     interval=describe_interval(job.interval_minutes),
+                    calendar=launchd_calendar(job.calendar),
                     runner=str(spec.runner("launchd")),
                     log_file=str(spec.log_dir / f"{job.name}.log"),
                     environment=list(spec.environment),
@@ -133,6 +138,28 @@ def launchd_files(spec: UnitSpec) -> list[PlannedFile]:
             )
         )
     return files
+
+
+def systemd_calendar(calendar: Calendar) -> str:
+    """Given a job's calendar, return its `OnCalendar=` expression (`*-*-* 00/6:07:00`)."""
+    days = "*-*-*" if calendar.day_step == 1 else f"*-*-1/{calendar.day_step}"
+    if len(calendar.hours) == 1:
+        hours = f"{calendar.hours[0]:02d}"
+    else:
+        step = 24 // len(calendar.hours)
+        hours = "*" if step == 1 else f"00/{step}"
+    return f"{days} {hours}:{calendar.minute:02d}:00"
+
+
+def launchd_calendar(calendar: Calendar | None) -> list[tuple[int, int]] | None:
+    """Given a job's calendar, return its `StartCalendarInterval` entries as (hour, minute).
+
+    None (the job runs every `StartInterval` seconds) without a calendar, or for a step of
+    several days, which launchd's calendar cannot say.
+    """
+    if calendar is None or calendar.day_step != 1:
+        return None
+    return [(hour, calendar.minute) for hour in calendar.hours]
 
 
 def cron_files(spec: UnitSpec) -> list[PlannedFile]:
@@ -157,15 +184,21 @@ def cron_block(spec: UnitSpec) -> str:
 
 
 def runner_file(spec: UnitSpec, target: str) -> PlannedFile:
-    """Given a spec and `launchd` or `cron`, return the runner script (mode 0700)."""
+    """Given a spec and `launchd` or `cron`, return the runner script (mode 0700).
+
+    It exports the pinned environment and runs `memwarden -q <job>` under the job's whole-run
+    limit; memwarden reads the secrets file itself.
+    """
     path = spec.runner(target)
     text = render(
         "units/runner.sh.j2",
         target=target,
         runner_name=path.name,
         environment=[(name, sh_word(value)) for name, value in spec.environment],
-        secrets_file=sh_word(str(spec.secrets_file)),
+        secrets_display=str(spec.secrets_file),
         executable=sh_word(str(spec.executable)),
+        jobs=spec.jobs,
+        default_limit=max((job.timeout_seconds for job in spec.jobs), default=7200),
     )
     return PlannedFile(path, text, mode=RUNNER_MODE, role="runner")
 

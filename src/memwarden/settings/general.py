@@ -8,9 +8,10 @@ OPTIONS = [
         "general.storage_dir",
         "path",
         "",
-        "memwarden's own state folder (state.db, locks, logs, memory history). Empty: "
+        "memwarden's storage root (state.db, locks, logs, memory history). Empty: "
         "$STATE_DIRECTORY under systemd, else $XDG_STATE_HOME/memwarden "
-        "(~/.local/state/memwarden).",
+        "(~/.local/state/memwarden). Each gateway has its own state: the first one memwarden "
+        "writes for uses the root itself, any other gateways/<name>-<hash>/ inside it.",
     ),
     Option(
         "general.log_dir",

@@ -16,9 +16,11 @@ OPTIONS = [
     Option(
         "maintain.delete_compressed_after_days",
         "int",
-        30,
-        "Transcripts memwarden compressed (`*.gz`) older than this many days are deleted. "
-        "0 keeps them forever.",
+        0,
+        "Delete the transcripts memwarden compressed (`*.gz`) once they are this many days "
+        "old. 0 (the default) never deletes them: the gateway's transcripts are the "
+        "gateway's; set e.g. 90 to turn deletion on.",
+        example=90,
         minimum=0,
         maximum=36500,
     ),
