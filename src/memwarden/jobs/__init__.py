@@ -11,13 +11,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A command: its module, one-line summary, and whether runs lock and are recorded."""
+    """A command: its module, one-line summary, whether runs lock and are recorded, and
+    whether it only reads (then, like any dry run, it creates nothing in memwarden's storage)."""
 
     name: str
     module: str
     summary: str
     locks: bool = False
     records_run: bool = False
+    read_only: bool = False
 
 
 JOBS: tuple[JobSpec, ...] = (
@@ -57,16 +59,23 @@ JOBS: tuple[JobSpec, ...] = (
         records_run=True,
     ),
     JobSpec(
-        "doctor", "memwarden.jobs.doctor", "check the deployment and print the fix for each finding"
+        "doctor",
+        "memwarden.jobs.doctor",
+        "check the deployment and print the fix for each finding",
+        read_only=True,
     ),
     JobSpec(
         "status",
         "memwarden.jobs.status",
         "show each job's last run, the health checks not ok and the alerts not yet sent "
         "(read-only)",
+        read_only=True,
     ),
     JobSpec(
-        "sessions", "memwarden.jobs.sessions", "list the gateway's agents and sessions (read-only)"
+        "sessions",
+        "memwarden.jobs.sessions",
+        "list the gateway's agents and sessions (read-only)",
+        read_only=True,
     ),
     JobSpec(
         "history",
@@ -82,6 +91,7 @@ JOBS: tuple[JobSpec, ...] = (
         "events",
         "memwarden.jobs.events",
         "show the timeline of what memwarden saw and did",
+        read_only=True,
     ),
     JobSpec(
         "install", "memwarden.jobs.install", "install the timers (systemd, launchd, cron) or hooks"
@@ -95,6 +105,7 @@ JOBS: tuple[JobSpec, ...] = (
         "config",
         "memwarden.jobs.config_cmd",
         "show, check and document memwarden's settings",
+        read_only=True,
     ),
     JobSpec(
         "state",
