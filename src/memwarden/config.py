@@ -236,9 +236,16 @@ def _xdg(env: Mapping[str, str], variable: str, fallback: str) -> Path:
 
 def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
     """Return memwarden's own state folder: the option, $STATE_DIRECTORY, or XDG state home."""
+    return storage_location(config, env)[0]
+
+
+def storage_location(config: Config, env: Mapping[str, str]) -> tuple[Path, str]:
+    """Return memwarden's own state folder (as `storage_dir`) and what chose it, for people."""
     configured = config.get("general.storage_dir")
     if configured:
-        return Path(configured).expanduser()
+        source = config.sources.get("general.storage_dir", "default")
+        return Path(configured).expanduser(), f"general.storage_dir ({source})"
     if env.get("STATE_DIRECTORY"):
-        return Path(env["STATE_DIRECTORY"].split(":")[0])
-    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memwarden"
+        return Path(env["STATE_DIRECTORY"].split(":")[0]), "$STATE_DIRECTORY (systemd)"
+    source = "$XDG_STATE_HOME" if env.get("XDG_STATE_HOME") else "default"
+    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memwarden", source

@@ -64,6 +64,9 @@ def healthy(tmp_path, home, sim, monkeypatch, capsys):
     monkeypatch.setenv("PATH", f"{stubs}:/usr/bin:/bin")
     monkeypatch.setenv("STUB_CRONTAB", str(tmp_path / "crontab.txt"))
     assert run_cli(capsys, "install", "cron").exit_code == 0
+    secrets = home / ".config" / "memwarden" / "secrets.env"
+    with secrets.open("a") as lines:  # alerts reach someone
+        lines.write("MEMWARDEN_SLACK_WEBHOOK_URL=https://hooks.slack.example/T0/B0/x\n")
     storage = home / ".local" / "state" / "memwarden"
     db = StateDB(storage / "state.db")
     for job in JOBS:

@@ -67,8 +67,10 @@ def _secrets_starter(spec: UnitSpec) -> PlannedFile | None:
     """Return a commented secrets file to create when none exists yet."""
     if spec.secrets_file.exists() or spec.secrets_file.is_symlink():
         return None
-    names = sorted(option.env_name for option in ALL_OPTIONS if option.secret)
-    return secrets_file(spec.secrets_file, names)
+    names = [option.env_name for option in ALL_OPTIONS if option.secret]
+    # The bot token sends nothing without its channel: the starter names both.
+    names += [option.env_name for option in ALL_OPTIONS if option.key == "slack.channel"]
+    return secrets_file(spec.secrets_file, sorted(names))
 
 
 def _dry_run(
@@ -252,7 +254,7 @@ def _warnings(context: JobContext, spec: UnitSpec, target: str) -> list[str]:
             f"{spec.secrets_file} (a secret) or in memwarden's config.toml"
         )
     if target == "systemd":
-        user, lingering = linger_user(context.env)
+        user, lingering = linger_user()
         if not lingering:
             warnings.append(
                 f"warning: user timers stop when {user} logs out; keep them running with "
