@@ -11,13 +11,7 @@ import pytest
 
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
-
-CRONTAB = """#!/bin/sh
-case "$1" in
-  -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }; cat "$STUB_CRONTAB" ;;
-  -) cat > "$STUB_CRONTAB" ;;
-esac
-"""
+from support.schedulers import crontab_stub
 
 
 @pytest.fixture
@@ -85,14 +79,9 @@ def test_doctor_quiet_run_logs_the_missing_destination(state):
 def test_install_starter_names_the_channel_so_doctor_does_not_warn_about_it(
     state, isolated_env, tmp_path
 ):
-    stubs = tmp_path / "stubs"
-    stubs.mkdir()
-    (stubs / "crontab").write_text(CRONTAB)
-    (stubs / "crontab").chmod(0o755)
     env = dict(
         os.environ,
-        PATH=f"{stubs}:/usr/bin:/bin",
-        STUB_CRONTAB=str(tmp_path / "crontab.txt"),
+        **crontab_stub(tmp_path / "stubs"),
         MEMWARDEN_INSTALL_EXECUTABLE=str(Path(sys.executable).with_name("memwarden")),
     )
     assert run_subprocess("--state-dir", state.state_dir, "install", "cron", env=env).exit_code == 0

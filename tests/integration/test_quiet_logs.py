@@ -20,16 +20,9 @@ from memwarden.locks import RunLock
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
 from support.health import MACHINE_DEPENDENT_CHECKS
+from support.schedulers import crontab_stub
 from support.slack_server import SlackServer, server_error
 
-# A crontab that keeps the table in $STUB_CRONTAB, as the real one keeps it in the spool.
-CRONTAB = """#!/bin/sh
-case "$1" in
-  -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }
-      cat "$STUB_CRONTAB" ;;
-  -) cat > "$STUB_CRONTAB" ;;
-esac
-"""
 STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"
 
 
@@ -204,13 +197,8 @@ def test_cron_runner_logs_a_time_stamped_critical_line_when_the_gateway_is_down(
     state, gateway_down, tmp_path, isolated_env, monkeypatch
 ):
     """The whole path of a cron run: install, then the crontab's own command line."""
-    stubs = tmp_path / "stubs"
-    stubs.mkdir()
-    crontab = stubs / "crontab"
-    crontab.write_text(CRONTAB)
-    crontab.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{stubs}:/usr/bin:/bin")
-    monkeypatch.setenv("STUB_CRONTAB", str(stubs / "crontab.txt"))
+    for name, value in crontab_stub(tmp_path / "stubs").items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(state.state_dir))
     config = tmp_path / "config.toml"
     config.write_text(
@@ -224,7 +212,9 @@ def test_cron_runner_logs_a_time_stamped_critical_line_when_the_gateway_is_down(
     installed = run_subprocess("install", "cron")
     assert installed.exit_code == 0, installed.stderr
     (line,) = [
-        line for line in (stubs / "crontab.txt").read_text().splitlines() if " health " in line
+        line
+        for line in Path(os.environ["STUB_CRONTAB"]).read_text().splitlines()
+        if " health " in line
     ]
     command = line.split(None, 5)[5]  # what cron runs, with its redirection into the log
 
