@@ -16,7 +16,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from logging import WARNING
 from types import ModuleType
 
 from memwarden import __version__, log_format
@@ -52,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     verbosity = options.verbose - options.quiet
-    log.setLevel(logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity == 1 else WARNING)
+    levels = {2: logging.DEBUG, 1: logging.INFO}
+    log.setLevel(levels.get(min(verbosity, 2), logging.WARNING))
     signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(chosen, options)
@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A run skipped because another holds the lock is not news for a quiet timer.
         if not (isinstance(error, LockHeld) and verbosity < 0):
             for line in error.lines():
-                log.log(WARNING if isinstance(error, LockHeld) else logging.ERROR, line)
+                log.log(logging.WARNING if isinstance(error, LockHeld) else logging.ERROR, line)
         if options.json:
             _print_json({"job": chosen.name, "exit_code": error.exit_code, "error": error.lines()})
         return error.exit_code
@@ -178,7 +178,7 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
     except MemwardenError as error:
         _finish(spec, context, error.exit_code, {"error": error.message})
         raise
-    except Exception as error:
+    except Exception as error:  # any bug in a job is one line (and its traceback with -v)
         _finish(spec, context, EXIT_FAILURES, {"error": f"{type(error).__name__}: {error}"})
         message = f"{spec.name} failed: {type(error).__name__}: {error}"
         log.error(message, exc_info=context.verbosity >= 1)

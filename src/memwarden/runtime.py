@@ -24,15 +24,17 @@ if TYPE_CHECKING:
     from memwarden.state import StateDB
 
 
-@dataclass(frozen=True)
-class Problem:
-    """A problem line with the level it is logged at (a `critical` health check: CRITICAL)."""
+class Problem(str):
+    """A problem line that carries the level it is logged at (a `critical` health check:
+    CRITICAL; something to know that is no failure: WARNING). It is the line itself, so it goes
+    wherever a plain problem line goes."""
 
-    text: str
-    level: int = logging.ERROR
+    level: int
 
-    def __str__(self) -> str:
-        return self.text
+    def __new__(cls, text: str, level: int = logging.ERROR) -> Problem:
+        line = super().__new__(cls, text)
+        line.level = level
+        return line
 
 
 @dataclass
@@ -47,16 +49,13 @@ class JobResult:
     job: str
     data: dict[str, Any] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
-    problems: list[str | Problem] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
     exit_code: int = 0
 
     def problem_levels(self) -> list[tuple[int, str]]:
         """Return each problem as (logging level, text), in order."""
         default = logging.ERROR if self.exit_code else logging.WARNING
-        return [
-            (problem.level, problem.text) if isinstance(problem, Problem) else (default, problem)
-            for problem in self.problems
-        ]
+        return [(getattr(problem, "level", default), str(problem)) for problem in self.problems]
 
     def to_json(self) -> dict[str, Any]:
         return {"job": self.job, "exit_code": self.exit_code, **self.data}

@@ -91,7 +91,7 @@ def test_install_systemd_writes_units_enables_timers_and_uninstall_leaves_nothin
     assert manifest["activated"] == [f"memwarden-{job}.timer" for job in JOBS]
     # The account's name, not $USER (alice) nor $HOME's folder name.
     user = pwd.getpwuid(os.getuid()).pw_name
-    assert f"warning: user timers stop when {user} logs out" in result.stderr
+    assert f" WARNING memwarden: user timers stop when {user} logs out" in result.stderr
 
     result = run_cli(capsys, "uninstall", "systemd")
     assert result.exit_code == 0, result.stderr
