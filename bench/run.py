@@ -46,7 +46,7 @@ JOB_ORDER = ("checkpoint", "rotate", "index", "health", "history")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("names", nargs="*", help="bench names (bench_<name>.py); default: all")
     options = parser.parse_args(argv)
     names = options.names or discover()

@@ -1,4 +1,5 @@
-"""`make demo`: build a sample deployment under .demo/ and run every memwarden job once on it.
+"""`make demo`: build a sample deployment under .demo/ and run every memwarden job once on it:
+checkpoint, index, rotate, health and maintain, then history, events and status.
 
 The sample has two agents (the SQLite era and the file era, from the bundled real captures) and
 a local gateway simulator stands in for the OpenClaw gateway, so no gateway needs to be installed.
@@ -61,7 +62,10 @@ def tour(sample: sample_deployment.SampleDeployment, env: dict[str, str], gatewa
     banner("6. History: every change to memory/ is a snapshot you can diff and rewind")
     run(env, "history", "list")
 
-    banner("7. The timeline, and the status of each job")
+    banner("7. Maintain (daily): retention, log rotation, a backup of the gateway config")
+    run(env, "maintain")
+
+    banner("8. The timeline, and the status of each job")
     run(env, "events", "--since", "1h")
     run(env, "status")
 

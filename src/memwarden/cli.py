@@ -15,16 +15,15 @@ import logging
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
-from memwarden import __version__
-from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, MemwardenError, Terminated
+from memwarden import __version__, log_format
+from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, LockHeld, MemwardenError, Terminated
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
-from memwarden.jobs.common import add_global_options, global_options_parent
+from memwarden.jobs.common import Parser, add_global_options, global_options_parent
 
-log = logging.getLogger("memwarden")
+log = logging.getLogger(log_format.LOGGER_NAME)
 
 DESCRIPTION = """\
 Sidecar jobs that keep the memory of OpenClaw agents safe. Each layer works alone:
@@ -42,23 +41,31 @@ OPTIONS_WITH_VALUE = {"--config", "--state-dir"}
 def main(argv: Sequence[str] | None = None) -> int:
     """Run memwarden with `argv` (default sys.argv[1:]); return the exit code."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    log_format.configure(logging.WARNING, sys.stderr)
     parser, chosen = build_parser(arguments)
+    unknown = _unknown_long_option(parser, arguments) if chosen is None else None
+    if unknown is not None:
+        parser.error(f"unrecognized option: {unknown}")
     options = parser.parse_args(arguments)
     if chosen is None:
         parser.print_help()
         return EXIT_USAGE
-    _configure_logging(options.verbose - options.quiet)
+    verbosity = options.verbose - options.quiet
+    levels = {2: logging.DEBUG, 1: logging.INFO}
+    log.setLevel(levels.get(min(verbosity, 2), logging.WARNING))
     signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(chosen, options)
     except MemwardenError as error:
-        for line in error.lines():
-            print(f"memwarden: {line}", file=sys.stderr)
+        # A run skipped because another holds the lock is not news for a quiet timer.
+        if not (isinstance(error, LockHeld) and verbosity < 0):
+            for line in error.lines():
+                log.log(logging.WARNING if isinstance(error, LockHeld) else logging.ERROR, line)
         if options.json:
             _print_json({"job": chosen.name, "exit_code": error.exit_code, "error": error.lines()})
         return error.exit_code
     except KeyboardInterrupt:
-        print("memwarden: interrupted", file=sys.stderr)
+        log.error("interrupted")
         return 130
     except BrokenPipeError:
         # The reader went away (`memwarden ... | head`): stop quietly, as Unix tools do.
@@ -68,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, JobSpec | None]:
     """Return the parser and the command named in `arguments` (whose module alone is imported)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="memwarden",
         description=DESCRIPTION,
         epilog=EPILOG,
@@ -101,6 +108,20 @@ def load_module(spec: JobSpec) -> ModuleType:
     return importlib.import_module(spec.module)
 
 
+def _unknown_long_option(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> str | None:
+    """Return the first `--option` before the command that memwarden does not know: with no
+    abbreviations, `--conf X status` must say so, not that `X` is no command."""
+    for argument in arguments:
+        if argument == "--" or not argument.startswith("-"):
+            return None
+        if (
+            argument.startswith("--")
+            and argument.split("=", 1)[0] not in parser._option_string_actions
+        ):
+            return argument
+    return None
+
+
 def _find_command(arguments: Sequence[str]) -> JobSpec | None:
     skip_next = False
     for argument in arguments:
@@ -116,31 +137,28 @@ def _find_command(arguments: Sequence[str]) -> JobSpec | None:
     return None
 
 
-def _configure_logging(level: int) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("memwarden: %(levelname)s: %(message)s"))
-    log.addHandler(handler)
-    log.propagate = False
-    log.setLevel(logging.DEBUG if level >= 2 else logging.INFO if level == 1 else logging.WARNING)
-
-
 def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     from memwarden import config as config_module
     from memwarden import templating
     from memwarden.runtime import JobContext
 
     config = config_module.load(options.config)
+    module = load_module(spec)
+    # A dry run or a read-only command creates nothing: no state.db, lock or template cache.
+    read_only = spec.read_only or bool(getattr(options, "dry_run", False))
+    if hasattr(module, "read_only"):  # a command whose verbs differ (history list / rewind)
+        read_only = read_only or module.read_only(options)
     context = JobContext(
         config=config,
         state_dir_override=options.state_dir,
         json_output=options.json,
         verbosity=options.verbose - options.quiet,
-        claims_storage=not spec.read_only and not getattr(options, "dry_run", False),
+        claims_storage=not read_only,
+        read_only=read_only,
     )
-    module = load_module(spec)
-    if spec.records_run:  # the jobs timers run: the next run loads what this one compiled
+    if spec.records_run and not read_only:  # timers' jobs: the next run loads what this compiled
         templating.cache_compiled_templates(context.storage_dir)
-    lock_name = spec.name if spec.locks else None
+    lock_name = spec.name if spec.locks and not read_only else None
     if lock_name and hasattr(module, "lock_name"):
         lock_name = module.lock_name(options)
     try:
@@ -161,17 +179,15 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
     except MemwardenError as error:
         _finish(spec, context, error.exit_code, {"error": error.message})
         raise
-    except Exception as error:  # noqa: BLE001 - any bug in a job is reported, not a traceback
+    except Exception as error:  # any bug in a job is one line (and its traceback with -v)
         _finish(spec, context, EXIT_FAILURES, {"error": f"{type(error).__name__}: {error}"})
-        if context.verbosity >= 1:
-            traceback.print_exc()
         message = f"{spec.name} failed: {type(error).__name__}: {error}"
-        print(f"memwarden: {message}", file=sys.stderr)
+        log.error(message, exc_info=context.verbosity >= 1)
         if context.json_output:
             _print_json({"job": spec.name, "exit_code": EXIT_FAILURES, "error": [message]})
         return EXIT_FAILURES
     _finish(spec, context, result.exit_code, result.data.get("summary", {}))
-    _print_result(result, context)
+    _print_result(spec, result, context)
     return result.exit_code
 
 
@@ -194,11 +210,14 @@ def _print_json(document: dict) -> None:
     )
 
 
-def _print_result(result, context) -> None:
+def _print_result(spec: JobSpec, result, context) -> None:
     if context.json_output:
         _print_json(result.to_json())
     elif context.verbosity >= 0:
         for line in result.lines:
             print(line)
-    for problem in result.problems:
-        print(f"memwarden: {problem}", file=sys.stderr)
+    for level, text in result.problem_levels():
+        log.log(level, text)
+    if result.exit_code == EXIT_FAILURES and not result.problems and context.verbosity < 0:
+        # Never a silent failure: a quiet timer's log must show that this run failed.
+        log.error("%s finished with failures (run it without -q for details)", spec.name)

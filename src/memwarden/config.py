@@ -243,9 +243,16 @@ def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
 
     Each gateway's own folder in it is `memwarden.storage.locate`'s answer (JobContext.storage).
     """
+    return storage_location(config, env)[0]
+
+
+def storage_location(config: Config, env: Mapping[str, str]) -> tuple[Path, str]:
+    """Return memwarden's storage root (as `storage_dir`) and what chose it, for people."""
     configured = config.get("general.storage_dir")
     if configured:
-        return Path(configured).expanduser()
+        source = config.sources.get("general.storage_dir", "default")
+        return Path(configured).expanduser(), f"general.storage_dir ({source})"
     if env.get("STATE_DIRECTORY"):
-        return Path(env["STATE_DIRECTORY"].split(":")[0])
-    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memwarden"
+        return Path(env["STATE_DIRECTORY"].split(":")[0]), "$STATE_DIRECTORY (systemd)"
+    source = "$XDG_STATE_HOME" if env.get("XDG_STATE_HOME") else "default"
+    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memwarden", source

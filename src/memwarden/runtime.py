@@ -7,6 +7,7 @@ what it uses.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,11 +25,26 @@ if TYPE_CHECKING:
     from memwarden.storage import Storage
 
 
+class Problem(str):
+    """A problem line that carries the level it is logged at (a `critical` health check:
+    CRITICAL; something to know that is no failure: WARNING). It is the line itself, so it goes
+    wherever a plain problem line goes."""
+
+    level: int
+
+    def __new__(cls, text: str, level: int = logging.ERROR) -> Problem:
+        line = super().__new__(cls, text)
+        line.level = level
+        return line
+
+
 @dataclass
 class JobResult:
     """What a job did: `data` for --json, `lines` for people, `problems` always shown on stderr.
 
-    `exit_code` follows the contract: 0 done, 1 done with failures.
+    `exit_code` follows the contract: 0 done, 1 done with failures. A problem given as plain
+    text is logged as an error when the job failed, else as a warning; a `Problem` carries its
+    own level.
     """
 
     job: str
@@ -36,6 +52,11 @@ class JobResult:
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     exit_code: int = 0
+
+    def problem_levels(self) -> list[tuple[int, str]]:
+        """Return each problem as (logging level, text), in order."""
+        default = logging.ERROR if self.exit_code else logging.WARNING
+        return [(getattr(problem, "level", default), str(problem)) for problem in self.problems]
 
     def to_json(self) -> dict[str, Any]:
         return {"job": self.job, "exit_code": self.exit_code, **self.data}
@@ -53,6 +74,8 @@ class JobContext:
     run_id: int | None = None
     clock: Any = None
     claims_storage: bool = False
+    # A dry run or a read-only command: it creates nothing in memwarden's storage.
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         # Variables of the secrets file that are not memwarden settings (OPENCLAW_GATEWAY_TOKEN)
@@ -85,25 +108,53 @@ class JobContext:
 
     @cached_property
     def state(self) -> StateDB:
-        from memwarden.state import StateDB
+        """memwarden's state database; for a read-only run where none exists yet, an empty one
+        in memory (nothing is created on disk)."""
+        from memwarden.state import MEMORY, StateDB
 
-        return StateDB(self.storage_dir / "state.db")
+        path = self.storage_dir / "state.db"
+        if self.read_only and not path.exists():
+            return StateDB(Path(MEMORY))
+        return StateDB(path)
 
     @cached_property
-    def gateway_state_dir(self) -> Path:
-        from memwarden.openclaw.paths import resolve_state_dir
+    def gateway_state_location(self) -> tuple[Path, str]:
+        """Return the gateway state dir and what named it, for people: `--state-dir`,
+        `gateway.state_dir (<where it was set>)`, `$OPENCLAW_STATE_DIR`, … or `default`."""
+        from memwarden.openclaw.paths import locate_state_dir
 
-        override = self.state_dir_override
+        override, source = self.state_dir_override, "--state-dir"
         if override is None and self.config.gateway.state_dir:
             override = Path(self.config.gateway.state_dir)
-        return resolve_state_dir(override, env=self.env)
+            source = f"gateway.state_dir ({self.config.sources['gateway.state_dir']})"
+        path, chosen_by = locate_state_dir(override, env=self.env)
+        return path, source if chosen_by == "override" else chosen_by
+
+    @property
+    def gateway_state_dir(self) -> Path:
+        return self.gateway_state_location[0]
 
     @cached_property
     def deployment(self) -> Deployment:
-        """The gateway's state dir, config and agents. Raise GatewayConfigError if unreadable."""
-        from memwarden.openclaw.layout import discover
+        """The gateway's state dir, config and agents.
 
-        return discover(self.gateway_state_dir, env=self.env)
+        Raise GatewayNotFound (exit 2) if no gateway lives in the state dir, naming it, what
+        chose it and the fix; GatewayConfigError if its config is unreadable.
+        """
+        from memwarden.errors import GatewayNotFound
+        from memwarden.openclaw.layout import discover, not_a_gateway
+
+        deployment = discover(self.gateway_state_dir, env=self.env)
+        reason = not_a_gateway(deployment.state_dir, deployment.config_path)
+        if reason is not None:
+            path, source = self.gateway_state_location
+            raise GatewayNotFound(
+                f"{path}: no OpenClaw gateway state here: {reason} (state dir from {source})",
+                "point memwarden at the folder holding the gateway's openclaw.json and agents/ "
+                "with --state-dir DIR, $OPENCLAW_STATE_DIR or [gateway] state_dir",
+                reason,
+            )
+        return deployment
 
     def lock(self, name: str) -> RunLock:
         return RunLock(self.storage_dir / "locks", name)

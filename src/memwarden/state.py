@@ -21,6 +21,7 @@ from memwarden.errors import MemwardenError
 from memwarden.files import ensure_dir
 
 BUSY_TIMEOUT_MS = 5000
+MEMORY = ":memory:"
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,15 @@ class Run:
 
 
 class StateDB:
-    """A connection to state.db with the schema brought up to date."""
+    """A connection to state.db with the schema brought up to date (`Path(":memory:")`: an
+    empty database that lives in memory, for runs that must create nothing)."""
 
     def __init__(self, path: Path, migrations: list[Migration] | None = None) -> None:
         self.path = path
-        ensure_dir(path.parent)
-        fresh = not path.exists()
+        in_memory = str(path) == MEMORY
+        if not in_memory:
+            ensure_dir(path.parent)
+        fresh = not in_memory and not path.exists()
         try:
             self.connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000)
         except sqlite3.Error as error:

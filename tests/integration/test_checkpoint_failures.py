@@ -71,7 +71,7 @@ def test_checkpoint_broken_agents_fail_alone_and_the_run_exits_1(tmp_path, capsy
         "echo": "written",
     }
     assert "sessions.json: the session store is not valid JSON" in found["bravo"]["reason"]
-    assert "workspace does not exist" in found["charlie"]["reason"]
+    assert "the workspace of agent charlie is gone" in found["charlie"]["reason"]
     assert "outside" in found["delta"]["reason"]
     assert list(outside.iterdir()) == []
     assert result.json()["summary"]["failed"] == 3

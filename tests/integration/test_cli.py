@@ -73,7 +73,7 @@ def test_bad_config_value_exits_2_with_one_line_per_problem(capsys, tmp_path):
     config.write_text('[schedule]\nhealth_minutes = "soon"\nbogus = 1\n')
     result = run_cli(capsys, "--config", config, "config", "show")
     assert result.exit_code == 2
-    lines = result.stderr.strip().splitlines()
+    lines = result.messages
     assert len(lines) == 2
     assert lines[0].startswith(f"memwarden: {config}: schedule.health_minutes: expected an integer")
 
@@ -157,3 +157,17 @@ def test_dry_run_records_no_run_and_no_event(capsys, tmp_path, isolated_env, job
     assert db.connection.execute("SELECT count(*) FROM events").fetchone()[0] == 0
     assert run_cli(capsys, "--state-dir", state.state_dir, job).exit_code == 0
     assert [run.job for run in db.last_runs(job)] == [job]
+
+
+def all_parsers(parser: argparse.ArgumentParser):
+    yield parser
+    for _summary, sub in sub_commands(parser).values():
+        yield from all_parsers(sub)
+
+
+@pytest.mark.parametrize("spec", available_jobs(), ids=lambda spec: spec.name)
+def test_no_parser_accepts_abbreviated_options(spec):
+    parser, _ = build_parser([spec.name])
+    found = list(all_parsers(parser))
+    assert len(found) > 1
+    assert [p.prog for p in found if p.allow_abbrev] == []

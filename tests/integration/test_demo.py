@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memwarden.jobs import JOBS
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -23,8 +25,13 @@ def test_demo_runs_every_job_and_writes_memory_files(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     out = completed.stdout
-    for command in ("sessions", "checkpoint", "index", "rotate", "health", "history", "events"):
+    scheduled = [spec.name for spec in JOBS if spec.records_run]  # what "every job" means
+    assert set(scheduled) == {"checkpoint", "rotate", "index", "health", "maintain"}
+    for command in (*scheduled, "sessions", "history", "events", "status"):
         assert f"$ memwarden {command}" in out
+    status = out[out.index("$ memwarden status") :]
+    assert "never run" not in status
+    assert "  maintain    ok" in status
     assert "checkpoint: 2 agent(s), 2 written" in out
     assert "rotated      agent:main:agentrpc" in out
     assert (

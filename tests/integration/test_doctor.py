@@ -15,15 +15,10 @@ from memwarden.state import StateDB
 from support.cli import run_cli
 from support.deployments import make_file_era_state, write_json5_config
 from support.gateway_sim import GatewaySimulator
+from support.schedulers import crontab_stub
 
 HOOKS = ("memory-index-inject", "session-summary")
 JOBS = ("checkpoint", "rotate", "index", "health", "maintain")
-CRONTAB_STUB = """#!/bin/sh
-case "$1" in
-  -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }; cat "$STUB_CRONTAB" ;;
-  -) cat > "$STUB_CRONTAB" ;;
-esac
-"""
 
 
 @pytest.fixture
@@ -57,13 +52,12 @@ def healthy(tmp_path, home, sim, monkeypatch, capsys):
     memory = state.workspace / "memory"
     memory.mkdir(mode=0o700)
     (memory / "INDEX.md").write_text("# Index\n")
-    stubs = tmp_path / "stubs"
-    stubs.mkdir()
-    (stubs / "crontab").write_text(CRONTAB_STUB)
-    (stubs / "crontab").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{stubs}:/usr/bin:/bin")
-    monkeypatch.setenv("STUB_CRONTAB", str(tmp_path / "crontab.txt"))
+    for name, value in crontab_stub(tmp_path / "stubs").items():
+        monkeypatch.setenv(name, value)
     assert run_cli(capsys, "install", "cron").exit_code == 0
+    secrets = home / ".config" / "memwarden" / "secrets.env"
+    with secrets.open("a") as lines:  # alerts reach someone
+        lines.write("MEMWARDEN_SLACK_WEBHOOK_URL=https://hooks.slack.example/T0/B0/x\n")
     storage = home / ".local" / "state" / "memwarden"
     db = StateDB(storage / "state.db")
     for job in JOBS:

@@ -180,10 +180,10 @@ def test_events_record_opened_sent_failed_and_resolved(runner, sim, slack):
     runner.run(T0 + minutes(10))
     database: StateDB = runner.context().state
     types = [event["type"] for event in database.events(types=None)]
-    assert types.count("alert.opened") == 2  # gateway.live and gateway.ready
+    assert types.count("alert.opened") == 1  # gateway.live: readiness is not probed, not alerted
     assert types.count("alert.failed") == 1
     assert types.count("alert.sent") == 2
-    assert types.count("alert.resolved") == 2
+    assert types.count("alert.resolved") == 1
 
 
 def test_deliver_with_nothing_waiting_never_builds_the_sink(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import platform
 import plistlib
+import pwd
 import stat
 from pathlib import Path
 
@@ -57,7 +58,9 @@ def test_install_systemd_writes_units_enables_timers_and_uninstall_leaves_nothin
     assert mode(secrets) == 0o600
     manifest = orjson.loads((home / ".local/state/memwarden/install/systemd.json").read_bytes())
     assert manifest["activated"] == [f"memwarden-{job}.timer" for job in JOBS]
-    assert "warning: user timers stop when alice logs out" in result.stderr
+    # The account's name, not $USER (alice) nor $HOME's folder name.
+    user = pwd.getpwuid(os.getuid()).pw_name
+    assert f" WARNING memwarden: user timers stop when {user} logs out" in result.stderr
 
     result = run_cli(capsys, "uninstall", "systemd")
     assert result.exit_code == 0, result.stderr

@@ -158,7 +158,7 @@ def test_maintain_backs_up_config_once_per_change_and_warns_when_it_shrank(
     file_era.config_path.write_text('{"gateway": {"port": 18789}}\n')
     result = run_cli(capsys, *arguments)
     assert result.exit_code == 0
-    assert "warning: the gateway config" in result.stderr and "shrank" in result.stderr
+    assert " WARNING memwarden: the gateway config" in result.stderr and "shrank" in result.stderr
     db = StateDB(storage(isolated_env) / "state.db")
     (event,) = db.events(types=["config.shrunk"])
     assert event["data"]["current_bytes"] < event["data"]["previous_bytes"] / 2

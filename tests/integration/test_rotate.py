@@ -327,7 +327,7 @@ def test_rotate_gateway_unreachable_is_one_clear_line(capsys, sqlite_state, monk
     result = run_cli(capsys, "--state-dir", sqlite_state.state_dir, "rotate")
 
     assert result.exit_code == 1
-    (line,) = result.stderr.strip().splitlines()
+    (line,) = result.messages
     assert line.startswith("memwarden: cannot reach the gateway at ws://127.0.0.1:9")
 
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 
 import orjson
 import pytest
+
+# What memwarden puts before each stderr line: a time stamp and the level, or `<N>` under journald.
+LOG_PREFIX = re.compile(r"^(?:<\d>|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d [A-Z]+ )")
 
 
 @dataclass
@@ -19,6 +23,11 @@ class CliResult:
 
     def json(self):
         return orjson.loads(self.stdout)
+
+    @property
+    def messages(self) -> list[str]:
+        """The stderr lines without their log prefix: `memwarden: <text>` each."""
+        return [LOG_PREFIX.sub("", line) for line in self.stderr.splitlines()]
 
 
 def run_cli(capsys: pytest.CaptureFixture, *arguments: str) -> CliResult:

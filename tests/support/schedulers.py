@@ -63,3 +63,9 @@ def install_stubs(folder: Path) -> Stubs:
     for script in folder.iterdir():
         script.chmod(0o755)
     return Stubs(folder)
+
+
+def crontab_stub(folder: Path) -> dict[str, str]:
+    """Write the stubs into `folder`; return the variables that make them the ones used (PATH,
+    STUB_LOG, and STUB_CRONTAB: the table, `<folder>/crontab.txt`)."""
+    return install_stubs(folder).env()

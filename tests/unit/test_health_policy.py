@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memwarden.health.model import Status, critical, ok, warning
@@ -127,3 +128,27 @@ def test_decide_alerts_state_without_notification_is_due_at_once():
     previous = {"gateway.live": state("gateway.live", Status.CRITICAL, notified=None)}
     plan = decide_alerts(previous, [critical("gateway.live", "down")], at(1), COOLDOWN)
     assert kinds(plan) == [("reminder", "gateway.live")]
+
+
+def test_decide_alerts_masked_check_keeps_its_state_without_a_notice():
+    previous = {"gateway.ready": state("gateway.ready", Status.CRITICAL)}
+    down = replace(critical("gateway.live", "down"), masks=("gateway.ready", "gateway.rpc"))
+    plan = decide_alerts(previous, [down], at(5), COOLDOWN)
+    assert kinds(plan) == [("new", "gateway.live")]
+    assert plan.states["gateway.ready"] == previous["gateway.ready"]
+    assert [quiet.key for quiet in plan.quiet] == ["gateway.ready"]
+
+
+def test_decide_alerts_mask_pattern_holds_every_check_not_measured():
+    previous = {key: state(key, Status.WARNING) for key in ("disk:/", "memory.oversized")}
+    lost = replace(critical("gateway.state_dir", "no gateway here"), masks=("*",))
+    plan = decide_alerts(previous, [lost], at(5), COOLDOWN)
+    assert kinds(plan) == [("new", "gateway.state_dir")]
+    assert set(plan.states) == {"gateway.state_dir", "disk:/", "memory.oversized"}
+
+
+def test_decide_alerts_mask_does_not_hide_a_check_that_reported():
+    previous = {"gateway.ready": state("gateway.ready", Status.CRITICAL)}
+    masking = replace(critical("gateway.live", "down"), masks=("gateway.ready",))
+    plan = decide_alerts(previous, [masking, ok("gateway.ready", "ready")], at(5), COOLDOWN)
+    assert ("resolved", "gateway.ready") in kinds(plan)

@@ -135,3 +135,16 @@ def test_unpinned_variables_lists_settings_and_gateway_tokens_timers_miss():
 def test_unpinned_variables_gateway_token_not_needed_when_its_config_holds_one():
     env = {"OPENCLAW_GATEWAY_TOKEN": "t", "MEMWARDEN_SLACK_BOT_TOKEN": "x"}
     assert unpinned_variables(env, {}, config_has_token=True) == ["MEMWARDEN_SLACK_BOT_TOKEN"]
+
+
+def test_linger_user_is_the_account_name_not_user_nor_home(monkeypatch, tmp_path):
+    import os
+    import pwd
+
+    from memwarden.scheduling.host import linger_user
+
+    monkeypatch.setenv("USER", "alice")
+    monkeypatch.setenv("LOGNAME", "alice")
+    monkeypatch.setenv("HOME", str(tmp_path / "bob"))
+    user, _lingering = linger_user()
+    assert user == pwd.getpwuid(os.getuid()).pw_name

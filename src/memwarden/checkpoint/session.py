@@ -97,7 +97,7 @@ def checkpoint_one(
                 {"error": outcome.reason, "trigger": run.trigger},
             )
         ]
-        log.warning("checkpoint of %s %s failed: %s", agent.id, session.key, outcome.reason)
+        log.info("checkpoint of %s %s failed: %s", agent.id, session.key, outcome.reason)
     return outcome
 
 

@@ -7,13 +7,14 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from memwarden.doctor.alerting import check_alert_destination
 from memwarden.doctor.bootstrap import GATEWAY_BOOTSTRAP, check_bootstrap
 from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.permissions import PathFacts, check_permissions
 from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
-from memwarden.errors import GatewayConfigError, MemwardenError, UsageError
+from memwarden.errors import GatewayConfigError, GatewayNotFound, MemwardenError, UsageError
 from memwarden.files import read_text_if_exists
 from memwarden.hooks_install import (
     HOOK_NAMES,
@@ -68,6 +69,7 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         ("storage", lambda: storage(context)),
         ("timers", lambda: timers(context, manifests)),
         ("secrets", lambda: secrets_visibility(context, manifests)),
+        ("alerts", lambda: alert_destination(context)),
         ("permissions", lambda: permissions(context, deployment, manifests)),
     ]
     if check_gateway:
@@ -88,20 +90,19 @@ def _broken(key: str, error: Exception) -> list[Finding]:
 
 def gateway_config(context: JobContext) -> tuple[list[Finding], Deployment | None]:
     """Find the gateway's state dir and config; parse the config (JSON5)."""
-    state_dir = context.gateway_state_dir
-    if not state_dir.is_dir():
+    path = resolve_config_path(context.gateway_state_dir, context.env)
+    try:
+        deployment = context.deployment
+    except GatewayNotFound as error:
         return [
             Finding(
                 "gateway.state_dir",
                 "action",
-                f"no gateway state dir at {state_dir}",
+                error.problem,
                 "memwarden --state-dir <the gateway's state dir> doctor   (then set "
                 '[gateway] state_dir = "<that dir>" in config.toml)',
             )
         ], None
-    path = resolve_config_path(state_dir, context.env)
-    try:
-        deployment = context.deployment
     except GatewayConfigError as error:
         good = Path(f"{path}.last-good")
         fix = f"cp {good} {path}" if good.exists() else "openclaw config validate"
@@ -207,7 +208,7 @@ def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]
 
 
 def _linger(context: JobContext) -> list[Finding]:
-    user, lingering = linger_user(context.env)
+    user, lingering = linger_user()
     if lingering:
         return [
             Finding("timers.linger", "ok", f"lingering is on for {user}: timers run logged out")
@@ -241,6 +242,12 @@ def secrets_visibility(context: JobContext, manifests: dict[str, Manifest]) -> l
             )
         )
     return findings
+
+
+def alert_destination(context: JobContext) -> list[Finding]:
+    """Check that health alerts reach someone, and that the secrets file can name a channel."""
+    path = secrets_file_path(context)
+    return check_alert_destination(context.config.slack, str(path), read_text_if_exists(path))
 
 
 def permissions(

@@ -30,6 +30,10 @@ _RANKS = {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 2}
 class CheckResult:
     """One measured fact. `key` is stable across runs (`gateway.live`, `disk:/var`): the alert
     state, cooldowns and metrics are kept per key.
+
+    `masks` names the checks (keys or globs) this result kept from being measured: readiness is
+    not probed while the gateway is not live. Their alert state is kept as it was, so one outage
+    is one alert, and nothing counts as resolved merely for not being measured.
     """
 
     key: str
@@ -38,6 +42,7 @@ class CheckResult:
     value: Any = None
     threshold: Any = None
     details: dict[str, Any] = field(default_factory=dict)
+    masks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {

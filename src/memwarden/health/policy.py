@@ -7,7 +7,9 @@ Pure: no clock, no database, no network. Per check key:
 - bad → still bad: a `reminder` once the cooldown has passed since the last notice, and only
   when no earlier notice about it is still waiting to be delivered (a Slack outage must not
   pile up reminders that would all arrive at once);
-- bad → ok (or no longer reported): a `resolved` notice.
+- bad → ok (or no longer reported): a `resolved` notice;
+- not measured this run because another result masks it (readiness while the gateway is not
+  live): its state is kept as it was, with no notice.
 
 A severity that drops (critical → warning) is recorded without a notice; it shows in the next
 reminder. Notices of one run are grouped into one message by the caller.
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from fnmatch import fnmatchcase
 from typing import Any, Literal
 
 from memwarden.health.model import CheckResult, Status
@@ -82,7 +85,8 @@ def decide_alerts(
 ) -> AlertPlan:
     """Given the stored states, this run's results, the time, the cooldown and the keys that have
     a notice still waiting for delivery, return the plan: notices (in result order, resolutions
-    of vanished checks last) and the states to store.
+    of vanished checks last) and the states to store. A stored state whose check is masked by a
+    result of this run (`CheckResult.masks`) is kept unchanged, without a notice.
     """
     notices: list[Notice] = []
     states: dict[str, AlertState] = {}
@@ -99,8 +103,14 @@ def decide_alerts(
             states[result.key] = state
             if notice is None:
                 quiet.append(state)
+    masks = [pattern for result in results for pattern in result.masks]
     for key, state in previous_state.items():
-        if key not in seen:
+        if key in seen:
+            continue
+        if any(fnmatchcase(key, pattern) for pattern in masks):
+            states[key] = state
+            quiet.append(state)
+        else:
             notices.append(_resolved(state, "no longer reported (check disabled or gone)"))
     return AlertPlan(notices, states, quiet)
 

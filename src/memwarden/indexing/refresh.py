@@ -105,10 +105,13 @@ def index_workspace(
     force: bool,
     dry_run: bool,
 ) -> Outcome:
-    """Index one workspace; return what was done. Raise MemwardenError or OSError on failure."""
+    """Index one workspace; return what was done. Raise MemwardenError or OSError on failure
+    (a workspace gone though its agent has sessions is one)."""
     workspace = target.workspace
     outcome = Outcome(str(workspace), target.agents, "unchanged", cap=target.max_chars)
     if not workspace.is_dir():
+        if target.lost is not None:
+            raise MemwardenError(target.lost)
         outcome.status = "no_workspace"
         return outcome
     memory_dir = workspace / "memory"

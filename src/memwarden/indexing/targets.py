@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class Target:
-    """One workspace to index, the agents that share it and its bootstrap caps."""
+    """One workspace to index, the agents that share it and its bootstrap caps; `lost` says
+    why a missing workspace is a failure (an agent of it has sessions), None when it is not."""
 
     workspace: Path
     agents: list[str]
     max_chars: int
     total_max_chars: int
+    lost: str | None = None
 
     @property
     def label(self) -> str:
@@ -37,6 +39,8 @@ def agent_targets(
     context: JobContext, deployment: Deployment, agents: Sequence[Agent]
 ) -> list[Target]:
     """Given agents, return their workspaces deduplicated by real path, in agent order."""
+    from memwarden.openclaw.agents import lost_workspace
+
     by_workspace: dict[str, Target] = {}
     for agent in agents:
         real = os.path.realpath(agent.workspace)
@@ -44,11 +48,12 @@ def agent_targets(
         total = deployment.bootstrap_total_max_chars(agent.id)
         target = by_workspace.get(real)
         if target is None:
-            by_workspace[real] = Target(agent.workspace, [agent.id], cap, total)
+            target = by_workspace[real] = Target(agent.workspace, [agent.id], cap, total)
         else:
             target.agents.append(agent.id)
             target.max_chars = min(target.max_chars, cap)
             target.total_max_chars = min(target.total_max_chars, total)
+        target.lost = target.lost or lost_workspace(agent)
     return list(by_workspace.values())
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A command: its module, one-line summary, whether runs lock and are recorded, and whether
-    it only reads memwarden's storage (it then never claims a storage root; see storage.py)."""
+    """A command: its module, one-line summary, whether runs lock and are recorded, and
+    whether it only reads (then, like any dry run, it creates nothing in memwarden's storage
+    and never claims a storage root; see storage.py)."""
 
     name: str
     module: str

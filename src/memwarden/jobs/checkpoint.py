@@ -175,12 +175,15 @@ def checkpoint_agents(
 ) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
-    Agents whose store and transcripts did not change are settled first, with a few stats
+    An agent whose workspace is gone though it has sessions fails at once (`lost_workspace`).
+    Agents whose store and transcripts did not change are settled next, with a few stats
     each. The others run `checkpoint.workers` at a time, in threads. `on_done(agent, result)`
     is called in this thread as soon as each agent is done, so what an agent's files now hold
     is recorded right after they are written, not at the end of a run that may be killed.
     """
-    from memwarden.checkpoint.agents import checkpoint_agent, skip_unchanged
+    from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.openclaw.agents import lost_workspace
 
     def finished(agent: Agent, result: AgentResult) -> AgentResult:
         if on_done is not None:
@@ -188,8 +191,15 @@ def checkpoint_agents(
         return result
 
     settled = {}
+    for agent in agents:
+        lost = lost_workspace(agent)
+        if lost is not None:
+            failed = SessionOutcome(agent.id, str(agent.workspace), "failed", lost)
+            settled[agent.id] = finished(agent, AgentResult([failed]))
     if not force:
         for agent in agents:
+            if agent.id in settled:
+                continue
             result = skip_unchanged(state, agent)
             if result is not None:
                 settled[agent.id] = finished(agent, result)

@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
-from memwarden.errors import UsageError
+from memwarden.errors import EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.layout import Deployment
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of memwarden and of each command and verb (sub-parsers inherit the class).
+
+    Options are never abbreviated: `--conf X` is an unknown option, not `--config X`. A usage
+    error is one line through memwarden's log (time-stamped in a timer's log), then exit 2.
+    """
+
+    def __init__(self, *arguments, **options) -> None:
+        options.setdefault("allow_abbrev", False)
+        super().__init__(*arguments, **options)
+
+    def error(self, message: str) -> NoReturn:
+        logging.getLogger("memwarden").error("%s (see `%s --help`)", message, self.prog)
+        self.exit(EXIT_USAGE)
 
 
 def global_options_parent() -> argparse.ArgumentParser:
@@ -19,7 +36,7 @@ def global_options_parent() -> argparse.ArgumentParser:
 
     Its defaults are suppressed so a value given before the command is not overwritten.
     """
-    parent = argparse.ArgumentParser(add_help=False)
+    parent = Parser(add_help=False)
     add_global_options(parent, suppress=True)
     return parent
 

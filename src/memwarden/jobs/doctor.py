@@ -3,15 +3,20 @@
 Gateway config (JSON5), compaction mode and memory flush, memwarden's hooks, the bootstrap caps,
 the timers and the jobs' last successes, the permissions of private files, and whether the gateway
 accepts memwarden's token. Exit 1 when something needs action.
+
+People get the report on stdout; under `-q` or `--json`, each finding that needs action (an
+error) or is a warning is one line on stderr instead, with its fix.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 
 from memwarden.errors import EXIT_FAILURES
-from memwarden.runtime import JobContext, JobResult
+from memwarden.runtime import JobContext, JobResult, Problem
 
+PROBLEM_LEVELS = {"action": logging.ERROR, "warning": logging.WARNING}
 LABELS = {"action": "[action] ", "warning": "[warning]", "info": "[info]   ", "ok": "[ok]     "}
 
 
@@ -45,9 +50,20 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         lines.append(f"{LABELS[finding.severity]} {finding.key}: {finding.message}")
         if finding.fix:
             lines.append(f"           fix: {finding.fix}")
+    problems = []
+    if context.verbosity < 0 or context.json_output:  # the report is not shown: say each one
+        problems = [
+            Problem(
+                f"doctor {f.key}: {f.message}" + (f"; fix: {f.fix}" if f.fix else ""),
+                PROBLEM_LEVELS[f.severity],
+            )
+            for f in findings
+            if f.severity in PROBLEM_LEVELS
+        ]
     return JobResult(
         "doctor",
         data={"findings": [finding.to_json() for finding in findings], "summary": tally},
         lines=lines,
+        problems=problems,
         exit_code=EXIT_FAILURES if needs_action(findings) else 0,
     )

@@ -4,19 +4,25 @@ Checks run first, each isolated from the others. Then the alert policy compares 
 stored alert state; the news of the run (new, worse, still failing, resolved) becomes one message,
 committed to the outbox together with the new state, then delivered with every message still
 pending. A failed send never fails the checks: the message waits for the next run. Finally the
-Prometheus textfile is written. Exit 1 when a check is critical or could not run.
+Prometheus textfile is written. Exit 1 when a check is critical or could not run; exit 2 when
+no gateway lives in the state dir (after alerting on it: `gateway.state_dir` is critical).
+
+People get the table on stdout; under `-q` (timers) or `--json`, each check that is not ok is
+one line on stderr instead, logged at its own level (critical or warning).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, GatewayNotFound
 from memwarden.jobs.common import add_dry_run
-from memwarden.runtime import JobContext, JobResult
+from memwarden.runtime import JobContext, JobResult, Problem
 
 if TYPE_CHECKING:
     from memwarden.health.alerting import Delivery
@@ -25,6 +31,7 @@ if TYPE_CHECKING:
     from memwarden.health.store import NewMessage
 
 JOB = "health"
+STATE_DIR_KEY = "gateway.state_dir"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +50,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
     config = context.config
     destination = slack_destination(config.slack)  # a Slack misconfiguration stops the run first
+    missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
         deployment_loader=lambda: context.deployment,
@@ -51,13 +59,19 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         env=dict(context.env),
     )
     results, broken_checks = run_checks(inputs, registry(), config.health.disabled_checks)
-    result = JobResult(JOB, problems=list(broken_checks))
+    result = JobResult(JOB)
+    if missing is not None:  # the exit-2 line: it names the state dir and the fix
+        result.problems.append(Problem(missing.message, logging.CRITICAL))
     if context.verbosity >= 0 and not context.json_output:  # timers run quiet: skip the table
         result.lines += _table(results)
+        result.problems += broken_checks
+    else:
+        result.problems += _check_problems(results, skip={STATE_DIR_KEY} if missing else set())
     alerts = _alerts(context, options, results, destination, result)
     metrics_written = _metrics(context, options, results, result)
     critical = any(r.status is Status.CRITICAL for r in results)
-    result.exit_code = 1 if critical or broken_checks or not metrics_written else 0
+    failed = critical or broken_checks or not metrics_written
+    result.exit_code = EXIT_USAGE if missing else EXIT_FAILURES if failed else 0
     counts = {status.value: sum(r.status is status for r in results) for status in Status}
     result.data = {
         "summary": counts | alerts.pop("summary"),
@@ -65,6 +79,32 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         "alerts": alerts,
     }
     return result
+
+
+def _missing_gateway(context: JobContext) -> GatewayNotFound | None:
+    """Return the error saying no gateway lives in the state dir, or None when one does (an
+    unreadable gateway config is left to the checks, which report it)."""
+    from memwarden.errors import GatewayConfigError
+
+    try:
+        context.deployment  # noqa: B018 - discovered once here, then shared with the checks
+    except GatewayNotFound as error:
+        return error
+    except GatewayConfigError:
+        return None
+    return None
+
+
+def _check_problems(results: list[CheckResult], skip: set[str]) -> list[Problem]:
+    """Return one problem line per check that is not ok, at its level (for -q and --json)."""
+    from memwarden.health.model import Status
+
+    levels = {Status.CRITICAL: logging.CRITICAL, Status.WARNING: logging.WARNING}
+    return [
+        Problem(f"health {r.key}: {r.message}", levels[r.status])
+        for r in results
+        if r.status.is_bad and r.key not in skip
+    ]
 
 
 def _alerts(

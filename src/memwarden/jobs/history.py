@@ -49,7 +49,13 @@ def _add_path_filter(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def read_only(options: argparse.Namespace) -> bool:
+    """Return True for the verbs that only read (they create nothing in memwarden's storage)."""
+    return options.verb in ("list", "show", "diff")
+
+
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    context.deployment  # noqa: B018 - a wrong --state-dir is exit 2 before any verb runs
     verbs = {
         "list": _list,
         "show": _show,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 
-from memwarden.errors import EXIT_FAILURES, MemwardenError
+from memwarden.errors import EXIT_FAILURES, GatewayNotFound, MemwardenError
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
 from memwarden.runtime import JobContext, JobResult
 
@@ -33,7 +33,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     try:
         agents = select_agents(context.deployment, options.agent)
     except MemwardenError as error:
-        if options.agent:
+        if options.agent or isinstance(error, GatewayNotFound):
             raise
         agents = []
         reports.append(

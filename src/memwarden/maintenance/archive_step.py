@@ -14,7 +14,7 @@ from memwarden.files import check_inside, ensure_dir
 from memwarden.maintenance.daily_logs import plan_daily_archive
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport
-from memwarden.openclaw.agents import Agent
+from memwarden.openclaw.agents import Agent, lost_workspace
 from memwarden.runtime import JobContext
 
 LOCK_WAIT_SECONDS = 30
@@ -33,6 +33,10 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
     today = local_today(context)
     moved_total = 0
     for agent in agents:
+        lost = lost_workspace(agent)
+        if lost is not None:
+            report.fail(f"agent {agent.id}: daily logs not archived: {lost}")
+            continue
         try:
             names = [fact.name for fact in list_files(agent.memory_dir)]
             moves = plan_daily_archive(names, today, after_days)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from memwarden.files import atomic_write, ensure_dir
 from memwarden.maintenance.config_backup import (
     backup_name,
@@ -11,7 +13,7 @@ from memwarden.maintenance.config_backup import (
 )
 from memwarden.maintenance.report import StepReport, size_text
 from memwarden.openclaw.paths import resolve_config_path
-from memwarden.runtime import JobContext
+from memwarden.runtime import JobContext, Problem
 
 BACKUP_DIR = "config-backups"
 
@@ -73,10 +75,11 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
 
 
 def _warn_shrunk(context, report, source, latest, decision, dry_run) -> None:
-    message = (
-        f"warning: the gateway config {source} shrank from {size_text(decision.previous_size)} "
+    message = Problem(
+        f"the gateway config {source} shrank from {size_text(decision.previous_size)} "
         f"to {size_text(decision.current_size)}; if that was not on purpose, compare it with "
-        f"{context.storage_dir / BACKUP_DIR / latest} and restore what is missing"
+        f"{context.storage_dir / BACKUP_DIR / latest} and restore what is missing",
+        logging.WARNING,
     )
     report.problems.append(message)
     if not dry_run:

@@ -236,6 +236,22 @@ def _make_agent(
     )
 
 
+def lost_workspace(agent: Agent) -> str | None:
+    """Given an agent, return why its missing workspace is a failure, or None.
+
+    The gateway makes (and seeds) an agent's workspace before the agent's first session, so an
+    agent with a session store but no workspace lost it since: it was removed or moved, or the
+    config now points elsewhere. An agent with neither is new: the gateway makes its workspace
+    on its first run, and there is nothing to protect yet (None, as for a present workspace).
+    """
+    if agent.era == "none" or agent.workspace.is_dir():
+        return None
+    return (
+        f"{agent.workspace}: the workspace of agent {agent.id} is gone, though the agent has "
+        "sessions; restore it, or fix the agent's `workspace` in openclaw.json"
+    )
+
+
 def storage_era(agent_dir: Path) -> Era:
     """Given an agent's state folder, return `sqlite` (its DB exists), `file` or `none`."""
     if (agent_dir / "agent" / SQLITE_FILE_NAME).is_file():

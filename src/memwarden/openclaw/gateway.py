@@ -397,6 +397,17 @@ def resolve_endpoint(
     return url, token or None
 
 
+def endpoint_source(config: Config, deployment: Deployment | None, env: Mapping[str, str]) -> str:
+    """Given what `resolve_endpoint` is given, return what chose its URL, for people."""
+    if (config.gateway.url or "").strip():
+        return f"gateway.url ({config.sources.get('gateway.url', 'default')})"
+    if deployment is not None:
+        return f"port: {deployment.gateway_port_and_source()[1]}"
+    if (env.get("OPENCLAW_GATEWAY_PORT") or "").strip():
+        return "port: $OPENCLAW_GATEWAY_PORT"
+    return "default"
+
+
 def http_base(url: str) -> str:
     """Given the gateway's WebSocket URL, return its HTTP base URL (same host and port)."""
     if url.startswith("wss://"):

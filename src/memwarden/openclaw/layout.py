@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memwarden.openclaw.agents import Agent, configured_agents, discover_agents, normalize_agent_id
+from memwarden.openclaw.agents import (
+    Agent,
+    configured_agents,
+    discover_agents,
+    disk_agent_ids,
+    normalize_agent_id,
+)
 from memwarden.openclaw.config_file import load_gateway_config
 from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.paths import env_text, resolve_config_path, resolve_state_dir
@@ -59,14 +65,19 @@ class Deployment:
         The environment wins over the config, as in the gateway's `resolveGatewayPort`
         (config/paths.ts, 2026.7.35 and 2026.9.6); the variable may be `port` or `host:port`.
         """
+        return self.gateway_port_and_source()[0]
+
+    def gateway_port_and_source(self) -> tuple[int, str]:
+        """Return the gateway port (as `gateway_port`) and what set it, for people:
+        `$OPENCLAW_GATEWAY_PORT`, `gateway.port in <config file>` or `default`."""
         for name in ("OPENCLAW_GATEWAY_PORT", "CLAWDBOT_GATEWAY_PORT"):
             port = _port_from_env(env_text(self.env, name))
             if port is not None:
-                return port
+                return port, f"${name}"
         configured = mapping(self.config.get("gateway")).get("port")
         if _is_positive_number(configured):
-            return int(configured)
-        return DEFAULT_GATEWAY_PORT
+            return int(configured), f"gateway.port in {self.config_path}"
+        return DEFAULT_GATEWAY_PORT, "default"
 
     def gateway_token(self) -> str | None:
         """Return the gateway token (`gateway.auth.token`, else `$OPENCLAW_GATEWAY_TOKEN`), or None.
@@ -128,6 +139,24 @@ def discover(
     config = load_gateway_config(config_path)
     agents = discover_agents(config, state_dir, environment, home)
     return Deployment(state_dir, config_path, config, agents, environment)
+
+
+def not_a_gateway(state_dir: Path, config_path: Path) -> str | None:
+    """Given a state dir and the gateway config path, return why no gateway lives there, or
+    None when one does.
+
+    A gateway's state dir holds its config (onboarding writes `openclaw.json`) or, for a
+    gateway running on its defaults, `agents/<id>/` once an agent has run; a folder with
+    neither is not one (a mistyped `--state-dir`, or a fresh one the gateway never used).
+    """
+    if not state_dir.exists():
+        return "the folder does not exist"
+    if not state_dir.is_dir():
+        return "not a folder"
+    if not config_path.is_file() and not disk_agent_ids(state_dir):
+        config = config_path.name if config_path.parent == state_dir else str(config_path)
+        return f"it holds neither the gateway config ({config}) nor agents/"
+    return None
 
 
 def _is_positive_number(value: object) -> bool:

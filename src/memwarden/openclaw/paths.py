@@ -43,7 +43,18 @@ def resolve_state_dir(
     env: Mapping[str, str] = os.environ,
     home: Path | None = None,
 ) -> Path:
-    """Given memwarden's `--state-dir`, the environment and home, return the gateway state dir.
+    """Given memwarden's `--state-dir`, the environment and home, return the gateway state dir
+    (the rules are `locate_state_dir`'s)."""
+    return locate_state_dir(override, env, home)[0]
+
+
+def locate_state_dir(
+    override: Path | None = None,
+    env: Mapping[str, str] = os.environ,
+    home: Path | None = None,
+) -> tuple[Path, str]:
+    """Given memwarden's `--state-dir`, the environment and home, return the gateway state dir
+    and what chose it: `override`, `$OPENCLAW_STATE_DIR`, `$CLAWDBOT_STATE_DIR` or `default`.
 
     Order: `override`, `$OPENCLAW_STATE_DIR`, `$CLAWDBOT_STATE_DIR`, `~/.openclaw` when it
     exists, else the first existing legacy dir (`~/.clawdbot`, `~/.moldbot`, `~/.moltbot`),
@@ -51,18 +62,18 @@ def resolve_state_dir(
     """
     user_home = resolve_home(env, home)
     if override is not None:
-        return user_path(str(override), user_home)
+        return user_path(str(override), user_home), "override"
     for name in ("OPENCLAW_STATE_DIR", "CLAWDBOT_STATE_DIR"):
         value = env_text(env, name)
         if value:
-            return user_path(value, user_home)
+            return user_path(value, user_home), f"${name}"
     current = user_home / STATE_DIR_NAME
     if current.exists():
-        return current
+        return current, "default"
     for legacy_name in LEGACY_STATE_DIR_NAMES:
         if (user_home / legacy_name).exists():
-            return user_home / legacy_name
-    return current
+            return user_home / legacy_name, "default"
+    return current, "default"
 
 
 def resolve_config_path(

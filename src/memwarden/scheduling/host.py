@@ -191,10 +191,26 @@ def is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def linger_user(env: Mapping[str, str]) -> tuple[str, bool]:
-    """Return the user and whether systemd keeps their user manager running when logged out."""
-    user = env.get("USER") or env.get("LOGNAME") or home_dir(env).name
+def linger_user() -> tuple[str, bool]:
+    """Return this account's user name and whether systemd keeps its user manager running when
+    it is logged out.
+
+    The name comes from the account database (the running uid), as logind's does: `$USER` may
+    be unset (cron, systemd units) or stale (`sudo -E`), and `$HOME` may be anywhere.
+    """
+    user = account_name()
     return user, Path("/var/lib/systemd/linger", user).exists()
+
+
+def account_name() -> str:
+    """Return the user name of the running uid (its number when it has no passwd entry)."""
+    import pwd
+
+    uid = os.getuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def names_defined_in(path: Path) -> set[str]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memwarden import __version__
 from memwarden.errors import EXIT_FAILURES, UsageError
-from memwarden.runtime import JobContext, JobResult
+from memwarden.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
 from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
 from memwarden.scheduling.jobs import describe_interval
@@ -67,8 +68,10 @@ def _secrets_starter(spec: UnitSpec) -> PlannedFile | None:
     """Return a commented secrets file to create when none exists yet."""
     if spec.secrets_file.exists() or spec.secrets_file.is_symlink():
         return None
-    names = sorted(option.env_name for option in ALL_OPTIONS if option.secret)
-    return secrets_file(spec.secrets_file, names)
+    names = [option.env_name for option in ALL_OPTIONS if option.secret]
+    # The bot token sends nothing without its channel: the starter names both.
+    names += [option.env_name for option in ALL_OPTIONS if option.key == "slack.channel"]
+    return secrets_file(spec.secrets_file, sorted(names))
 
 
 def _dry_run(
@@ -248,14 +251,20 @@ def _warnings(context: JobContext, spec: UnitSpec, target: str) -> list[str]:
         if name in defined:
             continue
         warnings.append(
-            f"warning: {name} is set in this shell but the timers will not see it: put it in "
-            f"{spec.secrets_file} (a secret) or in memwarden's config.toml"
+            Problem(
+                f"{name} is set in this shell but the timers will not see it: put it in "
+                f"{spec.secrets_file} (a secret) or in memwarden's config.toml",
+                logging.WARNING,
+            )
         )
     if target == "systemd":
-        user, lingering = linger_user(context.env)
+        user, lingering = linger_user()
         if not lingering:
             warnings.append(
-                f"warning: user timers stop when {user} logs out; keep them running with "
-                f"`sudo loginctl enable-linger {user}`"
+                Problem(
+                    f"user timers stop when {user} logs out; keep them running with "
+                    f"`sudo loginctl enable-linger {user}`",
+                    logging.WARNING,
+                )
             )
     return warnings

@@ -66,8 +66,11 @@ def docs_markdown() -> str:
         "memwarden reads `--config FILE`, else `$MEMWARDEN_CONFIG`, else",
         "`$XDG_CONFIG_HOME/memwarden/config.toml`; then the secrets file; then the environment",
         "(`MEMWARDEN_<SECTION>_<OPTION>`), which wins. Unknown keys and bad values are all",
-        "reported at once and memwarden exits 2. `memwarden config show` prints the effective",
-        "settings with secrets masked. The annotated example is `config/memwarden.example.toml`.",
+        "reported at once and memwarden exits 2. `memwarden config show` prints first the values",
+        "in use that memwarden works out (gateway state dir, gateway URL, storage dir, config and",
+        "secrets files) with what chose each (a flag, a variable, a config file, the default),",
+        "then every setting with its source, secrets masked. The annotated example is",
+        "`config/memwarden.example.toml`.",
     ]
     for section, description in SECTIONS.items():
         options = [option for option in ALL_OPTIONS if option.section == section]

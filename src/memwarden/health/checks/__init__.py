@@ -1,7 +1,8 @@
 """The checks, each a small function `check(inputs) -> list[CheckResult]`, and the runner.
 
 A check that raises never stops the others: the runner turns the error into a warning under the
-check's own key, so a broken check is itself reported.
+check's own key, so a broken check is itself reported. A check that cannot run because no gateway
+lives in the state dir reports nothing: `gateway.state_dir` says so, once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.errors import MemwardenError
+from memwarden.errors import GatewayNotFound, MemwardenError
 from memwarden.health.model import CheckResult, warning
 
 if TYPE_CHECKING:
@@ -68,10 +69,12 @@ def registry() -> list[Check]:
         jobs,
         memory_files,
         process,
+        state_dir,
         volume,
     )
 
     return [
+        Check(state_dir.KEY, state_dir.check_state_dir),
         Check("gateway", gateway.check_gateway),
         Check("gateway.process", process.check_process),
         Check("disk", disk.check_disk),
@@ -98,6 +101,8 @@ def run_checks(
             continue
         try:
             found = check.function(inputs)
+        except GatewayNotFound:
+            continue
         except MemwardenError as error:
             found = [warning(check.key, f"check could not run: {error.message}")]
             problems.append(f"health check {check.key}: {error.message}")

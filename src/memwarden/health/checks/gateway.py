@@ -1,13 +1,15 @@
 """Gateway liveness (`GET /healthz`), readiness (`GET /readyz`) and, optionally, the `health` RPC.
 
 memwarden's alerts never go through the gateway: a gateway that is down cannot report itself.
-When liveness fails, readiness and the RPC are not tried (each would wait for the same timeout)
-and are reported critical with that reason.
+When liveness fails, readiness and the RPC are not tried (each would wait for the same timeout):
+they are not reported at all, and the liveness result masks them, so one outage is one alert
+and an alert already open about readiness stays open.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 import httpx
@@ -33,9 +35,13 @@ def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
     with httpx.Client(timeout=timeout, trust_env=not local, verify=verify) as client:
         live = probe_liveness(client, base_url)
         ready = probe_readiness(client, base_url) if live.ok else None
-    results = [grade_liveness(live, timeout), grade_readiness(ready, live)]
+    if ready is None:
+        return [grade_liveness(live, timeout)]
+    results = [grade_liveness(live, timeout), grade_readiness(ready)]
     if inputs.health.rpc_check:
-        results.append(_rpc_result(inputs, live))
+        from memwarden.health.checks.gateway_rpc import call_health
+
+        results.append(call_health(inputs))
     return results
 
 
@@ -60,22 +66,22 @@ def _deployment_or_none(inputs: HealthInputs) -> Deployment | None:
 
 
 def grade_liveness(live: ProbeResult, timeout: float) -> CheckResult:
-    """Given the /healthz probe, return `gateway.live`: critical unless the gateway is live."""
+    """Given the /healthz probe, return `gateway.live`: critical unless the gateway is live,
+    then masking readiness and the RPC, which are not probed."""
     if live.ok:
         return ok(LIVE, f"gateway live at {live.url} ({live.elapsed_ms:.0f} ms)", live.elapsed_ms)
-    return critical(
+    result = critical(
         LIVE,
-        f"gateway not live: {live.url}: {live.detail}",
+        f"gateway not live: {live.url}: {live.detail} (readiness not probed)",
         live.status_code,
         200,
         timeout_seconds=timeout,
     )
+    return replace(result, masks=(READY, RPC))
 
 
-def grade_readiness(ready: ProbeResult | None, live: ProbeResult) -> CheckResult:
-    """Given the /readyz probe (None when not tried), return `gateway.ready`."""
-    if ready is None:
-        return critical(READY, f"gateway readiness not probed: not live ({live.detail})")
+def grade_readiness(ready: ProbeResult) -> CheckResult:
+    """Given the /readyz probe, return `gateway.ready`."""
     if ready.ok:
         uptime = (ready.body or {}).get("uptimeMs")
         return ok(READY, "gateway ready", uptime)
@@ -98,11 +104,3 @@ def is_loopback_url(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def _rpc_result(inputs: HealthInputs, live: ProbeResult) -> CheckResult:
-    if not live.ok:
-        return critical(RPC, "health RPC not called: gateway not live")
-    from memwarden.health.checks.gateway_rpc import call_health
-
-    return call_health(inputs)

@@ -1,0 +1,91 @@
+"""`memwarden config show` says which values are in use and what chose each (the CLI as a
+subprocess): the gateway state dir, the gateway URL, the storage dir, the config and secrets
+files."""
+
+from __future__ import annotations
+
+import os
+
+import json5
+
+from support.cli import run_subprocess
+from support.deployments import make_sqlite_era_state, write_json5_config
+
+
+def in_use(*arguments: str, env: dict | None = None) -> dict[str, dict[str, str]]:
+    result = run_subprocess(*arguments, "config", "show", "--json", env=env)
+    assert result.exit_code == 0, result.stderr
+    return result.json()["in_use"]
+
+
+def test_defaults_name_the_default_folders(isolated_env, monkeypatch):
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+
+    found = in_use()
+
+    assert found["gateway_state_dir"]["value"] == str(isolated_env / ".openclaw")
+    assert found["gateway_state_dir"]["source"].startswith("default; no gateway there:")
+    assert found["gateway_url"] == {"value": "ws://127.0.0.1:18789", "source": "default"}
+    storage = isolated_env / ".local" / "state" / "memwarden"
+    assert found["storage_dir"] == {"value": str(storage), "source": "default"}
+    secrets = isolated_env / ".config" / "memwarden" / "secrets.env"
+    assert found["secrets_file"] == {"value": str(secrets), "source": "default; not found"}
+    assert found["config_file"]["source"] == "defaults and environment only"
+
+
+def test_flag_variables_and_config_file_are_named_as_sources(tmp_path, isolated_env):
+    state = make_sqlite_era_state(tmp_path)
+    config = json5.loads(state.config_path.read_text())
+    config["gateway"]["port"] = 19999
+    write_json5_config(state.config_path, config)
+    secrets = tmp_path / "secrets.env"
+    secrets.write_text("# nothing yet\n")
+    secrets.chmod(0o600)
+    toml = tmp_path / "memwarden.toml"
+    toml.write_text(f'[general]\nsecrets_file = "{secrets}"\n')
+    env = dict(os.environ, STATE_DIRECTORY=str(tmp_path / "systemd-state"))
+
+    found = in_use("--config", toml, "--state-dir", state.state_dir, env=env)
+
+    assert found["config_file"] == {"value": str(toml), "source": "--config"}
+    assert found["gateway_state_dir"] == {"value": str(state.state_dir), "source": "--state-dir"}
+    assert found["gateway_url"] == {
+        "value": "ws://127.0.0.1:19999",
+        "source": f"port: gateway.port in {state.config_path}",
+    }
+    assert found["storage_dir"] == {
+        "value": str(tmp_path / "systemd-state"),
+        "source": "$STATE_DIRECTORY (systemd)",
+    }
+    assert found["secrets_file"] == {
+        "value": str(secrets),
+        "source": f"general.secrets_file ({toml})",
+    }
+
+
+def test_environment_sources_and_the_human_header(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    toml = tmp_path / "from-env.toml"
+    toml.write_text(f'[gateway]\nstate_dir = "{state.state_dir}"\n')
+    env = dict(
+        os.environ,
+        MEMWARDEN_CONFIG=str(toml),
+        MEMWARDEN_GATEWAY_URL="ws://127.0.0.1:4242",
+        MEMWARDEN_GENERAL_STORAGE_DIR=str(tmp_path / "mine"),
+    )
+
+    found = in_use(env=env)
+    shown = run_subprocess("config", "show", env=env).stdout.splitlines()
+
+    assert found["config_file"] == {"value": str(toml), "source": "$MEMWARDEN_CONFIG"}
+    assert found["gateway_state_dir"]["source"] == f"gateway.state_dir ({toml})"
+    assert found["gateway_url"]["source"] == "gateway.url (environment MEMWARDEN_GATEWAY_URL)"
+    assert found["storage_dir"]["source"] == (
+        "general.storage_dir (environment MEMWARDEN_GENERAL_STORAGE_DIR)"
+    )
+    assert shown[0] == "# in use:"
+    assert f"#   gateway state dir: {state.state_dir} (gateway.state_dir ({toml}))" in shown
+    assert "#   gateway URL:       ws://127.0.0.1:4242 (gateway.url (environment " in "\n".join(
+        shown
+    )
