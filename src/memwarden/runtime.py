@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.config import Config, storage_dir
+from memwarden.errors import ConfigError, StateError
 from memwarden.locks import RunLock
 
 if TYPE_CHECKING:
@@ -51,6 +52,9 @@ class JobContext:
     verbosity: int = 0
     run_id: int | None = None
     clock: Any = None
+    # Set when a job that must run without its state (health) could not record its run:
+    # the job reports it instead of failing (see JobSpec.runs_without_state).
+    state_problem: StateError | None = None
 
     def now(self) -> datetime:
         """Return the current time, aware UTC (tests may set `clock` to a callable)."""
@@ -58,7 +62,18 @@ class JobContext:
 
     @cached_property
     def storage_dir(self) -> Path:
-        return storage_dir(self.config, self.env)
+        """memwarden's state folder. Raise ConfigError if that path is a file."""
+        path = storage_dir(self.config, self.env)
+        if path.exists() and not path.is_dir():
+            source = self.config.sources.get("general.storage_dir", "default")
+            where = "" if source == "default" else f" (general.storage_dir from {source})"
+            raise ConfigError(
+                [
+                    f"{path}{where}: memwarden's state folder is a file, not a folder; set "
+                    "general.storage_dir to a folder (memwarden creates it)"
+                ]
+            )
+        return path
 
     @cached_property
     def log_dir(self) -> Path:

@@ -11,13 +11,19 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A command: its module, one-line summary, and whether runs lock and are recorded."""
+    """A command: its module, one-line summary, and whether runs lock and are recorded.
+
+    `runs_without_state`: when memwarden's state cannot be written (disk full, locked), the job
+    still runs, without its lock and its run record, and reports the problem itself (health:
+    nothing else would alert about it).
+    """
 
     name: str
     module: str
     summary: str
     locks: bool = False
     records_run: bool = False
+    runs_without_state: bool = False
 
 
 JOBS: tuple[JobSpec, ...] = (
@@ -48,6 +54,7 @@ JOBS: tuple[JobSpec, ...] = (
         "check the gateway, the host and memwarden's jobs; alert on Slack",
         locks=True,
         records_run=True,
+        runs_without_state=True,
     ),
     JobSpec(
         "maintain",
