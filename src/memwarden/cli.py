@@ -27,6 +27,7 @@ from memwarden.errors import (
     MemwardenError,
     StateError,
     Terminated,
+    describe_error,
     describe_os_error,
 )
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
@@ -200,11 +201,7 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
         _finish(spec, context, error.exit_code, {"error": error.message})
         raise
     except Exception as error:  # noqa: BLE001 - any bug in a job is reported, not a traceback
-        reason = (
-            describe_os_error(error)
-            if isinstance(error, OSError)
-            else f"{type(error).__name__}: {error}"
-        )
+        reason = describe_error(error)
         _finish(spec, context, EXIT_FAILURES, {"error": reason})
         if context.verbosity >= 1:
             traceback.print_exc()

@@ -85,8 +85,8 @@ _OS_ERROR_HINTS = {
     errno.EROFS: "the filesystem is read-only",
     errno.EACCES: "permission denied: check the owner and mode of the folder",
     errno.EPERM: "operation not permitted: check the owner and mode of the folder",
-    errno.ENOTDIR: "a part of the path is a file, not a folder",
-    errno.EISDIR: "it is a folder, not a file",
+    errno.ENOTDIR: "a file is where a folder should be: move it away",
+    errno.EISDIR: "a folder is where a file should be: move it away",
 }
 
 
@@ -100,3 +100,13 @@ def describe_os_error(error: OSError, doing: str = "") -> str:
     text += f"{doing}: " if doing else ""
     text += reason[0].lower() + reason[1:] if reason else ""
     return f"{text} ({hint})" if hint else text
+
+
+def describe_error(error: BaseException) -> str:
+    """Given any exception, return one line for the operator: a MemwardenError's message, an
+    OSError's path, reason and fix, else the exception's type and text."""
+    if isinstance(error, MemwardenError):
+        return error.message
+    if isinstance(error, OSError):
+        return describe_os_error(error)
+    return f"{type(error).__name__}: {error}"

@@ -131,8 +131,11 @@ def read_text_if_exists(path: Path) -> str | None:
             message = f"{path}: is a symlink; memwarden does not read through links"
             raise UnsafePathError(message) from error
         raise
-    with os.fdopen(descriptor, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError as error:  # a folder: name the path, not the descriptor number
+        raise type(error)(error.errno, error.strerror, str(path)) from None
 
 
 def fsync_dir(path: Path) -> None:

@@ -11,7 +11,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.errors import MemwardenError
+from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
 from memwarden.history.locking import memory_lock
 from memwarden.indexing.catalog import Totals, js_length
@@ -76,7 +76,7 @@ def index_targets(
                 )
         except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
             outcome = Outcome(
-                str(target.workspace), target.agents, "failed", error=_describe(error)
+                str(target.workspace), target.agents, "failed", error=describe_error(error)
             )
         if not dry_run:
             _record(context, target, outcome)
@@ -274,11 +274,3 @@ def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
             "error": outcome.error,
         },
     )
-
-
-def _describe(error: Exception) -> str:
-    if isinstance(error, MemwardenError):
-        return error.message
-    if isinstance(error, OSError):
-        return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
-    return f"{type(error).__name__}: {error}"

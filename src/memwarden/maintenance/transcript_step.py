@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memwarden.errors import MemwardenError
+from memwarden.errors import MemwardenError, describe_error
 from memwarden.maintenance.compress import TranscriptChanged, gzip_in_place
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport, size_text
@@ -25,7 +25,7 @@ def transcripts_step(context: JobContext, agents: list[Agent], dry_run: bool) ->
             sessions = load_sessions(agent)
             files = list_files(agent.sessions_dir)
         except (MemwardenError, OSError) as error:
-            report.fail(f"agent {agent.id}: transcripts left as they are: {_reason(error)}")
+            report.fail(f"agent {agent.id}: transcripts left as they are: {describe_error(error)}")
             continue
         current = [
             s.transcript.path for s in sessions if s.transcript and s.transcript.kind == "file"
@@ -98,17 +98,9 @@ def _apply(
             report.lines.append(f"  {agent.id}: skipped {action.name}: {error.message}")
             continue
         except (MemwardenError, OSError) as error:
-            report.fail(f"agent {agent.id}: {action.name}: {_reason(error)}")
+            report.fail(f"agent {agent.id}: {action.name}: {describe_error(error)}")
             continue
         done["bytes_saved"] += saved
         past = "compressed" if action.action == "compress" else "deleted"
         report.lines.append(f"  {agent.id}: {past} {action.name} ({age}, saved {size_text(saved)})")
     return done
-
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, MemwardenError):
-        return error.message
-    if isinstance(error, OSError):
-        return f"{error.strerror or error} ({error.filename})" if error.filename else str(error)
-    return str(error)

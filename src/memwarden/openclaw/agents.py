@@ -237,10 +237,12 @@ def _make_agent(
 
 
 def storage_era(agent_dir: Path) -> Era:
-    """Given an agent's state folder, return `sqlite` (its DB exists), `file` or `none`."""
-    if (agent_dir / "agent" / SQLITE_FILE_NAME).is_file():
+    """Given an agent's state folder, return `sqlite` (its DB exists), `file` (its
+    sessions.json exists) or `none`. A folder in either place counts: reading it says why the
+    agent's sessions cannot be read, instead of silently finding none."""
+    if (agent_dir / "agent" / SQLITE_FILE_NAME).exists():
         return "sqlite"
-    if (agent_dir / "sessions" / SESSION_STORE_FILE_NAME).is_file():
+    if (agent_dir / "sessions" / SESSION_STORE_FILE_NAME).exists():
         return "file"
     return "none"
 
