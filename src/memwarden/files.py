@@ -8,6 +8,7 @@ path that leaves the folder it belongs to (an agent's workspace, memwarden's sta
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from memwarden.errors import MemwardenError, UnsafePathError
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 APPEND_ATTEMPTS = 5
+_UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
 
 
 def check_inside(path: Path, root: Path) -> Path:
@@ -161,3 +163,17 @@ def _refuse_symlink(path: Path) -> Path:
     if path.is_symlink():
         raise UnsafePathError(f"{path}: is a symlink; memwarden does not write through links")
     return path
+
+
+def display_path(path: str) -> str:
+    """Given a path as the OS gave it, return it as text: bytes that are not UTF-8 (which
+    Python carries as lone surrogates) and control characters (a newline would break a
+    Markdown table) become `\\xNN` escapes; other text is returned as it is."""
+    return _UNSAFE_CHARACTERS.sub(_escape, path)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -4,6 +4,7 @@ skip with exit 0 where an agent's data cannot be read."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 import json5
@@ -196,3 +197,44 @@ def test_index_file_a_folder_names_it(tmp_path):
     result = run_subprocess("--state-dir", state.state_dir, "index")
     assert result.exit_code == 1
     assert_clear(result, str(memory / "INDEX.md"), "folder")
+
+
+def odd_name_pool(state) -> tuple[bytes, bytes]:
+    """Fill the memory pool past the index threshold, with a file whose name is not UTF-8 and
+    one with a newline in its name; return both names (as bytes)."""
+    memory = state.workspace / "memory"
+    memory.mkdir()
+    for number in range(30):
+        (memory / f"note-{number}.md").write_text("[FACT] a fact\n" * 150)
+    not_utf8, newline = b"caf\xe9 notes.md", b"two\nlines.md"
+    for name in (not_utf8, newline):
+        try:
+            with open(os.path.join(os.fsencode(memory), name), "wb") as handle:
+                handle.write(b"# Odd\n[TODO] still indexed\n" + b"x" * 60_000)
+        except OSError:
+            pytest.skip("this filesystem refuses such names")
+    return not_utf8, newline
+
+
+def test_index_escapes_file_names_that_are_not_text(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    odd_name_pool(state)
+    for _run in range(2):  # the second run reads the facts cached by the first
+        result = run_subprocess("--state-dir", state.state_dir, "index", "--force")
+        assert result.exit_code == 0, result.stderr
+    rows = (state.workspace / "memory" / "INDEX.md").read_text().splitlines()
+    table = [row for row in rows if row.startswith("| ")]
+    assert any(row.startswith("| caf\\xe9 notes.md | Odd |") for row in table), table
+    assert any(row.startswith("| two\\x0alines.md | Odd |") for row in table), table
+    assert all(row.rstrip().endswith("|") for row in table), "a name broke a table row"
+
+
+def test_health_names_oversized_files_that_are_not_text(tmp_path, monkeypatch):
+    state = make_sqlite_era_state(tmp_path)
+    odd_name_pool(state)
+    monkeypatch.setenv("MEMWARDEN_HEALTH_DISABLED_CHECKS", '["gateway*", "disk:*"]')
+    result = run_subprocess("--state-dir", state.state_dir, "--json", "health")
+    assert "Traceback" not in result.stderr and "failed" not in result.stderr, result.stderr
+    (check,) = [c for c in result.json()["checks"] if c["key"] == "memory.oversized"]
+    assert "memory/caf\\xe9 notes.md" in check["message"]
+    assert "memory/two\\x0alines.md" in check["message"]
