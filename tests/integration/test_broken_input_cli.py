@@ -5,7 +5,9 @@ skip with exit 0 where an agent's data cannot be read."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+from pathlib import Path
 
 import json5
 import orjson
@@ -238,3 +240,47 @@ def test_health_names_oversized_files_that_are_not_text(tmp_path, monkeypatch):
     (check,) = [c for c in result.json()["checks"] if c["key"] == "memory.oversized"]
     assert "memory/caf\\xe9 notes.md" in check["message"]
     assert "memory/two\\x0alines.md" in check["message"]
+
+
+# --- workspaces memwarden must not write into -------------------------------------------------
+
+
+def two_agents(tmp_path, monkeypatch, other_workspace: str):
+    """A SQLite-era gateway whose default agent `main` is fine and whose agent `other` (same
+    sessions) has `other_workspace`; checkpoint takes each agent's main session, whatever the
+    time (the capture is old)."""
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_SESSIONS", "main")
+    state = make_sqlite_era_state(tmp_path)
+    other_database = state.state_dir / "agents" / "other" / "agent" / state.sqlite_path.name
+    other_database.parent.mkdir(parents=True)
+    shutil.copy2(state.sqlite_path, other_database)
+    entries = [
+        {"id": "main", "default": True, "workspace": str(state.workspace)},
+        {"id": "other", "workspace": other_workspace},
+    ]
+    edit_config(state, lambda config: config["agents"].update(list=entries))
+    return state
+
+
+@pytest.mark.parametrize("where", ["home", "root", "system"])
+def test_workspace_home_root_or_system_folder_is_refused(
+    tmp_path, monkeypatch, isolated_env, where
+):
+    workspace = {"home": str(isolated_env), "root": "/", "system": "/etc"}[where]
+    state = two_agents(tmp_path, monkeypatch, workspace)
+    result = run_subprocess("--state-dir", state.state_dir, "checkpoint", "--force")
+    assert result.exit_code == 1
+    assert_clear(result, str(state.config_path), "agent other", workspace, "will not create")
+    assert not (Path(workspace) / "memory").exists()
+    assert (state.workspace / "memory" / "ACTIVE_CONTEXT.md").is_file(), "main still runs"
+
+
+def test_relative_workspace_is_refused_not_resolved_here(tmp_path, monkeypatch):
+    state = two_agents(tmp_path, monkeypatch, "relative/workspace")
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    result = run_subprocess("--state-dir", state.state_dir, "checkpoint", cwd=str(elsewhere))
+    assert result.exit_code == 1
+    assert_clear(result, "agent other", '"relative/workspace"', "relative path")
+    assert list(elsewhere.iterdir()) == []
+    assert (state.workspace / "memory" / "ACTIVE_CONTEXT.md").is_file()

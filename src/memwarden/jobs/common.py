@@ -100,15 +100,17 @@ def add_agent_filter(parser: argparse.ArgumentParser) -> None:
 
 
 def select_agents(deployment: Deployment, wanted: Sequence[str] | None) -> list[Agent]:
-    """Return the deployment's agents, or those named in `wanted`.
+    """Return the deployment's agents, or those named in `wanted`, without the agents whose
+    workspace memwarden refuses (`Deployment.problems` says why; the CLI reports them).
 
     Raise UsageError naming the unknown ids and the known ones.
     """
     if not wanted:
-        return list(deployment.agents)
+        return [agent for agent in deployment.agents if agent.workspace_problem is None]
     by_id = {agent.id: agent for agent in deployment.agents}
     unknown = [name for name in wanted if name.lower() not in by_id]
     if unknown:
         known = ", ".join(sorted(by_id)) or "none"
         raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {known})")
-    return [by_id[name.lower()] for name in dict.fromkeys(wanted)]
+    chosen = [by_id[name.lower()] for name in dict.fromkeys(wanted)]
+    return [agent for agent in chosen if agent.workspace_problem is None]

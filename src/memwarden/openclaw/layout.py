@@ -50,6 +50,16 @@ class Deployment:
         wanted = normalize_agent_id(agent_id)
         return next((agent for agent in self.agents if agent.id == wanted), None)
 
+    @property
+    def problems(self) -> list[str]:
+        """One line per agent whose workspace memwarden refuses (see `workspace_problem`),
+        naming the gateway config."""
+        return [
+            f"{self.config_path}: {agent.workspace_problem}"
+            for agent in self.agents
+            if agent.workspace_problem
+        ]
+
     def default_agent(self) -> Agent:
         """Return the default agent (always present, first in `agents`)."""
         return next((agent for agent in self.agents if agent.is_default), self.agents[0])
