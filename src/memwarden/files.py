@@ -11,6 +11,8 @@ import os
 import re
 import stat
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from memwarden.errors import MemwardenError, UnsafePathError
@@ -18,6 +20,13 @@ from memwarden.errors import MemwardenError, UnsafePathError
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 APPEND_ATTEMPTS = 5
+# The temp files memwarden's writers leave behind when a run is killed mid-write:
+# `.<name>.<8 characters>.tmp` (atomic_write, atomic_append: tempfile.mkstemp) and
+# `.<name>.<pid>.tmp` (the transcript compression of maintain, state backups).
+_TEMP_FILE = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+)\.tmp$")
+# A write takes milliseconds (a large transcript's compression, seconds): a temp file an hour
+# old belongs to no live writer.
+STALE_TEMP_SECONDS = 3600
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
 
 
@@ -163,6 +172,37 @@ def _refuse_symlink(path: Path) -> Path:
     if path.is_symlink():
         raise UnsafePathError(f"{path}: is a symlink; memwarden does not write through links")
     return path
+
+
+def remove_stale_temp_files(
+    folder: Path, of: Callable[[str], bool] = lambda target: True, now: float | None = None
+) -> list[str]:
+    """Given a folder, delete the temp files memwarden's writers left there (named as
+    `_TEMP_FILE` says, for a target name `of` accepts) that are more than an hour old; return
+    their names. Only regular files, never through a link: a folder that is a symlink, or
+    cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
+    if folder.is_symlink():
+        return []
+    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        match = _TEMP_FILE.match(entry.name)
+        if match is None or not of(match["target"]):
+            continue
+        try:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return removed
 
 
 def display_path(path: str) -> str:

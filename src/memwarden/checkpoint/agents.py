@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from memwarden.checkpoint import unchanged
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.errors import describe_error
+from memwarden.files import remove_stale_temp_files
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.session import RunState
@@ -71,6 +72,8 @@ def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
     from memwarden.openclaw.sessions import load_sessions
 
     taken_at = time.time()
+    if not run.dry_run:  # what a run killed mid-write left in memory/
+        remove_stale_temp_files(agent.memory_dir)
     watched = unchanged.signatures(unchanged.store_paths(agent))
     settings = run.settings
     unreadable: list[str] = []  # entries of the store that cannot be read: a failure each

@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
+from memwarden.files import (
+    atomic_write,
+    ensure_dir,
+    read_text_if_exists,
+    remove_stale_temp_files,
+)
 from memwarden.history.locking import memory_lock
 from memwarden.indexing.catalog import Totals, js_length
 from memwarden.indexing.categories import Rule, categorize, parse_rules
@@ -112,6 +117,8 @@ def index_workspace(
         outcome.status = "no_workspace"
         return outcome
     memory_dir = workspace / "memory"
+    if not dry_run:  # what a run killed mid-write left in memory/
+        remove_stale_temp_files(memory_dir)
     stats = scan_pool(memory_dir)
     outcome.files, outcome.size = len(stats), sum(stat.size for stat in stats)
     if outcome.size < context.config.index.threshold_kb * 1024 and not force:

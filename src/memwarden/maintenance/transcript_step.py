@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memwarden.errors import MemwardenError, describe_error
+from memwarden.files import remove_stale_temp_files
 from memwarden.maintenance.compress import TranscriptChanged, gzip_in_place
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport, size_text
@@ -21,6 +22,12 @@ def transcripts_step(context: JobContext, agents: list[Agent], dry_run: bool) ->
     for agent in agents:
         if agent.era != "file":
             continue
+        leftovers = [] if dry_run else _remove_compression_leftovers(agent)
+        if leftovers:
+            report.lines.append(
+                f"  {agent.id}: removed {len(leftovers)} temp file(s) a killed run left: "
+                + ", ".join(leftovers)
+            )
         try:
             sessions = load_sessions(agent)
             files = list_files(agent.sessions_dir)
@@ -104,3 +111,9 @@ def _apply(
         past = "compressed" if action.action == "compress" else "deleted"
         report.lines.append(f"  {agent.id}: {past} {action.name} ({age}, saved {size_text(saved)})")
     return done
+
+
+def _remove_compression_leftovers(agent: Agent) -> list[str]:
+    """Delete the `.<transcript>.gz.<pid>.tmp` files a maintain run killed while compressing
+    left in the agent's sessions folder; return their names."""
+    return remove_stale_temp_files(agent.sessions_dir, of=lambda target: target.endswith(".gz"))
