@@ -277,7 +277,7 @@ def _metrics(
                 last_success[spec.name] = run.finished_at if run else None
         open_alerts, undelivered = len(store.load_states(state)), len(store.undelivered(state))
     except StateError:  # written all the same: the checks are what a scraper alerts on
-        open_alerts = undelivered = 0
+        last_success, open_alerts, undelivered = {}, 0, 0
     text = metrics.render_metrics(results, last_success, open_alerts, undelivered, context.now())
     try:
         metrics.write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
