@@ -22,7 +22,7 @@ from memwarden.runtime import JobContext, JobResult
 from memwarden.state import UnavailableState
 
 if TYPE_CHECKING:
-    from memwarden.health.alerting import Delivery
+    from memwarden.health.alerting import AlertSettings, Delivery
     from memwarden.health.model import CheckResult
     from memwarden.health.policy import AlertPlan
     from memwarden.health.store import NewMessage
@@ -99,11 +99,7 @@ def _alerts(
     if options.no_alert:
         result.lines.append("alerts: not evaluated (--no-alert)")
         return {"summary": {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}}
-    settings = alerting.AlertSettings(
-        cooldown=timedelta(minutes=context.config.slack.cooldown_minutes),
-        send_resolved=context.config.slack.send_resolved,
-        mention=context.config.slack.critical_mention,
-    )
+    settings = _alert_settings(context, send_resolved=context.config.slack.send_resolved)
     now = context.now()
     plan, message = alerting.plan_alerts(state, results, now, settings)
     waiting = store.undelivered(state)
@@ -127,6 +123,17 @@ def _alerts(
     data = _alerts_json(plan, message, destination, deliveries, pending)
     data["queued_id"] = queued
     return data
+
+
+def _alert_settings(context: JobContext, send_resolved: bool) -> AlertSettings:
+    from memwarden.health.alerting import AlertSettings
+
+    slack = context.config.slack
+    return AlertSettings(
+        cooldown=timedelta(minutes=slack.cooldown_minutes),
+        send_resolved=send_resolved,
+        mention=slack.critical_mention,
+    )
 
 
 def _readable_state(context: JobContext) -> StateDB | UnavailableState:
@@ -164,11 +171,7 @@ def _alerts_without_state(
         previous = store.load_states(context.state)
     except StateError:
         previous = {}
-    settings = alerting.AlertSettings(
-        cooldown=timedelta(minutes=context.config.slack.cooldown_minutes),
-        send_resolved=False,
-        mention=context.config.slack.critical_mention,
-    )
+    settings = _alert_settings(context, send_resolved=False)
     make_sink = partial(slack_sink, context.config.slack) if destination else None
     if options.dry_run:
         make_sink = None
