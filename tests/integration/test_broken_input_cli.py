@@ -284,3 +284,15 @@ def test_relative_workspace_is_refused_not_resolved_here(tmp_path, monkeypatch):
     assert_clear(result, "agent other", '"relative/workspace"', "relative path")
     assert list(elsewhere.iterdir()) == []
     assert (state.workspace / "memory" / "ACTIVE_CONTEXT.md").is_file()
+
+
+def test_agent_asked_for_by_name_with_a_refused_workspace_is_one_line(tmp_path, monkeypatch):
+    state = two_agents(tmp_path, monkeypatch, "/")
+    for arguments in (
+        ("checkpoint", "--agent", "other"),
+        ("checkpoint", "--session", "agent:other:main"),
+        ("index", "--agent", "other"),
+    ):
+        result = run_subprocess("--state-dir", state.state_dir, *arguments)
+        assert result.exit_code == 1, arguments
+        assert_clear(result, "agent other", "root folder")

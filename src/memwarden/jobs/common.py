@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.errors import UsageError
+from memwarden.errors import MemwardenError, UsageError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
@@ -100,10 +100,11 @@ def add_agent_filter(parser: argparse.ArgumentParser) -> None:
 
 
 def select_agents(deployment: Deployment, wanted: Sequence[str] | None) -> list[Agent]:
-    """Return the deployment's agents, or those named in `wanted`, without the agents whose
-    workspace memwarden refuses (`Deployment.problems` says why; the CLI reports them).
+    """Return the deployment's agents without those whose workspace memwarden refuses
+    (`Deployment.problems` says why; the CLI reports them), or the agents named in `wanted`.
 
-    Raise UsageError naming the unknown ids and the known ones.
+    Raise UsageError naming the unknown ids and the known ones, MemwardenError when a named
+    agent's workspace is refused.
     """
     if not wanted:
         return [agent for agent in deployment.agents if agent.workspace_problem is None]
@@ -112,5 +113,12 @@ def select_agents(deployment: Deployment, wanted: Sequence[str] | None) -> list[
     if unknown:
         known = ", ".join(sorted(by_id)) or "none"
         raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {known})")
-    chosen = [by_id[name.lower()] for name in dict.fromkeys(wanted)]
-    return [agent for agent in chosen if agent.workspace_problem is None]
+    return [writable(deployment, by_id[name.lower()]) for name in dict.fromkeys(wanted)]
+
+
+def writable(deployment: Deployment, agent: Agent) -> Agent:
+    """Return `agent`. Raise MemwardenError (the line naming the config) when memwarden refuses
+    its workspace: asked for by name, it is not silently left out."""
+    if agent.workspace_problem is not None:
+        raise MemwardenError(f"{deployment.config_path}: {agent.workspace_problem}")
+    return agent
