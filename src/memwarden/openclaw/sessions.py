@@ -185,35 +185,36 @@ def load_file_store(
 def _file_record(
     agent_id: str, sessions_dir: Path, key: str, entry: object, problems: list[str]
 ) -> SessionRecord | None:
-    where = f'{sessions_dir / "sessions.json"}: entry "{key}"'
     if not isinstance(entry, dict):
+        where = _entry_name(sessions_dir, key)
         problems.append(f"{where} is {describe(entry)}, not an object; {_SKIPPED}")
         return None
     session_id = _text(entry.get("sessionId"))
     if session_id is None:
-        problems.append(
-            f"{where}: sessionId is {describe(entry.get('sessionId'))}, not text; {_SKIPPED}"
-        )
+        odd = describe(entry.get("sessionId"))
+        where = _entry_name(sessions_dir, key)
+        problems.append(f"{where}: sessionId is {odd}, not text; {_SKIPPED}")
         return None
     transcript_path = resolve_transcript_file(sessions_dir, session_id, entry.get("sessionFile"))
     transcript = (
         TranscriptLocation("file", transcript_path, session_id) if transcript_path else None
     )
     record = _record(agent_id, key, session_id, "file", transcript, entry, {})
-    _note_odd_times(where, entry, {"updatedAt": record.updated_at}, problems)
+    if record.updated_at is None and entry.get("updatedAt") is not None:
+        where = _entry_name(sessions_dir, key)
+        problems.append(_odd_time(where, "updatedAt", entry["updatedAt"]))
     return record
 
 
-def _note_odd_times(
-    where: str, source: Mapping[str, Any], read: Mapping[str, int | None], problems: list[str]
-) -> None:
-    """Add a problem for each time field present in `source` that did not read as a time."""
-    for name, value in read.items():
-        if value is None and source.get(name) is not None:
-            problems.append(
-                f"{where}: {name} is {describe(source[name])}, not a time in milliseconds; "
-                "memwarden takes the session's age as unknown"
-            )
+def _entry_name(sessions_dir: Path, key: str) -> str:
+    return f'{sessions_dir / "sessions.json"}: entry "{key}"'
+
+
+def _odd_time(where: str, name: str, value: object) -> str:
+    return (
+        f"{where}: {name} is {describe(value)}, not a time in milliseconds; memwarden takes "
+        "the session's age as unknown"
+    )
 
 
 def _refuse_orphan_transcripts(sessions_dir: Path) -> None:
@@ -303,21 +304,18 @@ def _sqlite_record(
     agent_id: str, database: Path, row: Mapping[str, Any], problems: list[str]
 ) -> SessionRecord | None:
     key, session_id = _text(row["session_key"]), _text(row["current_session_id"])
-    where = f'{database}: session_nodes row "{key}"' if key else f"{database}: session_nodes row"
     if key is None or session_id is None:
-        column, value = (
-            ("session_key", row["session_key"])
-            if key is None
-            else ("current_session_id", row["current_session_id"])
+        column = "session_key" if key is None else "current_session_id"
+        where = (
+            f'{database}: session_nodes row "{key}"' if key else f"{database}: session_nodes row"
         )
-        problems.append(f"{where}: {column} is {describe(value)}, not text; {_SKIPPED}")
+        problems.append(f"{where}: {column} is {describe(row[column])}, not text; {_SKIPPED}")
         return None
     transcript = TranscriptLocation("sqlite", database, session_id)
     record = _record(agent_id, key, session_id, "sqlite", transcript, _entry(row), row)
-    if "updated_at" in row:
-        _note_odd_times(
-            f'{database}: session "{key}"', row, {"updated_at": record.updated_at}, problems
-        )
+    if record.updated_at is None and row.get("updated_at") is not None:
+        where = f'{database}: session_nodes row "{key}"'
+        problems.append(_odd_time(where, "updated_at", row["updated_at"]))
     return record
 
 
