@@ -16,10 +16,20 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from contextlib import ExitStack
 from types import ModuleType
 
 from memwarden import __version__, log_format
-from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, LockHeld, MemwardenError, Terminated
+from memwarden.errors import (
+    EXIT_FAILURES,
+    EXIT_USAGE,
+    LockHeld,
+    MemwardenError,
+    StateError,
+    Terminated,
+    describe_error,
+    describe_os_error,
+)
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
 from memwarden.jobs.common import Parser, add_global_options, global_options_parent
 
@@ -58,12 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(chosen, options)
     except MemwardenError as error:
         # A run skipped because another holds the lock is not news for a quiet timer.
-        if not (isinstance(error, LockHeld) and verbosity < 0):
-            for line in error.lines():
-                log.log(logging.WARNING if isinstance(error, LockHeld) else logging.ERROR, line)
-        if options.json:
-            _print_json({"job": chosen.name, "exit_code": error.exit_code, "error": error.lines()})
-        return error.exit_code
+        quiet_skip = isinstance(error, LockHeld) and verbosity < 0
+        level = logging.WARNING if isinstance(error, LockHeld) else logging.ERROR
+        return _report_error(chosen, options, error.lines(), error.exit_code, level, quiet_skip)
+    except OSError as error:  # a file or folder of memwarden's own: name it, no traceback
+        return _report_error(chosen, options, [describe_os_error(error)], EXIT_FAILURES)
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
@@ -71,6 +80,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (`memwarden ... | head`): stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_FAILURES
+
+
+def _report_error(
+    spec: JobSpec,
+    options: argparse.Namespace,
+    lines: list[str],
+    exit_code: int,
+    level: int = logging.ERROR,
+    quiet: bool = False,
+) -> int:
+    if not quiet:
+        for line in lines:
+            log.log(level, line)
+    if options.json:
+        _print_json({"job": spec.name, "exit_code": exit_code, "error": lines})
+    return exit_code
 
 
 def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, JobSpec | None]:
@@ -162,38 +187,80 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     if lock_name and hasattr(module, "lock_name"):
         lock_name = module.lock_name(options)
     try:
-        if lock_name:
-            with context.lock(lock_name):
-                return _execute(spec, module, context, options)
-        return _execute(spec, module, context, options)
+        with _job_lock(spec, context, lock_name):
+            return _execute(spec, module, context, options)
     finally:
         context.close()
+
+
+def _job_lock(spec: JobSpec, context, name: str | None) -> ExitStack:
+    """Return the job's run lock to hold, or nothing to hold when the job takes none or runs
+    without its state (health on a full disk: the lock file cannot be created)."""
+    held = ExitStack()
+    if not name:
+        return held
+    lock = context.lock(name)
+    try:
+        lock.acquire()
+    except StateError as error:
+        if not spec.runs_without_state:
+            raise
+        context.state_problem = error
+        return held
+    held.callback(lock.release)
+    return held
 
 
 def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Namespace) -> int:
     # A dry run writes nothing, memwarden's own run history included.
     if spec.records_run and not getattr(options, "dry_run", False):
-        context.run_id = context.state.start_run(spec.name)
+        try:
+            context.run_id = context.state.start_run(spec.name)
+        except StateError as error:
+            if not spec.runs_without_state:
+                raise
+            context.state_problem = context.state_problem or error
     try:
         result = module.run(context, options)
+    except StateError:
+        raise  # the run cannot be recorded either
     except MemwardenError as error:
         _finish(spec, context, error.exit_code, {"error": error.message})
         raise
     except Exception as error:  # any bug in a job is one line (and its traceback with -v)
-        _finish(spec, context, EXIT_FAILURES, {"error": f"{type(error).__name__}: {error}"})
-        message = f"{spec.name} failed: {type(error).__name__}: {error}"
+        reason = describe_error(error)
+        _finish(spec, context, EXIT_FAILURES, {"error": reason})
+        message = f"{spec.name} failed: {reason}"
         log.error(message, exc_info=context.verbosity >= 1)
         if context.json_output:
             _print_json({"job": spec.name, "exit_code": EXIT_FAILURES, "error": [message]})
         return EXIT_FAILURES
-    _finish(spec, context, result.exit_code, result.data.get("summary", {}))
+    for problem in _deployment_problems(context):
+        result.problems.append(problem)
+        result.exit_code = max(result.exit_code, EXIT_FAILURES)
+    unrecorded = _finish(spec, context, result.exit_code, result.data.get("summary", {}))
+    if unrecorded:
+        result.problems.append(unrecorded)
+        result.exit_code = max(result.exit_code, EXIT_FAILURES)
     _print_result(spec, result, context)
     return result.exit_code
 
 
-def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> None:
-    if spec.records_run and context.run_id is not None:
+def _deployment_problems(context) -> list[str]:
+    """The agents the job left out (a workspace memwarden refuses), when it read the gateway."""
+    deployment = context.__dict__.get("deployment")  # loaded by the job, or not at all
+    return deployment.problems if deployment is not None else []
+
+
+def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> str | None:
+    """Record the end of the run; return the problem line if it cannot be recorded."""
+    if not (spec.records_run and context.run_id is not None):
+        return None
+    try:
         context.state.finish_run(context.run_id, exit_code, summary)
+    except StateError as error:
+        return f"the run could not be recorded: {error.message}"
+    return None
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -8,6 +8,7 @@ secrets file itself, in every mode (by hand, systemd, launchd, cron): one gramma
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tomllib
@@ -136,7 +137,10 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
         )
         return
     except OSError as error:
-        problems.append(f"{path}: cannot read: {error.strerror}")
+        problems.append(f"{path}: cannot read: {_reason(error)}")
+        return
+    except UnicodeDecodeError as error:
+        problems.append(f"{path}: not UTF-8 text (byte {error.start + 1}); save it as UTF-8")
         return
     except tomllib.TOMLDecodeError as error:
         problems.append(f"{path}: invalid TOML: {error}")
@@ -208,8 +212,13 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
     except FileNotFoundError:
         problems.append(f"{path}: secrets file not found (create it with mode 0600 or unset it)")
         return {}
-    except (OSError, UnicodeDecodeError) as error:
-        problems.append(f"{path}: cannot read the secrets file: {error}")
+    except OSError as error:
+        problems.append(f"{path}: cannot read the secrets file: {_reason(error)}")
+        return {}
+    except UnicodeDecodeError as error:
+        problems.append(
+            f"{path}: the secrets file is not UTF-8 text (byte {error.start + 1}); save it as UTF-8"
+        )
         return {}
     if stat.S_IMODE(info.st_mode) & 0o077:
         problems.append(f"{path}: secrets file is readable by others; run: chmod 600 {path}")
@@ -217,6 +226,13 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
     parsed = parse_env_text(text)
     problems += [f"{path}:{problem.line}: {problem.message}" for problem in parsed.problems]
     return parsed.values
+
+
+def _reason(error: OSError) -> str:
+    """The reason of an OSError without Python's `[Errno N] … 'path'` dressing."""
+    if error.errno == errno.EISDIR:
+        return "it is a folder, not a file"
+    return (error.strerror or str(error)).lower()
 
 
 def _env_name(key: str) -> str:
@@ -232,7 +248,7 @@ def _suggest(word: str, choices) -> str:
 
 def _xdg(env: Mapping[str, str], variable: str, fallback: str) -> Path:
     value = env.get(variable)
-    if value:
+    if value and Path(value).expanduser().is_absolute():  # the XDG spec ignores relative ones
         return Path(value).expanduser()
     home = env.get("HOME")
     return (Path(home) if home else Path.home()) / fallback

@@ -7,6 +7,8 @@ traceback only with `-v`.
 
 from __future__ import annotations
 
+import errno
+
 EXIT_OK = 0
 EXIT_FAILURES = 1
 EXIT_USAGE = 2
@@ -70,6 +72,11 @@ class StoreError(MemwardenError):
     """A session store or transcript of the gateway cannot be read."""
 
 
+class StateError(MemwardenError):
+    """memwarden's own state (state.db, run locks, its state folder) cannot be read or written:
+    locked by another process, disk full, read-only, damaged."""
+
+
 class LockHeld(MemwardenError):
     """Another run of the same job holds the lock."""
 
@@ -84,3 +91,37 @@ class Terminated(MemwardenError):
 
 class UnsafePathError(MemwardenError):
     """A write was refused: the path is a symlink or leaves the folder it must stay in."""
+
+
+_OS_ERROR_HINTS = {
+    errno.ENOSPC: "the disk is full: free space there",
+    errno.EDQUOT: "the disk quota is used up: free space or raise the quota",
+    errno.EFBIG: "the file size limit was reached (ulimit -f), or the disk is full",
+    errno.EROFS: "the filesystem is read-only",
+    errno.EACCES: "permission denied: check the owner and mode of the folder",
+    errno.EPERM: "operation not permitted: check the owner and mode of the folder",
+    errno.ENOTDIR: "a file is where a folder should be: move it away",
+    errno.EISDIR: "a folder is where a file should be: move it away",
+}
+
+
+def describe_os_error(error: OSError, doing: str = "") -> str:
+    """Given an OSError and what memwarden was doing ("cannot write"), return one line naming
+    the path, the reason and, for the common causes, the fix."""
+    where = error.filename if error.filename is not None else ""
+    reason = error.strerror or str(error) or type(error).__name__
+    hint = _OS_ERROR_HINTS.get(error.errno or -1)
+    text = f"{where}: " if where != "" else ""
+    text += f"{doing}: " if doing else ""
+    text += reason[0].lower() + reason[1:] if reason else ""
+    return f"{text} ({hint})" if hint else text
+
+
+def describe_error(error: BaseException) -> str:
+    """Given any exception, return one line for the operator: a MemwardenError's message, an
+    OSError's path, reason and fix, else the exception's type and text."""
+    if isinstance(error, MemwardenError):
+        return error.message
+    if isinstance(error, OSError):
+        return describe_os_error(error)
+    return f"{type(error).__name__}: {error}"

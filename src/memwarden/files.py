@@ -8,8 +8,11 @@ path that leaves the folder it belongs to (an agent's workspace, memwarden's sta
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from memwarden.errors import MemwardenError, UnsafePathError
@@ -17,6 +20,14 @@ from memwarden.errors import MemwardenError, UnsafePathError
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 APPEND_ATTEMPTS = 5
+# The temp files memwarden's writers leave behind when a run is killed mid-write:
+# `.<name>.<8 characters>.tmp` (atomic_write, atomic_append: tempfile.mkstemp) and
+# `.<name>.<pid>.tmp` (the transcript compression of maintain, state backups).
+_TEMP_FILE = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+)\.tmp$")
+# A write takes milliseconds (a large transcript's compression, seconds): a temp file an hour
+# old belongs to no live writer.
+STALE_TEMP_SECONDS = 3600
+_UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
 
 
 def check_inside(path: Path, root: Path) -> Path:
@@ -131,8 +142,11 @@ def read_text_if_exists(path: Path) -> str | None:
             message = f"{path}: is a symlink; memwarden does not read through links"
             raise UnsafePathError(message) from error
         raise
-    with os.fdopen(descriptor, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError as error:  # a folder: name the path, not the descriptor number
+        raise type(error)(error.errno, error.strerror, str(path)) from None
 
 
 def fsync_dir(path: Path) -> None:
@@ -158,3 +172,48 @@ def _refuse_symlink(path: Path) -> Path:
     if path.is_symlink():
         raise UnsafePathError(f"{path}: is a symlink; memwarden does not write through links")
     return path
+
+
+def remove_stale_temp_files(
+    folder: Path, of: Callable[[str], bool] = lambda target: True, now: float | None = None
+) -> list[str]:
+    """Given a folder, delete the temp files memwarden's writers left there (named as
+    `_TEMP_FILE` says, for a target name `of` accepts) that are more than an hour old; return
+    their names. Only regular files, never through a link: a folder that is a symlink, or
+    cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
+    if folder.is_symlink():
+        return []
+    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        match = _TEMP_FILE.match(entry.name)
+        if match is None or not of(match["target"]):
+            continue
+        try:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return removed
+
+
+def display_path(path: str) -> str:
+    """Given a path as the OS gave it, return it as text: bytes that are not UTF-8 (which
+    Python carries as lone surrogates) and control characters (a newline would break a
+    Markdown table) become `\\xNN` escapes; other text is returned as it is."""
+    return _UNSAFE_CHARACTERS.sub(_escape, path)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

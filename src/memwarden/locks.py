@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import os
+from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
 
-from memwarden.errors import LockHeld
+from memwarden.errors import LockHeld, StateError, describe_os_error
 from memwarden.files import ensure_dir
 
 
@@ -23,9 +24,14 @@ class RunLock:
         self._descriptor: int | None = None
 
     def acquire(self) -> RunLock:
-        """Take the lock. Raise LockHeld naming the holder's pid if another process has it."""
-        ensure_dir(self.path.parent)
-        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        """Take the lock. Raise LockHeld naming the holder's pid if another process has it,
+        StateError naming the path if the lock file cannot be created."""
+        try:
+            ensure_dir(self.path.parent)
+            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as error:
+            message = describe_os_error(error, f"cannot take the {self.name} lock")
+            raise StateError(message) from error
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -64,6 +70,10 @@ def _write_holder(descriptor: int) -> None:
     which a checkpoint of many agents pays twice per agent.
     """
     holder = f"{os.getpid()}\n".encode()
-    os.pwrite(descriptor, holder, 0)
-    if os.fstat(descriptor).st_size > len(holder):
-        os.ftruncate(descriptor, len(holder))
+    try:
+        os.pwrite(descriptor, holder, 0)
+        if os.fstat(descriptor).st_size > len(holder):
+            os.ftruncate(descriptor, len(holder))
+    except OSError:  # the disk is full: the lock holds all the same, its holder unnamed
+        with suppress(OSError):
+            os.ftruncate(descriptor, 0)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.config import Config, storage_dir
+from memwarden.errors import ConfigError, StateError
 from memwarden.locks import RunLock
 
 if TYPE_CHECKING:
@@ -83,6 +84,10 @@ class JobContext:
         if self.config.secrets_environment:
             self.env = {**self.config.secrets_environment, **self.env}
 
+    # Set when a job that must run without its state (health) could not record its run:
+    # the job reports it instead of failing (see JobSpec.runs_without_state).
+    state_problem: StateError | None = None
+
     def now(self) -> datetime:
         """Return the current time, aware UTC (tests may set `clock` to a callable)."""
         return self.clock() if self.clock else datetime.now(UTC)
@@ -98,7 +103,18 @@ class JobContext:
 
     @cached_property
     def storage_dir(self) -> Path:
-        """memwarden's own state folder for this gateway: state.db, locks, logs, history."""
+        """memwarden's own state folder for this gateway: state.db, locks, logs, history.
+        Raise ConfigError if the storage root is a file."""
+        root = storage_dir(self.config, self.env)
+        if root.exists() and not root.is_dir():
+            source = self.config.sources.get("general.storage_dir", "default")
+            where = "" if source == "default" else f" (general.storage_dir from {source})"
+            raise ConfigError(
+                [
+                    f"{root}{where}: memwarden's state folder is a file, not a folder; set "
+                    "general.storage_dir to a folder (memwarden creates it)"
+                ]
+            )
         return self.storage.path
 
     @cached_property

@@ -17,11 +17,16 @@ from typing import Any
 
 import orjson
 
-from memwarden.errors import MemwardenError
+from memwarden.errors import StateError, describe_os_error
 from memwarden.files import ensure_dir
 
 BUSY_TIMEOUT_MS = 5000
 MEMORY = ":memory:"
+# SQLite's primary result codes for a database that cannot be used as it is (sqlite3.h), as
+# opposed to a mistake in a statement: those become StateError, naming the file and the fix.
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_FULL = 5, 6, 13
+_SQLITE_UNUSABLE = frozenset({3, 5, 6, 7, 8, 10, 11, 13, 14, 15, 26})  # PERM … NOTADB
+_SQLITE_DAMAGED = frozenset({11, 26})  # CORRUPT, NOTADB
 
 
 @dataclass(frozen=True)
@@ -57,43 +62,76 @@ class Run:
     summary: dict[str, Any]
 
 
+class StateConnection(sqlite3.Connection):
+    """A connection to state.db whose statements raise StateError, naming the file and the fix,
+    when the database cannot be used (locked past the busy timeout, disk full, read-only,
+    damaged); a mistake in a statement stays a sqlite3 error."""
+
+    state_path: Path = Path("state.db")
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except sqlite3.Error as error:
+            raise _as_state_error(self.state_path, error) from error
+
+    def executemany(self, sql: str, parameters: Any, /) -> sqlite3.Cursor:
+        try:
+            return super().executemany(sql, parameters)
+        except sqlite3.Error as error:
+            raise _as_state_error(self.state_path, error) from error
+
+
 class StateDB:
     """A connection to state.db with the schema brought up to date (`Path(":memory:")`: an
-    empty database that lives in memory, for runs that must create nothing)."""
+    empty database that lives in memory, for runs that must create nothing).
+
+    Raise StateError (one line naming the file and the fix) if it cannot be opened or used.
+    """
 
     def __init__(self, path: Path, migrations: list[Migration] | None = None) -> None:
         self.path = path
         in_memory = str(path) == MEMORY
-        if not in_memory:
-            ensure_dir(path.parent)
-        fresh = not in_memory and not path.exists()
         try:
-            self.connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000)
+            if not in_memory:
+                ensure_dir(path.parent)
+            fresh = not in_memory and not path.exists()
+            self.connection = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, factory=StateConnection
+            )
+            if fresh:
+                os.chmod(path, 0o600)
         except sqlite3.Error as error:
-            message = f"{path}: cannot open memwarden's state database: {error}"
-            raise MemwardenError(message) from error
-        if fresh:
-            os.chmod(path, 0o600)
+            raise _as_state_error(path, error) from error
+        except OSError as error:
+            raise StateError(describe_os_error(error, "cannot create memwarden's state")) from error
+        self.connection.state_path = path
         self.connection.row_factory = sqlite3.Row
         self.connection.isolation_level = None
-        self.connection.execute("PRAGMA journal_mode = WAL")
-        self.connection.execute("PRAGMA synchronous = NORMAL")
-        self.connection.execute("PRAGMA foreign_keys = ON")
-        self.migrate(bundled_migrations() if migrations is None else migrations)
+        try:
+            self.connection.execute("PRAGMA journal_mode = WAL")
+            self.connection.execute("PRAGMA synchronous = NORMAL")
+            self.connection.execute("PRAGMA foreign_keys = ON")
+            self.migrate(bundled_migrations() if migrations is None else migrations)
+        except BaseException:
+            self.connection.close()
+            raise
 
     def close(self) -> None:
         self.connection.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """Run a block in one IMMEDIATE transaction; commit on success, roll back on error."""
+        """Run a block in one IMMEDIATE transaction; commit on success, roll back on error
+        (a failed COMMIT, the disk full, rolls back too: the connection stays usable)."""
         self.connection.execute("BEGIN IMMEDIATE")
         try:
             yield self.connection
+            self.connection.execute("COMMIT")
         except BaseException:
-            self.connection.execute("ROLLBACK")
+            if self.connection.in_transaction:
+                self.connection.execute("ROLLBACK")
             raise
-        self.connection.execute("COMMIT")
 
     def migrate(self, migrations: list[Migration]) -> list[int]:
         """Apply the migrations not yet recorded; return the versions applied now."""
@@ -266,6 +304,56 @@ class StateDB:
                 time.time(),
             ),
         )
+
+
+class UnavailableState:
+    """Stands in for a StateDB that cannot be opened (a full disk): any use raises the StateError
+    saying why, so a job that runs without its state (health) can hand it to code that reads
+    the state, and that code reports the reason instead of failing the job."""
+
+    def __init__(self, error: StateError) -> None:
+        self.error = error
+
+    def __getattr__(self, name: str) -> Any:
+        raise StateError(self.error.message)
+
+
+def _as_state_error(path: Path, error: sqlite3.Error) -> Exception:
+    """Given a sqlite3 error on state.db, return the StateError to raise instead, or the error
+    itself when it is a mistake in a statement (a bug, not the database's condition)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    if primary not in _SQLITE_UNUSABLE:
+        return error
+    if primary in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return StateError(
+            f"{path}: memwarden's state database is locked by another process (waited "
+            f"{BUSY_TIMEOUT_MS // 1000} s); run again later (`lsof {path}` shows who holds it)"
+        )
+    if primary == _SQLITE_FULL or _disk_full(path.parent):
+        return StateError(
+            f"{path}: cannot write memwarden's state database: the disk is full; free space on "
+            f"the filesystem of {path.parent} (`df -h {path.parent}`)"
+        )
+    if primary in _SQLITE_DAMAGED:
+        return StateError(
+            f"{path}: memwarden's state database is damaged ({error}); move it aside and "
+            "memwarden starts a new one (run history, alert state and read positions start over)"
+        )
+    return StateError(
+        f"{path}: cannot use memwarden's state database ({error}); check that {path.parent} is "
+        "a folder this user can write and that its disk works"
+    )
+
+
+def _disk_full(folder: Path) -> bool:
+    """Return True when the filesystem of `folder` has no block left for this user (SQLite
+    reports a full disk as a "disk I/O error" when its shared-memory file cannot grow)."""
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return False
+    return info.f_bavail * info.f_frsize < 64 * 1024
 
 
 def _statements(sql: str) -> list[str]:

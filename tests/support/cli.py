@@ -40,8 +40,11 @@ def run_cli(capsys: pytest.CaptureFixture, *arguments: str) -> CliResult:
     return CliResult(exit_code, captured.out, captured.err)
 
 
-def run_subprocess(*arguments: str, env: dict | None = None, timeout: float = 60) -> CliResult:
-    """Run `python -m memwarden arguments...` as a child process with the test's environment."""
+def run_subprocess(
+    *arguments: str, env: dict | None = None, timeout: float = 60, cwd: str | None = None
+) -> CliResult:
+    """Run `python -m memwarden arguments...` as a child process with the test's environment
+    (in folder `cwd`, default this one)."""
     completed = subprocess.run(
         [sys.executable, "-m", "memwarden", *map(str, arguments)],
         capture_output=True,
@@ -49,5 +52,6 @@ def run_subprocess(*arguments: str, env: dict | None = None, timeout: float = 60
         env=env if env is not None else dict(os.environ),
         timeout=timeout,
         check=False,
+        cwd=cwd,
     )
     return CliResult(completed.returncode, completed.stdout, completed.stderr)

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import unchanged
 from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.errors import describe_error
+from memwarden.files import remove_stale_temp_files
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.session import RunState
@@ -35,7 +37,7 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
     try:
         return _checkpoint_agent(run, agent, force)
     except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
-        reason = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+        reason = describe_error(error)
         return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])
     finally:
         release_gateway_database(agent)
@@ -70,18 +72,23 @@ def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
     from memwarden.openclaw.sessions import load_sessions
 
     taken_at = time.time()
+    if not run.dry_run:  # what a run killed mid-write left in memory/
+        remove_stale_temp_files(agent.memory_dir)
     watched = unchanged.signatures(unchanged.store_paths(agent))
     settings = run.settings
+    unreadable: list[str] = []  # entries of the store that cannot be read: a failure each
     selection = select_sessions(
-        load_sessions(agent),
+        load_sessions(agent, unreadable),
         agent_id=agent.id,
         mode=settings.mode,
         now=run.now,
         staleness=settings.staleness,
         exclude_patterns=settings.exclude,
     )
+    failed = [SessionOutcome(agent.id, str(agent.workspace), "failed", p) for p in unreadable]
     if not selection.sessions:
         outcomes = [SessionOutcome(agent.id, str(agent.workspace), "skipped", selection.reason)]
+        outcomes += failed
         return AgentResult(
             outcomes,
             unchanged.make_record(
@@ -92,6 +99,7 @@ def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
         transcripts = [s.transcript.path for s in selection.sessions if s.transcript is not None]
         watched |= unchanged.signatures(transcripts)
     outcomes = [checkpoint_one(run, agent, session, force=force) for session in selection.sessions]
+    outcomes += failed
     files = {s.key: active_context_name(s.key, settings.mode) for s in selection.sessions}
     record = unchanged.make_record(
         agent,

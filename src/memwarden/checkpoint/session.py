@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from memwarden.checkpoint.outcome import SessionOutcome, Settings
 from memwarden.checkpoint.positions import EventRecord, StoredSession
 from memwarden.checkpoint.writer import memory_folder
+from memwarden.errors import describe_error
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.redact import Redactor
@@ -86,7 +87,7 @@ def checkpoint_one(
         _checkpoint(replace(run, redactor=redactor), agent, session, force, ignore_minimum, outcome)
     except Exception as error:  # noqa: BLE001 - one broken session never stops the others
         outcome.outcome = "failed"
-        outcome.reason = _describe(error)
+        outcome.reason = describe_error(error)
         outcome.update = None
         outcome.events = [
             EventRecord(
@@ -153,10 +154,3 @@ def _nothing_new(
 def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:
     outcome.outcome = result
     outcome.reason = reason
-
-
-def _describe(error: Exception) -> str:
-    message = getattr(error, "message", None)
-    if isinstance(message, str):
-        return message
-    return f"{type(error).__name__}: {error}"

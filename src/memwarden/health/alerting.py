@@ -9,7 +9,7 @@ it once per message); the rest stay pending for the next run.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +18,7 @@ from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.health import store
 from memwarden.health.message import build_message
 from memwarden.health.model import CheckResult
-from memwarden.health.policy import AlertPlan, decide_alerts
+from memwarden.health.policy import AlertPlan, AlertState, decide_alerts
 from memwarden.health.store import NewMessage
 from memwarden.state import StateDB
 
@@ -27,9 +27,10 @@ JOB = "health"
 
 @dataclass
 class Delivery:
-    """One attempt to deliver one outbox message."""
+    """One attempt to deliver one outbox message (`outbox_id` None: sent without the outbox,
+    memwarden's state could not be written)."""
 
-    outbox_id: int
+    outbox_id: int | None
     summary: str
     ok: bool
     error: str | None = None
@@ -121,3 +122,27 @@ def deliver(
         deliveries.append(Delivery(row.id, row.summary, False, error, attempts))
         break
     return deliveries
+
+
+def alert_without_state(
+    previous: Mapping[str, AlertState],
+    results: list[CheckResult],
+    now: datetime,
+    settings: AlertSettings,
+    make_sink: Callable[[], AlertSink] | None,
+) -> tuple[AlertPlan, NewMessage | None, Delivery | None]:
+    """When memwarden's state cannot be written: decide against the alert state that could be
+    read (`previous`, empty when none), send the message straight through the sink `make_sink`
+    builds (None: no destination), and record nothing. Return the plan, the message and the
+    delivery (None when nothing was sent).
+
+    Resolutions are left out (they could not be recorded, so every run would repeat them); the
+    news is sent again on each run until the state can be written.
+    """
+    plan = decide_alerts(previous, results, now, settings.cooldown)
+    notices = [notice for notice in plan.notices if notice.kind != "resolved"]
+    message = build_message(plan, notices, now, settings.host, settings.mention)
+    if message is None or make_sink is None:
+        return plan, message, None
+    sent = make_sink().send(AlertMessage(message.text, message.blocks, message.idempotency_key))
+    return plan, message, Delivery(None, message.summary, sent.ok, sent.error, attempts=1)

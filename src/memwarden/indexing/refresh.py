@@ -11,8 +11,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.errors import MemwardenError
-from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
+from memwarden.errors import MemwardenError, describe_error
+from memwarden.files import (
+    atomic_write,
+    ensure_dir,
+    read_text_if_exists,
+    remove_stale_temp_files,
+)
 from memwarden.history.locking import memory_lock
 from memwarden.indexing.catalog import Totals, js_length
 from memwarden.indexing.categories import Rule, categorize, parse_rules
@@ -76,7 +81,7 @@ def index_targets(
                 )
         except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
             outcome = Outcome(
-                str(target.workspace), target.agents, "failed", error=_describe(error)
+                str(target.workspace), target.agents, "failed", error=describe_error(error)
             )
         if not dry_run:
             _record(context, target, outcome)
@@ -115,6 +120,8 @@ def index_workspace(
         outcome.status = "no_workspace"
         return outcome
     memory_dir = workspace / "memory"
+    if not dry_run:  # what a run killed mid-write left in memory/
+        remove_stale_temp_files(memory_dir)
     stats = scan_pool(memory_dir)
     outcome.files, outcome.size = len(stats), sum(stat.size for stat in stats)
     if outcome.size < context.config.index.threshold_kb * 1024 and not force:
@@ -277,11 +284,3 @@ def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
             "error": outcome.error,
         },
     )
-
-
-def _describe(error: Exception) -> str:
-    if isinstance(error, MemwardenError):
-        return error.message
-    if isinstance(error, OSError):
-        return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
-    return f"{type(error).__name__}: {error}"

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memwarden.files import display_path
 from memwarden.indexing.markers import count_markers, first_heading
 
 INDEX_NAME = "INDEX.md"
@@ -23,12 +24,15 @@ BYTES_PER_TOKEN = 4
 
 @dataclass(frozen=True, slots=True)
 class FileStat:
-    """A pool file as `stat` sees it; `path` is relative to memory/, with `/` separators."""
+    """A pool file as `stat` sees it; `path` is relative to memory/, with `/` separators, as
+    text any table, JSON or SQLite holds (see `files.display_path`); `on_disk` is the name to
+    open when it differs."""
 
     path: str
     size: int
     mtime_ns: int
     inode: int
+    on_disk: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +92,10 @@ def _walk(folder: str, prefix: str, found: list[FileStat]) -> None:
             status = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        found.append(FileStat(prefix + name, status.st_size, status.st_mtime_ns, status.st_ino))
+        path = prefix + name
+        shown = display_path(path)
+        on_disk = path if shown != path else None
+        found.append(FileStat(shown, status.st_size, status.st_mtime_ns, status.st_ino, on_disk))
 
 
 def read_facts(memory_dir: Path, stat: FileStat) -> FileFacts:
@@ -96,7 +103,7 @@ def read_facts(memory_dir: Path, stat: FileStat) -> FileFacts:
 
     Raise OSError if it cannot be read.
     """
-    descriptor = os.open(memory_dir / stat.path, os.O_RDONLY | os.O_NOFOLLOW)
+    descriptor = os.open(memory_dir / (stat.on_disk or stat.path), os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(descriptor, "rb") as handle:
         data = handle.read()
     title = first_heading(data) or Path(stat.path).stem

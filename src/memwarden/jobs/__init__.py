@@ -13,7 +13,12 @@ from dataclasses import dataclass
 class JobSpec:
     """A command: its module, one-line summary, whether runs lock and are recorded, and
     whether it only reads (then, like any dry run, it creates nothing in memwarden's storage
-    and never claims a storage root; see storage.py)."""
+    and never claims a storage root; see storage.py).
+
+    `runs_without_state`: when memwarden's state cannot be written (disk full, locked), the job
+    still runs, without its lock and its run record, and reports the problem itself (health:
+    nothing else would alert about it).
+    """
 
     name: str
     module: str
@@ -21,6 +26,7 @@ class JobSpec:
     locks: bool = False
     records_run: bool = False
     read_only: bool = False
+    runs_without_state: bool = False
 
 
 JOBS: tuple[JobSpec, ...] = (
@@ -51,6 +57,7 @@ JOBS: tuple[JobSpec, ...] = (
         "check the gateway, the host and memwarden's jobs; alert on Slack",
         locks=True,
         records_run=True,
+        runs_without_state=True,
     ),
     JobSpec(
         "maintain",

@@ -237,7 +237,7 @@ def _find_session(
 ) -> tuple[Agent, SessionRecord]:
     """Return the agent and record of session `key`. Raise UsageError if there is none."""
     from memwarden.errors import UsageError
-    from memwarden.jobs.common import select_agents
+    from memwarden.jobs.common import select_agents, writable
     from memwarden.openclaw.keys import classify
     from memwarden.openclaw.sessions import load_sessions
 
@@ -248,7 +248,7 @@ def _find_session(
     elif agent_ids:
         agents = select_agents(deployment, agent_ids[:1])
     else:
-        agents = [deployment.default_agent()]
+        agents = [writable(deployment, deployment.default_agent())]
     agent = agents[0]
     for record in load_sessions(agent):
         if record.key.lower() == info.key:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from memwarden.errors import EXIT_USAGE, UsageError
+from memwarden.errors import EXIT_USAGE, MemwardenError, UsageError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
@@ -117,15 +117,25 @@ def add_agent_filter(parser: argparse.ArgumentParser) -> None:
 
 
 def select_agents(deployment: Deployment, wanted: Sequence[str] | None) -> list[Agent]:
-    """Return the deployment's agents, or those named in `wanted`.
+    """Return the deployment's agents without those whose workspace memwarden refuses
+    (`Deployment.problems` says why; the CLI reports them), or the agents named in `wanted`.
 
-    Raise UsageError naming the unknown ids and the known ones.
+    Raise UsageError naming the unknown ids and the known ones, MemwardenError when a named
+    agent's workspace is refused.
     """
     if not wanted:
-        return list(deployment.agents)
+        return [agent for agent in deployment.agents if agent.workspace_problem is None]
     by_id = {agent.id: agent for agent in deployment.agents}
     unknown = [name for name in wanted if name.lower() not in by_id]
     if unknown:
         known = ", ".join(sorted(by_id)) or "none"
         raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {known})")
-    return [by_id[name.lower()] for name in dict.fromkeys(wanted)]
+    return [writable(deployment, by_id[name.lower()]) for name in dict.fromkeys(wanted)]
+
+
+def writable(deployment: Deployment, agent: Agent) -> Agent:
+    """Return `agent`. Raise MemwardenError (the line naming the config) when memwarden refuses
+    its workspace: asked for by name, it is not silently left out."""
+    if agent.workspace_problem is not None:
+        raise MemwardenError(f"{deployment.config_path}: {agent.workspace_problem}")
+    return agent

@@ -20,18 +20,22 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, GatewayNotFound
+from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, GatewayNotFound, StateError
+from memwarden.health.model import critical
 from memwarden.jobs.common import add_dry_run
 from memwarden.runtime import JobContext, JobResult, Problem
+from memwarden.state import UnavailableState
 
 if TYPE_CHECKING:
-    from memwarden.health.alerting import Delivery
+    from memwarden.health.alerting import AlertSettings, Delivery
     from memwarden.health.model import CheckResult
     from memwarden.health.policy import AlertPlan
     from memwarden.health.store import NewMessage
+    from memwarden.state import StateDB
 
 JOB = "health"
 STATE_DIR_KEY = "gateway.state_dir"
+STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,23 +58,36 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     inputs = HealthInputs(
         config=config,
         deployment_loader=lambda: context.deployment,
-        state=context.state,
+        state=_readable_state(context),
         now=context.now(),
         env=dict(context.env),
+        storage_dir=context.storage_dir,
     )
     results, broken_checks = run_checks(inputs, registry(), config.health.disabled_checks)
+    if context.state_problem is not None:  # said once below, not once per check that reads it
+        broken_checks = [p for p in broken_checks if context.state_problem.message not in p]
     result = JobResult(JOB)
+    alerts = None
+    if context.state_problem is None:
+        try:
+            alerts = _alerts(context, options, results, destination, result)
+        except StateError as error:
+            context.state_problem = error
+    if context.state_problem is not None:
+        results.append(critical(STATE_KEY, context.state_problem.message))
+        alerts = _alerts_without_state(context, options, results, destination, result)
+    first = []  # before the alerts' own problems: what is wrong, then what could not be sent
     if missing is not None:  # the exit-2 line: it names the state dir and the fix
-        result.problems.append(Problem(missing.message, logging.CRITICAL))
+        first.append(Problem(missing.message, logging.CRITICAL))
     if context.verbosity >= 0 and not context.json_output:  # timers run quiet: skip the table
-        result.lines += _table(results)
-        result.problems += broken_checks
+        result.lines[:0] = _table(results)
+        first += broken_checks
     else:
-        result.problems += _check_problems(results, skip={STATE_DIR_KEY} if missing else set())
-    alerts = _alerts(context, options, results, destination, result)
+        first += _check_problems(results, skip={STATE_DIR_KEY} if missing else set())
+    result.problems[:0] = first
     metrics_written = _metrics(context, options, results, result)
-    critical = any(r.status is Status.CRITICAL for r in results)
-    failed = critical or broken_checks or not metrics_written
+    any_critical = any(r.status is Status.CRITICAL for r in results)
+    failed = any_critical or broken_checks or not metrics_written
     result.exit_code = EXIT_USAGE if missing else EXIT_FAILURES if failed else 0
     counts = {status.value: sum(r.status is status for r in results) for status in Status}
     result.data = {
@@ -123,11 +140,7 @@ def _alerts(
     if options.no_alert:
         result.lines.append("alerts: not evaluated (--no-alert)")
         return {"summary": {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}}
-    settings = alerting.AlertSettings(
-        cooldown=timedelta(minutes=context.config.slack.cooldown_minutes),
-        send_resolved=context.config.slack.send_resolved,
-        mention=context.config.slack.critical_mention,
-    )
+    settings = _alert_settings(context, send_resolved=context.config.slack.send_resolved)
     now = context.now()
     plan, message = alerting.plan_alerts(state, results, now, settings)
     waiting = store.undelivered(state)
@@ -150,6 +163,72 @@ def _alerts(
     ]
     data = _alerts_json(plan, message, destination, deliveries, pending)
     data["queued_id"] = queued
+    return data
+
+
+def _alert_settings(context: JobContext, send_resolved: bool) -> AlertSettings:
+    from memwarden.health.alerting import AlertSettings
+
+    slack = context.config.slack
+    return AlertSettings(
+        cooldown=timedelta(minutes=slack.cooldown_minutes),
+        send_resolved=send_resolved,
+        mention=slack.critical_mention,
+    )
+
+
+def _readable_state(context: JobContext) -> StateDB | UnavailableState:
+    """Return the state DB, or, when it cannot be opened, a stand-in whose every use raises
+    the reason (the checks that read it report that instead of failing the job)."""
+    try:
+        return context.state
+    except StateError as error:
+        context.state_problem = context.state_problem or error
+        return UnavailableState(error)
+
+
+def _alerts_without_state(
+    context: JobContext,
+    options: argparse.Namespace,
+    results: list[CheckResult],
+    destination: str | None,
+    result: JobResult,
+) -> dict[str, Any]:
+    """memwarden's state cannot be written (disk full, locked): alert all the same, straight
+    through the sink, reusing the alert state when it can still be read; return the alerts
+    part of the JSON document."""
+    from memwarden.alerts import slack_sink
+    from memwarden.health import alerting, store
+
+    problem = context.state_problem
+    result.problems.append(
+        f"health cannot record its state ({problem.message}); alerts go out without their "
+        "cooldown until it can"
+    )
+    if options.no_alert:
+        result.lines.append("alerts: not evaluated (--no-alert)")
+        return {"summary": {"notices": 0, "sent": 0, "undelivered": 0}}
+    try:
+        previous = store.load_states(context.state)
+    except StateError:
+        previous = {}
+    settings = _alert_settings(context, send_resolved=False)
+    make_sink = partial(slack_sink, context.config.slack) if destination else None
+    if options.dry_run:
+        make_sink = None
+    plan, message, delivery = alerting.alert_without_state(
+        previous, results, context.now(), settings, make_sink
+    )
+    deliveries = [delivery] if delivery else []
+    if options.dry_run:
+        result.lines += _dry_run_lines(plan, message, destination, 0)
+    else:
+        result.lines += _alert_lines(plan, message, destination, deliveries, 0)
+    result.problems += [
+        f"alert not delivered ({d.summary}): {d.error}" for d in deliveries if not d.ok
+    ]
+    data = _alerts_json(plan, message, destination, deliveries, 0)
+    data["recorded"] = False
     return data
 
 
@@ -233,19 +312,17 @@ def _metrics(
     if options.dry_run:
         result.lines.append(f"metrics: would write {path}")
         return True
-    state = context.state
-    last_success = {}
-    for spec in JOBS:
-        if spec.records_run:
-            run = state.last_success(spec.name)
-            last_success[spec.name] = run.finished_at if run else None
-    text = metrics.render_metrics(
-        results,
-        last_success,
-        len(store.load_states(state)),
-        len(store.undelivered(state)),
-        context.now(),
-    )
+    state = _readable_state(context)
+    last_success: dict[str, float | None] = {}
+    try:
+        for spec in JOBS:
+            if spec.records_run:
+                run = state.last_success(spec.name)
+                last_success[spec.name] = run.finished_at if run else None
+        open_alerts, undelivered = len(store.load_states(state)), len(store.undelivered(state))
+    except StateError:  # written all the same: the checks are what a scraper alerts on
+        last_success, open_alerts, undelivered = {}, 0, 0
+    text = metrics.render_metrics(results, last_success, open_alerts, undelivered, context.now())
     try:
         metrics.write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
     except OSError as error:

@@ -42,14 +42,19 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         result.lines.append(
             f"agent {agent.id}{default}: {agent.era} era, workspace {agent.workspace}"
         )
+        unreadable: list[str] = []
         try:
-            sessions = load_sessions(agent)
+            sessions = load_sessions(agent, unreadable)
         except StoreError as error:
             entry["error"] = error.message
             result.problems.append(error.message)
             result.exit_code = 1
             agents_out.append(entry)
             continue
+        if unreadable:
+            entry["problems"] = unreadable
+            result.problems += unreadable
+            result.exit_code = 1
         for session in sessions:
             if session.kind.value not in _interactive_kinds() and not options.all:
                 entry.setdefault("hidden_automation", 0)

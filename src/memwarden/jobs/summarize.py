@@ -32,7 +32,7 @@ from memwarden.indexing.summary import (
     redact_messages,
     summarize,
 )
-from memwarden.jobs.common import add_dry_run
+from memwarden.jobs.common import add_dry_run, writable
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.entries import Entry, current_window
 from memwarden.openclaw.keys import classify
@@ -92,6 +92,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     agent = context.deployment.agent(agent_id)
     if agent is None:
         raise UsageError(f"--agent {agent_id}: no such agent in {context.deployment.state_dir}")
+    writable(context.deployment, agent)
     if info.is_automation:
         return _skipped(f"{key} is an automation session: no summary")
     session_id = options.previous_session_id or options.session_id

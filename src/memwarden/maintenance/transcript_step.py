@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from memwarden.errors import MemwardenError
+from memwarden.errors import MemwardenError, describe_error
+from memwarden.files import remove_stale_temp_files
 from memwarden.maintenance.compress import TranscriptChanged, gzip_in_place
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport, size_text
@@ -21,11 +22,17 @@ def transcripts_step(context: JobContext, agents: list[Agent], dry_run: bool) ->
     for agent in agents:
         if agent.era != "file":
             continue
+        leftovers = [] if dry_run else _remove_compression_leftovers(agent)
+        if leftovers:
+            report.lines.append(
+                f"  {agent.id}: removed {len(leftovers)} temp file(s) a killed run left: "
+                + ", ".join(leftovers)
+            )
         try:
             sessions = load_sessions(agent)
             files = list_files(agent.sessions_dir)
         except (MemwardenError, OSError) as error:
-            report.fail(f"agent {agent.id}: transcripts left as they are: {_reason(error)}")
+            report.fail(f"agent {agent.id}: transcripts left as they are: {describe_error(error)}")
             continue
         current = [
             s.transcript.path for s in sessions if s.transcript and s.transcript.kind == "file"
@@ -98,7 +105,7 @@ def _apply(
             report.lines.append(f"  {agent.id}: skipped {action.name}: {error.message}")
             continue
         except (MemwardenError, OSError) as error:
-            report.fail(f"agent {agent.id}: {action.name}: {_reason(error)}")
+            report.fail(f"agent {agent.id}: {action.name}: {describe_error(error)}")
             continue
         done["bytes_saved"] += saved
         past = "compressed" if action.action == "compress" else "deleted"
@@ -106,9 +113,7 @@ def _apply(
     return done
 
 
-def _reason(error: Exception) -> str:
-    if isinstance(error, MemwardenError):
-        return error.message
-    if isinstance(error, OSError):
-        return f"{error.strerror or error} ({error.filename})" if error.filename else str(error)
-    return str(error)
+def _remove_compression_leftovers(agent: Agent) -> list[str]:
+    """Delete the `.<transcript>.gz.<pid>.tmp` files a maintain run killed while compressing
+    left in the agent's sessions folder; return their names."""
+    return remove_stale_temp_files(agent.sessions_dir, of=lambda target: target.endswith(".gz"))

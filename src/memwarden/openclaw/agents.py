@@ -45,6 +45,9 @@ class Agent:
     is_default: bool
     era: Era
     configured: bool
+    # Why memwarden refuses to write into this workspace (None: it may): a relative path, `/`,
+    # the home folder itself or a system folder. See `workspace_problem`.
+    workspace_problem: str | None = None
 
     @property
     def sessions_dir(self) -> Path:
@@ -185,6 +188,60 @@ def resolve_workspace(
     return _first_existing(candidates)
 
 
+# Folders that are never an agent's workspace: memwarden creates `memory/` in a workspace.
+# Their subfolders are fine (/srv/openclaw/workspace, /var/lib/openclaw/workspace).
+SYSTEM_FOLDERS = frozenset(
+    Path(name)
+    for name in (
+        "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media",
+        "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr",  # noqa: S108
+        "/var", "/Applications", "/Library", "/System", "/Users", "/Volumes", "/private",
+        "/private/tmp", "/private/var",
+    )
+)  # fmt: skip
+
+
+def workspace_problem(
+    agent_id: str,
+    workspace: Path,
+    settings: list[tuple[str, object]],
+    home: Path,
+) -> str | None:
+    """Given an agent, its resolved workspace, the settings it may come from (name, value:
+    the entry's `workspace`, `agents.defaults.workspace`, `$OPENCLAW_WORKSPACE_DIR`) and the
+    home, return why memwarden must not write there, or None.
+
+    A relative setting: the gateway resolves it with Node's `path.resolve` against its own
+    working directory (`resolveUserPath`, infra/home-dir.ts, 2026.7.35 and 2026.9.6), which is
+    $HOME under its systemd user service, `/` under launchd and the shell's folder when started
+    by hand; memwarden cannot see which, so it refuses rather than write into another folder.
+    `/`, the home folder itself and system folders are refused whatever the setting.
+    """
+    for name, value in settings:
+        if isinstance(value, str) and value.strip() and not _is_absolute_setting(value):
+            return (
+                f'agent {agent_id}: {name} "{value.strip()}" is a relative path: the gateway '
+                "resolves it against the folder it was started from, which memwarden cannot "
+                "know; write it as an absolute path (or ~/...)"
+            )
+    real = Path(os.path.realpath(workspace))
+    if real in SYSTEM_FOLDERS or workspace in SYSTEM_FOLDERS:
+        what = "the root folder" if real == Path("/") else "a system folder"
+    elif real == Path(os.path.realpath(home)):
+        what = "the home folder itself"
+    else:
+        return None
+    return (
+        f"agent {agent_id}: its workspace {workspace} is {what}; memwarden will not create "
+        "memory/ there: give the agent a folder of its own (its `workspace` in openclaw.json)"
+    )
+
+
+def _is_absolute_setting(text: str) -> bool:
+    stripped = text.strip()
+    return stripped == "~" or stripped.startswith(("/", "~/", "~\\"))
+
+
 def discover_agents(
     config: Mapping[str, Any],
     state_dir: Path,
@@ -217,22 +274,31 @@ def _make_agent(
     home: Path,
 ) -> Agent:
     agent_dir = state_dir / "agents" / agent_id
+    entry = roster.get(agent_id, {})
+    is_default = agent_id == default_id
     workspace = resolve_workspace(
         agent_id,
-        roster.get(agent_id, {}),
-        is_default=agent_id == default_id,
+        entry,
+        is_default=is_default,
         config=config,
         state_dir=state_dir,
         env=env,
         home=home,
     )
+    settings: list[tuple[str, object]] = [("its workspace", entry.get("workspace"))]
+    if not (isinstance(entry.get("workspace"), str) and entry["workspace"].strip()):
+        defaults = mapping(mapping(config.get("agents")).get("defaults")).get("workspace")
+        settings.append(("agents.defaults.workspace", defaults))
+        if is_default and not (isinstance(defaults, str) and defaults.strip()):
+            settings.append(("$OPENCLAW_WORKSPACE_DIR", env_text(env, "OPENCLAW_WORKSPACE_DIR")))
     return Agent(
         id=agent_id,
         workspace=workspace,
         agent_dir=agent_dir,
-        is_default=agent_id == default_id,
+        is_default=is_default,
         era=storage_era(agent_dir),
         configured=agent_id in roster,
+        workspace_problem=workspace_problem(agent_id, workspace, settings, home),
     )
 
 
@@ -253,10 +319,12 @@ def lost_workspace(agent: Agent) -> str | None:
 
 
 def storage_era(agent_dir: Path) -> Era:
-    """Given an agent's state folder, return `sqlite` (its DB exists), `file` or `none`."""
-    if (agent_dir / "agent" / SQLITE_FILE_NAME).is_file():
+    """Given an agent's state folder, return `sqlite` (its DB exists), `file` (its
+    sessions.json exists) or `none`. A folder in either place counts: reading it says why the
+    agent's sessions cannot be read, instead of silently finding none."""
+    if (agent_dir / "agent" / SQLITE_FILE_NAME).exists():
         return "sqlite"
-    if (agent_dir / "sessions" / SESSION_STORE_FILE_NAME).is_file():
+    if (agent_dir / "sessions" / SESSION_STORE_FILE_NAME).exists():
         return "file"
     return "none"
 

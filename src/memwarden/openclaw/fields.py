@@ -9,14 +9,42 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+# What SQLite and the JSON writers hold: a larger number read from the gateway (a corrupt or
+# hostile 1e30) would fail far from where it was read.
+INT64_MAX = 2**63 - 1
+# 9999-12-31T23:59:59.999Z: the last Unix time in milliseconds a datetime can hold.
+EPOCH_MS_MAX = 253_402_300_799_999
+# JavaScript's Number.MAX_SAFE_INTEGER: the gateway reads no count beyond it exactly.
+JS_SAFE_INTEGER_MAX = 2**53 - 1
+
 
 def integer(value: object) -> int | None:
-    """Return `value` as an int when it is a finite number (not a bool), else None."""
+    """Return `value` as an int when it is a finite number (not a bool) within the signed
+    64-bit range, else None."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if value != value or value in (float("inf"), float("-inf")):
         return None
-    return int(value)
+    number = int(value)
+    return number if -INT64_MAX - 1 <= number <= INT64_MAX else None
+
+
+def epoch_ms(value: object) -> int | None:
+    """Return `value` as a Unix time in milliseconds (0 to year 9999), else None."""
+    number = integer(value)
+    return number if number is not None and 0 <= number <= EPOCH_MS_MAX else None
+
+
+def describe(value: object) -> str:
+    """Return how an odd field value reads in a problem line: its JSON type, with the value
+    when it is short."""
+    kinds = {type(None): "null", bool: "a boolean", str: "a string", int: "a number"}
+    kinds |= {float: "a number", dict: "an object", list: "a list", bytes: "binary data"}
+    kind = kinds.get(type(value), type(value).__name__)
+    if value is None or isinstance(value, bytes | dict | list):
+        return kind
+    shown = repr(value) if isinstance(value, str) else str(value).lower()
+    return f"{kind} ({shown})" if len(shown) <= 40 else kind
 
 
 def text(value: object) -> str | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memwarden.errors import GatewayConfigError
 from memwarden.openclaw.agents import (
     Agent,
     configured_agents,
@@ -21,7 +22,7 @@ from memwarden.openclaw.agents import (
     normalize_agent_id,
 )
 from memwarden.openclaw.config_file import load_gateway_config
-from memwarden.openclaw.fields import mapping
+from memwarden.openclaw.fields import JS_SAFE_INTEGER_MAX, describe, mapping
 from memwarden.openclaw.paths import env_text, resolve_config_path, resolve_state_dir
 
 DEFAULT_GATEWAY_PORT = 18789
@@ -55,6 +56,16 @@ class Deployment:
         wanted = normalize_agent_id(agent_id)
         return next((agent for agent in self.agents if agent.id == wanted), None)
 
+    @property
+    def problems(self) -> list[str]:
+        """One line per agent whose workspace memwarden refuses (see `workspace_problem`),
+        naming the gateway config."""
+        return [
+            f"{self.config_path}: {agent.workspace_problem}"
+            for agent in self.agents
+            if agent.workspace_problem
+        ]
+
     def default_agent(self) -> Agent:
         """Return the default agent (always present, first in `agents`)."""
         return next((agent for agent in self.agents if agent.is_default), self.agents[0])
@@ -64,6 +75,8 @@ class Deployment:
 
         The environment wins over the config, as in the gateway's `resolveGatewayPort`
         (config/paths.ts, 2026.7.35 and 2026.9.6); the variable may be `port` or `host:port`.
+        Raise GatewayConfigError naming the file and field if `gateway.port` is a number that
+        is not a port.
         """
         return self.gateway_port_and_source()[0]
 
@@ -75,9 +88,14 @@ class Deployment:
             if port is not None:
                 return port, f"${name}"
         configured = mapping(self.config.get("gateway")).get("port")
-        if _is_positive_number(configured):
-            return int(configured), f"gateway.port in {self.config_path}"
-        return DEFAULT_GATEWAY_PORT, "default"
+        if not _is_positive_number(configured):
+            return DEFAULT_GATEWAY_PORT, "default"  # the gateway too ignores a non-number
+        if configured != int(configured) or not 0 < configured < 65536:
+            raise GatewayConfigError(
+                f"{self.config_path}: gateway.port: {describe(configured)} is not a port; set "
+                "a whole number from 1 to 65535 (the gateway cannot listen on it either)"
+            )
+        return int(configured), f"gateway.port in {self.config_path}"
 
     def gateway_token(self) -> str | None:
         """Return the gateway token (`gateway.auth.token`, else `$OPENCLAW_GATEWAY_TOKEN`), or None.
@@ -121,7 +139,11 @@ class Deployment:
         value = entry.get(key)
         if value is None:
             value = defaults.get(key)
-        return int(value) if _is_positive_number(value) else fallback
+        if not _is_positive_number(value):
+            return fallback
+        # The gateway floors the number; past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no
+        # file is that long, and a bigger int would break SQLite and JSON writes downstream.
+        return min(int(value), JS_SAFE_INTEGER_MAX)
 
 
 def discover(

@@ -9,6 +9,8 @@ whole entry (its `skillsSnapshot` and `systemPromptReport` run to tens of kiloby
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import sqlite3
 from collections.abc import Mapping
@@ -19,20 +21,24 @@ from typing import Any, Literal
 
 import orjson
 
-from memwarden.errors import StoreError
+from memwarden.errors import StoreError, describe_os_error
 from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import Agent
+from memwarden.openclaw.fields import describe, epoch_ms
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify
 from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.transcripts import TranscriptLocation
 
+log = logging.getLogger("memwarden.openclaw")
+
 StoreEra = Literal["file", "sqlite"]
 SessionFileKind = Literal[
     "live", "reset_archive", "deleted_archive", "trajectory", "checkpoint", "backup", "other"
 ]
 
+_SKIPPED = "the session is skipped (fix or remove it while the gateway is stopped)"
 _SESSION_COLUMNS = ("session_key", "current_session_id", "entry_json")
 _OPTIONAL_COLUMNS = ("status", "updated_at", "last_interaction_at")
 # config/sessions/artifacts.ts (2026.7.35, 2026.9.6): `<name>.<reason>.<ISO stamp, ":" as "-">`,
@@ -91,18 +97,29 @@ class SessionRecord:
         return self.total_tokens / self.context_tokens
 
 
-def load_sessions(agent: Agent) -> list[SessionRecord]:
+def load_sessions(agent: Agent, problems: list[str] | None = None) -> list[SessionRecord]:
     """Given an agent, return its sessions, most recently updated first.
 
-    Raise StoreError (one line naming the file) if its sessions.json is corrupt or unreadable,
-    or its database cannot be read (after a brief retry while locked).
+    An entry that cannot be read (not an object, no text `sessionId`) is skipped, an odd field
+    (`updatedAt` that is not a time) reads as unknown; each such problem is one line naming the
+    file, the entry and the field, appended to `problems`, or logged as a warning without it.
+    Raise StoreError (one line naming the file) if its sessions.json is corrupt, unreadable or
+    missing beside transcripts, or its database cannot be read (after a brief retry while
+    locked).
     """
+    found: list[str] = []
     if agent.era == "sqlite":
-        records = load_sqlite_store(agent.id, agent.sqlite_path)
+        records = load_sqlite_store(agent.id, agent.sqlite_path, found)
     elif agent.era == "file":
-        records = load_file_store(agent.id, agent.sessions_dir)
+        records = load_file_store(agent.id, agent.sessions_dir, found)
     else:
+        _refuse_orphan_transcripts(agent.sessions_dir)
         records = []
+    if problems is None:
+        for problem in found:
+            log.warning("%s", problem)
+    else:
+        problems.extend(found)
     return sort_newest_first(records)
 
 
@@ -132,11 +149,14 @@ def sort_newest_first(records: list[SessionRecord]) -> list[SessionRecord]:
 # --- file era ---------------------------------------------------------------------------------
 
 
-def load_file_store(agent_id: str, sessions_dir: Path) -> list[SessionRecord]:
+def load_file_store(
+    agent_id: str, sessions_dir: Path, problems: list[str] | None = None
+) -> list[SessionRecord]:
     """Given an agent id and its sessions folder, return the records of its sessions.json.
 
     A missing sessions.json means no sessions. Raise StoreError if it cannot be read, is not
-    JSON, or is not an object. Entries without a `sessionId` are skipped.
+    JSON, or is not an object. Entries that cannot be read are skipped, with a line each in
+    `problems` (see load_sessions).
     """
     store_path = sessions_dir / "sessions.json"
     try:
@@ -144,9 +164,7 @@ def load_file_store(agent_id: str, sessions_dir: Path) -> list[SessionRecord]:
     except FileNotFoundError:
         return []
     except OSError as error:
-        raise StoreError(
-            f"{store_path}: cannot read the session store ({error.strerror or error})"
-        ) from error
+        raise StoreError(describe_os_error(error, "cannot read the session store")) from error
     try:
         store = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
@@ -156,26 +174,63 @@ def load_file_store(agent_id: str, sessions_dir: Path) -> list[SessionRecord]:
         ) from error
     if not isinstance(store, dict):
         raise StoreError(f"{store_path}: the session store is not a JSON object")
+    noted = problems if problems is not None else []
     return [
         record
         for key, entry in store.items()
-        if (record := _file_record(agent_id, sessions_dir, key, entry)) is not None
+        if (record := _file_record(agent_id, sessions_dir, key, entry, noted)) is not None
     ]
 
 
 def _file_record(
-    agent_id: str, sessions_dir: Path, key: str, entry: object
+    agent_id: str, sessions_dir: Path, key: str, entry: object, problems: list[str]
 ) -> SessionRecord | None:
     if not isinstance(entry, dict):
+        where = _entry_name(sessions_dir, key)
+        problems.append(f"{where} is {describe(entry)}, not an object; {_SKIPPED}")
         return None
     session_id = _text(entry.get("sessionId"))
     if session_id is None:
+        odd = describe(entry.get("sessionId"))
+        where = _entry_name(sessions_dir, key)
+        problems.append(f"{where}: sessionId is {odd}, not text; {_SKIPPED}")
         return None
     transcript_path = resolve_transcript_file(sessions_dir, session_id, entry.get("sessionFile"))
     transcript = (
         TranscriptLocation("file", transcript_path, session_id) if transcript_path else None
     )
-    return _record(agent_id, key, session_id, "file", transcript, entry, {})
+    record = _record(agent_id, key, session_id, "file", transcript, entry, {})
+    if record.updated_at is None and entry.get("updatedAt") is not None:
+        where = _entry_name(sessions_dir, key)
+        problems.append(_odd_time(where, "updatedAt", entry["updatedAt"]))
+    return record
+
+
+def _entry_name(sessions_dir: Path, key: str) -> str:
+    return f'{sessions_dir / "sessions.json"}: entry "{key}"'
+
+
+def _odd_time(where: str, name: str, value: object) -> str:
+    return (
+        f"{where}: {name} is {describe(value)}, not a time in milliseconds; memwarden takes "
+        "the session's age as unknown"
+    )
+
+
+def _refuse_orphan_transcripts(sessions_dir: Path) -> None:
+    """Raise StoreError when a sessions folder holds live transcripts but no sessions.json."""
+    try:
+        live = sum(
+            classify_session_file(entry.name) == "live" for entry in os.scandir(sessions_dir)
+        )
+    except OSError:
+        return
+    if live:
+        raise StoreError(
+            f"{sessions_dir / 'sessions.json'}: missing, though the folder holds {live} "
+            "transcript(s): memwarden cannot tell which session each belongs to; restore it "
+            "from a sessions.json.bak.* copy there (with the gateway stopped)"
+        )
 
 
 def resolve_transcript_file(
@@ -211,16 +266,29 @@ def _transcript_candidates(sessions_dir: Path, session_id: str, session_file: ob
 # --- SQLite era -------------------------------------------------------------------------------
 
 
-def load_sqlite_store(agent_id: str, database: Path) -> list[SessionRecord]:
+def load_sqlite_store(
+    agent_id: str, database: Path, problems: list[str] | None = None
+) -> list[SessionRecord]:
     """Given an agent id and its database, return the records of its `session_nodes` table.
 
-    Raise StoreError naming the database if it stays locked, cannot be opened read-only, or
-    has no `session_nodes` table.
+    Raise StoreError naming the database if it is not a file, stays locked, cannot be opened
+    read-only, or has no `session_nodes` table. Rows that cannot be read are skipped, with a
+    line each in `problems` (see load_sessions).
     """
+    if database.is_dir():
+        raise StoreError(
+            f"{database}: a folder is where the gateway's agent database should be; the "
+            "agent's sessions cannot be read"
+        )
     rows = sqlite_ro.read_with_retry(database, _read_session_rows)
     if rows is None:
         raise StoreError(f"{database}: no session_nodes table (not a gateway agent database?)")
-    return [_sqlite_record(agent_id, database, row) for row in rows]
+    noted = problems if problems is not None else []
+    return [
+        record
+        for row in rows
+        if (record := _sqlite_record(agent_id, database, row, noted)) is not None
+    ]
 
 
 def _read_session_rows(connection: sqlite3.Connection) -> list[dict[str, Any]] | None:
@@ -232,12 +300,23 @@ def _read_session_rows(connection: sqlite3.Connection) -> list[dict[str, Any]] |
     return [dict(zip(columns, row, strict=True)) for row in cursor]
 
 
-def _sqlite_record(agent_id: str, database: Path, row: Mapping[str, Any]) -> SessionRecord:
-    session_id = str(row["current_session_id"])
+def _sqlite_record(
+    agent_id: str, database: Path, row: Mapping[str, Any], problems: list[str]
+) -> SessionRecord | None:
+    key, session_id = _text(row["session_key"]), _text(row["current_session_id"])
+    if key is None or session_id is None:
+        column = "session_key" if key is None else "current_session_id"
+        where = (
+            f'{database}: session_nodes row "{key}"' if key else f"{database}: session_nodes row"
+        )
+        problems.append(f"{where}: {column} is {describe(row[column])}, not text; {_SKIPPED}")
+        return None
     transcript = TranscriptLocation("sqlite", database, session_id)
-    return _record(
-        agent_id, str(row["session_key"]), session_id, "sqlite", transcript, _entry(row), row
-    )
+    record = _record(agent_id, key, session_id, "sqlite", transcript, _entry(row), row)
+    if record.updated_at is None and row.get("updated_at") is not None:
+        where = f'{database}: session_nodes row "{key}"'
+        problems.append(_odd_time(where, "updated_at", row["updated_at"]))
+    return record
 
 
 def _entry(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -266,7 +345,7 @@ def _record(
         key=key,
         session_id=session_id,
         kind=classify(key).kind,
-        updated_at=_first_int(columns.get("updated_at"), entry.get("updatedAt")),
+        updated_at=_first_time(columns.get("updated_at"), entry.get("updatedAt")),
         status=_text(columns.get("status")) or _text(entry.get("status")),
         total_tokens=_integer(entry.get("totalTokens")),
         total_tokens_fresh=_boolean(entry.get("totalTokensFresh")),
@@ -276,15 +355,15 @@ def _record(
         model=_text(entry.get("model")),
         era=era,
         transcript=transcript,
-        last_interaction_at=_first_int(
+        last_interaction_at=_first_time(
             columns.get("last_interaction_at"), entry.get("lastInteractionAt")
         ),
         compaction_count=_integer(entry.get("compactionCount")),
     )
 
 
-def _first_int(*values: object) -> int | None:
-    return next((number for value in values if (number := _integer(value)) is not None), None)
+def _first_time(*values: object) -> int | None:
+    return next((number for value in values if (number := epoch_ms(value)) is not None), None)
 
 
 def _boolean(value: object) -> bool | None:

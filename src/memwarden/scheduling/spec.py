@@ -83,7 +83,7 @@ def writable_paths(context: JobContext, job: str) -> tuple[WritablePath, ...]:
     storage = _absolute(context.storage_dir)
     paths = [storage, _absolute(context.log_dir)]
     with contextlib.suppress(MemwardenError):
-        agents = context.deployment.agents
+        agents = [a for a in context.deployment.agents if a.workspace_problem is None]
         if job in MEMORY_WRITERS or (
             job == "maintain" and context.config.maintain.archive_daily_logs_after_days > 0
         ):

@@ -88,7 +88,7 @@ class Option:
             "float": "number",
             "bool": "boolean",
             "str": "string",
-            "path": "path",
+            "path": "absolute path",
             "choice": "one of " + ", ".join(self.choices),
             "str_list": "list of strings",
             "table_list": "list of tables {" + ", ".join(self.fields + self.optional_fields) + "}",
@@ -140,6 +140,12 @@ class Option:
     def _coerce_path(self, value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError(f"expected a path string, got {value!r}")
+        if value.strip() and not value.strip().startswith(("/", "~")):
+            # A timer runs memwarden from another folder than the shell that tested it.
+            raise ValueError(
+                f'expected an absolute path (or one starting with ~), got "{value}": write it '
+                "in full, memwarden runs from timers whose working folder differs"
+            )
         return value
 
     def _coerce_choice(self, value: Any) -> str:

@@ -40,6 +40,7 @@ class HealthInputs:
     state: StateDB
     now: datetime
     env: dict[str, str] = field(default_factory=dict)
+    storage_dir: Path | None = None  # memwarden's own state folder, when the disk check sees it
 
     @cached_property
     def deployment(self) -> Deployment:

@@ -1,4 +1,5 @@
-"""Disk usage of every filesystem holding the gateway's state dir or an agent's workspace."""
+"""Disk usage of every filesystem holding the gateway's state dir, an agent's workspace or
+memwarden's own state folder."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def check_disk(inputs: HealthInputs) -> list[CheckResult]:
     deployment = inputs.deployment
     places = {"state dir": deployment.state_dir}
     places |= {f"workspace {agent.id}": agent.workspace for agent in deployment.agents}
+    if inputs.storage_dir is not None:
+        places["memwarden's state"] = inputs.storage_dir
     settings = inputs.health
     return [
         grade_disk(usage, settings.disk_warning_percent, settings.disk_critical_percent)

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from memwarden.files import display_path
 from memwarden.health.checks import HealthInputs, regular_files
 from memwarden.health.model import CheckResult, ok, warning
 
@@ -32,7 +33,7 @@ def check_memory_files(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `memory.oversized` naming the largest files over the threshold."""
     limit = inputs.health.memory_file_warning_kb * KB
     files = [
-        MemoryFile(agent.id, Path(path), size, os.path.relpath(path, agent.workspace))
+        MemoryFile(agent.id, Path(path), size, display_path(os.path.relpath(path, agent.workspace)))
         for agent in inputs.deployment.agents
         for path, size in memory_files(agent.workspace)
         if size > limit
@@ -57,7 +58,8 @@ def grade_memory_files(files: Sequence[MemoryFile], limit_kb: int, shown: int) -
         len(files),
         limit_kb,
         files=[
-            {"agent": item.agent_id, "path": str(item.path), "bytes": item.size} for item in worst
+            {"agent": item.agent_id, "path": display_path(str(item.path)), "bytes": item.size}
+            for item in worst
         ],
     )
 

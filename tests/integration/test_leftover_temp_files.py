@@ -1,0 +1,112 @@
+"""What a killed run leaves behind is cleaned up by the next run of the job that left it.
+
+A run killed mid-write leaves its temp file: `.ACTIVE_CONTEXT.md.<8 random>.tmp` (or of
+INDEX.md, a daily log) in memory/, and maintain's compression a 0-byte
+`.<transcript>.gz.<pid>.tmp` in the gateway's sessions folder. The next checkpoint, index or
+maintain removes those more than an hour old (a live write takes milliseconds), and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memwarden.files import atomic_write
+from support.cli import run_subprocess
+from support.deployments import make_file_era_state, make_sqlite_era_state
+
+HOUR = 3600
+
+
+def aged(path: Path, seconds: float, content: bytes = b"") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    moment = time.time() - seconds
+    os.utime(path, (moment, moment))
+    return path
+
+
+def killed_mid_write(target: Path) -> Path:
+    """Kill a process inside atomic_write, after its temp file is written and before the
+    rename; return the temp file it left."""
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from memwarden import files\n"
+        "def stop(*args):\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "os.replace = stop\n"
+        "files.atomic_write(Path(sys.argv[1]), 'half a handoff')\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script, str(target)], check=False)
+    assert completed.returncode == -signal.SIGKILL
+    (left,) = [p for p in target.parent.iterdir() if p.name.startswith(f".{target.name}.")]
+    return left
+
+
+@pytest.fixture
+def pinned(monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_SESSIONS", "main")  # the capture is old
+
+
+def test_checkpoint_removes_what_a_killed_write_left_in_memory(tmp_path, pinned):
+    state = make_sqlite_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    memory.mkdir()
+    left = killed_mid_write(memory / "ACTIVE_CONTEXT.md")
+    moment = time.time() - 2 * HOUR
+    os.utime(left, (moment, moment))
+    fresh = aged(memory / ".2026-11-22.md.k3j9x_2a.tmp", 60)  # a write going on right now
+    agents_own = aged(memory / ".draft.tmp", 2 * HOUR)  # not memwarden's name
+    notes = aged(memory / "notes.md.abcdefgh.tmp", 2 * HOUR)  # not hidden: not memwarden's
+
+    result = run_subprocess("--state-dir", state.state_dir, "checkpoint")
+
+    assert result.exit_code == 0, result.stderr
+    assert not left.exists()
+    assert fresh.exists() and agents_own.exists() and notes.exists()
+    assert (memory / "ACTIVE_CONTEXT.md").read_text() != "half a handoff"
+
+
+def test_index_removes_what_a_killed_write_left_in_memory(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    for number in range(30):
+        atomic_write(memory / f"note-{number}.md", "[FACT] a fact\n" * 150)
+    left = aged(memory / ".INDEX.md.q1w2e3r4.tmp", 2 * HOUR, b"# half an index")
+
+    result = run_subprocess("--state-dir", state.state_dir, "index")
+
+    assert result.exit_code == 0, result.stderr
+    assert not left.exists()
+    assert (memory / "INDEX.md").is_file()
+
+
+def test_dry_run_removes_nothing(tmp_path, pinned):
+    state = make_sqlite_era_state(tmp_path)
+    left = aged(state.workspace / "memory" / ".ACTIVE_CONTEXT.md.q1w2e3r4.tmp", 2 * HOUR)
+    result = run_subprocess("--state-dir", state.state_dir, "checkpoint", "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert left.exists()
+
+
+def test_maintain_removes_compression_leftovers_in_the_sessions_folder(tmp_path):
+    state = make_file_era_state(tmp_path)
+    sessions = state.sessions_dir
+    transcript = next(sessions.glob("*.jsonl"))
+    left = aged(sessions / f".{transcript.name}.gz.4242.tmp", 2 * HOUR)
+    fresh = aged(sessions / f".{transcript.name}.gz.4343.tmp", 60)
+    gateway_own = aged(sessions / ".sessions.json.4242.tmp", 2 * HOUR)  # not a compression
+
+    result = run_subprocess("--state-dir", state.state_dir, "maintain")
+
+    assert result.exit_code == 0, result.stderr
+    assert not left.exists()
+    assert fresh.exists() and gateway_own.exists()
+    assert left.name in result.stdout
