@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 MW     := $(BIN)/memwarden
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test lint format e2e demo bench checkpoint rotate index health maintain doctor status install uninstall config-example clean
+.PHONY: help setup test-tools test lint format e2e demo bench checkpoint rotate index health maintain doctor status install uninstall config-example clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -19,10 +19,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install memwarden (editable) with its dev tools; fast when done
 
-test: setup ## run the unit and integration tests (the e2e suite is `make e2e`)
+test-tools: ## install promtool and Alertmanager for the tests when missing (apt-get, as root)
+	@sh scripts/test-tools.sh
+
+test: setup test-tools ## run the unit and integration tests (the e2e suite is `make e2e`)
 	$(BIN)/python -m pytest -q
 
-e2e: setup ## end-to-end tests against the real OpenClaw gateway from the npm registry
+e2e: setup test-tools ## end-to-end tests against the real OpenClaw gateway from the npm registry
 	$(BIN)/python -m pytest -q -m e2e tests/e2e --timeout=900
 
 lint: setup ## ruff lint and format check
