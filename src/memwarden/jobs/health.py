@@ -1,10 +1,12 @@
-"""`memwarden health`: check the gateway, the host and memwarden's own jobs; alert on Slack.
+"""`memwarden health`: check the gateway, the host and memwarden's own jobs; alert on Slack
+and/or Alertmanager.
 
 Checks run first, each isolated from the others. Then the alert policy compares them with the
 stored alert state; the news of the run (new, worse, still failing, resolved) becomes one message,
-committed to the outbox together with the new state, then delivered with every message still
-pending. A failed send never fails the checks: the message waits for the next run. Finally the
-Prometheus textfile is written. Exit 1 when a check is critical or could not run.
+committed to the outbox together with the new state, then delivered to Slack with every message
+still pending. Alertmanager gets every open alert and every undelivered resolution, every run.
+A failed send never fails the checks: it waits for the next run. Finally the Prometheus textfile
+is written. Exit 1 when a check is critical or could not run.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from memwarden.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.health.alerting import Delivery
+    from memwarden.health.checks import HealthInputs
     from memwarden.health.model import CheckResult
     from memwarden.health.policy import AlertPlan
     from memwarden.health.store import NewMessage
@@ -37,12 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.alerts import slack_destination
+    from memwarden.alerts import alertmanager_destination, slack_destination
     from memwarden.health.checks import HealthInputs, registry, run_checks
     from memwarden.health.model import Status
 
     config = context.config
-    destination = slack_destination(config.slack)  # a Slack misconfiguration stops the run first
+    # A misconfigured destination stops the run before any check.
+    destination = slack_destination(config.slack)
+    forward_to = alertmanager_destination(config.alertmanager)
     inputs = HealthInputs(
         config=config,
         deployment_loader=lambda: context.deployment,
@@ -54,8 +59,12 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     result = JobResult(JOB, problems=list(broken_checks))
     if context.verbosity >= 0 and not context.json_output:  # timers run quiet: skip the table
         result.lines += _table(results)
-    alerts = _alerts(context, options, results, destination, result)
-    metrics_written = _metrics(context, options, results, result)
+    alerts, plan = _alerts(context, options, results, destination, forward_to, result)
+    if forward_to and plan is not None:
+        alerts["alertmanager"] = _forward(
+            context, options, inputs, results, plan, forward_to, result
+        )
+    metrics_written = _metrics(context, options, inputs, results, result)
     critical = any(r.status is Status.CRITICAL for r in results)
     result.exit_code = 1 if critical or broken_checks or not metrics_written else 0
     counts = {status.value: sum(r.status is status for r in results) for status in Status}
@@ -72,17 +81,19 @@ def _alerts(
     options: argparse.Namespace,
     results: list[CheckResult],
     destination: str | None,
+    forward_to: str | None,
     result: JobResult,
-) -> dict[str, Any]:
-    """Decide, store and deliver this run's alerts (or say what would be done); return the
-    alerts part of the JSON document."""
+) -> tuple[dict[str, Any], AlertPlan | None]:
+    """Decide, store and deliver this run's Slack alerts (or say what would be done); return the
+    alerts part of the JSON document and the plan (None under --no-alert)."""
     from memwarden.alerts import slack_sink
     from memwarden.health import alerting, store
 
     state = context.state
     if options.no_alert:
         result.lines.append("alerts: not evaluated (--no-alert)")
-        return {"summary": {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}}
+        summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
+        return {"summary": summary}, None
     settings = alerting.AlertSettings(
         cooldown=timedelta(minutes=context.config.slack.cooldown_minutes),
         send_resolved=context.config.slack.send_resolved,
@@ -92,9 +103,9 @@ def _alerts(
     plan, message = alerting.plan_alerts(state, results, now, settings)
     waiting = store.undelivered(state)
     if options.dry_run:
-        result.lines += _dry_run_lines(plan, message, destination, len(waiting))
+        result.lines += _dry_run_lines(plan, message, destination, forward_to, len(waiting))
         would_wait = len(waiting) + bool(message and destination)
-        return _alerts_json(plan, message, destination, [], would_wait)
+        return _alerts_json(plan, message, destination, [], would_wait), plan
     queue = destination is not None
     queued = alerting.commit_plan(state, plan, message, now, context.run_id, queue=queue)
     deliveries = []
@@ -102,7 +113,7 @@ def _alerts(
         make_sink = partial(slack_sink, context.config.slack)
         deliveries = alerting.deliver(state, make_sink, context.now, context.run_id)
     pending = len(store.undelivered(state))
-    result.lines += _alert_lines(plan, message, destination, deliveries, pending)
+    result.lines += _alert_lines(plan, message, destination, forward_to, deliveries, pending)
     result.problems += [
         f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
         for d in deliveries
@@ -110,7 +121,61 @@ def _alerts(
     ]
     data = _alerts_json(plan, message, destination, deliveries, pending)
     data["queued_id"] = queued
-    return data
+    return data, plan
+
+
+def _forward(
+    context: JobContext,
+    options: argparse.Namespace,
+    inputs: HealthInputs,
+    results: list[CheckResult],
+    plan: AlertPlan,
+    forward_to: str,
+    result: JobResult,
+) -> dict[str, Any]:
+    """Tell Alertmanager about every open check and every undelivered resolution (or say what
+    would be told); return the Alertmanager part of the JSON document."""
+    from memwarden.alerts import alertmanager_sink
+    from memwarden.health import feed_store
+    from memwarden.health.alert_labels import Identity
+    from memwarden.health.identity import gateway_name
+
+    config = context.config
+    bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
+    identity = Identity(gateway_name(inputs), config.alertmanager.labels)
+    now = context.now().timestamp()
+    feed = feed_store.plan_feed(context.state, bad, identity, now)
+    firing = sum(alert.firing for alert in feed)
+    resolving = sum(not alert.firing for alert in feed)
+    if options.dry_run:
+        result.lines.append(
+            f"alertmanager: would send {firing} firing, {resolving} resolved to {forward_to}"
+        )
+        return {"destination": forward_to, "would_send": {"firing": firing, "resolved": resolving}}
+    lifetime = timedelta(
+        minutes=config.alertmanager.resolve_timeout_minutes or 3 * config.schedule.health_minutes
+    )
+    sent = feed_store.forward(
+        context.state,
+        feed,
+        partial(alertmanager_sink, config.alertmanager),
+        lambda: context.now().timestamp(),
+        lifetime,
+        config.alertmanager.generator_url.strip(),
+        context.run_id,
+    )
+    if sent is None:
+        result.lines.append(f"alertmanager: nothing open to send to {forward_to}")
+        return {"destination": forward_to, "sent": None, "pending": 0}
+    if sent.ok:
+        result.lines.append(f"alertmanager: sent {sent.summary} to {sent.accepted_by}")
+    else:
+        result.lines.append(f"alertmanager: NOT delivered ({sent.error})")
+        result.problems.append(
+            f"alerts not delivered to Alertmanager ({sent.summary}); kept for the next run: "
+            f"{sent.error}"
+        )
+    return {"destination": forward_to, "sent": sent.to_json(), "pending": sent.pending}
 
 
 def _alerts_json(
@@ -135,13 +200,19 @@ def _alerts_json(
 
 
 def _dry_run_lines(
-    plan: AlertPlan, message: NewMessage | None, destination: str | None, waiting: int
+    plan: AlertPlan,
+    message: NewMessage | None,
+    destination: str | None,
+    forward_to: str | None,
+    waiting: int,
 ) -> list[str]:
     lines = []
     if message is None:
         lines.append("alerts: no news; would send nothing")
     elif destination:
         lines.append(f"alerts: would send to {destination}: {message.summary}")
+    elif forward_to:
+        lines.append(f"alerts: {message.summary} (no Slack destination)")
     else:
         lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
     if plan.notices:
@@ -155,12 +226,13 @@ def _alert_lines(
     plan: AlertPlan,
     message: NewMessage | None,
     destination: str | None,
+    forward_to: str | None,
     deliveries: list[Delivery],
     pending: int,
 ) -> list[str]:
     if message is None:
         lines = ["alerts: no news"]
-    elif destination:
+    elif destination or forward_to:
         lines = [f"alerts: {message.summary}"]
     else:
         lines = [
@@ -179,12 +251,15 @@ def _alert_lines(
 def _metrics(
     context: JobContext,
     options: argparse.Namespace,
+    inputs: HealthInputs,
     results: list[CheckResult],
     result: JobResult,
 ) -> bool:
     """Write the metrics textfile when one is configured; return False if writing failed."""
-    from memwarden.health import metrics, store
-    from memwarden.jobs import JOBS
+    from memwarden.health.identity import gateway_name
+    from memwarden.health.metrics.exposition import render_metrics, write_metrics
+    from memwarden.health.metrics.families import FAMILIES
+    from memwarden.health.metrics.sources import MetricSources
 
     configured = context.config.health.metrics_file
     if not configured:
@@ -193,21 +268,18 @@ def _metrics(
     if options.dry_run:
         result.lines.append(f"metrics: would write {path}")
         return True
-    state = context.state
-    last_success = {}
-    for spec in JOBS:
-        if spec.records_run:
-            run = state.last_success(spec.name)
-            last_success[spec.name] = run.finished_at if run else None
-    text = metrics.render_metrics(
-        results,
-        last_success,
-        len(store.load_states(state)),
-        len(store.undelivered(state)),
-        context.now(),
+    sources = MetricSources(
+        gateway=gateway_name(inputs),
+        now=inputs.now,
+        results=results,
+        config=context.config,
+        state=context.state,
+        deployment_loader=lambda: inputs.deployment,
     )
+    text, problems = render_metrics(FAMILIES, sources)
+    result.problems += problems
     try:
-        metrics.write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
+        write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
     except OSError as error:
         result.problems.append(f"{path}: cannot write the metrics file: {error.strerror or error}")
         return False

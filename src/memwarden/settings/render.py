@@ -26,6 +26,8 @@ def toml_value(value: Any) -> str:
             return "[\n" + inner + ",\n]"
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
     if isinstance(value, dict):
+        if not value:
+            return "{}"
         return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
