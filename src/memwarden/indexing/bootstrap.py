@@ -7,6 +7,7 @@ caps; doctor reports them and health's metrics carry them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from memwarden.files import read_text_if_exists
@@ -28,10 +29,26 @@ GATEWAY_BOOTSTRAP = (
 
 def bootstrap_lengths(workspace: Path) -> dict[str, int]:
     """Given a workspace, return the length of each bootstrap file present (gateway's and
-    memwarden's), by path relative to the workspace, in UTF-16 units with the end trimmed."""
+    memwarden's), by path relative to the workspace, in UTF-16 units with the end trimmed.
+
+    Only the names a folder listing shows are opened: health reads every agent's workspace each
+    run, and most bootstrap files are absent.
+    """
+    present = _names(workspace)
+    if "memory" in present:
+        present |= {f"memory/{name}" for name in _names(workspace / "memory")}
     lengths = {}
     for name in (*GATEWAY_BOOTSTRAP, *INJECTED):
+        if name not in present:
+            continue
         text = read_text_if_exists(workspace / name)
         if text is not None:
             lengths[name] = js_length(text)
     return lengths
+
+
+def _names(folder: Path) -> set[str]:
+    try:
+        return set(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
