@@ -249,3 +249,15 @@ def test_status_lists_alerts_alertmanager_has_not_accepted(runner, sim, capsys):
     assert (
         "  Alertmanager: gateway.live firing, not accepted yet (1 attempt(s); last error: " in text
     )
+
+
+def test_resolve_timeout_not_longer_than_the_health_interval_is_a_config_error(runner):
+    from memwarden.errors import ConfigError
+
+    runner.env["MEMWARDEN_ALERTMANAGER_RESOLVE_TIMEOUT_MINUTES"] = "5"
+    with pytest.raises(ConfigError) as raised:
+        runner.run(now())
+    assert raised.value.problems == [
+        "alertmanager.resolve_timeout_minutes: expected more than schedule.health_minutes (5), "
+        "got 5: open alerts would expire between two runs"
+    ]

@@ -40,7 +40,10 @@ class AlertmanagerSink:
         if not message.alerts:
             return SendResult(ok=True)
         body = orjson.dumps([alert_json(alert) for alert in message.alerts])
-        return asyncio.run(self._send(body))
+        try:
+            return asyncio.run(self._send(body))
+        except Exception as error:  # noqa: BLE001 - a sink reports, never raises
+            return SendResult.failed(f"Alertmanager: {type(error).__name__}: {error}")
 
     async def _send(self, body: bytes) -> SendResult:
         failures = []
@@ -62,6 +65,8 @@ class AlertmanagerSink:
             return f"no answer within {self.timeout_seconds:g} s"
         except httpx.HTTPError as error:
             return describe_transport_error(error)
+        except (OSError, ValueError) as error:  # an unusable URL, a socket that cannot open
+            return f"{type(error).__name__}: {error}"
         if response.is_success:
             return None
         text = " ".join(response.text.split())[:_BODY_SHOWN]

@@ -9,7 +9,7 @@ labels): nothing is lost and no alert appears twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -98,21 +98,23 @@ def forward(
     if not alerts:
         return None
     firing = sum(alert.firing for alert in feed)
-    resolved = len(alerts) - firing
-    summary = f"{firing} firing, {resolved} resolved"
-    result = make_sink().send(AlertMessage(f"memwarden: {summary}", alerts=alerts))
+    news = sum(alert.pending for alert in feed)
+    outcome = Forwarding(firing, len(alerts) - firing, ok=False, error=None, pending=news)
+    result = make_sink().send(AlertMessage(f"memwarden: {outcome.summary}", alerts=alerts))
     error = None if result.ok else result.error or "unknown error"
     kept = after_send(feed, clock(), error)
     save_feed(state, kept)
-    data = {"sink": "alertmanager", "firing": firing, "resolved": resolved}
-    if error is None:
+    data = {"sink": "alertmanager", "firing": outcome.firing, "resolved": outcome.resolved}
+    if error is not None:
+        state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
+    elif news:  # re-sending what Alertmanager already has is routine, not an event
         state.record_event(
             "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
         )
-    else:
-        state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
     waiting = sum(alert.pending for alert in kept)
-    return Forwarding(firing, resolved, result.ok, error, waiting, result.remote_id)
+    return replace(
+        outcome, ok=result.ok, error=error, pending=waiting, accepted_by=result.remote_id
+    )
 
 
 def _feed_alert(row: Any) -> FeedAlert:

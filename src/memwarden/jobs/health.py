@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-alert",
         action="store_true",
-        help="run the checks (and write the metrics file) without touching alert state or Slack",
+        help="run the checks (and write the metrics file) without touching alert state, Slack "
+        "or Alertmanager",
     )
     add_dry_run(parser)
 
@@ -48,6 +49,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     # A misconfigured destination stops the run before any check.
     destination = slack_destination(config.slack)
     forward_to = alertmanager_destination(config.alertmanager)
+    lifetime = alert_lifetime(config) if forward_to else None
     inputs = HealthInputs(
         config=config,
         deployment_loader=lambda: context.deployment,
@@ -60,9 +62,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if context.verbosity >= 0 and not context.json_output:  # timers run quiet: skip the table
         result.lines += _table(results)
     alerts, plan = _alerts(context, options, results, destination, forward_to, result)
-    if forward_to and plan is not None:
+    if forward_to and lifetime and plan is not None:
         alerts["alertmanager"] = _forward(
-            context, options, inputs, results, plan, forward_to, result
+            context, options, inputs, results, plan, (forward_to, lifetime), result
         )
     metrics_written = _metrics(context, options, inputs, results, result)
     critical = any(r.status is Status.CRITICAL for r in results)
@@ -130,17 +132,19 @@ def _forward(
     inputs: HealthInputs,
     results: list[CheckResult],
     plan: AlertPlan,
-    forward_to: str,
+    destination: tuple[str, timedelta],
     result: JobResult,
 ) -> dict[str, Any]:
-    """Tell Alertmanager about every open check and every undelivered resolution (or say what
-    would be told); return the Alertmanager part of the JSON document."""
+    """Tell Alertmanager (`destination`: its description, the lifetime of an open alert) about
+    every open check and every undelivered resolution (or say what would be told); return the
+    Alertmanager part of the JSON document."""
     from memwarden.alerts import alertmanager_sink
     from memwarden.health import feed_store
     from memwarden.health.alert_labels import Identity
     from memwarden.health.identity import gateway_name
 
     config = context.config
+    forward_to, lifetime = destination
     bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
     identity = Identity(gateway_name(inputs), config.alertmanager.labels)
     now = context.now().timestamp()
@@ -152,9 +156,6 @@ def _forward(
             f"alertmanager: would send {firing} firing, {resolving} resolved to {forward_to}"
         )
         return {"destination": forward_to, "would_send": {"firing": firing, "resolved": resolving}}
-    lifetime = timedelta(
-        minutes=config.alertmanager.resolve_timeout_minutes or 3 * config.schedule.health_minutes
-    )
     sent = feed_store.forward(
         context.state,
         feed,
@@ -197,6 +198,24 @@ def _alerts_json(
         "deliveries": [d.to_json() for d in deliveries],
         "undelivered": pending,
     }
+
+
+def alert_lifetime(config: Any) -> timedelta:
+    """Given the settings, return how long an open alert lives in Alertmanager without being
+    sent again: `alertmanager.resolve_timeout_minutes`, else three health intervals. Raise
+    ConfigError if it is not longer than the health interval (open alerts would flap)."""
+    from memwarden.errors import ConfigError
+
+    interval = config.schedule.health_minutes
+    minutes = config.alertmanager.resolve_timeout_minutes or 3 * interval
+    if minutes <= interval:
+        raise ConfigError(
+            [
+                f"alertmanager.resolve_timeout_minutes: expected more than schedule.health_minutes "
+                f"({interval}), got {minutes}: open alerts would expire between two runs"
+            ]
+        )
+    return timedelta(minutes=minutes)
 
 
 def _dry_run_lines(
