@@ -133,6 +133,7 @@ def test_alertmanager_down_alert_waits_then_is_delivered_once(runner, sim, manag
         for line in first.lines
     ), first.lines
     assert any("kept for the next run" in problem for problem in first.problems)
+    assert first.data["summary"]["alertmanager_pending"] == 2
     pending = [alert for alert in feed_of(runner).values() if alert.pending]
     assert {alert.check_key for alert in pending} == {"gateway.live", "gateway.ready"}
     assert all(alert.attempts == 1 for alert in pending)

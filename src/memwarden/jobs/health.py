@@ -63,9 +63,12 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         result.lines += _table(results)
     alerts, plan = _alerts(context, options, results, destination, forward_to, result)
     if forward_to and lifetime and plan is not None:
-        alerts["alertmanager"] = _forward(
+        forwarded = _forward(
             context, options, inputs, results, plan, (forward_to, lifetime), result
         )
+        alerts["alertmanager"] = forwarded
+        if "pending" in forwarded:
+            alerts["summary"]["alertmanager_pending"] = forwarded["pending"]
     metrics_written = _metrics(context, options, inputs, results, result)
     critical = any(r.status is Status.CRITICAL for r in results)
     result.exit_code = 1 if critical or broken_checks or not metrics_written else 0
