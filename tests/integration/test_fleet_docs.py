@@ -72,7 +72,7 @@ def test_fleet_doc_alertmanager_routes_memwarden_alerts_to_slack(tmp_path, sim):
         document = (
             doc_block("alertmanager.yml")
             .replace("/etc/alertmanager/slack-webhook-url", str(secret))
-            .replace("group_wait: 30s", "group_wait: 0s")
+            .replace("group_wait: 30s", "group_wait: 1s")  # both alerts in before a flush
             .replace("group_interval: 5m", "group_interval: 1s")
         )
         with Alertmanager(tmp_path / "am", config=document) as manager:
@@ -86,19 +86,27 @@ def test_fleet_doc_alertmanager_routes_memwarden_alerts_to_slack(tmp_path, sim):
             )
             sim.faults.http = "error"
             runner.run(datetime.now(UTC))
-            [message] = wait_for(lambda: slack.delivered(), "Slack's message")
-            [attachment] = message.body["attachments"]
-            assert attachment["title"] == "[FIRING] MemwardenGatewayLive on prod-eu-1"
-            assert "*critical* gateway not live:" in attachment["text"]
-            assert "Fix: The gateway is down or hung" in attachment["text"]
-            assert message.body["channel"] == "#memwarden"
+            [message] = wait_for(lambda: titled(slack, "[FIRING]"), "Slack's message")
+            assert message["title"] == "[FIRING] MemwardenGatewayLive on prod-eu-1"
+            assert "*critical* gateway not live:" in message["text"]
+            assert "Fix: The gateway is down or hung" in message["text"]
+            assert {request.body["channel"] for request in slack.delivered()} == {"#memwarden"}
             assert len(manager.alerts(alertname="MemwardenGatewayReady")) == 1
             assert manager.alerts(alertname="MemwardenGatewayReady")[0]["status"]["inhibitedBy"]
 
             sim.faults.http = None
             runner.run(datetime.now(UTC))
-            wait_for(lambda: len(slack.delivered()) == 2, "Slack's resolved message")
-            resolved = slack.delivered()[1].body["attachments"][0]
+            [resolved] = wait_for(lambda: titled(slack, "[RESOLVED]"), "the resolved message")
             assert resolved["title"] == "[RESOLVED] MemwardenGatewayLive on prod-eu-1"
-            titles = [request.body["attachments"][0]["title"] for request in slack.delivered()]
-            assert not any("MemwardenGatewayReady" in title for title in titles), "inhibited"
+            assert len(titled(slack, "[FIRING]")) == 1
+            assert not titled(slack, "[FIRING] MemwardenGatewayReady"), "inhibited"
+
+
+def titled(slack: SlackServer, prefix: str) -> list[dict]:
+    """The Slack attachments delivered so far whose title starts with `prefix`."""
+    return [
+        attachment
+        for request in slack.delivered()
+        for attachment in request.body.get("attachments", [])
+        if attachment["title"].startswith(prefix)
+    ]
