@@ -19,13 +19,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install memwarden (editable) with its dev tools; fast when done
 
-test-tools: ## install what some tests need when missing and possible (systemd-analyze, as root)
-	@sh scripts/install_test_tools.sh
+test-tools: ## install the programs some tests run, when missing (apt-get, as root): systemd-analyze, promtool, alertmanager
+	@sh scripts/test-tools.sh
 
 test: setup test-tools ## run the unit and integration tests (the e2e suite is `make e2e`)
 	$(BIN)/python -m pytest -q
 
-e2e: setup ## end-to-end tests against the real OpenClaw gateway from the npm registry
+e2e: setup test-tools ## end-to-end tests against the real OpenClaw gateway from the npm registry
 	$(BIN)/python -m pytest -q -m e2e tests/e2e --timeout=900
 
 lint: setup ## ruff lint and format check

@@ -17,7 +17,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -77,13 +77,7 @@ def run(report: Report) -> None:
 def prepare_host() -> Path:
     """Build (or reuse) the fleet, add memory folders and cron run logs; return the state dir."""
     fleet = build_fleet(FLEETS, SPEC)
-    for workspace in fleet.workspaces.values():
-        memory = workspace / "memory"
-        memory.mkdir(parents=True, exist_ok=True)
-        for number in range(MEMORY_FILES_PER_AGENT):
-            path = memory / f"note-{number:02d}.md"
-            if not path.exists():
-                path.write_text("- remembered fact\n" * 200)
+    add_memory_files(fleet.workspaces.values(), MEMORY_FILES_PER_AGENT)
     runs = fleet.state_dir / "cron" / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     now_ms = int(time.time() * 1000)
@@ -96,6 +90,17 @@ def prepare_host() -> Path:
         text = b"\n".join(orjson.dumps(line) for line in lines) + b"\n"
         (runs / f"job{job}.jsonl").write_bytes(text)
     return fleet.state_dir
+
+
+def add_memory_files(workspaces: Iterable[Path], count: int) -> None:
+    """Give each workspace `count` memory files (kept when they exist)."""
+    for workspace in workspaces:
+        memory = workspace / "memory"
+        memory.mkdir(parents=True, exist_ok=True)
+        for number in range(count):
+            path = memory / f"note-{number:02d}.md"
+            if not path.exists():
+                path.write_text("- remembered fact\n" * 200)
 
 
 def _argv(state_dir: Path) -> list[str]:

@@ -74,19 +74,20 @@ def test_health_writes_metrics_file_private_by_default(capsys, monkeypatch, stat
     target = tmp_path / "textfile" / "memwarden.prom"
     monkeypatch.setenv("MEMWARDEN_HEALTH_GATEWAY_HTTP_URL", sim.http_url)
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(target))
+    monkeypatch.setenv("MEMWARDEN_HEALTH_GATEWAY_NAME", "gw-1")
     result = run_cli(capsys, "--state-dir", state.state_dir, "health")
     assert result.exit_code == 0, result.stderr
     text = target.read_text()
-    assert 'memwarden_health_check_status{check="gateway.live"} 0' in text
-    assert 'memwarden_session_context_ratio{agent="main"' in text
-    assert 'memwarden_job_last_success_timestamp_seconds{job="health"}' not in text  # first run
+    assert 'memwarden_health_check_status{gateway="gw-1",check="gateway.live"} 0' in text
+    assert 'memwarden_session_context_ratio{gateway="gw-1",agent="main"' in text
+    checkpoint = 'memwarden_job_last_success_timestamp_seconds{gateway="gw-1",memwarden_job="check'
+    assert checkpoint not in text, "never ran: no sample"
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert [p.name for p in target.parent.iterdir()] == ["memwarden.prom"]
 
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE_MODE", "0644")
     run_cli(capsys, "--state-dir", state.state_dir, "health")
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
-    assert 'memwarden_job_last_success_timestamp_seconds{job="health"}' in target.read_text()
 
 
 def test_health_dry_run_writes_and_sends_nothing(capsys, monkeypatch, state, tmp_path):

@@ -119,6 +119,23 @@ def test_effective_toml_masks_secrets():
     assert 'token = "********"' in text
 
 
+def test_effective_toml_masks_passwords_in_urls():
+    env = {"MEMWARDEN_ALERTMANAGER_URLS": '["https://ops:s3cr3t@am:9093", "http://am2:9093"]'}
+    loaded = config.load(None, env=env)
+    text = render.effective_toml(loaded.values, loaded.sources)
+    assert "s3cr3t" not in text
+    assert 'urls = ["https://ops:********@am:9093", "http://am2:9093"]' in text
+
+
+def test_str_map_option_from_toml_and_environment(tmp_path):
+    path = write(tmp_path / "config.toml", '[alertmanager]\nlabels = { env = "prod" }\n')
+    assert config.load(path, env={}).alertmanager.labels == {"env": "prod"}
+    with pytest.raises(ConfigError, match="expected a JSON object of strings"):
+        config.load(None, env={"MEMWARDEN_ALERTMANAGER_LABELS": "env=prod"})
+    with pytest.raises(ConfigError, match="expected a table of strings"):
+        config.load(None, env={"MEMWARDEN_ALERTMANAGER_LABELS": '{"env": 1}'})
+
+
 def test_every_option_has_description_and_valid_default():
     for option in ALL_OPTIONS:
         assert option.section in SECTIONS, option.key

@@ -4,28 +4,56 @@ A sink never raises for a failed delivery: it returns a `SendResult` whose `erro
 for the operator (never a token or a webhook URL). The caller keeps the message pending and tries
 again on its next run.
 
-`slack_destination` validates the settings and names the destination without importing
-slack-sdk; `slack_sink` builds the sink, so a run with nothing to send never pays for that import.
+A message carries what each kind of sink reads: text and blocks for people (Slack), and `alerts`
+for machines (Alertmanager: one `Alert` per open or resolved check).
+
+`slack_destination` / `alertmanager_destination` validate the settings and name the destination
+without importing the sink's libraries; `slack_sink` / `alertmanager_sink` build the sink, so a
+run with nothing to send never pays for those imports.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from memwarden.errors import ConfigError
 
 WEBHOOK_DESCRIPTION = "Slack incoming webhook"
+# Labels memwarden sets itself on Alertmanager alerts: alertmanager.labels may not replace them.
+OWN_LABELS = frozenset(
+    {"alertname", "check", "severity", "gateway", "instance", "agent", "session", "mount"}
+    | {"memwarden_job"}
+)
+_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert as Alertmanager models it: labels (its identity), annotations (for people),
+    when it started, and when it ends: the time it was resolved, or for an open alert the time
+    it expires unless sent again."""
+
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    starts_at: datetime
+    ends_at: datetime
+    generator_url: str = ""
 
 
 @dataclass(frozen=True)
 class AlertMessage:
-    """A message: plain text (the fallback every client shows), optional Slack blocks, and the
-    idempotency key of the outbox row it comes from."""
+    """A message: plain text (the fallback every client shows), optional Slack blocks, the
+    idempotency key of the outbox row it comes from, and the alerts it describes."""
 
     text: str
     blocks: list[dict[str, Any]] | None = None
     idempotency_key: str | None = None
+    alerts: tuple[Alert, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -102,3 +130,56 @@ def slack_sink(slack: Any) -> AlertSink | None:
             slack.bot_token.strip(), slack.channel.strip(), base_url=slack.api_base_url, **timeouts
         )
     return SlackWebhookSink(slack.webhook_url.strip(), **timeouts)
+
+
+def alertmanager_destination(alertmanager: Any) -> str | None:
+    """Given the `[alertmanager]` settings, return where alerts go, for people (None: nowhere).
+
+    Raise ConfigError if a URL is not http(s) or an extra label is one memwarden sets itself.
+    """
+    urls = [url.strip() for url in alertmanager.urls if url.strip()]
+    problems = [
+        f"alertmanager.urls: expected http(s) URLs such as http://127.0.0.1:9093, got "
+        f"{shown_url(url)!r}"
+        for url in urls
+        if not _is_http_url(url)
+    ]
+    problems += [
+        f"alertmanager.labels: {name!r} is one of memwarden's own labels; choose another name"
+        for name in alertmanager.labels
+        if name in OWN_LABELS or not _LABEL_NAME.match(name)
+    ]
+    if problems:
+        raise ConfigError(problems)
+    if not urls:
+        return None
+    return "Alertmanager " + ", ".join(shown_url(url) for url in urls)
+
+
+def alertmanager_sink(alertmanager: Any) -> AlertSink | None:
+    """Given the `[alertmanager]` settings, return the sink they describe, or None if no URL is
+    set. Raise ConfigError as `alertmanager_destination` does."""
+    if alertmanager_destination(alertmanager) is None:
+        return None
+    from memwarden.alerts.alertmanager import AlertmanagerSink
+
+    urls = [url.strip() for url in alertmanager.urls if url.strip()]
+    return AlertmanagerSink(urls, timeout_seconds=alertmanager.timeout_seconds)
+
+
+def shown_url(url: str) -> str:
+    """Given a URL, return it without user name or password, to show to people."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url.rstrip("/")
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)

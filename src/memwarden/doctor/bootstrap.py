@@ -13,17 +13,6 @@ from pathlib import Path
 from memwarden.doctor.finding import Finding
 from memwarden.indexing.outcome import INJECTED, bootstrap_overruns, describe_overrun
 
-# The workspace files the gateway itself loads at bootstrap (openclaw 2026.7.x and 2026.9.x).
-GATEWAY_BOOTSTRAP = (
-    "AGENTS.md",
-    "SOUL.md",
-    "TOOLS.md",
-    "IDENTITY.md",
-    "USER.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
-    "MEMORY.md",
-)
 SET_CAP = "openclaw config set agents.defaults"
 
 

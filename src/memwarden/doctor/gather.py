@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memwarden.doctor.alerting import check_alert_destination
-from memwarden.doctor.bootstrap import GATEWAY_BOOTSTRAP, check_bootstrap
+from memwarden.doctor.bootstrap import check_bootstrap
 from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.permissions import PathFacts, check_permissions
@@ -23,8 +23,7 @@ from memwarden.hooks_install import (
     outdated_files,
     settings_executable,
 )
-from memwarden.indexing.catalog import js_length
-from memwarden.indexing.outcome import INJECTED
+from memwarden.indexing.bootstrap import bootstrap_lengths
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
     hook_selection,
@@ -150,15 +149,10 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
         if agent.workspace in seen or not agent.workspace.is_dir():
             continue
         seen.add(agent.workspace)
-        lengths = {}
-        for name in (*GATEWAY_BOOTSTRAP, *INJECTED):
-            text = read_text_if_exists(agent.workspace / name)
-            if text is not None:
-                lengths[name] = js_length(text)
         findings += check_bootstrap(
             agent.id,
             agent.workspace,
-            lengths,
+            bootstrap_lengths(agent.workspace),
             deployment.bootstrap_max_chars(agent.id),
             deployment.bootstrap_total_max_chars(agent.id),
         )

@@ -54,7 +54,7 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec(
         "health",
         "memwarden.jobs.health",
-        "check the gateway, the host and memwarden's jobs; alert on Slack",
+        "check the gateway, the host and memwarden's jobs; alert on Slack and/or Alertmanager",
         locks=True,
         records_run=True,
         runs_without_state=True,

@@ -1,11 +1,13 @@
-"""`memwarden health`: check the gateway, the host and memwarden's own jobs; alert on Slack.
+"""`memwarden health`: check the gateway, the host and memwarden's own jobs; alert on Slack
+and/or Alertmanager.
 
 Checks run first, each isolated from the others. Then the alert policy compares them with the
 stored alert state; the news of the run (new, worse, still failing, resolved) becomes one message,
-committed to the outbox together with the new state, then delivered with every message still
-pending. A failed send never fails the checks: the message waits for the next run. Finally the
-Prometheus textfile is written. Exit 1 when a check is critical or could not run; exit 2 when
-no gateway lives in the state dir (after alerting on it: `gateway.state_dir` is critical).
+committed to the outbox together with the new state, then delivered to Slack with every message
+still pending. Alertmanager gets every open alert and every undelivered resolution, every run.
+A failed send never fails the checks: it waits for the next run. Finally the Prometheus textfile
+is written. Exit 1 when a check is critical or could not run; exit 2 when no gateway lives in
+the state dir (after alerting on it: `gateway.state_dir` is critical).
 
 People get the table on stdout; under `-q` (timers) or `--json`, each check that is not ok is
 one line on stderr instead, logged at its own level (critical or warning).
@@ -28,6 +30,7 @@ from memwarden.state import UnavailableState
 
 if TYPE_CHECKING:
     from memwarden.health.alerting import AlertSettings, Delivery
+    from memwarden.health.checks import HealthInputs
     from memwarden.health.model import CheckResult
     from memwarden.health.policy import AlertPlan
     from memwarden.health.store import NewMessage
@@ -42,18 +45,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-alert",
         action="store_true",
-        help="run the checks (and write the metrics file) without touching alert state or Slack",
+        help="run the checks (and write the metrics file) without touching alert state, Slack "
+        "or Alertmanager",
     )
     add_dry_run(parser)
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.alerts import slack_destination
+    from memwarden.alerts import alertmanager_destination, slack_destination
     from memwarden.health.checks import HealthInputs, registry, run_checks
     from memwarden.health.model import Status
 
     config = context.config
-    destination = slack_destination(config.slack)  # a Slack misconfiguration stops the run first
+    # A misconfigured destination stops the run before any check.
+    destination = slack_destination(config.slack)
+    forward_to = alertmanager_destination(config.alertmanager)
+    lifetime = alert_lifetime(config) if forward_to else None
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -67,15 +74,25 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if context.state_problem is not None:  # said once below, not once per check that reads it
         broken_checks = [p for p in broken_checks if context.state_problem.message not in p]
     result = JobResult(JOB)
-    alerts = None
+    alerts, plan = None, None
     if context.state_problem is None:
         try:
-            alerts = _alerts(context, options, results, destination, result)
+            alerts, plan = _alerts(context, options, results, destination, forward_to, result)
+            if forward_to and lifetime and plan is not None:
+                forwarded = _forward(
+                    context, options, inputs, results, plan, (forward_to, lifetime), result
+                )
+                alerts["alertmanager"] = forwarded
+                if "pending" in forwarded:
+                    alerts["summary"]["alertmanager_pending"] = forwarded["pending"]
         except StateError as error:
             context.state_problem = error
     if context.state_problem is not None:
         results.append(critical(STATE_KEY, context.state_problem.message))
-        alerts = _alerts_without_state(context, options, results, destination, result)
+        forwarding = (forward_to, lifetime) if forward_to and lifetime else None
+        alerts = _alerts_without_state(
+            context, options, inputs, results, destination, forwarding, result
+        )
     first = []  # before the alerts' own problems: what is wrong, then what could not be sent
     if missing is not None:  # the exit-2 line: it names the state dir and the fix
         first.append(Problem(missing.message, logging.CRITICAL))
@@ -85,7 +102,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     else:
         first += _check_problems(results, skip={STATE_DIR_KEY} if missing else set())
     result.problems[:0] = first
-    metrics_written = _metrics(context, options, results, result)
+    metrics_written = _metrics(context, options, inputs, results, result)
     any_critical = any(r.status is Status.CRITICAL for r in results)
     failed = any_critical or broken_checks or not metrics_written
     result.exit_code = EXIT_USAGE if missing else EXIT_FAILURES if failed else 0
@@ -129,25 +146,27 @@ def _alerts(
     options: argparse.Namespace,
     results: list[CheckResult],
     destination: str | None,
+    forward_to: str | None,
     result: JobResult,
-) -> dict[str, Any]:
-    """Decide, store and deliver this run's alerts (or say what would be done); return the
-    alerts part of the JSON document."""
+) -> tuple[dict[str, Any], AlertPlan | None]:
+    """Decide, store and deliver this run's Slack alerts (or say what would be done); return the
+    alerts part of the JSON document and the plan (None under --no-alert)."""
     from memwarden.alerts import slack_sink
     from memwarden.health import alerting, store
 
     state = context.state
     if options.no_alert:
         result.lines.append("alerts: not evaluated (--no-alert)")
-        return {"summary": {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}}
+        summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
+        return {"summary": summary}, None
     settings = _alert_settings(context, send_resolved=context.config.slack.send_resolved)
     now = context.now()
     plan, message = alerting.plan_alerts(state, results, now, settings)
     waiting = store.undelivered(state)
     if options.dry_run:
-        result.lines += _dry_run_lines(plan, message, destination, len(waiting))
+        result.lines += _dry_run_lines(plan, message, destination, forward_to, len(waiting))
         would_wait = len(waiting) + bool(message and destination)
-        return _alerts_json(plan, message, destination, [], would_wait)
+        return _alerts_json(plan, message, destination, [], would_wait), plan
     queue = destination is not None
     queued = alerting.commit_plan(state, plan, message, now, context.run_id, queue=queue)
     deliveries = []
@@ -155,7 +174,7 @@ def _alerts(
         make_sink = partial(slack_sink, context.config.slack)
         deliveries = alerting.deliver(state, make_sink, context.now, context.run_id)
     pending = len(store.undelivered(state))
-    result.lines += _alert_lines(plan, message, destination, deliveries, pending)
+    result.lines += _alert_lines(plan, message, destination, forward_to, deliveries, pending)
     result.problems += [
         f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
         for d in deliveries
@@ -163,7 +182,60 @@ def _alerts(
     ]
     data = _alerts_json(plan, message, destination, deliveries, pending)
     data["queued_id"] = queued
-    return data
+    return data, plan
+
+
+def _forward(
+    context: JobContext,
+    options: argparse.Namespace,
+    inputs: HealthInputs,
+    results: list[CheckResult],
+    plan: AlertPlan,
+    destination: tuple[str, timedelta],
+    result: JobResult,
+) -> dict[str, Any]:
+    """Tell Alertmanager (`destination`: its description, the lifetime of an open alert) about
+    every open check and every undelivered resolution (or say what would be told); return the
+    Alertmanager part of the JSON document."""
+    from memwarden.alerts import alertmanager_sink
+    from memwarden.health import feed_store
+    from memwarden.health.alert_labels import Identity
+    from memwarden.health.identity import gateway_name
+
+    config = context.config
+    forward_to, lifetime = destination
+    bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
+    identity = Identity(gateway_name(inputs), config.alertmanager.labels)
+    now = context.now().timestamp()
+    feed = feed_store.plan_feed(context.state, bad, identity, now)
+    firing = sum(alert.firing for alert in feed)
+    resolving = sum(not alert.firing for alert in feed)
+    if options.dry_run:
+        result.lines.append(
+            f"alertmanager: would send {firing} firing, {resolving} resolved to {forward_to}"
+        )
+        return {"destination": forward_to, "would_send": {"firing": firing, "resolved": resolving}}
+    sent = feed_store.forward(
+        context.state,
+        feed,
+        partial(alertmanager_sink, config.alertmanager),
+        lambda: context.now().timestamp(),
+        lifetime,
+        config.alertmanager.generator_url.strip(),
+        context.run_id,
+    )
+    if sent is None:
+        result.lines.append(f"alertmanager: nothing open to send to {forward_to}")
+        return {"destination": forward_to, "sent": None, "pending": 0}
+    if sent.ok:
+        result.lines.append(f"alertmanager: sent {sent.summary} to {sent.accepted_by}")
+    else:
+        result.lines.append(f"alertmanager: NOT delivered ({sent.error})")
+        result.problems.append(
+            f"alerts not delivered to Alertmanager ({sent.summary}); kept for the next run: "
+            f"{sent.error}"
+        )
+    return {"destination": forward_to, "sent": sent.to_json(), "pending": sent.pending}
 
 
 def _alert_settings(context: JobContext, send_resolved: bool) -> AlertSettings:
@@ -190,13 +262,15 @@ def _readable_state(context: JobContext) -> StateDB | UnavailableState:
 def _alerts_without_state(
     context: JobContext,
     options: argparse.Namespace,
+    inputs: HealthInputs,
     results: list[CheckResult],
     destination: str | None,
+    forwarding: tuple[str, timedelta] | None,
     result: JobResult,
 ) -> dict[str, Any]:
     """memwarden's state cannot be written (disk full, locked): alert all the same, straight
-    through the sink, reusing the alert state when it can still be read; return the alerts
-    part of the JSON document."""
+    through the sinks (Slack, Alertmanager), reusing the alert state when it can still be
+    read; return the alerts part of the JSON document."""
     from memwarden.alerts import slack_sink
     from memwarden.health import alerting, store
 
@@ -220,16 +294,52 @@ def _alerts_without_state(
         previous, results, context.now(), settings, make_sink
     )
     deliveries = [delivery] if delivery else []
+    forward_to = forwarding[0] if forwarding else None
     if options.dry_run:
-        result.lines += _dry_run_lines(plan, message, destination, 0)
+        result.lines += _dry_run_lines(plan, message, destination, forward_to, 0)
     else:
-        result.lines += _alert_lines(plan, message, destination, deliveries, 0)
+        result.lines += _alert_lines(plan, message, destination, forward_to, deliveries, 0)
     result.problems += [
         f"alert not delivered ({d.summary}): {d.error}" for d in deliveries if not d.ok
     ]
     data = _alerts_json(plan, message, destination, deliveries, 0)
     data["recorded"] = False
+    if forwarding and not options.dry_run:
+        data["alertmanager"] = _forward_without_state(context, inputs, results, plan, forwarding)
+        if not data["alertmanager"]["ok"]:
+            result.problems.append(
+                f"alerts not delivered to Alertmanager: {data['alertmanager']['error']}"
+            )
     return data
+
+
+def _forward_without_state(
+    context: JobContext,
+    inputs: HealthInputs,
+    results: list[CheckResult],
+    plan: AlertPlan,
+    forwarding: tuple[str, timedelta],
+) -> dict[str, Any]:
+    """Post every open check to Alertmanager, recording nothing (its state cannot be written):
+    Alertmanager merges what it already has, so re-sending every run is what it expects."""
+    from memwarden.alerts import AlertMessage, alertmanager_sink
+    from memwarden.health.alert_labels import Identity
+    from memwarden.health.feed import alerts_to_send, decide_feed
+    from memwarden.health.identity import gateway_name
+
+    config = context.config
+    forward_to, lifetime = forwarding
+    bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
+    identity = Identity(gateway_name(inputs), config.alertmanager.labels)
+    now = context.now().timestamp()
+    feed = decide_feed({}, bad, identity, now)
+    alerts = alerts_to_send(feed, now, lifetime, config.alertmanager.generator_url.strip())
+    if not alerts:
+        return {"destination": forward_to, "ok": True, "error": None, "firing": 0}
+    sent = alertmanager_sink(config.alertmanager).send(
+        AlertMessage(f"memwarden: {len(alerts)} firing", alerts=alerts)
+    )
+    return {"destination": forward_to, "ok": sent.ok, "error": sent.error, "firing": len(alerts)}
 
 
 def _alerts_json(
@@ -253,14 +363,38 @@ def _alerts_json(
     }
 
 
+def alert_lifetime(config: Any) -> timedelta:
+    """Given the settings, return how long an open alert lives in Alertmanager without being
+    sent again: `alertmanager.resolve_timeout_minutes`, else three health intervals. Raise
+    ConfigError if it is not longer than the health interval (open alerts would flap)."""
+    from memwarden.errors import ConfigError
+
+    interval = config.schedule.health_minutes
+    minutes = config.alertmanager.resolve_timeout_minutes or 3 * interval
+    if minutes <= interval:
+        raise ConfigError(
+            [
+                f"alertmanager.resolve_timeout_minutes: expected more than schedule.health_minutes "
+                f"({interval}), got {minutes}: open alerts would expire between two runs"
+            ]
+        )
+    return timedelta(minutes=minutes)
+
+
 def _dry_run_lines(
-    plan: AlertPlan, message: NewMessage | None, destination: str | None, waiting: int
+    plan: AlertPlan,
+    message: NewMessage | None,
+    destination: str | None,
+    forward_to: str | None,
+    waiting: int,
 ) -> list[str]:
     lines = []
     if message is None:
         lines.append("alerts: no news; would send nothing")
     elif destination:
         lines.append(f"alerts: would send to {destination}: {message.summary}")
+    elif forward_to:
+        lines.append(f"alerts: {message.summary} (no Slack destination)")
     else:
         lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
     if plan.notices:
@@ -274,12 +408,13 @@ def _alert_lines(
     plan: AlertPlan,
     message: NewMessage | None,
     destination: str | None,
+    forward_to: str | None,
     deliveries: list[Delivery],
     pending: int,
 ) -> list[str]:
     if message is None:
         lines = ["alerts: no news"]
-    elif destination:
+    elif destination or forward_to:
         lines = [f"alerts: {message.summary}"]
     else:
         lines = [
@@ -298,12 +433,15 @@ def _alert_lines(
 def _metrics(
     context: JobContext,
     options: argparse.Namespace,
+    inputs: HealthInputs,
     results: list[CheckResult],
     result: JobResult,
 ) -> bool:
     """Write the metrics textfile when one is configured; return False if writing failed."""
-    from memwarden.health import metrics, store
-    from memwarden.jobs import JOBS
+    from memwarden.health.identity import gateway_name
+    from memwarden.health.metrics.exposition import render_metrics, write_metrics
+    from memwarden.health.metrics.families import FAMILIES
+    from memwarden.health.metrics.sources import MetricSources
 
     configured = context.config.health.metrics_file
     if not configured:
@@ -312,19 +450,18 @@ def _metrics(
     if options.dry_run:
         result.lines.append(f"metrics: would write {path}")
         return True
-    state = _readable_state(context)
-    last_success: dict[str, float | None] = {}
+    sources = MetricSources(
+        gateway=gateway_name(inputs),
+        now=inputs.now,
+        results=results,
+        config=context.config,
+        state=_readable_state(context),
+        deployment_loader=lambda: inputs.deployment,
+    )
+    text, problems = render_metrics(FAMILIES, sources)
+    result.problems += problems
     try:
-        for spec in JOBS:
-            if spec.records_run:
-                run = state.last_success(spec.name)
-                last_success[spec.name] = run.finished_at if run else None
-        open_alerts, undelivered = len(store.load_states(state)), len(store.undelivered(state))
-    except StateError:  # written all the same: the checks are what a scraper alerts on
-        last_success, open_alerts, undelivered = {}, 0, 0
-    text = metrics.render_metrics(results, last_success, open_alerts, undelivered, context.now())
-    try:
-        metrics.write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
+        write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
     except OSError as error:
         result.problems.append(f"{path}: cannot write the metrics file: {error.strerror or error}")
         return False

@@ -1,5 +1,5 @@
 """`memwarden status`: the last run of each job with its outcome and age, the open alerts, and
-the alert messages waiting for delivery. Read-only."""
+the alert messages waiting for delivery (Slack messages, Alertmanager alerts). Read-only."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.health import store
+    from memwarden.alerts import alertmanager_destination
+    from memwarden.health import feed_store, store
     from memwarden.health.message import describe_open
     from memwarden.jobs import JOBS
 
@@ -31,13 +32,16 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     ]
     open_alerts = list(store.load_states(state).values())
     waiting = store.undelivered(state)
+    forwarding = alertmanager_destination(context.config.alertmanager) is not None
+    unaccepted = feed_store.pending(state) if forwarding else []
     result = JobResult("status")
     result.lines = [f"storage: {context.storage.describe()}", "jobs:"]
     result.lines += [_job_line(job) for job in jobs]
     result.lines.append("open alerts:" if open_alerts else "open alerts: none")
     result.lines += ["  " + line for line in describe_open(open_alerts, now)]
-    result.lines.append("pending sends:" if waiting else "pending sends: none")
+    result.lines.append("pending sends:" if waiting or unaccepted else "pending sends: none")
     result.lines += [_outbox_line(row, now) for row in waiting]
+    result.lines += [_feed_line(alert) for alert in unaccepted]
     result.data = {
         "storage": context.storage.to_json(),
         "jobs": jobs,
@@ -61,6 +65,15 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                 "keys": row.keys,
             }
             for row in waiting
+        ],
+        "alertmanager_pending": [
+            {
+                "check": alert.check_key,
+                "state": "firing" if alert.firing else "resolved",
+                "attempts": alert.attempts,
+                "last_error": alert.last_error,
+            }
+            for alert in unaccepted
         ],
     }
     return result
@@ -97,6 +110,15 @@ def _outbox_line(row, now: datetime) -> str:
     age = _ago(now.timestamp() - row.created_at)
     error = f"; last error: {row.last_error}" if row.last_error else ""
     return f"  #{row.id} {row.summary} (queued {age}, {row.attempts} attempt(s){error})"
+
+
+def _feed_line(alert) -> str:
+    state = "firing" if alert.firing else "resolved"
+    error = f"; last error: {alert.last_error}" if alert.last_error else ""
+    return (
+        f"  Alertmanager: {alert.check_key} {state}, not accepted yet "
+        f"({alert.attempts} attempt(s){error})"
+    )
 
 
 def _outcome(run: Run) -> str:

@@ -8,6 +8,7 @@ example config and the docs table from it, and a test keeps both in sync.
 from __future__ import annotations
 
 from memwarden.settings import (
+    alertmanager,
     checkpoint,
     gateway,
     general,
@@ -30,6 +31,7 @@ _MODULES = (
     index,
     health,
     slack,
+    alertmanager,
     maintain,
     history,
     schedule,

@@ -163,6 +163,16 @@ OPTIONS = [
         example=["gateway.process"],
     ),
     Option(
+        "health.gateway_name",
+        "str",
+        "",
+        "How metrics and Alertmanager alerts name this gateway: the `gateway` label of every "
+        "metric and alert, and the `instance` label of alerts. It must differ between the "
+        "gateways of a fleet. Empty: <host name>:<gateway port> (the gateway's own host when "
+        "it is not on this machine).",
+        example="prod-eu-1",
+    ),
+    Option(
         "health.metrics_file",
         "path",
         "",

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-KINDS = ("int", "float", "bool", "str", "path", "choice", "str_list", "table_list")
+KINDS = ("int", "float", "bool", "str", "path", "choice", "str_list", "str_map", "table_list")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -18,7 +18,9 @@ class Option:
     """A setting. `key` is dotted (`section.name`); `kind` is one of KINDS.
 
     For `choice`, `choices` lists the allowed strings; for `table_list`, `fields` names the string
-    fields every table must have (others are optional and listed in `optional_fields`).
+    fields every table must have (others are optional and listed in `optional_fields`); a
+    `str_map` is one table of string values (`{ env = "prod" }`), whose names `pattern` must
+    match when it is set.
     """
 
     key: str
@@ -33,6 +35,7 @@ class Option:
     secret: bool = False
     pattern_list: bool = False
     example: Any = None
+    pattern: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -57,13 +60,18 @@ class Option:
 
     def coerce_text(self, text: str) -> Any:
         """Given a string from the environment, return it typed. Raise ValueError if invalid."""
-        if self.kind in ("str_list", "table_list"):
+        if self.kind in ("str_list", "str_map", "table_list"):
             try:
                 return self.coerce(orjson.loads(text))
             except orjson.JSONDecodeError:
                 if self.kind == "str_list":
                     return self.coerce([part.strip() for part in text.split(",") if part.strip()])
-                raise ValueError(f"expected a JSON list of tables, got {text!r}") from None
+                what = (
+                    "a JSON object of strings"
+                    if self.kind == "str_map"
+                    else "a JSON list of tables"
+                )
+                raise ValueError(f"expected {what}, got {text!r}") from None
         if self.kind == "bool":
             lowered = text.strip().lower()
             if lowered in _TRUE | _FALSE:
@@ -91,6 +99,7 @@ class Option:
             "path": "absolute path",
             "choice": "one of " + ", ".join(self.choices),
             "str_list": "list of strings",
+            "str_map": "table of strings",
             "table_list": "list of tables {" + ", ".join(self.fields + self.optional_fields) + "}",
         }
         text = names[self.kind]
@@ -160,6 +169,17 @@ class Option:
             for item in value:
                 _check_regex(item)
         return list(value)
+
+    def _coerce_str_map(self, value: Any) -> dict[str, str]:
+        if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+            raise ValueError(f"expected a table of strings, got {value!r}")
+        if self.pattern:
+            wrong = [name for name in value if not re.fullmatch(self.pattern, name)]
+            if wrong:
+                raise ValueError(
+                    f"invalid name(s) {', '.join(map(repr, wrong))}: expected {self.pattern}"
+                )
+        return dict(value)
 
     def _coerce_table_list(self, value: Any) -> list[dict[str, str]]:
         if not isinstance(value, list):

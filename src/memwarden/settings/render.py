@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -10,6 +11,7 @@ import orjson
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 
 MASK = "********"
+_URL_PASSWORD = re.compile(r"(\w+://[^/@:\s]*:)[^/@\s]+@")
 
 
 def toml_value(value: Any) -> str:
@@ -26,6 +28,8 @@ def toml_value(value: Any) -> str:
             return "[\n" + inner + ",\n]"
         return "[" + ", ".join(toml_value(item) for item in value) + "]"
     if isinstance(value, dict):
+        if not value:
+            return "{}"
         return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
@@ -111,5 +115,12 @@ def effective_toml(values: dict[str, Any], sources: dict[str, str]) -> str:
 
 
 def masked(option: Option, value: Any) -> Any:
-    """Return `value`, or a mask when the option is a secret that is set."""
-    return MASK if option.secret and value else value
+    """Return `value`, or a mask when the option is a secret that is set; a password in a URL
+    (`http://user:password@host`) is masked in any option."""
+    if option.secret and value:
+        return MASK
+    if isinstance(value, str):
+        return _URL_PASSWORD.sub(rf"\1{MASK}@", value)
+    if isinstance(value, list):
+        return [masked(option, item) for item in value]
+    return value

@@ -29,7 +29,8 @@ class SessionPressure:
 
 def check_context(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `context.pressure` (and `sessions.store:<agent>` for unreadable
-    session stores). The result's details carry every conversation's ratio, for the metrics."""
+    session stores). The result's details carry every conversation's ratio, tokens and window,
+    for the metrics."""
     from memwarden.openclaw.keys import classify
     from memwarden.openclaw.sessions import load_all
 
@@ -59,7 +60,14 @@ def grade_context(pressures: Sequence[SessionPressure], high_water: float) -> Ch
     """Given the conversations' context ratios and the high-water ratio, return the result."""
     over = sorted((p for p in pressures if p.ratio >= high_water), key=lambda p: -p.ratio)
     ratios = [
-        {"agent": p.agent_id, "session": p.key, "ratio": round(p.ratio, 4)} for p in pressures
+        {
+            "agent": p.agent_id,
+            "session": p.key,
+            "ratio": round(p.ratio, 4),
+            "tokens": p.total_tokens,
+            "window": p.context_tokens,
+        }
+        for p in pressures
     ]
     highest = max((p.ratio for p in pressures), default=0.0)
     if not over:

@@ -29,26 +29,62 @@ class MemoryFile:
     name: str  # relative to the workspace
 
 
+@dataclass(frozen=True)
+class MemoryPool:
+    """The size of one agent's memory: its files, their bytes, the largest one."""
+
+    agent_id: str
+    files: int
+    total_bytes: int
+    largest_bytes: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "agent": self.agent_id,
+            "files": self.files,
+            "bytes": self.total_bytes,
+            "largest": self.largest_bytes,
+        }
+
+
 def check_memory_files(inputs: HealthInputs) -> list[CheckResult]:
-    """Given the inputs, return `memory.oversized` naming the largest files over the threshold."""
+    """Given the inputs, return `memory.oversized` naming the largest files over the threshold.
+    Its details carry every agent's memory size, for the metrics."""
     limit = inputs.health.memory_file_warning_kb * KB
-    files = [
-        MemoryFile(agent.id, Path(path), size, display_path(os.path.relpath(path, agent.workspace)))
-        for agent in inputs.deployment.agents
-        for path, size in memory_files(agent.workspace)
-        if size > limit
-    ]
+    files: list[MemoryFile] = []
+    pools: list[MemoryPool] = []
+    for agent in inputs.deployment.agents:
+        sizes = []
+        for path, size in memory_files(agent.workspace):
+            sizes.append(size)
+            if size > limit:
+                files.append(
+                    MemoryFile(
+                        agent.id,
+                        Path(path),
+                        size,
+                        display_path(os.path.relpath(path, agent.workspace)),
+                    )
+                )
+        pools.append(MemoryPool(agent.id, len(sizes), sum(sizes), max(sizes, default=0)))
     return [
         grade_memory_files(
-            files, inputs.health.memory_file_warning_kb, inputs.health.memory_file_list
+            files, inputs.health.memory_file_warning_kb, inputs.health.memory_file_list, pools
         )
     ]
 
 
-def grade_memory_files(files: Sequence[MemoryFile], limit_kb: int, shown: int) -> CheckResult:
-    """Given the oversized files, the limit (KB) and how many to name, return the result."""
+def grade_memory_files(
+    files: Sequence[MemoryFile],
+    limit_kb: int,
+    shown: int,
+    pools: Sequence[MemoryPool] = (),
+) -> CheckResult:
+    """Given the oversized files, the limit (KB), how many to name and each agent's memory
+    size, return the result."""
+    agents = [pool.to_json() for pool in pools]
     if not files:
-        return ok(KEY, f"no memory file over {limit_kb} KB", 0, limit_kb)
+        return ok(KEY, f"no memory file over {limit_kb} KB", 0, limit_kb, agents=agents)
     worst = sorted(files, key=lambda item: -item.size)[:shown]
     names = ", ".join(f"{item.agent_id}:{item.name} {item.size / KB:.0f} KB" for item in worst)
     more = f" and {len(files) - len(worst)} more" if len(files) > len(worst) else ""
@@ -61,6 +97,7 @@ def grade_memory_files(files: Sequence[MemoryFile], limit_kb: int, shown: int) -
             {"agent": item.agent_id, "path": display_path(str(item.path)), "bytes": item.size}
             for item in worst
         ],
+        agents=agents,
     )
 
 

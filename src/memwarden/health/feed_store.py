@@ -1,0 +1,145 @@
+"""Alertmanager's feed, acted on: the table `alertmanager_alerts` (migration 0008) and the send.
+
+Each run rewrites the feed from this run's results (`feed.decide_feed`), commits it, then posts
+it; the outcome is committed after. A crash between Alertmanager's answer and that commit sends
+the same alerts again on the next run, which Alertmanager merges into the alerts it has (same
+labels): nothing is lost and no alert appears twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any
+
+import orjson
+
+from memwarden.alerts import AlertMessage, AlertSink
+from memwarden.health.alert_labels import Identity
+from memwarden.health.feed import FeedAlert, after_send, alerts_to_send, decide_feed
+from memwarden.health.model import CheckResult
+from memwarden.state import StateDB
+
+JOB = "health"
+
+
+@dataclass(frozen=True)
+class Forwarding:
+    """What one run told Alertmanager: how many firing and resolved alerts, and how it went."""
+
+    firing: int
+    resolved: int
+    ok: bool
+    error: str | None
+    pending: int
+    accepted_by: str | None = None
+
+    @property
+    def summary(self) -> str:
+        return f"{self.firing} firing, {self.resolved} resolved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "firing": self.firing,
+            "resolved": self.resolved,
+            "ok": self.ok,
+            "error": self.error,
+            "pending": self.pending,
+            "accepted_by": self.accepted_by,
+        }
+
+
+def load_feed(state: StateDB) -> dict[str, FeedAlert]:
+    """Return the stored feed by fingerprint."""
+    rows = state.connection.execute("SELECT * FROM alertmanager_alerts ORDER BY starts_at")
+    return {row["fingerprint"]: _feed_alert(row) for row in rows}
+
+
+def pending(state: StateDB) -> list[FeedAlert]:
+    """Return the alerts Alertmanager has not accepted yet (new alerts, resolutions)."""
+    return [alert for alert in load_feed(state).values() if alert.pending]
+
+
+def save_feed(state: StateDB, alerts: Sequence[FeedAlert]) -> None:
+    """Replace the stored feed with `alerts`, in one transaction."""
+    with state.transaction() as connection:
+        connection.execute("DELETE FROM alertmanager_alerts")
+        connection.executemany(
+            "INSERT INTO alertmanager_alerts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_row(alert) for alert in alerts],
+        )
+
+
+def plan_feed(
+    state: StateDB,
+    bad: Sequence[tuple[CheckResult, float]],
+    identity: Identity,
+    now: float,
+) -> list[FeedAlert]:
+    """Given the bad results with the time each turned bad, return this run's feed (not saved)."""
+    return decide_feed(load_feed(state), bad, identity, now)
+
+
+def forward(
+    state: StateDB,
+    feed: list[FeedAlert],
+    make_sink: Callable[[], AlertSink],
+    clock: Callable[[], float],
+    lifetime: timedelta,
+    generator_url: str,
+    run_id: int | None,
+) -> Forwarding | None:
+    """Save the feed, post it through the sink `make_sink` builds, save the outcome; return
+    what was sent (None when there was nothing to send: no open alert, no resolution)."""
+    save_feed(state, feed)
+    now = clock()
+    alerts = alerts_to_send(feed, now, lifetime, generator_url)
+    if not alerts:
+        return None
+    firing = sum(alert.firing for alert in feed)
+    news = sum(alert.pending for alert in feed)
+    outcome = Forwarding(firing, len(alerts) - firing, ok=False, error=None, pending=news)
+    result = make_sink().send(AlertMessage(f"memwarden: {outcome.summary}", alerts=alerts))
+    error = None if result.ok else result.error or "unknown error"
+    kept = after_send(feed, clock(), error)
+    save_feed(state, kept)
+    data = {"sink": "alertmanager", "firing": outcome.firing, "resolved": outcome.resolved}
+    if error is not None:
+        state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
+    elif news:  # re-sending what Alertmanager already has is routine, not an event
+        state.record_event(
+            "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
+        )
+    waiting = sum(alert.pending for alert in kept)
+    return replace(
+        outcome, ok=result.ok, error=error, pending=waiting, accepted_by=result.remote_id
+    )
+
+
+def _feed_alert(row: Any) -> FeedAlert:
+    return FeedAlert(
+        fingerprint=row["fingerprint"],
+        check_key=row["check_key"],
+        labels=orjson.loads(row["labels_json"]),
+        annotations=orjson.loads(row["annotations_json"]),
+        starts_at=row["starts_at"],
+        ends_at=row["ends_at"],
+        delivered_at=row["delivered_at"],
+        attempts=row["attempts"],
+        last_error=row["last_error"],
+    )
+
+
+def _row(alert: FeedAlert) -> tuple[Any, ...]:
+    return (
+        alert.fingerprint,
+        alert.check_key,
+        orjson.dumps(dict(alert.labels)).decode(),
+        orjson.dumps(dict(alert.annotations)).decode(),
+        alert.starts_at,
+        alert.ends_at,
+        alert.delivered_at,
+        alert.attempts,
+        alert.last_error,
+    )

@@ -1,0 +1,86 @@
+"""The Prometheus text format: the families rendered, and the file replaced atomically."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memwarden.errors import MemwardenError
+from memwarden.files import atomic_write, fsync_dir
+from memwarden.health.metrics.families import Family
+from memwarden.health.metrics.sources import MetricSources
+
+log = logging.getLogger("memwarden.health")
+
+
+@dataclass(frozen=True)
+class RenderedFamily:
+    name: str
+    kind: str
+    help: str
+    samples: list[tuple[str, str]]  # (label set as text, value as text)
+
+
+def render_metrics(families: Sequence[Family], sources: MetricSources) -> tuple[str, list[str]]:
+    """Given the families and their sources, return the textfile's content and one problem line
+    per family that could not be collected (it is left out; the others are written)."""
+    from memwarden.templating import render
+
+    rendered, problems = [], []
+    for family in families:
+        try:
+            samples = [
+                (format_labels({"gateway": sources.gateway, **labels}), format_value(value))
+                for labels, value in family.collect(sources)
+            ]
+        except MemwardenError as error:
+            problems.append(f"metrics: {family.name} left out: {error.message}")
+            continue
+        except Exception as error:  # one family never stops the file
+            log.debug("metric family %s failed", family.name, exc_info=True)
+            problems.append(f"metrics: {family.name} left out: {type(error).__name__}: {error}")
+            continue
+        rendered.append(RenderedFamily(family.name, family.kind, family.help, samples))
+    return render("health/metrics.prom.j2", families=rendered), problems
+
+
+def write_metrics(path: Path, text: str, mode: int) -> None:
+    """Replace the textfile at `path` with `text`, atomically and already carrying `mode`.
+
+    node_exporter may read it at any moment: the content is written to a temp file beside it,
+    given its mode, then renamed over it, so a reader never sees a partial file or one it may
+    not read.
+    """
+    temporary = path.with_name(f".{path.name}.memwarden")
+    atomic_write(temporary, text)
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)
+    fsync_dir(path.parent)
+
+
+def format_labels(labels: Mapping[str, str]) -> str:
+    """Given labels, return them as a label set: `{a="x",b="y"}` (empty for none)."""
+    if not labels:
+        return ""
+    return (
+        "{"
+        + ",".join(f'{name}="{escape_label(str(value))}"' for name, value in labels.items())
+        + "}"
+    )
+
+
+def format_value(value: float) -> str:
+    """Given a number, return it as the text format writes it (integers without a point)."""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    return repr(round(float(value), 6))
+
+
+def escape_label(value: str) -> str:
+    """Given a label value, return it escaped for the Prometheus text format."""
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')

@@ -1,0 +1,287 @@
+"""Every metric memwarden writes: its name, type, help, and how its samples are collected.
+
+A family's `collect(sources)` yields `(labels, value)` pairs; the `gateway` label is added to
+each by the exposition. Names and labels follow Prometheus's conventions (base units in the
+name, `_total` for counters, no `job` or `instance` label, which belong to the scrape).
+The compaction watch's families (compactions, lost items) join this list when it exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from memwarden.health.checks.context import KEY as CONTEXT_KEY
+from memwarden.health.checks.memory_files import KB
+from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
+from memwarden.health.metrics.sources import MetricSources
+from memwarden.health.model import Status
+
+Sample = tuple[dict[str, str], float]
+
+
+@dataclass(frozen=True)
+class Family:
+    """One metric: `kind` is `gauge` or `counter`."""
+
+    name: str
+    kind: str
+    help: str
+    collect: Callable[[MetricSources], Iterable[Sample]]
+
+
+def _build_info(sources: MetricSources) -> Iterator[Sample]:
+    from memwarden import __version__
+
+    yield {"version": __version__}, 1
+
+
+def _check_status(sources: MetricSources) -> Iterator[Sample]:
+    for result in sources.results:
+        yield {"check": result.key}, result.status.rank
+
+
+def _alerts_open(sources: MetricSources) -> Iterator[Sample]:
+    for status in (Status.WARNING, Status.CRITICAL):
+        yield {"severity": status.value}, sum(r.status is status for r in sources.results)
+
+
+def _undelivered(sources: MetricSources) -> Iterator[Sample]:
+    from memwarden.alerts import alertmanager_destination
+    from memwarden.health import feed_store, store
+
+    yield {"sink": "slack"}, len(store.undelivered(sources.state))
+    if alertmanager_destination(sources.config.alertmanager):
+        yield {"sink": "alertmanager"}, len(feed_store.pending(sources.state))
+
+
+def _health_last_run(sources: MetricSources) -> Iterator[Sample]:
+    yield {}, sources.now.timestamp()
+
+
+def _last_success(sources: MetricSources) -> Iterator[Sample]:
+    from memwarden.jobs import JOBS
+
+    for spec in JOBS:
+        if not spec.records_run:
+            continue
+        if spec.name == "health":  # this run: it completed its checks and writes this file
+            yield {"memwarden_job": "health"}, sources.now.timestamp()
+            continue
+        run = sources.state.last_success(spec.name)
+        if run is not None and run.finished_at is not None:
+            yield {"memwarden_job": spec.name}, run.finished_at
+
+
+def _interval(sources: MetricSources) -> Iterator[Sample]:
+    for job in dict.fromkeys(sources.config.install.jobs):
+        minutes = getattr(sources.config.schedule, f"{job}_minutes", None)
+        if minutes is not None:
+            yield {"memwarden_job": job}, minutes * 60
+
+
+def _context(field: str) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        for row in sources.detail_rows(CONTEXT_KEY, "ratios"):
+            if row.get(field) is not None:
+                yield {"agent": str(row["agent"]), "session": str(row["session"])}, row[field]
+
+    return collect
+
+
+def _memory(field: str) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        for row in sources.detail_rows(MEMORY_KEY, "agents"):
+            yield {"agent": str(row["agent"])}, row[field]
+
+    return collect
+
+
+def _memory_limit(sources: MetricSources) -> Iterator[Sample]:
+    if sources.result(MEMORY_KEY) is not None:
+        yield {}, sources.config.health.memory_file_warning_kb * KB
+
+
+def _bootstrap_files(sources: MetricSources) -> Iterator[Sample]:
+    for agent_id, lengths, _caps in _bootstrap(sources):
+        for name, length in lengths.items():
+            yield {"agent": agent_id, "file": name}, length
+
+
+def _bootstrap_total(sources: MetricSources) -> Iterator[Sample]:
+    for agent_id, lengths, (max_chars, _total) in _bootstrap(sources):
+        yield {"agent": agent_id}, sum(min(length, max_chars) for length in lengths.values())
+
+
+def _bootstrap_cap(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        for agent_id, _lengths, caps in _bootstrap(sources):
+            yield {"agent": agent_id}, caps[index]
+
+    return collect
+
+
+def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[int, int]]]:
+    """Each agent's bootstrap file lengths and caps, read once per textfile."""
+    from memwarden.indexing.bootstrap import bootstrap_lengths
+
+    def read() -> list[tuple[str, dict[str, int], tuple[int, int]]]:
+        deployment = sources.deployment
+        return [
+            (
+                agent.id,
+                bootstrap_lengths(agent.workspace) if agent.workspace.is_dir() else {},
+                (
+                    deployment.bootstrap_max_chars(agent.id),
+                    deployment.bootstrap_total_max_chars(agent.id),
+                ),
+            )
+            for agent in deployment.agents
+        ]
+
+    return sources.memo("bootstrap", read)
+
+
+def _rotations(sources: MetricSources) -> Iterator[Sample]:
+    import sqlite3
+
+    try:
+        rows = dict(
+            sources.state.connection.execute(
+                "SELECT outcome, count(*) FROM rotations GROUP BY outcome"
+            ).fetchall()
+        )
+    except sqlite3.OperationalError:  # no `rotations` table: rotate never ran here
+        rows = {}
+    for outcome in ("rotated", "failed"):
+        yield {"outcome": outcome}, rows.get(outcome, 0)
+
+
+def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
+    runs = sources.state.last_runs("rotate", limit=1)
+    if not runs or runs[0].finished_at is None:
+        return
+    summary = runs[0].summary
+    for outcome in ("rotated", "failed", "postponed", "skipped"):
+        value = summary.get(outcome)
+        if isinstance(value, int):
+            yield {"outcome": outcome}, value
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("memwarden_build_info", "gauge", "memwarden's version (always 1).", _build_info),
+    Family(
+        "memwarden_health_check_status",
+        "gauge",
+        "Status of each health check: 0 ok, 1 warning, 2 critical.",
+        _check_status,
+    ),
+    Family(
+        "memwarden_alerts_open",
+        "gauge",
+        "Health checks not ok in this run, by severity.",
+        _alerts_open,
+    ),
+    Family(
+        "memwarden_alerts_undelivered",
+        "gauge",
+        "Alerts waiting for delivery, by sink (Slack messages, Alertmanager alerts).",
+        _undelivered,
+    ),
+    Family(
+        "memwarden_health_last_run_timestamp_seconds",
+        "gauge",
+        "When this health run finished its checks (Unix time).",
+        _health_last_run,
+    ),
+    Family(
+        "memwarden_job_last_success_timestamp_seconds",
+        "gauge",
+        "When each memwarden job last succeeded (Unix time); for health, this run.",
+        _last_success,
+    ),
+    Family(
+        "memwarden_job_interval_seconds",
+        "gauge",
+        "How often each scheduled memwarden job runs (schedule.<job>_minutes).",
+        _interval,
+    ),
+    Family(
+        "memwarden_session_context_tokens",
+        "gauge",
+        "Context size of a conversation's last model call, in tokens.",
+        _context("tokens"),
+    ),
+    Family(
+        "memwarden_session_context_window_tokens",
+        "gauge",
+        "Context window of a conversation's model, in tokens.",
+        _context("window"),
+    ),
+    Family(
+        "memwarden_session_context_ratio",
+        "gauge",
+        "Last context size of a conversation over its model's context window.",
+        _context("ratio"),
+    ),
+    Family(
+        "memwarden_memory_bytes",
+        "gauge",
+        "Size of an agent's memory (MEMORY.md and memory/, archive/ excluded), in bytes.",
+        _memory("bytes"),
+    ),
+    Family(
+        "memwarden_memory_files",
+        "gauge",
+        "Number of an agent's memory files (MEMORY.md and memory/, archive/ excluded).",
+        _memory("files"),
+    ),
+    Family(
+        "memwarden_memory_largest_file_bytes",
+        "gauge",
+        "Size of an agent's largest memory file, in bytes.",
+        _memory("largest"),
+    ),
+    Family(
+        "memwarden_memory_file_limit_bytes",
+        "gauge",
+        "Size above which a memory file is oversized (health.memory_file_warning_kb), in bytes.",
+        _memory_limit,
+    ),
+    Family(
+        "memwarden_bootstrap_file_chars",
+        "gauge",
+        "Length of each bootstrap file of an agent's workspace, in characters (UTF-16 units).",
+        _bootstrap_files,
+    ),
+    Family(
+        "memwarden_bootstrap_total_chars",
+        "gauge",
+        "Length of an agent's bootstrap files together, each counted up to the per-file cap.",
+        _bootstrap_total,
+    ),
+    Family(
+        "memwarden_bootstrap_max_chars",
+        "gauge",
+        "The gateway's per-file bootstrap cap of an agent (bootstrapMaxChars).",
+        _bootstrap_cap(0),
+    ),
+    Family(
+        "memwarden_bootstrap_total_max_chars",
+        "gauge",
+        "The gateway's total bootstrap cap of an agent (bootstrapTotalMaxChars).",
+        _bootstrap_cap(1),
+    ),
+    Family(
+        "memwarden_rotations_total",
+        "counter",
+        "Rotations memwarden attempted, by outcome (the rotation lineage).",
+        _rotations,
+    ),
+    Family(
+        "memwarden_rotate_last_run_sessions",
+        "gauge",
+        "Sessions of the last rotate run by outcome (postponed: wanted but not done this run).",
+        _rotate_last_run,
+    ),
+)

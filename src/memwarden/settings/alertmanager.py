@@ -1,0 +1,56 @@
+from memwarden.settings.option import Option
+
+SECTION = "alertmanager"
+DESCRIPTION = (
+    "Health alerts sent to Prometheus Alertmanager, beside Slack or instead of it, for fleets of "
+    "gateways (docs/fleet.md): every open check is re-sent each health run, each resolution once."
+)
+LABEL_NAME = r"[a-zA-Z_][a-zA-Z0-9_]*"
+
+OPTIONS = [
+    Option(
+        "alertmanager.urls",
+        "str_list",
+        [],
+        "Base URLs of Alertmanager (http://host:9093). Several (the members of a cluster) are "
+        "tried in turn until one accepts the alerts. Empty: no Alertmanager.",
+        example=["http://127.0.0.1:9093"],
+    ),
+    Option(
+        "alertmanager.timeout_seconds",
+        "float",
+        5.0,
+        "Deadline of the whole call to one Alertmanager URL (connect, send, answer); then the "
+        "next URL is tried.",
+        minimum=0.1,
+        maximum=120,
+    ),
+    Option(
+        "alertmanager.resolve_timeout_minutes",
+        "int",
+        0,
+        "How long Alertmanager keeps an open alert firing after memwarden's last send (its "
+        "endsAt). memwarden re-sends open alerts every health run, so this must be longer than "
+        "schedule.health_minutes; if memwarden stops, its alerts expire after it (the Prometheus "
+        "dead-man rule then fires). 0: three health intervals.",
+        minimum=0,
+        maximum=24 * 60,
+    ),
+    Option(
+        "alertmanager.labels",
+        "str_map",
+        {},
+        'Extra labels on every alert, for routing and silences (e.g. { team = "ai-ops" }). They '
+        "may not replace memwarden's own labels (alertname, check, severity, gateway, instance, "
+        "agent, session, memwarden_job, mount).",
+        example={"env": "prod"},
+        pattern=LABEL_NAME,
+    ),
+    Option(
+        "alertmanager.generator_url",
+        "str",
+        "",
+        "URL put in every alert's generatorURL (this gateway's dashboard or runbook). Empty: none.",
+        example="https://grafana.example.com/d/memwarden-gateway",
+    ),
+]
