@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memwarden.checkpoint.redact import Redactor, build_redactor
-from memwarden.checkpoint.secret_rules import RULES, Rule
+from memwarden.checkpoint.secret_rules import LONG_WORD, RULES, Rule
 from memwarden.errors import ConfigError
 from support.secret_samples import SAMPLES, placements
 
@@ -289,3 +289,14 @@ def test_redact_same_text_twice_is_counted_once_until_counts_are_taken(redactor)
     assert redactor.take_counts() == {"slack-token": 1}
     redactor.redact(text)
     assert redactor.take_counts() == {"slack-token": 1}
+
+
+@pytest.mark.parametrize(
+    "rule", [rule for rule in RULES if rule.word], ids=lambda rule: f"{rule.kind}:{rule.anchors[0]}"
+)
+def test_word_rule_matches_are_long_words_so_short_words_need_no_search(rule):
+    texts = [param.values[2] for param in PLACED]
+    matches = [match.group(0) for text in texts for match in rule.pattern.finditer(text)]
+
+    assert matches
+    assert all(len(match) >= LONG_WORD and not any(map(str.isspace, match)) for match in matches)

@@ -17,9 +17,11 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 
 from memwarden.checkpoint.secret_rules import (
     GENERIC_RULES,
+    LONG_WORD,
     NEAR_DISTANCE,
     PLACEHOLDER,
     PROVIDER_RULES,
@@ -32,13 +34,58 @@ _TYPE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 _MEMO_LIMIT = 4096
 
 
+@dataclass(frozen=True)
+class _Lookups:
+    """The literals that say a rule may match, by where they are looked for, with the rule's
+    index; and the rules tried on every text (`near` rules, operators' scanned rules)."""
+
+    words: tuple[tuple[str, int], ...]
+    folded: tuple[tuple[str, int], ...]
+    exact: tuple[tuple[str, int], ...]
+    always: tuple[int, ...]
+
+    @classmethod
+    @cache
+    def of(cls, rules: tuple[Rule, ...]) -> _Lookups:
+        """Return the lookups of a rule table (built once per table)."""
+        words, folded, exact, always = [], [], [], []
+        for index, rule in enumerate(rules):
+            if rule.near or not rule.anchors:
+                always.append(index)
+                continue
+            where = words if rule.word else folded if rule.folded else exact
+            where += [(anchor, index) for anchor in rule.anchors]
+        return cls(tuple(words), tuple(folded), tuple(exact), tuple(always))
+
+    def rules_for(self, text: str, lowered: str) -> list[int]:
+        """Return the indexes, in order, of the rules whose literals the text holds."""
+        found = set(self.always)
+        if self.words and len(text) >= LONG_WORD:
+            words = " ".join([word for word in text.split() if len(word) >= LONG_WORD])
+            if words:
+                found.update([index for anchor, index in self.words if anchor in words])
+        found.update([index for anchor, index in self.folded if anchor in lowered])
+        found.update([index for anchor, index in self.exact if anchor in text])
+        return sorted(found)
+
+
 @dataclass
 class Redactor:
-    """Masks secrets in text and counts what it masked, by type (each distinct text once)."""
+    """Masks secrets in text and counts what it masked, by type (each distinct text once).
+
+    A text is looked at once for every rule's literals (word rules' in its long words only);
+    the rules whose literals it holds are then applied in order. Masking only ever adds
+    placeholders, which hold no literal that lets a rule match, so the rules found at first are
+    all the rules that can match.
+    """
 
     rules: tuple[Rule, ...]
     counts: Counter[str] = field(default_factory=Counter)
     _masked: dict[str, str] = field(default_factory=dict, repr=False)
+    _lookups: _Lookups = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._lookups = _Lookups.of(self.rules)
 
     def redact(self, text: str) -> str:
         """Given a text, return it with every secret replaced by `[REDACTED:<type>]`."""
@@ -52,8 +99,9 @@ class Redactor:
         return masked
 
     def _mask(self, text: str) -> str:
-        lowered = None
-        for rule in self.rules:
+        lowered: str | None = text.lower()
+        for index in self._lookups.rules_for(text, lowered):
+            rule = self.rules[index]
             if rule.near:
                 masked = self._near(rule, text)
             elif not rule.anchors:

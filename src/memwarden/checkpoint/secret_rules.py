@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 NEAR_DISTANCE = 256
+# Every match of a `word` rule is one run of at least this many characters without a space.
+LONG_WORD = 12
 PLACEHOLDER = "[REDACTED:{}]"
 _NOT_REDACTED = r"(?!\[REDACTED:)"
 # Not glued to a word: `task-list` never starts an `sk-` key.
@@ -51,8 +53,10 @@ class Rule:
     """One secret shape: its placeholder type and pattern, and where its matches can start.
 
     `anchors`: literal strings a match starts with (`lead` characters after its start), looked
-    up with `str.find`, in the lower-cased text when `folded`. `near`: a literal the rule only
-    looks around. A rule with neither (an operator's `redact_patterns` rule) is scanned as a
+    up with `str.find`, in the lower-cased text when `folded`. `word`: every match is one word
+    (no whitespace) of LONG_WORD characters or more, so a text whose long words hold no anchor
+    is passed over without searching it whole. `near`: a literal the rule only looks around. A
+    rule with neither anchors nor `near` (an operator's `redact_patterns` rule) is scanned as a
     whole. The pattern is compiled when first used: a run with nothing to write never pays.
     """
 
@@ -62,6 +66,7 @@ class Rule:
     folded: bool = False
     lead: int = 0
     near: str = ""
+    word: bool = False
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -69,8 +74,9 @@ class Rule:
 
 
 def _token(kind: str, pattern: str, *anchors: str, edge: bool = True) -> Rule:
-    """A case-sensitive shape that starts with one of `anchors` (after `_EDGE` when `edge`)."""
-    return Rule(kind, (_EDGE if edge else "") + pattern, anchors)
+    """A case-sensitive token, one word, that starts with one of `anchors` (after `_EDGE` when
+    `edge`)."""
+    return Rule(kind, (_EDGE if edge else "") + pattern, anchors, word=True)
 
 
 def _named(kind: str, pattern: str, *anchors: str) -> Rule:
@@ -117,6 +123,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         r"(?<![\w~.-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
         ("Q~",),
         lead=4,
+        word=True,
     ),
     _named(
         "azure-storage-key",
@@ -124,7 +131,12 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         "accountkey",
         "sharedaccesskey",
     ),
-    Rule("azure-sas-signature", r"sig=(?<=[?&;]sig=)(?P<secret>[A-Za-z0-9%+/=]{20,})", ("sig=",)),
+    Rule(
+        "azure-sas-signature",
+        r"sig=(?<=[?&;]sig=)(?P<secret>[A-Za-z0-9%+/=]{20,})",
+        ("sig=",),
+        word=True,
+    ),
     _token(
         "aws-access-key",
         r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
@@ -210,6 +222,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         "telegram-bot-token",
         r":(?<=[0-9]{5}:)(?P<secret>A[A-Za-z0-9_-]{32,})",
         (":A",),
+        word=True,
     ),
     _token(
         "teams-webhook",
