@@ -24,6 +24,7 @@ ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 BASE64 = ALNUM + "+/"
 URLSAFE = ALNUM + "_-"
+UPPER_DIGITS = string.ascii_uppercase + string.digits
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,86 @@ def _samples() -> list[Sample]:
             "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJtZW13YXJkZW4tdGVzdCJ9."
             + _make("jwt", URLSAFE, 43),
         ),
+        # The other distinctive shapes of gitleaks' catalogue.
+        _token("grafana-api", "grafana-token", "eyJrIjoi" + _make("grafana", ALNUM, 80)),
+        _token(
+            "onepassword-secret",
+            "onepassword-token",
+            "A3-{}-{}-{}-{}-{}".format(
+                *(_make(f"op{n}", UPPER_DIGITS, size) for n, size in enumerate((6, 11, 5, 5, 5)))
+            ),
+        ),
+        _token("adobe", "adobe-secret", "p8e-" + _make("adobe", ALNUM, 32)),
+        _token(
+            "airtable", "airtable-token", f"pat{_make('at1', ALNUM, 14)}.{_make('at2', HEX, 64)}"
+        ),
+        _token("alibaba", "alibaba-access-key", "LTAI" + _make("ltai", ALNUM, 20)),
+        _token("artifactory", "artifactory-key", "AKCp" + _make("akcp", ALNUM, 69)),
+        _token("artifactory-reference", "artifactory-key", "cmVmd" + _make("cmvmd", ALNUM, 59)),
+        _token("bedrock", "aws-bedrock-key", "ABSK" + _make("absk", BASE64, 132)),
+        _shaped(
+            "bedrock-short",
+            "aws-bedrock-key",
+            _make("bedrock", ALNUM, 60),
+            "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t{secret}",
+        ),
+        _token("clickhouse", "clickhouse-key", "4b1d" + _make("ch", ALNUM, 38)),
+        _token("clojars", "clojars-token", "CLOJARS_" + _make("clojars", ALNUM, 60)),
+        _token(
+            "cloudflare-origin",
+            "cloudflare-origin-key",
+            f"v1.0-{_make('cf1', HEX, 24)}-{_make('cf2', HEX, 146)}",
+        ),
+        _token("duffel", "duffel-token", "duffel_test_" + _make("duffel", URLSAFE, 43)),
+        _token(
+            "dynatrace",
+            "dynatrace-token",
+            f"dt0c01.{_make('dt1', UPPER_DIGITS, 24)}.{_make('dt2', UPPER_DIGITS, 64)}",
+        ),
+        _token("easypost", "easypost-key", "EZAK" + _make("ezak", ALNUM, 54)),
+        _token("facebook", "facebook-token", "EAAC" + _make("eaac", ALNUM, 120)),
+        _token("flutterwave", "flutterwave-key", f"FLWSECK_TEST-{_make('flw', HEX, 32)}-X"),
+        _token("frameio", "frameio-token", "fio-u-" + _make("fio", URLSAFE, 64)),
+        _shaped(
+            "gitlab-session",
+            "gitlab-token",
+            _make("glsession", string.ascii_lowercase + string.digits, 32),
+            "_gitlab_session={secret}",
+        ),
+        _token(
+            "harness",
+            "harness-key",
+            f"pat.{_make('h1', URLSAFE, 22)}.{_make('h2', ALNUM, 24)}.{_make('h3', ALNUM, 20)}",
+        ),
+        _token(
+            "terraform",
+            "terraform-token",
+            f"{_make('tf1', ALNUM, 14)}.atlasv1.{_make('tf2', URLSAFE, 67)}",
+        ),
+        _token("infracost", "infracost-key", "ico-" + _make("ico", ALNUM, 32)),
+        _token("intra42", "intra42-secret", "s-s4t2ud-" + _make("intra", HEX, 64)),
+        _token("maxmind", "maxmind-key", f"{_make('mm1', ALNUM, 6)}_{_make('mm2', ALNUM, 29)}_mmk"),
+        _token("octopus", "octopus-key", "API-" + _make("octo", UPPER_DIGITS, 26)),
+        _token("openshift", "openshift-token", "sha256~" + _make("oc", URLSAFE, 43)),
+        _token("prefect", "prefect-key", "pnu_" + _make("pnu", ALNUM, 36)),
+        _token(
+            "readme",
+            "readme-key",
+            "rdme_" + _make("rdme", string.ascii_lowercase + string.digits, 70),
+        ),
+        _token("scalingo", "scalingo-token", "tk-us-" + _make("scalingo", URLSAFE, 48)),
+        _token(
+            "brevo", "brevo-key", f"xkeysib-{_make('brevo', HEX, 64)}-{_make('brevo2', ALNUM, 16)}"
+        ),
+        _token("settlemint", "settlemint-token", "sm_pat_" + _make("sm", ALNUM, 16)),
+        _token("shippo", "shippo-token", "shippo_live_" + _make("shippo", HEX, 40)),
+        _token(
+            "sourcegraph",
+            "sourcegraph-token",
+            f"sgp_{_make('sg1', HEX, 16)}_{_make('sg2', HEX, 40)}",
+        ),
+        _token("square", "square-token", "sq0atp-" + _make("square", URLSAFE, 22)),
+        _token("square-eaaa", "square-token", "EAAA" + _make("eaaa", URLSAFE, 60)),
         # Generic shapes: the name says "secret" and the value follows. Several values hold
         # `/` and `.`, so they look like paths.
         _shaped(

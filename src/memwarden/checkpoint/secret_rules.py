@@ -87,7 +87,10 @@ def _named(kind: str, pattern: str, *anchors: str) -> Rule:
 # `key` preceded by api / access / private / … joined by `_`, `-` or nothing, any case.
 _KEY_PREFIXES = "|".join(
     f"(?<=(?i:{word}){joint})"
-    for word in ("api", "access", "private", "secret", "client", "auth", "signing", "encryption")
+    for word in (
+        *("api", "access", "private", "priv", "secret", "client", "auth", "signing"),
+        *("encryption", "master", "service", "account", "db", "database"),
+    )
     for joint in ("_", "-", "")
 )
 _HEADER = r"(?i:authorization)" + _QUOTE + r"[ \t]*[:=][ \t]*" + _QUOTE
@@ -139,11 +142,12 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     _token(
         "aws-access-key",
-        r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
         "AKIA",
         "ASIA",
         "ABIA",
         "ACCA",
+        "A3T",
     ),
     _named(
         "aws-secret-key",
@@ -236,6 +240,74 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _token("stripe-key", r"whsec_[A-Za-z0-9+/=]{24,}", "whsec_"),
     _token("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32,}", "shp"),
     _token("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", "eyJ"),
+    # The other distinctive shapes of gitleaks' catalogue (docs/checkpoint.md#secrets).
+    _token("grafana-token", r"eyJrIjoi[A-Za-z0-9]{70,}={0,3}", "eyJrIjoi"),
+    _token(
+        "onepassword-token",
+        r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
+        r"(?:-[A-Z0-9]{5}){3}",
+        "A3-",
+    ),
+    _token("adobe-secret", r"p8e-[A-Za-z0-9]{32}", "p8e-"),
+    _token("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", "pat"),
+    _token("alibaba-access-key", r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])", "LTAI"),
+    _token("artifactory-key", r"(?:AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})", "AKCp", "cmVmd"),
+    _token("aws-bedrock-key", r"ABSK[A-Za-z0-9+/]{100,}={0,2}", "ABSK"),
+    _token(
+        "aws-bedrock-key",
+        r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&?._-]*",
+        "bedrock-api-key-",
+    ),
+    _token("clickhouse-key", r"4b1d[A-Za-z0-9]{38}(?![A-Za-z0-9])", "4b1d"),
+    _token("clojars-token", r"CLOJARS_[A-Za-z0-9]{60}", "CLOJARS_"),
+    _token("cloudflare-origin-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}", "v1.0-"),
+    _token("duffel-token", r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}", "duffel_"),
+    _token("dynatrace-token", r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}", "dt0c01."),
+    _token("easypost-key", r"EZ[AT]K[A-Za-z0-9]{54}", "EZAK", "EZTK"),
+    _token("facebook-token", r"EAA[MC][A-Za-z0-9]{100,}", "EAAM", "EAAC"),
+    _token("flutterwave-key", r"FLW(?:SECK|PUBK)_TEST-[A-Za-z0-9]{12,}(?:-X)?", "FLW"),
+    _token("frameio-token", r"fio-u-[A-Za-z0-9_=-]{64}", "fio-u-"),
+    _token("gitlab-token", r"_gitlab_session=[0-9a-z]{32}", "_gitlab_session=", edge=False),
+    _token(
+        "harness-key",
+        r"(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}",
+        "pat.",
+        "sat.",
+    ),
+    Rule(
+        "terraform-token",
+        r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}",
+        (".atlasv1.",),
+        lead=14,
+        word=True,
+    ),
+    _token("infracost-key", r"ico-[A-Za-z0-9]{32}", "ico-"),
+    _token("intra42-secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}", "s-s4t2"),
+    Rule(
+        "maxmind-key",
+        r"(?<![A-Za-z0-9_])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk",
+        ("_mmk",),
+        lead=36,
+        word=True,
+    ),
+    _token("octopus-key", r"API-[A-Z0-9]{26}(?![A-Za-z0-9])", "API-"),
+    _token("openshift-token", r"sha256~[A-Za-z0-9_-]{43}", "sha256~"),
+    _token("prefect-key", r"pnu_[A-Za-z0-9]{36}", "pnu_"),
+    _token("readme-key", r"rdme_[a-z0-9]{70}", "rdme_"),
+    _token("scalingo-token", r"tk-us-[A-Za-z0-9_-]{48}", "tk-us-"),
+    _token(
+        "brevo-key", r"x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16}", "xkeysib-", "xsmtpsib-"
+    ),
+    _token("settlemint-token", r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}", "sm_"),
+    _token("shippo-token", r"shippo_(?:live|test)_[a-fA-F0-9]{40}", "shippo_"),
+    _token(
+        "sourcegraph-token",
+        r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}",
+        "sgp_",
+    ),
+    _token(
+        "square-token", r"(?:sq0atp-|sq0csp-|EAAA)[A-Za-z0-9_-]{22,}", "sq0atp-", "sq0csp-", "EAAA"
+    ),
 )
 
 GENERIC_RULES: tuple[Rule, ...] = (
