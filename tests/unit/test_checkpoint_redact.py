@@ -300,3 +300,17 @@ def test_word_rule_matches_are_long_words_so_short_words_need_no_search(rule):
 
     assert matches
     assert all(len(match) >= LONG_WORD and not any(map(str.isspace, match)) for match in matches)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("'secret_key' => 'sk_abcdefghijklmnopqrstuvwxyz012'",
+         "'secret_key' => '[REDACTED:api-key]'"),
+        ("TWITTER_CONSUMER_KEY=xvz1evFS4wEEPTGEFPHBog", "TWITTER_CONSUMER_KEY=[REDACTED:api-key]"),
+        ('token := "abc123def"', 'token := "[REDACTED:token]"'),
+        ("password:\ntoken: abc123def", "password:\ntoken: [REDACTED:token]"),
+    ],
+)  # fmt: skip
+def test_redact_named_values_after_each_separator_on_the_same_line(redactor, text, expected):
+    assert redactor.redact(text) == expected

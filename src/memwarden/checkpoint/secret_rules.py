@@ -31,10 +31,11 @@ PLACEHOLDER = "[REDACTED:{}]"
 _NOT_REDACTED = r"(?!\[REDACTED:)"
 # Not glued to a word: `task-list` never starts an `sk-` key.
 _EDGE = r"(?<![A-Za-z0-9_-])"
-# A name's separator before its value, on the same line: `=`, `:`, quoted or not (`"token": "`,
-# `token = '`), also with JSON-escaped quotes (`\"token\": \"…\"` in a tool call's arguments).
+# A name's separator before its value, on the same line: `=`, `:`, `:=`, `=>`, quoted or not
+# (`"token": "`, `token = '`, `'token' => '`), also with JSON-escaped quotes (`\"token\": \"…\"`
+# in a tool call's arguments).
 _QUOTE = r"(?:\\?[\"'])?"
-_VALUE = _QUOTE + r"[ \t]*[:=][ \t]*" + _QUOTE + _NOT_REDACTED
+_VALUE = _QUOTE + r"[ \t]*(?:=>|:=|[:=])[ \t]*" + _QUOTE + _NOT_REDACTED
 
 
 def _value(minimum: int) -> str:
@@ -89,7 +90,8 @@ _KEY_PREFIXES = "|".join(
     f"(?<=(?i:{word}){joint})"
     for word in (
         *("api", "access", "private", "priv", "secret", "client", "auth", "signing"),
-        *("encryption", "master", "service", "account", "db", "database"),
+        *("encryption", "master", "service", "account", "db", "database", "consumer", "license"),
+        *("app", "shared"),
     )
     for joint in ("_", "-", "")
 )
