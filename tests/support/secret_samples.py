@@ -72,6 +72,12 @@ def _samples() -> list[Sample]:
             + _make("rsa-2", BASE64, 64)
             + "\n-----END RSA PRIVATE KEY-----",
         ),
+        _shaped(
+            "private-key-headless",
+            "private-key",
+            _make("rsa-3", BASE64, 64),
+            "*** RSA PRIVATE KEY-----\\nMIIEpAIBAAKCAQEA{secret}\\n-----END RSA PRIVATE KEY-----",
+        ),
         _token("anthropic", "anthropic-key", "sk-ant-api03-" + _make("ant", URLSAFE, 93) + "AA"),
         _token("openrouter", "openrouter-key", "sk-or-v1-" + _make("or", HEX, 64)),
         _token("openai", "openai-key", "sk-proj-" + _make("oai", URLSAFE, 56)),
@@ -293,6 +299,37 @@ def _samples() -> list[Sample]:
             "Authorization: Bearer {secret}",
         ),
         _shaped("basic", "basic-auth", basic, "Authorization: Basic {secret}"),
+        # Values whose name a gateway's own masking took away (seen on 2026.7.35 and 2026.9.6).
+        _shaped("basic-bare", "basic-auth", basic[::-1].strip("=") + "==", "*** Basic {secret}"),
+        _shaped(
+            "token-bare", "auth-token", "tb/" + _make("tokenbare", HEX, 24), "*** Token {secret}"
+        ),
+        _shaped(
+            "u-user", "password", "Pw.u/" + _make("uuser", ALNUM, 10), "*** -sS -u deploy:{secret}"
+        ),
+        _shaped(
+            "u-root-p", "password", "Pw!" + _make("uroot", ALNUM, 10), "*** -u root -p{secret} db"
+        ),
+        _shaped(
+            "aws-shortened-id",
+            "aws-secret-key",
+            _make("aws-short", BASE64, 40),
+            f"key id {access_id[:6]}…{access_id[-4:]}, secret {{secret}}",
+            "aws-access-key",
+            "aws-secret-key",
+        ),
+        _shaped(
+            "aws-shortened-name",
+            "aws-secret-key",
+            _make("aws-short-name", BASE64, 40),
+            "aws_se…_key = {secret}",
+        ),
+        _shaped(
+            "cli-flag",
+            "cli-secret",
+            "cf_" + _make("cliflag", ALNUM, 20),
+            "deploy --api-token {secret} -v",
+        ),
         _shaped(
             "auth-token",
             "auth-token",
@@ -377,7 +414,7 @@ def placements(snippet: str) -> dict[str, str]:
 
 def tool_arguments(snippet: str) -> dict[str, str]:
     """Return the arguments of a tool call that carries `snippet` in a command and a path."""
-    return {"command": f"deploy --credential {snippet}", "path": file_path(snippet)}
+    return {"command": f"echo '{snippet}' >> .env", "path": file_path(snippet)}
 
 
 def file_path(snippet: str) -> str:

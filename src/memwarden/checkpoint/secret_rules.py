@@ -26,7 +26,7 @@ from functools import cached_property
 
 NEAR_DISTANCE = 256
 # Every match of a `word` rule is one run of at least this many characters without a space.
-LONG_WORD = 12
+LONG_WORD = 10
 PLACEHOLDER = "[REDACTED:{}]"
 _NOT_REDACTED = r"(?!\[REDACTED:)"
 # Not glued to a word: `task-list` never starts an `sk-` key.
@@ -108,6 +108,14 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
         ("-----BEGIN ",),
     ),
+    # A key whose BEGIN line is gone: the 2026.9 gateway writes `*** RSA PRIVATE KEY-----\n…`
+    # into transcripts, masking only `-----BEGIN` (seen in JSON-escaped text, `\\n` once or twice).
+    Rule(
+        "private-key",
+        r"PRIVATE KEY(?: BLOCK)?-----(?=(?:\s|\\+[nr]){0,8}[A-Za-z0-9+/]{16})"
+        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
+        ("PRIVATE KEY",),
+    ),
     # AI model providers (the keys an agent's operator is most likely to paste).
     _token("anthropic-key", r"sk-ant-[A-Za-z0-9_-]{20,}", "sk-ant-"),
     _token("openrouter-key", r"sk-or-[A-Za-z0-9_-]{20,}", "sk-or-"),
@@ -144,7 +152,10 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     _token(
         "aws-access-key",
-        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+        # Also as a gateway shortens it in its transcripts (`AKIAZQ…2ZVO`): the secret key near
+        # it is then still found.
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)(?:[A-Z0-9]{16}|[A-Z0-9]{2}…[A-Z0-9]{4})"
+        r"(?![A-Za-z0-9])",
         "AKIA",
         "ASIA",
         "ABIA",
@@ -153,7 +164,8 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     _named(
         "aws-secret-key",
-        r"(?i:aws[\w.-]{0,20}(?:secret|sk)[\w.-]{0,20})"
+        # The name may be shortened by the gateway (`aws_se…_key`).
+        r"(?i:aws[\w.-]{0,20}(?:secret|sk|…)[\w.-]{0,20})"
         + _VALUE
         + rf"(?P<secret>{_BASE64_40}{{40}})(?![A-Za-z0-9+])",
         "aws",
@@ -335,6 +347,51 @@ GENERIC_RULES: tuple[Rule, ...] = (
         + _NOT_REDACTED
         + r"(?P<secret>[A-Za-z0-9._~+/=:-]+)",
         "authorization",
+    ),
+    # The same values without the header's name, which a gateway's own masking can take away
+    # (`*** Basic …`): `Basic` + base64 holding a digit, `+`, `/` or `=`; `Token` + 16 or more
+    # characters with a digit.
+    Rule(
+        "basic-auth",
+        r"(?<![\w-])Basic\s+"
+        + _NOT_REDACTED
+        + r"(?=[A-Za-z_-]{0,200}[0-9+/=])(?P<secret>[A-Za-z0-9+/_-]{12,}={0,2})",
+        ("Basic",),
+    ),
+    Rule(
+        "auth-token",
+        r"(?<![\w-])Token\s+"
+        + _NOT_REDACTED
+        + r"(?=[A-Za-z._~+/=:-]{0,200}[0-9])(?P<secret>[A-Za-z0-9._~+/=:-]{16,})",
+        ("Token",),
+    ),
+    # A command-line flag that names a secret, its value after a space or `=`:
+    # `--password X`, `--api-token X`, `--client-secret=X`, `--credential X` (not `--auth token`,
+    # a mode).
+    Rule(
+        "cli-secret",
+        r"--(?:[a-z0-9]+-){0,4}(?:password|passwd|pass|token|secret|api-?key|access-key|"
+        r"secret-key|private-key|credentials?)(?:[ \t]+|=)(?!-)"
+        + _QUOTE
+        + _NOT_REDACTED
+        + r"(?P<secret>[^\s\"']+)",
+        ("--",),
+    ),
+    # `-u user:password` (curl, wget, httpie…), unless all digits (`docker -u 1000:1000`), and
+    # `-u user -p<password>` (mysql and its kin, even with the command name masked away).
+    Rule(
+        "password",
+        r"(?<!\S)-u[ \t]*"
+        + _QUOTE
+        + r"[^\s:\"']+:"
+        + _NOT_REDACTED
+        + r"(?![0-9]+(?![^\s\"']))(?P<secret>[^\s\"']+)",
+        ("-u",),
+    ),
+    Rule(
+        "password",
+        r"(?<!\S)-u[ \t]*[^\s\"']+[ \t]+-p" + _QUOTE + _NOT_REDACTED + r"(?P<secret>[^\s\"']+)",
+        ("-u",),
     ),
     # Passwords on command lines: `mysql -u root -pS3cret`, `sshpass -p …`, `curl -u user:…`.
     _named(
