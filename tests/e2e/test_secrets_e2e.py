@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import uuid
-from pathlib import Path
 
 import pytest
 from harness import Gateway
 
 from support.cli import run_subprocess
 from support.secret_samples import SAMPLES, placements
+from support.written import history_objects, written_files
 
 pytestmark = pytest.mark.e2e
 
@@ -37,25 +36,6 @@ def memwarden(gateway: Gateway, *arguments: str, **extra: str) -> str:
 
 def texts(samples, names: tuple[str, ...]) -> str:
     return "\n".join(placements(sample.snippet)[name] for sample in samples for name in names)
-
-
-def git_objects(storage: Path) -> bytes:
-    contents = b""
-    for head in storage.rglob("HEAD"):
-        if (head.parent / "objects").is_dir():
-            contents += subprocess.run(
-                [
-                    "git",
-                    "--git-dir",
-                    str(head.parent),
-                    "cat-file",
-                    "--batch-all-objects",
-                    "--batch",
-                ],
-                capture_output=True,
-                check=True,
-            ).stdout
-    return contents
 
 
 def test_secrets_of_a_real_conversation_never_reach_memory_files_or_history(gateway):
@@ -89,13 +69,8 @@ def test_secrets_of_a_real_conversation_never_reach_memory_files_or_history(gate
 
     memory = gateway.workspace / "memory"
     storage = gateway.home / ".local" / "state" / "memwarden"
-    written = {
-        path: path.read_bytes()
-        for root in (memory, storage)
-        for path in root.rglob("*")
-        if path.is_file() and "objects" not in path.parts
-    }
-    history = git_objects(storage)
+    written = written_files(memory, storage)
+    history = history_objects(storage)
     everything = b"".join(written.values()) + history + printed.encode()
     everything += "\n".join(map(str, written)).encode()
     assert [sample.name for sample in SAMPLES if sample.secret.encode() in everything] == []

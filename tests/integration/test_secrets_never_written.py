@@ -12,7 +12,6 @@ a raw secret, while each masked type shows that its samples were read.
 
 from __future__ import annotations
 
-import subprocess
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from support.cli import run_cli
 from support.deployments import write_json5_config
 from support.secret_samples import SAMPLES, file_path, placements, tool_arguments
 from support.transcripts import START, write_jsonl
+from support.written import history_objects, written_files
 
 MAIN = "5ec2e7a1-0000-4000-8000-00000000000a"
 PEER = "5ec2e7a1-0000-4000-8000-00000000000b"
@@ -142,21 +142,6 @@ def run(capsys, deployment: dict[str, Path], *arguments: str):
     return result
 
 
-def git_objects(storage: Path) -> bytes:
-    """Every object of every git repository under `storage`, decompressed."""
-    contents = b""
-    for head in storage.rglob("HEAD"):
-        git_dir = head.parent
-        if not (git_dir / "objects").is_dir():
-            continue
-        contents += subprocess.run(
-            ["git", "--git-dir", str(git_dir), "cat-file", "--batch-all-objects", "--batch"],
-            capture_output=True,
-            check=True,
-        ).stdout
-    return contents
-
-
 def test_no_secret_reaches_any_written_file_or_the_history(capsys, deployment, isolated_env):
     outputs = [run(capsys, deployment, "--json", "checkpoint")]
     outputs.append(
@@ -181,13 +166,8 @@ def test_no_secret_reaches_any_written_file_or_the_history(capsys, deployment, i
 
     storage = isolated_env / ".local" / "state" / "memwarden"
     memory = deployment["workspace"] / "memory"
-    written = {
-        path: path.read_bytes()
-        for root in (memory, storage)
-        for path in root.rglob("*")
-        if path.is_file() and "objects" not in path.parts
-    }
-    history = git_objects(storage)
+    written = written_files(memory, storage)
+    history = history_objects(storage)
     printed = "".join(output.stdout + output.stderr for output in outputs).encode()
     names = "\n".join(str(path) for path in written).encode()
 
