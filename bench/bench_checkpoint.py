@@ -312,8 +312,8 @@ def io_floor_ms(agents: int, repeat: int = 5) -> float:
 
 PROFILE_INTRO = """Where the time of a first run goes (100 agents x 2 MB, `checkpoint.workers = 1`,
 in-process under cProfile, which inflates Python-heavy parts about twice; phases overlap:
-`read and extract` contains `parse transcript lines`, `write files` contains `fsync`, and
-`redact` runs inside `template values`):"""
+`read and extract` contains `parse transcript lines` and `redact`, and `write files` contains
+`fsync`):"""
 
 PROFILE_PHASES = {
     "imports (all modules)": ("_find_and_load",),

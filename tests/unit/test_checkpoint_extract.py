@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from memwarden.checkpoint.extract import digest_window, find_paths, kept_messages, open_todos
+from memwarden.checkpoint.limits import Limits
+from memwarden.checkpoint.redact import build_redactor
+from memwarden.checkpoint.render import window_values
 from memwarden.openclaw.entries import parse_entry
 
 T0 = 1795325000000  # ms
@@ -26,13 +31,17 @@ def entries(*lines):
     return [parse_entry(value) for value in lines]
 
 
+def digested(window, **options):
+    return digest_window(window, redact=build_redactor().redact, **options)
+
+
 def test_digest_keeps_user_and_assistant_text_in_order_with_times():
     window = entries(
         message("user", "please deploy the blog", T0),
         message("assistant", [{"type": "text", "text": "Deployed it to staging."}], T0 + 1000),
     )
 
-    digest = digest_window(window)
+    digest = digested(window)
 
     assert [(m.role, m.text) for m in digest.messages] == [
         ("user", "please deploy the blog"),
@@ -60,7 +69,7 @@ def test_digest_leaves_out_thinking_tool_results_control_replies_short_texts_and
         line("custom_message", customType="note", content="shown to the model", display=True),
     )
 
-    digest = digest_window(window)
+    digest = digested(window)
 
     assert [m.text for m in digest.messages] == ["Here is the summary you asked for."]
     assert kept_messages(window) == digest.messages
@@ -85,7 +94,7 @@ def test_digest_collects_paths_from_text_and_tool_arguments_most_recent_first():
         message("assistant", [{"type": "text", "text": "Updated src/app/main.py."}]),
     )
 
-    digest = digest_window(window)
+    digest = digested(window)
 
     assert digest.files == [
         "src/app/main.py",
@@ -99,7 +108,7 @@ def test_digest_collects_paths_from_text_and_tool_arguments_most_recent_first():
 def test_digest_files_are_capped_at_the_limit():
     text = " ".join(f"docs/page{number}.md" for number in range(30))
 
-    digest = digest_window(entries(message("user", text)), max_files=20)
+    digest = digested(entries(message("user", text)), max_files=20)
 
     assert len(digest.files) == 20
     assert digest.files[0] == "docs/page29.md"
@@ -111,7 +120,7 @@ def test_digest_counts_tools_by_use_most_used_first():
         for n, name in enumerate(["exec", "read", "exec", "edit", "exec", "read"])
     ]
 
-    digest = digest_window(entries(message("assistant", calls)))
+    digest = digested(entries(message("assistant", calls)))
 
     assert list(digest.tools.items()) == [("exec", 3), ("read", 2), ("edit", 1)]
 
@@ -129,7 +138,7 @@ def test_digest_keeps_latest_compaction_summary_model_and_prompt_size():
         line("compaction", summary="## Decisions\nship it", timestamp="2026-11-22T05:30:00Z"),
     )
 
-    digest = digest_window(window)
+    digest = digested(window)
 
     assert digest.compaction_summary == "## Decisions\nship it"
     assert digest.model == "fake-model"
@@ -160,3 +169,93 @@ def test_find_paths_ignores_urls_dates_and_plain_words():
     )
 
     assert find_paths(text) == ["./scripts/run.sh", "/etc/nginx/nginx.conf"]
+
+
+# --- redaction at extraction: every field masked, paths found in masked texts ----------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "curl -H 'Authorization: Bearer b3/Zk9vQ2xTm8.x9' https://api.example.com",
+        "export API_TOKEN=at/q8Zr2Lm5.q1",
+        "db password: pa/ss.W0rd-42",
+        "set client_secret=cs/abc.def123456 in the vault",
+        'the config says {"token": "jt/Q2w3E4r.z9"}',
+    ],
+)
+def test_digest_never_lists_a_masked_value_as_a_file(text):
+    digest = digested(entries(message("user", text)))
+
+    assert digest.files == []
+    assert "[REDACTED:" in digest.messages[0].text
+
+
+def test_digest_masks_paths_in_text_and_tool_arguments_keeping_the_masked_part():
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    window = entries(
+        message("user", f"I saved it in /srv/keys/{token}.txt yesterday"),
+        message(
+            "assistant",
+            [
+                {
+                    "type": "toolCall",
+                    "id": "1",
+                    "name": "read",
+                    "arguments": {"paths": [f"/srv/keys/{token}/id.txt", "notes/a.md"]},
+                }
+            ],
+        ),
+    )
+
+    digest = digested(window)
+
+    assert digest.files == [
+        "notes/a.md",
+        "/srv/keys/[REDACTED:github-token]/id.txt",
+        "/srv/keys/[REDACTED:github-token].txt",
+    ]
+
+
+def test_digest_masks_compaction_summary_model_and_tool_names():
+    token = "npm_" + "Q1w2E3r4T5" * 4
+    window = entries(
+        line(
+            "compaction",
+            summary=f"## Facts\npublish with {token}",
+            timestamp="2026-11-22T05:00:00Z",
+        ),
+        message(
+            "assistant",
+            [{"type": "toolCall", "id": "1", "name": f"tool.{token}", "arguments": {}}],
+            model=f"model/{token}",
+        ),
+    )
+
+    digest = digested(window)
+
+    assert digest.compaction_summary == "## Facts\npublish with [REDACTED:npm-token]"
+    assert digest.model == "model/[REDACTED:npm-token]"
+    assert digest.tools == {"tool.[REDACTED:npm-token]": 1}
+
+
+def test_digest_then_values_cut_a_message_only_after_its_secret_was_masked():
+    secret = "sk-proj-Zq8xVb3nLm5kJh7gFd2sAp9oIu4yTr6eWq1zXc0vBn8mLk3j"
+    redactor = build_redactor()
+    text = "x" * 30 + f" {secret} and more text after"
+    digest = digest_window(entries(message("user", text)), redact=redactor.redact)
+
+    values = window_values(digest, Limits(message_max_chars=45), UTC)
+
+    assert values["requests"][0]["text"] == "x" * 30 + " [REDACTED:ope…"
+    assert redactor.take_counts() == {"openai-key": 1}
+
+
+def test_kept_messages_masks_with_the_redactor_given_and_keeps_text_without_one():
+    secret = "hf_" + "abcdefghij" * 3 + "ABCD"
+    window = entries(message("user", f"my token {secret} works"))
+
+    assert [m.text for m in kept_messages(window, build_redactor().redact)] == [
+        "my token [REDACTED:huggingface-token] works"
+    ]
+    assert [m.text for m in kept_messages(window)] == [f"my token {secret} works"]

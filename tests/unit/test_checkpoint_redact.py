@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.checkpoint.redact import build_redactor
+from memwarden.checkpoint.redact import Redactor, build_redactor
+from memwarden.checkpoint.secret_rules import LONG_WORD, RULES, Rule
 from memwarden.errors import ConfigError
+from support.secret_samples import SAMPLES, placements
 
 # Realistic fakes: the shapes the providers issue, with made-up characters.
 SECRETS = {
@@ -182,3 +184,133 @@ def test_build_redactor_disabled_masks_nothing():
 
     assert redactor.redact(SECRETS["openai-key"]) == SECRETS["openai-key"]
     assert redactor.take_counts() == {}
+
+
+# --- the sample catalogue (tests/support/secret_samples.py): every rule, every placement --------
+
+PLACED = [
+    pytest.param(sample, placement, text, id=f"{sample.name}-{placement}")
+    for sample in SAMPLES
+    for placement, text in placements(sample.snippet).items()
+]
+
+
+@pytest.mark.parametrize(("sample", "placement", "text"), PLACED)
+def test_redact_sample_in_each_placement_is_masked_with_its_type(redactor, sample, placement, text):
+    masked = redactor.redact(text)
+
+    assert sample.secret not in masked
+    for kind in sample.kinds:
+        assert f"[REDACTED:{kind}]" in masked
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: f"{rule.kind}:{rule.source[:30]}")
+def test_every_built_in_rule_masks_at_least_one_sample_by_itself(rule):
+    before = [access_key_rule()] if rule.near else []
+    alone = Redactor((*before, rule))
+
+    masked = [
+        sample.name for sample in SAMPLES if sample.secret not in alone.redact(sample.snippet)
+    ]
+
+    assert masked, f"no sample exercises {rule.kind} ({rule.source})"
+
+
+@pytest.mark.parametrize(("sample", "placement", "text"), PLACED[::7])
+def test_redact_masked_text_again_changes_nothing_and_counts_nothing(sample, placement, text):
+    once = build_redactor().redact(text)
+    again = build_redactor()
+
+    assert again.redact(once) == once
+    assert again.take_counts() == {}
+
+
+def access_key_rule() -> Rule:
+    return next(rule for rule in RULES if rule.kind == "aws-access-key")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Issue 14: the fine-grained GitHub token was never masked (the rule read `ghithub_pat_`).
+        ("use github_pat_11ABCDEFG0aBcDeFgHiJkL_mNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPq"
+         "RsTuVwXyZ01234", "use [REDACTED:github-token]"),
+        # Issue 14: an empty user name (`redis://:pw@host`) left the password in place.
+        ("REDIS_URL=redis://:s3cr3t-pw@cache:6379/0", "REDIS_URL=redis://:[REDACTED:url-credentials]@cache:6379/0"),
+        ("postgres://app:p@ss@db/app", "postgres://app:[REDACTED:url-credentials]@db/app"),
+        ("mysql -uroot -p'S3cret pw' db", "mysql -uroot -p'[REDACTED:password] pw' db"),
+        ('{"password": "correct horse battery"}', '{"password": "[REDACTED:password]"}'),
+        (r'{\"token\": \"tk/abc.def-123\"}', r'{\"token\": \"[REDACTED:token]\"}'),
+        ("Authorization: Bearer short1", "Authorization: Bearer [REDACTED:auth-token]"),
+    ],
+)  # fmt: skip
+def test_redact_shapes_of_issue_14(redactor, text, expected):
+    assert redactor.redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "commit 3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e fixed it; AKIA is in the docs",
+        "run 123e4567-e89b-12d3-a456-426614174000 and sha256:9f86d081884c7d659a2feaa0c55ad015",
+        "authorization = request.headers.get('Authorization')",
+        "Authorization: required for every endpoint",
+        "The basic idea: mysql -u root -p prompts for the password.",
+        "Open https://example.com:8080/path/file.txt and http://[::1]:3000/@scope/pkg",
+        "Meeting at 12:30, room 101:Alpha, then 16:45.",
+        "the sky is blue, the task-list is long and the skeleton-key is lost",
+    ],
+)
+def test_redact_look_alikes_are_left_alone(redactor, text):
+    assert redactor.redact(text) == text
+
+
+def test_redact_commit_id_next_to_an_access_key_id_is_left_alone(redactor):
+    text = "key id AKIAIOSFODNN7EXAMPLE, commit 3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e"
+
+    masked = redactor.redact(text)
+
+    assert (
+        masked
+        == "key id [REDACTED:aws-access-key], commit 3f2e1d0c9b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e"
+    )
+
+
+def test_redact_aws_secret_key_far_from_its_access_key_id_is_left_alone(redactor):
+    text = "AKIAIOSFODNN7EXAMPLE " + "x " * 200 + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+    assert redactor.redact(text).endswith("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+
+
+def test_redact_same_text_twice_is_counted_once_until_counts_are_taken(redactor):
+    text = f"token={SECRETS['slack-token']}"
+
+    assert redactor.redact(text) == redactor.redact(text) == "token=[REDACTED:slack-token]"
+    assert redactor.take_counts() == {"slack-token": 1}
+    redactor.redact(text)
+    assert redactor.take_counts() == {"slack-token": 1}
+
+
+@pytest.mark.parametrize(
+    "rule", [rule for rule in RULES if rule.word], ids=lambda rule: f"{rule.kind}:{rule.anchors[0]}"
+)
+def test_word_rule_matches_are_long_words_so_short_words_need_no_search(rule):
+    texts = [param.values[2] for param in PLACED]
+    matches = [match.group(0) for text in texts for match in rule.pattern.finditer(text)]
+
+    assert matches
+    assert all(len(match) >= LONG_WORD and not any(map(str.isspace, match)) for match in matches)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("'secret_key' => 'sk_abcdefghijklmnopqrstuvwxyz012'",
+         "'secret_key' => '[REDACTED:api-key]'"),
+        ("TWITTER_CONSUMER_KEY=xvz1evFS4wEEPTGEFPHBog", "TWITTER_CONSUMER_KEY=[REDACTED:api-key]"),
+        ('token := "abc123def"', 'token := "[REDACTED:token]"'),
+        ("password:\ntoken: abc123def", "password:\ntoken: [REDACTED:token]"),
+    ],
+)  # fmt: skip
+def test_redact_named_values_after_each_separator_on_the_same_line(redactor, text, expected):
+    assert redactor.redact(text) == expected

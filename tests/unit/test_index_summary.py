@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from memwarden.checkpoint.redact import build_redactor
 from memwarden.indexing.summary import (
     conversation,
     ended_window,
     observations,
+    redact_messages,
     referenced_files,
     slugify,
     summarize,
@@ -151,3 +153,38 @@ def test_summarize_title_slug_counts_and_excerpt_of_first_two_and_last():
 def test_slugify_without_ascii_words_is_session():
     assert slugify("¿¡!") == "session"
     assert slugify("Ünïcode Straße") == "unicode-strae"
+
+
+def test_redact_messages_masks_text_and_every_path_argument_and_drops_thinking():
+    token = "npm_" + "Q1w2E3r4T5" * 4
+    called = message(
+        "a1",
+        "assistant",
+        f"published with {token}",
+        1,
+        tool_calls=[("read", {"paths": [f"/srv/{token}/a.md", 7], "path": f"~/{token}.txt"})],
+    )
+    thinking = parse_entry(
+        {
+            "type": "message",
+            "id": "a2",
+            "timestamp": iso(2),
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": f"remember {token}"},
+                    {"type": "text", "text": "done"},
+                ],
+            },
+        }
+    )
+
+    masked = redact_messages([called, thinking], build_redactor().redact)
+
+    assert masked[0].text == "published with [REDACTED:npm-token]"
+    assert referenced_files(masked) == [
+        "~/[REDACTED:npm-token].txt",
+        "/srv/[REDACTED:npm-token]/a.md",
+    ]
+    assert masked[1].text == "done"
+    assert token not in repr(masked)

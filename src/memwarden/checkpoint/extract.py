@@ -4,15 +4,20 @@ Kept: user and assistant text (not thinking blocks, tool results, HEARTBEAT_OK /
 slash commands, or texts under five characters); the file paths the window mentions (in text
 and in tool-call arguments such as `path` / `file_path`); the tools called and how often; open
 TODOs (`- [ ]` items and `TODO:` lines not later ticked off); the latest compaction summary; the
-model; and the prompt size of the last model call. Texts are kept whole here: secrets are masked
-before they are cut (see `render`), so a cut never leaves half a key behind.
+model; and the prompt size of the last model call.
+
+Every text that leaves this module has been through `redact` (the run's redactor) whole, as it
+was read: messages, paths from tool-call arguments, tool and model names, the compaction
+summary. Paths and TODOs are then found in the masked texts, so a secret made of path-like
+characters (`Bearer abc/def.ghi`) is masked in its context and never listed as a file, and a cut
+(see `render`) never leaves half a key behind.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -25,6 +30,7 @@ from memwarden.openclaw.entries import (
     ToolCallBlock,
 )
 
+Redact = Callable[[str], str]
 MIN_TEXT_CHARS = 5
 KEPT_ROLES = frozenset({"user", "assistant"})
 # Tool-call argument names that hold file paths, in the tools of OpenClaw and its plugins.
@@ -43,13 +49,17 @@ PATH_ARGUMENTS = frozenset(
 )
 
 # Absolute (`/etc/hosts`, `~/notes/a.md`) paths with at least two parts or an extension, and
-# relative paths with a folder and an extension (`src/app.py`); never inside a URL.
+# relative paths with a folder and an extension (`src/app.py`); never inside a URL. A masked
+# secret stays a part of the path it was in (`/srv/keys/[REDACTED:github-token].txt`).
+_MASKED = r"\[REDACTED:[\w-]+\]"
+_PART = rf"(?:[\w.@+-]|{_MASKED})+"
+_STEM = rf"(?:[\w@+-]|{_MASKED})+"
 _PATH = re.compile(
     r"(?<![\w@:/.\\-])"
     r"("
-    r"(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)+"
-    r"|(?:~|\.{1,2})?/[\w@+-]+\.[A-Za-z][A-Za-z0-9]{0,7}"
-    r"|(?:[\w.@+-]+/)+[\w@+-]+\.[A-Za-z][A-Za-z0-9]{0,7}"
+    rf"(?:~|\.{{1,2}})?/{_PART}(?:/{_PART})+"
+    rf"|(?:~|\.{{1,2}})?/{_STEM}\.[A-Za-z][A-Za-z0-9]{{0,7}}"
+    rf"|(?:{_PART}/)+{_STEM}\.[A-Za-z][A-Za-z0-9]{{0,7}}"
     r")"
     r"(?![\w/])"
 )
@@ -93,8 +103,9 @@ class WindowDigest:
         return [message for message in self.messages if message.role == "assistant"]
 
 
-def digest_window(entries: Sequence[Entry], max_files: int = 20) -> WindowDigest:
-    """Given the entries of one window in transcript order, return its WindowDigest.
+def digest_window(entries: Sequence[Entry], max_files: int = 20, *, redact: Redact) -> WindowDigest:
+    """Given the entries of one window in transcript order, return its WindowDigest, every text
+    in it masked by `redact`.
 
     `files` holds at most `max_files` paths, the most recently mentioned first.
     """
@@ -109,23 +120,31 @@ def digest_window(entries: Sequence[Entry], max_files: int = 20) -> WindowDigest
             digest.last_entry_at = entry.timestamp
         kind = type(entry)
         if kind is Message:
-            _take_message(entry, digest, tools, paths, todo_texts)
+            _take_message(entry, digest, tools, paths, todo_texts, redact)
         elif kind is Compaction and entry.summary.strip():
             digest.compaction_summary = entry.summary.strip()
         elif kind is ModelChange and entry.model_id:
             digest.model = entry.model_id
-    digest.tools = dict(sorted(tools.items(), key=lambda item: (-item[1], item[0])))
+    if digest.compaction_summary is not None:
+        digest.compaction_summary = redact(digest.compaction_summary)
+    if digest.model is not None:
+        digest.model = redact(digest.model)
+    masked_tools: Counter[str] = Counter()
+    for name, count in tools.items():
+        masked_tools[redact(name)] += count
+    digest.tools = dict(sorted(masked_tools.items(), key=lambda item: (-item[1], item[0])))
     digest.files = _most_recent_unique(paths, max_files)
     digest.todos = open_todos(todo_texts)
     return digest
 
 
-def kept_messages(entries: Iterable[Entry]) -> list[Excerpt]:
-    """Given entries, return the user and assistant messages a checkpoint keeps, in order."""
+def kept_messages(entries: Iterable[Entry], redact: Redact | None = None) -> list[Excerpt]:
+    """Given entries, return the user and assistant messages a checkpoint keeps, in order, their
+    texts masked by `redact` (None: as they are, for a caller that only counts them)."""
     kept = []
     for entry in entries:
         if type(entry) is Message:
-            excerpt = _excerpt(entry)
+            excerpt = _excerpt(entry, redact)
             if excerpt is not None:
                 kept.append(excerpt)
     return kept
@@ -164,6 +183,7 @@ def _take_message(
     tools: Counter[str],
     paths: list[str],
     todo_texts: list[str],
+    redact: Redact,
 ) -> None:
     if message.role == "assistant":
         if message.model:
@@ -173,8 +193,8 @@ def _take_message(
         for block in message.blocks:
             if type(block) is ToolCallBlock:
                 tools[block.name or "?"] += 1
-                paths.extend(_argument_paths(block))
-    excerpt = _excerpt(message)
+                paths.extend(redact(path) for path in _argument_paths(block))
+    excerpt = _excerpt(message, redact)
     if excerpt is None:
         return
     digest.messages.append(excerpt)
@@ -182,9 +202,10 @@ def _take_message(
     todo_texts.append(excerpt.text)
 
 
-def _excerpt(message: Message) -> Excerpt | None:
-    """Return the message as an Excerpt, or None when a checkpoint leaves it out (tool results,
-    `Message.is_control_reply`, `Message.is_command`, short texts)."""
+def _excerpt(message: Message, redact: Redact | None) -> Excerpt | None:
+    """Return the message as an Excerpt (its text masked by `redact`), or None when a checkpoint
+    leaves it out (tool results, `Message.is_control_reply`, `Message.is_command`, short
+    texts)."""
     role = message.role
     if role not in KEPT_ROLES:
         return None
@@ -197,7 +218,7 @@ def _excerpt(message: Message) -> Excerpt | None:
         return None
     if len(text) < MIN_TEXT_CHARS:
         return None
-    return Excerpt(role, text, message.time)
+    return Excerpt(role, redact(text) if redact is not None else text, message.time)
 
 
 def _argument_paths(block: ToolCallBlock) -> list[str]:

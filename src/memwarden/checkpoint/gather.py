@@ -54,7 +54,9 @@ def gather(
         return material
     in_place = _earlier_in_place(run, read)
     if in_place is not None:
-        digest = digest_window(in_place.entries, settings.limits.max_files)
+        digest = digest_window(
+            in_place.entries, settings.limits.max_files, redact=run.redactor.redact
+        )
         material.previous = PreviousWindow(digest, session.session_id, in_place.reset_at)
         return material
     if old_read is None and stored is None:
@@ -66,7 +68,7 @@ def gather(
             material.old_session_id = old_id
     if old_read is not None and old_id is not None:
         old_window = old_read.window or _handoff_window(old_read)
-        digest = digest_window(old_window, settings.limits.max_files)
+        digest = digest_window(old_window, settings.limits.max_files, redact=run.redactor.redact)
         if digest.messages:
             material.previous = PreviousWindow(digest, old_id, old_reset_at)
             material.previous_bytes = old_read.bytes_seen
@@ -82,11 +84,11 @@ def _read_enough(
     settings = run.settings
     position, last_at = (same.position, same.last_entry_at) if same else (None, None)
     read = reader.read_session(location, position, last_at, settings.tail_entries)
-    current = digest_window(read.window, settings.limits.max_files)
+    current = digest_window(read.window, settings.limits.max_files, redact=run.redactor.redact)
     short = len(current.requests) < settings.limits.recent_messages
     if short and not read.reached_start and not read.before_window:
         read = reader.read_session(location, position, last_at, settings.tail_entries * 4)
-        current = digest_window(read.window, settings.limits.max_files)
+        current = digest_window(read.window, settings.limits.max_files, redact=run.redactor.redact)
     return read, current
 
 

@@ -1,4 +1,4 @@
-"""Checkpoint a session that has something new: gather, redact, render, write.
+"""Checkpoint a session that has something new: gather (and redact), render, write.
 
 Imported only when a session needs it, so a run where nothing is new never loads the readers,
 the extraction, the templates or jinja2.
@@ -107,7 +107,6 @@ def _write_active_context(
         current=material.current,
         previous=material.previous,
         entries_read=material.read.entries_read + material.previous_entries_read,
-        redactor=run.redactor,
         limits=settings.limits,
         zone=run.zone,
     )
@@ -134,8 +133,16 @@ def _write_daily_log(
     """Append one entry per local day for the messages no run has logged; return their count."""
     settings = run.settings
     sources = [
-        (material.old_session_id, kept_messages(material.old_new_entries), material.old_partial),
-        (session.session_id, kept_messages(material.read.new_entries), material.read.new_partial),
+        (
+            material.old_session_id,
+            kept_messages(material.old_new_entries, run.redactor.redact),
+            material.old_partial,
+        ),
+        (
+            session.session_id,
+            kept_messages(material.read.new_entries, run.redactor.redact),
+            material.read.new_partial,
+        ),
     ]
     total = sum(len(messages) for _, messages, _ in sources)
     if not settings.daily_log or not total:
@@ -148,7 +155,6 @@ def _write_daily_log(
                 session.key,
                 session_id or session.session_id,
                 partial=partial,
-                redactor=run.redactor,
                 limits=settings.limits,
                 zone=run.zone,
                 fallback=run.now,

@@ -1,11 +1,14 @@
 """Mask secrets with typed placeholders before anything reaches a workspace.
 
-A table of rules, applied in order: provider token shapes first (so `OPENAI_API_KEY=sk-…` says
-`openai-key`, not `api-key`), then generic ones (`Bearer …`, `password=…`, credentials in URLs).
-A rule replaces its whole match or, when it has a group named `secret`, only that group, so the
-surrounding name stays readable: `password=[REDACTED:password]`. Rules are written so that a
-text without secrets is scanned at `str.find` speed (see `Rule`): tens of microseconds per
-kilobyte. Operators add rules with `checkpoint.redact_patterns`.
+The rules (`secret_rules`) are applied in order: provider token shapes first (so
+`OPENAI_API_KEY=sk-…` says `openai-key`, not `api-key`), then the operator's
+`checkpoint.redact_patterns`, then the generic shapes (`Bearer …`, `password=…`, credentials in
+URLs). A rule replaces its whole match or, when it has a group named `secret`, only that group,
+so the surrounding name stays readable: `password=[REDACTED:password]`. The built-in rules are
+anchored on literals (see `secret_rules`): a text is scanned in time linear in its length, at
+`str.find` speed when it holds no secret. A redactor remembers the texts it masked, so a text
+met again (the same message in the handoff and in the daily log) costs a lookup and is counted
+once.
 """
 
 from __future__ import annotations
@@ -14,166 +17,104 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache
 
+from memwarden.checkpoint.secret_rules import (
+    GENERIC_RULES,
+    LONG_WORD,
+    NEAR_DISTANCE,
+    PLACEHOLDER,
+    PROVIDER_RULES,
+    Rule,
+)
 from memwarden.errors import ConfigError
 
-PLACEHOLDER = "[REDACTED:{}]"
 _TYPE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
-_NOT_REDACTED = r"(?!\[REDACTED:)"
-_VALUE = r"[\"']?\s*[:=]\s*[\"']?" + _NOT_REDACTED
+# Texts remembered per redactor (one session's); past this the memory starts again.
+_MEMO_LIMIT = 4096
 
 
 @dataclass(frozen=True)
-class Rule:
-    """One secret shape: its placeholder type, pattern, and (case-insensitive rules) anchors.
+class _Lookups:
+    """The literals that say a rule may match, by where they are looked for, with the rule's
+    index; and the rules tried on every text (`near` rules, operators' scanned rules)."""
 
-    Case-sensitive rules start with a literal (a lookbehind after it checks the character in
-    front), so the regular expression engine finds candidates at `str.find` speed. A regular
-    expression that starts case-insensitively scans slowly, so those rules have `anchors`:
-    lower-case words their matches start with, looked up with `str.find` in the lower-cased
-    text; the rule is only tried there. Operators' rules are scanned as they are. The pattern
-    is compiled when first used: a run with nothing to write never pays for it.
-    """
+    words: tuple[tuple[str, int], ...]
+    folded: tuple[tuple[str, int], ...]
+    exact: tuple[tuple[str, int], ...]
+    always: tuple[int, ...]
 
-    kind: str
-    source: str
-    anchors: tuple[str, ...] = ()
+    @classmethod
+    @cache
+    def of(cls, rules: tuple[Rule, ...]) -> _Lookups:
+        """Return the lookups of a rule table (built once per table)."""
+        words, folded, exact, always = [], [], [], []
+        for index, rule in enumerate(rules):
+            if rule.near or not rule.anchors:
+                always.append(index)
+                continue
+            where = words if rule.word else folded if rule.folded else exact
+            where += [(anchor, index) for anchor in rule.anchors]
+        return cls(tuple(words), tuple(folded), tuple(exact), tuple(always))
 
-    @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        return re.compile(self.source)
-
-
-def _exact(kind: str, pattern: str) -> Rule:
-    return Rule(kind, pattern)
-
-
-def _anchored(kind: str, pattern: str, *anchors: str) -> Rule:
-    return Rule(kind, pattern, anchors)
-
-
-# `key` preceded by api / access / private / secret, joined by `_`, `-` or nothing, any case.
-_KEY_PREFIXES = "|".join(
-    f"(?<=(?i:{word}){joint})"
-    for word in ("api", "access", "private", "secret")
-    for joint in ("_", "-", "")
-)
-
-RULES: tuple[Rule, ...] = (
-    # Provider token shapes first: distinctive prefixes, so false positives are rare.
-    _exact(
-        "private-key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
-    ),
-    _exact(
-        "anthropic-key",
-        r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}",
-    ),
-    _exact(
-        "openai-key",
-        r"sk-(?<![\w-]sk-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}",
-    ),
-    _exact(
-        "google-api-key",
-        r"AIza(?<![\w-]AIza)[0-9A-Za-z_-]{35}",
-    ),
-    _exact(
-        "google-oauth-token",
-        r"ya29\.(?<![\w-]ya29\.)[0-9A-Za-z_-]{20,}",
-    ),
-    _exact(
-        "github-token",
-        r"gh(?<![\w-]gh)(?:[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{40,})",
-    ),
-    _exact(
-        "gitlab-token",
-        r"gl(?<![\w-]gl)(?:pat|dt|rt|ptt|ft|cbt|imt|agent|oas|soat)-[A-Za-z0-9_-]{20,}",
-    ),
-    _exact(
-        "slack-token",
-        r"xox(?<![\w-]xox)[abposre]-[A-Za-z0-9-]{10,}",
-    ),
-    _exact(
-        "slack-token",
-        r"xapp-(?<![\w-]xapp-)\d-[A-Za-z0-9-]{10,}",
-    ),
-    _exact(
-        "slack-webhook",
-        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",
-    ),
-    _exact(
-        "stripe-key",
-        r"[sr]k_(?<![\w-][sr]k_)(?:live|test)_[A-Za-z0-9]{16,}",
-    ),
-    _exact(
-        "stripe-key",
-        r"whsec_(?<![\w-]whsec_)[A-Za-z0-9]{24,}",
-    ),
-    _exact(
-        "aws-access-key",
-        r"A(?<![A-Za-z0-9]A)(?:KIA|SIA|BIA|CCA|IDA|ROA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-    ),
-    _anchored(
-        "aws-secret-key",
-        r"(?i:aws[\w.-]{0,20}(?:secret|sk)[\w.-]{0,20})"
-        + _VALUE
-        + r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
-        "aws",
-    ),
-    _exact(
-        "jwt",
-        r"eyJ(?<![\w-]eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    ),
-    # Generic shapes: a name that says "secret", then a value.
-    _anchored(
-        "bearer-token",
-        r"(?i:bearer)\s+" + _NOT_REDACTED + r"(?P<secret>[A-Za-z0-9._~+/=-]{12,})",
-        "bearer",
-    ),
-    _exact(
-        "url-credentials",
-        r"://[^\s:/@\[\]]+:" + _NOT_REDACTED + r"(?P<secret>[^\s/@]+)@",
-    ),
-    _anchored(
-        "password",
-        r"(?i:pass(?:word|wd|phrase)|pwd)" + _VALUE + r"(?P<secret>[^\s\"',;]{3,})",
-        "pass",
-        "pwd",
-    ),
-    _anchored(
-        "api-key",
-        r"(?:" + _KEY_PREFIXES + r")(?i:key)" + _VALUE + r"(?P<secret>[^\s\"',;]{6,})",
-        "key",
-    ),
-    _anchored("secret", r"(?i:secret)" + _VALUE + r"(?P<secret>[^\s\"',;]{6,})", "secret"),
-    _anchored("token", r"(?i:token)" + _VALUE + r"(?P<secret>[^\s\"',;]{6,})", "token"),
-)
+    def rules_for(self, text: str, lowered: str) -> list[int]:
+        """Return the indexes, in order, of the rules whose literals the text holds."""
+        found = set(self.always)
+        if self.words and len(text) >= LONG_WORD:
+            words = " ".join([word for word in text.split() if len(word) >= LONG_WORD])
+            if words:
+                found.update([index for anchor, index in self.words if anchor in words])
+        found.update([index for anchor, index in self.folded if anchor in lowered])
+        found.update([index for anchor, index in self.exact if anchor in text])
+        return sorted(found)
 
 
 @dataclass
 class Redactor:
-    """Masks secrets in text and counts what it masked, by type."""
+    """Masks secrets in text and counts what it masked, by type (each distinct text once).
+
+    A text is looked at once for every rule's literals (word rules' in its long words only);
+    the rules whose literals it holds are then applied in order. Masking only ever adds
+    placeholders, which hold no literal that lets a rule match, so the rules found at first are
+    all the rules that can match.
+    """
 
     rules: tuple[Rule, ...]
     counts: Counter[str] = field(default_factory=Counter)
+    _masked: dict[str, str] = field(default_factory=dict, repr=False)
+    _lookups: _Lookups = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._lookups = _Lookups.of(self.rules)
 
     def redact(self, text: str) -> str:
         """Given a text, return it with every secret replaced by `[REDACTED:<type>]`."""
-        lowered = None
-        for rule in self.rules:
-            if rule.anchors:
+        known = self._masked.get(text)
+        if known is not None:
+            return known
+        masked = self._mask(text)
+        if len(self._masked) >= _MEMO_LIMIT:
+            self._masked.clear()
+        self._masked[text] = masked
+        return masked
+
+    def _mask(self, text: str) -> str:
+        lowered: str | None = text.lower()
+        for index in self._lookups.rules_for(text, lowered):
+            rule = self.rules[index]
+            if rule.near:
+                masked = self._near(rule, text)
+            elif not rule.anchors:
+                masked = self._scan(rule, text)
+            elif not rule.folded:
+                masked = self._anchored(rule, text, text)
+            else:
                 if lowered is None:
                     lowered = text.lower()
                 if len(lowered) == len(text):
                     masked = self._anchored(rule, text, lowered)
                 else:  # lower() changed lengths (rare Unicode): positions differ, scan it all
                     masked = self._scan(rule, text)
-            elif rule.pattern.search(text) is not None:
-                masked = self._scan(rule, text)
-            else:
-                continue
             if masked != text:
                 text, lowered = masked, None
         return text
@@ -181,18 +122,21 @@ class Redactor:
     def _scan(self, rule: Rule, text: str) -> str:
         return rule.pattern.sub(lambda match: self._replace(match, rule.kind), text)
 
-    def _anchored(self, rule: Rule, text: str, lowered: str) -> str:
-        """Apply `rule` where the lower-cased text holds an anchor (its matches start there)."""
+    def _anchored(self, rule: Rule, text: str, haystack: str) -> str:
+        """Apply `rule` where `haystack` (the text, or the text lower-cased) holds an anchor:
+        its matches start there, or `rule.lead` characters before."""
         starts = []
         for anchor in rule.anchors:
-            position = lowered.find(anchor)
+            position = haystack.find(anchor)
             while position >= 0:
-                starts.append(position)
-                position = lowered.find(anchor, position + 1)
+                starts.append(position - rule.lead)
+                position = haystack.find(anchor, position + 1)
         if not starts:
             return text
+        if len(rule.anchors) > 1:
+            starts = sorted(set(starts))
         pieces, done = [], 0
-        for start in sorted(set(starts)):
+        for start in starts:
             if start < done:
                 continue
             match = rule.pattern.match(text, start)
@@ -200,6 +144,31 @@ class Redactor:
                 continue
             pieces += [text[done:start], self._replace(match, rule.kind)]
             done = match.end()
+        return self._join(pieces, text, done)
+
+    def _near(self, rule: Rule, text: str) -> str:
+        """Apply `rule` to matches that start within NEAR_DISTANCE characters of `rule.near`."""
+        windows: list[list[int]] = []
+        position = text.find(rule.near)
+        while position >= 0:
+            low, high = position - NEAR_DISTANCE, position + len(rule.near) + NEAR_DISTANCE
+            if windows and low <= windows[-1][1]:
+                windows[-1][1] = high
+            else:
+                windows.append([max(low, 0), high])
+            position = text.find(rule.near, position + 1)
+        pieces, done = [], 0
+        for low, high in windows:
+            # A match may end past the window (never past the next NEAR_DISTANCE characters).
+            for match in rule.pattern.finditer(text, max(low, done), high + NEAR_DISTANCE):
+                if match.start() > high:
+                    break
+                pieces += [text[done : match.start()], self._replace(match, rule.kind)]
+                done = match.end()
+        return self._join(pieces, text, done)
+
+    @staticmethod
+    def _join(pieces: list[str], text: str, done: int) -> str:
         if not pieces:
             return text
         pieces.append(text[done:])
@@ -216,13 +185,15 @@ class Redactor:
         return whole[: start - offset] + placeholder + whole[end - offset :]
 
     def take_counts(self) -> dict[str, int]:
-        """Return the counts by type since the last call, and start counting again."""
+        """Return the counts by type since the last call, and start counting (and remembering
+        texts) again."""
         counts = dict(sorted(self.counts.items()))
         self.counts.clear()
+        self._masked.clear()
         return counts
 
     def fresh(self) -> Redactor:
-        """Return a redactor with the same compiled rules and its own counts."""
+        """Return a redactor with the same compiled rules and its own counts and memory."""
         return Redactor(self.rules)
 
 
@@ -266,5 +237,4 @@ def build_redactor(
             problems.append(f"checkpoint.redact_patterns: {name}: invalid pattern: {error}")
     if problems:
         raise ConfigError(problems)
-    split = next(index for index, rule in enumerate(RULES) if rule.kind == "bearer-token")
-    return Redactor((*RULES[:split], *extra, *RULES[split:]))
+    return Redactor((*PROVIDER_RULES, *extra, *GENERIC_RULES))

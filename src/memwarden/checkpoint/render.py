@@ -1,9 +1,10 @@
 """Digests → the values the templates see, and the rendered files.
 
-Every text is redacted whole, then cut, so a cut never leaves half a secret. jinja2 is imported
-only when something must be rendered (it costs tens of milliseconds to import). ACTIVE_CONTEXT.md
-is rendered with a placeholder for the run's time, so a run can tell whether anything but the
-time changed and leave an unchanged file alone.
+Texts arrive masked (`extract` redacts every field whole, as it reads it) and are cut here, so
+a cut never leaves half a secret. jinja2 is imported only when something must be rendered (it
+costs tens of milliseconds to import). ACTIVE_CONTEXT.md is rendered with a placeholder for the
+run's time, so a run can tell whether anything but the time changed and leave an unchanged file
+alone.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.daily_log import DayGroup, local
 from memwarden.checkpoint.extract import Excerpt, WindowDigest
@@ -32,10 +33,6 @@ _WHITESPACE = re.compile(r"\s+")
 _HEADING = re.compile(r"^(#{1,6})([ \t])", re.MULTILINE)
 
 
-class TextRedactor(Protocol):
-    def redact(self, text: str) -> str: ...
-
-
 @dataclass(frozen=True)
 class PreviousWindow:
     """The window kept for the handoff, with where it came from."""
@@ -45,27 +42,23 @@ class PreviousWindow:
     reset_at: datetime | None
 
 
-def window_values(
-    digest: WindowDigest, redactor: TextRedactor, limits: Limits, zone: tzinfo | None
-) -> dict[str, Any]:
-    """Given a window's digest, return the template values of its sections, redacted and cut."""
+def window_values(digest: WindowDigest, limits: Limits, zone: tzinfo | None) -> dict[str, Any]:
+    """Given a window's (masked) digest, return the template values of its sections, cut."""
     count = limits.recent_messages
     return {
         "messages": len(digest.messages),
-        "requests": [_message(m, redactor, limits, zone) for m in digest.requests[-count:]],
-        "outputs": [_message(m, redactor, limits, zone) for m in digest.outputs[-count:]],
-        "files": [redactor.redact(path) for path in digest.files[: limits.max_files]],
+        "requests": [_message(m, limits, zone) for m in digest.requests[-count:]],
+        "outputs": [_message(m, limits, zone) for m in digest.outputs[-count:]],
+        "files": digest.files[: limits.max_files],
         "tools": [{"name": name, "count": number} for name, number in digest.tools.items()],
         "todos": [
-            cut(one_line(redactor.redact(todo)), limits.daily_log_max_chars)
+            cut(one_line(todo), limits.daily_log_max_chars)
             for todo in digest.todos[-limits.max_todos :]
         ]
         if limits.max_todos
         else [],
         "compaction_summary": (
-            demote_headings(
-                cut(tidy(redactor.redact(digest.compaction_summary)), limits.summary_max_chars)
-            )
+            demote_headings(cut(tidy(digest.compaction_summary), limits.summary_max_chars))
             if digest.compaction_summary
             else None
         ),
@@ -79,7 +72,6 @@ def active_context_values(
     current: WindowDigest,
     previous: PreviousWindow | None,
     entries_read: int,
-    redactor: TextRedactor,
     limits: Limits,
     zone: tzinfo | None,
 ) -> dict[str, Any]:
@@ -97,11 +89,11 @@ def active_context_values(
         },
         "entries_read": entries_read,
         "pressure": pressure_text(session, current),
-        "current": window_values(current, redactor, limits, zone),
+        "current": window_values(current, limits, zone),
         "previous": None,
     }
     if previous is not None:
-        previous_values = window_values(previous.digest, redactor, limits, zone)
+        previous_values = window_values(previous.digest, limits, zone)
         previous_values |= {
             "session_id": previous.session_id,
             "reset_at": _time(previous.reset_at, zone),
@@ -117,7 +109,6 @@ def daily_entry_values(
     session_id: str,
     *,
     partial: bool,
-    redactor: TextRedactor,
     limits: Limits,
     zone: tzinfo | None,
     fallback: datetime,
@@ -132,8 +123,8 @@ def daily_entry_values(
         "requests": group.requests,
         "outputs": group.outputs,
         "partial": partial,
-        "last_request": _one_line(last_request, redactor, limits),
-        "last_output": _one_line(last_output, redactor, limits),
+        "last_request": _one_line(last_request, limits),
+        "last_output": _one_line(last_output, limits),
     }
 
 
@@ -215,17 +206,15 @@ def cut(text: str, limit: int) -> str:
     return text[: limit - 1].rstrip() + "…"
 
 
-def _message(
-    message: Excerpt, redactor: TextRedactor, limits: Limits, zone: tzinfo | None
-) -> dict[str, Any]:
-    text = cut(tidy(redactor.redact(message.text)), limits.message_max_chars)
+def _message(message: Excerpt, limits: Limits, zone: tzinfo | None) -> dict[str, Any]:
+    text = cut(tidy(message.text), limits.message_max_chars)
     return {"time": _time(message.time, zone) or "time unknown", "text": text}
 
 
-def _one_line(message: Excerpt | None, redactor: TextRedactor, limits: Limits) -> str | None:
+def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
     if message is None:
         return None
-    return cut(one_line(redactor.redact(message.text)), limits.daily_log_max_chars)
+    return cut(one_line(message.text), limits.daily_log_max_chars)
 
 
 def _time(moment: datetime | None, zone: tzinfo | None) -> str | None:

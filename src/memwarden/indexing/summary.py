@@ -94,23 +94,32 @@ def ended_window(entries: Sequence[Entry], event_time: datetime | None) -> list[
 
 
 def redact_messages(messages: Sequence[Message], redact: Callable[[str], str]) -> list[Message]:
-    """Return the messages with `redact` applied to every text and tool-call argument string."""
-    return [
-        replace(message, blocks=tuple(_redact_block(block, redact) for block in message.blocks))
-        for message in messages
+    """Return the messages as a summary reads them, masked by `redact`: their text (the text
+    blocks joined, as the summary quotes it) and their tool calls with every string argument
+    masked, in lists too. Other blocks (thinking, images) and other argument values are left
+    out: a summary never shows them."""
+    return [_redact_message(message, redact) for message in messages]
+
+
+def _redact_message(message: Message, redact: Callable[[str], str]) -> Message:
+    text = message.text
+    blocks: list[Block] = [TextBlock(redact(text))] if text else []
+    blocks += [
+        ToolCallBlock(
+            call.name, {key: _redact_value(value, redact) for key, value in call.arguments.items()}
+        )
+        for call in message.tool_calls
     ]
+    return replace(message, blocks=tuple(blocks))
 
 
-def _redact_block(block: Block, redact: Callable[[str], str]) -> Block:
-    if type(block) is TextBlock:
-        return TextBlock(redact(block.text))
-    if type(block) is ToolCallBlock:
-        arguments = {
-            key: redact(value) if isinstance(value, str) else value
-            for key, value in block.arguments.items()
-        }
-        return ToolCallBlock(block.name, arguments)
-    return block
+def _redact_value(value: object, redact: Callable[[str], str]) -> object:
+    """Mask a string, or the strings of a list; other values are never read by a summary."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact(item) if isinstance(item, str) else None for item in value]
+    return None
 
 
 def conversation(window: Sequence[Entry]) -> list[Message]:
