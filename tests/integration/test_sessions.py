@@ -289,6 +289,24 @@ def test_load_file_store_no_transcript_yet_none(tmp_path):
     assert sessions.load_file_store("main", sessions_dir)[0].transcript is None
 
 
+def test_load_file_store_transcript_is_a_file_or_a_link_to_one_never_a_folder(tmp_path):
+    sessions_dir = tmp_path / "sessions"
+    target = tmp_path / "kept" / "real.jsonl"
+    target.parent.mkdir()
+    target.write_text("{}\n")
+    store = {"linked": {"sessionId": "linked"}, "folder": {"sessionId": "folder"}}
+    store["same-folder"] = {"sessionId": "x", "sessionFile": str(sessions_dir / "linked.jsonl")}
+    write_store(sessions_dir, store)
+    (sessions_dir / "linked.jsonl").symlink_to(target)
+    (sessions_dir / "folder.jsonl").mkdir()
+
+    records = {record.key: record for record in sessions.load_file_store("main", sessions_dir)}
+
+    assert records["linked"].transcript.path == sessions_dir / "linked.jsonl"
+    assert records["same-folder"].transcript.path == sessions_dir / "linked.jsonl"
+    assert records["folder"].transcript is None
+
+
 def test_load_file_store_unknown_and_missing_fields_tolerated(tmp_path):
     sessions_dir = tmp_path / "sessions"
     write_store(

@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.errors import StoreError
+    from memwarden.openclaw.keys import AUTOMATION_KINDS
     from memwarden.openclaw.sessions import load_sessions
 
     deployment = context.deployment
@@ -50,25 +51,16 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             result.exit_code = 1
             agents_out.append(entry)
             continue
-        for session in sessions:
-            if session.kind.value not in _interactive_kinds() and not options.all:
-                entry.setdefault("hidden_automation", 0)
-                entry["hidden_automation"] += 1
-            entry["sessions"].append(_session_json(session))
-        shown = [s for s in sessions if options.all or s.kind.value in _interactive_kinds()]
+        shown = [s for s in sessions if options.all or s.kind not in AUTOMATION_KINDS]
+        if len(shown) < len(sessions):
+            entry["hidden_automation"] = len(sessions) - len(shown)
+        entry["sessions"] = [_session_json(session) for session in sessions]
         result.lines += [_session_line(session) for session in shown]
         if not shown:
             result.lines.append("  (no sessions)")
         agents_out.append(entry)
     result.data = {"state_dir": str(deployment.state_dir), "agents": agents_out}
     return result
-
-
-def _interactive_kinds() -> set[str]:
-    from memwarden.openclaw.keys import SessionKind
-
-    automation = {"cron", "cron_run", "subagent", "acp", "boot", "heartbeat", "hook", "node"}
-    return {kind.value for kind in SessionKind} - automation
 
 
 def _session_json(session) -> dict:

@@ -9,9 +9,12 @@ whole entry (its `skillsSnapshot` and `systemPromptReport` run to tens of kiloby
 
 from __future__ import annotations
 
+import gc
+import os
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -97,13 +100,28 @@ def load_sessions(agent: Agent) -> list[SessionRecord]:
     Raise StoreError (one line naming the file) if its sessions.json is corrupt or unreadable,
     or its database cannot be read (after a brief retry while locked).
     """
-    if agent.era == "sqlite":
-        records = load_sqlite_store(agent.id, agent.sqlite_path)
-    elif agent.era == "file":
-        records = load_file_store(agent.id, agent.sessions_dir)
-    else:
-        records = []
+    with _collector_paused():
+        if agent.era == "sqlite":
+            records = load_sqlite_store(agent.id, agent.sqlite_path)
+        elif agent.era == "file":
+            records = load_file_store(agent.id, agent.sessions_dir)
+        else:
+            records = []
     return sort_newest_first(records)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cycle collector while a store is read: a store of 100k entries makes
+    millions of objects, none in a cycle, and each full collection would walk them all again
+    (about a third of the time of reading the store)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def load_all(deployment: Deployment) -> tuple[list[SessionRecord], list[StoreError]]:
@@ -156,22 +174,23 @@ def load_file_store(agent_id: str, sessions_dir: Path) -> list[SessionRecord]:
         ) from error
     if not isinstance(store, dict):
         raise StoreError(f"{store_path}: the session store is not a JSON object")
+    files = _files_in(sessions_dir)
     return [
         record
         for key, entry in store.items()
-        if (record := _file_record(agent_id, sessions_dir, key, entry)) is not None
+        if (record := _file_record(agent_id, sessions_dir, files, key, entry)) is not None
     ]
 
 
 def _file_record(
-    agent_id: str, sessions_dir: Path, key: str, entry: object
+    agent_id: str, sessions_dir: Path, files: frozenset[str], key: str, entry: object
 ) -> SessionRecord | None:
     if not isinstance(entry, dict):
         return None
     session_id = _text(entry.get("sessionId"))
     if session_id is None:
         return None
-    transcript_path = resolve_transcript_file(sessions_dir, session_id, entry.get("sessionFile"))
+    transcript_path = _find_transcript(sessions_dir, files, session_id, entry.get("sessionFile"))
     transcript = (
         TranscriptLocation("file", transcript_path, session_id) if transcript_path else None
     )
@@ -188,23 +207,56 @@ def resolve_transcript_file(
     moved) is looked for by its name in the sessions folder. Return None if no candidate is a
     file (a session that has not written its transcript yet).
     """
-    for candidate in _transcript_candidates(sessions_dir, session_id, session_file):
-        if candidate.is_file():
-            return candidate
+    return _find_transcript(sessions_dir, None, session_id, session_file)
+
+
+def _find_transcript(
+    sessions_dir: Path, files: frozenset[str] | None, session_id: str, session_file: object
+) -> Path | None:
+    """`resolve_transcript_file`, where `files` (when given) names the files of the sessions
+    folder, so candidates in it are looked up there instead of asking the file system (a
+    store of 100k entries would otherwise cost 100k `stat` calls)."""
+    folder = str(sessions_dir)
+    for candidate in _transcript_candidates(folder, session_id, session_file):
+        if files is not None:
+            parent, _, name = candidate.rpartition("/")
+            if parent == folder:
+                if name in files:
+                    return sessions_dir / name
+                continue
+        if os.path.isfile(candidate):
+            return Path(candidate)
     return None
 
 
-def _transcript_candidates(sessions_dir: Path, session_id: str, session_file: object) -> list[Path]:
-    candidates: list[Path] = []
+def _files_in(folder: Path) -> frozenset[str]:
+    """Return the names of the files in `folder` (links to files included); empty if missing."""
+    try:
+        with os.scandir(folder) as entries:
+            return frozenset(entry.name for entry in entries if _is_file(entry))
+    except OSError:
+        return frozenset()
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _transcript_candidates(folder: str, session_id: str, session_file: object) -> list[str]:
+    """Return the paths (as strings: this runs once per store entry) where the transcript may be,
+    in order of preference."""
+    candidates: list[str] = []
     written = _text(session_file)
     if written is not None:
-        path = Path(written)
-        if path.is_absolute():
-            candidates += [path, sessions_dir / path.name]
-        elif ".." not in path.parts:
-            candidates.append(sessions_dir / path)
+        if os.path.isabs(written):
+            candidates += [written, os.path.join(folder, os.path.basename(written.rstrip("/")))]
+        elif ".." not in written.split("/"):
+            candidates.append(os.path.join(folder, written))
     if "/" not in session_id and session_id not in {".", ".."}:
-        candidates.append(sessions_dir / f"{session_id}.jsonl")
+        candidates.append(os.path.join(folder, f"{session_id}.jsonl"))
     return candidates
 
 
@@ -283,8 +335,9 @@ def _record(
     )
 
 
-def _first_int(*values: object) -> int | None:
-    return next((number for value in values if (number := _integer(value)) is not None), None)
+def _first_int(first: object, second: object) -> int | None:
+    number = _integer(first)
+    return _integer(second) if number is None else number
 
 
 def _boolean(value: object) -> bool | None:
@@ -349,10 +402,11 @@ def reset_archives(sessions_dir: Path, session_id: str | None = None) -> list[Pa
     also for `<sessionId>-topic-<id>.jsonl`). Without a session id, return every reset archive
     of the folder. A missing folder has none.
     """
-    try:
-        names = [child.name for child in sessions_dir.iterdir() if child.is_file()]
-    except OSError:
-        return []
+    names = [
+        name
+        for name in _files_in(sessions_dir)
+        if ".reset." in name and (session_id is None or name.startswith(session_id))
+    ]
     found = [
         (stamp, name)
         for name in names
