@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from memwarden.checkpoint.timed_pattern import PatternError, TimedPattern
 from memwarden.errors import ConfigError
 
 PLACEHOLDER = "[REDACTED:{}]"
@@ -32,17 +33,19 @@ class Rule:
     front), so the regular expression engine finds candidates at `str.find` speed. A regular
     expression that starts case-insensitively scans slowly, so those rules have `anchors`:
     lower-case words their matches start with, looked up with `str.find` in the lower-cased
-    text; the rule is only tried there. Operators' rules are scanned as they are. The pattern
-    is compiled when first used: a run with nothing to write never pays for it.
+    text; the rule is only tried there. Operators' rules are scanned as they are, with a time
+    limit (`operator`: see timed_pattern). The pattern is compiled when first used: a run with
+    nothing to write never pays for it.
     """
 
     kind: str
     source: str
     anchors: tuple[str, ...] = ()
+    operator: bool = False
 
     @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        return re.compile(self.source)
+    def pattern(self) -> re.Pattern[str] | TimedPattern:
+        return TimedPattern(self.kind, self.source) if self.operator else re.compile(self.source)
 
 
 def _exact(kind: str, pattern: str) -> Rule:
@@ -260,9 +263,9 @@ def build_redactor(
             )
             continue
         try:
-            extra.append(Rule(name, pattern))
+            extra.append(Rule(name, pattern, operator=True))
             extra[-1].pattern  # noqa: B018 - compiled now, so a bad pattern stops the run early
-        except re.error as error:
+        except PatternError as error:
             problems.append(f"checkpoint.redact_patterns: {name}: invalid pattern: {error}")
     if problems:
         raise ConfigError(problems)
