@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Sequence
 from types import ModuleType
 
-from memwarden import __version__
+from memwarden import __version__, stopping
 from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, MemwardenError, Terminated
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
 from memwarden.jobs.common import add_global_options, global_options_parent
@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(chosen, options)
-    except MemwardenError as error:
+    except (MemwardenError, Terminated) as error:
         for line in error.lines():
             print(f"memwarden: {line}", file=sys.stderr)
         if options.json:
@@ -157,6 +157,9 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
         context.run_id = context.state.start_run(spec.name)
     try:
         result = module.run(context, options)
+    except Terminated as error:
+        _finish(spec, context, error.exit_code, {"error": error.message})
+        raise
     except MemwardenError as error:
         _finish(spec, context, error.exit_code, {"error": error.message})
         raise
@@ -181,8 +184,10 @@ def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> None:
 
 def _terminated(signum: int, frame: object) -> None:
     # Raised inside the job, so its run is recorded as failed and its lock released on the way
-    # out (systemd stops a unit that runs past its timeout with SIGTERM).
-    raise Terminated("stopped by SIGTERM before finishing")
+    # out (systemd stops a unit that runs past its timeout with SIGTERM). Once: a second SIGTERM
+    # must not cut short the recording of the first (SIGKILL still ends the process).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise stopping.request()
 
 
 def _print_json(document: dict) -> None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-import orjson
 import pytest
 
 from memwarden.checkpoint.timed_pattern import PatternTimeout, TimedPattern
 from memwarden.runtime import JobContext
 from support.cli import run_cli
-from support.transcripts import START, transcript_lines, write_jsonl
+from support.deployments import make_generated_fleet
+from support.transcripts import START
 
 NOW = START + timedelta(hours=1)
 CATASTROPHIC = r"(a|aa)+$"  # backtracks for hours on forty a's and a b, in re and in regex
@@ -27,19 +27,10 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def one_agent(root: Path, user_text: str = "remember this") -> tuple[Path, Path]:
-    """Write a file-era state with one agent whose user says `user_text`; return (state, ws)."""
-    state, workspace = root / "state", root / "workspace"
-    workspace.mkdir(parents=True)
-    session_id = "00000000-0000-4000-8000-000000000000"
-    lines = list(transcript_lines(3, session_id=session_id))
-    lines[1]["message"]["content"] = user_text
-    sessions = state / "agents" / "main" / "sessions"
-    write_jsonl(sessions / f"{session_id}.jsonl", lines)
-    store = {"agent:main:main": {"sessionId": session_id, "updatedAt": int(NOW.timestamp() * 1000)}}
-    (sessions / "sessions.json").write_bytes(orjson.dumps(store))
-    config = {"agents": {"list": [{"id": "main", "workspace": str(workspace)}]}}
-    (state / "openclaw.json").write_bytes(orjson.dumps(config))
-    return state, workspace
+    state, workspaces = make_generated_fleet(
+        root, ["main"], int(NOW.timestamp() * 1000), user_text=user_text
+    )
+    return state, workspaces["main"]
 
 
 def test_timed_pattern_catastrophic_backtracking_is_stopped_and_names_the_rule():
