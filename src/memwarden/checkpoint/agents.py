@@ -73,7 +73,7 @@ def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
     watched = unchanged.signatures(unchanged.store_paths(agent))
     settings = run.settings
     selection = select_sessions(
-        load_sessions(agent),
+        load_sessions(agent, automation=False),  # never chosen: not even read
         agent_id=agent.id,
         mode=settings.mode,
         now=run.now,

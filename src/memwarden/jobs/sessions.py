@@ -44,7 +44,8 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             f"agent {agent.id}{default}: {agent.era} era, workspace {agent.workspace}"
         )
         try:
-            sessions = load_sessions(agent)
+            # The text lists conversations only; --all and --json show every session.
+            sessions = load_sessions(agent, automation=options.all or context.json_output)
         except StoreError as error:
             entry["error"] = error.message
             result.problems.append(error.message)
@@ -54,7 +55,8 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         shown = [s for s in sessions if options.all or s.kind not in AUTOMATION_KINDS]
         if len(shown) < len(sessions):
             entry["hidden_automation"] = len(sessions) - len(shown)
-        entry["sessions"] = [_session_json(session) for session in sessions]
+        if context.json_output:  # 100k sessions: built only when asked for
+            entry["sessions"] = [_session_json(session) for session in sessions]
         result.lines += [_session_line(session) for session in shown]
         if not shown:
             result.lines.append("  (no sessions)")

@@ -12,6 +12,8 @@ from typing import Any
 
 def integer(value: object) -> int | None:
     """Return `value` as an int when it is a finite number (not a bool), else None."""
+    if value is None:
+        return None
     if type(value) is int:
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
