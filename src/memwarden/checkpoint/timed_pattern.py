@@ -3,7 +3,7 @@
 A pattern from `checkpoint.redact_patterns` is the operator's code: one with nested repetition
 (`(a|aa)+$`) can backtrack for hours on an ordinary text. These patterns are compiled by the
 `regex` module, whose matching stops after `seconds` of CPU time and raises; the error names
-the setting and the pattern.
+the setting and the pattern. `regex` is imported only when an operator's pattern is compiled.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import regex
-
 from memwarden.errors import MemwardenError
 
 OPERATOR_PATTERN_SECONDS = 1.0
 """CPU time one operator pattern may spend on one text."""
 
-PatternError = regex.error
+
+class PatternError(ValueError):
+    """An operator's pattern does not compile."""
 
 
 class PatternTimeout(MemwardenError):
@@ -30,10 +30,15 @@ class TimedPattern:
 
     def __init__(self, name: str, source: str, seconds: float = OPERATOR_PATTERN_SECONDS) -> None:
         """Raise PatternError if `source` does not compile."""
+        import regex
+
         self.name = name
         self.source = source
         self.seconds = seconds
-        self._compiled = regex.compile(source)
+        try:
+            self._compiled = regex.compile(source)
+        except regex.error as error:
+            raise PatternError(str(error)) from None
 
     @property
     def groupindex(self) -> Mapping[str, int]:

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pyjson5
 
 from memwarden.errors import GatewayConfigError
 
@@ -33,13 +32,16 @@ def parse_json5(raw: bytes) -> Any:
     """Given the bytes of a JSON5 file of the gateway, return its value.
 
     Strict JSON (what the gateway writes when it rewrites a file) is parsed by orjson; anything
-    else by pyjson5, a compiled JSON5 parser: either takes well under a second for megabytes.
-    Raise UnicodeDecodeError if the bytes are not UTF-8, Json5Error if the text is not JSON5.
+    else by pyjson5, a compiled JSON5 parser (imported only then): either takes well under a
+    second for megabytes. Raise UnicodeDecodeError if the bytes are not UTF-8, Json5Error if
+    the text is not JSON5.
     """
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         pass
+    import pyjson5
+
     text = raw.decode("utf-8-sig")
     try:
         return pyjson5.loads(text)
@@ -80,9 +82,11 @@ def _parse_config(path: Path, raw: bytes) -> Any:
         raise GatewayConfigError(f"{path}: {error.describe()}; {_fix_hint(path)}") from error
 
 
-def _json5_error(text: str, error: pyjson5.Json5Exception) -> Json5Error:
+def _json5_error(text: str, error: Any) -> Json5Error:
     """Turn pyjson5's error ("Expected … near <1-based position>, found U+0040") into a
     Json5Error with the line and column and a reason people read."""
+    import pyjson5
+
     message = str(error.args[0]) if error.args else type(error).__name__
     near = _NEAR.search(message)
     if isinstance(error, pyjson5.Json5NestingTooDeep):
