@@ -37,6 +37,7 @@ SessionFileKind = Literal[
     "live", "reset_archive", "deleted_archive", "trajectory", "checkpoint", "backup", "other"
 ]
 
+_FREEZE_OVER = 10_000  # records: a store this big is moved out of the cycle collector's sight
 _BY_KEY = attrgetter("key")
 _BY_UPDATE = attrgetter("updated_at")
 _SESSION_COLUMNS = ("session_key", "current_session_id", "entry_json")
@@ -112,6 +113,9 @@ def load_sessions(agent: Agent, *, automation: bool = True) -> list[SessionRecor
             records = load_file_store(agent.id, agent.sessions_dir, automation=automation)
         else:
             records = []
+    if len(records) >= _FREEZE_OVER:
+        # They live as long as the job: its later collections need not walk them again.
+        gc.freeze()
     return sort_newest_first(records)
 
 
@@ -119,15 +123,12 @@ def load_sessions(agent: Agent, *, automation: bool = True) -> list[SessionRecor
 def _collector_paused() -> Iterator[None]:
     """Pause Python's cycle collector while a store is read: a store of 100k entries makes
     millions of objects, none in a cycle, and each full collection would walk them all again
-    (about a third of the time of reading the store). The records read are then moved out of
-    the collector's sight (`gc.freeze`): they live as long as the job, and the job's later
-    collections need not walk them either."""
+    (about a third of the time of reading the store)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
         if was_enabled:
             gc.enable()
 
