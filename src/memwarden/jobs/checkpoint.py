@@ -207,8 +207,9 @@ def checkpoint_agents(
             for agent, result in zip(pending, results, strict=True):
                 settled[agent.id] = finished(agent, result)
         except BaseException:
-            # Stopped (SIGTERM) or broken: agents not started never start, and the run does
-            # not wait for those under way (their writes are atomic, as under a kill).
+            # Stopped (SIGTERM) or broken: agents not started never start; the run is recorded
+            # at once, and the process exits when the agents under way are done (one waiting
+            # for another run's memory lock stops waiting: see stopping).
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
