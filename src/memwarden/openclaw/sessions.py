@@ -262,19 +262,18 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _transcript_candidates(folder: str, session_id: str, session_file: object) -> list[str]:
-    """Return the paths (as strings: this runs once per store entry) where the transcript may be,
-    in order of preference."""
-    candidates: list[str] = []
+def _transcript_candidates(folder: str, session_id: str, session_file: object) -> Iterator[str]:
+    """Yield the paths (as strings: this runs once per store entry) where the transcript may be,
+    in order of preference; the caller usually stops at the first."""
     written = _text(session_file)
     if written is not None:
-        if os.path.isabs(written):
-            candidates += [written, os.path.join(folder, os.path.basename(written.rstrip("/")))]
+        if written.startswith("/"):
+            yield written
+            yield os.path.join(folder, os.path.basename(written.rstrip("/")))
         elif ".." not in written.split("/"):
-            candidates.append(os.path.join(folder, written))
+            yield os.path.join(folder, written)
     if "/" not in session_id and session_id not in {".", ".."}:
-        candidates.append(os.path.join(folder, f"{session_id}.jsonl"))
-    return candidates
+        yield os.path.join(folder, f"{session_id}.jsonl")
 
 
 # --- SQLite era -------------------------------------------------------------------------------
