@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from types import ModuleType
 
-from memwarden import __version__, log_format
+from memwarden import __version__, log_format, stopping
 from memwarden.errors import (
     EXIT_FAILURES,
     EXIT_USAGE,
@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         return _run(chosen, options)
-    except MemwardenError as error:
+    except (MemwardenError, Terminated) as error:
         # A run skipped because another holds the lock is not news for a quiet timer.
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
         level = logging.WARNING if isinstance(error, LockHeld) else logging.ERROR
@@ -224,6 +224,9 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
         result = module.run(context, options)
     except StateError:
         raise  # the run cannot be recorded either
+    except Terminated as error:
+        _finish(spec, context, error.exit_code, {"error": error.message})
+        raise
     except MemwardenError as error:
         _finish(spec, context, error.exit_code, {"error": error.message})
         raise
@@ -265,8 +268,10 @@ def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> str | None
 
 def _terminated(signum: int, frame: object) -> None:
     # Raised inside the job, so its run is recorded as failed and its lock released on the way
-    # out (systemd stops a unit that runs past its timeout with SIGTERM).
-    raise Terminated("stopped by SIGTERM before finishing")
+    # out (systemd stops a unit that runs past its timeout with SIGTERM). Once: a second SIGTERM
+    # must not cut short the recording of the first (SIGKILL still ends the process).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise stopping.request()
 
 
 def _print_json(document: dict) -> None:

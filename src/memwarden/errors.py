@@ -83,10 +83,21 @@ class LockHeld(MemwardenError):
     exit_code = EXIT_LOCKED
 
 
-class Terminated(MemwardenError):
-    """The process was asked to stop (SIGTERM) while a job ran."""
+class Terminated(BaseException):
+    """The process was asked to stop (SIGTERM) while a job ran.
+
+    Not an Exception, as KeyboardInterrupt is not: every job isolates failures per item with
+    `except Exception`, and a stop must get through them and end the run at once.
+    """
 
     exit_code = 143
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def lines(self) -> list[str]:
+        return [self.message]
 
 
 class UnsafePathError(MemwardenError):

@@ -5,6 +5,11 @@ at a template file of their own, which is loaded from its folder instead. When t
 cache folder (in memwarden's own state dir), compiled templates are kept there too, so the next
 run loads them instead of compiling them again (about 15 ms for the checkpoint's three). jinja2
 itself is imported on the first render, so a run that renders nothing never pays for it.
+
+An operator's template is code memwarden did not write: it renders in jinja2's immutable sandbox
+(no attributes starting with `_`, no calls to unsafe methods, no changes to the values it is
+given), so it cannot reach Python's builtins or run a command. memwarden's bundled templates are
+its own code and render in the plain environment, which calls attributes directly.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ if TYPE_CHECKING:
 
 
 CACHE_FOLDER = Path("cache", "templates")
+OPERATOR_CACHE_FOLDER = CACHE_FOLDER / "operators"  # compiled for the sandbox: kept apart
 
 
 @dataclass
@@ -41,8 +47,8 @@ def cache_compiled_templates(state_dir: Path | None) -> None:
     because of it.
     """
     _CACHE.state_dir = state_dir
-    for environment in _ENVIRONMENTS.values():
-        environment.bytecode_cache = _bytecode_cache()
+    for folder, environment in _ENVIRONMENTS.items():
+        environment.bytecode_cache = _bytecode_cache(folder is not None)
 
 
 def _environment(folder: str | None) -> jinja2.Environment:
@@ -52,31 +58,35 @@ def _environment(folder: str | None) -> jinja2.Environment:
     import jinja2
 
     loader: jinja2.BaseLoader
+    kind: type[jinja2.Environment]
     if folder is None:
-        loader = jinja2.PackageLoader("memwarden", "templates")
+        loader, kind = jinja2.PackageLoader("memwarden", "templates"), jinja2.Environment
     else:
-        loader = jinja2.FileSystemLoader(folder)
-    environment = jinja2.Environment(
+        from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+        loader, kind = jinja2.FileSystemLoader(folder), ImmutableSandboxedEnvironment
+    environment = kind(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,  # noqa: S701 - Markdown, unit files and plists, never HTML
-        bytecode_cache=_bytecode_cache(),
+        autoescape=False,  # Markdown, unit files and plists, never HTML
+        bytecode_cache=_bytecode_cache(folder is not None),
     )
     return _ENVIRONMENTS.setdefault(folder, environment)
 
 
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Return the cache in `_CACHE.state_dir`, or None when there is none (or it cannot be made).
+def _bytecode_cache(operators: bool) -> jinja2.BytecodeCache | None:
+    """Return the cache in `_CACHE.state_dir` (operators' templates in their own folder), or None
+    when there is none (or it cannot be made).
 
     The state dir must exist: a cache never creates it.
     """
     state_dir = _CACHE.state_dir
     if state_dir is None or not state_dir.is_dir():
         return None
-    folder = state_dir / CACHE_FOLDER
+    folder = state_dir / (OPERATOR_CACHE_FOLDER if operators else CACHE_FOLDER)
     from memwarden.files import ensure_dir
 
     try:
@@ -104,8 +114,8 @@ def _quiet_cache_class() -> type[jinja2.FileSystemBytecodeCache]:
 def template(name: str, custom_path: str | None = None) -> jinja2.Template:
     """Return the compiled template `name` (e.g. "checkpoint/active_context.md.j2").
 
-    With `custom_path` (an operator's own template file), load that file instead. Raise
-    jinja2.TemplateError if it does not exist or does not compile.
+    With `custom_path` (an operator's own template file), load that file instead, for the
+    sandbox. Raise jinja2.TemplateError if it does not exist or does not compile.
     """
     if custom_path:
         path = Path(custom_path).expanduser()

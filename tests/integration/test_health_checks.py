@@ -113,7 +113,7 @@ def test_gateway_hanging_is_critical_within_the_probe_timeout(state, tmp_path):
         elapsed = time.monotonic() - started
     live = results["gateway.live"]
     assert live.status is Status.CRITICAL
-    assert "no answer within 0.3 s (timed out)" in live.message
+    assert "no complete answer within 0.3 s (timed out)" in live.message
     assert "(readiness not probed)" in live.message
     assert "gateway.ready" not in results
     assert elapsed < 2.5, "the probe waits for its own timeout, not the 3 s default"

@@ -181,6 +181,8 @@ def test_load_sessions_sqlite_odd_rows_and_missing_columns_tolerated(tmp_path):
     assert records["agent:main:subagent:abc"].model is None
     assert records["agent:main:x"].total_tokens is None
     assert records["agent:main:x"].updated_at == 5
+    conversations = sessions.load_sqlite_store("main", database, automation=False)
+    assert sorted(record.key for record in conversations) == ["agent:main:main", "agent:main:x"]
 
 
 def test_load_sessions_sqlite_edited_entry_in_capture_copy_tolerated(tmp_path):
@@ -287,6 +289,58 @@ def test_load_file_store_no_transcript_yet_none(tmp_path):
     sessions_dir = tmp_path / "sessions"
     write_store(sessions_dir, {"agent:main:main": {"sessionId": "abc", "sessionFile": "../x"}})
     assert sessions.load_file_store("main", sessions_dir)[0].transcript is None
+
+
+def test_load_file_store_transcript_is_a_file_or_a_link_to_one_never_a_folder(tmp_path):
+    sessions_dir = tmp_path / "sessions"
+    target = tmp_path / "kept" / "real.jsonl"
+    target.parent.mkdir()
+    target.write_text("{}\n")
+    store = {"linked": {"sessionId": "linked"}, "folder": {"sessionId": "folder"}}
+    store["same-folder"] = {"sessionId": "x", "sessionFile": str(sessions_dir / "linked.jsonl")}
+    write_store(sessions_dir, store)
+    (sessions_dir / "linked.jsonl").symlink_to(target)
+    (sessions_dir / "folder.jsonl").mkdir()
+
+    records = {record.key: record for record in sessions.load_file_store("main", sessions_dir)}
+
+    assert records["linked"].transcript.path == sessions_dir / "linked.jsonl"
+    assert records["same-folder"].transcript.path == sessions_dir / "linked.jsonl"
+    assert records["folder"].transcript is None
+
+
+def test_load_file_store_without_automation_leaves_cron_and_subagents_out(tmp_path):
+    sessions_dir = tmp_path / "sessions"
+    keys = ["agent:main:main", "agent:main:cron:nightly:run:1", "agent:main:subagent:x"]
+    write_store(sessions_dir, {key: {"sessionId": f"s{n}"} for n, key in enumerate(keys)})
+
+    everything = sessions.load_file_store("main", sessions_dir)
+    conversations = sessions.load_file_store("main", sessions_dir, automation=False)
+
+    assert sorted(record.key for record in everything) == sorted(keys)
+    assert [record.key for record in conversations] == ["agent:main:main"]
+
+
+def test_load_sessions_newest_first_ties_by_key_unknown_times_last(tmp_path):
+    state = make_file_era_state(tmp_path)
+    store = {
+        "agent:main:b": {"sessionId": "b", "updatedAt": 5},
+        "agent:main:a": {"sessionId": "a", "updatedAt": 5},
+        "agent:main:z": {"sessionId": "z"},
+        "agent:main:c": {"sessionId": "c", "updatedAt": 9},
+        "agent:main:y": {"sessionId": "y", "updatedAt": "soon"},
+    }
+    write_store(state.sessions_dir, store)
+
+    ordered = [record.key for record in load_main(state.state_dir)]
+
+    assert ordered == [
+        "agent:main:c",
+        "agent:main:a",
+        "agent:main:b",
+        "agent:main:y",
+        "agent:main:z",
+    ]
 
 
 def test_load_file_store_unknown_and_missing_fields_tolerated(tmp_path):

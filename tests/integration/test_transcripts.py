@@ -211,6 +211,25 @@ def test_read_tail_sqlite_rows_without_data_or_with_bad_zstd_count_as_malformed(
     assert (len(result.entries), result.malformed) == (12, 2)
 
 
+def test_read_tail_sqlite_row_past_the_4mib_event_limit_is_skipped_and_reported(tmp_path, caplog):
+    db = make_sqlite_agent_db(tmp_path / "agent.sqlite", {"s1": list(transcript_lines(2))})
+    huge = orjson.dumps(list(transcript_lines(1, text_size=5 * 1024 * 1024))[1])
+    with _writable(db) as connection:
+        connection.execute(
+            "UPDATE transcript_events SET event_json = NULL, event_zstd = ?,"
+            " event_utf8_bytes = 100, navigation_json = ? WHERE seq = 1",
+            (zstandard.ZstdCompressor().compress(huge), MINIMAL_NAVIGATION_JSON),
+        )
+
+    result = read_tail(TranscriptLocation("sqlite", db, "s1"))
+
+    assert (len(result.entries), result.oversized, result.malformed) == (4, 1, 0)
+    assert result.bytes_read < len(huge)
+    (warning,) = [record.getMessage() for record in caplog.records]
+    assert f"{db}: transcript_events row (session s1, seq 1) decompresses past 4194304" in warning
+    assert warning.endswith("; skipped")
+
+
 def test_read_tail_sqlite_invalid_utf8_row_is_counted(tmp_path):
     db = make_sqlite_agent_db(tmp_path / "agent.sqlite", {"s1": list(transcript_lines(2))})
     with _writable(db) as connection:

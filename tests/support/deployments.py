@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import json5
+import orjson
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SQLITE_ERA_FIXTURE = FIXTURES / "openclaw-2026.9.6"
@@ -93,3 +94,29 @@ def _finish(state_dir: Path, agent_id: str, workspace: Path, config: dict[str, A
     workspace.mkdir(parents=True, exist_ok=True)
     config_path = write_json5_config(state_dir / "openclaw.json", config)
     return StateCopy(state_dir, config_path, agent_id, workspace)
+
+
+def make_generated_fleet(
+    root: Path, names: list[str], updated_at: int, user_text: str | None = None
+) -> tuple[Path, dict[str, Path]]:
+    """Write a file-era state under `root` with one agent per name, each with a main session of
+    three generated turns updated at `updated_at` (Unix ms) and its own workspace
+    `<root>/workspace-<name>`; `user_text` replaces the first user message. Return the state
+    dir and the workspaces by agent."""
+    from support.transcripts import transcript_lines, write_jsonl
+
+    state, workspaces, entries = root / "state", {}, []
+    for index, name in enumerate(names):
+        workspace = workspaces[name] = root / f"workspace-{name}"
+        workspace.mkdir(parents=True)
+        session_id = f"0000000{index}-0000-4000-8000-000000000000"
+        lines = list(transcript_lines(3, session_id=session_id))
+        if user_text is not None:
+            lines[1]["message"]["content"] = user_text
+        sessions = state / "agents" / name / "sessions"
+        write_jsonl(sessions / f"{session_id}.jsonl", lines)
+        store = {f"agent:{name}:main": {"sessionId": session_id, "updatedAt": updated_at}}
+        (sessions / "sessions.json").write_bytes(orjson.dumps(store))
+        entries.append({"id": name, "workspace": str(workspace)})
+    write_json5_config(state / "openclaw.json", {"agents": {"list": entries}})
+    return state, workspaces

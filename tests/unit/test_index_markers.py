@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memwarden.indexing.markers import (
     MARKERS,
     ZERO,
     add_counts,
     count_markers,
     first_heading,
+    inline_code_spans,
     lines_outside_code,
     markers_in_line,
     shorten,
@@ -103,3 +106,43 @@ def test_lines_outside_code_drops_fenced_lines():
 def test_shorten_flattens_whitespace_and_cuts_with_ellipsis():
     assert shorten("a\n  b\tc", 10) == "a b c"
     assert shorten("abcdefghij", 5) == "abcd…"
+
+
+def test_inline_code_spans_close_only_on_a_run_of_the_same_length():
+    line = "a ``b ` c`` d `e` f"
+
+    assert [line[start:end] for start, end in inline_code_spans(line)] == ["``b ` c``", "`e`"]
+
+
+def test_count_markers_after_a_backtick_run_nothing_closes_still_counted():
+    assert count_markers(b"text ``` [TODO] `` [FACT] ` [GOTCHA]\n") == counts(
+        TODO=1, FACT=1, GOTCHA=1
+    )
+
+
+FIVE_MB = 5 * 1024 * 1024
+
+# Shapes that made the scanning quadratic: one line, many markers, backticks everywhere, runs
+# of backticks nothing closes, a heading padded with spaces. A quadratic scan needs hours on
+# 5 MB (32 KB took 6 s): it times out here, where a linear one takes a few seconds.
+ONE_LINE_SHAPES = {
+    "markers between code spans": b"[TODO] `x` " * (FIVE_MB // 11),
+    "unclosed opening run": b"``" + b"[TODO] x" * (FIVE_MB // 8),
+    "backtick runs of every length": b"".join(b"`" * n + b"[FACT]" for n in range(1, 3200)),
+    "one long backtick run": b"x" + b"`" * FIVE_MB + b"[TODO]",
+    "heading padded with spaces": b"# a" + b" " * FIVE_MB + b"b [TODO]",
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("data", ONE_LINE_SHAPES.values(), ids=ONE_LINE_SHAPES.keys())
+def test_marker_scanning_one_5mb_line_finishes_in_linear_time(data):
+    text = data.decode()
+
+    counted = count_markers(data)
+    first_heading(data)
+    listed = markers_in_line(text)
+    kept = lines_outside_code(text)
+
+    assert sum(counted) == len(listed) > 0
+    assert kept == [text]

@@ -4,6 +4,10 @@ Both use slack-sdk with a timeout on every call and the library's own retry mach
 only: `Retry-After` is honoured while the waits fit in a bounded budget. Anything else (a timeout,
 HTTP 500, `ok:false`) is returned as a failed `SendResult` at once: the caller keeps the message
 pending and retries on its next run, so a Slack outage never holds a health run for long.
+
+`timeout_seconds` is a deadline on each whole attempt (connect, request, answer), not only on each
+read: a server that answers a byte at a time fails the send in that time. A granted retry adds its
+wait and one more attempt to the deadline.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from slack_sdk.web import WebClient
 from slack_sdk.webhook import WebhookClient
 
 from memwarden.alerts import WEBHOOK_DESCRIPTION, AlertMessage, SendResult, web_api_description
+from memwarden.deadline import Deadline, call_with_deadline
 
 DEFAULT_API_BASE_URL = "https://slack.com/api/"
 _SLACK_ERROR_CODE = re.compile(r"^[a-z][a-z0-9_]*$")  # Slack's codes; slack-sdk puts prose here
@@ -63,13 +68,22 @@ class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
     """slack-sdk's 429 handler, retrying only while `Retry-After` fits in what is left of a budget.
 
     The library sleeps `Retry-After` plus up to one second of jitter; that second is counted.
-    One handler serves one send.
+    A granted retry pushes `deadline` back by that wait and `attempt_seconds`. One handler
+    serves one send.
     """
 
-    def __init__(self, budget_seconds: float, max_retry_count: int = 3) -> None:
+    def __init__(
+        self,
+        budget_seconds: float,
+        max_retry_count: int = 3,
+        deadline: Deadline | None = None,
+        attempt_seconds: float = 0.0,
+    ) -> None:
         super().__init__(max_retry_count=max_retry_count)
         self.remaining = budget_seconds
         self.last_retry_after: float | None = None
+        self.deadline = deadline
+        self.attempt_seconds = attempt_seconds
 
     def _can_retry(self, *, state, request, response=None, error=None) -> bool:
         if not super()._can_retry(state=state, request=request, response=response, error=error):
@@ -79,6 +93,8 @@ class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
         if wait is None or wait + 1 > self.remaining:
             return False
         self.remaining -= wait + 1
+        if self.deadline is not None:
+            self.deadline.extend(wait + 1 + self.attempt_seconds)
         return True
 
 
@@ -121,7 +137,7 @@ class SlackWebApiSink:
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
-        handler = BoundedRateLimitRetryHandler(self.retry_budget_seconds)
+        deadline, handler = _deadline_and_handler(self.timeout_seconds, self.retry_budget_seconds)
         client = WebClient(
             token=self._token,
             base_url=self.base_url,
@@ -139,7 +155,7 @@ class SlackWebApiSink:
             }
         started = time.monotonic()
         try:
-            response = client.chat_postMessage(**arguments)
+            response = call_with_deadline(deadline, lambda: client.chat_postMessage(**arguments))
         except SlackApiError as error:
             return SendResult.failed(_describe_api_error(error, handler))
         except Exception as error:  # noqa: BLE001 - any transport failure becomes a pending retry
@@ -166,7 +182,7 @@ class SlackWebhookSink:
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
-        handler = BoundedRateLimitRetryHandler(self.retry_budget_seconds)
+        deadline, handler = _deadline_and_handler(self.timeout_seconds, self.retry_budget_seconds)
         client = WebhookClient(
             self._url,
             timeout=self.timeout_seconds,  # type: ignore[arg-type]
@@ -175,7 +191,9 @@ class SlackWebhookSink:
         )
         started = time.monotonic()
         try:
-            response = client.send(text=message.text, blocks=message.blocks or None)
+            response = call_with_deadline(
+                deadline, lambda: client.send(text=message.text, blocks=message.blocks or None)
+            )
         except Exception as error:  # noqa: BLE001 - any transport failure becomes a pending retry
             return SendResult.failed(
                 _describe_transport_error(error, self.timeout_seconds, started)
@@ -185,6 +203,16 @@ class SlackWebhookSink:
         return SendResult.failed(
             _describe_webhook_error(response.status_code, response.body, handler)
         )
+
+
+def _deadline_and_handler(
+    timeout_seconds: float, retry_budget_seconds: float
+) -> tuple[Deadline, BoundedRateLimitRetryHandler]:
+    deadline = Deadline(timeout_seconds)
+    handler = BoundedRateLimitRetryHandler(
+        retry_budget_seconds, deadline=deadline, attempt_seconds=timeout_seconds
+    )
+    return deadline, handler
 
 
 def _describe_api_error(error: SlackApiError, handler: BoundedRateLimitRetryHandler) -> str:

@@ -78,7 +78,7 @@ def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
     settings = run.settings
     unreadable: list[str] = []  # entries of the store that cannot be read: a failure each
     selection = select_sessions(
-        load_sessions(agent, unreadable),
+        load_sessions(agent, unreadable, automation=False),  # never chosen: not even read
         agent_id=agent.id,
         mode=settings.mode,
         now=run.now,

@@ -63,9 +63,11 @@ _PATH = re.compile(
     r")"
     r"(?![\w/])"
 )
-_OPEN_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
-_DONE_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[xX]\][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
-_TODO_LINE = re.compile(r"\bTODO:[ \t]*(\S.*?)[ \t]*$", re.MULTILINE)
+# The item runs to the end of the line; its trailing blanks are stripped afterwards (a lazy
+# `(.*?)[ \t]*$` would try every position against every blank: quadratic on a long blank run).
+_OPEN_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+(\S[^\n]*)", re.MULTILINE)
+_DONE_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[xX]\][ \t]+(\S[^\n]*)", re.MULTILINE)
+_TODO_LINE = re.compile(r"\bTODO:[ \t]*(\S[^\n]*)", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +169,7 @@ def open_todos(texts: Iterable[str]) -> list[str]:
         if "[" not in text and "TODO" not in text:
             continue
         found = [
-            (match.start(), match.group(1), is_open)
+            (match.start(), match.group(1).rstrip(" \t"), is_open)
             for pattern, is_open in ((_OPEN_ITEM, True), (_TODO_LINE, True), (_DONE_ITEM, False))
             for match in pattern.finditer(text)
         ]

@@ -27,6 +27,7 @@ from memwarden.checkpoint.secret_rules import (
     PROVIDER_RULES,
     Rule,
 )
+from memwarden.checkpoint.timed_pattern import PatternError
 from memwarden.errors import ConfigError
 
 _TYPE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
@@ -231,9 +232,9 @@ def build_redactor(
             )
             continue
         try:
-            extra.append(Rule(name, pattern))
+            extra.append(Rule(name, pattern, operator=True))
             extra[-1].pattern  # noqa: B018 - compiled now, so a bad pattern stops the run early
-        except re.error as error:
+        except PatternError as error:
             problems.append(f"checkpoint.redact_patterns: {name}: invalid pattern: {error}")
     if problems:
         raise ConfigError(problems)

@@ -28,7 +28,7 @@ GENERATED_AT_PLACEHOLDER = "\x00generated-at\x00"
 # How long the run's time may be where the placeholder stood, when comparing with the old file.
 _MAX_TIME_CHARS = 64
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
-_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+_TRAILING_SPACE = re.compile(r"(?<![ \t])[ \t]+\n")  # tried once per run of blanks: linear
 _WHITESPACE = re.compile(r"\s+")
 _HEADING = re.compile(r"^(#{1,6})([ \t])", re.MULTILINE)
 

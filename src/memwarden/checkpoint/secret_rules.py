@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from memwarden.checkpoint.timed_pattern import TimedPattern
+
 NEAR_DISTANCE = 256
 # Every match of a `word` rule is one run of at least this many characters without a space.
 LONG_WORD = 10
@@ -58,7 +60,8 @@ class Rule:
     (no whitespace) of LONG_WORD characters or more, so a text whose long words hold no anchor
     is passed over without searching it whole. `near`: a literal the rule only looks around. A
     rule with neither anchors nor `near` (an operator's `redact_patterns` rule) is scanned as a
-    whole. The pattern is compiled when first used: a run with nothing to write never pays.
+    whole, with a time limit (`operator`: see timed_pattern). The pattern is compiled when first
+    used: a run with nothing to write never pays.
     """
 
     kind: str
@@ -68,10 +71,11 @@ class Rule:
     lead: int = 0
     near: str = ""
     word: bool = False
+    operator: bool = False
 
     @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        return re.compile(self.source)
+    def pattern(self) -> re.Pattern[str] | TimedPattern:
+        return TimedPattern(self.kind, self.source) if self.operator else re.compile(self.source)
 
 
 def _token(kind: str, pattern: str, *anchors: str, edge: bool = True) -> Rule:

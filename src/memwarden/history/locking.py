@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from memwarden import stopping
 from memwarden.errors import LockHeld
 from memwarden.locks import RunLock
 
@@ -59,4 +60,4 @@ def _acquire(lock: RunLock, agent_id: str, wait_seconds: float) -> None:
                     f"agent {agent_id}: another run is changing its memory ({error.message}); "
                     "try again when it is done"
                 ) from None
-        time.sleep(POLL_SECONDS)
+        stopping.pause(POLL_SECONDS)

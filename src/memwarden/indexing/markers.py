@@ -37,19 +37,21 @@ _POSITION = {name: position for position, name in enumerate(MARKERS)}
 _ALTERNATIVES = "|".join(MARKERS)
 _MARKER_BYTES = re.compile(rb"\[(" + _ALTERNATIVES.encode() + rb")\]")
 _MARKER_TEXT = re.compile(r"\[(" + _ALTERNATIVES + r")\]")
-_FENCE_LINE_BYTES = re.compile(rb"^ {0,3}(?:`{3,}|~{3,})", re.MULTILINE)
 _FENCE_LINE_TEXT = re.compile(r"^ {0,3}(?:`{3,}|~{3,})")
-_INLINE_CODE_BYTES = re.compile(rb"(`+)(?!`).+?(?<!`)\1(?!`)")
-_INLINE_CODE_TEXT = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
-_HEADING = re.compile(rb"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*\r?$", re.MULTILINE)
+_BACKTICK_RUN_BYTES = re.compile(rb"`+")
+_BACKTICK_RUN_TEXT = re.compile(r"`+")
+_HEADING = re.compile(rb"^ {0,3}#{1,6}[ \t]+([^\n]+)", re.MULTILINE)
 _TITLE_LIMIT = 80
 _FAR = 1 << 62
+
+Span = tuple[int, int]
 
 
 def count_markers(data: bytes) -> tuple[int, ...]:
     """Given a file's bytes, return how many times each marker occurs, in MARKERS order.
 
-    Occurrences inside fenced code blocks and inline code spans do not count.
+    Occurrences inside fenced code blocks and inline code spans do not count. The time taken
+    grows linearly with the size of the file, however long its lines.
     """
     if b"[" not in data:
         return ZERO
@@ -58,15 +60,26 @@ def count_markers(data: bytes) -> tuple[int, ...]:
         return ZERO
     code_blocks = fenced_blocks(data, end=hits[-1].start())
     counts = [0] * len(MARKERS)
+    line_end = -1
+    line_start = 0
+    line_spans: list[Span] = []
     for hit in hits:
         start = hit.start()
-        if _inside(code_blocks, start) or _inside_inline_code(data, start):
+        if _inside(code_blocks, start):
+            continue
+        if start > line_end:
+            line_start = data.rfind(b"\n", 0, start) + 1
+            line_end = data.find(b"\n", start)
+            if line_end == -1:
+                line_end = len(data)
+            line_spans = inline_code_spans(data[line_start:line_end])
+        if _inside(line_spans, start - line_start):
             continue
         counts[_POSITION[hit.group(1).decode()]] += 1
     return tuple(counts)
 
 
-def fenced_blocks(data: bytes, end: int | None = None) -> list[tuple[int, int]]:
+def fenced_blocks(data: bytes, end: int | None = None) -> list[Span]:
     """Given Markdown bytes, return the (start, end) offsets of its fenced code blocks.
 
     A fence is a line starting (after at most three spaces) with ``` or ~~~; the block ends at
@@ -84,7 +97,7 @@ def fenced_blocks(data: bytes, end: int | None = None) -> list[tuple[int, int]]:
             next_line = data.find(b"\n", position, limit) + 1
             position = data.find(fence, next_line, limit) if next_line else -1
     fences.sort()
-    blocks: list[tuple[int, int]] = []
+    blocks: list[Span] = []
     opening: tuple[int, bytes] | None = None
     for start, fence in fences:
         if opening is None:
@@ -97,19 +110,36 @@ def fenced_blocks(data: bytes, end: int | None = None) -> list[tuple[int, int]]:
     return blocks
 
 
-def _inside(blocks: list[tuple[int, int]], position: int) -> bool:
-    index = bisect_right(blocks, (position, _FAR)) - 1
-    return index >= 0 and blocks[index][0] <= position < blocks[index][1]
+def inline_code_spans(line: str | bytes) -> list[Span]:
+    """Given one line, return the (start, end) offsets of its inline code spans, in order.
+
+    As in CommonMark, a span opens with a run of backticks and closes at the next run of exactly
+    as many; a run that nothing closes is plain text. Each run is looked at once, so the time
+    grows linearly with the line.
+    """
+    pattern = _BACKTICK_RUN_BYTES if isinstance(line, bytes) else _BACKTICK_RUN_TEXT
+    runs = [match.span() for match in pattern.finditer(line)]  # type: ignore[arg-type]
+    runs_by_length: dict[int, list[int]] = {}
+    for index, (start, end) in enumerate(runs):
+        runs_by_length.setdefault(end - start, []).append(index)
+    spans: list[Span] = []
+    index = 0
+    while index < len(runs):
+        start, end = runs[index]
+        same_length = runs_by_length[end - start]
+        following = bisect_right(same_length, index)
+        if following == len(same_length):
+            index += 1
+            continue
+        closing = same_length[following]
+        spans.append((start, runs[closing][1]))
+        index = closing + 1
+    return spans
 
 
-def _inside_inline_code(data: bytes, position: int) -> bool:
-    line_start = data.rfind(b"\n", 0, position) + 1
-    line_end = data.find(b"\n", position)
-    line = data[line_start : line_end if line_end != -1 else len(data)]
-    if b"`" not in line:
-        return False
-    offset = position - line_start
-    return any(span.start() <= offset < span.end() for span in _INLINE_CODE_BYTES.finditer(line))
+def _inside(spans: list[Span], position: int) -> bool:
+    index = bisect_right(spans, (position, _FAR)) - 1
+    return index >= 0 and spans[index][0] <= position < spans[index][1]
 
 
 def add_counts(totals: Iterable[Sequence[int]]) -> tuple[int, ...]:
@@ -122,8 +152,10 @@ def markers_in_line(line: str) -> list[str]:
     """Given one line of text, return the markers it carries outside inline code, in order."""
     if "[" not in line:
         return []
-    visible = _INLINE_CODE_TEXT.sub("", line) if "`" in line else line
-    return [match.group(1) for match in _MARKER_TEXT.finditer(visible)]
+    spans = inline_code_spans(line) if "`" in line else []
+    return [
+        match.group(1) for match in _MARKER_TEXT.finditer(line) if not _inside(spans, match.start())
+    ]
 
 
 def lines_outside_code(text: str) -> list[str]:
@@ -145,11 +177,17 @@ def lines_outside_code(text: str) -> list[str]:
 
 def first_heading(data: bytes) -> str | None:
     """Given a file's bytes, return the text of its first heading outside code, or None."""
+    code_blocks: list[Span] | None = None
     for match in _HEADING.finditer(data):
-        if len(_FENCE_LINE_BYTES.findall(data, 0, match.start())) % 2 == 0:
-            title = match.group(1).decode("utf-8", errors="replace").strip()
-            if title:
-                return shorten(title, _TITLE_LIMIT)
+        if code_blocks is None:
+            code_blocks = fenced_blocks(data)
+        if _inside(code_blocks, match.start()):
+            continue
+        text = match.group(1).rstrip(b" \t\r")
+        text = text.rstrip(b"#").rstrip(b" \t") or text
+        title = text.decode("utf-8", errors="replace").strip()
+        if title:
+            return shorten(title, _TITLE_LIMIT)
     return None
 
 

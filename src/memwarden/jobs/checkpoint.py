@@ -211,10 +211,18 @@ def checkpoint_agents(
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(workers, thread_name_prefix="checkpoint") as pool:
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="checkpoint")
+        try:
             results = pool.map(lambda agent: checkpoint_agent(state, agent, force=force), pending)
             for agent, result in zip(pending, results, strict=True):
                 settled[agent.id] = finished(agent, result)
+        except BaseException:
+            # Stopped (SIGTERM) or broken: agents not started never start; the run is recorded
+            # at once, and the process exits when the agents under way are done (one waiting
+            # for another run's memory lock stops waiting: see stopping).
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
     return [settled[agent.id] for agent in agents]
 
 

@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.errors import StoreError
+    from memwarden.openclaw.keys import AUTOMATION_KINDS
     from memwarden.openclaw.sessions import load_sessions
 
     deployment = context.deployment
@@ -44,7 +45,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         )
         unreadable: list[str] = []
         try:
-            sessions = load_sessions(agent, unreadable)
+            # The text lists conversations only; --all and --json show every session.
+            automation = options.all or context.json_output
+            sessions = load_sessions(agent, unreadable, automation=automation)
         except StoreError as error:
             entry["error"] = error.message
             result.problems.append(error.message)
@@ -55,25 +58,17 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             entry["problems"] = unreadable
             result.problems += unreadable
             result.exit_code = 1
-        for session in sessions:
-            if session.kind.value not in _interactive_kinds() and not options.all:
-                entry.setdefault("hidden_automation", 0)
-                entry["hidden_automation"] += 1
-            entry["sessions"].append(_session_json(session))
-        shown = [s for s in sessions if options.all or s.kind.value in _interactive_kinds()]
+        shown = [s for s in sessions if options.all or s.kind not in AUTOMATION_KINDS]
+        if len(shown) < len(sessions):
+            entry["hidden_automation"] = len(sessions) - len(shown)
+        if context.json_output:  # 100k sessions: built only when asked for
+            entry["sessions"] = [_session_json(session) for session in sessions]
         result.lines += [_session_line(session) for session in shown]
         if not shown:
             result.lines.append("  (no sessions)")
         agents_out.append(entry)
     result.data = {"state_dir": str(deployment.state_dir), "agents": agents_out}
     return result
-
-
-def _interactive_kinds() -> set[str]:
-    from memwarden.openclaw.keys import SessionKind
-
-    automation = {"cron", "cron_run", "subagent", "acp", "boot", "heartbeat", "hook", "node"}
-    return {kind.value for kind in SessionKind} - automation
 
 
 def _session_json(session) -> dict:

@@ -10,7 +10,43 @@ import orjson
 
 from memwarden.errors import GatewayConfigError
 
-_JSON5_ERROR = re.compile(r"^<string>:(?P<line>\d+) (?P<reason>.*) at column (?P<column>\d+)$")
+_NEAR = re.compile(r" near (?P<position>\d+)")
+_UNCLOSED = re.compile(r"Unclosed b'(?P<what>\w+)'")
+
+
+class Json5Error(ValueError):
+    """Text that is not JSON5; `line` and `column` (1-based) say where, when known."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.column = column
+
+    def describe(self) -> str:
+        where = f"line {self.line}, column {self.column}: " if self.line is not None else ""
+        return f"{where}not valid JSON5: {self.reason}"
+
+
+def parse_json5(raw: bytes) -> Any:
+    """Given the bytes of a JSON5 file of the gateway, return its value.
+
+    Strict JSON (what the gateway writes when it rewrites a file) is parsed by orjson; anything
+    else by pyjson5, a compiled JSON5 parser (imported only then): either takes well under a
+    second for megabytes. Raise UnicodeDecodeError if the bytes are not UTF-8, Json5Error if
+    the text is not JSON5.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    import pyjson5
+
+    text = raw.decode("utf-8-sig")
+    try:
+        return pyjson5.loads(text)
+    except pyjson5.Json5Exception as error:
+        raise _json5_error(text, error) from None
 
 
 def load_gateway_config(path: Path) -> dict[str, Any]:
@@ -37,32 +73,40 @@ def load_gateway_config(path: Path) -> dict[str, Any]:
 
 def _parse_config(path: Path, raw: bytes) -> Any:
     try:
-        return orjson.loads(raw)  # fast path: the gateway rewrites its config as plain JSON
-    except orjson.JSONDecodeError:
-        pass
-    import json5  # only for configs a person edited by hand: plain JSON never needs it
-
-    try:
-        return json5.loads(raw.decode("utf-8-sig"))
+        return parse_json5(raw)
     except UnicodeDecodeError as error:
         raise GatewayConfigError(
             f"{path}: the gateway config is not UTF-8 text; {_fix_hint(path)}"
         ) from error
-    except (ValueError, RecursionError) as error:
-        raise GatewayConfigError(
-            f"{path}: {_describe_json5_error(error)}; {_fix_hint(path)}"
-        ) from error
+    except Json5Error as error:
+        raise GatewayConfigError(f"{path}: {error.describe()}; {_fix_hint(path)}") from error
 
 
-def _describe_json5_error(error: Exception) -> str:
-    text = " ".join(str(error).split())
-    match = _JSON5_ERROR.match(text)
-    if match is None:
-        return f"not valid JSON5: {text or type(error).__name__}"
-    return (
-        f"line {match['line']}, column {match['column']}: not valid JSON5: "
-        f"{match['reason'][0].lower()}{match['reason'][1:]}"
-    )
+def _json5_error(text: str, error: Any) -> Json5Error:
+    """Turn pyjson5's error ("Expected … near <1-based position>, found U+0040") into a
+    Json5Error with the line and column and a reason people read."""
+    import pyjson5
+
+    message = str(error.args[0]) if error.args else type(error).__name__
+    near = _NEAR.search(message)
+    if isinstance(error, pyjson5.Json5NestingTooDeep):
+        reason = "nested too deeply"
+    elif isinstance(error, pyjson5.Json5EOF):
+        unclosed = _UNCLOSED.search(message)
+        what = unclosed["what"].lower() if unclosed else ""
+        what = what if what in ("array", "object", "string") else "value"
+        reason = f"the {what} that starts here is never closed"
+    elif isinstance(error, pyjson5.Json5ExtraData):
+        reason = "more text after the end of the value"
+    else:
+        found = error.args[2] if len(error.args) > 2 and isinstance(error.args[2], str) else None
+        reason = f"unexpected {found!r}" if found else " ".join(message.split())
+    if near is None:
+        return Json5Error(reason)
+    offset = min(max(int(near["position"]) - 1, 0), len(text))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return Json5Error(reason, line, column)
 
 
 def _fix_hint(path: Path) -> str:

@@ -17,9 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import json5
 import orjson
 
+from memwarden.openclaw.config_file import parse_json5
 from memwarden.openclaw.paths import resolve_home, user_path
 
 TAIL_BYTES = 1024 * 1024  # the gateway prunes each run log to about 2 MB
@@ -104,8 +104,8 @@ def parse_run_line(line: bytes) -> CronRun | None:
 def job_names(store: Path) -> dict[str, str]:
     """Given the cron store, return job names by id (empty when it cannot be read)."""
     try:
-        data = json5.loads(store.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        data = parse_json5(store.read_bytes())
+    except (OSError, ValueError):
         return {}
     jobs = data.get("jobs") if isinstance(data, dict) else None
     if not isinstance(jobs, list):

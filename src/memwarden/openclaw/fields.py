@@ -21,6 +21,10 @@ JS_SAFE_INTEGER_MAX = 2**53 - 1
 def integer(value: object) -> int | None:
     """Return `value` as an int when it is a finite number (not a bool) within the signed
     64-bit range, else None."""
+    if value is None:
+        return None
+    if type(value) is int:  # the common case, first
+        return value if -INT64_MAX - 1 <= value <= INT64_MAX else None
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if value != value or value in (float("inf"), float("-inf")):

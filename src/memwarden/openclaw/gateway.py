@@ -3,7 +3,9 @@
 The gateway speaks first (event `connect.challenge`); the client's first request is `connect`
 with protocol 4, client `gateway-client`/`backend`, the operator role and scopes, and the
 shared token. Requests and responses are matched by `id`; events (`tick`, `health`, …) may
-arrive in between and are kept aside. Each call has its own timeout.
+arrive in between and are kept aside. The timeout is a deadline on the whole of each step, not on
+each read: connecting (handshake, challenge and `connect` together), each call, and closing
+(at most 2 s) each end in time however slowly the other side sends.
 
     with GatewayClient(url, token, timeout=10) as client:
         rows = client.list_sessions()
@@ -173,10 +175,11 @@ class GatewayClient:
 
         Raise GatewayUnreachable, GatewayAuthError, GatewayTimeout or GatewayProtocolError.
         """
+        deadline = time.monotonic() + self.timeout
         self._socket = self._open()
         try:
-            self._await_challenge()
-            self.hello = self._request("connect", self._connect_params(), self.timeout)
+            self._await_challenge(deadline)
+            self.hello = self._request("connect", self._connect_params(), self.timeout, deadline)
         except GatewayError:
             self.close()
             raise
@@ -266,8 +269,7 @@ class GatewayClient:
                 "(`openclaw gateway status`; set gateway.url if it listens elsewhere)"
             ) from error
 
-    def _await_challenge(self) -> None:
-        deadline = time.monotonic() + self.timeout
+    def _await_challenge(self, deadline: float) -> None:
         while True:
             frame = self._receive("connect", deadline, self.timeout)
             if frame.get("type") == "event" and frame.get("event") == "connect.challenge":
@@ -292,7 +294,9 @@ class GatewayClient:
             params["auth"] = {"token": self.token}
         return params
 
-    def _request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+    def _request(
+        self, method: str, params: dict[str, Any], timeout: float, deadline: float | None = None
+    ) -> Any:
         socket = self._connected(method)
         request_id = uuid.uuid4().hex
         frame = {"type": "req", "id": request_id, "method": method, "params": params}
@@ -303,7 +307,8 @@ class GatewayClient:
                 f"gateway connection lost before {method} was sent ({_closed_reason(error)})"
             ) from error
         log.debug("gateway call %s", method)
-        deadline = time.monotonic() + timeout
+        if deadline is None:
+            deadline = time.monotonic() + timeout
         while True:
             answer = self._receive(method, deadline, timeout)
             if answer.get("type") == "res" and answer.get("id") == request_id:

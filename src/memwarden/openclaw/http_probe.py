@@ -4,6 +4,10 @@ The gateway answers `/healthz` with `{"ok": true, "status": "live"}` and `/ready
 `{"ready": true, "failing": [], "uptimeMs": …}` (503 and `ready: false` while not ready). Unknown
 paths may answer 200 with the Control UI's HTML, so the JSON body is checked, not only the status:
 a 200 with HTML is not healthy. No auth is needed.
+
+The client's timeout is a deadline on the whole probe (connect, headers and body), not only on
+each read, and at most 1 MiB of body is read: a server that answers a byte at a time, or without
+end, fails the probe in the time given.
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ from typing import Any
 import httpx
 import orjson
 
+from memwarden.deadline import DeadlineExceeded, call_with_deadline
+
 LIVENESS_PATH = "/healthz"
 READINESS_PATH = "/readyz"
+MAX_BODY_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,8 @@ class ProbeResult:
 
 
 def probe_liveness(client: httpx.Client, base_url: str) -> ProbeResult:
-    """Given an HTTP client (with its timeout) and the gateway's base URL, GET /healthz.
+    """Given an HTTP client (its timeout is the probe's deadline) and the gateway's base URL,
+    GET /healthz.
 
     Pass when the answer is 200 with a JSON object whose `ok` is true or `status` is `live`.
     """
@@ -50,23 +58,34 @@ def probe_readiness(client: httpx.Client, base_url: str) -> ProbeResult:
 
 def _probe(client: httpx.Client, base_url: str, path: str, judge) -> ProbeResult:
     url = base_url.rstrip("/") + path
+    seconds = _deadline_of(client)
     started = time.perf_counter()
     try:
-        response = client.get(url, headers={"Accept": "application/json"})
-    except httpx.TimeoutException:
+        response, content = call_with_deadline(seconds, _get, client, url)
+    except (httpx.TimeoutException, DeadlineExceeded):
         elapsed = _ms_since(started)
-        return ProbeResult(
-            url, False, f"no answer within {_timeout_of(client)} (timed out)", elapsed_ms=elapsed
-        )
+        detail = f"no complete answer within {seconds:g} s (timed out)"
+        return ProbeResult(url, False, detail, elapsed_ms=elapsed)
     except httpx.ConnectError as error:
         return ProbeResult(url, False, _connect_failure(error), elapsed_ms=_ms_since(started))
     except httpx.HTTPError as error:
         detail = f"HTTP failure: {type(error).__name__}: {error or 'connection closed'}"
         return ProbeResult(url, False, detail, elapsed_ms=_ms_since(started))
     elapsed = _ms_since(started)
-    body = _json_object(response)
+    body = _json_object(content)
     passed, detail = judge(response, body)
     return ProbeResult(url, passed, detail, response.status_code, body, elapsed)
+
+
+def _get(client: httpx.Client, url: str) -> tuple[httpx.Response, bytes]:
+    """GET `url`; return the response and at most MAX_BODY_BYTES + 1 bytes of its body."""
+    with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
+        content = bytearray()
+        for chunk in response.iter_bytes():
+            content += chunk
+            if len(content) > MAX_BODY_BYTES:
+                break
+        return response, bytes(content)
 
 
 def _judge_liveness(response: httpx.Response, body: dict[str, Any] | None) -> tuple[bool, str]:
@@ -89,9 +108,9 @@ def _judge_readiness(response: httpx.Response, body: dict[str, Any] | None) -> t
     return False, f"HTTP {response.status_code}, not ready: {_short(body)}"
 
 
-def _json_object(response: httpx.Response) -> dict[str, Any] | None:
+def _json_object(content: bytes) -> dict[str, Any] | None:
     try:
-        value = orjson.loads(response.content)
+        value = orjson.loads(content)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
@@ -112,9 +131,9 @@ def _connect_failure(error: httpx.ConnectError) -> str:
     return f"cannot connect: {error}"
 
 
-def _timeout_of(client: httpx.Client) -> str:
-    seconds = client.timeout.read or client.timeout.connect
-    return f"{seconds:g} s" if seconds else "the timeout"
+def _deadline_of(client: httpx.Client) -> float:
+    timeout = client.timeout
+    return timeout.read or timeout.connect or timeout.pool or timeout.write or 60.0
 
 
 def _short(body: dict[str, Any]) -> str:

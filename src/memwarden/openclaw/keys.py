@@ -127,7 +127,7 @@ class SessionKeyInfo:
         return self.kind in INTERACTIVE_KINDS
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 18)  # a store's keys, each looked at several times in a run
 def classify(key: str) -> SessionKeyInfo:
     """Given a session key in any case, return its SessionKeyInfo.
 

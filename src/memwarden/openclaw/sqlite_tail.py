@@ -1,20 +1,25 @@
 """SQLite-era transcripts: the rows of `transcript_events` for one session, by `seq`.
 
 The line is in `event_json`, or zstd-compressed in `event_zstd`. Callers run these through
-`sqlite_ro.read_with_retry` (read-only, short transactions).
+`sqlite_ro.read_with_retry` (read-only, short transactions). A compressed line is decompressed up
+to the gateway's 4 MiB limit per event; a row past it is skipped, counted as oversized and
+reported with a warning naming it.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-import threading
-
-import zstandard
 
 from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally, TranscriptLocation
+from memwarden.openclaw.zstd_frames import (
+    MAX_EVENT_BYTES,
+    FrameError,
+    FrameTooLarge,
+    decompress_capped,
+)
 
-# A ZstdDecompressor must not be used by two threads at once (python-zstandard); one per thread.
-_THREAD_STATE = threading.local()
+log = logging.getLogger("memwarden.transcripts")
 
 _ROWS_NEWEST_FIRST = (
     "SELECT seq, event_json, event_zstd FROM transcript_events "
@@ -50,7 +55,7 @@ def sqlite_tail(
             reached_start = False
             break
         oldest = seq
-        take_row(tally, event_json, event_zstd)
+        take_row(tally, event_json, event_zstd, location, seq)
     tally.entries.reverse()
     end = -1 if newest is None else newest
     start = end if oldest is None else oldest - 1
@@ -75,7 +80,7 @@ def sqlite_since(
     ):
         if max_entries is not None and len(tally.entries) >= max_entries:
             break
-        take_row(tally, event_json, event_zstd)
+        take_row(tally, event_json, event_zstd, location, seq)
         end = seq
     return tally.result(
         position,
@@ -93,10 +98,17 @@ def sqlite_size(connection: sqlite3.Connection, location: TranscriptLocation) ->
     return connection.execute(_SIZE, (location.session_id,)).fetchone()[0]
 
 
-def take_row(tally: Tally, event_json: bytes | None, event_zstd: bytes | None) -> None:
+def take_row(
+    tally: Tally,
+    event_json: bytes | None,
+    event_zstd: bytes | None,
+    location: TranscriptLocation,
+    seq: int,
+) -> None:
     """Take a `transcript_events` row: `event_json`, else `event_zstd` decompressed.
 
-    A row with neither, or whose `event_zstd` does not decompress, counts as malformed.
+    A row with neither, or whose `event_zstd` does not decompress, counts as malformed; one that
+    decompresses past the gateway's limit per event counts as oversized and is reported.
     """
     if event_json is not None:
         line = event_json
@@ -105,16 +117,20 @@ def take_row(tally: Tally, event_json: bytes | None, event_zstd: bytes | None) -
         return
     else:
         try:
-            line = _decompressor().decompressobj().decompress(event_zstd)
-        except zstandard.ZstdError:
+            line = decompress_capped(event_zstd, MAX_EVENT_BYTES)
+        except FrameTooLarge:
+            log.warning(
+                "%s: transcript_events row (session %s, seq %d) decompresses past %d bytes, "
+                "the gateway's limit per event; skipped",
+                location.path,
+                location.session_id,
+                seq,
+                MAX_EVENT_BYTES,
+            )
+            tally.take(None)
+            return
+        except FrameError:
             tally.malformed += 1
             return
     tally.bytes_read += len(line)
     tally.take(line)
-
-
-def _decompressor() -> zstandard.ZstdDecompressor:
-    decompressor = getattr(_THREAD_STATE, "decompressor", None)
-    if decompressor is None:
-        decompressor = _THREAD_STATE.decompressor = zstandard.ZstdDecompressor()
-    return decompressor

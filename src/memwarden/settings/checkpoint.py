@@ -135,7 +135,9 @@ OPTIONS = [
         "table_list",
         [],
         "Extra secret patterns: tables {name, pattern} (Python regular expressions). A match is "
-        "replaced by [REDACTED:<name>]; with a group named `secret`, only that group is.",
+        "replaced by [REDACTED:<name>]; with a group named `secret`, only that group is. Each "
+        "pattern may spend 1 s of CPU on one text: one that runs longer fails that session, "
+        "named in the error, and nothing is written.",
         fields=("name", "pattern"),
         pattern_list=True,
         example=[{"name": "internal-token", "pattern": "itk_[A-Za-z0-9]{24,}"}],
@@ -156,12 +158,13 @@ OPTIONS = [
         "Your own jinja2 template for ACTIVE_CONTEXT.md. Empty: the bundled one "
         "(templates/checkpoint/active_context.md.j2 shows every variable). Keep the "
         "`session:` line of its provenance block: the bootstrap hook injects the file only into "
-        "that session, and into none without it.",
+        "that session, and into none without it. Rendered in jinja2's sandbox.",
     ),
     Option(
         "checkpoint.daily_entry_template",
         "path",
         "",
-        "Your own jinja2 template for one daily-log entry. Empty: the bundled one.",
+        "Your own jinja2 template for one daily-log entry. Empty: the bundled one. Rendered in "
+        "jinja2's sandbox.",
     ),
 ]

@@ -30,7 +30,9 @@ OPTIONS = [
         "gateway.timeout_seconds",
         "float",
         10.0,
-        "Timeout of each gateway call (connect, each RPC, each HTTP probe).",
+        "Longest each gateway step may take, however slowly the gateway answers: connecting "
+        "(WebSocket handshake and authentication together), each RPC; closing takes at most "
+        "2 s more.",
         minimum=0.1,
         maximum=600,
     ),

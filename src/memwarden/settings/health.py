@@ -11,8 +11,9 @@ OPTIONS = [
         "health.probe_timeout_seconds",
         "float",
         3.0,
-        "Timeout of each gateway probe (GET /healthz, GET /readyz, the health RPC). A gateway "
-        "that does not answer in time counts as down.",
+        "Longest each gateway probe (GET /healthz, GET /readyz, the health RPC) may take, whole "
+        "answer included, however slowly it arrives. A gateway that does not answer in time "
+        "counts as down.",
         minimum=0.1,
         maximum=60,
     ),

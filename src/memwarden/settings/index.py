@@ -91,14 +91,15 @@ OPTIONS = [
         "index.template",
         "path",
         "",
-        "Your own jinja2 template for INDEX.md. Empty: the built-in templates/index/INDEX.md.j2.",
+        "Your own jinja2 template for INDEX.md. Empty: the built-in templates/index/INDEX.md.j2. "
+        "Rendered in jinja2's sandbox.",
     ),
     Option(
         "index.summary_template",
         "path",
         "",
         "Your own jinja2 template for session summaries. Empty: the built-in "
-        "templates/summary/session_summary.md.j2.",
+        "templates/summary/session_summary.md.j2. Rendered in jinja2's sandbox.",
     ),
     Option(
         "index.summary_excerpt_messages",

@@ -42,7 +42,8 @@ OPTIONS = [
         "slack.timeout_seconds",
         "float",
         10.0,
-        "Timeout of each call to Slack (connect and answer).",
+        "Longest each call to Slack may take (connect, request and the whole answer, however "
+        "slowly it arrives); a retry granted after HTTP 429 adds its wait and one more call.",
         minimum=0.1,
         maximum=120,
     ),

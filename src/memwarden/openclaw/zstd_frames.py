@@ -1,0 +1,51 @@
+"""zstd-compressed gateway data, decompressed with a cap on what comes out.
+
+The gateway stores a transcript line zstd-compressed in `transcript_events.event_zstd`, and its
+schema limits the line to 4 MiB (`event_utf8_bytes BETWEEN 1 AND 4194304`). A small frame can
+claim gigabytes, so output is never taken past the cap: decompression stops one byte after it.
+This module is the only one that calls the zstd library.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+
+import zstandard
+
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+"""The gateway's limit on one transcript event, decompressed (its schema's CHECK)."""
+
+# A ZstdDecompressor must not be used by two threads at once (python-zstandard); one per thread.
+_THREAD_STATE = threading.local()
+
+
+class FrameError(ValueError):
+    """The data is not one zstd frame that decompresses within the cap."""
+
+
+class FrameTooLarge(FrameError):
+    """The frame decompresses to more than the cap."""
+
+
+def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes:
+    """Given one zstd frame, return what it decompresses to.
+
+    At most `limit` + 1 bytes are ever produced. Raise FrameTooLarge if the content is longer
+    than `limit`, FrameError if the data is not a valid zstd frame.
+    """
+    try:
+        with _decompressor().stream_reader(io.BytesIO(data)) as reader:
+            content = reader.read(limit + 1)
+    except zstandard.ZstdError as error:
+        raise FrameError(f"not a valid zstd frame: {error}") from error
+    if len(content) > limit:
+        raise FrameTooLarge(f"decompresses to more than {limit} bytes")
+    return content
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    decompressor = getattr(_THREAD_STATE, "decompressor", None)
+    if decompressor is None:
+        decompressor = _THREAD_STATE.decompressor = zstandard.ZstdDecompressor()
+    return decompressor

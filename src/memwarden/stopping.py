@@ -1,0 +1,28 @@
+"""The process's stop request (SIGTERM), seen by threads other than the main one.
+
+The CLI's SIGTERM handler raises Terminated in the main thread and sets `requested`. A worker
+thread that waits (for another run's lock) waits with `pause`, which raises Terminated once a
+stop is requested, so the process does not wait for it before exiting.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from memwarden.errors import Terminated
+
+requested = threading.Event()
+
+STOPPED_MESSAGE = "stopped by SIGTERM before finishing"
+
+
+def request() -> Terminated:
+    """Record the stop request; return the Terminated to raise in the main thread."""
+    requested.set()
+    return Terminated(STOPPED_MESSAGE)
+
+
+def pause(seconds: float) -> None:
+    """Wait `seconds`; raise Terminated at once if a stop is (or gets) requested."""
+    if requested.wait(seconds):
+        raise Terminated(STOPPED_MESSAGE)

@@ -1,0 +1,112 @@
+"""What operators configure runs with limits: redaction patterns have a time limit, templates
+render in jinja2's sandbox."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memwarden.checkpoint.timed_pattern import PatternTimeout, TimedPattern
+from memwarden.runtime import JobContext
+from support.cli import run_cli
+from support.deployments import make_generated_fleet
+from support.transcripts import START
+
+NOW = START + timedelta(hours=1)
+CATASTROPHIC = r"(a|aa)+$"  # backtracks for hours on forty a's and a b, in re and in regex
+# A template that ran `id` before the sandbox: reach os through a global's __init__.
+ESCAPE = "{{ cycler.__init__.__globals__.os.popen('touch {marker}').read() }}\n"
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(JobContext, "now", lambda self: NOW)
+    monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
+
+
+def one_agent(root: Path, user_text: str = "remember this") -> tuple[Path, Path]:
+    state, workspaces = make_generated_fleet(
+        root, ["main"], int(NOW.timestamp() * 1000), user_text=user_text
+    )
+    return state, workspaces["main"]
+
+
+def test_timed_pattern_catastrophic_backtracking_is_stopped_and_names_the_rule():
+    pattern = TimedPattern("runaway", CATASTROPHIC, seconds=0.2)
+
+    with pytest.raises(PatternTimeout) as stopped:
+        pattern.search("a" * 40 + "b")
+
+    message = stopped.value.message
+    assert message.startswith("checkpoint.redact_patterns: runaway: pattern '(a|aa)+$' ran")
+    assert "\n" not in message
+
+
+def test_timed_pattern_ordinary_pattern_matches_as_re_would():
+    pattern = TimedPattern("pin", r"(?i)pin (?P<secret>\d{4,})")
+
+    assert pattern.search("my PIN 82731").group("secret") == "82731"
+    assert pattern.sub(lambda match: "[x]", "pin 1234 and pin 5678") == "[x] and [x]"
+    assert pattern.groupindex == {"secret": 1}
+
+
+@pytest.mark.timeout(60)
+def test_checkpoint_catastrophic_redaction_pattern_fails_the_agent_and_writes_nothing(
+    tmp_path, capsys
+):
+    state, workspace = one_agent(tmp_path, "note: " + "a" * 40 + "b")
+    config = tmp_path / "memwarden.toml"
+    config.write_text(
+        f"[checkpoint]\nredact_patterns = [{{name = 'runaway', pattern = '{CATASTROPHIC}'}}]\n"
+    )
+
+    result = run_cli(capsys, "--config", config, "--state-dir", state, "checkpoint")
+
+    assert result.exit_code == 1
+    line = result.messages[-1]
+    assert line.startswith("memwarden: checkpoint of agent main failed: ")
+    assert "checkpoint.redact_patterns: runaway: pattern '(a|aa)+$' ran longer than 1 s" in line
+    assert not (workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
+
+
+def test_checkpoint_operator_template_cannot_reach_os(tmp_path, capsys, monkeypatch):
+    state, workspace = one_agent(tmp_path)
+    marker = tmp_path / "template-ran-a-command"
+    template = tmp_path / "my-context.md.j2"
+    template.write_text(ESCAPE.replace("{marker}", str(marker)))
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE", str(template))
+
+    result = run_cli(capsys, "--state-dir", state, "checkpoint")
+
+    assert result.exit_code == 1
+    assert "unsafe" in result.stderr
+    assert not marker.exists()
+    assert not (workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
+
+
+def test_index_operator_template_cannot_reach_os_and_a_plain_one_renders(
+    tmp_path, capsys, monkeypatch
+):
+    state, workspace = one_agent(tmp_path)
+    (workspace / "memory").mkdir()
+    (workspace / "memory" / "MEMORY.md").write_text("# Memory\n\n[FACT] kept\n")
+    marker = tmp_path / "template-ran-a-command"
+    template = tmp_path / "my-index.md.j2"
+    template.write_text(ESCAPE.replace("{marker}", str(marker)))
+    monkeypatch.setenv("MEMWARDEN_INDEX_TEMPLATE", str(template))
+
+    refused = run_cli(capsys, "--state-dir", state, "index", "--force")
+    plain = tmp_path / "plain-index.md.j2"
+    plain.write_text(
+        "{{ totals.files }} file(s){% for view in views %} {{ view.name }}{% endfor %}\n"
+    )
+    monkeypatch.setenv("MEMWARDEN_INDEX_TEMPLATE", str(plain))
+    rendered = run_cli(capsys, "--state-dir", state, "index", "--force")
+
+    assert refused.exit_code == 1
+    assert "the INDEX.md template does not render" in refused.stderr and "unsafe" in refused.stderr
+    assert not marker.exists()
+    assert rendered.exit_code == 0, rendered.stderr
+    assert "1 file(s) Core state" in (workspace / "memory" / "INDEX.md").read_text()
