@@ -1,8 +1,12 @@
 // memory-index-inject: add the files named by memwarden's bootstrap manifest to the bootstrap.
 //
-// `memwarden index` decides everything (threshold, files, cap, which session may see a file) and
-// writes <workspace>/memory/.memwarden-bootstrap.json; this handler only reads files. It never
-// spawns a process and never throws: a failure logs one line and leaves bootstrapFiles untouched.
+// memwarden decides everything (which files, the cap, which session may see a file) and writes
+// <workspace>/memory/.memwarden-bootstrap.json: checkpoint and rotate after they write a
+// conversation's handoff, index after it writes INDEX.md. This handler only reads files: each
+// conversation's handoff goes to that conversation's session alone, INDEX.md (when listed) to
+// every session. No manifest (memwarden has not written one yet): nothing is added, nothing is
+// logged. It never spawns a process and never throws: a failure logs one line and leaves
+// bootstrapFiles untouched.
 import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
@@ -101,9 +105,9 @@ export async function entriesFor(event) {
   );
   const entries = [];
   for (const file of manifest.files) {
-    // A file with a `session` (ACTIVE_CONTEXT.md: one conversation) goes to that session only,
-    // and only while it is the file the manifest describes: a checkpoint may have rewritten it
-    // from another session since `memwarden index` wrote the manifest.
+    // A file with a `session` (a conversation's handoff) goes to that session only, and only
+    // while it is the file the manifest describes (its sha256): a file rewritten after the
+    // manifest was written is left out until memwarden describes it again.
     const isPrivate = Boolean(file) && Object.hasOwn(file, "session");
     if (isPrivate && !isSessionOf(file.session, event)) continue;
     const filePath = insideWorkspace(context.workspaceDir, file?.path);

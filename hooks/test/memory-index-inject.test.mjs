@@ -295,3 +295,83 @@ test("ACTIVE_CONTEXT.md of a manifest without its sha256 is injected into no ses
 
   assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
 });
+
+/** The manifest entry memwarden writes for a conversation's handoff, as the file is now. */
+function handoffEntry(relative, session) {
+  const bytes = readFileSync(path.join(workspace, "memory", relative));
+  return {
+    name: `memory/${relative}`,
+    path: `memory/${relative}`,
+    chars: bytes.length,
+    session,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+  };
+}
+
+function handoffManifest(files) {
+  return { version: 2, generator: "memwarden", agents: ["main"], maxChars: 20000, totalMaxChars: 60000, groupChats: false, files };
+}
+
+test("each conversation gets its own handoff and never another peer's, with or without INDEX.md", async () => {
+  mkdirSync(path.join(workspace, "memory", "sessions"), { recursive: true });
+  writeMemory("ACTIVE_CONTEXT.md", "main: plan the launch");
+  writeMemory("sessions/main.telegram.direct.111.md", "peer 111: book the flights");
+  writeMemory("sessions/main.telegram.direct.222.md", "peer 222: renew the passport");
+  const files = [
+    handoffEntry("ACTIVE_CONTEXT.md", "agent:main:main"),
+    handoffEntry("sessions/main.telegram.direct.111.md", "agent:main:telegram:direct:111"),
+    handoffEntry("sessions/main.telegram.direct.222.md", "agent:main:telegram:direct:222"),
+  ];
+  writeManifest(handoffManifest(files)); // a small memory folder: no INDEX.md listed
+
+  const contents = async (key) => (await entriesFor(bootstrapOf(key))).map((entry) => entry.content);
+
+  assert.deepEqual(await contents("agent:main:main"), ["main: plan the launch"]);
+  assert.deepEqual(await contents("agent:main:telegram:direct:111"), ["peer 111: book the flights"]);
+  assert.deepEqual(await contents("agent:main:telegram:direct:222"), ["peer 222: renew the passport"]);
+  assert.deepEqual(await contents("agent:main:telegram:direct:333"), []);
+
+  writeMemory("INDEX.md", "index");
+  writeManifest(handoffManifest([...files, { name: "memory/INDEX.md", path: "memory/INDEX.md", chars: 5 }]));
+  assert.deepEqual(await contents("agent:main:telegram:direct:111"), ["peer 111: book the flights", "index"]);
+  assert.deepEqual(await contents("agent:main:telegram:direct:333"), ["index"]);
+});
+
+test("without a manifest, handoffs on disk are not injected and nothing is logged", async () => {
+  mkdirSync(path.join(workspace, "memory", "sessions"), { recursive: true });
+  writeMemory("ACTIVE_CONTEXT.md", "> - session: `agent:main:main`\nmain");
+  writeMemory("sessions/main.telegram.direct.111.md", "> - session: `agent:main:telegram:direct:111`\n");
+  const warn = mock.method(console, "warn", () => {});
+
+  for (const key of ["agent:main:main", "agent:main:telegram:direct:111"]) {
+    const event = bootstrapOf(key);
+    const before = structuredClone(event.context.bootstrapFiles);
+    await handler(event);
+    assert.deepEqual(event.context.bootstrapFiles, before);
+  }
+  assert.equal(warn.mock.callCount(), 0);
+});
+
+test("a workspace without a memory folder at all leaves the bootstrap untouched, silently", async () => {
+  const warn = mock.method(console, "warn", () => {});
+  const event = bootstrapOf("agent:main:main");
+  const before = structuredClone(event.context.bootstrapFiles);
+
+  await handler(event);
+
+  assert.deepEqual(event.context.bootstrapFiles, before);
+  assert.equal(warn.mock.callCount(), 0);
+});
+
+test("a group's own handoff follows the manifest's groupChats", async () => {
+  mkdirSync(path.join(workspace, "memory", "sessions"), { recursive: true });
+  writeMemory("sessions/main.telegram.group.-100.md", "the group's plans");
+  const files = [handoffEntry("sessions/main.telegram.group.-100.md", "agent:main:telegram:group:-100")];
+  const event = bootstrapOf("agent:main:telegram:group:-100");
+
+  writeManifest(handoffManifest(files));
+  assert.deepEqual(await entriesFor(event), []);
+
+  writeManifest({ ...handoffManifest(files), groupChats: true });
+  assert.deepEqual((await entriesFor(event)).map((entry) => entry.content), ["the group's plans"]);
+});

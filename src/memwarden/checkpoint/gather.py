@@ -55,7 +55,9 @@ def gather(
     in_place = _earlier_in_place(run, read)
     if in_place is not None:
         digest = digest_window(in_place.entries, settings.limits.max_files)
-        material.previous = PreviousWindow(digest, session.session_id, in_place.reset_at)
+        material.previous = PreviousWindow(
+            digest, session.session_id, in_place.reset_at, in_place=True
+        )
         return material
     if old_read is None and stored is None:
         old_read, old_id, old_reset_at = _read_matching_archive(run, read)
@@ -159,6 +161,8 @@ def too_small(settings: Settings, material: Material) -> str | None:
     messages = len(material.current.messages)
     if material.previous is not None:
         messages += len(material.previous.digest.messages)
+    if messages == 0 and settings.min_messages > 0:
+        return "no user or assistant message yet: nothing to hand off"
     if messages < settings.min_messages:
         return f"{messages} message(s), under the minimum of {settings.min_messages}"
     return None
