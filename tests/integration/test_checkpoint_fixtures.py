@@ -13,11 +13,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
 import pytest
 
 from memwarden.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_file_era_state, make_sqlite_era_state
+from support.transcripts import write_jsonl_transcript
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 SQLITE_MAIN_ID = "b5974d71-c717-4e69-b2ad-af312d36f9f1"
@@ -341,3 +343,49 @@ def test_checkpoint_timezone_setting_dates_the_daily_log(tmp_path, capsys, monke
     daily = read(state.workspace / "memory" / "2026-11-22.md")
     assert "### 19:29 · checkpoint" in daily
     assert "2026-11-22T19:28+14:00" in read(state.workspace / "memory" / "ACTIVE_CONTEXT.md")
+
+
+def peer_started_beside_the_main_reset(state) -> str:
+    """Add `agent:main:telegram:direct:9`: one turn in a transcript begun 2 s before the
+    capture's reset of agent:main:main renamed its transcript (05:35:07.925). Return its key."""
+    key, session_id = "agent:main:telegram:direct:9", "99999999-0000-4000-8000-000000000009"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": session_id,
+        "timestamp": "2026-11-22T05:35:05.900Z",
+        "cwd": "/srv/openclaw/workspace",
+    }
+    write_jsonl_transcript(state.sessions_dir / f"{session_id}.jsonl", 1, session_id=session_id)
+    transcript = state.sessions_dir / f"{session_id}.jsonl"
+    lines = transcript.read_text().splitlines()
+    transcript.write_text("\n".join([orjson.dumps(header).decode(), *lines[1:]]) + "\n")
+    store = orjson.loads(state.session_store.read_bytes())
+    store[key] = {"sessionId": session_id, "updatedAt": int(NOW.timestamp() * 1000) - 60_000}
+    state.session_store.write_bytes(orjson.dumps(store))
+    return key
+
+
+def test_checkpoint_first_run_never_hands_off_another_conversations_reset_archive(tmp_path, capsys):
+    state = make_file_era_state(tmp_path)
+    peer_started_beside_the_main_reset(state)
+
+    result = run_cli(capsys, "--state-dir", state.state_dir, "checkpoint")
+
+    assert result.exit_code == 0, result.stderr
+    memory = state.workspace / "memory"
+    peer = read(memory / "sessions" / "main.telegram.direct.9.md")
+    assert "hello legacy layout" not in peer and "Previous Session" not in peer
+    main = read(memory / "ACTIVE_CONTEXT.md")  # its trajectory says the archive was main's
+    assert f"## Previous Session `{FILE_OLD_ID}`" in main and "hello legacy layout" in main
+
+
+def test_checkpoint_first_run_takes_no_archive_whose_owner_is_unknown(tmp_path, capsys):
+    state = make_file_era_state(tmp_path)
+    (state.sessions_dir / f"{FILE_OLD_ID}.trajectory.jsonl").unlink()
+
+    result = run_cli(capsys, "--state-dir", state.state_dir, "--json", "checkpoint")
+
+    outcomes = {agent["session_key"]: agent for agent in result.json()["agents"]}
+    assert outcomes["agent:main:main"]["outcome"] == "skipped"
+    assert not (state.workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
