@@ -572,3 +572,29 @@ def test_index_other_foreign_index_files_are_still_refused(capsys, state, text):
     assert result.exit_code == 1
     assert "exists and was not written by memwarden; rename it" in result.stderr
     assert index_path.read_text(encoding="utf-8") == text
+
+
+def test_index_shared_by_every_session_holds_no_conversations_words(capsys, state, fixture_clock):
+    """INDEX.md goes to every session, another peer's too: the handoffs, daily logs and session
+    summaries memwarden writes from conversations show in it by name and neutral title only."""
+    cli = ("--state-dir", state.state_dir)
+    assert run_cli(capsys, *cli, "checkpoint").exit_code == 0
+    summarized = run_cli(
+        capsys,
+        *cli,
+        "summarize",
+        "--session-key",
+        "agent:main:main",
+        "--session-id",
+        "b5974d71-c717-4e69-b2ad-af312d36f9f1",
+        "--event-time",
+        "2026-11-22T05:27:00Z",
+    )
+    assert summarized.exit_code == 0, summarized.stderr
+    assert index(capsys, state).exit_code == 0
+
+    text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
+    assert "| 2026-11-22-session-main.main.md | Session summary — `agent:main:main` |" in text
+    assert "| sessions/main.agentrpc.md | Conversation Handoff" in text
+    for words in ("hello from the cli test", "second message after reset", "via agent rpc"):
+        assert words not in text.lower()
