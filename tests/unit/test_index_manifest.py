@@ -83,17 +83,19 @@ def test_choose_handoffs_main_of_an_agent_sharing_a_workspace_is_its_sessions_fi
     assert [file.session for file in choice.injected] == ["agent:main:main", "agent:ops:main"]
 
 
-def test_build_manifest_handoffs_carry_their_session_and_digest_index_does_not():
-    payload = build_manifest(
-        agents=["main"],
-        max_chars=20_000,
-        total_max_chars=60_000,
-        group_chats=False,
-        files=[
-            InjectedFile("memory/ACTIVE_CONTEXT.md", 20, True, "agent:main:main", "abc"),
-            InjectedFile(INDEX_PATH, 10),
-        ],
+def manifest_of(files: list[InjectedFile]) -> bytes:
+    return build_manifest(
+        agents=["main"], max_chars=20_000, total_max_chars=60_000, group_chats=False, files=files
     )
+
+
+def test_build_manifest_handoffs_carry_their_session_and_digest_index_does_not():
+    files = [
+        InjectedFile("memory/ACTIVE_CONTEXT.md", 20, True, "agent:main:main", "abc"),
+        InjectedFile(INDEX_PATH, 10),
+    ]
+
+    payload = manifest_of(files)
 
     assert orjson.loads(payload) == {
         "version": 2,
@@ -113,13 +115,4 @@ def test_build_manifest_handoffs_carry_their_session_and_digest_index_does_not()
             {"name": INDEX_PATH, "path": INDEX_PATH, "chars": 10},
         ],
     }
-    assert payload == build_manifest(
-        agents=["main"],
-        max_chars=20_000,
-        total_max_chars=60_000,
-        group_chats=False,
-        files=[
-            InjectedFile("memory/ACTIVE_CONTEXT.md", 20, True, "agent:main:main", "abc"),
-            InjectedFile(INDEX_PATH, 10),
-        ],
-    )
+    assert payload == manifest_of(list(files))  # the same bytes: an unchanged one is not rewritten

@@ -41,8 +41,7 @@ READABLE_MAX_CHARS = 60
 DIGEST_CHARS = 10
 DIGEST_MARK = "~"
 
-_AGENT_PREFIX = "agent:"
-_PLAIN_KEY = re.compile(r"agent:[a-z0-9_-]+(?::[a-z0-9_-]+)+")
+_PLAIN_PART = re.compile(r"[a-z0-9_-]+")
 _UNSAFE = re.compile(r"[^a-z0-9_.-]+")
 _PUNCTUATION_RUN = re.compile(r"[.-]{2,}")
 # The provenance line of the template: "> - session: `KEY` (id …".
@@ -52,14 +51,16 @@ _UNSCOPED_MAIN = "main"
 
 def key_slug(session_key: str) -> str:
     """Given a session key (any case), return the file-name slug of its conversation."""
-    key = session_key.strip().lower()
-    short = key.removeprefix(_AGENT_PREFIX)
-    if len(short) <= PLAIN_MAX_CHARS and _PLAIN_KEY.fullmatch(key):
-        return short.replace(":", ".")
-    readable = _UNSAFE.sub("-", short.replace(":", "."))
+    info = classify(session_key)
+    scoped = info.agent_id is not None
+    parts = [info.agent_id, *info.rest.split(":")] if scoped else info.key.split(":")
+    dotted = ".".join(parts)
+    if scoped and len(dotted) <= PLAIN_MAX_CHARS and all(map(_PLAIN_PART.fullmatch, parts)):
+        return dotted
+    readable = _UNSAFE.sub("-", dotted)
     readable = _PUNCTUATION_RUN.sub("-", readable).strip(".-")
     readable = readable[:READABLE_MAX_CHARS].rstrip(".-") or "session"
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:DIGEST_CHARS]
+    digest = hashlib.sha256(info.key.encode("utf-8")).hexdigest()[:DIGEST_CHARS]
     return f"{readable}{DIGEST_MARK}{digest}"
 
 
