@@ -15,7 +15,7 @@ from memwarden import config
 from memwarden.indexing.markers import MARKERS
 from memwarden.indexing.refresh import index_agents
 from memwarden.runtime import JobContext
-from support.cli import run_cli
+from support.cli import run_cli, run_subprocess
 from support.deployments import make_sqlite_era_state, write_json5_config
 
 FILLER = "Notes on the work, kept for later. " * 40 + "\n"
@@ -331,6 +331,12 @@ def test_index_foreign_index_file_is_kept_and_other_workspaces_still_indexed(
     assert outcomes["ops"]["status"] == "written"
     assert own.read_text() == "# My hand-written index\n"
     assert "index main: failed:" in result.stderr
+    # The conversations' handoffs are still injected, without the index.
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert [file["path"] for file in manifest["files"]] == [
+        "memory/ACTIVE_CONTEXT.md",
+        f"memory/{PEER}",
+    ]
 
 
 def test_index_agents_sharing_a_workspace_index_it_once(capsys, state):
@@ -513,15 +519,8 @@ def test_index_takes_over_the_reference_scripts_index_after_keeping_it_in_histor
     listed = run_cli(capsys, "--state-dir", state.state_dir, "--json", "history", "list")
     (snapshot,) = [item for item in listed.json()["snapshots"] if item["id"] == snapshot_id]
     assert snapshot["trigger"] == "pre-migrate"
-    rewound = run_cli(
-        capsys,
-        "--state-dir",
-        state.state_dir,
-        "history",
-        "rewind",
-        snapshot_id,
-        "--path",
-        "INDEX.md",
+    rewound = run_subprocess(  # the operator's way back, in a process of its own
+        "--state-dir", state.state_dir, "history", "rewind", snapshot_id, "--path", "INDEX.md"
     )
     assert rewound.exit_code == 0, rewound.stderr
     assert index_path.read_text(encoding="utf-8") == REFERENCE_INDEX

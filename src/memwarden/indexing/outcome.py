@@ -148,7 +148,7 @@ def describe(outcome: Outcome) -> str:
     if outcome.status == "no_workspace":
         return f"{label}: workspace {outcome.workspace} does not exist: nothing to index"
     if outcome.status == "failed":
-        return f"{label}: failed: {outcome.error}"
+        return f"{label}: failed: {outcome.error}" + _manifest_text(outcome)
     if outcome.status == "below_threshold":
         text = f"{label}: {pool} in memory/, under the threshold: no index"
     elif outcome.status == "left_as_is":

@@ -134,7 +134,11 @@ def index_workspace(
         outcome.status = "left_as_is"
         outcome.chars = js_length(current) if current is not None and is_ours(current) else None
     else:
-        _write_index(context, target, stats, categories, generated, current, outcome, dry_run)
+        try:
+            _write_index(context, target, stats, categories, generated, current, outcome, dry_run)
+        except (MemwardenError, OSError) as error:
+            # INDEX.md failed (a foreign one, a broken template): the handoffs still go out.
+            outcome.status, outcome.error = "failed", _describe(error)
     manifest = refresh_manifest(
         context, target, outcome.chars if outcome.status in LISTED else None, dry_run=dry_run
     )
