@@ -185,5 +185,5 @@ def test_read_handoffs_lists_active_context_and_sessions_never_through_links(tmp
         ("sessions/main.telegram.direct.42.md", "agent:main:telegram:direct:42"),
         ("sessions/notes.md", None),
     ]
-    assert found[1].sha256 == hashlib.sha256(peer.encode()).hexdigest()
+    assert found[1].text == peer
     assert read_handoffs(tmp_path / "missing", ["main"]) == []

@@ -19,7 +19,7 @@ WORKSPACE = Path("/srv/openclaw/workspace")
 
 
 def handoff(name: str, session: str | None, text: str = "# Handoff\n") -> HandoffFile:
-    return HandoffFile(name, f"sha-of-{name}", text, session, 0.0)
+    return HandoffFile(name, text, session, 0.0)
 
 
 def test_choose_handoffs_each_file_of_its_own_session_is_injected_into_that_session():
@@ -31,15 +31,12 @@ def test_choose_handoffs_each_file_of_its_own_session_is_injected_into_that_sess
     choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
 
     assert choice.injected == [
-        InjectedFile(
-            "memory/ACTIVE_CONTEXT.md", 10, True, "agent:main:main", "sha-of-ACTIVE_CONTEXT.md"
-        ),
+        InjectedFile("memory/ACTIVE_CONTEXT.md", 10, True, "agent:main:main"),
         InjectedFile(
             "memory/sessions/main.telegram.direct.42.md",
             len("# Handoff"),
             True,
             "agent:main:telegram:direct:42",
-            "sha-of-sessions/main.telegram.direct.42.md",
         ),
     ]
     assert choice.left_out == []
@@ -89,16 +86,16 @@ def manifest_of(files: list[InjectedFile]) -> bytes:
     )
 
 
-def test_build_manifest_handoffs_carry_their_session_and_digest_index_does_not():
+def test_build_manifest_handoffs_carry_their_session_and_index_its_length():
     files = [
-        InjectedFile("memory/ACTIVE_CONTEXT.md", 20, True, "agent:main:main", "abc"),
+        InjectedFile("memory/ACTIVE_CONTEXT.md", 20, True, "agent:main:main"),
         InjectedFile(INDEX_PATH, 10),
     ]
 
     payload = manifest_of(files)
 
     assert orjson.loads(payload) == {
-        "version": 2,
+        "version": 3,
         "generator": "memwarden",
         "agents": ["main"],
         "maxChars": 20_000,
@@ -108,9 +105,7 @@ def test_build_manifest_handoffs_carry_their_session_and_digest_index_does_not()
             {
                 "name": "memory/ACTIVE_CONTEXT.md",
                 "path": "memory/ACTIVE_CONTEXT.md",
-                "chars": 20,
                 "session": "agent:main:main",
-                "sha256": "abc",
             },
             {"name": INDEX_PATH, "path": INDEX_PATH, "chars": 10},
         ],

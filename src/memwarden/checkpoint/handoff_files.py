@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,21 +107,20 @@ def handoff_session(text: str, agents: Sequence[str]) -> str | None:
     return None
 
 
-def is_file_of(name: str, session_key: str, keeping_main_file: Iterable[str]) -> bool:
+def is_file_of(name: str, session_key: str, keeping_main_file: Collection[str]) -> bool:
     """Return True when `name` (relative to memory/) is the file `session_key` is written to;
     `keeping_main_file` are the agents whose main session has ACTIVE_CONTEXT.md."""
     agent_id = classify(session_key).agent_id
-    keeps = agent_id is None or agent_id in set(keeping_main_file)
+    keeps = agent_id is None or agent_id in keeping_main_file
     return handoff_name(session_key, keeps_main_file=keeps) == name
 
 
 @dataclass(frozen=True)
 class HandoffFile:
-    """A file that may be a handoff: its path relative to memory/, the SHA-256 of its bytes,
-    its text, the session its provenance line names (None: none) and its mtime."""
+    """A file that may be a handoff: its path relative to memory/, its text, the session its
+    provenance line names (None: none) and its mtime."""
 
     name: str
-    sha256: str
     text: str
     session: str | None
     mtime: float
@@ -154,8 +153,7 @@ def read_handoffs(memory_dir: Path, agents: Sequence[str]) -> list[HandoffFile]:
             data = handle.read()
             mtime = os.fstat(handle.fileno()).st_mtime
         text = data.decode("utf-8", errors="replace")
-        sha256 = hashlib.sha256(data).hexdigest()
-        found.append(HandoffFile(name, sha256, text, handoff_session(text, agents), mtime))
+        found.append(HandoffFile(name, text, handoff_session(text, agents), mtime))
     return found
 
 

@@ -8,11 +8,12 @@ With nothing to inject, an existing manifest is removed and none is created.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.checkpoint.handoff_files import main_file_agents, read_handoffs
+from memwarden.checkpoint.handoff_files import read_handoffs
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
 from memwarden.indexing.manifest import (
     INDEX_PATH,
@@ -38,13 +39,19 @@ class ManifestResult:
 
 
 def refresh_manifest(
-    context: JobContext, target: Target, index_chars: int | None, *, dry_run: bool
+    context: JobContext,
+    target: Target,
+    index_chars: int | None,
+    keeping_main_file: Collection[str],
+    *,
+    dry_run: bool,
 ) -> ManifestResult:
-    """Given a workspace and the length of its INDEX.md (None: INDEX.md is not injected),
-    write its manifest when its content changed. Raise OSError if a handoff cannot be read."""
+    """Given a workspace, the length of its INDEX.md (None: INDEX.md is not injected) and the
+    agents whose main session has ACTIVE_CONTEXT.md, write its manifest when its content
+    changed. Raise OSError if a handoff cannot be read."""
     memory = target.workspace / "memory"
     found = read_handoffs(memory, target.agents) if memory.is_dir() else []
-    choice = choose_handoffs(found, main_file_agents(context.deployment.agents), target.workspace)
+    choice = choose_handoffs(found, keeping_main_file, target.workspace)
     handoffs = choice.injected if context.config.index.inject_active_context else []
     files = list(handoffs)
     if index_chars is not None:

@@ -1,24 +1,27 @@
 """The bootstrap manifest: what the memory-index-inject hook injects for a workspace.
 
-`memory/.memwarden-bootstrap.json` is written by `memwarden checkpoint` (after it writes a
-handoff), `memwarden rotate` (before it resets a session) and `memwarden index`, at any memory
-size. The hook only reads it: every decision (which files, the cap, which sessions) is made here.
-Paths are relative to the workspace.
+`memory/.memwarden-bootstrap.json` is refreshed by `memwarden checkpoint` (after it writes a
+handoff), `memwarden rotate` (before it resets a session), `memwarden index` and `maintain`, at
+any memory size. The hook only reads it: every decision (which files, the cap, which sessions)
+is made here. Paths are relative to the workspace.
 
-    {"version": 2, "generator": "memwarden", "agents": ["main"],
+    {"version": 3, "generator": "memwarden", "agents": ["main"],
      "maxChars": 20000, "totalMaxChars": 60000, "groupChats": false,
      "files": [{"name": "memory/ACTIVE_CONTEXT.md", "path": "memory/ACTIVE_CONTEXT.md",
-                "chars": 2410, "session": "agent:main:main", "sha256": "9f86d0…"},
+                "session": "agent:main:main"},
                {"name": "memory/sessions/main.telegram.direct.42.md", "path": …,
-                "chars": 1820, "session": "agent:main:telegram:direct:42", "sha256": "…"},
+                "session": "agent:main:telegram:direct:42"},
                {"name": "memory/INDEX.md", "path": "memory/INDEX.md", "chars": 8123}]}
 
 A file with a `session` (a conversation's handoff) is injected only into that session, and only
-while its bytes are the ones the manifest describes (`sha256`), so a file rewritten after the
-manifest (by whatever) is never injected on the strength of an older description. INDEX.md is
-listed only when the index job keeps one (the pool passes `index.threshold_kb`). Handoffs come
-first: the gateway cuts the files injected last when the bootstrap passes its total cap, and
-the handoff is what the next turn resumes from. A hook of version 1 refuses the manifest.
+while the file itself names that session in its provenance line: the hook reads it there when it
+injects, so a handoff rewritten after the manifest is injected as it is now, and a file that came
+to hold another conversation is injected nowhere. Nothing in the manifest changes when a handoff
+is rewritten, so it is rewritten only when a conversation gains or loses its handoff (or
+INDEX.md changes). INDEX.md is listed only when the index job keeps one (the pool passes
+`index.threshold_kb`). Handoffs come first: the gateway cuts the files injected last when the
+bootstrap passes its total cap, and the handoff is what the next turn resumes from. Version 3
+dropped the digests of version 2; a hook of another version refuses the manifest.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from memwarden.checkpoint.handoff_files import ACTIVE_CONTEXT, HandoffFile, is_f
 from memwarden.indexing.catalog import js_length
 
 MANIFEST_NAME = ".memwarden-bootstrap.json"
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
 GENERATOR = "memwarden"
 MEMORY_FOLDER = "memory"
 INDEX_PATH = f"{MEMORY_FOLDER}/INDEX.md"
@@ -42,14 +45,13 @@ ACTIVE_CONTEXT_PATH = f"{MEMORY_FOLDER}/{ACTIVE_CONTEXT}"
 
 @dataclass(frozen=True)
 class InjectedFile:
-    """A file for the hook; `private` ones (handoffs) go only to `session`, and only while the
-    file's SHA-256 is `sha256`."""
+    """A file for the hook; `private` ones (handoffs) go only to `session`, while the file names
+    it. `chars` is its length as the gateway counts it (in the manifest for INDEX.md only)."""
 
     path: str
     chars: int | None
     private: bool = False
     session: str | None = None
-    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,7 @@ def choose_handoffs(
             handoff.name, handoff.session, keeping_main_file
         ):
             injected.append(
-                InjectedFile(
-                    path,
-                    js_length(handoff.text),
-                    private=True,
-                    session=handoff.session,
-                    sha256=handoff.sha256,
-                )
+                InjectedFile(path, js_length(handoff.text), private=True, session=handoff.session)
             )
         elif handoff.session is not None:
             left_out.append(
@@ -119,8 +115,6 @@ def build_manifest(
 
 
 def _file_entry(file: InjectedFile) -> dict[str, object]:
-    entry: dict[str, object] = {"name": file.path, "path": file.path, "chars": file.chars}
     if file.private:
-        entry["session"] = file.session
-        entry["sha256"] = file.sha256
-    return entry
+        return {"name": file.path, "path": file.path, "session": file.session}
+    return {"name": file.path, "path": file.path, "chars": file.chars}

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memwarden.checkpoint.handoff_files import main_file_agents
 from memwarden.errors import MemwardenError
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
 from memwarden.history.locking import memory_lock
@@ -46,6 +48,17 @@ class IndexWriteRefused(MemwardenError):
     """memory/INDEX.md exists and was not written by memwarden."""
 
 
+@dataclass(frozen=True)
+class RunShared:
+    """What every workspace of one run shares: the category rules and their descriptions, the
+    generation time INDEX.md shows, and the agents whose main session has ACTIVE_CONTEXT.md."""
+
+    rules: list[Rule]
+    descriptions: dict[str, str]
+    generated: str
+    keeping_main_file: frozenset[str]
+
+
 def index_agents(
     context: JobContext,
     agents: Sequence[Agent],
@@ -74,19 +87,18 @@ def index_targets(
 ) -> list[Outcome]:
     """Index every target; one failing workspace never stops the others."""
     rules, descriptions = parse_rules(context.config.index.categories)
-    generated = generated_text(context.now())
+    shared = RunShared(
+        rules,
+        descriptions,
+        generated_text(context.now()),
+        main_file_agents(context.deployment.agents),
+    )
     outcomes = []
     for target in targets:
         try:
             with _memory_locks(context, target.agents, dry_run):
                 outcome = index_workspace(
-                    context,
-                    target,
-                    (rules, descriptions),
-                    generated,
-                    force=force,
-                    dry_run=dry_run,
-                    write_index=write_index,
+                    context, target, shared, force=force, dry_run=dry_run, write_index=write_index
                 )
         except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
             outcome = Outcome(
@@ -112,8 +124,7 @@ def _memory_locks(context: JobContext, agent_ids: Sequence[str], dry_run: bool) 
 def index_workspace(
     context: JobContext,
     target: Target,
-    categories: tuple[list[Rule], dict[str, str]],
-    generated: str,
+    shared: RunShared,
     *,
     force: bool,
     dry_run: bool,
@@ -135,12 +146,13 @@ def index_workspace(
         outcome.chars = js_length(current) if current is not None and is_ours(current) else None
     else:
         try:
-            _write_index(context, target, stats, categories, generated, current, outcome, dry_run)
+            _write_index(context, target, stats, shared, current, outcome, dry_run)
         except (MemwardenError, OSError) as error:
             # INDEX.md failed (a foreign one, a broken template): the handoffs still go out.
             outcome.status, outcome.error = "failed", _describe(error)
+    index_chars = outcome.chars if outcome.status in LISTED else None
     manifest = refresh_manifest(
-        context, target, outcome.chars if outcome.status in LISTED else None, dry_run=dry_run
+        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run
     )
     outcome.manifest = manifest.status
     outcome.handoffs = [
@@ -157,8 +169,7 @@ def _write_index(
     context: JobContext,
     target: Target,
     stats: list[FileStat],
-    categories: tuple[list[Rule], dict[str, str]],
-    generated: str,
+    shared: RunShared,
     current: str | None,
     outcome: Outcome,
     dry_run: bool,
@@ -182,7 +193,7 @@ def _write_index(
     )
     if _reuse_last(context, real, inputs, current, outcome):
         return
-    text = _build(context, target, stats, categories, generated, outcome, dry_run)
+    text = _build(context, target, stats, shared, outcome, dry_run)
     if current is None or not same_index(current, text):
         outcome.status = "would_write" if dry_run else "written"
         if foreign:
@@ -246,23 +257,21 @@ def _build(
     context: JobContext,
     target: Target,
     stats: list[FileStat],
-    categories: tuple[list[Rule], dict[str, str]],
-    generated: str,
+    shared: RunShared,
     outcome: Outcome,
     dry_run: bool,
 ) -> str:
     """Read the facts (cached by stat), render the catalog; fill `outcome`; return the text."""
     real = os.path.realpath(target.workspace)
-    rules, descriptions = categories
     update = collect_facts(target.workspace / "memory", stats, load_facts(context.state, real))
     if not dry_run:
         store_facts(context.state, real, update)
     totals = Totals.of(update.facts)
     catalog = render_catalog(
-        categorize(update.facts, rules, descriptions),
+        categorize(update.facts, shared.rules, shared.descriptions),
         totals,
         cap=target.max_chars,
-        generated=generated,
+        generated=shared.generated,
         template_path=context.config.index.template,
     )
     outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens
