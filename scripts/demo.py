@@ -40,20 +40,27 @@ def tour(sample: sample_deployment.SampleDeployment, env: dict[str, str], gatewa
     banner("1. What memwarden discovers: two agents, both storage eras")
     run(env, "sessions", "--all")
 
-    banner("2. Checkpoint (layer 2): ACTIVE_CONTEXT.md and the daily log, no LLM")
+    banner("2. Checkpoint (layer 2): a handoff per conversation and the daily log, no LLM")
+    print(
+        "(the captures are older than checkpoint.staleness_hours (4 h): of their conversations "
+        "only the main sessions, always checkpointed, are written now)"
+    )
     run(env, "checkpoint")
     show(main_memory / "ACTIVE_CONTEXT.md")
     show(newest_daily_log(main_memory))
 
-    banner("3. Index (layer 3): a compact INDEX.md the bootstrap hook injects")
+    banner("3. Index (layer 3): a compact INDEX.md; the hook's manifest of who gets what")
     run(env, "index")
     show(main_memory / "INDEX.md", lines=28)
+    show(main_memory / ".memwarden-bootstrap.json")
 
     banner("4. Rotate (layer 1): reset sessions over the threshold, after a checkpoint")
     print("(the sample's sessions are small, so the demo lowers the threshold to 1,000 tokens)")
     run(env, "rotate", "--threshold", "1000")
     resets = [call["key"] for call in gateway.calls("sessions.reset")]
     print(f"the gateway received sessions.reset for: {', '.join(resets) or 'nothing'}")
+    print("each rotated conversation has its own handoff; main's ACTIVE_CONTEXT.md is untouched:")
+    show(main_memory / "sessions" / "main.agentrpc.md")
 
     banner("5. Health (layer 4): the checks an operator is alerted on")
     print("(no gateway process runs here: the process check is off for the demo)")
@@ -83,9 +90,6 @@ def demo_environment(sample: sample_deployment.SampleDeployment, url: str) -> di
         XDG_STATE_HOME=str(DEMO / "memwarden-state"),
         XDG_CONFIG_HOME=str(DEMO / "config"),
         MEMWARDEN_GATEWAY_URL=url,
-        # The captures hold short conversations: a two-message window is enough to write.
-        MEMWARDEN_CHECKPOINT_MIN_MESSAGES="2",
-        MEMWARDEN_CHECKPOINT_SESSIONS="main",
         MEMWARDEN_HEALTH_PROCESS_CHECK="false",
     )
     return env

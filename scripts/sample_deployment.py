@@ -89,7 +89,11 @@ def _copy_file_agent(state_dir: Path) -> None:
     target = state_dir / "agents" / "legacy" / "sessions"
     target.mkdir(parents=True)
     for path in source.iterdir():
-        if path.name != "sessions.json":
+        if path.name.endswith(".trajectory.jsonl"):
+            # The trajectory names the session key of its transcript: renamed like the store's.
+            renamed_keys = path.read_bytes().replace(b'"agent:main:', b'"agent:legacy:')
+            (target / path.name).write_bytes(renamed_keys)
+        elif path.name != "sessions.json":
             shutil.copy2(path, target / path.name)
     store = orjson.loads((source / "sessions.json").read_bytes())
     renamed = {}

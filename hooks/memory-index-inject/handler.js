@@ -1,17 +1,23 @@
 // memory-index-inject: add the files named by memwarden's bootstrap manifest to the bootstrap.
 //
-// `memwarden index` decides everything (threshold, files, cap, which session may see a file) and
-// writes <workspace>/memory/.memwarden-bootstrap.json; this handler only reads files. It never
-// spawns a process and never throws: a failure logs one line and leaves bootstrapFiles untouched.
-import { createHash } from "node:crypto";
+// memwarden decides everything (which files, the cap, which session may see a file) and writes
+// <workspace>/memory/.memwarden-bootstrap.json: checkpoint and rotate when a conversation gets a
+// handoff file, index when it writes INDEX.md. This handler only reads files: each
+// conversation's handoff goes to that conversation's session alone (the manifest names it, and
+// the file's own provenance line must name it too, as it is now), INDEX.md (when listed) to
+// every session. No manifest (memwarden has not written one yet): nothing is added, nothing is
+// logged. It never spawns a process and never throws: a failure logs one line and leaves
+// bootstrapFiles untouched.
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 
 export const HOOK_NAME = "memory-index-inject";
 export const MANIFEST_PATH = path.join("memory", ".memwarden-bootstrap.json");
-const MANIFEST_VERSION = 2;
+const MANIFEST_VERSION = 3;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
+// The provenance line memwarden writes at the top of a handoff: "> - session: `KEY` (id …".
+const PROVENANCE_SESSION = /^> - session: `([^`\s]+)`/;
 
 /** Return true for session keys of group or channel conversations (`…:group:…`, `…:channel:…`). */
 export function isGroupSession(sessionKey) {
@@ -47,6 +53,31 @@ export function isSessionOf(recorded, event) {
   return main !== null && key === "main" && agentIdOf(event) === main[1];
 }
 
+/**
+ * Given a handoff's text and the agents sharing the workspace, return the session key its
+ * provenance line names, lower-cased, or undefined. Only the first quoted block before the first
+ * section counts (the rest of the file quotes conversations); a legacy unscoped `main` is the
+ * main session of the only agent.
+ */
+export function handoffSession(text, agents) {
+  const lines = String(text).split(/\r?\n/);
+  let quoted = false;
+  for (const [number, line] of lines.entries()) {
+    if (line.startsWith(">")) {
+      quoted = true;
+      const match = PROVENANCE_SESSION.exec(line);
+      if (!match) continue;
+      const key = match[1].toLowerCase();
+      if (key === "main" && Array.isArray(agents) && agents.length === 1) {
+        return `agent:${String(agents[0]).toLowerCase()}:main`;
+      }
+      return key;
+    }
+    if (quoted || (number > 0 && line.startsWith("#"))) return undefined;
+  }
+  return undefined;
+}
+
 /** Read a file's bytes without following a symlink; return null when it does not exist. */
 async function readOwnFile(filePath) {
   let handle;
@@ -63,10 +94,6 @@ async function readOwnFile(filePath) {
   } finally {
     await handle.close();
   }
-}
-
-function sha256(bytes) {
-  return createHash("sha256").update(bytes).digest("hex");
 }
 
 /** Given the workspace and a manifest path, return the absolute path inside the workspace. */
@@ -101,18 +128,19 @@ export async function entriesFor(event) {
   );
   const entries = [];
   for (const file of manifest.files) {
-    // A file with a `session` (ACTIVE_CONTEXT.md: one conversation) goes to that session only,
-    // and only while it is the file the manifest describes: a checkpoint may have rewritten it
-    // from another session since `memwarden index` wrote the manifest.
+    // A file with a `session` (a conversation's handoff) goes to that session only, and only
+    // while the file itself names that session: what it holds now, not what it held when the
+    // manifest was written.
     const isPrivate = Boolean(file) && Object.hasOwn(file, "session");
     if (isPrivate && !isSessionOf(file.session, event)) continue;
     const filePath = insideWorkspace(context.workspaceDir, file?.path);
     if (present.has(filePath)) continue;
     const bytes = await readOwnFile(filePath);
     if (bytes === null) continue;
-    if (isPrivate && sha256(bytes) !== file.sha256) continue;
+    const content = bytes.toString("utf8");
+    if (isPrivate && !isSessionOf(handoffSession(content, manifest.agents), event)) continue;
     const name = typeof file.name === "string" && file.name ? file.name : file.path;
-    entries.push({ name, path: filePath, content: bytes.toString("utf8"), missing: false });
+    entries.push({ name, path: filePath, content, missing: false });
   }
   return entries;
 }

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 
-import handler, { entriesFor, isGroupSession, isSessionOf } from "../memory-index-inject/handler.js";
+import handler, { entriesFor, handoffSession, isGroupSession, isSessionOf } from "../memory-index-inject/handler.js";
 import { VERSIONS, capture, eventFrom } from "./fixtures.mjs";
 
 let workspace;
@@ -15,36 +14,34 @@ function writeManifest(manifest) {
   writeFileSync(path.join(workspace, "memory", ".memwarden-bootstrap.json"), JSON.stringify(manifest));
 }
 
-/** The SHA-256 of memory/ACTIVE_CONTEXT.md as it is now (null when absent), as the index reads it. */
-function activeContextSha256() {
-  const file = path.join(workspace, "memory", "ACTIVE_CONTEXT.md");
-  return existsSync(file) ? createHash("sha256").update(readFileSync(file)).digest("hex") : null;
-}
-
-/**
- * A manifest as `memwarden index` writes it for the workspace as it is now: ACTIVE_CONTEXT.md
- * was written from `session`.
- */
-function standardManifest(extra = {}, session = "agent:main:main") {
-  const sha256 = activeContextSha256();
-  return {
-    version: 2,
-    generator: "memwarden index",
-    agents: ["main"],
-    maxChars: 20000,
-    totalMaxChars: 60000,
-    groupChats: false,
-    files: [
-      { name: "memory/INDEX.md", path: "memory/INDEX.md", chars: 20 },
-      { name: "memory/ACTIVE_CONTEXT.md", path: "memory/ACTIVE_CONTEXT.md", chars: 25, session, sha256 },
-    ],
-    ...extra,
-  };
-}
-
 function writeMemory(name, text) {
-  mkdirSync(path.join(workspace, "memory"), { recursive: true });
+  mkdirSync(path.dirname(path.join(workspace, "memory", name)), { recursive: true });
   writeFileSync(path.join(workspace, "memory", name), text);
+}
+
+/** A handoff as the checkpoint writes it: its provenance block names `session`. */
+function handoffText(session, body) {
+  return `# Conversation Handoff\n\n> Written by memwarden checkpoint.\n> - session: \`${session}\` (id \`x\`)\n\n${body}\n`;
+}
+
+/** Write a conversation's handoff (`relative` to memory/) and return its manifest entry. */
+function writeHandoff(relative, session, body) {
+  writeMemory(relative, handoffText(session, body));
+  return { name: `memory/${relative}`, path: `memory/${relative}`, session };
+}
+
+const INDEX_ENTRY = { name: "memory/INDEX.md", path: "memory/INDEX.md", chars: 20 };
+
+/** A manifest as memwarden writes it: the handoffs first, then INDEX.md when listed. */
+function manifestOf(files, extra = {}) {
+  return { version: 3, generator: "memwarden", agents: ["main"], maxChars: 20000, totalMaxChars: 60000, groupChats: false, files, ...extra };
+}
+
+/** ACTIVE_CONTEXT.md of `session` and INDEX.md, and the manifest that lists both. */
+function standardMemory(session = "agent:main:main", extra = {}) {
+  writeMemory("INDEX.md", "# Memory index\nINDEX-BODY\n");
+  const active = writeHandoff("ACTIVE_CONTEXT.md", session, "ACTIVE-BODY");
+  writeManifest(manifestOf([active, INDEX_ENTRY], extra));
 }
 
 beforeEach(() => {
@@ -58,11 +55,9 @@ afterEach(() => {
 
 for (const version of VERSIONS) {
   describe(`agent:bootstrap as captured from ${version}`, () => {
-    test("with a manifest, INDEX.md and ACTIVE_CONTEXT.md are appended as full entries", async () => {
+    test("with a manifest, the session's handoff then INDEX.md are appended as full entries", async () => {
       const event = eventFrom(capture(version, "agent", "bootstrap"), { workspaceDir: workspace });
-      writeMemory("INDEX.md", "# Memory index\nINDEX-BODY\n");
-      writeMemory("ACTIVE_CONTEXT.md", "# Active context\nACTIVE-BODY\n");
-      writeManifest(standardManifest({}, event.sessionKey));
+      standardMemory(event.sessionKey);
       const before = event.context.bootstrapFiles.map((file) => ({ ...file }));
 
       await handler(event);
@@ -71,15 +66,15 @@ for (const version of VERSIONS) {
       assert.deepEqual(files.slice(0, before.length), before);
       assert.deepEqual(files.slice(before.length), [
         {
-          name: "memory/INDEX.md",
-          path: path.join(workspace, "memory", "INDEX.md"),
-          content: "# Memory index\nINDEX-BODY\n",
+          name: "memory/ACTIVE_CONTEXT.md",
+          path: path.join(workspace, "memory", "ACTIVE_CONTEXT.md"),
+          content: handoffText(event.sessionKey, "ACTIVE-BODY"),
           missing: false,
         },
         {
-          name: "memory/ACTIVE_CONTEXT.md",
-          path: path.join(workspace, "memory", "ACTIVE_CONTEXT.md"),
-          content: "# Active context\nACTIVE-BODY\n",
+          name: "memory/INDEX.md",
+          path: path.join(workspace, "memory", "INDEX.md"),
+          content: "# Memory index\nINDEX-BODY\n",
           missing: false,
         },
       ]);
@@ -99,125 +94,6 @@ for (const version of VERSIONS) {
   });
 }
 
-test("a file the manifest names that does not exist yet is skipped", async () => {
-  writeManifest(standardManifest({}, "agent:main:hooktest"));
-  writeMemory("INDEX.md", "index only");
-  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
-
-  const entries = await entriesFor(event);
-
-  assert.deepEqual(
-    entries.map((entry) => entry.name),
-    ["memory/INDEX.md"],
-  );
-});
-
-test("a corrupt manifest logs one line and leaves bootstrap untouched", async () => {
-  mkdirSync(path.join(workspace, "memory"), { recursive: true });
-  writeFileSync(path.join(workspace, "memory", ".memwarden-bootstrap.json"), "{not json");
-  writeMemory("INDEX.md", "index");
-  const warn = mock.method(console, "warn", () => {});
-  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
-  const before = structuredClone(event.context.bootstrapFiles);
-
-  await handler(event);
-
-  assert.deepEqual(event.context.bootstrapFiles, before);
-  assert.equal(warn.mock.callCount(), 1);
-  assert.match(String(warn.mock.calls[0].arguments[0]), /^\[memory-index-inject\] bootstrap left unchanged/);
-});
-
-test("a manifest path leaving the workspace is refused and nothing is injected", async () => {
-  writeManifest(standardManifest({ files: [{ name: "x", path: "../outside.md" }] }));
-  const warn = mock.method(console, "warn", () => {});
-  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
-  const count = event.context.bootstrapFiles.length;
-
-  await handler(event);
-
-  assert.equal(event.context.bootstrapFiles.length, count);
-  assert.match(String(warn.mock.calls[0].arguments[0]), /leaves the workspace/);
-});
-
-test("a symlinked file is not followed: one line logged, nothing injected", async () => {
-  writeManifest(standardManifest({}, "agent:main:hooktest"));
-  writeMemory("INDEX.md", "index");
-  const secret = path.join(workspace, "secret.txt");
-  writeFileSync(secret, "do not inject");
-  symlinkSync(secret, path.join(workspace, "memory", "ACTIVE_CONTEXT.md"));
-  const warn = mock.method(console, "warn", () => {});
-  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
-  const count = event.context.bootstrapFiles.length;
-
-  await handler(event);
-
-  assert.equal(event.context.bootstrapFiles.length, count);
-  assert.equal(warn.mock.callCount(), 1);
-});
-
-test("group and channel sessions get nothing unless the manifest allows group chats", async () => {
-  writeMemory("INDEX.md", "index");
-  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
-  event.sessionKey = event.context.sessionKey = "agent:main:slack:channel:c0123";
-
-  writeManifest(standardManifest());
-  assert.deepEqual(await entriesFor(event), []);
-
-  writeManifest(standardManifest({ groupChats: true }));
-  assert.equal((await entriesFor(event)).length, 1);
-});
-
-test("a file already among the bootstrap files is not added twice", async () => {
-  writeMemory("INDEX.md", "index");
-  writeMemory("ACTIVE_CONTEXT.md", "active");
-  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
-  writeManifest(standardManifest({}, event.sessionKey));
-  event.context.bootstrapFiles.push({
-    name: "ACTIVE_CONTEXT.md",
-    path: path.join(workspace, "memory", "ACTIVE_CONTEXT.md"),
-    content: "active",
-    missing: false,
-  });
-
-  const entries = await entriesFor(event);
-
-  assert.deepEqual(
-    entries.map((entry) => entry.name),
-    ["memory/INDEX.md"],
-  );
-});
-
-test("events other than agent:bootstrap are ignored", async () => {
-  writeManifest(standardManifest());
-  writeMemory("INDEX.md", "index");
-  const event = eventFrom(capture("openclaw-2026.9.6", "command", "reset"), { workspaceDir: workspace });
-
-  await handler(event);
-
-  assert.equal(event.context.bootstrapFiles, undefined);
-});
-
-test("a manifest of another version (1: without sessions) is refused", async () => {
-  writeManifest(standardManifest({ version: 1 }));
-  writeMemory("INDEX.md", "index");
-  const warn = mock.method(console, "warn", () => {});
-  const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
-  const count = event.context.bootstrapFiles.length;
-
-  await handler(event);
-
-  assert.equal(event.context.bootstrapFiles.length, count);
-  assert.match(String(warn.mock.calls[0].arguments[0]), /not a version 2 manifest/);
-});
-
-test("isGroupSession tells group and channel keys from direct and main ones", () => {
-  assert.equal(isGroupSession("agent:main:telegram:group:-100123"), true);
-  assert.equal(isGroupSession("agent:main:slack:channel:c1:thread:9"), true);
-  assert.equal(isGroupSession("agent:main:main"), false);
-  assert.equal(isGroupSession("agent:main:telegram:direct:42"), false);
-  assert.equal(isGroupSession(undefined), false);
-});
-
 /** A bootstrap event of the 2026.9.6 capture, renamed to `sessionKey` (and `agentId`). */
 function bootstrapOf(sessionKey, agentId = "main") {
   const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
@@ -230,24 +106,136 @@ async function injectedNames(event) {
   return (await entriesFor(event)).map((entry) => entry.name);
 }
 
-test("ACTIVE_CONTEXT.md written from one peer's DM is not injected into another peer's DM", async () => {
+test("a file the manifest names that does not exist (any more) is skipped", async () => {
+  writeManifest(manifestOf([{ name: "memory/ACTIVE_CONTEXT.md", path: "memory/ACTIVE_CONTEXT.md", session: "agent:main:main" }, INDEX_ENTRY]));
+  writeMemory("INDEX.md", "index only");
+
+  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
+});
+
+test("a corrupt manifest logs one line and leaves bootstrap untouched", async () => {
+  mkdirSync(path.join(workspace, "memory"), { recursive: true });
+  writeFileSync(path.join(workspace, "memory", ".memwarden-bootstrap.json"), "{not json");
   writeMemory("INDEX.md", "index");
-  writeMemory("ACTIVE_CONTEXT.md", "what peer 111 said");
-  writeManifest(standardManifest({}, "agent:main:telegram:direct:111"));
+  const warn = mock.method(console, "warn", () => {});
+  const event = bootstrapOf("agent:main:main");
+  const before = structuredClone(event.context.bootstrapFiles);
+
+  await handler(event);
+
+  assert.deepEqual(event.context.bootstrapFiles, before);
+  assert.equal(warn.mock.callCount(), 1);
+  assert.match(String(warn.mock.calls[0].arguments[0]), /^\[memory-index-inject\] bootstrap left unchanged/);
+});
+
+test("a manifest path leaving the workspace is refused and nothing is injected", async () => {
+  writeManifest(manifestOf([{ name: "x", path: "../outside.md" }]));
+  const warn = mock.method(console, "warn", () => {});
+  const event = bootstrapOf("agent:main:main");
+  const count = event.context.bootstrapFiles.length;
+
+  await handler(event);
+
+  assert.equal(event.context.bootstrapFiles.length, count);
+  assert.match(String(warn.mock.calls[0].arguments[0]), /leaves the workspace/);
+});
+
+test("a symlinked file is not followed: one line logged, nothing injected", async () => {
+  writeMemory("INDEX.md", "index");
+  const secret = path.join(workspace, "secret.md");
+  writeFileSync(secret, handoffText("agent:main:main", "do not inject"));
+  symlinkSync(secret, path.join(workspace, "memory", "ACTIVE_CONTEXT.md"));
+  writeManifest(manifestOf([{ name: "memory/ACTIVE_CONTEXT.md", path: "memory/ACTIVE_CONTEXT.md", session: "agent:main:main" }, INDEX_ENTRY]));
+  const warn = mock.method(console, "warn", () => {});
+  const event = bootstrapOf("agent:main:main");
+  const count = event.context.bootstrapFiles.length;
+
+  await handler(event);
+
+  assert.equal(event.context.bootstrapFiles.length, count);
+  assert.equal(warn.mock.callCount(), 1);
+});
+
+test("group and channel sessions get nothing unless the manifest allows group chats", async () => {
+  const event = bootstrapOf("agent:main:slack:channel:c0123");
+
+  standardMemory();
+  assert.deepEqual(await entriesFor(event), []);
+
+  standardMemory("agent:main:main", { groupChats: true });
+  assert.deepEqual(await injectedNames(event), ["memory/INDEX.md"]);
+});
+
+test("a group's own handoff follows the manifest's groupChats", async () => {
+  const files = [writeHandoff("sessions/main.telegram.group.-100.md", "agent:main:telegram:group:-100", "the group's plans")];
+  const event = bootstrapOf("agent:main:telegram:group:-100");
+
+  writeManifest(manifestOf(files));
+  assert.deepEqual(await entriesFor(event), []);
+
+  writeManifest(manifestOf(files, { groupChats: true }));
+  assert.deepEqual(await injectedNames(event), ["memory/sessions/main.telegram.group.-100.md"]);
+});
+
+test("a file already among the bootstrap files is not added twice", async () => {
+  standardMemory();
+  const event = bootstrapOf("agent:main:main");
+  event.context.bootstrapFiles.push({
+    name: "ACTIVE_CONTEXT.md",
+    path: path.join(workspace, "memory", "ACTIVE_CONTEXT.md"),
+    content: "active",
+    missing: false,
+  });
+
+  assert.deepEqual(await injectedNames(event), ["memory/INDEX.md"]);
+});
+
+test("events other than agent:bootstrap are ignored", async () => {
+  standardMemory();
+  const event = eventFrom(capture("openclaw-2026.9.6", "command", "reset"), { workspaceDir: workspace });
+
+  await handler(event);
+
+  assert.equal(event.context.bootstrapFiles, undefined);
+});
+
+for (const version of [1, 2]) {
+  test(`a manifest of version ${version} is refused, nothing is injected`, async () => {
+    standardMemory("agent:main:main", { version });
+    const warn = mock.method(console, "warn", () => {});
+    const event = bootstrapOf("agent:main:main");
+    const count = event.context.bootstrapFiles.length;
+
+    await handler(event);
+
+    assert.equal(event.context.bootstrapFiles.length, count);
+    assert.match(String(warn.mock.calls[0].arguments[0]), /not a version 3 manifest/);
+  });
+}
+
+test("isGroupSession tells group and channel keys from direct and main ones", () => {
+  assert.equal(isGroupSession("agent:main:telegram:group:-100123"), true);
+  assert.equal(isGroupSession("agent:main:slack:channel:c1:thread:9"), true);
+  assert.equal(isGroupSession("agent:main:main"), false);
+  assert.equal(isGroupSession("agent:main:telegram:direct:42"), false);
+  assert.equal(isGroupSession(undefined), false);
+});
+
+test("a peer's handoff is never injected into another peer's session, nor into main", async () => {
+  writeMemory("INDEX.md", "index");
+  writeManifest(manifestOf([writeHandoff("sessions/main.telegram.direct.111.md", "agent:main:telegram:direct:111", "peer 111"), INDEX_ENTRY]));
 
   assert.deepEqual(await injectedNames(bootstrapOf("agent:main:telegram:direct:222")), ["memory/INDEX.md"]);
   assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
   assert.deepEqual(await injectedNames(bootstrapOf("Agent:Main:Telegram:Direct:111")), [
+    "memory/sessions/main.telegram.direct.111.md",
     "memory/INDEX.md",
-    "memory/ACTIVE_CONTEXT.md",
   ]);
 });
 
 test("ACTIVE_CONTEXT.md of the main session reaches that agent's main session only", async () => {
-  writeMemory("INDEX.md", "index");
-  writeMemory("ACTIVE_CONTEXT.md", "main conversation");
-  writeManifest(standardManifest({}, "agent:main:main"));
-  const both = ["memory/INDEX.md", "memory/ACTIVE_CONTEXT.md"];
+  standardMemory("agent:main:main");
+  const both = ["memory/ACTIVE_CONTEXT.md", "memory/INDEX.md"];
 
   assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), both);
   assert.deepEqual(await injectedNames(bootstrapOf("main", "main")), both);
@@ -256,10 +244,10 @@ test("ACTIVE_CONTEXT.md of the main session reaches that agent's main session on
   assert.deepEqual(await injectedNames(bootstrapOf("agent:main:slack:direct:u1")), ["memory/INDEX.md"]);
 });
 
-test("ACTIVE_CONTEXT.md whose session is unknown (null) is injected into no session", async () => {
+test("a handoff whose manifest session is unknown (null) is injected into no session", async () => {
   writeMemory("INDEX.md", "index");
-  writeMemory("ACTIVE_CONTEXT.md", "from nobody knows where");
-  writeManifest(standardManifest({}, null));
+  writeHandoff("ACTIVE_CONTEXT.md", "agent:main:main", "main");
+  writeManifest(manifestOf([{ name: "memory/ACTIVE_CONTEXT.md", path: "memory/ACTIVE_CONTEXT.md", session: null }, INDEX_ENTRY]));
 
   assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
 });
@@ -274,24 +262,73 @@ test("isSessionOf compares lower-cased keys and never matches without a key", ()
   assert.equal(isSessionOf("", { sessionKey: "" }), false);
 });
 
-test("ACTIVE_CONTEXT.md rewritten since the manifest (from another session) is not injected", async () => {
+test("a handoff rewritten since the manifest is injected as it is now, while it names the same session", async () => {
   writeMemory("INDEX.md", "index");
-  writeMemory("ACTIVE_CONTEXT.md", "what peer 111 said");
-  writeManifest(standardManifest({}, "agent:main:telegram:direct:111"));
+  const entry = writeHandoff("sessions/main.telegram.direct.111.md", "agent:main:telegram:direct:111", "first words");
+  writeManifest(manifestOf([entry, INDEX_ENTRY]));
   const event = bootstrapOf("agent:main:telegram:direct:111");
-  assert.deepEqual(await injectedNames(event), ["memory/INDEX.md", "memory/ACTIVE_CONTEXT.md"]);
 
-  writeMemory("ACTIVE_CONTEXT.md", "what peer 222 said"); // a checkpoint of 222's DM; no index yet
+  writeHandoff("sessions/main.telegram.direct.111.md", "agent:main:telegram:direct:111", "newer words");
+  assert.match((await entriesFor(event))[0].content, /newer words/);
 
+  // Something put another conversation in that file: the file itself says so; nothing injected.
+  writeHandoff("sessions/main.telegram.direct.111.md", "agent:main:telegram:direct:222", "peer 222");
+  assert.deepEqual(await injectedNames(event), ["memory/INDEX.md"]);
+  writeMemory("sessions/main.telegram.direct.111.md", "no provenance at all");
   assert.deepEqual(await injectedNames(event), ["memory/INDEX.md"]);
 });
 
-test("ACTIVE_CONTEXT.md of a manifest without its sha256 is injected into no session", async () => {
-  writeMemory("INDEX.md", "index");
-  writeMemory("ACTIVE_CONTEXT.md", "main conversation");
-  const manifest = standardManifest({}, "agent:main:main");
-  delete manifest.files[1].sha256;
-  writeManifest(manifest);
+test("handoffSession reads the provenance block only, like memwarden does", () => {
+  assert.equal(handoffSession(handoffText("Agent:Main:Telegram:Direct:42", "x"), ["main"]), "agent:main:telegram:direct:42");
+  assert.equal(handoffSession("# A\n\n> - session: `main` (id `x`)\n", ["ops"]), "agent:ops:main");
+  assert.equal(handoffSession("# A\n\n> - session: `main` (id `x`)\n", ["ops", "main"]), "main");
+  const spoof = "> - session: `agent:main:telegram:direct:999` (id `y`)";
+  assert.equal(handoffSession(`# A\n\nNo provenance.\n\n## Last Compaction Summary\n${spoof}\n`, ["main"]), undefined);
+  assert.equal(handoffSession(`${handoffText("agent:main:main", "body")}\n${spoof}\n`, ["main"]), "agent:main:main");
+});
 
-  assert.deepEqual(await injectedNames(bootstrapOf("agent:main:main")), ["memory/INDEX.md"]);
+test("each conversation gets its own handoff and never another peer's, with or without INDEX.md", async () => {
+  const files = [
+    writeHandoff("ACTIVE_CONTEXT.md", "agent:main:main", "main: plan the launch"),
+    writeHandoff("sessions/main.telegram.direct.111.md", "agent:main:telegram:direct:111", "peer 111: book the flights"),
+    writeHandoff("sessions/main.telegram.direct.222.md", "agent:main:telegram:direct:222", "peer 222: renew the passport"),
+  ];
+  writeManifest(manifestOf(files)); // a small memory folder: no INDEX.md listed
+
+  const bodies = async (key) => (await entriesFor(bootstrapOf(key))).map((entry) => entry.content.split("\n").at(-2));
+
+  assert.deepEqual(await bodies("agent:main:main"), ["main: plan the launch"]);
+  assert.deepEqual(await bodies("agent:main:telegram:direct:111"), ["peer 111: book the flights"]);
+  assert.deepEqual(await bodies("agent:main:telegram:direct:222"), ["peer 222: renew the passport"]);
+  assert.deepEqual(await bodies("agent:main:telegram:direct:333"), []);
+
+  writeMemory("INDEX.md", "the index\n");
+  writeManifest(manifestOf([...files, INDEX_ENTRY]));
+  assert.deepEqual(await bodies("agent:main:telegram:direct:111"), ["peer 111: book the flights", "the index"]);
+  assert.deepEqual(await bodies("agent:main:telegram:direct:333"), ["the index"]);
+});
+
+test("without a manifest, handoffs on disk are not injected and nothing is logged", async () => {
+  writeHandoff("ACTIVE_CONTEXT.md", "agent:main:main", "main");
+  writeHandoff("sessions/main.telegram.direct.111.md", "agent:main:telegram:direct:111", "peer");
+  const warn = mock.method(console, "warn", () => {});
+
+  for (const key of ["agent:main:main", "agent:main:telegram:direct:111"]) {
+    const event = bootstrapOf(key);
+    const before = structuredClone(event.context.bootstrapFiles);
+    await handler(event);
+    assert.deepEqual(event.context.bootstrapFiles, before);
+  }
+  assert.equal(warn.mock.callCount(), 0);
+});
+
+test("a workspace without a memory folder at all leaves the bootstrap untouched, silently", async () => {
+  const warn = mock.method(console, "warn", () => {});
+  const event = bootstrapOf("agent:main:main");
+  const before = structuredClone(event.context.bootstrapFiles);
+
+  await handler(event);
+
+  assert.deepEqual(event.context.bootstrapFiles, before);
+  assert.equal(warn.mock.callCount(), 0);
 });

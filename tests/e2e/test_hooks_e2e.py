@@ -4,13 +4,13 @@ One private gateway per version: `memwarden index` writes INDEX.md and the boots
 `memwarden install hooks` installs and enables both hooks (editing the gateway's JSON5 config in
 place, though the `openclaw` CLI is on PATH), then the gateway starts and:
 
-- an agent turn's system prompt, as the fake model receives it, holds INDEX.md and
-  ACTIVE_CONTEXT.md (memory-index-inject); another session's holds INDEX.md only, as
-  ACTIVE_CONTEXT.md names the session it was written from;
+- an agent turn's system prompt, as the fake model receives it, holds INDEX.md and that
+  conversation's handoff (memory-index-inject); another session's holds INDEX.md only, as the
+  handoff names the session it was written from;
 - `sessions.reset` makes the session-summary hook start `memwarden summarize`, which writes
   `memory/YYYY-MM-DD-<slug>.md` for the window that ended;
 - `sessions.compact` makes it start `memwarden checkpoint --session KEY --force`, which writes
-  ACTIVE_CONTEXT.md from the session before the compaction summary replaces it;
+  the session's handoff before the compaction summary replaces the conversation;
 - `memwarden doctor` finds both hooks installed and enabled and the gateway reachable.
 
 And on a running gateway, `install hooks` then `uninstall hooks` leaves its config byte for byte
@@ -55,11 +55,17 @@ def session_key(tag: str) -> str:
     return f"agent:main:e2e-hooks-{tag}"
 
 
+def handoff_of(workspace: Path, tag: str) -> Path:
+    """The handoff file of `session_key(tag)` (not the main session: under memory/sessions/)."""
+    return workspace / "memory" / "sessions" / f"main.e2e-hooks-{tag}.md"
+
+
 def seed_memory(workspace: Path, tag: str) -> None:
     memory = workspace / "memory"
     (memory / "research").mkdir(parents=True, exist_ok=True)
-    (memory / "ACTIVE_CONTEXT.md").write_text(
-        "# Active context\n\n"
+    handoff_of(workspace, tag).parent.mkdir(parents=True, exist_ok=True)
+    handoff_of(workspace, tag).write_text(
+        "# Conversation Handoff\n\n"
         f"> - session: `{session_key(tag)}` (id `seeded`)\n\n"  # injected into that session only
         f"active-{tag}: migrating\n"
     )
@@ -96,7 +102,7 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     prompts = "\n".join(gateway.llm.system_prompts())
     assert f"Heron survey {tag}" in prompts  # a row of INDEX.md
     assert "# Memory index" in prompts
-    assert f"active-{tag}: migrating" in prompts  # ACTIVE_CONTEXT.md
+    assert f"active-{tag}: migrating" in prompts  # the conversation's own handoff
     assert str(memory / "INDEX.md") in prompts
 
     gateway.llm.clear_requests()  # another session: INDEX.md, never this session's context
@@ -112,20 +118,21 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     def summary() -> Path | None:
         for path in set(memory.glob("*.md")) - before:
             text = path.read_text()
-            if text.startswith("# Session summary:") and f"heron migration {tag}" in text:
+            if text.startswith("# Session summary") and f"heron migration {tag}" in text:
                 return path
         return None
 
     path = wait_for(summary, "no session summary was written after sessions.reset", gateway)
-    assert path.name.endswith(f"-plan-the-heron-migration-{tag}-please.md")
-    assert f"`{key}`" in path.read_text()
+    assert path.name.endswith(f"-session-main.e2e-hooks-{tag}.md")  # never the conversation's words
+    assert path.read_text().startswith(f"# Session summary — `{key}`\n")
 
     gateway.agent_turn(f"Now compact this {tag} conversation", session_key=key)
-    (memory / "ACTIVE_CONTEXT.md").write_text("# Active context\n\nreplaced by the test\n")
+    handoff = handoff_of(gateway.workspace, tag)
+    handoff.write_text("# Handoff\n\nreplaced by the test\n")
     gateway.rpc("sessions.compact", {"key": key}, timeout=120)
 
     def checkpointed() -> bool:
-        return f"Now compact this {tag} conversation" in (memory / "ACTIVE_CONTEXT.md").read_text()
+        return f"Now compact this {tag} conversation" in handoff.read_text()
 
     wait_for(checkpointed, "no checkpoint was written after sessions.compact", gateway)
 

@@ -172,18 +172,19 @@ def test_checkpoint_session_api_checkpoints_one_session_for_rotate(tmp_path):
     finally:
         context.close()
 
-    # hooktest: one turn, then two resets in place; written though under the minimums.
+    # hooktest: one turn, then two resets in place; its own handoff, never ACTIVE_CONTEXT.md.
+    handoff = state.workspace / "memory" / "sessions" / "main.hooktest.md"
     assert outcome.ok and outcome.error is None
     assert outcome.outcome == "written"
-    assert outcome.files == [
-        str(state.workspace / "memory" / "ACTIVE_CONTEXT.md"),
-        str(state.workspace / "memory" / "2026-11-22.md"),
-    ]
+    assert outcome.files == [str(handoff), str(state.workspace / "memory" / "2026-11-22.md")]
     assert outcome.to_json()["session_key"] == "agent:main:hooktest"
     assert outcome.previous_session_id == session.session_id
-    assert "hello hook test" in (state.workspace / "memory" / "ACTIVE_CONTEXT.md").read_text()
+    assert outcome.previous_in_place
+    assert "hello hook test" in handoff.read_text()
+    assert "Written by memwarden rotate right before it reset" in handoff.read_text()
+    assert not (state.workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
     assert again.outcome == "written"  # forced: rewritten, but no second daily entry
-    assert again.files == [str(state.workspace / "memory" / "ACTIVE_CONTEXT.md")]
+    assert again.files == [str(handoff)]
     assert stored["session_id"] == session.session_id
 
 
@@ -216,9 +217,11 @@ def test_checkpoint_writes_private_files_and_takes_a_history_snapshot(
     result = run_cli(capsys, "--state-dir", state.state_dir, "--json", "checkpoint")
 
     assert result.exit_code == 0, result.stderr
-    (agent,) = result.json()["agents"]
+    agent = result.json()["agents"][0]
     assert agent["snapshot"]
     memory = state.workspace / "memory"
     assert oct(memory.stat().st_mode & 0o777) == "0o700"
-    for path in memory.iterdir():
-        assert oct(path.stat().st_mode & 0o777) == "0o600", path
+    assert oct((memory / "sessions").stat().st_mode & 0o777) == "0o700"
+    for path in memory.rglob("*"):
+        if path.is_file():
+            assert oct(path.stat().st_mode & 0o777) == "0o600", path

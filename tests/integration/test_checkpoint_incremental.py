@@ -261,7 +261,7 @@ def test_checkpoint_file_era_reset_keeps_previous_window_and_logs_its_unseen_tai
     current, _, kept = context.partition(f"## Previous Session `{SESSION}`")
     assert f"(id `{NEW_SESSION}`" in current
     assert "_No user messages in this window yet._" in current
-    assert "before the reset at 2026-11-22T05:25+00:00" in kept
+    assert f"had session id `{SESSION}` until the reset at 2026-11-22T05:25+00:00" in kept
     assert "last words before the reset" in kept
     daily = agent.memory("2026-11-22.md")
     assert entries_in(daily) == 2
@@ -333,9 +333,10 @@ def test_checkpoint_sqlite_era_in_place_reset_keeps_the_window_before_it(tmp_pat
     assert outcome["counts"]["previous_messages"] == 12
     assert outcome["counts"]["new_messages"] == 2
     context = agent.memory("ACTIVE_CONTEXT.md")
-    current, _, kept = context.partition(f"## Previous Session `{SESSION}`")
+    assert "Previous Session" not in context  # the same session, reset in place
+    current, _, kept = context.partition("## Before the Reset")
     assert "fresh start" in current and user_text(5) not in current
-    assert "before the reset at 2026-11-22T05:30+00:00" in kept
+    assert "reset in place at 2026-11-22T05:30+00:00" in kept
     assert user_text(5).strip() in kept
     assert entries_in(agent.memory("2026-11-22.md")) == 2
 
@@ -400,7 +401,7 @@ def test_checkpoint_long_tool_loops_read_further_back_for_recent_requests(tmp_pa
     assert outcome["counts"]["tools"] == 90
 
 
-def test_checkpoint_all_mode_writes_each_active_session_to_its_own_file(tmp_path, capsys):
+def test_checkpoint_writes_each_active_conversation_to_its_own_file(tmp_path, capsys):
     agent = FileAgent(tmp_path)
     other = "5e551011-0000-4000-8000-0000000000aa"
     write_jsonl(agent.sessions / f"{other}.jsonl", transcript_lines(3, session_id=other))
@@ -410,14 +411,31 @@ def test_checkpoint_all_mode_writes_each_active_session_to_its_own_file(tmp_path
         "updatedAt": int(NOW.timestamp() * 1000),
     }
     (agent.sessions / "sessions.json").write_bytes(orjson.dumps(store))
-    config = tmp_path / "memwarden.toml"
-    config.write_text('[checkpoint]\nsessions = "all"\n')
 
-    result = run_cli(capsys, "--config", config, "--state-dir", agent.state, "--json", "checkpoint")
+    result = run_cli(capsys, "--state-dir", agent.state, "--json", "checkpoint")
 
     keys = [outcome["session_key"] for outcome in result.json()["agents"]]
     assert keys == ["agent:main:main", "agent:main:telegram:direct:42"]
-    assert "(id `" + SESSION in agent.memory("ACTIVE_CONTEXT.md")
-    assert "(id `" + other in agent.memory("ACTIVE_CONTEXT.telegram-direct-42.md")
+    main, peer = (
+        agent.memory("ACTIVE_CONTEXT.md"),
+        agent.memory("sessions/main.telegram.direct.42.md"),
+    )
+    assert "(id `" + SESSION in main and other not in main
+    assert "(id `" + other in peer and SESSION not in peer
+    handoff = agent.workspace / "memory" / "ACTIVE_CONTEXT.md"
+    before = (handoff.stat().st_ino, handoff.stat().st_mtime_ns)
+    with (agent.sessions / f"{other}.jsonl").open("ab") as transcript:
+        for line in turn(90, START + timedelta(minutes=40), "only the peer said this"):
+            transcript.write(orjson.dumps(line) + b"\n")
+    store["agent:main:telegram:direct:42"]["updatedAt"] += 1000
+    (agent.sessions / "sessions.json").write_bytes(orjson.dumps(store))
+
+    again = checkpoint(capsys, agent)
+
+    outcomes = {item["session_key"]: item["outcome"] for item in again.json()["agents"]}
+    assert outcomes == {"agent:main:main": "unchanged", "agent:main:telegram:direct:42": "written"}
+    assert (handoff.stat().st_ino, handoff.stat().st_mtime_ns) == before
+    assert "only the peer said this" in agent.memory("sessions/main.telegram.direct.42.md")
+    assert "only the peer said this" not in agent.memory("ACTIVE_CONTEXT.md")
     daily = agent.memory("2026-11-22.md")
     assert "`agent:main:main`" in daily and "`agent:main:telegram:direct:42`" in daily

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import orjson
 import pytest
 
 from memwarden.runtime import JobContext
@@ -40,7 +41,7 @@ def test_checkpoint_written_agent_gets_fresh_index(tmp_path, capsys):
     assert (state.workspace / "memory" / ".memwarden-bootstrap.json").exists()
 
 
-def test_checkpoint_index_refresh_can_be_turned_off(tmp_path, capsys, monkeypatch):
+def test_checkpoint_index_refresh_off_still_writes_the_manifest(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MEMWARDEN_INDEX_AFTER_CHECKPOINT", "false")
     state = make_sqlite_era_state(tmp_path)
     big_memory(state.workspace)
@@ -48,5 +49,29 @@ def test_checkpoint_index_refresh_can_be_turned_off(tmp_path, capsys, monkeypatc
     result = run_cli(capsys, "--state-dir", state.state_dir, "checkpoint", "--json")
 
     assert result.exit_code == 0, result.stderr
-    assert "index" not in result.json()
+    (indexed,) = result.json()["index"]
+    assert (indexed["status"], indexed["manifest"]) == ("left_as_is", "written")
     assert not (state.workspace / "memory" / "INDEX.md").exists()
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert [file["session"] for file in manifest["files"]] == [
+        "agent:main:main",
+        "agent:main:agentrpc",
+        "agent:main:hooktest",
+    ]
+
+
+def test_checkpoint_of_a_small_memory_folder_writes_a_manifest_of_handoffs_only(tmp_path, capsys):
+    state = make_sqlite_era_state(tmp_path)
+
+    result = run_cli(capsys, "--state-dir", state.state_dir, "checkpoint", "--json")
+
+    assert result.exit_code == 0, result.stderr
+    (indexed,) = result.json()["index"]
+    assert (indexed["status"], indexed["manifest"]) == ("below_threshold", "written")
+    assert not (state.workspace / "memory" / "INDEX.md").exists()
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert [file["path"] for file in manifest["files"]] == [
+        "memory/ACTIVE_CONTEXT.md",
+        "memory/sessions/main.agentrpc.md",
+        "memory/sessions/main.hooktest.md",
+    ]

@@ -113,7 +113,7 @@ def test_checkpoint_planted_secrets_never_reach_the_workspace(tmp_path, capsys):
     written = {
         path.name: path.read_text(encoding="utf-8") for path in (workspace / "memory").iterdir()
     }
-    assert set(written) == {"ACTIVE_CONTEXT.md", "2026-11-22.md"}
+    assert set(written) == {"ACTIVE_CONTEXT.md", "2026-11-22.md", ".memwarden-bootstrap.json"}
     everything = "\n".join(written.values()) + result.stdout + result.stderr
     leaked = [kind for kind, secret in SECRETS.items() if secret in everything]
     assert leaked == []

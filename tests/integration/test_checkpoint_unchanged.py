@@ -124,7 +124,25 @@ def test_unchanged_skip_ends_when_a_written_file_is_gone(tmp_path, capsys):
     assert (tmp_path / "workspace" / "memory" / "ACTIVE_CONTEXT.md").is_file()
 
 
-def test_unchanged_skip_ends_when_the_chosen_main_session_goes_stale(tmp_path, capsys, monkeypatch):
+def test_unchanged_skip_ends_when_another_conversation_goes_stale(tmp_path, capsys, monkeypatch):
+    newer = (START + timedelta(minutes=5)).timestamp()
+    state, _, _ = build(tmp_path, other_updated=newer)
+    _, first = run(capsys, state)
+    monkeypatch.setattr(JobContext, "now", lambda self: START + timedelta(hours=4, minutes=6))
+
+    _, later = run(capsys, state)
+
+    assert [item["session_key"] for item in first] == [
+        "agent:main:main",
+        "agent:main:telegram:direct:7",
+    ]
+    assert [item["session_key"] for item in later] == ["agent:main:main"]
+
+
+def test_unchanged_skip_ends_when_the_chosen_main_session_goes_stale_in_recent_mode(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_SESSIONS", "recent")
     newer = (START + timedelta(minutes=5)).timestamp()
     state, _, _ = build(tmp_path, other_updated=newer)
     _, (first,) = run(capsys, state)

@@ -38,8 +38,11 @@ def test_demo_runs_every_job_and_writes_memory_files(tmp_path):
         "the gateway received sessions.reset for: agent:legacy:fixture, agent:main:agentrpc" in out
     )
     memory = demo / "workspaces" / "main" / "memory"
-    # The rotation checkpointed agent:main:agentrpc last, so its conversation is the handoff.
-    assert "via agent rpc" in (memory / "ACTIVE_CONTEXT.md").read_text()
+    # Each conversation has its own handoff: rotating agentrpc left main's alone.
+    main = (memory / "ACTIVE_CONTEXT.md").read_text()
+    assert "second message after reset" in main and "via agent rpc" not in main
+    assert "via agent rpc" in (memory / "sessions" / "main.agentrpc.md").read_text()
+    assert "MEMWARDEN_CHECKPOINT" not in (REPO / "scripts" / "demo.py").read_text()
     daily = "".join(path.read_text() for path in memory.glob("20??-??-??.md"))
     assert "last request: second message after reset" in daily
     assert (memory / "INDEX.md").read_text().startswith("<!-- memwarden:index")

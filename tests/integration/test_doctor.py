@@ -191,7 +191,8 @@ def test_doctor_oversized_active_context_warns_with_cap_to_set(capsys, tmp_path)
     state = make_file_era_state(tmp_path)
     memory = state.workspace / "memory"
     memory.mkdir()
-    (memory / "ACTIVE_CONTEXT.md").write_text("x" * 21_000)
+    header = "# Active context\n\n> - session: `agent:main:main` (id `x`)\n\n"
+    (memory / "ACTIVE_CONTEXT.md").write_text(header + "x" * 21_000)
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
     finding = findings(result)["bootstrap.main.ACTIVE_CONTEXT.md"]
     assert finding["severity"] == "warning"

@@ -96,14 +96,33 @@ def test_index_manifest_is_what_the_bootstrap_hook_injects(
 
     assert [file["name"] for file in files] == [
         "AGENTS.md",
-        "memory/INDEX.md",
         "memory/ACTIVE_CONTEXT.md",
+        "memory/INDEX.md",
     ]
-    assert files[1]["content"] == (memory / "INDEX.md").read_text()
-    assert files[1]["path"] == str(memory / "INDEX.md")
-    assert files[2]["content"] == (memory / "ACTIVE_CONTEXT.md").read_text()
-    assert "> - session: `agent:main:main`" in files[2]["content"]
+    assert files[1]["content"] == (memory / "ACTIVE_CONTEXT.md").read_text()
+    assert "> - session: `agent:main:main`" in files[1]["content"]
+    assert files[2]["content"] == (memory / "INDEX.md").read_text()
+    assert files[2]["path"] == str(memory / "INDEX.md")
     assert all(file["missing"] is False for file in files)
+
+
+def test_checkpoint_alone_each_conversation_gets_its_own_handoff_and_no_other(
+    capsys, tmp_path, fixture_clock
+):
+    state = make_sqlite_era_state(tmp_path)  # an empty memory folder, default settings
+    assert run_cli(capsys, "--state-dir", state.state_dir, "checkpoint").exit_code == 0
+    assert not (state.workspace / "memory" / "INDEX.md").exists()
+
+    main = bootstrap_files(state.workspace, "agent:main:main")
+    rpc = bootstrap_files(state.workspace, "agent:main:agentrpc")
+    stranger = bootstrap_files(state.workspace, "agent:main:telegram:direct:4242")
+
+    assert [file["name"] for file in main] == ["AGENTS.md", "memory/ACTIVE_CONTEXT.md"]
+    assert "second message after reset" in main[1]["content"]
+    assert [file["name"] for file in rpc] == ["AGENTS.md", "memory/sessions/main.agentrpc.md"]
+    assert "via agent rpc" in rpc[1]["content"]
+    assert "second message after reset" not in rpc[1]["content"]
+    assert [file["name"] for file in stranger] == ["AGENTS.md"]
 
 
 def test_index_manifest_active_context_of_main_is_not_injected_into_a_dm(

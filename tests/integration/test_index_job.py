@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +14,7 @@ from memwarden import config
 from memwarden.indexing.markers import MARKERS
 from memwarden.indexing.refresh import index_agents
 from memwarden.runtime import JobContext
-from support.cli import run_cli
+from support.cli import run_cli, run_subprocess
 from support.deployments import make_sqlite_era_state, write_json5_config
 
 FILLER = "Notes on the work, kept for later. " * 40 + "\n"
@@ -23,8 +22,11 @@ FILLER = "Notes on the work, kept for later. " * 40 + "\n"
 # path under memory/ → content; the expected marker totals are written out by hand below.
 MEMORY = {
     "ACTIVE_CONTEXT.md": "# Active context\n\n"
-    "> - session: `agent:main:telegram:direct:42` (id `x`)\n\n"
+    "> - session: `agent:main:main` (id `x`)\n\n"
     "Shipping the index. [TODO] docs [TODO] bench\n",
+    "sessions/main.telegram.direct.42.md": "# Conversation Handoff\n\n"
+    "> - session: `agent:main:telegram:direct:42` (id `y`)\n\n"
+    "Talking with peer 42.\n",
     "MEMORY.md": "# Long-term memory\n\n- [PREFERENCE] short answers\n- [FACT] prod is eu-west\n",
     "2026-11-20.md": "# 2026-11-20\n\n[DECISION] SQLite [DECISION] WAL [GOTCHA] fsync\n" + FILLER,
     "2026-11-21.md": "# 2026-11-21\n\nWrite `[TODO]` to flag work.\n```\n[FACT] example\n```\n"
@@ -46,7 +48,8 @@ TOTALS = {
     "PREFERENCE": 1,
     "TODO": 2,
 }
-POOL_FILES = 9  # MEMORY minus archive/ and the hidden folder, plus the latin-1 file
+POOL_FILES = 10  # MEMORY minus archive/ and the hidden folder, plus the latin-1 file
+PEER = "sessions/main.telegram.direct.42.md"
 
 
 def write_memory(workspace: Path, files: dict[str, str] = MEMORY) -> Path:
@@ -102,6 +105,7 @@ def test_index_rows_have_titles_sizes_markers_and_categories(capsys, state):
     assert [heading.split(" — ")[0] for heading in headings] == [
         "## How to use this index",
         "## Core state",
+        "## Conversation handoffs",
         "## Daily logs",
         "## Plans and procedures",
         "## Research",
@@ -112,26 +116,40 @@ def test_index_rows_have_titles_sizes_markers_and_categories(capsys, state):
 def test_index_writes_the_bootstrap_manifest_for_the_hook(capsys, state):
     index(capsys, state)
 
-    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
-    index_chars = len((state.workspace / "memory" / "INDEX.md").read_text().rstrip())
+    memory = state.workspace / "memory"
+    manifest = orjson.loads((memory / ".memwarden-bootstrap.json").read_bytes())
+    index_chars = len((memory / "INDEX.md").read_text().rstrip())
     assert manifest == {
-        "version": 2,
-        "generator": "memwarden index",
+        "version": 3,
+        "generator": "memwarden",
         "agents": ["main"],
         "maxChars": 20_000,
         "totalMaxChars": 60_000,
         "groupChats": False,
         "files": [
-            {"name": "memory/INDEX.md", "path": "memory/INDEX.md", "chars": index_chars},
             {
                 "name": "memory/ACTIVE_CONTEXT.md",
                 "path": "memory/ACTIVE_CONTEXT.md",
-                "chars": len(MEMORY["ACTIVE_CONTEXT.md"].rstrip()),
-                "session": "agent:main:telegram:direct:42",
-                "sha256": hashlib.sha256(MEMORY["ACTIVE_CONTEXT.md"].encode()).hexdigest(),
+                "session": "agent:main:main",
             },
+            {
+                "name": f"memory/{PEER}",
+                "path": f"memory/{PEER}",
+                "session": "agent:main:telegram:direct:42",
+            },
+            {"name": "memory/INDEX.md", "path": "memory/INDEX.md", "chars": index_chars},
         ],
     }
+
+
+def test_index_lists_the_live_handoffs_and_says_each_is_for_its_own_conversation(capsys, state):
+    index(capsys, state)
+
+    text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
+    handoffs = text.split("\n## Conversation handoffs", 1)[1].split("\n## ", 1)[0]
+    assert f"| {PEER} | Conversation Handoff |" in handoffs
+    assert "only that conversation's session gets it at its start" in text
+    assert "is loaded with this index at every session start" not in text
 
 
 def test_index_active_context_without_provenance_is_for_no_session_and_warns(capsys, state):
@@ -141,10 +159,25 @@ def test_index_active_context_without_provenance_is_for_no_session_and_warns(cap
     result = index(capsys, state, "--json")
 
     manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
-    assert manifest["files"][1]["path"] == "memory/ACTIVE_CONTEXT.md"
-    assert manifest["files"][1]["session"] is None
-    assert result.json()["workspaces"][0]["active_context_session"] is None
+    assert [file["path"] for file in manifest["files"]] == [f"memory/{PEER}", "memory/INDEX.md"]
+    handoffs = result.json()["workspaces"][0]["handoffs"]
+    assert [item["session"] for item in handoffs] == ["agent:main:telegram:direct:42"]
     assert f"{active}: names no session" in result.stderr
+
+
+def test_index_active_context_left_by_an_earlier_memwarden_for_a_peer_is_injected_nowhere(
+    capsys, state
+):
+    active = state.workspace / "memory" / "ACTIVE_CONTEXT.md"
+    active.write_text("# Active context\n\n> - session: `agent:main:telegram:direct:7`\n")
+
+    result = index(capsys, state)
+
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert "memory/ACTIVE_CONTEXT.md" not in [file["path"] for file in manifest["files"]]
+    assert "holds session `agent:main:telegram:direct:7`, whose handoff is another file" in (
+        result.stderr
+    )
 
 
 def test_index_files_are_private_and_written_whole(capsys, state):
@@ -215,17 +248,40 @@ def test_index_cached_facts_reused_while_size_mtime_inode_unchanged(state):
     assert touched["markers"]["FACT"] == TOTALS["FACT"] - 1
 
 
-def test_index_below_threshold_writes_nothing_and_removes_the_manifest(capsys, state, monkeypatch):
+def test_index_below_threshold_no_index_but_the_handoffs_stay_in_the_manifest(
+    capsys, state, monkeypatch
+):
     index(capsys, state)
     monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "500")
 
     result = index(capsys, state)
 
     assert result.exit_code == 0
-    assert "under the threshold: no index; bootstrap manifest removed" in result.stdout
+    assert (
+        "under the threshold: no index; bootstrap manifest written (2 conversation handoffs)"
+        in result.stdout
+    )
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert [file["path"] for file in manifest["files"]] == [
+        "memory/ACTIVE_CONTEXT.md",
+        f"memory/{PEER}",
+    ]
+    (outcome,) = index(capsys, state, "--json").json()["workspaces"]
+    assert (outcome["status"], outcome["manifest"]) == ("below_threshold", "unchanged")
+
+
+def test_index_below_threshold_without_handoffs_removes_the_manifest(capsys, state, monkeypatch):
+    index(capsys, state)
+    (state.workspace / "memory" / "ACTIVE_CONTEXT.md").unlink()
+    (state.workspace / "memory" / PEER).unlink()
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "500")
+
+    result = index(capsys, state)
+
+    assert "no index; bootstrap manifest removed (nothing to inject)" in result.stdout
     assert not (state.workspace / "memory" / ".memwarden-bootstrap.json").exists()
     (outcome,) = index(capsys, state, "--json").json()["workspaces"]
-    assert (outcome["status"], outcome["manifest"]) == ("below_threshold", None)
+    assert (outcome["status"], outcome["manifest"]) == ("below_threshold", "none")
 
 
 def test_index_force_ignores_the_threshold(capsys, state, monkeypatch):
@@ -270,6 +326,12 @@ def test_index_foreign_index_file_is_kept_and_other_workspaces_still_indexed(
     assert outcomes["ops"]["status"] == "written"
     assert own.read_text() == "# My hand-written index\n"
     assert "index main: failed:" in result.stderr
+    # The conversations' handoffs are still injected, without the index.
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert [file["path"] for file in manifest["files"]] == [
+        "memory/ACTIVE_CONTEXT.md",
+        f"memory/{PEER}",
+    ]
 
 
 def test_index_agents_sharing_a_workspace_index_it_once(capsys, state):
@@ -308,16 +370,15 @@ def test_index_over_the_gateway_cap_is_condensed_and_says_so(capsys, state):
     assert "(condensed: Daily logs: summarised in one line" in index(capsys, state).stdout
 
 
-def test_index_active_context_over_the_cap_is_reported(capsys, state):
-    (state.workspace / "memory" / "ACTIVE_CONTEXT.md").write_text("x" * 5_000)
+def test_index_handoff_over_the_cap_is_reported(capsys, state):
+    (state.workspace / "memory" / PEER).write_text(MEMORY[PEER] + "x" * 5_000)
     set_bootstrap_caps(state, 4_500, total=6_000)
 
     result = index(capsys, state)
 
     assert result.exit_code == 0
-    assert "ACTIVE_CONTEXT.md: 5,000 characters, over the 4,500-character bootstrap cap" in (
-        result.stderr
-    )
+    assert f"{PEER}: 5,101 characters" in result.stderr
+    assert "characters, over the 4,500-character bootstrap cap" in result.stderr
     assert "over the 6,000-character total bootstrap cap" in result.stderr
 
 
@@ -402,6 +463,7 @@ def test_index_custom_template_renders_with_the_marker_added(capsys, state, tmp_
     assert lines[1:] == [
         f"# {POOL_FILES} files",
         "- Core state",
+        "- Conversation handoffs",
         "- Daily logs",
         "- Plans and procedures",
         "- Research",
@@ -419,3 +481,114 @@ def test_index_agents_returns_one_outcome_per_workspace(state):
     assert [item["status"] for item in done] == ["written"]
     assert done[0]["workspace"] == str(state.workspace)
     assert done[0]["manifest"] == "written"
+
+
+# What the reference script generate-memory-index.sh writes (its header, then its tables).
+REFERENCE_INDEX = (
+    "# Memory Index\n"
+    "> **Generated**: 2026-11-20 09:00 UTC | **Files**: 3 | **Size**: 12KB | **~Tokens**: 3072\n"
+    "> **Observations**: 2🟤 decisions | 1🔴 gotchas | 0🟡 solutions | 0🔵 patterns | 0⚪ todos\n"
+    "\n## How to Use This Index\n- **Always load**: ACTIVE_CONTEXT.md (current working state)\n"
+    "\n### 🔑 Core State (always load ACTIVE_CONTEXT)\n\n"
+    "| File | Title | Size | Tokens | Observations | Modified |\n"
+    "|------|-------|------|--------|-------------|----------|\n"
+    "| ACTIVE_CONTEXT.md | Active context | 1KB | ~250 | — | 2026-11-20 |\n"
+)
+
+
+def test_index_takes_over_the_reference_scripts_index_after_keeping_it_in_history(
+    capsys, state, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")  # taken over all the same
+    index_path = state.workspace / "memory" / "INDEX.md"
+    index_path.write_text(REFERENCE_INDEX, encoding="utf-8")
+
+    result = index(capsys, state, "--json")
+
+    assert result.exit_code == 0, result.stderr
+    (outcome,) = result.json()["workspaces"]
+    assert outcome["status"] == "written"
+    assert outcome["migrated"].startswith("kept in agent main's memory history: snapshot ")
+    assert index_path.read_text().startswith("<!-- memwarden:index")
+    snapshot_id = outcome["migrated"].rsplit(" ", 1)[1]
+    listed = run_cli(capsys, "--state-dir", state.state_dir, "--json", "history", "list")
+    (snapshot,) = [item for item in listed.json()["snapshots"] if item["id"] == snapshot_id]
+    assert snapshot["trigger"] == "pre-migrate"
+    rewound = run_subprocess(  # the operator's way back, in a process of its own
+        "--state-dir", state.state_dir, "history", "rewind", snapshot_id, "--path", "INDEX.md"
+    )
+    assert rewound.exit_code == 0, rewound.stderr
+    assert index_path.read_text(encoding="utf-8") == REFERENCE_INDEX
+    # Rewound to the script's file (the rewind kept memwarden's): taken over again, kept again.
+    line = index(capsys, state).stdout
+    assert "took over the INDEX.md of generate-memory-index.sh (kept in agent main's" in line
+    assert snapshot_id not in line
+
+
+def test_index_dry_run_over_the_reference_index_changes_nothing_and_says_so(capsys, state):
+    index_path = state.workspace / "memory" / "INDEX.md"
+    index_path.write_text(REFERENCE_INDEX, encoding="utf-8")
+
+    result = index(capsys, state, "--dry-run")
+
+    assert result.exit_code == 0, result.stderr
+    assert "would write memory/INDEX.md" in result.stdout
+    assert "would keep it in agent main's memory history first" in result.stdout
+    assert index_path.read_text(encoding="utf-8") == REFERENCE_INDEX
+
+
+def test_index_reference_index_of_a_workspace_no_agent_uses_is_left_alone(capsys, state, tmp_path):
+    other = tmp_path / "elsewhere"
+    write_memory(other)
+    (other / "memory" / "INDEX.md").write_text(REFERENCE_INDEX, encoding="utf-8")
+
+    result = index(capsys, state, "--workspace", str(other))
+
+    assert result.exit_code == 1
+    assert "written by generate-memory-index.sh, but no agent uses this workspace" in result.stderr
+    assert (other / "memory" / "INDEX.md").read_text(encoding="utf-8") == REFERENCE_INDEX
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Memory Index\n\nMy own notes, not generated.\n",
+        "> **Generated**: 2026-11-20\n# Memory Index\n",
+        "# Memory Index (mine)\n> **Generated**: by hand\n",
+    ],
+)
+def test_index_other_foreign_index_files_are_still_refused(capsys, state, text):
+    index_path = state.workspace / "memory" / "INDEX.md"
+    index_path.write_text(text, encoding="utf-8")
+
+    result = index(capsys, state)
+
+    assert result.exit_code == 1
+    assert "exists and was not written by memwarden; rename it" in result.stderr
+    assert index_path.read_text(encoding="utf-8") == text
+
+
+def test_index_shared_by_every_session_holds_no_conversations_words(capsys, state, fixture_clock):
+    """INDEX.md goes to every session, another peer's too: the handoffs, daily logs and session
+    summaries memwarden writes from conversations show in it by name and neutral title only."""
+    cli = ("--state-dir", state.state_dir)
+    assert run_cli(capsys, *cli, "checkpoint").exit_code == 0
+    summarized = run_cli(
+        capsys,
+        *cli,
+        "summarize",
+        "--session-key",
+        "agent:main:main",
+        "--session-id",
+        "b5974d71-c717-4e69-b2ad-af312d36f9f1",
+        "--event-time",
+        "2026-11-22T05:27:00Z",
+    )
+    assert summarized.exit_code == 0, summarized.stderr
+    assert index(capsys, state).exit_code == 0
+
+    text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
+    assert "| 2026-11-22-session-main.main.md | Session summary — `agent:main:main` |" in text
+    assert "| sessions/main.agentrpc.md | Conversation Handoff" in text
+    for words in ("hello from the cli test", "second message after reset", "via agent rpc"):
+        assert words not in text.lower()

@@ -7,7 +7,6 @@ runs before each reset is the real one.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from contextlib import contextmanager
 
@@ -317,7 +316,10 @@ def test_rotate_one_turn_session_is_checkpointed_and_reset(capsys, sqlite_state,
 
     assert result.exit_code == 0, result.stderr
     assert by_key(result)[small]["status"] == "rotated"
-    assert "via agent rpc" in active_context(sqlite_state)
+    handoff = (sqlite_state.workspace / "memory" / "sessions" / "main.agentrpc.md").read_text()
+    assert "via agent rpc" in handoff
+    assert "Written by memwarden rotate right before it reset this conversation" in handoff
+    assert not (sqlite_state.workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
 
 
 def test_rotate_gateway_unreachable_is_one_clear_line(capsys, sqlite_state, monkeypatch):
@@ -367,19 +369,39 @@ def bootstrap_manifest(state) -> dict:
     return orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
 
 
-def test_rotate_other_session_manifest_names_it_before_the_reset(
+def test_rotate_other_conversation_leaves_main_alone_and_the_manifest_names_it_before_the_reset(
     capsys, file_state, monkeypatch, fixture_clock
 ):
-    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
     assert run_cli(capsys, "--state-dir", file_state.state_dir, "checkpoint").exit_code == 0
-    assert bootstrap_manifest(file_state)["files"][1]["session"] == MAIN
+    memory = file_state.workspace / "memory"
+    main_before = (memory / "ACTIVE_CONTEXT.md").read_bytes()
     with gateway_for(file_state, monkeypatch) as sim:
         sim.set_row(SECOND, **OVER)
         result = rotate(capsys, file_state)
 
     assert by_key(result)[SECOND]["status"] == "rotated", result.stdout
-    assert by_key(result)[SECOND]["checkpoint"]["index"] == "written"
-    active = bootstrap_manifest(file_state)["files"][1]
-    raw = (file_state.workspace / "memory" / "ACTIVE_CONTEXT.md").read_bytes()
-    assert f"`{SECOND}`".encode() in raw  # the rotated session's handoff, not main's
-    assert (active["session"], active["sha256"]) == (SECOND, hashlib.sha256(raw).hexdigest())
+    # The manifest already listed the conversation's handoff: the rewrite needs no new one.
+    assert by_key(result)[SECOND]["checkpoint"]["manifest"] == "unchanged"
+    assert (memory / "ACTIVE_CONTEXT.md").read_bytes() == main_before  # main's, untouched
+    raw = (memory / "sessions" / "main.fixture.md").read_bytes()
+    assert b"Written by memwarden rotate right before it reset" in raw
+    assert f"> - session: `{SECOND}`".encode() in raw
+    files = {item["session"]: item["path"] for item in bootstrap_manifest(file_state)["files"]}
+    assert files[MAIN] == "memory/ACTIVE_CONTEXT.md"
+    assert files[SECOND] == "memory/sessions/main.fixture.md"
+
+
+def test_rotate_with_index_refresh_off_still_writes_the_manifest(capsys, sqlite_state, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_INDEX_AFTER_CHECKPOINT", "false")
+    with gateway_for(sqlite_state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        result = rotate(capsys, sqlite_state)
+
+    item = by_key(result)[MAIN]
+    assert item["status"] == "rotated"
+    assert (item["checkpoint"]["index"], item["checkpoint"]["manifest"]) == (
+        "below_threshold",
+        "written",
+    )
+    (entry,) = bootstrap_manifest(sqlite_state)["files"]
+    assert (entry["path"], entry["session"]) == ("memory/ACTIVE_CONTEXT.md", MAIN)

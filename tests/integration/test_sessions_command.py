@@ -54,7 +54,8 @@ def test_sessions_human_output_names_agent_and_kinds(capsys, tmp_path):
     result = run_cli(capsys, "--state-dir", state.state_dir, "sessions")
     assert result.exit_code == 0
     assert "agent main (default): file era" in result.stdout
-    assert "agent:main:fixture" in result.stdout and "5,555/32,000" in result.stdout
+    assert "agent:main:fixture" in result.stdout
+    assert "context 5,555 of 32,000 tokens (gateway count, fresh)" in result.stdout
 
 
 def test_sessions_broken_gateway_config_is_one_line_exit_2(capsys, tmp_path):

@@ -75,8 +75,10 @@ def test_sigterm_health_waiting_on_the_gateway_stops_and_records_the_run_failed(
         exit_code, stderr = stop(process)
 
     assert exit_code == 143
-    assert stderr.strip().splitlines()[-1].endswith(
-        " ERROR memwarden: stopped by SIGTERM before finishing"
+    assert (
+        stderr.strip()
+        .splitlines()[-1]
+        .endswith(" ERROR memwarden: stopped by SIGTERM before finishing")
     )
     assert recorded_runs() == [
         ("health", 143, '{"error":"stopped by SIGTERM before finishing"}'),
@@ -108,8 +110,10 @@ def test_sigterm_checkpoint_waiting_for_memory_locks_stops_and_records_the_run_f
             lock.release()
 
     assert exit_code == 143, stderr
-    assert stderr.strip().splitlines()[-1].endswith(
-        " ERROR memwarden: stopped by SIGTERM before finishing"
+    assert (
+        stderr.strip()
+        .splitlines()[-1]
+        .endswith(" ERROR memwarden: stopped by SIGTERM before finishing")
     )
     assert recorded_runs() == [
         ("checkpoint", 143, '{"error":"stopped by SIGTERM before finishing"}'),

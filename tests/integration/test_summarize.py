@@ -53,9 +53,12 @@ def test_summarize_sqlite_era_writes_the_window_before_the_reset(capsys, tmp_pat
 
     assert result.exit_code == 0, result.stderr
     (path,) = summaries(state.workspace)
-    assert path.name == "2026-11-22-hello-from-the-cli-test.md"
+    # Named and titled after the session, never its words: INDEX.md shows names and titles to
+    # every session, another peer's too.
+    assert path.name == "2026-11-22-session-main.main.md"
     text = path.read_text()
-    assert text.startswith("# Session summary: hello from the cli test\n")
+    assert text.startswith("# Session summary — `agent:main:main`\n")
+    assert "- First request: hello from the cli test\n" in text
     assert "**User** (2026-11-22 05:26 UTC): hello from the cli test" in text
     assert "second message after reset" not in text  # that is the next window
     assert "- Ended by: command:reset" in text
@@ -105,7 +108,7 @@ def test_summarize_file_era_reads_the_renamed_transcript(capsys, tmp_path):
 
     assert result.exit_code == 0, result.stderr
     (path,) = summaries(state.workspace)
-    assert path.name == "2026-11-22-hello-legacy-layout.md"
+    assert path.name == "2026-11-22-session-main.main.md"
     assert f"(id {OLD_7_35})" in path.read_text()
 
 
@@ -128,7 +131,7 @@ def test_summarize_dry_run_writes_nothing(capsys, tmp_path):
     )
 
     assert result.json()["status"] == "would_write"
-    assert result.json()["path"].endswith("memory/2026-11-22-hello-from-the-cli-test.md")
+    assert result.json()["path"].endswith("memory/2026-11-22-session-main.main.md")
     assert summaries(state.workspace) == []
 
 
@@ -317,9 +320,7 @@ def test_summarize_without_agent_takes_it_from_the_session_key(capsys, tmp_path)
 
     assert result.exit_code == 0, result.stderr
     assert state.workspace.name == "workspace-ops"
-    assert [path.name for path in summaries(state.workspace)] == [
-        "2026-11-22-hello-from-the-cli-test.md"
-    ]
+    assert [path.name for path in summaries(state.workspace)] == ["2026-11-22-session-ops.main.md"]
 
 
 def test_summarize_file_era_topic_session_reads_its_session_file(capsys, tmp_path):

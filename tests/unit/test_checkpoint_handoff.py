@@ -10,7 +10,7 @@ import pytest
 
 from memwarden.checkpoint.daily_log import group_by_day, resolve_timezone
 from memwarden.checkpoint.extract import Excerpt, kept_messages
-from memwarden.checkpoint.handoff import archive_for_new_transcript, earlier_window, needs_handoff
+from memwarden.checkpoint.handoff import archives_near, earlier_window, needs_handoff
 from memwarden.errors import ConfigError
 from memwarden.openclaw.entries import parse_entry, split_windows
 
@@ -70,17 +70,21 @@ def test_needs_handoff_until_the_window_has_enough_messages(messages, minimum, e
     assert needs_handoff(messages, minimum) is expected
 
 
-def test_archive_for_new_transcript_picks_the_archive_renamed_when_it_began():
+def test_archives_near_lists_the_archives_renamed_when_it_began_closest_first():
     started = datetime(2026, 11, 22, 5, 35, 7, 924000, tzinfo=UTC)
     archives = [
         (Path("old.jsonl.reset.a"), started - timedelta(hours=2)),
+        (Path("other.jsonl.reset.d"), started - timedelta(seconds=3)),
         (Path("match.jsonl.reset.b"), started + timedelta(milliseconds=1)),
         (Path("undated.jsonl.reset.c"), None),
     ]
 
-    assert archive_for_new_transcript(archives, started) == Path("match.jsonl.reset.b")
-    assert archive_for_new_transcript(archives[:1], started) is None
-    assert archive_for_new_transcript(archives, None) is None
+    assert archives_near(archives, started) == [
+        Path("match.jsonl.reset.b"),
+        Path("other.jsonl.reset.d"),
+    ]
+    assert archives_near(archives[:1], started) == []
+    assert archives_near(archives, None) == []
 
 
 def excerpt(text: str, at: datetime | None) -> Excerpt:

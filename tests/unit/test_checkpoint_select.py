@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.select import active_context_name, select_sessions
+from memwarden.checkpoint.select import select_sessions
 from memwarden.openclaw.keys import classify
 from memwarden.openclaw.sessions import SessionRecord, sort_newest_first
 from memwarden.openclaw.transcripts import TranscriptLocation
@@ -96,7 +96,7 @@ def test_select_main_mode_takes_main_even_when_stale():
     assert keys(select(records, mode="main")) == ["agent:main:main"]
 
 
-def test_select_all_mode_takes_every_active_interactive_session():
+def test_select_all_mode_takes_main_and_every_other_active_interactive_session():
     records = [
         record("agent:main:main", 10),
         record("agent:main:slack:channel:c1", 20),
@@ -105,6 +105,27 @@ def test_select_all_mode_takes_every_active_interactive_session():
     ]
 
     assert keys(select(records, mode="all")) == ["agent:main:main", "agent:main:slack:channel:c1"]
+
+
+def test_select_all_mode_takes_a_stale_main_session_too_and_may_change_as_others_go_stale():
+    records = [
+        record("agent:main:telegram:direct:42", 30),
+        record("agent:main:main", 3000),
+        record("main", 3000),  # a legacy unscoped main beside agent:main:main: one main only
+    ]
+
+    selection = select(records, mode="all")
+
+    assert keys(selection) == ["agent:main:main", "agent:main:telegram:direct:42"]
+    assert selection.reason == "main session and 1 other active conversation(s)"
+    assert selection.valid_until == NOW - timedelta(minutes=30) + FOUR_HOURS
+
+
+def test_select_all_mode_without_main_or_active_session_selects_nothing_and_says_why():
+    selection = select([record("agent:main:telegram:direct:42", 500)], mode="all")
+
+    assert selection.sessions == []
+    assert selection.reason == "no interactive session updated in the last 4 h"
 
 
 def test_select_excluded_patterns_and_sessions_without_transcript_are_never_chosen():
@@ -122,16 +143,3 @@ def test_select_excluded_patterns_and_sessions_without_transcript_are_never_chos
 def test_select_unknown_mode_raises():
     with pytest.raises(ValueError, match=r"checkpoint\.sessions"):
         select([record("agent:main:main", 1)], mode="newest")
-
-
-@pytest.mark.parametrize(
-    ("key", "mode", "name"),
-    [
-        ("agent:main:main", "all", "ACTIVE_CONTEXT.md"),
-        ("agent:main:telegram:direct:42", "recent", "ACTIVE_CONTEXT.md"),
-        ("agent:main:telegram:direct:42", "all", "ACTIVE_CONTEXT.telegram-direct-42.md"),
-        ("agent:main:Slack:Group:C/1", "all", "ACTIVE_CONTEXT.slack-group-c-1.md"),
-    ],
-)
-def test_active_context_name_depends_on_mode_and_key(key, mode, name):
-    assert active_context_name(key, mode) == name

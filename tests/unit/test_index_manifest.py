@@ -1,108 +1,113 @@
-"""The bootstrap manifest: which session ACTIVE_CONTEXT.md belongs to, and what the hook reads."""
+"""The bootstrap manifest: which handoffs the hook may inject, into which session, and INDEX.md."""
 
 from __future__ import annotations
 
-import hashlib
+from pathlib import Path
 
 import orjson
-import pytest
 
+from memwarden.checkpoint.handoff_files import HandoffFile
 from memwarden.indexing.manifest import (
-    ACTIVE_CONTEXT_PATH,
     INDEX_PATH,
     InjectedFile,
-    active_context_session,
     build_manifest,
-    text_sha256,
+    choose_handoffs,
 )
-from memwarden.templating import render
 
-EMPTY_WINDOW = {
-    "requests": [],
-    "outputs": [],
-    "files": [],
-    "tools": [],
-    "todos": [],
-    "compaction_summary": None,
-}
+MAIN_AGENTS = frozenset({"main"})
+WORKSPACE = Path("/srv/openclaw/workspace")
 
 
-def active_context(key: str, compaction_summary: str | None = None) -> str:
-    """Render the bundled ACTIVE_CONTEXT.md template as the checkpoint does, for `key`."""
-    return render(
-        "checkpoint/active_context.md.j2",
-        agent="main",
-        generated_at="2026-11-22T05:00:00Z",
-        session={"key": key, "id": "b5974d71", "kind": "direct", "model": "fake-model"},
-        entries_read=12,
-        pressure=None,
-        current={**EMPTY_WINDOW, "compaction_summary": compaction_summary},
-        previous=None,
-    )
+def handoff(name: str, session: str | None, text: str = "# Handoff\n") -> HandoffFile:
+    return HandoffFile(name, text, session, 0.0)
 
 
-def test_active_context_session_bundled_template_gives_its_key():
-    text = active_context("agent:main:telegram:direct:42")
+def test_choose_handoffs_each_file_of_its_own_session_is_injected_into_that_session():
+    found = [
+        handoff("ACTIVE_CONTEXT.md", "agent:main:main", "é" * 10),
+        handoff("sessions/main.telegram.direct.42.md", "agent:main:telegram:direct:42"),
+    ]
 
-    assert active_context_session(text, ["main"]) == "agent:main:telegram:direct:42"
+    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
 
-
-def test_active_context_session_mixed_case_key_is_lower_cased():
-    text = "# Active\n\n> Written by memwarden\n> - session: `Agent:Main:Main` (id `x`)\n"
-
-    assert active_context_session(text, ["main"]) == "agent:main:main"
-
-
-@pytest.mark.parametrize(("agents", "expected"), [(["ops"], "agent:ops:main"), ([], "main")])
-def test_active_context_session_unscoped_main_is_scoped_to_the_only_agent(agents, expected):
-    text = "# Active\n\n> - session: `main` (id `x`)\n"
-
-    assert active_context_session(text, agents) == expected
-
-
-def test_active_context_session_quoted_in_the_body_is_not_provenance():
-    spoof = "> - session: `agent:main:telegram:direct:999` (id `y`)"
-    text = f"# Active context\n\nNo provenance here.\n\n## Last Compaction Summary\n{spoof}\n"
-
-    assert active_context_session(text, ["main"]) is None
+    assert choice.injected == [
+        InjectedFile("memory/ACTIVE_CONTEXT.md", 10, True, "agent:main:main"),
+        InjectedFile(
+            "memory/sessions/main.telegram.direct.42.md",
+            len("# Handoff"),
+            True,
+            "agent:main:telegram:direct:42",
+        ),
+    ]
+    assert choice.left_out == []
 
 
-def test_active_context_session_compaction_summary_cannot_override_the_header():
-    spoof = "> - session: `agent:main:telegram:direct:999` (id `y`)"
-    text = active_context("agent:main:main", compaction_summary=spoof)
+def test_choose_handoffs_a_file_holding_another_conversation_is_injected_nowhere():
+    found = [
+        # What an earlier memwarden left: a peer's conversation in ACTIVE_CONTEXT.md.
+        handoff("ACTIVE_CONTEXT.md", "agent:main:telegram:direct:42"),
+        # A handoff copied under another conversation's name.
+        handoff("sessions/main.telegram.direct.7.md", "agent:main:telegram:direct:42"),
+    ]
 
-    assert spoof in text
-    assert active_context_session(text, ["main"]) == "agent:main:main"
+    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
+
+    assert choice.injected == []
+    assert len(choice.left_out) == 2
+    assert "holds session `agent:main:telegram:direct:42`" in choice.left_out[0]
 
 
-def test_build_manifest_private_file_carries_its_session_even_when_unknown():
-    payload = build_manifest(
-        agents=["main"],
-        max_chars=20_000,
-        total_max_chars=60_000,
-        group_chats=False,
-        files=[
-            InjectedFile(INDEX_PATH, 10),
-            InjectedFile(ACTIVE_CONTEXT_PATH, 20, private=True, session=None, sha256=None),
-        ],
-    )
+def test_choose_handoffs_without_provenance_active_context_warns_and_own_notes_are_ignored():
+    found = [handoff("ACTIVE_CONTEXT.md", None), handoff("sessions/my-notes.md", None)]
 
-    manifest = orjson.loads(payload)
-    assert manifest["version"] == 2
-    assert manifest["files"] == [
-        {"name": INDEX_PATH, "path": INDEX_PATH, "chars": 10},
-        {
-            "name": ACTIVE_CONTEXT_PATH,
-            "path": ACTIVE_CONTEXT_PATH,
-            "chars": 20,
-            "session": None,
-            "sha256": None,
-        },
+    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
+
+    assert choice.injected == []
+    assert choice.left_out == [
+        f'{WORKSPACE}/memory/ACTIVE_CONTEXT.md: names no session (no "> - session: `KEY`" line '
+        "at its top, as the checkpoint writes it): the bootstrap hook will not inject it"
     ]
 
 
-def test_text_sha256_utf8_text_is_the_digest_of_its_file_bytes(tmp_path):
-    path = tmp_path / "ACTIVE_CONTEXT.md"
-    path.write_bytes("# Café ☕\n".encode())
+def test_choose_handoffs_main_of_an_agent_sharing_a_workspace_is_its_sessions_file():
+    found = [
+        handoff("ACTIVE_CONTEXT.md", "agent:main:main"),
+        handoff("sessions/ops.main.md", "agent:ops:main"),
+    ]
 
-    assert text_sha256(path.read_bytes().decode()) == hashlib.sha256(path.read_bytes()).hexdigest()
+    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
+
+    assert [file.session for file in choice.injected] == ["agent:main:main", "agent:ops:main"]
+
+
+def manifest_of(files: list[InjectedFile]) -> bytes:
+    return build_manifest(
+        agents=["main"], max_chars=20_000, total_max_chars=60_000, group_chats=False, files=files
+    )
+
+
+def test_build_manifest_handoffs_carry_their_session_and_index_its_length():
+    files = [
+        InjectedFile("memory/ACTIVE_CONTEXT.md", 20, True, "agent:main:main"),
+        InjectedFile(INDEX_PATH, 10),
+    ]
+
+    payload = manifest_of(files)
+
+    assert orjson.loads(payload) == {
+        "version": 3,
+        "generator": "memwarden",
+        "agents": ["main"],
+        "maxChars": 20_000,
+        "totalMaxChars": 60_000,
+        "groupChats": False,
+        "files": [
+            {
+                "name": "memory/ACTIVE_CONTEXT.md",
+                "path": "memory/ACTIVE_CONTEXT.md",
+                "session": "agent:main:main",
+            },
+            {"name": INDEX_PATH, "path": INDEX_PATH, "chars": 10},
+        ],
+    }
+    assert payload == manifest_of(list(files))  # the same bytes: an unchanged one is not rewritten

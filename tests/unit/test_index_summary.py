@@ -11,7 +11,6 @@ from memwarden.indexing.summary import (
     observations,
     redact_messages,
     referenced_files,
-    slugify,
     summarize,
 )
 from memwarden.openclaw.entries import parse_entry
@@ -126,7 +125,7 @@ def test_conversation_skips_control_replies_and_tool_results():
     assert ids(conversation(window)) == ["u", "b"]
 
 
-def test_summarize_title_slug_counts_and_excerpt_of_first_two_and_last():
+def test_summarize_title_counts_and_excerpt_of_first_two_and_last():
     messages = [
         message(f"m{n}", "user" if n % 2 == 0 else "assistant", f"text {n}", n) for n in range(12)
     ]
@@ -136,7 +135,6 @@ def test_summarize_title_slug_counts_and_excerpt_of_first_two_and_last():
     summary = summarize(messages, excerpt_messages=6)
 
     assert summary.title == "Plan the Q4 launch: budget & dates!"
-    assert summary.slug == "plan-the-q4-launch-budget-dates"
     assert (summary.user_messages, summary.assistant_messages) == (6, 6)
     assert [item.text for item in summary.excerpt] == [
         "/new",
@@ -148,11 +146,6 @@ def test_summarize_title_slug_counts_and_excerpt_of_first_two_and_last():
     ]
     assert summary.omitted == 6
     assert summary.started == START and summary.ended == START + timedelta(seconds=11)
-
-
-def test_slugify_without_ascii_words_is_session():
-    assert slugify("¿¡!") == "session"
-    assert slugify("Ünïcode Straße") == "unicode-strae"
 
 
 def test_redact_messages_masks_text_and_every_path_argument_and_drops_thinking():

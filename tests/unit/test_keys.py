@@ -124,3 +124,10 @@ def test_is_automation_key_extra_glob_matches_case_insensitively():
     assert is_automation_key("agent:ops:main", patterns)
     assert not is_automation_key("agent:main:main", patterns)
     assert classify("agent:main:reports").kind is K.NAMED
+
+
+def test_classify_rest_is_the_key_after_the_agent_scope_or_the_whole_unscoped_key():
+    assert classify("Agent:Main:Telegram:Direct:42").rest == "telegram:direct:42"
+    assert classify("agent:ops:main").rest == "main"
+    assert classify("cron:nightly").rest == "cron:nightly"
+    assert classify("global").rest == "global"

@@ -40,7 +40,7 @@ def test_decide_over_absolute_threshold_rotates_with_reason():
     decision = only(decide([row(totalTokens=160_000)], Policy(), NOW))
 
     assert (decision.action, decision.check, decision.wanted) == ("rotate", "rotate", True)
-    assert decision.reason == "160,000 tokens ≥ limit 150,000"
+    assert decision.reason == "160,000 tokens (the gateway's count, fresh) ≥ limit 150,000"
     assert (decision.tokens, decision.token_source, decision.limit) == (160_000, "gateway", 150_000)
 
 
@@ -56,7 +56,9 @@ def test_decide_below_both_limits_skips_below_threshold():
     decision = only(decide([row(totalTokens=95_999, contextTokens=128_000)], Policy(), NOW))
 
     assert (decision.action, decision.check, decision.wanted) == ("skip", "below_threshold", False)
-    assert decision.reason == "95,999 tokens < limit 96,000 (75% of the 128,000 window)"
+    assert decision.reason == (
+        "95,999 tokens (the gateway's count, fresh) < limit 96,000 (75% of the 128,000 window)"
+    )
 
 
 def test_decide_unknown_window_uses_absolute_threshold_only():
@@ -126,7 +128,10 @@ def test_decide_stale_count_confirmed_over_limit_rotates_from_transcript():
         170_000,
         "transcript",
     )
-    assert decision.reason.endswith("(stale gateway count; confirmed from the transcript)")
+    assert decision.reason.startswith(
+        "170,000 tokens (the last model call's prompt in the transcript; the gateway's count "
+        "is stale) ≥ limit"
+    )
 
 
 def test_decide_stale_count_confirmed_low_skips_below_threshold():

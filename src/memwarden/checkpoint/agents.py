@@ -67,7 +67,7 @@ def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
 
 
 def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
-    from memwarden.checkpoint.select import active_context_name, select_sessions
+    from memwarden.checkpoint.select import select_sessions
     from memwarden.checkpoint.session import checkpoint_one
     from memwarden.openclaw.sessions import load_sessions
 
@@ -100,7 +100,7 @@ def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
         watched |= unchanged.signatures(transcripts)
     outcomes = [checkpoint_one(run, agent, session, force=force) for session in selection.sessions]
     outcomes += failed
-    files = {s.key: active_context_name(s.key, settings.mode) for s in selection.sessions}
+    files = {s.key: run.handoff_name(agent, s.key) for s in selection.sessions}
     record = unchanged.make_record(
         agent,
         run.settings_key,

@@ -90,6 +90,7 @@ class WindowDigest:
     compaction_summary: str | None = None
     model: str | None = None
     context_tokens: int | None = None
+    context_tokens_at: datetime | None = None
     entries: int = 0
     first_entry_at: datetime | None = None
     last_entry_at: datetime | None = None
@@ -192,6 +193,7 @@ def _take_message(
             digest.model = message.model
         if message.usage is not None and message.usage.context_tokens:
             digest.context_tokens = message.usage.context_tokens
+            digest.context_tokens_at = message.time or message.timestamp
         for block in message.blocks:
             if type(block) is ToolCallBlock:
                 tools[block.name or "?"] += 1

@@ -57,10 +57,12 @@ def gather(
         digest = digest_window(
             in_place.entries, settings.limits.max_files, redact=run.redactor.redact
         )
-        material.previous = PreviousWindow(digest, session.session_id, in_place.reset_at)
+        material.previous = PreviousWindow(
+            digest, session.session_id, in_place.reset_at, in_place=True
+        )
         return material
     if old_read is None and stored is None:
-        old_read, old_id, old_reset_at = _read_matching_archive(run, read)
+        old_read, old_id, old_reset_at = _read_matching_archive(run, session, read)
         if old_read is not None:
             # Never checkpointed before: the archive's messages were never logged either.
             material.old_new_entries = old_read.new_entries
@@ -136,20 +138,27 @@ def _read_old_session(
 
 
 def _read_matching_archive(
-    run: RunState, read: reader.TranscriptRead
+    run: RunState, session: SessionRecord, read: reader.TranscriptRead
 ) -> tuple[reader.TranscriptRead | None, str | None, datetime | None]:
-    """First run after a file-era reset: find the archive renamed when this transcript began."""
+    """First run after a file-era reset: find the archive renamed when this transcript began,
+    and only one the gateway's trajectory says was this same session key's (never another
+    conversation's, whose reset may have happened in the same seconds)."""
     if read.location.kind != "file" or not read.reached_start:
         return None, None, None
     started = handoff.header_time(read.before_window + read.window)
     archives = reader.reset_archives_with_times(read.location.path.parent)
-    archive = handoff.archive_for_new_transcript(archives, started)
-    if archive is None:
-        return None, None, None
-    old_id = reader.archive_session_id(archive)
-    location = TranscriptLocation("file", archive, old_id)
-    old_read = reader.read_session(location, None, None, run.settings.tail_entries)
-    return old_read, old_id, dict(archives).get(archive)
+    times = dict(archives)
+    known_elsewhere = {
+        stored.session_id for stored in run.stored.values() if stored.session_key != session.key
+    }
+    for archive in handoff.archives_near(archives, started):
+        old_id = reader.archive_session_id(archive)
+        if old_id in known_elsewhere or reader.archive_owner(archive) != session.key.lower():
+            continue
+        location = TranscriptLocation("file", archive, old_id)
+        old_read = reader.read_session(location, None, None, run.settings.tail_entries)
+        return old_read, old_id, times.get(archive)
+    return None, None, None
 
 
 def too_small(settings: Settings, material: Material) -> str | None:
@@ -161,6 +170,8 @@ def too_small(settings: Settings, material: Material) -> str | None:
     messages = len(material.current.messages)
     if material.previous is not None:
         messages += len(material.previous.digest.messages)
+    if messages == 0 and settings.min_messages > 0:
+        return "no user or assistant message yet: nothing to hand off"
     if messages < settings.min_messages:
         return f"{messages} message(s), under the minimum of {settings.min_messages}"
     return None

@@ -65,24 +65,26 @@ def header_time(entries: Sequence[Entry]) -> datetime | None:
     return None
 
 
-def archive_for_new_transcript(
+def archives_near(
     archives: Sequence[tuple[Path, datetime | None]], started_at: datetime | None
-) -> Path | None:
+) -> list[Path]:
     """Given reset archives with their rename times and when the current transcript started,
-    return the archive renamed when it started (within ARCHIVE_MATCH_WINDOW), else None.
+    return the archives renamed within ARCHIVE_MATCH_WINDOW of that start, closest first.
 
     Used on a first run, when the state DB does not know the key's previous session id yet.
+    Time alone does not say whose archive it is (another conversation may have been reset in
+    the same seconds): the caller keeps only one that belonged to the same session key.
     """
     if started_at is None:
-        return None
-    best: tuple[timedelta, Path] | None = None
+        return []
+    near = []
     for path, renamed_at in archives:
         if renamed_at is None:
             continue
         distance = abs(renamed_at - started_at)
-        if distance <= ARCHIVE_MATCH_WINDOW and (best is None or distance < best[0]):
-            best = (distance, path)
-    return best[1] if best else None
+        if distance <= ARCHIVE_MATCH_WINDOW:
+            near.append((distance, path.name, path))
+    return [path for _, _, path in sorted(near)]
 
 
 def _has_message(entries: Sequence[Entry]) -> bool:

@@ -16,11 +16,11 @@ OUTCOMES = ("written", "unchanged", "skipped", "failed")
 class Settings:
     """The `checkpoint.*` options, typed."""
 
-    mode: str = "recent"
+    mode: str = "all"
     staleness: timedelta = timedelta(hours=4)
     exclude: tuple[str, ...] = ()
-    min_bytes: int = 1024
-    min_messages: int = 3
+    min_bytes: int = 0
+    min_messages: int = 1
     tail_entries: int = 60
     handoff_min: int = 6
     daily_log: bool = True
@@ -75,6 +75,8 @@ class SessionOutcome:
     counts: dict[str, int] = field(default_factory=dict)
     redactions: dict[str, int] = field(default_factory=dict)
     previous_session_id: str | None = None
+    # The kept window is this session's own, before a reset that kept its id (2026.8+).
+    previous_in_place: bool = False
     dry_run: bool = False
     previews: dict[str, str] = field(default_factory=dict)
     snapshot: str | None = None
@@ -105,6 +107,7 @@ class SessionOutcome:
             "counts": dict(self.counts),
             "redactions": dict(self.redactions),
             "previous_session_id": self.previous_session_id,
+            "previous_in_place": self.previous_in_place,
             "snapshot": self.snapshot,
         }
         if self.warnings:

@@ -44,24 +44,28 @@ def checkpoint_changed(
     location: TranscriptLocation,
     stored: StoredSession | None,
     same: StoredSession | None,
+    name: str,
     target: Path,
     force: bool,
     ignore_minimum: bool,
     outcome: SessionOutcome,
 ) -> None:
-    """Read, extract and write one session's checkpoint, filling in `outcome`."""
+    """Read, extract and write one session's checkpoint, filling in `outcome`.
+
+    `name` is the session's handoff file relative to memory/, `target` its path.
+    """
     settings = run.settings
-    name = target.name
     material = gather(run, session, location, stored, same)
     outcome.counts = _counts(material)
     if material.previous is not None:
         outcome.previous_session_id = material.previous.session_id
+        outcome.previous_in_place = material.previous.in_place
     too_small = None if ignore_minimum else gather_module.too_small(settings, material)
     if too_small:
         _finish(outcome, "skipped", too_small)
         return
     with run.locked(agent.id):
-        _write_active_context(run, agent, session, material, target, force, outcome)
+        _write_handoff(run, agent, session, material, target, force, outcome)
         appended = _write_daily_log(run, agent, session, material, outcome)
     outcome.redactions = run.redactor.take_counts()
     outcome.counts["new_messages"] = appended
@@ -90,7 +94,7 @@ def checkpoint_changed(
     log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
 
 
-def _write_active_context(
+def _write_handoff(
     run: RunState,
     agent: Agent,
     session: SessionRecord,
@@ -99,7 +103,7 @@ def _write_active_context(
     force: bool,
     outcome: SessionOutcome,
 ) -> bool:
-    """Render ACTIVE_CONTEXT.md and write it when its content changed (or `force`)."""
+    """Render the session's handoff and write it when its content changed (or `force`)."""
     settings = run.settings
     values = active_context_values(
         agent_id=agent.id,
@@ -109,6 +113,7 @@ def _write_active_context(
         entries_read=material.read.entries_read + material.previous_entries_read,
         limits=settings.limits,
         zone=run.zone,
+        trigger=run.trigger,
     )
     rendered = render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
     if not force and same_apart_from_time(read_existing(target), rendered):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from memwarden.openclaw.entries import Entry, split_windows
 from memwarden.openclaw.sessions import archive_timestamp, reset_archives
+from memwarden.openclaw.trajectory import trajectory_session_key
 from memwarden.openclaw.transcripts import (
     ReadPosition,
     TailResult,
@@ -128,6 +129,12 @@ def archive_session_id(archive: Path) -> str:
     """Given a reset archive's path, return the session id its name starts with."""
     name = archive.name[: archive.name.rfind(".reset.")].removesuffix(".jsonl")
     return name.split("-topic-", 1)[0]
+
+
+def archive_owner(archive: Path) -> str | None:
+    """Given a reset archive's path, return the session key its trajectory names (lower-cased),
+    or None when the gateway left no trajectory for it."""
+    return trajectory_session_key(archive.parent, archive_session_id(archive))
 
 
 def _new_since(

@@ -35,11 +35,13 @@ _HEADING = re.compile(r"^(#{1,6})([ \t])", re.MULTILINE)
 
 @dataclass(frozen=True)
 class PreviousWindow:
-    """The window kept for the handoff, with where it came from."""
+    """The window kept for the handoff, with where it came from: `in_place` when the reset
+    kept the session id (2026.8+), else `session_id` is the id the key had before."""
 
     digest: WindowDigest
     session_id: str
     reset_at: datetime | None
+    in_place: bool = False
 
 
 def window_values(digest: WindowDigest, limits: Limits, zone: tzinfo | None) -> dict[str, Any]:
@@ -74,10 +76,16 @@ def active_context_values(
     entries_read: int,
     limits: Limits,
     zone: tzinfo | None,
+    trigger: str = "run",
 ) -> dict[str, Any]:
-    """Return every value ACTIVE_CONTEXT.md's template sees; `generated_at` is the placeholder."""
+    """Return every value a handoff's template sees; `generated_at` is the placeholder.
+
+    `trigger` is why it is written: "rotate" (right before rotate resets the session), "session"
+    (`checkpoint --session`) or "run".
+    """
     values: dict[str, Any] = {
         "agent": agent_id,
+        "trigger": trigger,
         "generated_at": GENERATED_AT_PLACEHOLDER,
         "session": {
             "key": session.key,
@@ -88,7 +96,7 @@ def active_context_values(
             or (previous.digest.model if previous else None),
         },
         "entries_read": entries_read,
-        "pressure": pressure_text(session, current),
+        "pressure": pressure_text(session, current, zone),
         "current": window_values(current, limits, zone),
         "previous": None,
     }
@@ -96,6 +104,7 @@ def active_context_values(
         previous_values = window_values(previous.digest, limits, zone)
         previous_values |= {
             "session_id": previous.session_id,
+            "in_place": previous.in_place,
             "reset_at": _time(previous.reset_at, zone),
             "current_messages": len(current.messages),
         }
@@ -128,21 +137,36 @@ def daily_entry_values(
     }
 
 
-def pressure_text(session: SessionRecord, digest: WindowDigest) -> str | None:
-    """Given the session record and the live window, return the context pressure as text.
+def pressure_text(
+    session: SessionRecord, digest: WindowDigest, zone: tzinfo | None = None
+) -> str | None:
+    """Given the session record and the live window, return the context size as text that says
+    which count it is and as of when. None if unknown.
 
-    The store's `totalTokens` when fresh and non-zero, else the prompt size of the window's last
-    model call; out of the session's context window when the store knows it. None if unknown.
+    The store's `totalTokens` when non-zero and not marked stale ("the gateway's count", "fresh"
+    when it says so), else the prompt size of the window's last model call, from the transcript
+    (and then whether the gateway's count is stale or missing); out of the session's context
+    window when known.
     """
-    tokens = session.total_tokens
-    if not tokens or session.total_tokens_fresh is False:
-        tokens = digest.context_tokens
+    if session.total_tokens and session.total_tokens_fresh is not False:
+        tokens, moment = session.total_tokens, session.updated
+        source = "the gateway's count" + (", fresh" if session.total_tokens_fresh else "")
+    else:
+        tokens, moment = digest.context_tokens, digest.context_tokens_at
+        missing = "stale" if session.total_tokens_fresh is False else "missing"
+        source = (
+            f"the last model call's prompt in the transcript (the gateway's count is {missing})"
+        )
     if not tokens:
         return None
     window = session.context_tokens
-    if not window:
-        return f"{tokens:,} tokens (context window unknown)"
-    return f"{tokens:,} of {window:,} tokens ({tokens / window:.0%})"
+    size = (
+        f"{tokens:,} of {window:,} tokens ({tokens / window:.0%})"
+        if window
+        else f"{tokens:,} tokens (context window unknown)"
+    )
+    when = _time(moment, zone)
+    return f"{size} as of {when}: {source}" if when else f"{size}: {source}"
 
 
 def render_template(name: str, custom_path: str | None, values: dict[str, Any]) -> str:

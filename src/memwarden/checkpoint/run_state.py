@@ -15,6 +15,7 @@ def build_run_state(context: JobContext, *, dry_run: bool, trigger: str) -> RunS
     Raise ConfigError if the redaction patterns or the time zone are invalid.
     """
     from memwarden.checkpoint.daily_log import resolve_timezone
+    from memwarden.checkpoint.handoff_files import main_file_agents
     from memwarden.checkpoint.outcome import Settings
     from memwarden.checkpoint.positions import file_owners, load_agent_records, load_stored
     from memwarden.checkpoint.redact import build_redactor
@@ -44,4 +45,5 @@ def build_run_state(context: JobContext, *, dry_run: bool, trigger: str) -> RunS
         dry_run=dry_run,
         trigger=trigger,
         memory_lock=memory_lock,
+        main_file_agents=main_file_agents(context.deployment.agents),
     )

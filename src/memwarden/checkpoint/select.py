@@ -1,14 +1,13 @@
-"""Which sessions of an agent a checkpoint reads, and which file each one is written to.
+"""Which sessions of an agent a checkpoint reads (each is written to its own handoff file,
+see `handoff_files`).
 
 Chosen from the session store (never "the newest file in the folder", which is often a cron
-transcript): the main session when it is active, else the most recently updated interactive
-session. Automation (cron, cron runs, sub-agents, ACP, boot, heartbeats, hooks, nodes) and keys
-matching `checkpoint.exclude_sessions` are never chosen.
+transcript). Automation (cron, cron runs, sub-agents, ACP, boot, heartbeats, hooks, nodes) and
+keys matching `checkpoint.exclude_sessions` are never chosen.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,9 +19,6 @@ if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord
 
 MODES = ("main", "recent", "all")
-ACTIVE_CONTEXT_FILE = "ACTIVE_CONTEXT.md"
-_SLUG_INVALID = re.compile(r"[^a-z0-9_-]+")
-_SLUG_MAX = 80
 
 
 @dataclass(frozen=True)
@@ -51,7 +47,8 @@ def select_sessions(
 
     `main`: the main session, active or not. `recent`: the main session when it was updated
     within `staleness` of `now`, else the most recently updated interactive session. `all`:
-    every interactive session updated within `staleness`. Raise ValueError for another mode.
+    the main session, active or not, and every other interactive session updated within
+    `staleness`. Raise ValueError for another mode.
     """
     if mode not in MODES:
         raise ValueError(f"checkpoint.sessions must be one of {', '.join(MODES)}, got {mode!r}")
@@ -64,10 +61,16 @@ def select_sessions(
     cutoff = now - staleness
     active = [record for record in candidates if _updated_after(record, cutoff)]
     if mode == "all":
-        if not active:
+        # A store may hold a legacy unscoped `main` beside `agent:<id>:main`: one main only.
+        others = [record for record in active if record.kind != SessionKind.MAIN]
+        chosen = ([main] if main is not None else []) + others
+        if not chosen:
             return Selection([], _none_active(candidates, staleness))
-        until = min(_stale_at(record, staleness) for record in active)
-        return Selection(active, f"{len(active)} interactive session(s) active", until)
+        until = min((_stale_at(record, staleness) for record in others), default=None)
+        what = "main session" if main is not None else ""
+        if others:
+            what += (" and " if what else "") + f"{len(others)} other active conversation(s)"
+        return Selection(chosen, what, until)
     if main is not None and _updated_after(main, cutoff):
         newest = candidates[0]
         until = _stale_at(main, staleness) if newest is not main else None
@@ -86,20 +89,6 @@ def is_candidate(record: SessionRecord, agent_id: str, exclude_patterns: tuple[s
     if info.agent_id is not None and info.agent_id != agent_id:
         return False
     return not is_automation_key(record.key, exclude_patterns)
-
-
-def active_context_name(session_key: str, mode: str) -> str:
-    """Given a session key and the mode, return the file name (in memory/) it is written to.
-
-    Always ACTIVE_CONTEXT.md, except in mode `all` for a session other than main, which gets
-    `ACTIVE_CONTEXT.<slug of the key>.md`.
-    """
-    info = classify(session_key)
-    if mode != "all" or info.kind == SessionKind.MAIN:
-        return ACTIVE_CONTEXT_FILE
-    rest = info.key.split(":", 2)[2] if info.agent_id else info.key
-    slug = _SLUG_INVALID.sub("-", rest).strip("-")[:_SLUG_MAX] or "session"
-    return f"ACTIVE_CONTEXT.{slug}.md"
 
 
 def _updated_after(record: SessionRecord, cutoff: datetime) -> bool:

@@ -47,6 +47,9 @@ class RunState:
     trigger: str = "run"
     # Held while an agent's memory files are written (the history's memory lock), by agent id.
     memory_lock: Callable[[str], AbstractContextManager[object]] | None = None
+    # The agents whose main session is written to ACTIVE_CONTEXT.md (None: every agent); see
+    # handoff_files.main_file_agents.
+    main_file_agents: frozenset[str] | None = None
 
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         """Return the context manager that keeps other writers out of the agent's memory."""
@@ -57,6 +60,13 @@ class RunState:
     @property
     def generated_at(self) -> str:
         return self.now.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+    def handoff_name(self, agent: Agent, session_key: str) -> str:
+        """Return the file (relative to memory/) the agent's session `session_key` is written to."""
+        from memwarden.checkpoint.handoff_files import handoff_name
+
+        owners = self.main_file_agents
+        return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
 
 
 def checkpoint_one(
@@ -110,14 +120,11 @@ def _checkpoint(
     ignore_minimum: bool,
     outcome: SessionOutcome,
 ) -> None:
-    from memwarden.checkpoint.select import active_context_name
-
-    settings = run.settings
     location = session.transcript
     if location is None:
         _finish(outcome, "skipped", "the session has no transcript yet")
         return
-    name = active_context_name(session.key, settings.mode)
+    name = run.handoff_name(agent, session.key)
     target = memory_folder(agent.workspace, create=False) / name
     stored = run.stored.get((agent.id, session.key))
     same = stored if stored is not None and stored.session_id == session.session_id else None
@@ -127,7 +134,7 @@ def _checkpoint(
     from memwarden.checkpoint.pipeline import checkpoint_changed
 
     checkpoint_changed(
-        run, agent, session, location, stored, same, target, force, ignore_minimum, outcome
+        run, agent, session, location, stored, same, name, target, force, ignore_minimum, outcome
     )
 
 

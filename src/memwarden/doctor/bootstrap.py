@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memwarden.doctor.finding import Finding
-from memwarden.indexing.outcome import INJECTED, bootstrap_overruns, describe_overrun
+from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, INDEX_PATH
+from memwarden.indexing.outcome import bootstrap_overruns, describe_overrun
 
 SET_CAP = "openclaw config set agents.defaults"
 
@@ -19,38 +20,52 @@ SET_CAP = "openclaw config set agents.defaults"
 def check_bootstrap(
     agent_id: str,
     workspace: Path,
-    lengths: Mapping[str, int],
+    shared: Mapping[str, int],
+    handoffs: Mapping[str, int],
     max_chars: int,
     total_max_chars: int,
 ) -> list[Finding]:
-    """Given an agent's workspace, its bootstrap file lengths (by relative path, present files
-    only) and caps, return a finding per injected file (INDEX.md, ACTIVE_CONTEXT.md) present,
-    and one for the total when it passes the total cap.
+    """Given an agent's workspace, the lengths (by relative path, present files only) of the
+    bootstrap files every session gets (the gateway's own, INDEX.md) and of the handoffs the
+    hook injects (each into its own session), and the caps: return a finding for INDEX.md, for
+    ACTIVE_CONTEXT.md, for every handoff over the cap and for the other handoffs together, and
+    one for the total when it passes the total cap.
     """
     overruns = {
-        overrun.path: overrun for overrun in bootstrap_overruns(lengths, max_chars, total_max_chars)
+        overrun.path: overrun
+        for overrun in bootstrap_overruns(shared, handoffs, max_chars, total_max_chars)
     }
     findings = []
-    for name in INJECTED:
-        if name not in lengths:
+    fitting = []
+    for name, length in [(INDEX_PATH, shared.get(INDEX_PATH)), *sorted(handoffs.items())]:
+        if length is None:
             continue
-        key = f"bootstrap.{agent_id}.{name.rsplit('/', 1)[-1]}"
         overrun = overruns.get(name)
-        if overrun is None:
+        if overrun is not None:
+            findings.append(
+                Finding(
+                    f"bootstrap.{agent_id}.{name.removeprefix('memory/')}",
+                    "warning",
+                    f"agent {agent_id}: {describe_overrun(workspace, overrun)}",
+                    f"{SET_CAP}.bootstrapMaxChars {_round_up(overrun.chars)}",
+                )
+            )
+        elif name in (INDEX_PATH, ACTIVE_CONTEXT_PATH):
             message = (
-                f"agent {agent_id}: {name} fits the bootstrap cap ({lengths[name]:,} of "
+                f"agent {agent_id}: {name} fits the bootstrap cap ({length:,} of "
                 f"{max_chars:,} characters)"
             )
-            findings.append(Finding(key, "ok", message))
-            continue
-        findings.append(
-            Finding(
-                key,
-                "warning",
-                f"agent {agent_id}: {describe_overrun(workspace, overrun)}",
-                f"{SET_CAP}.bootstrapMaxChars {_round_up(overrun.chars)}",
+            findings.append(
+                Finding(f"bootstrap.{agent_id}.{name.rsplit('/', 1)[-1]}", "ok", message)
             )
+        else:
+            fitting.append(length)
+    if fitting:
+        message = (
+            f"agent {agent_id}: {len(fitting)} other conversation handoff(s) fit the bootstrap "
+            f"cap (the largest {max(fitting):,} of {max_chars:,} characters)"
         )
+        findings.append(Finding(f"bootstrap.{agent_id}.handoffs", "ok", message))
     total = overruns.get(None)
     if total is not None:
         findings.append(

@@ -23,7 +23,9 @@ from memwarden.hooks_install import (
     outdated_files,
     settings_executable,
 )
-from memwarden.indexing.bootstrap import bootstrap_lengths
+from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
+from memwarden.indexing.catalog import js_length
+from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
     hook_selection,
@@ -142,17 +144,30 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
 
 
 def bootstrap(deployment: Deployment) -> list[Finding]:
-    """Check each agent's injected files against its bootstrap caps."""
+    """Check each workspace's injected files (INDEX.md, every handoff) against its caps."""
+    from memwarden.checkpoint.handoff_files import main_file_agents, read_handoffs
+    from memwarden.indexing.manifest import choose_handoffs
+
+    keeping_main_file = main_file_agents(deployment.agents)
     findings = []
     seen: set[Path] = set()
     for agent in deployment.agents:
         if agent.workspace in seen or not agent.workspace.is_dir():
             continue
         seen.add(agent.workspace)
+        shared = {}
+        for name in (*GATEWAY_BOOTSTRAP, INDEX_PATH):
+            text = read_text_if_exists(agent.workspace / name)
+            if text is not None:
+                shared[name] = js_length(text)
+        sharing = [other.id for other in deployment.agents if other.workspace == agent.workspace]
+        found = read_handoffs(agent.memory_dir, sharing) if agent.memory_dir.is_dir() else []
+        chosen = choose_handoffs(found, keeping_main_file, agent.workspace).injected
         findings += check_bootstrap(
             agent.id,
             agent.workspace,
-            bootstrap_lengths(agent.workspace),
+            shared,
+            {file.path: file.chars or 0 for file in chosen},
             deployment.bootstrap_max_chars(agent.id),
             deployment.bootstrap_total_max_chars(agent.id),
         )

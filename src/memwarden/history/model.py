@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-TRIGGERS = ("checkpoint", "rotate", "manual", "pre-rewind")
+TRIGGERS = ("checkpoint", "rotate", "manual", "pre-rewind", "pre-migrate")
 AUTOMATIC_TRIGGERS = ("checkpoint", "rotate")
 
 

@@ -1,54 +1,85 @@
-"""The files a workspace gives an agent at bootstrap, and their lengths as the gateway counts them.
+"""Write a workspace's bootstrap manifest: its conversations' handoffs and, when kept, INDEX.md.
 
-The gateway loads its own set (AGENTS.md, MEMORY.md, …); memwarden's bootstrap hook adds INDEX.md
-and ACTIVE_CONTEXT.md. `bootstrap_overruns` (indexing.outcome) judges the lengths against the
-caps; doctor reports them and health's metrics carry them.
+The last stage of indexing a workspace, and all that a checkpoint, a rotation or an archived
+handoff needs redone: read the handoff files (ACTIVE_CONTEXT.md, memory/sessions/*.md), keep
+those that are the files of the sessions they name, and write the manifest when it changed.
+With nothing to inject, an existing manifest is removed and none is created.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memwarden.files import read_text_if_exists
-from memwarden.indexing.catalog import js_length
-from memwarden.indexing.outcome import INJECTED
-
-# The workspace files the gateway itself loads at bootstrap (openclaw 2026.7.x and 2026.9.x).
-GATEWAY_BOOTSTRAP = (
-    "AGENTS.md",
-    "SOUL.md",
-    "TOOLS.md",
-    "IDENTITY.md",
-    "USER.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
-    "MEMORY.md",
+from memwarden.checkpoint.handoff_files import read_handoffs
+from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
+from memwarden.indexing.manifest import (
+    INDEX_PATH,
+    MANIFEST_NAME,
+    InjectedFile,
+    build_manifest,
+    choose_handoffs,
 )
 
-
-def bootstrap_lengths(workspace: Path) -> dict[str, int]:
-    """Given a workspace, return the length of each bootstrap file present (gateway's and
-    memwarden's), by path relative to the workspace, in UTF-16 units with the end trimmed.
-
-    Only the names a folder listing shows are opened: health reads every agent's workspace each
-    run, and most bootstrap files are absent.
-    """
-    present = _names(workspace)
-    if "memory" in present:
-        present |= {f"memory/{name}" for name in _names(workspace / "memory")}
-    lengths = {}
-    for name in (*GATEWAY_BOOTSTRAP, *INJECTED):
-        if name not in present:
-            continue
-        text = read_text_if_exists(workspace / name)
-        if text is not None:
-            lengths[name] = js_length(text)
-    return lengths
+if TYPE_CHECKING:
+    from memwarden.indexing.targets import Target
+    from memwarden.runtime import JobContext
 
 
-def _names(folder: Path) -> set[str]:
-    try:
-        return set(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return set()
+@dataclass
+class ManifestResult:
+    """What refreshing a manifest did: `status` written, would_write, unchanged, removed,
+    would_remove or none; the handoffs it lists; why other handoff files are left out."""
+
+    status: str
+    handoffs: list[InjectedFile] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def refresh_manifest(
+    context: JobContext,
+    target: Target,
+    index_chars: int | None,
+    keeping_main_file: Collection[str],
+    *,
+    dry_run: bool,
+) -> ManifestResult:
+    """Given a workspace, the length of its INDEX.md (None: INDEX.md is not injected) and the
+    agents whose main session has ACTIVE_CONTEXT.md, write its manifest when its content
+    changed. Raise OSError if a handoff cannot be read."""
+    memory = target.workspace / "memory"
+    found = read_handoffs(memory, target.agents) if memory.is_dir() else []
+    choice = choose_handoffs(found, keeping_main_file, target.workspace)
+    handoffs = choice.injected if context.config.index.inject_active_context else []
+    files = list(handoffs)
+    if index_chars is not None:
+        files.append(InjectedFile(INDEX_PATH, index_chars))
+    path = memory / MANIFEST_NAME
+    current = read_text_if_exists(path)
+    if not files:
+        status = _remove(path, current, dry_run)
+        return ManifestResult(status, [], choice.left_out)
+    payload = build_manifest(
+        agents=target.agents,
+        max_chars=target.max_chars,
+        total_max_chars=target.total_max_chars,
+        group_chats=context.config.index.inject_in_group_chats,
+        files=files,
+    )
+    if current is not None and current.encode() == payload:
+        return ManifestResult("unchanged", handoffs, choice.left_out)
+    if dry_run:
+        return ManifestResult("would_write", handoffs, choice.left_out)
+    ensure_dir(memory, root=target.workspace)
+    atomic_write(path, payload, root=target.workspace)
+    return ManifestResult("written", handoffs, choice.left_out)
+
+
+def _remove(path: Path, current: str | None, dry_run: bool) -> str:
+    if current is None:
+        return "none"
+    if not dry_run:
+        path.unlink()
+    return "would_remove" if dry_run else "removed"

@@ -1,8 +1,10 @@
 """INDEX.md as a file: rendering it from the template, and telling ours from a person's.
 
 The first line is a comment that marks the file as memwarden's and carries its generation time.
-A file without it was written by someone else and is never overwritten. Two renderings that
-differ only in that time are the same index: the file is not rewritten for the time alone.
+A file without it was written by someone else and is never overwritten, except one written by
+the reference script `generate-memory-index.sh` that memwarden replaces (its first line is
+`# Memory Index`, its second starts `> **Generated**:`). Two renderings that differ only in
+that time are the same index: the file is not rewritten for the time alone.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ from memwarden.indexing.scan import FileStat
 TEMPLATE = "index/INDEX.md.j2"
 MARKER_PREFIX = "<!-- memwarden:index"
 _MARKER = re.compile(r'^<!-- memwarden:index generated="(?P<generated>[^"]*)"')
+REFERENCE_GENERATOR = "generate-memory-index.sh"
+_REFERENCE_TITLE = "# Memory Index"
+_REFERENCE_STAMP = "> **Generated**:"
 
 
 def inputs_digest(
@@ -81,6 +86,17 @@ def marker_line(generated: str) -> str:
 def is_ours(text: str) -> bool:
     """Return True when an INDEX.md text starts with memwarden's marker."""
     return _MARKER.match(text) is not None
+
+
+def is_reference_index(text: str) -> bool:
+    """Return True when an INDEX.md text is one the reference script generate-memory-index.sh
+    writes: `# Memory Index`, then a line starting `> **Generated**:`."""
+    lines = text.removeprefix("\ufeff").splitlines()
+    return (
+        len(lines) >= 2
+        and lines[0].rstrip() == _REFERENCE_TITLE
+        and lines[1].startswith(_REFERENCE_STAMP)
+    )
 
 
 def same_index(old: str, new: str) -> bool:

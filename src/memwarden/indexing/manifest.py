@@ -1,79 +1,96 @@
 """The bootstrap manifest: what the memory-index-inject hook injects for a workspace.
 
-`memory/.memwarden-bootstrap.json` is written by `memwarden index` when the memory pool passes the
-threshold, and removed when it no longer does. The hook only reads it: every decision (threshold,
-which files, the cap, which sessions) is made here. Paths are relative to the workspace.
+`memory/.memwarden-bootstrap.json` is refreshed by `memwarden checkpoint` (after it writes a
+handoff), `memwarden rotate` (before it resets a session), `memwarden index` and `maintain`, at
+any memory size. The hook only reads it: every decision (which files, the cap, which sessions)
+is made here. Paths are relative to the workspace.
 
-    {"version": 2, "generator": "memwarden index", "agents": ["main"],
+    {"version": 3, "generator": "memwarden", "agents": ["main"],
      "maxChars": 20000, "totalMaxChars": 60000, "groupChats": false,
-     "files": [{"name": "memory/INDEX.md", "path": "memory/INDEX.md", "chars": 8123},
-               {"name": "memory/ACTIVE_CONTEXT.md", "path": "memory/ACTIVE_CONTEXT.md",
-                "chars": 2410, "session": "agent:main:main", "sha256": "9f86d0…"}]}
+     "files": [{"name": "memory/ACTIVE_CONTEXT.md", "path": "memory/ACTIVE_CONTEXT.md",
+                "session": "agent:main:main"},
+               {"name": "memory/sessions/main.telegram.direct.42.md", "path": …,
+                "session": "agent:main:telegram:direct:42"},
+               {"name": "memory/INDEX.md", "path": "memory/INDEX.md", "chars": 8123}]}
 
-A file with a `session` is injected only into that session (never when it is null), and only
-while its bytes are the ones the manifest describes (`sha256`): ACTIVE_CONTEXT.md holds one
-conversation, which must not reach another peer's session, and a checkpoint may rewrite it from
-another session before the manifest catches up. Version 2 added both; a hook of version 1
-refuses the manifest (injects nothing) rather than inject ACTIVE_CONTEXT.md everywhere.
+A file with a `session` (a conversation's handoff) is injected only into that session, and only
+while the file itself names that session in its provenance line: the hook reads it there when it
+injects, so a handoff rewritten after the manifest is injected as it is now, and a file that came
+to hold another conversation is injected nowhere. Nothing in the manifest changes when a handoff
+is rewritten, so it is rewritten only when a conversation gains or loses its handoff (or
+INDEX.md changes). INDEX.md is listed only when the index job keeps one (the pool passes
+`index.threshold_kb`). Handoffs come first: the gateway cuts the files injected last when the
+bootstrap passes its total cap, and the handoff is what the next turn resumes from. Version 3
+dropped the digests of version 2; a hook of another version refuses the manifest.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import orjson
 
+from memwarden.checkpoint.handoff_files import ACTIVE_CONTEXT, HandoffFile, is_file_of
+from memwarden.indexing.catalog import js_length
+
 MANIFEST_NAME = ".memwarden-bootstrap.json"
-MANIFEST_VERSION = 2
-INDEX_PATH = "memory/INDEX.md"
-ACTIVE_CONTEXT_PATH = "memory/ACTIVE_CONTEXT.md"
-# The provenance line of templates/checkpoint/active_context.md.j2: "> - session: `KEY` (id …".
-_PROVENANCE_SESSION = re.compile(r"^> - session: `([^`\s]+)`")
-_UNSCOPED_MAIN = "main"
+MANIFEST_VERSION = 3
+GENERATOR = "memwarden"
+MEMORY_FOLDER = "memory"
+INDEX_PATH = f"{MEMORY_FOLDER}/INDEX.md"
+ACTIVE_CONTEXT_PATH = f"{MEMORY_FOLDER}/{ACTIVE_CONTEXT}"
 
 
 @dataclass(frozen=True)
 class InjectedFile:
-    """A file for the hook; `private` ones go only to `session` (to none when it is None), and
-    only while the file's SHA-256 is `sha256`."""
+    """A file for the hook; `private` ones (handoffs) go only to `session`, while the file names
+    it. `chars` is its length as the gateway counts it (in the manifest for INDEX.md only)."""
 
     path: str
     chars: int | None
     private: bool = False
     session: str | None = None
-    sha256: str | None = None
 
 
-def text_sha256(text: str) -> str:
-    """Return the hex SHA-256 of `text` as UTF-8: the file's own bytes when it was valid UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+@dataclass(frozen=True)
+class HandoffChoice:
+    """Which handoff files the hook may inject, and why others are left out (one line each)."""
+
+    injected: list[InjectedFile]
+    left_out: list[str]
 
 
-def active_context_session(text: str, agents: Sequence[str]) -> str | None:
-    """Given ACTIVE_CONTEXT.md and the agents sharing its workspace, return its session key.
-
-    The key is the one of the provenance block checkpoint writes at the top of the file
-    (`> - session: `agent:main:main` (id …`), lower-cased; a legacy unscoped `main` becomes
-    `agent:<id>:main` when one agent uses the workspace. Only the first quoted block before the
-    first section counts (the rest of the file quotes conversations). Return None when there is
-    no such line (a template of one's own without it).
+def choose_handoffs(
+    found: Sequence[HandoffFile], keeping_main_file: Collection[str], workspace: Path
+) -> HandoffChoice:
+    """Given the candidate files of a workspace's memory folder and the agents whose main
+    session has ACTIVE_CONTEXT.md, return the handoffs to inject: each file that names its
+    session and is the file that session is written to. A handoff left out gets a line saying
+    why; a file of `sessions/` that names no session is someone else's, passed over silently.
     """
-    quoted = False
-    for number, line in enumerate(text.splitlines()):
-        if line.startswith(">"):
-            quoted = True
-            match = _PROVENANCE_SESSION.match(line)
-            if match:
-                key = match[1].lower()
-                if key == _UNSCOPED_MAIN and len(agents) == 1:
-                    return f"agent:{agents[0].lower()}:main"
-                return key
-        elif quoted or (number > 0 and line.startswith("#")):
-            return None
-    return None
+    injected, left_out = [], []
+    for handoff in found:
+        path = f"{MEMORY_FOLDER}/{handoff.name}"
+        if handoff.session is not None and is_file_of(
+            handoff.name, handoff.session, keeping_main_file
+        ):
+            injected.append(
+                InjectedFile(path, js_length(handoff.text), private=True, session=handoff.session)
+            )
+        elif handoff.session is not None:
+            left_out.append(
+                f"{workspace / path}: holds session `{handoff.session}`, whose handoff is "
+                "another file (written by an earlier memwarden, or moved): not injected into "
+                "any session"
+            )
+        elif handoff.name == ACTIVE_CONTEXT:
+            left_out.append(
+                f'{workspace / path}: names no session (no "> - session: `KEY`" line at its '
+                "top, as the checkpoint writes it): the bootstrap hook will not inject it"
+            )
+    return HandoffChoice(injected, left_out)
 
 
 def build_manifest(
@@ -87,7 +104,7 @@ def build_manifest(
     """Return the manifest's bytes (stable key order, so an unchanged manifest is not rewritten)."""
     manifest = {
         "version": MANIFEST_VERSION,
-        "generator": "memwarden index",
+        "generator": GENERATOR,
         "agents": list(agents),
         "maxChars": max_chars,
         "totalMaxChars": total_max_chars,
@@ -98,8 +115,6 @@ def build_manifest(
 
 
 def _file_entry(file: InjectedFile) -> dict[str, object]:
-    entry: dict[str, object] = {"name": file.path, "path": file.path, "chars": file.chars}
     if file.private:
-        entry["session"] = file.session
-        entry["sha256"] = file.sha256
-    return entry
+        return {"name": file.path, "path": file.path, "session": file.session}
+    return {"name": file.path, "path": file.path, "chars": file.chars}

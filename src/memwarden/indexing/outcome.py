@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memwarden.indexing.catalog import format_count, format_size
-from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, INDEX_PATH
+from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.runtime import JobResult
 
 
@@ -27,10 +27,10 @@ class Outcome:
     cap: int | None = None
     fits: bool | None = None
     condensed: list[str] = field(default_factory=list)
-    active_context_chars: int | None = None
-    active_context_session: str | None = None
-    active_context_sha256: str | None = None
+    # The handoffs the manifest lists: {path, session, chars}, one per conversation.
+    handoffs: list[dict[str, Any]] = field(default_factory=list)
     manifest: str | None = None
+    migrated: str | None = None
     unreadable: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
@@ -39,8 +39,8 @@ class Outcome:
         return asdict(self)
 
 
-# The files the bootstrap hook injects, in the order it injects them.
-INJECTED = (INDEX_PATH, ACTIVE_CONTEXT_PATH)
+# The statuses in which the workspace keeps an INDEX.md of memwarden's that the hook injects.
+LISTED = frozenset({"written", "would_write", "unchanged", "left_as_is"})
 
 
 @dataclass(frozen=True)
@@ -54,19 +54,23 @@ class Overrun:
 
 
 def bootstrap_overruns(
-    lengths: Mapping[str, int], max_chars: int, total_max_chars: int
+    shared: Mapping[str, int],
+    handoffs: Mapping[str, int],
+    max_chars: int,
+    total_max_chars: int,
 ) -> list[Overrun]:
-    """Given bootstrap file lengths (JavaScript lengths by path relative to the workspace,
-    present files only) and the caps, return the injected files over the per-file cap, then
-    the total over the total cap (each file counted up to the per-file cap: the gateway cuts
-    a file first, then stops at the total).
+    """Given the lengths (JavaScript lengths by path relative to the workspace, present files
+    only) of the bootstrap files every session gets (the gateway's own, INDEX.md) and of the
+    handoffs (a session gets only its own), and the caps, return INDEX.md and each handoff over
+    the per-file cap, then the total over the total cap: the shared files and the largest
+    handoff, each counted up to the per-file cap (the gateway cuts a file first, then stops at
+    the total).
     """
-    overruns = [
-        Overrun(path, lengths[path], max_chars)
-        for path in INJECTED
-        if path in lengths and lengths[path] > max_chars
-    ]
-    total = sum(min(length, max_chars) for length in lengths.values())
+    injected = [(INDEX_PATH, shared[INDEX_PATH])] if INDEX_PATH in shared else []
+    injected += sorted(handoffs.items())
+    overruns = [Overrun(path, chars, max_chars) for path, chars in injected if chars > max_chars]
+    total = sum(min(length, max_chars) for length in shared.values())
+    total += min(max(handoffs.values(), default=0), max_chars)
     if total > total_max_chars:
         overruns.append(Overrun(None, total, total_max_chars))
     return overruns
@@ -86,27 +90,24 @@ def describe_overrun(workspace: Path, overrun: Overrun) -> str:
             f"{overrun.cap:,}-character bootstrap cap: the gateway will cut it in the middle"
         )
     return (
-        f"{workspace}: the bootstrap files hold {overrun.chars:,} characters, over the "
-        f"{overrun.cap:,}-character total bootstrap cap (bootstrapTotalMaxChars): the files "
-        "injected last (INDEX.md, ACTIVE_CONTEXT.md) will be cut"
+        f"{workspace}: a session's bootstrap files can hold {overrun.chars:,} characters, over "
+        f"the {overrun.cap:,}-character total bootstrap cap (bootstrapTotalMaxChars): the "
+        "files injected last (INDEX.md, then the conversation's handoff) will be cut"
     )
 
 
 def budget_warnings(
     workspace: Path, max_chars: int, total_max_chars: int, outcome: Outcome
 ) -> list[str]:
-    """Return what goes over the bootstrap caps: the index, ACTIVE_CONTEXT.md, or both."""
-    lengths = {
-        path: chars
-        for path, chars in (
-            (INDEX_PATH, outcome.chars),
-            (ACTIVE_CONTEXT_PATH, outcome.active_context_chars),
-        )
-        if chars is not None
-    }
+    """Return what memwarden injects that goes over the bootstrap caps: INDEX.md, a handoff,
+    or INDEX.md with the largest handoff together."""
+    shared = {}
+    if outcome.status in LISTED and outcome.chars is not None:
+        shared[INDEX_PATH] = outcome.chars
+    handoffs = {item["path"]: item["chars"] for item in outcome.handoffs if item["chars"]}
     return [
         describe_overrun(workspace, overrun)
-        for overrun in bootstrap_overruns(lengths, max_chars, total_max_chars)
+        for overrun in bootstrap_overruns(shared, handoffs, max_chars, total_max_chars)
     ]
 
 
@@ -147,25 +148,39 @@ def describe(outcome: Outcome) -> str:
     if outcome.status == "no_workspace":
         return f"{label}: workspace {outcome.workspace} does not exist: nothing to index"
     if outcome.status == "failed":
-        return f"{label}: failed: {outcome.error}"
+        return f"{label}: failed: {outcome.error}" + _manifest_text(outcome)
     if outcome.status == "below_threshold":
-        removed = {
-            "removed": "; bootstrap manifest removed",
-            "would_remove": "; would remove the bootstrap manifest",
-        }.get(outcome.manifest or "", "")
-        return f"{label}: {pool} in memory/, under the threshold: no index{removed}"
-    verb = {
-        "written": "memory/INDEX.md written",
-        "would_write": "would write memory/INDEX.md",
-        "unchanged": "memory/INDEX.md unchanged",
-    }[outcome.status]
-    text = (
-        f"{label}: {verb}: {pool}, ~{format_count(outcome.tokens)} tokens; "
-        f"{outcome.chars:,} of {outcome.cap:,} chars"
-    )
-    if outcome.condensed:
-        text += f" (condensed: {'; '.join(outcome.condensed)})"
-    return text
+        text = f"{label}: {pool} in memory/, under the threshold: no index"
+    elif outcome.status == "left_as_is":
+        text = f"{label}: memory/INDEX.md not rebuilt (only the bootstrap manifest)"
+    else:
+        verb = {
+            "written": "memory/INDEX.md written",
+            "would_write": "would write memory/INDEX.md",
+            "unchanged": "memory/INDEX.md unchanged",
+        }[outcome.status]
+        text = (
+            f"{label}: {verb}: {pool}, ~{format_count(outcome.tokens)} tokens; "
+            f"{outcome.chars:,} of {outcome.cap:,} chars"
+        )
+        if outcome.condensed:
+            text += f" (condensed: {'; '.join(outcome.condensed)})"
+        if outcome.migrated:
+            text += f"; took over the INDEX.md of generate-memory-index.sh ({outcome.migrated})"
+    return text + _manifest_text(outcome)
+
+
+def _manifest_text(outcome: Outcome) -> str:
+    """Return what happened to the bootstrap manifest, as the end of the line."""
+    count = len(outcome.handoffs)
+    handoffs = f"{count} conversation handoff{'' if count == 1 else 's'}"
+    return {
+        "written": f"; bootstrap manifest written ({handoffs})",
+        "would_write": f"; would write the bootstrap manifest ({handoffs})",
+        "unchanged": f"; bootstrap manifest unchanged ({handoffs})",
+        "removed": "; bootstrap manifest removed (nothing to inject)",
+        "would_remove": "; would remove the bootstrap manifest (nothing to inject)",
+    }.get(outcome.manifest or "", "")
 
 
 def _label(outcome: Outcome) -> str:

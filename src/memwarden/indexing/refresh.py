@@ -1,6 +1,8 @@
-"""Index workspaces: write memory/INDEX.md and the bootstrap hook's manifest for each target.
+"""Index workspaces: INDEX.md when the memory pool passes the threshold, and the bootstrap
+manifest (each conversation's handoff, and INDEX.md when there is one) always.
 
-Used by `memwarden index` and, after they write ACTIVE_CONTEXT.md, by checkpoint and rotate.
+Used by `memwarden index` and, after they write or move a handoff, by checkpoint, rotate and
+maintain (with `write_index=False` when only the manifest is to be refreshed).
 """
 
 from __future__ import annotations
@@ -8,9 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memwarden.checkpoint.handoff_files import main_file_agents
 from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import (
     atomic_write,
@@ -19,28 +22,23 @@ from memwarden.files import (
     remove_stale_temp_files,
 )
 from memwarden.history.locking import memory_lock
+from memwarden.indexing.bootstrap import refresh_manifest
 from memwarden.indexing.catalog import Totals, js_length
 from memwarden.indexing.categories import Rule, categorize, parse_rules
 from memwarden.indexing.facts_cache import load_facts, load_output, store_facts, store_output
 from memwarden.indexing.index_file import (
+    REFERENCE_GENERATOR,
     generated_text,
     inputs_digest,
     is_ours,
+    is_reference_index,
     render_catalog,
     same_index,
     text_digest,
 )
-from memwarden.indexing.manifest import (
-    ACTIVE_CONTEXT_PATH,
-    INDEX_PATH,
-    MANIFEST_NAME,
-    InjectedFile,
-    active_context_session,
-    build_manifest,
-    text_sha256,
-)
+from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.markers import MARKERS
-from memwarden.indexing.outcome import Outcome, budget_warnings
+from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import FileStat, collect_facts, scan_pool
 from memwarden.indexing.targets import Target, agent_targets
 from memwarden.runtime import JobContext
@@ -55,29 +53,57 @@ class IndexWriteRefused(MemwardenError):
     """memory/INDEX.md exists and was not written by memwarden."""
 
 
+@dataclass(frozen=True)
+class RunShared:
+    """What every workspace of one run shares: the category rules and their descriptions, the
+    generation time INDEX.md shows, and the agents whose main session has ACTIVE_CONTEXT.md."""
+
+    rules: list[Rule]
+    descriptions: dict[str, str]
+    generated: str
+    keeping_main_file: frozenset[str]
+
+
 def index_agents(
-    context: JobContext, agents: Sequence[Agent], *, force: bool = False, dry_run: bool = False
+    context: JobContext,
+    agents: Sequence[Agent],
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    write_index: bool = True,
 ) -> list[dict[str, Any]]:
     """Given agents, index their workspaces (each once); return one outcome dict a workspace.
 
+    With `write_index` False, INDEX.md is left as it is and only the manifest is refreshed.
     Never raises for one workspace's failure: it is reported in its outcome (`status` failed).
     """
     targets = agent_targets(context, context.deployment, agents)
-    return [outcome.to_json() for outcome in index_targets(context, targets, force, dry_run)]
+    outcomes = index_targets(context, targets, force, dry_run, write_index=write_index)
+    return [outcome.to_json() for outcome in outcomes]
 
 
 def index_targets(
-    context: JobContext, targets: Sequence[Target], force: bool, dry_run: bool
+    context: JobContext,
+    targets: Sequence[Target],
+    force: bool,
+    dry_run: bool,
+    *,
+    write_index: bool = True,
 ) -> list[Outcome]:
     """Index every target; one failing workspace never stops the others."""
     rules, descriptions = parse_rules(context.config.index.categories)
-    generated = generated_text(context.now())
+    shared = RunShared(
+        rules,
+        descriptions,
+        generated_text(context.now()),
+        main_file_agents(context.deployment.agents),
+    )
     outcomes = []
     for target in targets:
         try:
             with _memory_locks(context, target.agents, dry_run):
                 outcome = index_workspace(
-                    context, target, rules, descriptions, generated, force=force, dry_run=dry_run
+                    context, target, shared, force=force, dry_run=dry_run, write_index=write_index
                 )
         except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
             outcome = Outcome(
@@ -103,12 +129,11 @@ def _memory_locks(context: JobContext, agent_ids: Sequence[str], dry_run: bool) 
 def index_workspace(
     context: JobContext,
     target: Target,
-    rules: list[Rule],
-    descriptions: dict[str, str],
-    generated: str,
+    shared: RunShared,
     *,
     force: bool,
     dry_run: bool,
+    write_index: bool = True,
 ) -> Outcome:
     """Index one workspace; return what was done. Raise MemwardenError or OSError on failure
     (a workspace gone though its agent has sessions is one)."""
@@ -124,14 +149,48 @@ def index_workspace(
         remove_stale_temp_files(memory_dir)
     stats = scan_pool(memory_dir)
     outcome.files, outcome.size = len(stats), sum(stat.size for stat in stats)
+    current = read_text_if_exists(workspace / INDEX_PATH)
     if outcome.size < context.config.index.threshold_kb * 1024 and not force:
         outcome.status = "below_threshold"
-        outcome.manifest = _remove_manifest(workspace, dry_run)
-        return outcome
+    elif not write_index:
+        outcome.status = "left_as_is"
+        outcome.chars = js_length(current) if current is not None and is_ours(current) else None
+    else:
+        try:
+            _write_index(context, target, stats, shared, current, outcome, dry_run)
+        except (MemwardenError, OSError) as error:
+            # INDEX.md failed (a foreign one, a broken template): the handoffs still go out.
+            outcome.status, outcome.error = "failed", describe_error(error)
+    index_chars = outcome.chars if outcome.status in LISTED else None
+    manifest = refresh_manifest(
+        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run
+    )
+    outcome.manifest = manifest.status
+    outcome.handoffs = [
+        {"path": file.path, "session": file.session, "chars": file.chars}
+        for file in manifest.handoffs
+    ]
+    outcome.warnings = manifest.warnings + budget_warnings(
+        target.workspace, target.max_chars, target.total_max_chars, outcome
+    )
+    return outcome
 
+
+def _write_index(
+    context: JobContext,
+    target: Target,
+    stats: list[FileStat],
+    shared: RunShared,
+    current: str | None,
+    outcome: Outcome,
+    dry_run: bool,
+) -> None:
+    """Write INDEX.md when it changed apart from its time, taking over one made by the
+    reference script (kept in history first). Raise IndexWriteRefused for another foreign one."""
+    workspace = target.workspace
     index_path = workspace / INDEX_PATH
-    current = read_text_if_exists(index_path)
-    if current is not None and not is_ours(current):
+    foreign = current is not None and not is_ours(current)
+    if foreign and not is_reference_index(current):
         raise IndexWriteRefused(
             f"{index_path}: exists and was not written by memwarden; rename it (for example to "
             "memory/INDEX.notes.md) so memwarden can write its index there"
@@ -143,23 +202,44 @@ def index_workspace(
         rules=context.config.index.categories,
         template_path=context.config.index.template,
     )
-    if not _reuse_last(context, real, inputs, current, outcome):
-        text = _build(context, target, stats, (rules, descriptions), generated, outcome, dry_run)
-        if current is None or not same_index(current, text):
-            outcome.status = "would_write" if dry_run else "written"
-            if not dry_run:
-                ensure_dir(memory_dir, root=workspace)
-                atomic_write(index_path, text, root=workspace)
-                current = text
-        if not dry_run and not outcome.unreadable and current is not None:
-            store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
+    if _reuse_last(context, real, inputs, current, outcome):
+        return
+    text = _build(context, target, stats, shared, outcome, dry_run)
+    if current is None or not same_index(current, text):
+        outcome.status = "would_write" if dry_run else "written"
+        if foreign:
+            outcome.migrated = _keep_in_history(context, target, dry_run)
+        if not dry_run:
+            ensure_dir(workspace / "memory", root=workspace)
+            atomic_write(index_path, text, root=workspace)
+            current = text
+    if not dry_run and not outcome.unreadable and current is not None:
+        store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
 
-    unnamed = _read_active_context(context, target, outcome)
-    outcome.warnings = unnamed + budget_warnings(
-        target.workspace, target.max_chars, target.total_max_chars, outcome
-    )
-    outcome.manifest = _write_manifest(context, target, outcome, dry_run)
-    return outcome
+
+def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
+    """Snapshot the memory folder holding the reference script's INDEX.md (trigger
+    `pre-migrate`, taken even when automatic snapshots are off); return what was kept.
+
+    Raise IndexWriteRefused when no agent uses the workspace, MemwardenError if the snapshot
+    fails: either way the file is left as it is.
+    """
+    index_path = target.workspace / INDEX_PATH
+    agent = context.deployment.agent(target.agents[0]) if target.agents else None
+    if agent is None:
+        raise IndexWriteRefused(
+            f"{index_path}: written by {REFERENCE_GENERATOR}, but no agent uses this workspace, "
+            "so memwarden cannot keep it in an agent's memory history before replacing it; "
+            "rename it (for example to memory/INDEX.notes.md)"
+        )
+    if dry_run:
+        return f"would keep it in agent {agent.id}'s memory history first"
+    from memwarden.history import snapshot
+
+    taken = snapshot(context, agent, "pre-migrate")
+    if taken is None:
+        return f"already in agent {agent.id}'s latest memory-history snapshot"
+    return f"kept in agent {agent.id}'s memory history: snapshot {taken.id}"
 
 
 REPORTED = ("files", "size", "tokens", "markers", "chars", "fits", "condensed")
@@ -188,23 +268,21 @@ def _build(
     context: JobContext,
     target: Target,
     stats: list[FileStat],
-    categories: tuple[list[Rule], dict[str, str]],
-    generated: str,
+    shared: RunShared,
     outcome: Outcome,
     dry_run: bool,
 ) -> str:
     """Read the facts (cached by stat), render the catalog; fill `outcome`; return the text."""
     real = os.path.realpath(target.workspace)
-    rules, descriptions = categories
     update = collect_facts(target.workspace / "memory", stats, load_facts(context.state, real))
     if not dry_run:
         store_facts(context.state, real, update)
     totals = Totals.of(update.facts)
     catalog = render_catalog(
-        categorize(update.facts, rules, descriptions),
+        categorize(update.facts, shared.rules, shared.descriptions),
         totals,
         cap=target.max_chars,
-        generated=generated,
+        generated=shared.generated,
         template_path=context.config.index.template,
     )
     outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens
@@ -212,60 +290,6 @@ def _build(
     outcome.chars, outcome.fits, outcome.condensed = catalog.chars, catalog.fits, catalog.notes
     outcome.unreadable = update.unreadable
     return catalog.text
-
-
-def _read_active_context(context: JobContext, target: Target, outcome: Outcome) -> list[str]:
-    """Fill the outcome's ACTIVE_CONTEXT.md size and session; return a warning if it names none."""
-    path = target.workspace / ACTIVE_CONTEXT_PATH
-    text = read_text_if_exists(path)
-    if text is None:
-        return []
-    outcome.active_context_chars = js_length(text)
-    outcome.active_context_session = active_context_session(text, target.agents)
-    outcome.active_context_sha256 = text_sha256(text)
-    if outcome.active_context_session is not None or not context.config.index.inject_active_context:
-        return []
-    return [
-        f'{path}: names no session (no "> - session: `KEY`" line at its top, as the '
-        "checkpoint writes it): the bootstrap hook will not inject it"
-    ]
-
-
-def _write_manifest(context: JobContext, target: Target, outcome: Outcome, dry_run: bool) -> str:
-    files = [InjectedFile(INDEX_PATH, outcome.chars)]
-    if context.config.index.inject_active_context:
-        files.append(
-            InjectedFile(
-                ACTIVE_CONTEXT_PATH,
-                outcome.active_context_chars,
-                private=True,
-                session=outcome.active_context_session,
-                sha256=outcome.active_context_sha256,
-            )
-        )
-    payload = build_manifest(
-        agents=target.agents,
-        max_chars=target.max_chars,
-        total_max_chars=target.total_max_chars,
-        group_chats=context.config.index.inject_in_group_chats,
-        files=files,
-    )
-    path = target.workspace / "memory" / MANIFEST_NAME
-    current = read_text_if_exists(path)
-    if current is not None and current.encode() == payload:
-        return "unchanged"
-    if not dry_run:
-        atomic_write(path, payload, root=target.workspace)
-    return "would_write" if dry_run else "written"
-
-
-def _remove_manifest(workspace: Path, dry_run: bool) -> str | None:
-    path = workspace / "memory" / MANIFEST_NAME
-    if not path.is_file() or path.is_symlink():
-        return None
-    if not dry_run:
-        path.unlink()
-    return "would_remove" if dry_run else "removed"
 
 
 def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
@@ -281,6 +305,7 @@ def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
             "files": outcome.files,
             "chars": outcome.chars,
             "condensed": outcome.condensed,
+            "migrated": outcome.migrated,
             "error": outcome.error,
         },
     )

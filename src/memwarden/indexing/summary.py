@@ -8,7 +8,6 @@ and the files the conversation referred to (tool-call arguments and path-like te
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -29,8 +28,6 @@ MAX_FILES = 50
 ITEM_LIMIT = 300
 EXCERPT_LIMIT = 600
 TITLE_LIMIT = 70
-SLUG_WORDS = 6
-SLUG_LIMIT = 48
 PATH_ARGUMENTS = ("path", "file_path", "filePath", "file", "filename", "target_file", "paths")
 
 _OPEN_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s+(?P<item>\S.*)$")
@@ -38,7 +35,6 @@ _BULLET = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+")
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])(~?/(?:[\w.@-]+/)*[\w.@-]+\.[A-Za-z0-9]{1,8})\b")
 _PATH_LIKE = re.compile(r"^(?:~|\.{1,2})?/?(?:[\w.@-]+/)*[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}$")
-_SLUG_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True)
@@ -53,7 +49,6 @@ class SessionSummary:
     """What a summary file says about one conversation window."""
 
     title: str
-    slug: str
     started: datetime | None
     ended: datetime | None
     user_messages: int
@@ -140,7 +135,6 @@ def summarize(messages: Sequence[Message], excerpt_messages: int) -> SessionSumm
     times = [moment for message in messages if (moment := _time(message)) is not None]
     return SessionSummary(
         title=title,
-        slug=slugify(title),
         started=min(times) if times else None,
         ended=max(times) if times else None,
         user_messages=sum(1 for message in messages if message.role == "user"),
@@ -184,14 +178,6 @@ def referenced_files(messages: Sequence[Message]) -> list[str]:
         for token in _ABSOLUTE_PATH.findall(text):
             found.setdefault(token, None)
     return list(found)[:MAX_FILES]
-
-
-def slugify(title: str) -> str:
-    """Given a title, return a file-name slug: lower-case ASCII words joined by `-`."""
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
-    words = _SLUG_WORD.findall(ascii_title.lower())[:SLUG_WORDS]
-    slug = "-".join(words)[:SLUG_LIMIT].strip("-")
-    return slug or "session"
 
 
 def _title(messages: Sequence[Message]) -> str:

@@ -33,7 +33,7 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec(
         "checkpoint",
         "memwarden.jobs.checkpoint",
-        "write ACTIVE_CONTEXT.md and the daily log of each agent from its live transcript",
+        "write each conversation's handoff (ACTIVE_CONTEXT.md for the main one) and the daily log",
         locks=True,
         records_run=True,
     ),

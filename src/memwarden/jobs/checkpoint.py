@@ -1,17 +1,19 @@
-"""`memwarden checkpoint`: write what each agent was doing into its workspace, with no LLM.
+"""`memwarden checkpoint`: write what each conversation was doing into its workspace, no LLM.
 
-For every agent (or `--agent ID`), choose its live conversation from the session store, read
-the tail of its transcript, and write `memory/ACTIVE_CONTEXT.md` and an entry in
-`memory/YYYY-MM-DD.md`, secrets masked. A session with nothing new since the last run is skipped
-after one stat. `--session KEY` checkpoints that one session, forced (the session-summary hook
-runs it before a compaction; the rotate job calls `checkpoint_session` before a reset).
+For every agent (or `--agent ID`), choose its conversations from the session store, read the
+tail of each transcript, and write that conversation's handoff (`memory/ACTIVE_CONTEXT.md` for
+the main session, `memory/sessions/<conversation>.md` for the others) and an entry in
+`memory/YYYY-MM-DD.md`, secrets masked; then the bootstrap manifest, so the hook injects each
+handoff into its own session. A session with nothing new since the last run is skipped after one
+stat. `--session KEY` checkpoints that one session, forced (the session-summary hook runs it
+before a compaction; the rotate job calls `checkpoint_session` before a reset).
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
 from memwarden.runtime import JobContext, JobResult
@@ -111,23 +113,36 @@ def _refresh_indexes(
     dry_run: bool,
     result: JobResult,
 ) -> list[str]:
-    """Rebuild INDEX.md for the agents this run wrote to (`index.after_checkpoint`).
+    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to.
 
     Return one problem line per workspace that failed; the outcomes go into `result.data`.
     """
     written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
     changed = [agent for agent in agents if agent.id in written]
-    if not changed or not context.config.index.after_checkpoint:
+    if not changed:
         return []
-    from memwarden.indexing.refresh import index_agents
-
-    indexed = index_agents(context, changed, dry_run=dry_run)
+    indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
     result.data["index"] = indexed
     return [
         f"index {item['workspace']}: {item.get('error') or 'failed'}"
         for item in indexed
         if item.get("status") == "failed"
     ]
+
+
+def refresh_bootstrap(
+    context: JobContext, agents: list[Agent], *, dry_run: bool = False
+) -> list[dict[str, Any]]:
+    """Rewrite the bootstrap manifest of the agents' workspaces, so the hook injects the
+    handoffs just written into their sessions, and rebuild INDEX.md when
+    `index.after_checkpoint` is on. Return one outcome dict per workspace (never raises for
+    one workspace's failure: its `status` is failed).
+    """
+    from memwarden.indexing.refresh import index_agents
+
+    return index_agents(
+        context, agents, dry_run=dry_run, write_index=context.config.index.after_checkpoint
+    )
 
 
 def checkpoint_session(

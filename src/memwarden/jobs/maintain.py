@@ -2,8 +2,8 @@
 
 Steps, each isolated from the others: compress and expire old file-era transcripts, rotate
 memwarden's logs, prune its state database, back up the gateway config (with a drift guard),
-archive old daily logs (off by default), prune memory-history snapshots. `--dry-run` changes
-nothing and says what each step would do.
+archive old daily logs (off by default), archive the handoffs of idle conversations, prune
+memory-history snapshots. `--dry-run` changes nothing and says what each step would do.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.maintenance.archive_step import archive_step
     from memwarden.maintenance.config_step import config_step
+    from memwarden.maintenance.handoff_step import handoff_step
     from memwarden.maintenance.housekeeping import history_step, logs_step, state_step
     from memwarden.maintenance.report import StepReport
     from memwarden.maintenance.transcript_step import transcripts_step
@@ -45,6 +46,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         ("state", lambda: state_step(context, dry_run)),
         ("config", lambda: config_step(context, dry_run)),
         ("daily_logs", lambda: archive_step(context, agents, dry_run)),
+        ("handoffs", lambda: handoff_step(context, agents, dry_run)),
         ("history", lambda: history_step(context, dry_run)),
     ]
     for name, step in steps:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from memwarden.rotation.connection import GatewayConnection
     from memwarden.rotation.stores import SessionStores
 
-# Checkpoint outcomes after which ACTIVE_CONTEXT.md holds the session: written now, or already
+# Checkpoint outcomes after which the session's handoff holds it: written now, or already
 # written with the same content. `skipped` (too small, no transcript) saved nothing.
 SAVED_OUTCOMES = frozenset({"written", "unchanged"})
 
@@ -161,25 +161,26 @@ def _rotate(
         # Nothing was written for this session: resetting it would lose what it holds.
         detail = f"checkpoint {checkpoint.outcome} it ({checkpoint.reason}): not reset"
         return Outcome("postponed", detail, checkpoint=saved)
-    if checkpoint.outcome == "written":
-        saved["index"] = _refresh_index(context, agent)
+    saved.update(_refresh_bootstrap(context, agent))
     return _reset(gateway, decision, reset_reason, saved)
 
 
-def _refresh_index(context: JobContext, agent: Agent) -> str | None:
-    """Rebuild the agent's INDEX.md and bootstrap manifest (`index.after_checkpoint`), so the
-    hook injects the ACTIVE_CONTEXT.md just written into the session's next bootstrap (the
-    manifest names the session it holds, and its digest). Return what indexing did (None: off).
+def _refresh_bootstrap(context: JobContext, agent: Agent) -> dict[str, str | None]:
+    """Rewrite the agent's bootstrap manifest (and INDEX.md when `index.after_checkpoint`), so
+    the hook injects the handoff just saved into the session's next bootstrap (the manifest
+    names the session each handoff holds, and its digest). Return what was done, for the
+    checkpoint's record: `index` (INDEX.md's status or the error) and `manifest`.
 
-    A failed index never stops the reset: the handoff is written; the hook injects it once an
-    index run describes it.
+    A failure never stops the reset: the handoff is written; the hook injects it once a later
+    checkpoint or index run describes it.
     """
-    if not context.config.index.after_checkpoint:
-        return None
-    from memwarden.indexing.refresh import index_agents
+    from memwarden.jobs.checkpoint import refresh_bootstrap
 
-    indexed = index_agents(context, [agent])
-    return "; ".join(item.get("error") or item["status"] for item in indexed) or None
+    indexed = refresh_bootstrap(context, [agent])
+    return {
+        "index": "; ".join(item.get("error") or item["status"] for item in indexed) or None,
+        "manifest": "; ".join(str(item.get("manifest")) for item in indexed) or None,
+    }
 
 
 def _reset(

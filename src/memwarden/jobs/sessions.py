@@ -92,14 +92,20 @@ def _session_json(session) -> dict:
 
 
 def _session_line(session) -> str:
-    tokens = "?" if session.total_tokens is None else f"{session.total_tokens:,}"
-    if session.total_tokens_fresh is False:
-        tokens += " (stale)"
-    window = f"/{session.context_tokens:,}" if session.context_tokens else ""
     return (
         f"  {session.key:<40} {session.kind.value:<9} {session.session_id}  "
-        f"tokens {tokens}{window}  updated {_iso(session.updated_at) or '?'}"
+        f"{_context_text(session)}  updated {_iso(session.updated_at) or '?'}"
     )
+
+
+def _context_text(session) -> str:
+    """Return the gateway's count of the session's context, saying it is the gateway's and
+    whether it is fresh (a stale one predates a compaction or an import)."""
+    window = f" of {session.context_tokens:,}" if session.context_tokens else ""
+    if session.total_tokens is None:
+        return f"context ?{window} tokens (no gateway count)"
+    freshness = {True: ", fresh", False: ", stale"}.get(session.total_tokens_fresh, "")
+    return f"context {session.total_tokens:,}{window} tokens (gateway count{freshness})"
 
 
 def _iso(milliseconds: int | None) -> str | None:

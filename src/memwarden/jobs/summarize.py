@@ -1,4 +1,4 @@
-"""`memwarden summarize`: write memory/YYYY-MM-DD-<slug>.md for a conversation window that ended.
+"""`memwarden summarize`: write memory/YYYY-MM-DD-session-<key slug>.md for a window that ended.
 
 The session-summary hook starts it, detached, on `command:new` and `command:reset` (which the
 gateway also fires for `sessions.reset`), just before the gateway resets the session:
@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memwarden.checkpoint.daily_log import resolve_timezone
+from memwarden.checkpoint.handoff_files import key_slug
 from memwarden.checkpoint.redact import build_redactor
 from memwarden.errors import UsageError
 from memwarden.files import atomic_write, ensure_dir
@@ -228,7 +229,9 @@ def _write(
         ),
     )
     memory_dir = agent.workspace / "memory"
-    stem = f"{ended.astimezone(zone):%Y-%m-%d}-{summary.slug}"
+    # Named after the session key, never the conversation's words: INDEX.md lists every file
+    # name and title of the pool, and every session (another peer's too) gets INDEX.md.
+    stem = f"{ended.astimezone(zone):%Y-%m-%d}-session-{key_slug(key)}"
     if options.dry_run:
         path = free_path(memory_dir, stem)
         return JobResult(

@@ -48,7 +48,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
                 ]
                 moved_total += len(moves)
                 continue
-            with _memory_lock(context, agent.id):
+            with hold_memory_lock(context, agent.id):
                 moved_total += _move_all(report, agent, moves)
         except (MemwardenError, OSError) as error:
             reason = error.message if isinstance(error, MemwardenError) else str(error)
@@ -66,7 +66,7 @@ def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) ->
         target = agent.memory_dir / relative
         ensure_dir(target.parent, root=agent.workspace)
         target = check_inside(target, agent.memory_dir)
-        if not _move_without_overwrite(source, target):
+        if not move_without_overwrite(source, target):
             report.fail(f"agent {agent.id}: kept {name}: {target} already exists")
             continue
         moved += 1
@@ -74,7 +74,7 @@ def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) ->
     return moved
 
 
-def _move_without_overwrite(source: Path, target: Path) -> bool:
+def move_without_overwrite(source: Path, target: Path) -> bool:
     """Move within one filesystem; return False (nothing moved) if the target exists."""
     try:
         os.link(source, target)
@@ -85,7 +85,7 @@ def _move_without_overwrite(source: Path, target: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _memory_lock(context: JobContext, agent_id: str) -> Iterator[None]:
+def hold_memory_lock(context: JobContext, agent_id: str) -> Iterator[None]:
     """Hold the agent's memory lock (checkpoint and history take it) when history provides it.
 
     Raise LockHeld (a MemwardenError) if another run keeps it past LOCK_WAIT_SECONDS.

@@ -115,6 +115,8 @@ class SessionKeyInfo:
     kind: SessionKind
     channel: str | None
     legacy: bool
+    # The key after `agent:<agentId>:` (the whole key when it is not agent-scoped).
+    rest: str = ""
 
     @property
     def is_automation(self) -> bool:
@@ -136,7 +138,7 @@ def classify(key: str) -> SessionKeyInfo:
     """
     normalized = key.strip().lower()
     if normalized == "global":
-        return SessionKeyInfo(normalized, None, SessionKind.GLOBAL, None, False)
+        return SessionKeyInfo(normalized, None, SessionKind.GLOBAL, None, False, normalized)
     scoped = normalized.startswith("agent:")
     if scoped:
         agent_id, _, rest = normalized[6:].partition(":")
@@ -145,10 +147,10 @@ def classify(key: str) -> SessionKeyInfo:
         agent_id, rest = None, normalized
         match = _UNSCOPED_RULES.fullmatch(rest)
     if match is None:
-        return SessionKeyInfo(normalized, None, SessionKind.UNKNOWN, None, False)
+        return SessionKeyInfo(normalized, None, SessionKind.UNKNOWN, None, False, normalized)
     kind, channel_rule = _RULE_BY_GROUP[match.lastgroup]
     channel = _channel_of(rest, channel_rule) if channel_rule else None
-    return SessionKeyInfo(normalized, agent_id, kind, channel, not scoped)
+    return SessionKeyInfo(normalized, agent_id, kind, channel, not scoped, rest)
 
 
 def _channel_of(rest: str, channel_rule: int) -> str | None:

@@ -172,16 +172,13 @@ def _judge(
         return skip(*key_problem, held_back=False)
     if tokens is None:
         return skip("stale_count", _unconfirmed_reason(row, confirmed))
+    counted = _count_text(tokens, source, row.total_tokens_fresh)
     if not wanted:
-        return skip(
-            "below_threshold", f"{tokens:,} tokens < limit {_limit_text(limit, row, policy)}"
-        )
+        return skip("below_threshold", f"{counted} < limit {_limit_text(limit, row, policy)}")
     busy = _mid_turn(row, policy, now_ms)
     if busy is not None:
         return skip("mid_turn", busy)
-    over = f"{tokens:,} tokens ≥ limit {_limit_text(limit, row, policy)}"
-    if source == "transcript":
-        over += " (stale gateway count; confirmed from the transcript)"
+    over = f"{counted} ≥ limit {_limit_text(limit, row, policy)}"
     return _decision(row, "rotate", "rotate", over, wanted, tokens, source, limit)
 
 
@@ -200,6 +197,18 @@ def _count(row: SessionRow, confirmed: Mapping[str, int | None]) -> tuple[int | 
         return row.total_tokens, "gateway"
     value = confirmed.get(row.key)
     return (value, "transcript") if value is not None else (None, None)
+
+
+def _count_text(tokens: int, source: str | None, fresh: bool | None) -> str:
+    """Return a token count saying which count it is: the gateway's (fresh when it says so), or
+    the last model call's in the transcript when the gateway's is stale or missing."""
+    if source == "transcript":
+        missing = "stale" if fresh is False else "missing"
+        return (
+            f"{tokens:,} tokens (the last model call's prompt in the transcript; the gateway's "
+            f"count is {missing})"
+        )
+    return f"{tokens:,} tokens (the gateway's count{', fresh' if fresh else ''})"
 
 
 def _unconfirmed_reason(row: SessionRow, confirmed: Mapping[str, int | None]) -> str:

@@ -2,7 +2,8 @@ from memwarden.settings.option import Option
 
 SECTION = "checkpoint"
 DESCRIPTION = (
-    "Layer 2: ACTIVE_CONTEXT.md and daily logs written from live transcripts, with no LLM. "
+    "Layer 2: a handoff per conversation (ACTIVE_CONTEXT.md for the main session) and daily "
+    "logs written from live transcripts, with no LLM. "
     "See docs/checkpoint.md for what is captured and why."
 )
 
@@ -10,12 +11,13 @@ OPTIONS = [
     Option(
         "checkpoint.sessions",
         "choice",
-        "recent",
-        "Which sessions of each agent to checkpoint. `main`: only agent:<id>:main. `recent`: the "
-        "main session when it was active within staleness_hours, else the most recently updated "
-        "interactive session (never cron, sub-agents, heartbeats, hooks, boot). `all`: every "
-        "interactive session active within staleness_hours, each to its own file "
-        "(memory/ACTIVE_CONTEXT.md for main, memory/ACTIVE_CONTEXT.<session>.md for the others).",
+        "all",
+        "Which conversations of each agent to checkpoint; each is written to its own handoff "
+        "(memory/ACTIVE_CONTEXT.md for the main session, memory/sessions/<conversation>.md for "
+        "the others). `all`: the main session, active or not, and every other interactive "
+        "session active within staleness_hours. `recent`: one conversation, the main session "
+        "when it was active within staleness_hours, else the most recently updated interactive "
+        "session. `main`: only agent:<id>:main. Never cron, sub-agents, heartbeats, hooks, boot.",
         choices=("main", "recent", "all"),
     ),
     Option(
@@ -37,16 +39,19 @@ OPTIONS = [
     Option(
         "checkpoint.min_transcript_bytes",
         "int",
-        1024,
+        0,
         "Sessions whose transcript (with the previous window carried over) is smaller than "
-        "this are skipped, and the run says so.",
+        "this are skipped, and the run says so. 0: no size minimum (min_messages already "
+        "skips empty sessions).",
         minimum=0,
     ),
     Option(
         "checkpoint.min_messages",
         "int",
-        3,
-        "Sessions with fewer extracted user and assistant messages than this are skipped.",
+        1,
+        "Sessions with fewer extracted user and assistant messages than this (the current "
+        "window and the one carried over from before a reset) are skipped. The default writes "
+        "a handoff from the first request on and skips only empty sessions.",
         minimum=0,
     ),
     Option(
@@ -63,7 +68,7 @@ OPTIONS = [
         "checkpoint.recent_messages",
         "int",
         5,
-        "How many recent requests and recent outputs ACTIVE_CONTEXT.md lists.",
+        "How many recent requests and recent outputs a handoff lists.",
         minimum=1,
         maximum=50,
     ),
@@ -71,7 +76,7 @@ OPTIONS = [
         "checkpoint.message_max_chars",
         "int",
         600,
-        "Each message is cut to this many characters in ACTIVE_CONTEXT.md.",
+        "Each message is cut to this many characters in a handoff.",
         minimum=40,
         maximum=20000,
     ),
@@ -79,7 +84,7 @@ OPTIONS = [
         "checkpoint.max_files",
         "int",
         20,
-        "How many referenced file paths ACTIVE_CONTEXT.md lists (most recent first).",
+        "How many referenced file paths a handoff lists (most recent first).",
         minimum=0,
         maximum=500,
     ),
@@ -87,7 +92,7 @@ OPTIONS = [
         "checkpoint.max_todos",
         "int",
         10,
-        "How many open TODOs ACTIVE_CONTEXT.md lists (most recent last).",
+        "How many open TODOs a handoff lists (most recent last).",
         minimum=0,
         maximum=200,
     ),
@@ -103,8 +108,9 @@ OPTIONS = [
         "checkpoint.handoff_min_messages",
         "int",
         6,
-        "After a reset, until the new window has this many messages, ACTIVE_CONTEXT.md keeps "
-        "the previous window's sections below the new ones, marked with the previous session id.",
+        "After a reset, until the new window has this many messages, the handoff keeps the "
+        "window before the reset below the new one (`Before the Reset`, or `Previous Session "
+        "<id>` when the reset gave the key a new session id).",
         minimum=0,
         maximum=1000,
     ),
@@ -155,10 +161,10 @@ OPTIONS = [
         "checkpoint.active_context_template",
         "path",
         "",
-        "Your own jinja2 template for ACTIVE_CONTEXT.md. Empty: the bundled one "
-        "(templates/checkpoint/active_context.md.j2 shows every variable). Keep the "
-        "`session:` line of its provenance block: the bootstrap hook injects the file only into "
-        "that session, and into none without it. Rendered in jinja2's sandbox.",
+        "Your own jinja2 template for the handoffs (ACTIVE_CONTEXT.md and memory/sessions/*.md). "
+        "Empty: the bundled one (templates/checkpoint/active_context.md.j2 shows every "
+        "variable). Keep the `session:` line of its provenance block: the bootstrap hook injects "
+        "a handoff only into that session, and into none without it. Rendered in jinja2's sandbox.",
     ),
     Option(
         "checkpoint.daily_entry_template",

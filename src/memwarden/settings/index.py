@@ -14,6 +14,11 @@ DEFAULT_CATEGORIES = [
     },
     {"glob": "MEMORY.md", "name": "Core state"},
     {
+        "glob": "sessions/*.md",
+        "name": "Conversation handoffs",
+        "description": "one per conversation, injected only into that conversation's session",
+    },
+    {
         "glob": "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*.md",
         "name": "Daily logs",
         "description": "one file a day, and session summaries",
@@ -37,10 +42,10 @@ OPTIONS = [
         "index.after_checkpoint",
         "bool",
         True,
-        "Refresh INDEX.md (and the bootstrap manifest) of the agents a checkpoint run wrote to, "
-        "at the end of that run, and after rotate's checkpoint of a session, besides the index "
-        "job's own schedule. Off: the hook injects a rewritten ACTIVE_CONTEXT.md only once the "
-        "index job has run again.",
+        "Rebuild INDEX.md of the agents a checkpoint run wrote to, at the end of that run, and "
+        "after rotate's checkpoint of a session, besides the index job's own schedule. The "
+        "bootstrap manifest (which handoff goes to which session) is refreshed then either way; "
+        "off, INDEX.md catches up at the index job's next run.",
     ),
     Option(
         "index.threshold_kb",
@@ -48,7 +53,8 @@ OPTIONS = [
         50,
         "Write memory/INDEX.md (and let the hook inject it) only when the memory pool "
         "(memory/**/*.md without archive/ and INDEX.md) holds at least this many KB. "
-        "`memwarden index --force` ignores it.",
+        "`memwarden index --force` ignores it. The conversations' handoffs are injected at any "
+        "size.",
         minimum=0,
         maximum=10_000_000,
     ),
@@ -77,15 +83,17 @@ OPTIONS = [
         "index.inject_active_context",
         "bool",
         True,
-        "The bootstrap hook injects memory/ACTIVE_CONTEXT.md next to INDEX.md, into the session "
-        "it was written from only (one peer's conversation never reaches another's session).",
+        "The bootstrap hook injects each conversation's handoff (memory/ACTIVE_CONTEXT.md for "
+        "the main session, memory/sessions/<conversation>.md for the others) into that "
+        "conversation's session only: one peer's conversation never reaches another's session.",
     ),
     Option(
         "index.inject_in_group_chats",
         "bool",
         False,
-        "The bootstrap hook also injects into group and channel sessions (off: the gateway "
-        "itself keeps MEMORY.md out of them, and so does memwarden).",
+        "The bootstrap hook also injects into group and channel sessions, INDEX.md and the "
+        "group's own handoff (off: the gateway itself keeps MEMORY.md out of them, and so does "
+        "memwarden).",
     ),
     Option(
         "index.template",

@@ -84,4 +84,15 @@ OPTIONS = [
         minimum=0,
         maximum=36500,
     ),
+    Option(
+        "maintain.archive_handoffs_after_days",
+        "int",
+        30,
+        "Move the handoff of a conversation idle for more than this many days (no update in "
+        "the session store, and its file unchanged) from memory/sessions/ into "
+        "memory/archive/sessions/, so the index and the hook's manifest list only live ones. "
+        "The main session's memory/ACTIVE_CONTEXT.md is never moved. 0 turns archiving off.",
+        minimum=0,
+        maximum=36500,
+    ),
 ]

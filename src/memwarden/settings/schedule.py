@@ -19,7 +19,7 @@ def _interval(job: str, minutes: int, what: str) -> Option:
 
 
 OPTIONS = [
-    _interval("checkpoint", 20, "ACTIVE_CONTEXT.md and daily log"),
+    _interval("checkpoint", 20, "conversation handoffs and daily log"),
     _interval("rotate", 30, "session rotation"),
     _interval("index", 360, "INDEX.md catalogs"),
     _interval("health", 5, "health checks and alerts"),

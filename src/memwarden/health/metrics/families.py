@@ -123,7 +123,7 @@ def _bootstrap_cap(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
 
 def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[int, int]]]:
     """Each agent's bootstrap file lengths and caps, read once per textfile."""
-    from memwarden.indexing.bootstrap import bootstrap_lengths
+    from memwarden.indexing.bootstrap_files import bootstrap_lengths
 
     def read() -> list[tuple[str, dict[str, int], tuple[int, int]]]:
         deployment = sources.deployment

@@ -1,0 +1,56 @@
+"""The files a workspace gives an agent at bootstrap, and their lengths as the gateway counts them.
+
+The gateway loads its own set (AGENTS.md, MEMORY.md, …); memwarden's bootstrap hook adds INDEX.md
+and the session's own handoff (ACTIVE_CONTEXT.md for the main session). Doctor judges the lengths
+against the caps and health's metrics carry them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from memwarden.files import read_text_if_exists
+from memwarden.indexing.catalog import js_length
+from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, INDEX_PATH
+
+# The workspace files the gateway itself loads at bootstrap (openclaw 2026.7.x and 2026.9.x).
+GATEWAY_BOOTSTRAP = (
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+    "MEMORY.md",
+)
+# What memwarden's hook adds that every agent has one of (other conversations' handoffs vary).
+INJECTED = (INDEX_PATH, ACTIVE_CONTEXT_PATH)
+
+
+def bootstrap_lengths(workspace: Path) -> dict[str, int]:
+    """Given a workspace, return the length of each bootstrap file present (gateway's and
+    memwarden's), by path relative to the workspace, in UTF-16 units with the end trimmed.
+
+    Only the names a folder listing shows are opened: health reads every agent's workspace each
+    run, and most bootstrap files are absent.
+    """
+    present = _names(workspace)
+    if "memory" in present:
+        present |= {f"memory/{name}" for name in _names(workspace / "memory")}
+    lengths = {}
+    for name in (*GATEWAY_BOOTSTRAP, *INJECTED):
+        if name not in present:
+            continue
+        text = read_text_if_exists(workspace / name)
+        if text is not None:
+            lengths[name] = js_length(text)
+    return lengths
+
+
+def _names(folder: Path) -> set[str]:
+    try:
+        return set(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return set()

@@ -1,0 +1,128 @@
+"""Maintain step: archive the handoffs of conversations idle longer than
+`maintain.archive_handoffs_after_days`, then refresh the index and the hook's manifest."""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+from datetime import UTC, datetime
+
+from memwarden.checkpoint.handoff_files import (
+    ACTIVE_CONTEXT,
+    is_file_of,
+    main_file_agents,
+    read_handoffs,
+)
+from memwarden.errors import MemwardenError
+from memwarden.files import check_inside, ensure_dir
+from memwarden.maintenance.archive_step import hold_memory_lock, move_without_overwrite
+from memwarden.maintenance.handoffs import ArchiveMove, HandoffFact, plan_handoff_archive
+from memwarden.maintenance.report import StepReport
+from memwarden.openclaw.agents import Agent
+from memwarden.runtime import JobContext
+
+
+def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> StepReport | None:
+    """Archive, per workspace of `agents`, the handoffs of idle conversations; return None when
+    archiving is off. A workspace whose session stores cannot be read is left as it is."""
+    after_days = context.config.maintain.archive_handoffs_after_days
+    if after_days <= 0:
+        return None
+    report = StepReport("handoffs")
+    keeping = main_file_agents(context.deployment.agents)
+    archived = 0
+    for sharing in _workspaces(context, agents):
+        label = ", ".join(agent.id for agent in sharing)
+        try:
+            moves = _plan(context, sharing, keeping, after_days)
+            if dry_run:
+                report.lines += [f"  {label}: would move {_describe(move)}" for move in moves]
+                archived += len(moves)
+                continue
+            moved = _move_all(context, report, sharing, moves)
+            archived += moved
+            if moved:
+                _refresh(context, report, sharing)
+        except (MemwardenError, OSError) as error:
+            reason = error.message if isinstance(error, MemwardenError) else str(error)
+            report.fail(f"agent {label}: handoffs not archived: {reason}")
+    verb = "would archive" if dry_run else "archived"
+    report.lines.append(
+        f"handoffs: {verb} {archived} of conversations idle for more than {after_days} days"
+    )
+    report.data = {"archived": archived}
+    return report
+
+
+def _workspaces(context: JobContext, agents: list[Agent]) -> list[list[Agent]]:
+    """Return, for each workspace of `agents` (by real path), every agent that uses it."""
+    wanted = {os.path.realpath(agent.workspace) for agent in agents}
+    by_workspace: dict[str, list[Agent]] = {}
+    for agent in context.deployment.agents:
+        real = os.path.realpath(agent.workspace)
+        if real in wanted:
+            by_workspace.setdefault(real, []).append(agent)
+    return list(by_workspace.values())
+
+
+def _plan(
+    context: JobContext, sharing: list[Agent], keeping: frozenset[str], after_days: int
+) -> list[ArchiveMove]:
+    from memwarden.openclaw.sessions import load_sessions
+
+    memory = sharing[0].memory_dir
+    if not memory.is_dir():
+        return []
+    found = read_handoffs(memory, [agent.id for agent in sharing])
+    facts = [
+        HandoffFact(file.name, file.session, file.mtime)
+        for file in found
+        if file.name != ACTIVE_CONTEXT
+        and file.session is not None
+        and is_file_of(file.name, file.session, keeping)
+    ]
+    if not facts:
+        return []
+    last_updates: dict[str, float] = {}
+    for agent in sharing:
+        for record in load_sessions(agent):  # StoreError: the workspace is left as it is
+            if record.updated_at is not None:
+                last_updates[record.key.lower()] = record.updated_at / 1000
+    now = context.now().timestamp()
+    return plan_handoff_archive(facts, last_updates, now, after_days)
+
+
+def _move_all(
+    context: JobContext, report: StepReport, sharing: list[Agent], moves: list[ArchiveMove]
+) -> int:
+    if not moves:
+        return 0
+    memory, workspace = sharing[0].memory_dir, sharing[0].workspace
+    moved = 0
+    with ExitStack() as locks:
+        for agent in sharing:
+            locks.enter_context(hold_memory_lock(context, agent.id))
+        for move in moves:
+            source = check_inside(memory / move.name, memory)
+            target = memory / move.target
+            ensure_dir(target.parent, root=workspace)
+            if not move_without_overwrite(source, check_inside(target, memory)):
+                report.fail(f"{memory / move.name}: kept: {target} already exists")
+                continue
+            moved += 1
+            report.lines.append(f"  {sharing[0].id}: moved {_describe(move)}")
+    return moved
+
+
+def _refresh(context: JobContext, report: StepReport, sharing: list[Agent]) -> None:
+    """Rebuild INDEX.md and the manifest, so neither lists an archived handoff."""
+    from memwarden.indexing.refresh import index_agents
+
+    for item in index_agents(context, sharing):
+        if item.get("status") == "failed":
+            report.fail(f"index {item['workspace']}: {item.get('error') or 'failed'}")
+
+
+def _describe(move: ArchiveMove) -> str:
+    idle = datetime.fromtimestamp(move.idle_since, UTC).date().isoformat()
+    return f"memory/{move.name} to memory/{move.target} (`{move.session}`, idle since {idle})"
