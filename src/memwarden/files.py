@@ -8,6 +8,7 @@ path that leaves the folder it belongs to (an agent's workspace, memwarden's sta
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -17,6 +18,9 @@ from memwarden.errors import MemwardenError, UnsafePathError
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 APPEND_ATTEMPTS = 5
+# The temp files of `_write_temp`: `.<name>.<8 random characters>.tmp` (tempfile.mkstemp), and
+# `.<name>.<pid>.tmp` from memwarden versions before it. A run killed mid-write leaves one behind.
+TEMP_NAME = re.compile(r"^\..+\.(?:[a-z0-9_]{8}|\d+)\.tmp$")
 
 
 def check_inside(path: Path, root: Path) -> Path:
@@ -89,6 +93,11 @@ def atomic_append(path: Path, text: str, root: Path | None = None, header: str =
         fsync_dir(target.parent)
         return
     raise MemwardenError(f"{target}: kept changing while memwarden appended to it; run again")
+
+
+def is_temp_name(name: str) -> bool:
+    """Return True when a file name is one of memwarden's in-flight temp files (TEMP_NAME)."""
+    return TEMP_NAME.match(name) is not None
 
 
 def _write_temp(target: Path, payload: bytes) -> Path:

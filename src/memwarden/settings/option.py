@@ -18,7 +18,8 @@ class Option:
     """A setting. `key` is dotted (`section.name`); `kind` is one of KINDS.
 
     For `choice`, `choices` lists the allowed strings; for `table_list`, `fields` names the string
-    fields every table must have (others are optional and listed in `optional_fields`).
+    fields every table must have (others are optional and listed in `optional_fields`). A
+    `name_list` is a list of plain file names (no folder, no `..`).
     """
 
     key: str
@@ -32,6 +33,7 @@ class Option:
     optional_fields: tuple[str, ...] = ()
     secret: bool = False
     pattern_list: bool = False
+    name_list: bool = False
     example: Any = None
 
     def __post_init__(self) -> None:
@@ -150,9 +152,11 @@ class Option:
     def _coerce_str_list(self, value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ValueError(f"expected a list of strings, got {value!r}")
-        if self.pattern_list:
-            for item in value:
+        for item in value:
+            if self.pattern_list:
                 _check_regex(item)
+            if self.name_list:
+                _check_file_name(item)
         return list(value)
 
     def _coerce_table_list(self, value: Any) -> list[dict[str, str]]:
@@ -180,6 +184,11 @@ def _check_regex(pattern: str) -> None:
         re.compile(pattern)
     except re.error as error:
         raise ValueError(f"invalid regular expression {pattern!r}: {error}") from None
+
+
+def _check_file_name(name: str) -> None:
+    if not name or name in (".", "..") or any(mark in name for mark in "/\\\0"):
+        raise ValueError(f"{name!r} is not a file name (a name such as MEMORY.md, no folder)")
 
 
 def _fmt(number: float) -> str:
