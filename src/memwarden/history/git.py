@@ -1,9 +1,15 @@
-"""memwarden's own bare git repository per agent: blobs and trees in, blobs and trees out.
+"""memwarden's own bare git repository: blobs and trees in, blobs and trees out.
 
 git runs with an environment built from nothing: `GIT_DIR` at the store, no system or global
 config, no templates (so no hooks), no prompts, a fixed identity. There is no work tree: files go
 in through `git fast-import` and come out through `git cat-file`, so git never looks at, walks or
 writes the agent's workspace, nor any repository the operator keeps there.
+
+Every snapshot is a parentless commit. The snapshots written together (one `git fast-import` for
+a whole run, whatever the number of agents) are kept reachable by one *batch* commit whose
+parents they are, on `refs/batches/<id>`: one reference written per run, not one per snapshot.
+Retention rewrites the batch commits to hold only the snapshots it keeps, then lets `git gc`
+delete the rest.
 """
 
 from __future__ import annotations
@@ -15,10 +21,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.errors import MemwardenError
 from memwarden.files import ensure_dir
+from memwarden.history.model import HistoryError
 
-SNAPSHOT_REFS = "refs/snapshots/"
+__all__ = ["GitStore", "HistoryError", "SnapshotCommit", "TreeFile", "blob_sha"]
+
+SNAPSHOT_REFS = "refs/snapshots/"  # one per snapshot: the stores of memory/ alone (legacy)
+BATCH_REFS = "refs/batches/"
+# Parents of one batch commit, at most (retention's batches keep many snapshots).
+BATCH_PARENTS = 500
 FILE_MODE = "100644"
 GIT_TIMEOUT_SECONDS = 300
 IDENTITY = "memwarden"
@@ -28,11 +39,9 @@ STORE_CONFIG = {
     "core.symlinks": "false",
     "core.fsync": "objects,reference",
     "gc.auto": "0",
+    # A run's objects stay one pack (one fsync) instead of a loose file each.
+    "fastimport.unpackLimit": "1",
 }
-
-
-class HistoryError(MemwardenError):
-    """The history store cannot do what was asked (git missing or failing, unreadable files)."""
 
 
 def blob_sha(data: bytes) -> str:
@@ -51,31 +60,67 @@ class TreeFile:
     data: bytes | None = None
 
 
-def fast_import_stream(ref: str, files: Sequence[TreeFile], message: str, when: int) -> bytes:
-    """Given a ref, the files, a message and a Unix time, return a `git fast-import` stream.
+@dataclass(frozen=True)
+class SnapshotCommit:
+    """One snapshot to commit: its files, message and Unix time."""
 
-    The stream makes one parentless commit on `ref` (files with `data` inline, others by blob
-    id), asks for the commit id (`get-mark`) and ends with `done`, so a cut stream commits
-    nothing.
+    files: Sequence[TreeFile]
+    message: str
+    when: int
+
+
+def batch_stream(
+    ref: str, snapshots: Sequence[SnapshotCommit], kept: Sequence[str], message: str, when: int
+) -> bytes:
+    """Given the batch ref, the new snapshots, the ids of existing commits to keep with them, a
+    message and a time, return a `git fast-import` stream.
+
+    Each snapshot becomes a parentless commit (files with `data` inline, others by blob id) and
+    its id is asked for (`get-mark`), in order. Then `ref` is set to a commit with an empty tree
+    whose parents are those snapshots and the `kept` commits. The stream ends with `done`, so a
+    cut stream commits nothing.
     """
+    parts = [b"feature done\n"]
+    for mark, snapshot in enumerate(snapshots, start=1):
+        parts += _commit_header(ref, mark, snapshot.message, snapshot.when)
+        for file in snapshot.files:
+            path = quote_path(file.path)
+            if file.data is None:
+                parts.append(b"M %s %s %s\n" % (FILE_MODE.encode(), file.sha.encode(), path))
+            else:
+                size = len(file.data)
+                parts.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), path, size))
+                parts += [file.data, b"\n"]
+        parts.append(b"\nget-mark :%d\n" % mark)
+    parts += _commit_header(ref, len(snapshots) + 1, message, when)
+    parts += [b"merge :%d\n" % mark for mark in range(1, len(snapshots) + 1)]
+    parts += [b"merge %s\n" % commit.encode("ascii") for commit in kept]
+    parts.append(b"\ndone\n")
+    return b"".join(parts)
+
+
+def keep_stream(batches: Mapping[str, Sequence[str]], message: str, when: int) -> bytes:
+    """Given {batch ref: existing commit ids}, return a `git fast-import` stream that sets each
+    ref to a commit with an empty tree and those commits as parents."""
+    parts = [b"feature done\n"]
+    for mark, (ref, commits) in enumerate(batches.items(), start=1):
+        parts += _commit_header(ref, mark, message, when)
+        parts += [b"merge %s\n" % commit.encode("ascii") for commit in commits]
+        parts.append(b"\n")
+    parts.append(b"done\n")
+    return b"".join(parts)
+
+
+def _commit_header(ref: str, mark: int, message: str, when: int) -> list[bytes]:
     encoded = message.encode("utf-8")
-    parts = [
-        b"feature done\n",
-        f"commit {ref}\nmark :1\n".encode(),
+    return [
+        # reset: a parentless commit, whatever the ref held before in this stream
+        f"reset {ref}\ncommit {ref}\nmark :{mark}\n".encode(),
         f"committer {IDENTITY} <{IDENTITY_EMAIL}> {when} +0000\n".encode(),
         b"data %d\n" % len(encoded),
         encoded,
         b"\n",
     ]
-    for file in files:
-        path = quote_path(file.path)
-        if file.data is None:
-            parts.append(b"M %s %s %s\n" % (FILE_MODE.encode(), file.sha.encode(), path))
-        else:
-            parts.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), path, len(file.data)))
-            parts += [file.data, b"\n"]
-    parts.append(b"\nget-mark :1\ndone\n")
-    return b"".join(parts)
 
 
 def quote_path(path: str) -> bytes:
@@ -112,16 +157,48 @@ class GitStore:
         for key, value in STORE_CONFIG.items():
             self.run(["config", key, value])
 
-    def commit(self, ref: str, files: Sequence[TreeFile], message: str, when: int) -> str:
-        """Given a new ref, the files and a message, commit them; return the commit id."""
+    def commit_batch(
+        self,
+        ref: str,
+        snapshots: Sequence[SnapshotCommit],
+        message: str,
+        when: int,
+        kept: Sequence[str] = (),
+    ) -> list[str]:
+        """Commit the snapshots (and keep the `kept` commits) under the batch `ref`, in one git
+        process; return the snapshots' commit ids, in order."""
         output = self.run(
             ["fast-import", "--quiet", "--date-format=raw"],
-            stdin=fast_import_stream(ref, files, message, when),
+            stdin=batch_stream(ref, snapshots, kept, message, when),
         )
-        commit = output.decode("ascii", "replace").strip()
-        if len(commit) != 40:
-            raise HistoryError(f"{self.git_dir}: git fast-import returned no commit id")
-        return commit
+        commits = output.decode("ascii", "replace").split()
+        if len(commits) != len(snapshots) or any(len(commit) != 40 for commit in commits):
+            raise HistoryError(f"{self.git_dir}: git fast-import returned no commit ids")
+        return commits
+
+    def keep(self, batches: Mapping[str, Sequence[str]], message: str, when: int) -> None:
+        """Set each batch ref to a commit whose parents are the given existing commits."""
+        if batches:
+            self.run(
+                ["fast-import", "--quiet", "--date-format=raw"],
+                stdin=keep_stream(batches, message, when),
+            )
+
+    def refs(self, prefix: str) -> list[str]:
+        """Return the names of the refs under `prefix` (`refs/batches/`)."""
+        output = self.run(["for-each-ref", "--format=%(refname)", prefix])
+        return output.decode("utf-8", "replace").split()
+
+    def parents(self, refs: Sequence[str]) -> list[str]:
+        """Return the parents of the commits the refs point to (the snapshots a batch keeps)."""
+        if not refs:
+            return []
+        output = self.run(
+            ["rev-list", "--no-walk", "--parents", "--stdin"],
+            stdin="".join(f"{ref}\n" for ref in refs).encode(),
+        )
+        lines = output.decode("ascii").splitlines()
+        return [commit for line in lines for commit in line.split()[1:]]
 
     def tree(self, commit: str) -> dict[str, str]:
         """Given a commit id, return its files as {relative path: blob id}."""

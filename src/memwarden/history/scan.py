@@ -1,22 +1,25 @@
-"""What is in an agent's memory/ folder: regular files with their stat, symlinks, and the rest.
+"""What history keeps of a workspace: the regular files under memory/ and the root files, by path
+relative to the workspace (`memory/2026-11-21.md`, `MEMORY.md`), with their stat.
 
 Symlinks are listed, never followed; a nested `.git` folder (the operator's own repository) and
-memwarden's in-flight temp files are left out, so history never records or removes them.
+memwarden's in-flight temp files (`files.TEMP_NAME`) are left out, so history never records or
+removes them. A workspace that is missing or cannot be read is an error, never an empty scan: a
+snapshot of it would record every file as deleted.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.errors import UnsafePathError
+from memwarden.files import is_temp_name
+from memwarden.history.model import MEMORY_PREFIX, HistoryError
 
 SKIPPED_FOLDERS = frozenset({".git"})
-# memwarden.files.atomic_write's temp files: `.<name>.<pid>.tmp`.
-TEMP_FILE = re.compile(r"^\..+\.\d+\.tmp$")
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,23 @@ class FileStat:
 
 @dataclass
 class Scan:
-    """The memory folder's content by path relative to it (`/`-separated)."""
+    """The workspace's kept files by workspace-relative path (`/`-separated).
+
+    `symlinks` are those under memory/ (a rewind refuses them); `root_symlinks` the root files
+    that are links (left out of history altogether).
+    """
 
     files: dict[str, FileStat] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
+    root_symlinks: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    memory_found: bool = False
+
+    @property
+    def looks_absent(self) -> bool:
+        """True when the workspace has neither a memory/ folder nor any root file kept: an
+        unmounted volume or a wrong path, more likely than a memory wiped on purpose."""
+        return not self.memory_found and not self.files and not self.root_symlinks
 
 
 def memory_folder(workspace: Path) -> Path:
@@ -58,22 +73,66 @@ def memory_folder(workspace: Path) -> Path:
     return memory
 
 
-def scan_memory(memory: Path) -> Scan:
-    """Given a memory folder, return its regular files (recursively), symlinks and oddities.
+def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
+    """Given a workspace and the root file names kept, return its memory/ files and root files.
 
-    A missing folder is empty.
+    A missing memory/ folder holds nothing. Raise HistoryError if the workspace is missing, not
+    a folder or unreadable, or a folder under memory/ cannot be read; UnsafePathError if
+    memory/ leads out of the workspace.
     """
+    _check_workspace(workspace)
+    memory = memory_folder(workspace)
     scan = Scan()
-    pending = [(memory, "")]
+    for name in roots:
+        _scan_root(workspace, name, scan)
+    _scan_memory(memory, scan)
+    scan.symlinks.sort()
+    return scan
+
+
+def _check_workspace(workspace: Path) -> None:
+    try:
+        info = os.stat(workspace)
+    except FileNotFoundError:
+        raise HistoryError(
+            f"{workspace}: the agent's workspace does not exist (not mounted? a relative path?); "
+            "nothing is recorded rather than every file as deleted"
+        ) from None
+    except OSError as error:
+        message = f"{workspace}: cannot read the agent's workspace: {_why(error)}"
+        raise HistoryError(message) from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise HistoryError(f"{workspace}: the agent's workspace is not a folder")
+    if not os.access(workspace, os.R_OK | os.X_OK):
+        raise HistoryError(f"{workspace}: cannot read the agent's workspace: permission denied")
+
+
+def _scan_root(workspace: Path, name: str, scan: Scan) -> None:
+    try:
+        info = os.lstat(workspace / name)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise HistoryError(f"{workspace / name}: cannot read it: {_why(error)}") from None
+    if stat.S_ISLNK(info.st_mode):
+        scan.root_symlinks.append(name)
+    elif stat.S_ISREG(info.st_mode):
+        scan.files[name] = FileStat.of(info)
+    else:
+        scan.skipped.append((name, "not a regular file"))
+
+
+def _scan_memory(memory: Path, scan: Scan) -> None:
+    pending = [(memory, MEMORY_PREFIX)]
     while pending:
         folder, prefix = pending.pop()
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
-            continue
+            continue  # memory/ missing, or a folder removed while we walked: nothing there
         except OSError as error:
-            scan.skipped.append((prefix.rstrip("/") or ".", error.strerror or str(error)))
-            continue
+            raise HistoryError(f"{folder}: cannot read this folder: {_why(error)}") from None
+        scan.memory_found = True
         for entry in entries:
             relative = prefix + entry.name
             if not _utf8(entry.name):
@@ -84,12 +143,10 @@ def scan_memory(memory: Path) -> Scan:
                 if entry.name not in SKIPPED_FOLDERS:
                     pending.append((Path(entry.path), relative + "/"))
             elif entry.is_file(follow_symlinks=False):
-                if not TEMP_FILE.match(entry.name):
+                if not is_temp_name(entry.name):
                     scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
             else:
                 scan.skipped.append((relative, "not a regular file"))
-    scan.symlinks.sort()
-    return scan
 
 
 def read_file(path: Path) -> bytes:
@@ -108,6 +165,10 @@ def read_file(path: Path) -> bytes:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise UnsafePathError(f"{path}: is not a regular file")
         return handle.read()
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
 
 
 def _utf8(name: str) -> bool:

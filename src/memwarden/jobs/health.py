@@ -1,10 +1,12 @@
 """`memwarden health`: check the gateway, the host and memwarden's own jobs; alert on Slack.
 
-Checks run first, each isolated from the others. Then the alert policy compares them with the
-stored alert state; the news of the run (new, worse, still failing, resolved) becomes one message,
-committed to the outbox together with the new state, then delivered with every message still
-pending. A failed send never fails the checks: the message waits for the next run. Finally the
-Prometheus textfile is written. Exit 1 when a check is critical or could not run.
+The memory history snapshots every workspace first (health's scan), so the destructive-rewrite
+check sees a rewrite made since the last job. Checks run next, each isolated from the others.
+Then the alert policy compares them with the stored alert state; the news of the run (new,
+worse, still failing, resolved) becomes one message, committed to the outbox together with the
+new state, then delivered with every message still pending. A failed send never fails the
+checks: the message waits for the next run. Finally the Prometheus textfile is written. Exit 1
+when a check is critical or could not run.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.alerts import slack_destination
-    from memwarden.health.checks import HealthInputs, registry, run_checks
+    from memwarden.health.checks import HealthInputs, is_disabled, registry, run_checks
     from memwarden.health.model import Status
 
     config = context.config
@@ -50,7 +52,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         now=context.now(),
         env=dict(context.env),
     )
+    scanned = _snapshot_workspaces(context, options.dry_run)
     results, broken_checks = run_checks(inputs, registry(), config.health.disabled_checks)
+    results += [r for r in scanned if not is_disabled(r.key, config.health.disabled_checks)]
     result = JobResult(JOB, problems=list(broken_checks))
     if context.verbosity >= 0 and not context.json_output:  # timers run quiet: skip the table
         result.lines += _table(results)
@@ -65,6 +69,34 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         "alerts": alerts,
     }
     return result
+
+
+def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult]:
+    """Health's scan: snapshot every agent's workspace (memory history, trigger `health`) before
+    the checks, so a rewrite of a root file since the last job's snapshot is caught now; return
+    a warning per agent whose workspace could not be snapshotted.
+
+    Never waits on another run's memory lock: that run snapshots the agent itself.
+    """
+    if dry_run or not context.config.history.enabled:
+        return []
+    from memwarden.errors import LockHeld, MemwardenError
+    from memwarden.health.checks.memory_rewrite import grade_snapshots
+    from memwarden.history import SnapshotRequest, snapshot_agents
+
+    try:
+        agents = context.deployment.agents
+    except MemwardenError:
+        return []  # the checks that need the gateway config report it
+    requests = [SnapshotRequest(agent, "health") for agent in agents]
+    results = snapshot_agents(context, requests, lock_wait=0)
+    return grade_snapshots(
+        [
+            (result.agent_id, result.error.message)
+            for result in results
+            if result.error is not None and not isinstance(result.error, LockHeld)
+        ]
+    )
 
 
 def _alerts(

@@ -163,7 +163,17 @@ def _rotate(
         return Outcome("postponed", detail, checkpoint=saved)
     if checkpoint.outcome == "written":
         saved["index"] = _refresh_index(context, agent)
+        saved["history"] = _snapshot(context, agent, checkpoint)
     return _reset(gateway, decision, reset_reason, saved)
+
+
+def _snapshot(context: JobContext, agent: Agent, checkpoint: SessionOutcome) -> str | None:
+    """Snapshot the agent's memory now that its handoff and INDEX.md are written (memory
+    history); return the snapshot id, or the problem when it failed (the reset goes on)."""
+    from memwarden.checkpoint.snapshots import snapshot_written
+
+    problems = snapshot_written(context, [agent], [checkpoint], "rotate")
+    return "; ".join(problems) or checkpoint.snapshot
 
 
 def _refresh_index(context: JobContext, agent: Agent) -> str | None:

@@ -67,6 +67,7 @@ def registry() -> list[Check]:
         gateway,
         jobs,
         memory_files,
+        memory_rewrite,
         process,
         volume,
     )
@@ -77,6 +78,7 @@ def registry() -> list[Check]:
         Check("disk", disk.check_disk),
         Check("transcripts.volume", volume.check_volume),
         Check("memory.oversized", memory_files.check_memory_files),
+        Check("memory.rewrite", memory_rewrite.check_memory_rewrite),
         Check("cron.errors", cron.check_cron),
         Check("jobs", jobs.check_jobs),
         Check("context.pressure", context.check_context),
