@@ -383,3 +383,22 @@ def test_rotate_other_session_manifest_names_it_before_the_reset(
     raw = (file_state.workspace / "memory" / "ACTIVE_CONTEXT.md").read_bytes()
     assert f"`{SECOND}`".encode() in raw  # the rotated session's handoff, not main's
     assert (active["session"], active["sha256"]) == (SECOND, hashlib.sha256(raw).hexdigest())
+
+
+def test_rotate_snapshots_the_handoff_with_the_index_written_before_the_reset(
+    capsys, file_state, monkeypatch, fixture_clock
+):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
+    with gateway_for(file_state, monkeypatch) as sim:
+        sim.set_row(SECOND, **OVER)
+        result = rotate(capsys, file_state)
+
+    saved = by_key(result)[SECOND]["checkpoint"]
+    assert by_key(result)[SECOND]["status"] == "rotated", result.stdout
+    shown = run_cli(
+        capsys, "--state-dir", file_state.state_dir, "history", "show", saved["history"]
+    )
+    assert shown.exit_code == 0, shown.stderr
+    assert "  trigger   rotate" in shown.stdout
+    for name in ("memory/ACTIVE_CONTEXT.md", "memory/INDEX.md", "memory/.memwarden-bootstrap.json"):
+        assert f"  {name}" in shown.stdout

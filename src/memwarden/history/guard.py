@@ -87,8 +87,8 @@ class Rewrite:
         return ", ".join(parts)
 
     def first_dropped(self, count: int = SHOWN_LINES) -> list[str]:
-        """Return the first lines of the first dropped sections and entries."""
-        return (self.dropped_sections + self.dropped_entries)[:count]
+        """Return the first lines of the first dropped entries (then sections)."""
+        return (self.dropped_entries + self.dropped_sections)[:count]
 
     def to_json(self) -> dict[str, Any]:
         return {

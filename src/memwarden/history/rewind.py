@@ -276,4 +276,5 @@ def _record(context: JobContext, report: RewindReport) -> None:
             "unchanged": sum(1 for o in outcomes if o.status == "unchanged"),
             "failed": [{"path": o.path, "error": o.error} for o in outcomes if o.error],
         },
+        ts=context.now().timestamp(),
     )
