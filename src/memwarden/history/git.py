@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -125,8 +126,11 @@ def _commit_header(ref: str, mark: int, message: str, when: int) -> list[bytes]:
 
 def quote_path(path: str) -> bytes:
     """Given a relative path, return it C-quoted as git's fast-import reads paths."""
+    encoded = path.encode("utf-8")
+    if _PLAIN_PATH.fullmatch(encoded):
+        return b'"' + encoded + b'"'
     out = bytearray(b'"')
-    for byte in path.encode("utf-8"):
+    for byte in encoded:
         if byte in (0x22, 0x5C):
             out += b"\\" + bytes([byte])
         elif byte < 0x20 or byte == 0x7F:
@@ -135,6 +139,10 @@ def quote_path(path: str) -> bytes:
             out.append(byte)
     out += b'"'
     return bytes(out)
+
+
+# Paths that need no escape: no quote, backslash or control byte (most of them).
+_PLAIN_PATH = re.compile(rb'[^"\\\x00-\x1f\x7f]*')
 
 
 class GitStore:

@@ -71,15 +71,17 @@ def marks_of(state: StateDB, snapshot_id: str) -> Marks | None:
     return value if isinstance(value, dict) else None
 
 
-def new_id(state: StateDB) -> str:
-    """Return a fresh short snapshot id (8 hex digits) not used by any snapshot."""
-    while True:
-        candidate = secrets.token_hex(4)
-        row = state.connection.execute(
-            "SELECT 1 FROM history_snapshots WHERE id = ?", (candidate,)
-        ).fetchone()
-        if row is None:
-            return candidate
+def new_ids(state: StateDB, count: int) -> list[str]:
+    """Return `count` fresh short snapshot ids (8 hex digits), distinct and used by no snapshot."""
+    ids: list[str] = []
+    while len(ids) < count:
+        candidates = {secrets.token_hex(4) for _ in range(count - len(ids))} - set(ids)
+        used = state.connection.execute(
+            "SELECT id FROM history_snapshots WHERE id IN (SELECT value FROM json_each(?))",
+            (orjson.dumps(sorted(candidates)).decode(),),
+        ).fetchall()
+        ids += sorted(candidates - {row[0] for row in used})
+    return ids
 
 
 def snapshots(

@@ -14,6 +14,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from memwarden.errors import UnsafePathError
 from memwarden.files import is_temp_name
@@ -22,8 +23,7 @@ from memwarden.history.model import MEMORY_PREFIX, HistoryError
 SKIPPED_FOLDERS = frozenset({".git"})
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     """What changes when a file is rewritten: size, modification and change times, inode."""
 
     size: int
@@ -63,6 +63,11 @@ def memory_folder(workspace: Path) -> Path:
     Raise UnsafePathError if memory/ resolves outside the workspace (a symlink out of it).
     """
     memory = workspace / "memory"
+    try:
+        if not stat.S_ISLNK(os.lstat(memory).st_mode):
+            return memory  # a folder (or file) of the workspace itself
+    except OSError:
+        return memory  # missing: nothing there to lead out
     real_workspace = Path(os.path.realpath(workspace))
     real_memory = Path(os.path.realpath(memory))
     if real_workspace not in real_memory.parents:
@@ -108,12 +113,13 @@ def _check_workspace(workspace: Path) -> None:
 
 
 def _scan_root(workspace: Path, name: str, scan: Scan) -> None:
+    path = os.path.join(workspace, name)  # a string: a run stats every root file of every agent
     try:
-        info = os.lstat(workspace / name)
+        info = os.lstat(path)
     except FileNotFoundError:
         return
     except OSError as error:
-        raise HistoryError(f"{workspace / name}: cannot read it: {_why(error)}") from None
+        raise HistoryError(f"{path}: cannot read it: {_why(error)}") from None
     if stat.S_ISLNK(info.st_mode):
         scan.root_symlinks.append(name)
     elif stat.S_ISREG(info.st_mode):
@@ -123,7 +129,7 @@ def _scan_root(workspace: Path, name: str, scan: Scan) -> None:
 
 
 def _scan_memory(memory: Path, scan: Scan) -> None:
-    pending = [(memory, MEMORY_PREFIX)]
+    pending: list[tuple[str | Path, str]] = [(memory, MEMORY_PREFIX)]
     while pending:
         folder, prefix = pending.pop()
         try:
@@ -141,7 +147,7 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
                 scan.symlinks.append(relative)
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_FOLDERS:
-                    pending.append((Path(entry.path), relative + "/"))
+                    pending.append((entry.path, relative + "/"))
             elif entry.is_file(follow_symlinks=False):
                 if not is_temp_name(entry.name):
                     scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))

@@ -300,11 +300,7 @@ def _commit_all(
 def _commit(context: JobContext, store: GitStore, plans: Sequence[_Plan]) -> dict[str, Snapshot]:
     """Commit the plans' snapshots; return them saved (id, commit) by agent id."""
     taken = [plan.taken for plan in plans if plan.taken is not None]
-    ids: list[str] = []
-    while len(ids) < len(taken):
-        candidate = records.new_id(context.state)
-        if candidate not in ids:
-            ids.append(candidate)
+    ids = records.new_ids(context.state, len(taken))
     commits = [
         SnapshotCommit(_tree_files(plan), _message(snapshot_id, one), int(one.created_at))
         for snapshot_id, plan, one in zip(ids, plans, taken, strict=True)
