@@ -250,6 +250,14 @@ def rows(timings: dict, peak_mb: float | None = None) -> list[dict]:
 COLUMNS = ("scenario", "median", "min", "max", "peak RSS", "runs", "target", "verdict")
 
 
+def figure(values: list[float], peak_mb: float) -> str:
+    """Return timings (ms) as the summary shows them: median (min, max), peak RSS."""
+    return (
+        f"{statistics.median(values):.1f} ms (min {min(values):.1f}, max {max(values):.1f}), "
+        f"peak RSS {peak_mb:.0f} MB"
+    )
+
+
 def batch_rows(timings: dict, peak_mb: float) -> list[dict]:
     rows = []
     for mode, values in timings.items():
@@ -291,8 +299,7 @@ def run(report: Report) -> None:
         section.headline(
             f"snapshot(), unchanged {FILES}-file folder (in-process)",
             f"≤ {TARGET_MS:g} ms",
-            f"{statistics.median(unchanged):.1f} ms (min {min(unchanged):.1f}, max "
-            f"{max(unchanged):.1f}), peak RSS {peak:.0f} MB",
+            figure(unchanged, peak),
             table[0]["ok"],
         )
         section.measurements([whole_process(root)])
@@ -321,8 +328,7 @@ def run(report: Report) -> None:
     section.headline(
         f"snapshots of {AGENTS} changed agents (in-process, one git process)",
         f"≤ {BATCH_TARGET_MS:g} ms",
-        f"{statistics.median(batch):.1f} ms (min {min(batch):.1f}, max {max(batch):.1f}), "
-        f"peak RSS {batch_peak:.0f} MB",
+        figure(batch, batch_peak),
         batch_table[0]["ok"],
     )
     whole = whole_run_with_and_without_history()

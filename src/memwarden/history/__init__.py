@@ -6,7 +6,7 @@ repository shared by every agent, driven through a sanitized environment (`git.p
 once per run whatever the number of agents (`snapshots.py`). A stat manifest per agent lets an
 unchanged workspace be checked without reading a file (`manifest.py`). Their metadata (id,
 agent, time, trigger, session, commit, file count) is in the state database (`records.py`).
-Reading in data-flow order: scan → manifest → snapshots (→ guard, rewrites) → git/store →
+Reading in data-flow order: scan → manifest → plan → snapshots (→ guard, rewrites) → git/store →
 records; then browse, rewind and retention.
 
     snapshot_agents(context, [SnapshotRequest(agent, "checkpoint", key, id), ...]) -> results
@@ -39,7 +39,7 @@ _PROVIDERS = {
     "rewind": "rewind",
     "snapshot": "snapshots",
     "snapshot_agents": "snapshots",
-    "SnapshotRequest": "snapshots",
+    "SnapshotRequest": "plan",
     "AgentSnapshot": "snapshots",
     "locked_memory": "store",
     "RewriteFinding": "rewrites",

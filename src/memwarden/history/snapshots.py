@@ -17,36 +17,22 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from memwarden.errors import MemwardenError, UnsafePathError, UsageError
+from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
-from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
+from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.locking import memory_lock
-from memwarden.history.manifest import Manifest, load_manifests, save_manifest, trusted_shas
-from memwarden.history.model import (
-    AUTOMATIC_TRIGGERS,
-    TRIGGERS,
-    HistoryError,
-    Snapshot,
-    compare,
-    in_scope,
-)
+from memwarden.history.manifest import save_manifest
+from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
+from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_all
 from memwarden.history.rewrites import EVENT, RewriteFinding, find_rewrites, guarded_paths
-from memwarden.history.scan import Scan, read_file, scan_workspace
-from memwarden.history.store import locked_store, shared_store, snapshot_tree
+from memwarden.history.scan import read_file
+from memwarden.history.store import locked_store, shared_store
 from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
 
+__all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
+
 JOB_OF_TRIGGER = {trigger: trigger for trigger in AUTOMATIC_TRIGGERS}
-
-
-@dataclass(frozen=True)
-class SnapshotRequest:
-    """An agent to snapshot, why (a trigger of model.TRIGGERS), and the session it was about."""
-
-    agent: Agent
-    trigger: str
-    session_key: str | None = None
-    session_id: str | None = None
 
 
 @dataclass
@@ -120,18 +106,22 @@ def snapshot_agents(
         if enabled or unique[agent_id].trigger not in AUTOMATIC_TRIGGERS
     ]
     wait = context.config.history.lock_wait_seconds if lock_wait is None else lock_wait
+    deadline = time.monotonic() + wait  # one wait for the whole run, not one per agent
+    folder = context.storage_dir / "locks"
     with ExitStack() as locks:
         locked = []
         for request in wanted:
             try:
                 if not dry_run:
-                    folder = context.storage_dir / "locks"
-                    locks.enter_context(memory_lock(folder, request.agent.id, wait))
+                    left = max(deadline - time.monotonic(), 0)
+                    locks.enter_context(memory_lock(folder, request.agent.id, left))
             except MemwardenError as error:
                 results[request.agent.id].error = error
                 continue
             locked.append(request)
-        plans = _plan_all(context, locked, results)
+        plans, errors = plan_all(context, locked)
+        for agent_id, error in errors.items():
+            results[agent_id].error = error
         if dry_run:
             for plan in plans:
                 results[plan.agent_id].snapshot = plan.taken
@@ -140,137 +130,8 @@ def snapshot_agents(
     return [results[request.agent.id] for request in requests if request.agent.id in results]
 
 
-@dataclass
-class _Plan:
-    """One agent's snapshot to take (or manifest to refresh, when `taken` is None)."""
-
-    request: SnapshotRequest
-    manifest: Manifest
-    current: dict[str, str]
-    contents: dict[str, bytes]
-    previous: _Previous | None
-    taken: Snapshot | None
-
-    @property
-    def agent_id(self) -> str:
-        return self.request.agent.id
-
-    @property
-    def workspace(self) -> Path:
-        return self.request.agent.workspace
-
-
-@dataclass(frozen=True)
-class _Previous:
-    """The last snapshot's id and files, and its commit when it is in the shared store (its
-    blobs can then be named instead of sent again)."""
-
-    snapshot_id: str | None
-    shas: dict[str, str]
-    shared_commit: str | None
-
-
-def _plan_all(
-    context: JobContext, requests: Sequence[SnapshotRequest], results: dict[str, AgentSnapshot]
-) -> list[_Plan]:
-    roots = tuple(context.config.history.root_files)
-    manifests = load_manifests(context.state, (request.agent.id for request in requests))
-    plans = []
-    for request in requests:
-        try:
-            plan = _plan(context, request, roots, manifests.get(request.agent.id))
-        except (MemwardenError, OSError) as error:
-            results[request.agent.id].error = _as_error(error)
-            continue
-        if plan is not None:
-            plans.append(plan)
-    return plans
-
-
-def _plan(
-    context: JobContext,
-    request: SnapshotRequest,
-    roots: tuple[str, ...],
-    manifest: Manifest | None,
-) -> _Plan | None:
-    """Return what to do for one agent, or None when its files are those of the manifest."""
-    workspace = request.agent.workspace
-    hashed_at_ns = time.time_ns()
-    scan = scan_workspace(workspace, roots)
-    known = trusted_shas(scan.files, manifest)
-    if manifest is not None and len(known) == len(scan.files) == len(manifest.files):
-        return None
-    previous = _previous_files(context, request.agent.id, manifest, roots)
-    contents = _read_changed(workspace, scan, known)
-    current = known | {path: blob_sha(data) for path, data in contents.items()}
-    changes = compare(previous.shas if previous else {}, current)
-    if changes and known and (previous is None or previous.shared_commit is None):
-        # The manifest's blobs are not in the shared store (an upgraded history): send them all.
-        contents = _read_changed(workspace, scan, {})
-        current = {path: blob_sha(data) for path, data in contents.items()}
-        changes = compare(previous.shas if previous else {}, current)
-    if scan.looks_absent and previous is not None and previous.shas:
-        raise HistoryError(
-            f"{workspace}: has no memory/ folder and none of the root files its last snapshot "
-            f"{previous.snapshot_id} kept (not mounted? a wrong path?); nothing is recorded "
-            "rather than every file as deleted"
-        )
-    files = {path: (scan.files[path], sha) for path, sha in current.items()}
-    new_manifest = Manifest(None, None, hashed_at_ns, files)
-    if not changes:
-        return None if previous is None else _Plan(request, new_manifest, {}, {}, previous, None)
-    taken = Snapshot(
-        id=None,
-        agent_id=request.agent.id,
-        created_at=context.now().timestamp(),
-        trigger=request.trigger,
-        commit=None,
-        file_count=len(current),
-        total_bytes=sum(scan.files[path].size for path in current),
-        changes=changes,
-        session_key=request.session_key,
-        session_id=request.session_id,
-        roots=roots,
-    )
-    return _Plan(request, new_manifest, current, contents, previous, taken)
-
-
-def _previous_files(
-    context: JobContext, agent_id: str, manifest: Manifest | None, roots: tuple[str, ...]
-) -> _Previous | None:
-    """Return the last snapshot's files that the current scope covers."""
-    if manifest is not None:
-        shas, snapshot_id, commit = manifest.shas(), manifest.snapshot_id, manifest.commit
-    else:
-        last = records.latest(context.state, agent_id)
-        if last is None or last.commit is None:
-            return None
-        shas, snapshot_id = snapshot_tree(context, last), last.id
-        commit = None if last.legacy else last.commit
-    scoped = {path: sha for path, sha in shas.items() if in_scope(path, roots)}
-    return _Previous(snapshot_id, scoped, commit)
-
-
-def _read_changed(workspace: Path, scan: Scan, known: dict[str, str]) -> dict[str, bytes]:
-    contents = {}
-    for path in scan.files:
-        if path in known:
-            continue
-        try:
-            contents[path] = read_file(workspace / path)
-        except FileNotFoundError:
-            continue  # removed since the scan: it is not part of this snapshot
-        except (OSError, UnsafePathError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            message = f"{workspace / path}: cannot read it for a snapshot: {reason}"
-            raise HistoryError(message) from error
-    for path in set(scan.files) - set(known) - set(contents):
-        del scan.files[path]
-    return contents
-
-
 def _commit_all(
-    context: JobContext, plans: Sequence[_Plan], results: dict[str, AgentSnapshot]
+    context: JobContext, plans: Sequence[Plan], results: dict[str, AgentSnapshot]
 ) -> None:
     """Commit every plan's snapshot in one git process and record them with their manifests."""
     changed = [plan for plan in plans if plan.taken is not None]
@@ -287,7 +148,7 @@ def _commit_all(
                 _record(context, plans, saved, findings)
         except (MemwardenError, OSError) as error:
             for plan in changed:
-                results[plan.agent_id].error = _as_error(error)
+                results[plan.agent_id].error = as_error(error)
             saved, findings = {}, {}
         else:
             unchanged = []
@@ -297,7 +158,7 @@ def _commit_all(
         results[agent_id].rewrites = findings.get(agent_id, [])
 
 
-def _commit(context: JobContext, store: GitStore, plans: Sequence[_Plan]) -> dict[str, Snapshot]:
+def _commit(context: JobContext, store: GitStore, plans: Sequence[Plan]) -> dict[str, Snapshot]:
     """Commit the plans' snapshots; return them saved (id, commit) by agent id."""
     taken = [plan.taken for plan in plans if plan.taken is not None]
     ids = records.new_ids(context.state, len(taken))
@@ -325,7 +186,7 @@ def _commit(context: JobContext, store: GitStore, plans: Sequence[_Plan]) -> dic
     }
 
 
-def _tree_files(plan: _Plan) -> list[TreeFile]:
+def _tree_files(plan: Plan) -> list[TreeFile]:
     return [
         TreeFile(path, sha, plan.contents.get(path)) for path, sha in sorted(plan.current.items())
     ]
@@ -336,7 +197,7 @@ def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:
 
 
 def _rewrites(
-    context: JobContext, store: GitStore, plans: Sequence[_Plan], saved: dict[str, Snapshot]
+    context: JobContext, store: GitStore, plans: Sequence[Plan], saved: dict[str, Snapshot]
 ) -> dict[str, list[RewriteFinding]]:
     """Return the destructive rewrites of guarded root files in the new snapshots, by agent."""
     settings = context.config.history
@@ -366,7 +227,7 @@ def _rewrites(
 
 def _record(
     context: JobContext,
-    plans: Sequence[_Plan],
+    plans: Sequence[Plan],
     saved: dict[str, Snapshot],
     findings: dict[str, list[RewriteFinding]],
 ) -> None:
@@ -429,10 +290,3 @@ def _message(snapshot_id: str, taken: Snapshot) -> str:
     if taken.session_key:
         lines.append(f"session: {taken.session_key} {taken.session_id or ''}".rstrip())
     return "\n".join(lines) + "\n"
-
-
-def _as_error(error: Exception) -> MemwardenError:
-    if isinstance(error, MemwardenError):
-        return error
-    reason = getattr(error, "strerror", None) or str(error)
-    return HistoryError(f"{getattr(error, 'filename', None) or 'history'}: {reason}")
