@@ -76,3 +76,12 @@ def test_grade_snapshots_warns_per_agent_whose_workspace_failed():
     (result,) = grade_snapshots([("ops", "/srv/ops: the agent's workspace does not exist")])
     assert (result.key, result.status) == (f"{SNAPSHOT_KEY}:ops", Status.WARNING)
     assert "does not exist" in result.message
+
+
+def test_grade_snapshots_one_warning_for_an_error_every_agent_shares():
+    failures = [(f"agent{n}", "git: git not found; memory history needs git") for n in range(7)]
+    failures.append(("ops", "/srv/ops: the agent's workspace does not exist"))
+    results = grade_snapshots(failures)
+    assert [r.key for r in results] == [SNAPSHOT_KEY, f"{SNAPSHOT_KEY}:ops"]
+    assert results[0].message.startswith("7 agents (agent0, agent1, agent2, agent3, agent4 and 2 ")
+    assert results[0].value == 7

@@ -67,8 +67,20 @@ def _warning(agent_id: str, path: str, data: dict[str, Any]) -> CheckResult:
 
 def grade_snapshots(failures: Sequence[tuple[str, str]]) -> list[CheckResult]:
     """Given (agent id, error) for each workspace health's scan could not snapshot, return a
-    `history.snapshot:<agent>` warning each (a missing or unreadable workspace)."""
-    return [
-        warning(f"{SNAPSHOT_KEY}:{agent_id}", f"agent {agent_id}: memory history: {error}")
-        for agent_id, error in failures
-    ]
+    `history.snapshot:<agent>` warning each (a missing or unreadable workspace), and one
+    `history.snapshot` warning for an error shared by several agents (git missing, the store
+    broken), naming them."""
+    by_error: dict[str, list[str]] = {}
+    for agent_id, error in failures:
+        by_error.setdefault(error, []).append(agent_id)
+    results = []
+    for error, agents in by_error.items():
+        if len(agents) == 1:
+            key, who = f"{SNAPSHOT_KEY}:{agents[0]}", f"agent {agents[0]}"
+        else:
+            shown = ", ".join(agents[:5]) + (
+                f" and {len(agents) - 5} more" if len(agents) > 5 else ""
+            )
+            key, who = SNAPSHOT_KEY, f"{len(agents)} agents ({shown})"
+        results.append(warning(key, f"{who}: memory history: {error}", len(agents)))
+    return results
