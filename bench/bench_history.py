@@ -86,7 +86,7 @@ def in_process(root: Path) -> dict:
         started = time.perf_counter()
         taken = snapshot(context, agent, "checkpoint")
         changed.append((time.perf_counter() - started) * 1000)
-        assert taken is not None and taken.changes.modified == ["note-0000.md"]
+        assert taken is not None and taken.changes.modified == ["memory/note-0000.md"]
     context.close()
     return {"unchanged": unchanged, "changed": changed}
 
