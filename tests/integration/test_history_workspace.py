@@ -98,16 +98,23 @@ def test_snapshot_of_emptied_mount_point_is_an_error_not_every_file_deleted(cont
     assert [s.id for s in list_snapshots(context)] == [first.id]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable folders")
-def test_snapshot_with_unreadable_folder_is_an_error_not_its_files_deleted(context, agent):
+def test_snapshot_with_unreadable_folder_is_an_error_not_its_files_deleted(
+    context, agent, monkeypatch
+):
     fill(agent, memory={"archive/old.md": b"old\n"})
-    snapshot(context, agent, "manual")
-    (agent.memory_dir / "archive").chmod(0)
-    try:
-        with pytest.raises(HistoryError, match="cannot read this folder"):
-            snapshot(context, agent, "checkpoint")
-    finally:
-        (agent.memory_dir / "archive").chmod(0o700)
+    first = snapshot(context, agent, "manual")
+    unreadable = str(agent.memory_dir / "archive")
+    real_scandir = os.scandir
+
+    def scandir(path):  # what a folder without read permission gives (root reads them all)
+        if str(path) == unreadable:
+            raise PermissionError(13, "Permission denied", unreadable)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(HistoryError, match="archive: cannot read this folder: Permission denied"):
+        snapshot(context, agent, "checkpoint")
+    assert [s.id for s in list_snapshots(context)] == [first.id]
 
 
 def test_snapshot_leaves_out_temp_files_with_the_names_memwarden_really_gives_them(context, agent):
