@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from memwarden.files import ensure_dir
 from memwarden.history.model import HistoryError
@@ -52,8 +53,7 @@ def blob_sha(data: bytes) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class TreeFile:
+class TreeFile(NamedTuple):
     """One file of a snapshot to commit: its path, and either its bytes or an existing blob id."""
 
     path: str

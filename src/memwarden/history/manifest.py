@@ -98,7 +98,8 @@ def _manifest(
 ) -> Manifest | None:
     try:
         raw = orjson.loads(files_json)
-        files = {name: (FileStat(*values[:4]), values[4]) for name, values in raw.items()}
+        # Plain tuples compare equal to FileStat and cost less to build, thousands at a time.
+        files = {name: (tuple(values[:4]), values[4]) for name, values in raw.items()}
     except (ValueError, TypeError, AttributeError, IndexError):
         return None
     return Manifest(snapshot_id, commit, int(hashed_at_ns), files)

@@ -85,47 +85,45 @@ def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
     a folder or unreadable, or a folder under memory/ cannot be read; UnsafePathError if
     memory/ leads out of the workspace.
     """
-    _check_workspace(workspace)
     memory = memory_folder(workspace)
     scan = Scan()
-    for name in roots:
-        _scan_root(workspace, name, scan)
+    wanted = set(roots)
+    for entry in _workspace_entries(workspace):
+        if entry.name in wanted:
+            _scan_root(entry, scan)
     _scan_memory(memory, scan)
     scan.symlinks.sort()
     return scan
 
 
-def _check_workspace(workspace: Path) -> None:
+def _workspace_entries(workspace: Path) -> list[os.DirEntry]:
+    """Return the entries at the workspace's top. Raise HistoryError if it cannot be listed."""
     try:
-        info = os.stat(workspace)
+        return list(os.scandir(workspace))
     except FileNotFoundError:
         raise HistoryError(
             f"{workspace}: the agent's workspace does not exist (not mounted? a relative path?); "
             "nothing is recorded rather than every file as deleted"
         ) from None
+    except NotADirectoryError:
+        raise HistoryError(f"{workspace}: the agent's workspace is not a folder") from None
     except OSError as error:
         message = f"{workspace}: cannot read the agent's workspace: {_why(error)}"
         raise HistoryError(message) from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise HistoryError(f"{workspace}: the agent's workspace is not a folder")
-    if not os.access(workspace, os.R_OK | os.X_OK):
-        raise HistoryError(f"{workspace}: cannot read the agent's workspace: permission denied")
 
 
-def _scan_root(workspace: Path, name: str, scan: Scan) -> None:
-    path = os.path.join(workspace, name)  # a string: a run stats every root file of every agent
+def _scan_root(entry: os.DirEntry, scan: Scan) -> None:
     try:
-        info = os.lstat(path)
+        if entry.is_symlink():
+            scan.root_symlinks.append(entry.name)
+        elif entry.is_file(follow_symlinks=False):
+            scan.files[entry.name] = FileStat.of(entry.stat(follow_symlinks=False))
+        else:
+            scan.skipped.append((entry.name, "not a regular file"))
     except FileNotFoundError:
-        return
+        return  # removed since the listing
     except OSError as error:
-        raise HistoryError(f"{path}: cannot read it: {_why(error)}") from None
-    if stat.S_ISLNK(info.st_mode):
-        scan.root_symlinks.append(name)
-    elif stat.S_ISREG(info.st_mode):
-        scan.files[name] = FileStat.of(info)
-    else:
-        scan.skipped.append((name, "not a regular file"))
+        raise HistoryError(f"{entry.path}: cannot read it: {_why(error)}") from None
 
 
 def _scan_memory(memory: Path, scan: Scan) -> None:
