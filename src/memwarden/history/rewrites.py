@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memwarden.history.guard import Rewrite, assess, read_shape
+if TYPE_CHECKING:
+    from memwarden.history.guard import Rewrite
 
 EVENT = "memory.rewrite"
 
@@ -67,6 +68,8 @@ def find_rewrites(
 ) -> dict[str, Rewrite]:
     """Given the old bytes of guarded files and their new bytes (None: removed), return the
     destructive rewrites by path."""
+    from memwarden.history.guard import assess, read_shape
+
     found = {}
     for path, old in before.items():
         new = after.get(path)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
@@ -24,11 +25,14 @@ from memwarden.history.locking import memory_lock
 from memwarden.history.manifest import save_manifest
 from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_all
-from memwarden.history.rewrites import EVENT, RewriteFinding, find_rewrites, guarded_paths
+from memwarden.history.rewrites import EVENT, guarded_paths
 from memwarden.history.scan import read_file
 from memwarden.history.store import locked_store, shared_store
 from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
+
+if TYPE_CHECKING:
+    from memwarden.history.rewrites import RewriteFinding
 
 __all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
 
@@ -209,6 +213,9 @@ def _rewrites(
             wanted[plan.agent_id] = paths
     if not wanted:
         return {}
+    # The rule is loaded only when a guarded root file changed (rarely: most runs change memory/).
+    from memwarden.history.rewrites import RewriteFinding, find_rewrites
+
     previous = {plan.agent_id: plan.previous for plan in plans if plan.previous is not None}
     blobs = store.blobs(previous[a].shas[p] for a, paths in wanted.items() for p in paths)
     by_agent = {plan.agent_id: plan for plan in plans}
