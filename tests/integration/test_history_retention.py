@@ -14,6 +14,7 @@ from memwarden.history.git import BATCH_REFS
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.deployments import make_sqlite_era_state
+from support.history import write_tree
 
 START = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -159,4 +160,40 @@ def test_prune_records_event_and_failure_of_one_agent_does_not_stop_others(gatew
     assert result.exit_code == 1
     (event,) = context.state.events(types=["snapshot.pruned"])
     assert event["agent_id"] == "main" and len(event["data"]["snapshots"]) == 2
+    context.close()
+
+
+def test_prune_finds_each_agents_deltas_in_the_shared_store(gateway, tmp_path):
+    """Many agents' files of the same name and size compete for git's delta search; retention
+    packs each agent's versions together first, so its growing daily log is stored as deltas."""
+    import hashlib
+
+    from memwarden.history import SnapshotRequest, snapshot_agents
+    from memwarden.openclaw.agents import Agent
+
+    clock = Clock()
+    context = make_context(gateway, clock)
+    agents = [
+        Agent(f"agent{n:02d}", tmp_path / f"ws{n:02d}", tmp_path / "agents", False, "none", True)
+        for n in range(20)
+    ]
+
+    def line(agent: int, number: int) -> str:
+        return hashlib.sha256(f"{agent}:{number}".encode()).hexdigest() + " remembered\n"
+
+    for day in range(5):
+        clock.now = START + timedelta(days=day)
+        for number, agent in enumerate(agents):
+            write_tree(
+                agent.memory_dir,
+                {"2026-11-01.md": "".join(line(number, n) for n in range(200 + day * 5)).encode()},
+            )
+        snapshot_agents(context, [SnapshotRequest(agent, "checkpoint") for agent in agents])
+    prune(context)
+    store = shared_store(context)
+    (index,) = (store.git_dir / "objects" / "pack").glob("*.idx")
+    listing = store.run(["verify-pack", "-v", str(index)]).decode().splitlines()
+    blobs = [row.split() for row in listing if " blob " in row]
+    deltas = [fields for fields in blobs if len(fields) == 7]  # with a depth and a base
+    assert len(blobs) == 100 and len(deltas) >= 75, (len(blobs), len(deltas))
     context.close()

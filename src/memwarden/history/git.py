@@ -41,9 +41,14 @@ STORE_CONFIG = {
     "core.symlinks": "false",
     "core.fsync": "objects,reference",
     "gc.auto": "0",
-    # A run's objects stay one pack (one fsync) instead of a loose file each.
+    # A run's objects stay one pack (one fsync) instead of a loose file each, written fast:
+    # zlib's quickest level, and no delta search (see FAST_IMPORT); retention finds the deltas.
     "fastimport.unpackLimit": "1",
+    "pack.compression": "1",
 }
+# Deltas are left to retention (`repack_by_group`): fast-import would only try each file
+# against the file written just before it in the stream, another agent's, for nothing.
+FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
 
 
 def blob_sha(data: bytes) -> str:
@@ -175,10 +180,7 @@ class GitStore:
     ) -> list[str]:
         """Commit the snapshots (and keep the `kept` commits) under the batch `ref`, in one git
         process; return the snapshots' commit ids, in order."""
-        output = self.run(
-            ["fast-import", "--quiet", "--date-format=raw"],
-            stdin=batch_stream(ref, snapshots, kept, message, when),
-        )
+        output = self.run(FAST_IMPORT, stdin=batch_stream(ref, snapshots, kept, message, when))
         commits = output.decode("ascii", "replace").split()
         if len(commits) != len(snapshots) or any(len(commit) != 40 for commit in commits):
             raise HistoryError(f"{self.git_dir}: git fast-import returned no commit ids")
@@ -187,10 +189,7 @@ class GitStore:
     def keep(self, batches: Mapping[str, Sequence[str]], message: str, when: int) -> None:
         """Set each batch ref to a commit whose parents are the given existing commits."""
         if batches:
-            self.run(
-                ["fast-import", "--quiet", "--date-format=raw"],
-                stdin=keep_stream(batches, message, when),
-            )
+            self.run(FAST_IMPORT, stdin=keep_stream(batches, message, when))
 
     def refs(self, prefix: str) -> list[str]:
         """Return the names of the refs under `prefix` (`refs/batches/`)."""
@@ -261,6 +260,51 @@ class GitStore:
     def compact(self) -> None:
         """Delete unreachable objects and repack the rest into one delta-compressed pack."""
         self.run(["gc", "--quiet", "--prune=now"])
+
+    def repack_by_group(self, groups: Iterable[Sequence[str]]) -> None:
+        """Pack what each group of commits reaches together, so that git looks for deltas within
+        a group only, then pack the rest; drop the packs they came from.
+
+        git looks for a delta base among objects of the same file name and nearby size: in a
+        store shared by many agents, `memory/ACTIVE_CONTEXT.md` of every agent compete, and
+        an agent's successive versions are rarely found. Each agent's snapshots form a group;
+        `compact()` afterwards merges the packs and keeps the deltas found here.
+        """
+        kept: list[Path] = []
+        try:
+            for commits in groups:
+                keep = self._pack_group(commits)
+                if keep is not None:
+                    kept.append(keep)
+            # Everything outside the groups (batch commits, anything else reachable) into one
+            # more pack; every other pack, with the undeltified copies, is then dropped.
+            self.run(["repack", "-a", "-d", "--quiet"])
+        finally:
+            for keep in kept:
+                keep.unlink(missing_ok=True)
+
+    def _pack_group(self, commits: Sequence[str]) -> Path | None:
+        """Pack what `commits` reach into a new pack marked kept; return its `.keep` file (None
+        when there is nothing to pack or a commit is missing: the final repack covers it)."""
+        if not commits:
+            return None
+        pack_dir = self.git_dir / "objects" / "pack"
+        try:
+            output = self.run(
+                [
+                    "pack-objects",
+                    "--revs",
+                    "--quiet",
+                    "--delta-base-offset",
+                    str(pack_dir / "pack"),
+                ],
+                stdin="".join(f"{commit}\n" for commit in commits).encode("ascii"),
+            )
+        except HistoryError:
+            return None
+        keep = pack_dir / f"pack-{output.decode('ascii').strip()}.keep"
+        keep.write_text("memwarden retention\n")
+        return keep
 
     def run(self, arguments: list[str], stdin: bytes | None = None) -> bytes:
         """Run git with `arguments` on this store; return stdout. Raise HistoryError on failure."""

@@ -112,8 +112,18 @@ def _prune_shared(context: JobContext, doomed: Sequence[Snapshot]) -> bool:
             return False
         if doomed:
             _rewrite_batches(context, store, {s.commit for s in doomed if s.commit})
+        store.repack_by_group(_commits_by_agent(context))
         store.compact()
     return True
+
+
+def _commits_by_agent(context: JobContext) -> list[list[str]]:
+    """Return the commits of the shared store's snapshots, one list per agent."""
+    groups: dict[str, list[str]] = {}
+    for snapshot in records.snapshots(context.state):
+        if not snapshot.legacy and snapshot.commit:
+            groups.setdefault(snapshot.agent_id, []).append(snapshot.commit)
+    return list(groups.values())
 
 
 def _rewrite_batches(context: JobContext, store: GitStore, gone: set[str]) -> None:
