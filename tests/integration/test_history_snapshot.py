@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -179,4 +180,41 @@ def test_snapshot_without_git_fails_with_one_clear_line(gateway, agent):
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     with pytest.raises(HistoryError, match="git not found; memory history needs git"):
         snapshot(context, agent, "manual")
+    context.close()
+
+
+def test_snapshot_after_the_store_lost_blobs_sends_every_file_again(context, agent):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"kept as it is\n", "daily.md": b"day 1\n"})
+    snapshot(context, agent, "manual")
+    store = shared_store(context)
+    shutil.rmtree(store.git_dir / "objects")  # the store emptied behind memwarden's back
+    (store.git_dir / "objects" / "pack").mkdir(parents=True)
+    (agent.memory_dir / "daily.md").write_bytes(b"day 2\n")
+    taken = snapshot(context, agent, "checkpoint")
+    assert taken.changes.modified == ["memory/daily.md"]
+    assert snapshot_contents(context, taken) == {
+        "memory/MEMORY.md": b"kept as it is\n",
+        "memory/daily.md": b"day 2\n",
+    }
+    assert not list(store.git_dir.glob("memwarden-marks-*"))
+
+
+def test_snapshot_when_git_fast_import_fails_records_nothing_and_says_why(gateway, tmp_path):
+    from memwarden.history import HistoryError
+
+    wrapper = tmp_path / "git-that-fails"
+    wrapper.write_text(
+        '#!/bin/sh\nif [ "$1" = fast-import ]; then cat >/dev/null; '
+        'echo "fatal: out of disk space (simulated)" >&2; exit 128; fi\nexec git "$@"\n'
+    )
+    wrapper.chmod(0o700)
+    config = defaults().with_overrides({"history.git": str(wrapper)})
+    context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
+    agent = context.deployment.default_agent()
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    with pytest.raises(HistoryError, match="git fast-import failed: fatal: out of disk space"):
+        snapshot(context, agent, "manual")
+    assert list_snapshots(context) == []
+    assert load_manifests(context.state, ["main"]) == {}
+    assert not list(shared_store(context).git_dir.glob("memwarden-marks-*"))
     context.close()

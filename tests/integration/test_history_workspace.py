@@ -155,13 +155,18 @@ def test_snapshot_agents_commits_every_changed_agent_in_one_git_process(
     for agent in agents[:2]:
         fill(agent)
     calls = []
-    real_run = GitStore.run
+    real_run, real_start = GitStore.run, GitStore.start
 
     def counting_run(self, arguments, stdin=None):
         calls.append(arguments[0])
         return real_run(self, arguments, stdin)
 
+    def counting_start(self, arguments, stderr):
+        calls.append(arguments[0])
+        return real_start(self, arguments, stderr)
+
     monkeypatch.setattr(GitStore, "run", counting_run)
+    monkeypatch.setattr(GitStore, "start", counting_start)
     results = snapshot_agents(context, [SnapshotRequest(a, "checkpoint") for a in agents])
     assert calls.count("fast-import") == 1
     assert [r.agent_id for r in results] == ["main", "ops", "gone"]

@@ -173,7 +173,7 @@ def test_batch_stream_commits_each_snapshot_parentless_and_keeps_them_in_one_bat
     assert b'M 100644 inline "memory/new.bin"\ndata 3\n\x00\x01\x02\n' in stream
     assert b"M 100644 " + b"f" * 40 + b' "MEMORY.md"\n' in stream
     assert stream.count(b"reset refs/batches/0123\n") == 3
-    assert b"get-mark :1\n" in stream and b"get-mark :2\n" in stream
+    assert b"mark :1\n" in stream and b"mark :2\n" in stream
     tail = b"mark :3\n" + stream.split(b"mark :3\n", 1)[1]
     assert b"merge :1\nmerge :2\nmerge " + b"e" * 40 + b"\n" in tail
     assert stream.endswith(b"\ndone\n")

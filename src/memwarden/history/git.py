@@ -18,15 +18,16 @@ import hashlib
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from memwarden.files import ensure_dir
 from memwarden.history.model import HistoryError
 
-__all__ = ["GitStore", "HistoryError", "SnapshotCommit", "TreeFile", "blob_sha"]
+__all__ = ["BatchImport", "GitStore", "HistoryError", "SnapshotCommit", "TreeFile", "blob_sha"]
 
 SNAPSHOT_REFS = "refs/snapshots/"  # one per snapshot: the stores of memory/ alone (legacy)
 BATCH_REFS = "refs/batches/"
@@ -79,30 +80,107 @@ def batch_stream(
     ref: str, snapshots: Sequence[SnapshotCommit], kept: Sequence[str], message: str, when: int
 ) -> bytes:
     """Given the batch ref, the new snapshots, the ids of existing commits to keep with them, a
-    message and a time, return a `git fast-import` stream.
+    message and a time, return the whole `git fast-import` stream `BatchImport` writes."""
+    parts = [STREAM_START]
+    parts += [snapshot_part(ref, mark, s) for mark, s in enumerate(snapshots, start=1)]
+    parts.append(batch_part(ref, len(snapshots), kept, message, when))
+    return b"".join(parts)
 
-    Each snapshot becomes a parentless commit (files with `data` inline, others by blob id) and
-    its id is asked for (`get-mark`), in order. Then `ref` is set to a commit with an empty tree
-    whose parents are those snapshots and the `kept` commits. The stream ends with `done`, so a
-    cut stream commits nothing.
-    """
-    parts = [b"feature done\n"]
-    for mark, snapshot in enumerate(snapshots, start=1):
-        parts += _commit_header(ref, mark, snapshot.message, snapshot.when)
-        for file in snapshot.files:
-            path = quote_path(file.path)
-            if file.data is None:
-                parts.append(b"M %s %s %s\n" % (FILE_MODE.encode(), file.sha.encode(), path))
-            else:
-                size = len(file.data)
-                parts.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), path, size))
-                parts += [file.data, b"\n"]
-        parts.append(b"\nget-mark :%d\n" % mark)
-    parts += _commit_header(ref, len(snapshots) + 1, message, when)
-    parts += [b"merge :%d\n" % mark for mark in range(1, len(snapshots) + 1)]
+
+STREAM_START = b"feature done\n"
+
+
+def snapshot_part(ref: str, mark: int, snapshot: SnapshotCommit) -> bytes:
+    """Return the stream of one snapshot: a parentless commit, mark `mark`, of its files (with
+    `data` inline, the others by blob id)."""
+    parts = _commit_header(ref, mark, snapshot.message, snapshot.when)
+    for file in snapshot.files:
+        path = quote_path(file.path)
+        if file.data is None:
+            parts.append(b"M %s %s %s\n" % (FILE_MODE.encode(), file.sha.encode(), path))
+        else:
+            size = len(file.data)
+            parts.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), path, size))
+            parts += [file.data, b"\n"]
+    parts.append(b"\n")
+    return b"".join(parts)
+
+
+def batch_part(ref: str, count: int, kept: Sequence[str], message: str, when: int) -> bytes:
+    """Return the end of the stream: `ref` set to a commit with an empty tree whose parents are
+    the `count` snapshots (marks 1 to count) and the `kept` commits, then `done`, so a cut
+    stream commits nothing."""
+    parts = _commit_header(ref, count + 1, message, when)
+    parts += [b"merge :%d\n" % mark for mark in range(1, count + 1)]
     parts += [b"merge %s\n" % commit.encode("ascii") for commit in kept]
     parts.append(b"\ndone\n")
     return b"".join(parts)
+
+
+class BatchImport:
+    """One `git fast-import` for a run's snapshots, fed one snapshot at a time as they are
+    planned, so that git hashes and compresses an agent's files while the next is read.
+
+    Commit ids come back in a marks file at the end (nothing is read from git while it runs,
+    so neither side ever waits on a full pipe).
+    """
+
+    def __init__(self, store: GitStore, ref: str) -> None:
+        self.store = store
+        self.ref = ref
+        self.count = 0
+        self._marks = store.git_dir / f"memwarden-marks-{os.getpid()}-{id(self):x}"
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._pending = STREAM_START  # written with the first snapshot
+        try:
+            arguments = [*FAST_IMPORT, f"--export-marks={self._marks}"]
+            self._process = store.start(arguments, self._errors)
+        except BaseException:
+            self._errors.close()
+            raise
+
+    def add(self, snapshot: SnapshotCommit) -> None:
+        self.count += 1
+        self._write(snapshot_part(self.ref, self.count, snapshot))
+
+    def finish(self, message: str, when: int, kept: Sequence[str] = ()) -> list[str]:
+        """End the stream with the batch commit; return the snapshots' commit ids, in order.
+        Raise HistoryError if git failed."""
+        try:
+            self._write(batch_part(self.ref, self.count, kept, message, when))
+            self._process.stdin.close()  # type: ignore[union-attr]
+            code = self._process.wait(timeout=GIT_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired as error:
+            raise HistoryError(f"{self.store.git_dir}: git fast-import timed out") from error
+        if code != 0:
+            raise self._failure(code)
+        marks = dict(line.split() for line in self._marks.read_text("ascii").splitlines())
+        commits = [marks.get(f":{mark}", "") for mark in range(1, self.count + 1)]
+        if any(len(commit) != 40 for commit in commits):
+            raise HistoryError(f"{self.store.git_dir}: git fast-import returned no commit ids")
+        return commits
+
+    def close(self) -> None:
+        """Stop git if it still runs (a run that failed half-way commits nothing)."""
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._errors.close()
+        self._marks.unlink(missing_ok=True)
+
+    def _write(self, data: bytes) -> None:
+        data, self._pending = self._pending + data, b""
+        try:
+            self._process.stdin.write(data)  # type: ignore[union-attr]
+        except BrokenPipeError:
+            self._process.wait()
+            raise self._failure(self._process.returncode) from None
+
+    def _failure(self, code: int) -> HistoryError:
+        self._errors.seek(0)
+        detail = self._errors.read().decode("utf-8", "replace").strip().splitlines()
+        reason = detail[-1] if detail else f"exit code {code}"
+        return HistoryError(f"{self.store.git_dir}: git fast-import failed: {reason}")
 
 
 def keep_stream(batches: Mapping[str, Sequence[str]], message: str, when: int) -> bytes:
@@ -180,11 +258,13 @@ class GitStore:
     ) -> list[str]:
         """Commit the snapshots (and keep the `kept` commits) under the batch `ref`, in one git
         process; return the snapshots' commit ids, in order."""
-        output = self.run(FAST_IMPORT, stdin=batch_stream(ref, snapshots, kept, message, when))
-        commits = output.decode("ascii", "replace").split()
-        if len(commits) != len(snapshots) or any(len(commit) != 40 for commit in commits):
-            raise HistoryError(f"{self.git_dir}: git fast-import returned no commit ids")
-        return commits
+        batch = BatchImport(self, ref)
+        try:
+            for snapshot in snapshots:
+                batch.add(snapshot)
+            return batch.finish(message, when, kept)
+        finally:
+            batch.close()
 
     def keep(self, batches: Mapping[str, Sequence[str]], message: str, when: int) -> None:
         """Set each batch ref to a commit whose parents are the given existing commits."""
@@ -306,6 +386,23 @@ class GitStore:
         keep.write_text("memwarden retention\n")
         return keep
 
+    def start(self, arguments: list[str], stderr: IO[bytes]) -> subprocess.Popen:
+        """Start git with `arguments` on this store, its stdin a pipe to write to, its output
+        discarded and its errors to `stderr`. Raise HistoryError if git cannot be started."""
+        if not self.git_dir.is_dir():
+            raise HistoryError(f"{self.git_dir}: no history store here (was it deleted?)")
+        try:
+            return subprocess.Popen(
+                [self.executable, *arguments],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=self.env,
+                cwd=self.git_dir,
+            )
+        except FileNotFoundError as error:
+            raise self._missing() from error
+
     def run(self, arguments: list[str], stdin: bytes | None = None) -> bytes:
         """Run git with `arguments` on this store; return stdout. Raise HistoryError on failure."""
         if arguments[0] != "init" and not self.git_dir.is_dir():
@@ -322,10 +419,7 @@ class GitStore:
                 check=False,
             )
         except FileNotFoundError as error:
-            raise HistoryError(
-                f"{self.executable}: git not found; memory history needs git "
-                "(install it, or set history.git to its full path)"
-            ) from error
+            raise self._missing() from error
         except subprocess.TimeoutExpired as error:
             raise HistoryError(f"{self.git_dir}: git {arguments[0]} timed out") from error
         if completed.returncode != 0:
@@ -333,6 +427,12 @@ class GitStore:
             reason = detail[-1] if detail else f"exit code {completed.returncode}"
             raise HistoryError(f"{self.git_dir}: git {arguments[0]} failed: {reason}")
         return completed.stdout
+
+    def _missing(self) -> HistoryError:
+        return HistoryError(
+            f"{self.executable}: git not found; memory history needs git "
+            "(install it, or set history.git to its full path)"
+        )
 
 
 def sanitized_env(git_dir: Path, path_env: str | None = None) -> Mapping[str, str]:

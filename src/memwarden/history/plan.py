@@ -7,7 +7,7 @@ Pure of writes: `snapshots.py` commits and records the plans of a whole run toge
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,23 +65,20 @@ class Previous:
     shared_commit: str | None
 
 
-def plan_all(
+def plan_each(
     context: JobContext, requests: Sequence[SnapshotRequest]
-) -> tuple[list[Plan], dict[str, MemwardenError]]:
-    """Return the plans of the agents whose files changed (or whose manifest is stale), and
-    the error of each agent that could not be planned, by agent id."""
+) -> Iterator[tuple[SnapshotRequest, Plan | None, MemwardenError | None]]:
+    """Yield, for each request in order, its plan (None when its files are those of the
+    manifest) or the error that stopped it."""
     roots = tuple(context.config.history.root_files)
     manifests = load_manifests(context.state, (request.agent.id for request in requests))
-    plans, errors = [], {}
     for request in requests:
         try:
             plan = _plan(context, request, roots, manifests.get(request.agent.id))
         except (MemwardenError, OSError) as error:
-            errors[request.agent.id] = as_error(error)
+            yield request, None, as_error(error)
             continue
-        if plan is not None:
-            plans.append(plan)
-    return plans, errors
+        yield request, plan, None
 
 
 def _plan(

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
-from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile
+from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.locking import memory_lock
 from memwarden.history.manifest import save_manifest
 from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
-from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_all
+from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
 from memwarden.history.rewrites import EVENT, guarded_paths
 from memwarden.history.scan import read_file
 from memwarden.history.store import locked_store, shared_store
@@ -123,77 +123,106 @@ def snapshot_agents(
                 results[request.agent.id].error = error
                 continue
             locked.append(request)
-        plans, errors = plan_all(context, locked)
-        for agent_id, error in errors.items():
-            results[agent_id].error = error
         if dry_run:
-            for plan in plans:
-                results[plan.agent_id].snapshot = plan.taken
+            for request, plan, error in plan_each(context, locked):
+                results[request.agent.id].error = error
+                results[request.agent.id].snapshot = plan.taken if plan else None
         else:
-            _commit_all(context, plans, results)
+            _take_all(context, locked, results)
     return [results[request.agent.id] for request in requests if request.agent.id in results]
 
 
-def _commit_all(
-    context: JobContext, plans: Sequence[Plan], results: dict[str, AgentSnapshot]
+def _take_all(
+    context: JobContext, requests: Sequence[SnapshotRequest], results: dict[str, AgentSnapshot]
 ) -> None:
-    """Commit every plan's snapshot in one git process and record them with their manifests."""
-    changed = [plan for plan in plans if plan.taken is not None]
-    unchanged = [plan for plan in plans if plan.taken is None]
-    saved: dict[str, Snapshot] = {}
-    findings: dict[str, list[RewriteFinding]] = {}
-    if changed:
-        store = shared_store(context)
+    """Plan each agent's snapshot and stream the changed ones to one git process as they come,
+    then record them all with the manifests in one transaction."""
+    plans: list[Plan] = []
+    with ExitStack() as resources:
+        batch: _Batch | None = None
         try:
-            with locked_store(context, exclusive=False):
-                store.init()
-                saved = _commit(context, store, changed)
-                findings = _rewrites(context, store, changed, saved)
-                _record(context, plans, saved, findings)
+            for request, plan, error in plan_each(context, requests):
+                if error is not None:
+                    results[request.agent.id].error = error
+                elif plan is not None:
+                    plans.append(plan)
+                    if plan.taken is not None:
+                        batch = batch or _Batch.start(context, resources, len(requests))
+                        batch.add(plan, plan.taken)
+            saved = batch.finish(context) if batch else {}
+            findings = _rewrites(context, batch.store, batch.plans, saved) if batch else {}
+            _record(context, plans, saved, findings)
         except (MemwardenError, OSError) as error:
-            for plan in changed:
-                results[plan.agent_id].error = as_error(error)
-            saved, findings = {}, {}
-        else:
-            unchanged = []
-    _record(context, unchanged, {}, {})
-    for agent_id, snapshot_taken in saved.items():
-        results[agent_id].snapshot = snapshot_taken
+            for plan in plans:
+                if plan.taken is not None:
+                    results[plan.agent_id].error = as_error(error)
+            _record(context, [plan for plan in plans if plan.taken is None], {}, {})
+            return
+    for agent_id, taken in saved.items():
+        results[agent_id].snapshot = taken
         results[agent_id].rewrites = findings.get(agent_id, [])
 
 
-def _commit(context: JobContext, store: GitStore, plans: Sequence[Plan]) -> dict[str, Snapshot]:
-    """Commit the plans' snapshots; return them saved (id, commit) by agent id."""
-    taken = [plan.taken for plan in plans if plan.taken is not None]
-    ids = records.new_ids(context.state, len(taken))
-    commits = [
-        SnapshotCommit(_tree_files(plan), _message(snapshot_id, one), int(one.created_at))
-        for snapshot_id, plan, one in zip(ids, plans, taken, strict=True)
-    ]
-    ref = BATCH_REFS + secrets.token_hex(8)
-    when = int(context.now().timestamp())
-    message = f"memwarden batch: {len(commits)} snapshot(s)\n"
-    try:
-        shas = store.commit_batch(ref, commits, message, when)
-    except HistoryError:
-        if all(file.data is not None for commit in commits for file in commit.files):
-            raise
-        # A blob the manifest vouched for is gone (the store was tampered with): send every byte.
-        commits = [
-            replace(commit, files=_with_data(plan.workspace, commit.files))
-            for plan, commit in zip(plans, commits, strict=True)
-        ]
-        shas = store.commit_batch(ref, commits, message, when)
-    return {
-        plan.agent_id: replace(one, id=snapshot_id, commit=sha)
-        for plan, one, snapshot_id, sha in zip(plans, taken, ids, shas, strict=True)
-    }
+class _Batch:
+    """The snapshots of a run on their way into the shared store, in one `git fast-import`."""
+
+    def __init__(self, store: GitStore, importer: BatchImport, ids: list[str]) -> None:
+        self.store = store
+        self.importer = importer
+        self.ids = ids
+        self.plans: list[Plan] = []
+        self.taken: list[Snapshot] = []
+        self.commits: list[SnapshotCommit] = []
+
+    @classmethod
+    def start(cls, context: JobContext, resources: ExitStack, count: int) -> _Batch:
+        """Take the store's lock (shared) and start git; both are released with `resources`.
+        `count`: how many snapshots at most."""
+        resources.enter_context(locked_store(context, exclusive=False))
+        store = shared_store(context)
+        store.init()
+        importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))
+        resources.callback(importer.close)
+        return cls(store, importer, records.new_ids(context.state, count))
+
+    def add(self, plan: Plan, taken: Snapshot) -> None:
+        """Stream the snapshot `taken` of `plan` to git."""
+        snapshot_id = self.ids[len(self.plans)]
+        message = _message(snapshot_id, taken)
+        commit = SnapshotCommit(_tree_files(plan), message, int(taken.created_at))
+        self.plans.append(plan)
+        self.taken.append(taken)
+        self.commits.append(commit)
+        self.importer.add(commit)
+
+    def finish(self, context: JobContext) -> dict[str, Snapshot]:
+        """End the stream; return the snapshots saved (id, commit) by agent id."""
+        when = int(context.now().timestamp())
+        message = f"memwarden batch: {len(self.commits)} snapshot(s)\n"
+        try:
+            shas = self.importer.finish(message, when)
+        except HistoryError:
+            if all(file.data is not None for commit in self.commits for file in commit.files):
+                raise
+            # A blob the manifest vouched for is gone (the store was tampered with): send
+            # every byte again.
+            commits = [
+                replace(commit, files=_with_data(plan.workspace, commit.files))
+                for plan, commit in zip(self.plans, self.commits, strict=True)
+            ]
+            ref = BATCH_REFS + secrets.token_hex(8)
+            shas = self.store.commit_batch(ref, commits, message, when)
+        return {
+            plan.agent_id: replace(taken, id=snapshot_id, commit=sha)
+            for plan, taken, snapshot_id, sha in zip(
+                self.plans, self.taken, self.ids, shas, strict=False
+            )
+        }
 
 
 def _tree_files(plan: Plan) -> list[TreeFile]:
-    return [
-        TreeFile(path, sha, plan.contents.get(path)) for path, sha in sorted(plan.current.items())
-    ]
+    contents, make = plan.contents, TreeFile._make
+    return [make((path, sha, contents.get(path))) for path, sha in sorted(plan.current.items())]
 
 
 def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:
