@@ -436,9 +436,9 @@ def verdict(
         "about a quarter off, still far from 0.2 s, at the price of a fork (unsafe on macOS, "
         "where launchd runs memwarden) and of results passed between processes. Fewer fsyncs "
         'would weaken the "whole or not at all" guarantee of every file: not done.',
-        "- *History snapshots* (on by default, `history.enabled`) add a git process per agent "
-        "that changed: see that row. They are the history job's cost, measured here for "
-        "completeness.",
+        "- *History snapshots* (on by default, `history.enabled`) add one git process per run "
+        "for all the agents that changed: see that row, and the history section for what they "
+        "add to a run, measured interleaved with history off.",
     ]
     return "\n".join(lines)
 

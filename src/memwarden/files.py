@@ -22,8 +22,9 @@ DIR_MODE = 0o700
 APPEND_ATTEMPTS = 5
 # The temp files memwarden's writers leave behind when a run is killed mid-write:
 # `.<name>.<8 characters>.tmp` (atomic_write, atomic_append: tempfile.mkstemp) and
-# `.<name>.<pid>.tmp` (the transcript compression of maintain, state backups).
-_TEMP_FILE = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+)\.tmp$")
+# `.<name>.<pid>.tmp` (the transcript compression of maintain, state backups, and memwarden
+# versions before mkstemp).
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+)\.tmp$")
 # A write takes milliseconds (a large transcript's compression, seconds): a temp file an hour
 # old belongs to no live writer.
 STALE_TEMP_SECONDS = 3600
@@ -102,6 +103,11 @@ def atomic_append(path: Path, text: str, root: Path | None = None, header: str =
     raise MemwardenError(f"{target}: kept changing while memwarden appended to it; run again")
 
 
+def is_temp_name(name: str) -> bool:
+    """Return True when a file name is one of memwarden's in-flight temp files (TEMP_NAME)."""
+    return TEMP_NAME.match(name) is not None
+
+
 def _write_temp(target: Path, payload: bytes) -> Path:
     """Write `payload` to a fsynced 0600 temp file beside `target`; return its path."""
     ensure_dir(target.parent)
@@ -178,7 +184,7 @@ def remove_stale_temp_files(
     folder: Path, of: Callable[[str], bool] = lambda target: True, now: float | None = None
 ) -> list[str]:
     """Given a folder, delete the temp files memwarden's writers left there (named as
-    `_TEMP_FILE` says, for a target name `of` accepts) that are more than an hour old; return
+    `TEMP_NAME` says, for a target name `of` accepts) that are more than an hour old; return
     their names. Only regular files, never through a link: a folder that is a symlink, or
     cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
     if folder.is_symlink():
@@ -190,7 +196,7 @@ def remove_stale_temp_files(
     except OSError:
         return []
     for entry in entries:
-        match = _TEMP_FILE.match(entry.name)
+        match = TEMP_NAME.match(entry.name)
         if match is None or not of(match["target"]):
             continue
         try:

@@ -13,14 +13,16 @@ from memwarden.files import ensure_dir
 
 
 class RunLock:
-    """An exclusive advisory lock on `<folder>/<name>.lock`, held for a `with` block.
+    """An exclusive advisory lock on `<folder>/<name>.lock`, held for a `with` block (`shared`:
+    a lock many holders share, which keeps an exclusive holder out).
 
     The kernel releases it when the process dies, so a crashed run never leaves a stale lock.
     """
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(self, folder: Path, name: str, *, shared: bool = False) -> None:
         self.path = folder / f"{name}.lock"
         self.name = name
+        self.shared = shared
         self._descriptor: int | None = None
 
     def acquire(self) -> RunLock:
@@ -32,8 +34,9 @@ class RunLock:
         except OSError as error:
             message = describe_os_error(error, f"cannot take the {self.name} lock")
             raise StateError(message) from error
+        mode = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(descriptor, mode | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.read(descriptor, 32).decode("ascii", "replace").strip() or "?"
             os.close(descriptor)

@@ -32,7 +32,7 @@ def test_history_snapshot_then_list_shows_it_with_trigger_and_counts(capsys, gat
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("main: snapshot ") and "(1 files, +1 ~0 -0)" in result.stdout
     again = history(capsys, gateway, "snapshot")
-    assert "main: memory/ unchanged since the last snapshot" in again.stdout
+    assert "main: memory unchanged since the last snapshot" in again.stdout
     listing = history(capsys, gateway, "list", "--agent", "MAIN")
     (line,) = listing.stdout.splitlines()
     assert " main " in line and " manual " in line and "+1 ~0 -0" in line
@@ -58,7 +58,7 @@ def test_history_show_lists_files_and_changes(capsys, gateway):
     assert "6  memory/MEMORY.md" in result.stdout
     data = history(capsys, gateway, "show", snapshot_id, "--json").json()
     assert data["file_list"] == [
-        {"path": "MEMORY.md", "blob": "ce013625030ba8dba906f756967f9e9ca394464a", "bytes": 6}
+        {"path": "memory/MEMORY.md", "blob": "ce013625030ba8dba906f756967f9e9ca394464a", "bytes": 6}
     ]
 
 
@@ -73,7 +73,7 @@ def test_history_diff_against_current_and_between_snapshots(capsys, gateway):
     assert "-two\n+three" in current.stdout
     second = take(capsys, gateway)
     between = history(capsys, gateway, "diff", first, second, "--json").json()
-    assert [f["path"] for f in between["files"]] == ["MEMORY.md"]
+    assert [f["path"] for f in between["files"]] == ["memory/MEMORY.md"]
     assert "+three" in between["files"][0]["diff"]
     same = history(capsys, gateway, "diff", second)
     assert f"no differences between snapshot {second} and the current files" in same.stdout
@@ -92,7 +92,7 @@ def test_history_rewind_prints_one_line_per_file_and_undo_hint(capsys, gateway):
     result = history(capsys, gateway, "rewind", good)
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("saved the current memory/ as snapshot ")
+    assert lines[0].startswith("saved the current memory as snapshot ")
     assert "undo with: memwarden history rewind " in lines[0]
     assert lines[1:4] == [
         "restored        memory/MEMORY.md",

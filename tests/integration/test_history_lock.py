@@ -13,7 +13,7 @@ import pytest
 from memwarden.config import defaults
 from memwarden.errors import LockHeld
 from memwarden.history import list_snapshots, memory_lock, rewind, snapshot
-from memwarden.history.store import agent_history
+from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
@@ -94,8 +94,8 @@ def test_rewind_waits_for_writer_then_saves_its_work_before_restoring(gateway):
         writer.communicate(timeout=30)
     assert (agent.memory_dir / "MEMORY.md").read_bytes() == b"good memory\n"
     (pre_rewind,) = [s for s in list_snapshots(context) if s.id == report.undo_id]
-    git = agent_history(context, "main").git
-    saved = git.blobs([git.tree(pre_rewind.commit)["MEMORY.md"]])
+    git = shared_store(context)
+    saved = git.blobs([git.tree(pre_rewind.commit)["memory/MEMORY.md"]])
     # The rewind ran after the writer finished: its last write is in the undo snapshot.
     assert list(saved.values()) == [b"checkpoint step 4\n"]
     context.close()

@@ -10,9 +10,11 @@ import pytest
 from memwarden.config import defaults
 from memwarden.errors import UsageError
 from memwarden.history import find_snapshot, list_snapshots, prune, rewind, snapshot
-from memwarden.history.store import agent_history
+from memwarden.history.git import BATCH_REFS
+from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.deployments import make_sqlite_era_state
+from support.history import write_tree
 
 START = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -74,17 +76,37 @@ def test_prune_keeps_at_most_max_snapshots_per_agent(gateway):
     context.close()
 
 
-def test_prune_removes_git_refs_and_repacks_into_one_pack(gateway):
+def test_prune_keeps_only_the_kept_snapshots_reachable_and_repacks_into_one_pack(gateway):
     clock = Clock()
     context = make_context(gateway, clock, **{"history.max_snapshots": 2})
     ids = take_daily(context, clock, 8)
+    commits = {snapshot_id: find_snapshot(context, snapshot_id).commit for snapshot_id in ids}
     result = prune(context)
-    git_dir = agent_history(context, "main").git.git_dir
-    refs = agent_history(context, "main").git.run(["for-each-ref", "--format=%(refname)"])
-    assert refs.decode().split() == sorted(f"refs/snapshots/{i}" for i in ids[-2:])
-    assert result.data["agents"]["main"]["compacted"] is True
-    assert len(list((git_dir / "objects" / "pack").glob("*.pack"))) == 1
-    assert not list((git_dir / "objects").glob("??/*")), "loose objects left after repacking"
+    store = shared_store(context)
+    assert sorted(store.parents(store.refs(BATCH_REFS))) == sorted(commits[i] for i in ids[-2:])
+    assert "history store: pruned and repacked" in result.lines
+    assert len(list((store.git_dir / "objects" / "pack").glob("*.pack"))) == 1
+    assert not list((store.git_dir / "objects").glob("??/*")), "loose objects left after repacking"
+    present = store.run(
+        ["cat-file", "--batch-check"], stdin="".join(f"{c}\n" for c in commits.values()).encode()
+    )
+    missing = [
+        line.split()[0] for line in present.decode().splitlines() if line.endswith("missing")
+    ]
+    assert sorted(missing) == sorted(commits[i] for i in ids[:-2])
+    context.close()
+
+
+def test_prune_of_a_state_without_records_deletes_nothing_from_the_store(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock, **{"history.max_snapshots": 1})
+    ids = take_daily(context, clock, 3)
+    commits = [find_snapshot(context, snapshot_id).commit for snapshot_id in ids]
+    with context.state.transaction() as connection:
+        connection.execute("DELETE FROM history_snapshots")
+    prune(context)
+    store = shared_store(context)
+    assert sorted(store.parents(store.refs(BATCH_REFS))) == sorted(commits)
     context.close()
 
 
@@ -98,7 +120,7 @@ def test_prune_then_rewind_and_snapshot_still_work(gateway):
     assert (agent.memory_dir / "MEMORY.md").read_text().startswith("day 3\n")
     (agent.memory_dir / "MEMORY.md").write_text("after pruning\n")
     clock.now += timedelta(hours=1)
-    assert snapshot(context, agent, "manual").changes.modified == ["MEMORY.md"]
+    assert snapshot(context, agent, "manual").changes.modified == ["memory/MEMORY.md"]
     context.close()
 
 
@@ -138,4 +160,40 @@ def test_prune_records_event_and_failure_of_one_agent_does_not_stop_others(gatew
     assert result.exit_code == 1
     (event,) = context.state.events(types=["snapshot.pruned"])
     assert event["agent_id"] == "main" and len(event["data"]["snapshots"]) == 2
+    context.close()
+
+
+def test_prune_finds_each_agents_deltas_in_the_shared_store(gateway, tmp_path):
+    """Many agents' files of the same name and size compete for git's delta search; retention
+    packs each agent's versions together first, so its growing daily log is stored as deltas."""
+    import hashlib
+
+    from memwarden.history import SnapshotRequest, snapshot_agents
+    from memwarden.openclaw.agents import Agent
+
+    clock = Clock()
+    context = make_context(gateway, clock)
+    agents = [
+        Agent(f"agent{n:02d}", tmp_path / f"ws{n:02d}", tmp_path / "agents", False, "none", True)
+        for n in range(20)
+    ]
+
+    def line(agent: int, number: int) -> str:
+        return hashlib.sha256(f"{agent}:{number}".encode()).hexdigest() + " remembered\n"
+
+    for day in range(5):
+        clock.now = START + timedelta(days=day)
+        for number, agent in enumerate(agents):
+            write_tree(
+                agent.memory_dir,
+                {"2026-11-01.md": "".join(line(number, n) for n in range(200 + day * 5)).encode()},
+            )
+        snapshot_agents(context, [SnapshotRequest(agent, "checkpoint") for agent in agents])
+    prune(context)
+    store = shared_store(context)
+    (index,) = (store.git_dir / "objects" / "pack").glob("*.idx")
+    listing = store.run(["verify-pack", "-v", str(index)]).decode().splitlines()
+    blobs = [row.split() for row in listing if " blob " in row]
+    deltas = [fields for fields in blobs if len(fields) == 7]  # with a depth and a base
+    assert len(blobs) == 100 and len(deltas) >= 75, (len(blobs), len(deltas))
     context.close()

@@ -46,13 +46,13 @@ def test_rewind_restores_every_file_byte_exact_and_removes_new_files(context, ag
     assert not (agent.memory_dir / "new-folder").exists()
     statuses = {outcome.path: outcome.status for outcome in report.outcomes}
     assert statuses == {
-        "MEMORY.md": "restored",
-        "empty.md": "restored",
-        "data/blob.bin": "restored",
-        "2026-11-20.md": "unchanged",
-        "deleted-later.md": "restored",
-        "created-after.md": "removed",
-        "new-folder/deep/x.md": "removed",
+        "memory/MEMORY.md": "restored",
+        "memory/empty.md": "restored",
+        "memory/data/blob.bin": "restored",
+        "memory/2026-11-20.md": "unchanged",
+        "memory/deleted-later.md": "restored",
+        "memory/created-after.md": "removed",
+        "memory/new-folder/deep/x.md": "removed",
     }
     assert not report.failed
 
@@ -94,7 +94,7 @@ def test_rewind_single_path_leaves_other_files_alone(context, agent):
     damage(agent.memory_dir)
     damaged = read_tree(agent.memory_dir)
     report = rewind(context, good.id, paths=["memory/MEMORY.md"])
-    assert [(o.path, o.status) for o in report.outcomes] == [("MEMORY.md", "restored")]
+    assert [(o.path, o.status) for o in report.outcomes] == [("memory/MEMORY.md", "restored")]
     assert read_tree(agent.memory_dir) == damaged | {"MEMORY.md": BEFORE["MEMORY.md"]}
 
 
@@ -124,8 +124,8 @@ def test_rewind_dry_run_changes_nothing_and_says_what_would_happen(context, agen
     assert read_tree(agent.memory_dir) == damaged
     assert len(list_snapshots(context)) == 1
     statuses = {o.path: o.status for o in report.outcomes}
-    assert statuses["MEMORY.md"] == "would restore"
-    assert statuses["created-after.md"] == "would remove"
+    assert statuses["memory/MEMORY.md"] == "would restore"
+    assert statuses["memory/created-after.md"] == "would remove"
     assert report.saved_now and report.undo_id is None
 
 
@@ -139,7 +139,7 @@ def test_rewind_refuses_symlink_in_memory_and_never_writes_through_it(context, a
     (agent.memory_dir / "extra-link.md").symlink_to(outside)
     report = rewind(context, good.id)
     failed = {o.path: o.error for o in report.failed}
-    assert set(failed) == {"MEMORY.md", "extra-link.md"}
+    assert set(failed) == {"memory/MEMORY.md", "memory/extra-link.md"}
     assert all("symlink" in error for error in failed.values())
     assert outside.read_bytes() == b"operator's file outside the workspace"
     assert (agent.memory_dir / "extra-link.md").is_symlink()
@@ -157,9 +157,9 @@ def test_rewind_refuses_symlinked_folder_leading_out_of_memory(context, agent, t
     (agent.memory_dir / "data").symlink_to(outside, target_is_directory=True)
     report = rewind(context, good.id)
     failed = {o.path: o.error for o in report.failed}
-    assert set(failed) == {"data", "data/blob.bin"}
-    assert "symlink" in failed["data"]
-    assert "outside" in failed["data/blob.bin"]
+    assert set(failed) == {"memory/data", "memory/data/blob.bin"}
+    assert "symlink" in failed["memory/data"]
+    assert "outside" in failed["memory/data/blob.bin"]
     assert list(outside.iterdir()) == []
 
 
@@ -194,7 +194,7 @@ def test_rewind_records_event_with_undo_snapshot(context, agent):
     assert event["agent_id"] == "main"
     assert event["data"]["snapshot"] == good.id
     assert event["data"]["undo_snapshot"] == report.undo_id
-    assert event["data"]["removed"] == ["created-after.md", "new-folder/deep/x.md"]
+    assert event["data"]["removed"] == ["memory/created-after.md", "memory/new-folder/deep/x.md"]
 
 
 def test_rewind_unknown_or_ambiguous_id_is_usage_error(context, agent):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,17 +12,10 @@ import pytest
 from memwarden.config import defaults
 from memwarden.files import is_private
 from memwarden.history import list_snapshots, snapshot
-from memwarden.history.git import GitStore
-from memwarden.history.store import agent_history
+from memwarden.history.manifest import load_manifests
+from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
-from support.history import write_tree
-
-
-def snapshot_contents(context, snap) -> dict[str, bytes]:
-    git = agent_history(context, snap.agent_id).git
-    tree = git.tree(snap.commit)
-    blobs = git.blobs(tree.values())
-    return {path: blobs[sha] for path, sha in tree.items()}
+from support.history import memory_paths, snapshot_contents, write_tree
 
 
 def test_snapshot_first_run_records_every_file_byte_exact(context, agent):
@@ -30,8 +24,8 @@ def test_snapshot_first_run_records_every_file_byte_exact(context, agent):
     taken = snapshot(context, agent, "manual")
     assert taken is not None and len(taken.id) == 8 and len(taken.commit) == 40
     assert (taken.file_count, taken.total_bytes) == (3, 9 + 0 + 256)
-    assert taken.changes.added == ["MEMORY.md", "empty.md", "sub/data.bin"]
-    assert snapshot_contents(context, taken) == files
+    assert taken.changes.added == ["memory/MEMORY.md", "memory/empty.md", "memory/sub/data.bin"]
+    assert snapshot_contents(context, taken) == memory_paths(files)
 
 
 def test_snapshot_unchanged_folder_returns_none_and_records_nothing(context, agent):
@@ -48,9 +42,9 @@ def test_snapshot_after_edit_add_and_delete_lists_the_changes(context, agent):
     (agent.memory_dir / "old.md").unlink()
     taken = snapshot(context, agent, "checkpoint", session_key="agent:main:main", session_id="s1")
     assert taken.changes.to_json() == {
-        "added": ["new.md"],
-        "modified": ["MEMORY.md"],
-        "removed": ["old.md"],
+        "added": ["memory/new.md"],
+        "modified": ["memory/MEMORY.md"],
+        "removed": ["memory/old.md"],
     }
     assert (taken.trigger, taken.session_key, taken.session_id) == (
         "checkpoint",
@@ -67,8 +61,8 @@ def test_snapshot_same_size_rewrite_within_the_same_second_is_seen(context, agen
     path.write_bytes(b"bbbb")
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     second = snapshot(context, agent, "manual")
-    assert second is not None and second.changes.modified == ["MEMORY.md"]
-    assert snapshot_contents(context, second) == {"MEMORY.md": b"bbbb"}
+    assert second is not None and second.changes.modified == ["memory/MEMORY.md"]
+    assert snapshot_contents(context, second) == {"memory/MEMORY.md": b"bbbb"}
     assert first.commit != second.commit
 
 
@@ -83,19 +77,19 @@ def test_snapshot_records_event_with_trigger_and_changes(context, agent):
     )
     assert event["data"]["snapshot"] == taken.id
     assert event["data"]["trigger"] == "rotate"
-    assert event["data"]["added"] == ["MEMORY.md"]
+    assert event["data"]["added"] == ["memory/MEMORY.md"]
 
 
 def test_snapshot_store_is_private_and_outside_the_workspace(context, agent, gateway):
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     snapshot(context, agent, "manual")
-    root = context.storage_dir / "history" / "main"
-    assert (root / "repo.git" / "HEAD").is_file()
+    root = context.storage_dir / "history"
+    assert (root / "snapshots.git" / "HEAD").is_file()
     assert gateway.workspace not in root.parents
     assert sorted(path.name for path in gateway.workspace.iterdir()) == ["memory"]
     for path in [root, *root.rglob("*")]:
         assert is_private(path), path
-    assert not list((root / "repo.git" / "hooks").glob("*"))
+    assert not list((root / "snapshots.git" / "hooks").glob("*"))
 
 
 def test_snapshot_leaves_operator_git_repository_untouched_and_ignores_git_env(
@@ -117,7 +111,7 @@ def test_snapshot_leaves_operator_git_repository_untouched_and_ignores_git_env(
     taken = snapshot(context, agent, "manual")
     assert taken is not None
     assert _tree_fingerprint(workspace / ".git") == before
-    assert "MEMORY.md" in GitStore(context.storage_dir / "history/main/repo.git").tree(taken.commit)
+    assert "memory/MEMORY.md" in shared_store(context).tree(taken.commit)
 
 
 def test_snapshot_skips_symlinks_and_nested_git_and_temp_files(context, agent, tmp_path):
@@ -129,13 +123,13 @@ def test_snapshot_skips_symlinks_and_nested_git_and_temp_files(context, agent, t
     )
     (agent.memory_dir / "link.md").symlink_to(outside)
     taken = snapshot(context, agent, "manual")
-    assert snapshot_contents(context, taken) == {"MEMORY.md": b"a"}
+    assert snapshot_contents(context, taken) == {"memory/MEMORY.md": b"a"}
 
 
 def test_snapshot_dry_run_writes_nothing_and_returns_would_be_snapshot(context, agent):
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     would = snapshot(context, agent, "manual", dry_run=True)
-    assert would is not None and would.id is None and would.changes.added == ["MEMORY.md"]
+    assert would is not None and would.id is None and would.changes.added == ["memory/MEMORY.md"]
     assert not (context.storage_dir / "history").exists()
     assert list_snapshots(context) == []
 
@@ -152,10 +146,12 @@ def test_snapshot_automatic_trigger_when_disabled_does_nothing(gateway, agent):
 def test_snapshot_lost_manifest_compares_with_last_snapshot_in_store(context, agent):
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     snapshot(context, agent, "manual")
-    agent_history(context, "main").manifest_path.unlink()
+    with context.state.transaction() as connection:
+        connection.execute("DELETE FROM history_manifests")
+    assert load_manifests(context.state, ["main"]) == {}
     assert snapshot(context, agent, "manual") is None
     (agent.memory_dir / "MEMORY.md").write_bytes(b"b")
-    assert snapshot(context, agent, "manual").changes.modified == ["MEMORY.md"]
+    assert snapshot(context, agent, "manual").changes.modified == ["memory/MEMORY.md"]
 
 
 def test_snapshot_empty_memory_without_history_is_none(context, agent):
@@ -184,4 +180,41 @@ def test_snapshot_without_git_fails_with_one_clear_line(gateway, agent):
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     with pytest.raises(HistoryError, match="git not found; memory history needs git"):
         snapshot(context, agent, "manual")
+    context.close()
+
+
+def test_snapshot_after_the_store_lost_blobs_sends_every_file_again(context, agent):
+    write_tree(agent.memory_dir, {"MEMORY.md": b"kept as it is\n", "daily.md": b"day 1\n"})
+    snapshot(context, agent, "manual")
+    store = shared_store(context)
+    shutil.rmtree(store.git_dir / "objects")  # the store emptied behind memwarden's back
+    (store.git_dir / "objects" / "pack").mkdir(parents=True)
+    (agent.memory_dir / "daily.md").write_bytes(b"day 2\n")
+    taken = snapshot(context, agent, "checkpoint")
+    assert taken.changes.modified == ["memory/daily.md"]
+    assert snapshot_contents(context, taken) == {
+        "memory/MEMORY.md": b"kept as it is\n",
+        "memory/daily.md": b"day 2\n",
+    }
+    assert not list(store.git_dir.glob("memwarden-marks-*"))
+
+
+def test_snapshot_when_git_fast_import_fails_records_nothing_and_says_why(gateway, tmp_path):
+    from memwarden.history import HistoryError
+
+    wrapper = tmp_path / "git-that-fails"
+    wrapper.write_text(
+        '#!/bin/sh\nif [ "$1" = fast-import ]; then cat >/dev/null; '
+        'echo "fatal: out of disk space (simulated)" >&2; exit 128; fi\nexec git "$@"\n'
+    )
+    wrapper.chmod(0o700)
+    config = defaults().with_overrides({"history.git": str(wrapper)})
+    context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
+    agent = context.deployment.default_agent()
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    with pytest.raises(HistoryError, match="git fast-import failed: fatal: out of disk space"):
+        snapshot(context, agent, "manual")
+    assert list_snapshots(context) == []
+    assert load_manifests(context.state, ["main"]) == {}
+    assert not list(shared_store(context).git_dir.glob("memwarden-marks-*"))
     context.close()

@@ -405,3 +405,23 @@ def test_rotate_with_index_refresh_off_still_writes_the_manifest(capsys, sqlite_
     )
     (entry,) = bootstrap_manifest(sqlite_state)["files"]
     assert (entry["path"], entry["session"]) == ("memory/ACTIVE_CONTEXT.md", MAIN)
+
+
+def test_rotate_snapshots_the_handoff_with_the_index_written_before_the_reset(
+    capsys, file_state, monkeypatch, fixture_clock
+):
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
+    with gateway_for(file_state, monkeypatch) as sim:
+        sim.set_row(SECOND, **OVER)
+        result = rotate(capsys, file_state)
+
+    saved = by_key(result)[SECOND]["checkpoint"]
+    assert by_key(result)[SECOND]["status"] == "rotated", result.stdout
+    shown = run_cli(
+        capsys, "--state-dir", file_state.state_dir, "history", "show", saved["history"]
+    )
+    assert shown.exit_code == 0, shown.stderr
+    assert "  trigger   rotate" in shown.stdout
+    handoff = "memory/sessions/main.fixture.md"
+    for name in (handoff, "memory/INDEX.md", "memory/.memwarden-bootstrap.json"):
+        assert f"  {name}" in shown.stdout

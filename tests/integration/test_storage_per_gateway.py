@@ -78,7 +78,7 @@ def test_two_gateways_with_agent_main_never_share_positions_history_or_runs(
     beta_dir = root / "gateways" / folder_name(os.path.realpath(beta.state_dir))
     assert {path: sha for path, sha in after.items() if not path.startswith("gateways")} == before
     assert (beta_dir / "state.db").is_file()
-    assert (beta_dir / "history" / "main").is_dir()
+    assert (beta_dir / "history" / "snapshots.git").is_dir()
     beta_snapshots = snapshot_ids(capsys, beta)
     assert len(alpha_snapshots) == len(beta_snapshots) == 1
     assert snapshot_ids(capsys, alpha) == alpha_snapshots  # alpha lists only its own
@@ -87,7 +87,7 @@ def test_two_gateways_with_agent_main_never_share_positions_history_or_runs(
         shown = memwarden(capsys, state, "history", "show", snapshots[0], "--json").json()
         blobs = {entry["path"]: entry["blob"] for entry in shown["file_list"]}
         memory = (state.workspace / "memory" / "MEMORY.md").read_bytes()
-        assert blobs["MEMORY.md"] == blob_sha(memory)  # its own agent main's memory
+        assert blobs["memory/MEMORY.md"] == blob_sha(memory)  # its own agent main's memory
 
     for state, folder in ((alpha, root), (beta, beta_dir)):
         status = memwarden(capsys, state, "status", "--json").json()
@@ -121,7 +121,7 @@ def test_a_root_from_before_stays_with_the_first_gateway_after_upgrade_nothing_l
 
     now = digest(root)
     assert set(legacy) <= set(now)  # nothing moved, nothing lost
-    assert legacy["history/main"] == "dir"
+    assert legacy["history/snapshots.git"] == "dir"
     assert snapshot_ids(capsys, alpha) == earlier
     runs = memwarden(capsys, alpha, "events", "--json").json()
     assert runs  # the earlier timeline is still read from the same state.db

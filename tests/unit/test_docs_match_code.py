@@ -93,6 +93,7 @@ OUTSIDE_FILES = {
     "ACTIVE_CONTEXT.md",
     "AGENTS.md",
     "BOOTSTRAP.md",
+    "DREAMS.md",
     "HEARTBEAT.md",
     "HOOK.md",
     "IDENTITY.md",

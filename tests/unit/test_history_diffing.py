@@ -12,7 +12,9 @@ def test_changed_paths_lists_only_differing_files_with_status():
 
 
 def test_file_diff_modified_text_is_unified_diff_with_labels():
-    result = file_diff("MEMORY.md", MODIFIED, b"one\ntwo\n", b"one\nthree\n", "snap a", "current")
+    result = file_diff(
+        "memory/MEMORY.md", MODIFIED, b"one\ntwo\n", b"one\nthree\n", "snap a", "current"
+    )
     assert result.lines == [
         "--- a/memory/MEMORY.md\tsnap a",
         "+++ b/memory/MEMORY.md\tcurrent",
@@ -25,13 +27,13 @@ def test_file_diff_modified_text_is_unified_diff_with_labels():
 
 
 def test_file_diff_added_file_comes_from_dev_null():
-    result = file_diff("new.md", ADDED, None, b"hello\n", "snap a", "current")
+    result = file_diff("memory/new.md", ADDED, None, b"hello\n", "snap a", "current")
     assert result.lines[:2] == ["--- /dev/null\tsnap a", "+++ b/memory/new.md\tcurrent"]
     assert result.lines[-1] == "+hello"
 
 
 def test_file_diff_binary_content_is_reported_not_printed():
-    result = file_diff("blob.bin", MODIFIED, b"\x00\x01", b"\x00\x02", "a", "b")
+    result = file_diff("memory/blob.bin", MODIFIED, b"\x00\x01", b"\x00\x02", "a", "b")
     assert result.binary
     assert result.lines == ["Binary file memory/blob.bin differs"]
 
@@ -41,5 +43,5 @@ def test_file_diff_invalid_utf8_counts_as_binary():
 
 
 def test_file_diff_only_final_newline_differs_says_so():
-    result = file_diff("x.md", MODIFIED, b"same", b"same\n", "a", "b")
+    result = file_diff("memory/x.md", MODIFIED, b"same", b"same\n", "a", "b")
     assert result.lines == ["memory/x.md: only line endings or the final newline differ"]

@@ -5,10 +5,17 @@ from __future__ import annotations
 import pytest
 
 from memwarden.errors import UsageError
-from memwarden.history.git import TreeFile, blob_sha, fast_import_stream, quote_path
+from memwarden.history.git import (
+    SnapshotCommit,
+    TreeFile,
+    batch_stream,
+    blob_sha,
+    keep_stream,
+    quote_path,
+)
 from memwarden.history.manifest import RACY_MARGIN_NS, Manifest, trusted_shas
 from memwarden.history.model import Changes, Snapshot, compare
-from memwarden.history.paths import matches, normalize_paths
+from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.retention import SECONDS_PER_DAY, expired
 from memwarden.history.rewind import REFUSE, REMOVE, RESTORE, UNCHANGED, plan_rewind
 from memwarden.history.scan import FileStat
@@ -54,23 +61,37 @@ def test_plan_rewind_with_paths_touches_only_those_files_and_folders():
     ]
 
 
+KNOWN = {"MEMORY.md", "memory/MEMORY.md", "memory/2026-11-21.md", "memory/archive/2026-01/x.md"}
+
+
 @pytest.mark.parametrize(
     ("typed", "expected"),
     [
-        ("MEMORY.md", "MEMORY.md"),
-        ("memory/MEMORY.md", "MEMORY.md"),
-        ("./archive/", "archive"),
-        ("archive\\2026-01\\x.md", "archive/2026-01/x.md"),
+        ("MEMORY.md", "MEMORY.md"),  # the root file: workspace-relative first
+        ("memory/MEMORY.md", "memory/MEMORY.md"),
+        ("2026-11-21.md", "memory/2026-11-21.md"),  # relative to memory/, as before
+        ("./archive/", "memory/archive"),
+        ("archive\\2026-01\\x.md", "memory/archive/2026-01/x.md"),
+        ("memory", "memory"),
     ],
 )
-def test_normalize_paths_accepts_forms_relative_to_memory(typed, expected):
-    assert normalize_paths([typed]) == [expected]
+def test_resolve_paths_takes_workspace_paths_and_memory_paths_where_unambiguous(typed, expected):
+    assert resolve_paths([typed], KNOWN, "abcd1234") == [expected]
 
 
-@pytest.mark.parametrize("typed", ["/etc/passwd", "../AGENTS.md", "memory/../../x", "."])
-def test_normalize_paths_leaving_memory_raises_usage_error(typed):
-    with pytest.raises(UsageError, match="inside memory/"):
-        normalize_paths([typed])
+def test_resolve_paths_memory_relative_name_without_root_file_is_the_memory_file():
+    assert resolve_paths(["MEMORY.md"], {"memory/MEMORY.md"}, "abcd1234") == ["memory/MEMORY.md"]
+
+
+@pytest.mark.parametrize("typed", ["/etc/passwd", "../AGENTS.md", "memory/../../x", ".", ""])
+def test_resolve_paths_leaving_the_workspace_raises_usage_error(typed):
+    with pytest.raises(UsageError, match="inside the workspace"):
+        resolve_paths([typed], KNOWN, "abcd1234")
+
+
+def test_resolve_paths_unknown_path_names_the_snapshot():
+    with pytest.raises(UsageError, match=r"--path nope\.md: not in snapshot abcd1234"):
+        resolve_paths(["nope.md"], KNOWN, "abcd1234")
 
 
 def test_matches_is_exact_or_folder_prefix_not_name_prefix():
@@ -137,14 +158,31 @@ def test_quote_path_escapes_quotes_backslashes_and_control_bytes():
     assert quote_path('a "b"\\c\nd é.md') == b'"a \\"b\\"\\\\c\\012d \xc3\xa9.md"'
 
 
-def test_fast_import_stream_inlines_new_bytes_and_references_known_blobs():
-    stream = fast_import_stream(
-        "refs/snapshots/abcd1234",
-        [TreeFile("new.bin", "x", b"\0\1\2"), TreeFile("same.md", "f" * 40)],
-        "message",
-        1700000000,
+def test_batch_stream_commits_each_snapshot_parentless_and_keeps_them_in_one_batch():
+    stream = batch_stream(
+        "refs/batches/0123",
+        [
+            SnapshotCommit([TreeFile("memory/new.bin", "x", b"\0\1\2")], "one", 1700000000),
+            SnapshotCommit([TreeFile("MEMORY.md", "f" * 40)], "two", 1700000001),
+        ],
+        ["e" * 40],
+        "batch",
+        1700000002,
     )
-    assert stream.startswith(b"feature done\ncommit refs/snapshots/abcd1234\nmark :1\n")
-    assert b'M 100644 inline "new.bin"\ndata 3\n\x00\x01\x02\n' in stream
-    assert b"M 100644 " + b"f" * 40 + b' "same.md"\n' in stream
-    assert stream.endswith(b"get-mark :1\ndone\n")
+    assert stream.startswith(b"feature done\nreset refs/batches/0123\ncommit refs/batches/0123\n")
+    assert b'M 100644 inline "memory/new.bin"\ndata 3\n\x00\x01\x02\n' in stream
+    assert b"M 100644 " + b"f" * 40 + b' "MEMORY.md"\n' in stream
+    assert stream.count(b"reset refs/batches/0123\n") == 3
+    assert b"mark :1\n" in stream and b"mark :2\n" in stream
+    tail = b"mark :3\n" + stream.split(b"mark :3\n", 1)[1]
+    assert b"merge :1\nmerge :2\nmerge " + b"e" * 40 + b"\n" in tail
+    assert stream.endswith(b"\ndone\n")
+
+
+def test_keep_stream_sets_each_ref_to_a_commit_of_the_given_parents():
+    stream = keep_stream(
+        {"refs/batches/a": ["1" * 40, "2" * 40], "refs/batches/b": ["3" * 40]}, "m", 1
+    )
+    assert stream.count(b"reset refs/batches/") == 2
+    assert b"merge " + b"1" * 40 + b"\nmerge " + b"2" * 40 + b"\n" in stream
+    assert stream.endswith(b"done\n")

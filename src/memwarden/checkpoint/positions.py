@@ -59,7 +59,7 @@ class PositionUpdate:
     agent_id: str
     session_key: str
     session_id: str
-    position: dict[str, int]
+    position: dict[str, int] | None
     last_entry_at: float | None
     data: dict[str, Any]
 

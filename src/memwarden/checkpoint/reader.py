@@ -4,7 +4,8 @@ The tail (the last `tail_entries` lines) gives the context; the entries after th
 position are what the daily log reports. When the stored position falls inside the tail, only
 the bytes (or rows) after it are read again; when it falls before the tail, every entry of the
 tail is new and the count is a lower bound. When the position no longer fits the transcript (the
-file was replaced), the entries newer than the stored last-entry time count as new.
+file was replaced), or there is none but a last-entry time (a history rewind took the daily log
+back), the entries newer than the stored last-entry time count as new.
 """
 
 from __future__ import annotations
@@ -143,10 +144,11 @@ def _new_since(
     position: ReadPosition | None,
     last_entry_at: float | None,
 ) -> tuple[list[Entry], bool, ReadPosition]:
-    """Return (new entries, more new than the tail held, position to store)."""
-    if position is None:
-        return tail.entries, not tail.reached_start, tail.end
-    where = _locate(position, tail)
+    """Return (new entries, more new than the tail held, position to store).
+
+    Without a position, what is newer than `last_entry_at` is new (every entry without either).
+    """
+    where = "invalid" if position is None else _locate(position, tail)
     if where == "inside":
         delta = read_since(location, position)
         if not delta.reset_detected:

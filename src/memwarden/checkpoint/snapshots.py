@@ -1,4 +1,4 @@
-"""After a run wrote to an agent's memory/, let the memory history take a snapshot of it."""
+"""After a run wrote to agents' memory/, let the memory history snapshot their workspaces."""
 
 from __future__ import annotations
 
@@ -13,34 +13,31 @@ if TYPE_CHECKING:
 def snapshot_written(
     context: JobContext, agents: list[Agent], outcomes: list[SessionOutcome], trigger: str
 ) -> list[str]:
-    """Snapshot the memory of every agent a checkpoint wrote to (memory history); return the
-    problems, one line per agent whose snapshot failed."""
+    """Snapshot the workspace of every agent a run wrote to, all in one batch (memory history);
+    return the problems, one line per agent whose snapshot failed.
+
+    Called once the run's writes are done, INDEX.md and the bootstrap manifest included, so a
+    snapshot holds them and a rewind to it keeps them.
+    """
     if not context.config.history.enabled:
         return []
-    written = {}
+    written: dict[str, SessionOutcome] = {}
     for outcome in outcomes:
         if outcome.outcome == "written" and outcome.agent not in written:
             written[outcome.agent] = outcome
     if not written:
         return []
-    from memwarden.errors import MemwardenError
-    from memwarden.history import snapshot
+    from memwarden.history import SnapshotRequest, snapshot_agents
 
+    requests = [
+        SnapshotRequest(agent, trigger, written[agent.id].session_key, written[agent.id].session_id)
+        for agent in agents
+        if agent.id in written
+    ]
     problems = []
-    for agent in agents:
-        outcome = written.get(agent.id)
-        if outcome is None:
-            continue
-        try:
-            taken = snapshot(
-                context,
-                agent,
-                trigger,
-                session_key=outcome.session_key,
-                session_id=outcome.session_id,
-            )
-        except MemwardenError as error:
-            problems.append(f"snapshot of agent {agent.id}'s memory failed: {error.message}")
-            continue
-        outcome.snapshot = taken.id if taken is not None else None
+    for result in snapshot_agents(context, requests):
+        if result.problem is not None:
+            problems.append(result.problem)
+        elif result.snapshot is not None:
+            written[result.agent_id].snapshot = result.snapshot.id
     return problems

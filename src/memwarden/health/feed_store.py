@@ -1,4 +1,4 @@
-"""Alertmanager's feed, acted on: the table `alertmanager_alerts` (migration 0008) and the send.
+"""Alertmanager's feed, acted on: the table `alertmanager_alerts` (migration 0009) and the send.
 
 Each run rewrites the feed from this run's results (`feed.decide_feed`), commits it, then posts
 it; the outcome is committed after. A crash between Alertmanager's answer and that commit sends

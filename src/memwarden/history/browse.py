@@ -11,10 +11,12 @@ from memwarden.history import records
 from memwarden.history.diffing import FileDiff, changed_paths, file_diff
 from memwarden.history.git import GitStore, blob_sha
 from memwarden.history.model import Snapshot
-from memwarden.history.paths import matches, normalize_paths
-from memwarden.history.scan import memory_folder, read_file, scan_memory
-from memwarden.history.store import agent_history
+from memwarden.history.paths import matches, resolve_paths
+from memwarden.history.scan import read_file, scan_workspace
+from memwarden.history.store import snapshot_listing, snapshot_tree, store_of
 from memwarden.runtime import JobContext
+
+__all__ = ["DiffReport", "diff", "find_snapshot", "list_snapshots", "snapshot_listing"]
 
 
 def list_snapshots(
@@ -27,11 +29,6 @@ def list_snapshots(
 def find_snapshot(context: JobContext, snapshot_id: str) -> Snapshot:
     """Given an id or unique prefix, return the snapshot. Raise UsageError if unknown."""
     return records.find(context.state, snapshot_id)
-
-
-def snapshot_listing(context: JobContext, snapshot: Snapshot) -> dict[str, tuple[str, int]]:
-    """Return the files of a snapshot as {path relative to memory/: (blob id, size)}."""
-    return agent_history(context, snapshot.agent_id).git.listing(snapshot.commit or "")
 
 
 @dataclass
@@ -53,7 +50,8 @@ class DiffReport:
 def diff(
     context: JobContext, from_id: str, to_id: str | None = None, paths: Sequence[str] = ()
 ) -> DiffReport:
-    """Given a snapshot id and another (default: the agent's current memory/), return the diff.
+    """Given a snapshot id and another (default: the agent's current files, as far as the
+    snapshot covers them), return the diff.
 
     Raise UsageError if an id is unknown or the two snapshots belong to different agents.
     """
@@ -64,18 +62,18 @@ def diff(
             f"snapshots {source.id} and {to.id} belong to different agents "
             f"({source.agent_id}, {to.agent_id}); compare snapshots of one agent"
         )
-    wanted = normalize_paths(paths)
-    git = agent_history(context, source.agent_id).git
-    old = {p: s for p, s in git.tree(source.commit or "").items() if matches(p, wanted)}
+    old_tree = snapshot_tree(context, source)
+    current = _current_files(context, source) if to is None else None
     if to is not None:
-        new = {p: s for p, s in git.tree(to.commit or "").items() if matches(p, wanted)}
-        current = None
+        new_tree = snapshot_tree(context, to)
     else:
-        current = _current_files(context, source.agent_id, wanted)
-        new = {path: blob_sha(data) for path, data in current.items()}
+        new_tree = {path: blob_sha(data) for path, data in (current or {}).items()}
+    wanted = resolve_paths(paths, {*old_tree, *new_tree}, source.id or "")
+    old = {path: sha for path, sha in old_tree.items() if matches(path, wanted)}
+    new = {path: sha for path, sha in new_tree.items() if matches(path, wanted)}
     changed = changed_paths(old, new)
-    before = _contents(git, old, changed)
-    after = current if current is not None else _contents(git, new, changed)
+    before = _contents(store_of(context, source), old, changed)
+    after = current if to is None else _contents(store_of(context, to), new, changed)
     new_label = f"snapshot {to.id}" if to else "current"
     report = DiffReport(source, to)
     for path, status in changed:
@@ -92,22 +90,22 @@ def _contents(git: GitStore, files: dict[str, str], changed) -> dict[str, bytes]
     return {path: blobs[files[path]] for path, _ in changed if path in files}
 
 
-def _current_files(context: JobContext, agent_id: str, wanted: Sequence[str]) -> dict[str, bytes]:
-    agent = context.deployment.agent(agent_id)
+def _current_files(context: JobContext, source: Snapshot) -> dict[str, bytes]:
+    """Return the bytes of the agent's current files that `source` covers, by path."""
+    agent = context.deployment.agent(source.agent_id)
     if agent is None:
         raise UsageError(
-            f"agent {agent_id} is not in the gateway config at {context.deployment.config_path}; "
-            "give a second snapshot id to compare with"
+            f"agent {source.agent_id} is not in the gateway config at "
+            f"{context.deployment.config_path}; give a second snapshot id to compare with"
         )
-    memory = memory_folder(agent.workspace)
+    workspace = agent.workspace
     contents = {}
-    for path in scan_memory(memory).files:
-        if matches(path, wanted):
-            try:
-                contents[path] = read_file(memory / path)
-            except FileNotFoundError:
-                continue
-            except OSError as error:
-                message = f"{memory / path}: cannot read it: {error.strerror}"
-                raise MemwardenError(message) from error
+    for path in scan_workspace(workspace, () if source.legacy else source.roots).files:
+        try:
+            contents[path] = read_file(workspace / path)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            message = f"{workspace / path}: cannot read it: {error.strerror}"
+            raise MemwardenError(message) from error
     return contents

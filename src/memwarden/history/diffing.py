@@ -1,4 +1,4 @@
-"""Unified diffs between two versions of a memory folder, file by file."""
+"""Unified diffs between two versions of a workspace's memory, file by file."""
 
 from __future__ import annotations
 
@@ -47,19 +47,19 @@ def file_diff(
     """Given a file's old and new bytes (None when absent) and labels, return its unified diff."""
     old_text, new_text = _text(old), _text(new)
     if old_text is None or new_text is None:
-        return FileDiff(path, status, binary=True, lines=[f"Binary file memory/{path} differs"])
+        return FileDiff(path, status, binary=True, lines=[f"Binary file {path} differs"])
     lines = difflib.unified_diff(
         old_text.splitlines(),
         new_text.splitlines(),
-        fromfile=f"a/memory/{path}" if old is not None else "/dev/null",
-        tofile=f"b/memory/{path}" if new is not None else "/dev/null",
+        fromfile=f"a/{path}" if old is not None else "/dev/null",
+        tofile=f"b/{path}" if new is not None else "/dev/null",
         fromfiledate=old_label,
         tofiledate=new_label,
         lineterm="",
     )
     shown = list(lines)
     if not shown:
-        shown = [f"memory/{path}: only line endings or the final newline differ"]
+        shown = [f"{path}: only line endings or the final newline differ"]
     return FileDiff(path, status, lines=shown)
 
 

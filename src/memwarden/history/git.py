@@ -1,24 +1,38 @@
-"""memwarden's own bare git repository per agent: blobs and trees in, blobs and trees out.
+"""memwarden's own bare git repository: blobs and trees in, blobs and trees out.
 
 git runs with an environment built from nothing: `GIT_DIR` at the store, no system or global
 config, no templates (so no hooks), no prompts, a fixed identity. There is no work tree: files go
 in through `git fast-import` and come out through `git cat-file`, so git never looks at, walks or
 writes the agent's workspace, nor any repository the operator keeps there.
+
+Every snapshot is a parentless commit. The snapshots written together (one `git fast-import` for
+a whole run, whatever the number of agents) are kept reachable by one *batch* commit whose
+parents they are, on `refs/batches/<id>`: one reference written per run, not one per snapshot.
+Retention rewrites the batch commits to hold only the snapshots it keeps, then lets `git gc`
+delete the rest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, NamedTuple
 
-from memwarden.errors import MemwardenError
 from memwarden.files import ensure_dir
+from memwarden.history.model import HistoryError
 
-SNAPSHOT_REFS = "refs/snapshots/"
+__all__ = ["BatchImport", "GitStore", "HistoryError", "SnapshotCommit", "TreeFile", "blob_sha"]
+
+SNAPSHOT_REFS = "refs/snapshots/"  # one per snapshot: the stores of memory/ alone (legacy)
+BATCH_REFS = "refs/batches/"
+# Parents of one batch commit, at most (retention's batches keep many snapshots).
+BATCH_PARENTS = 500
 FILE_MODE = "100644"
 GIT_TIMEOUT_SECONDS = 300
 IDENTITY = "memwarden"
@@ -28,11 +42,14 @@ STORE_CONFIG = {
     "core.symlinks": "false",
     "core.fsync": "objects,reference",
     "gc.auto": "0",
+    # A run's objects stay one pack (one fsync) instead of a loose file each, written fast:
+    # zlib's quickest level, and no delta search (see FAST_IMPORT); retention finds the deltas.
+    "fastimport.unpackLimit": "1",
+    "pack.compression": "1",
 }
-
-
-class HistoryError(MemwardenError):
-    """The history store cannot do what was asked (git missing or failing, unreadable files)."""
+# Deltas are left to retention (`repack_by_group`): fast-import would only try each file
+# against the file written just before it in the stream, another agent's, for nothing.
+FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
 
 
 def blob_sha(data: bytes) -> str:
@@ -42,8 +59,7 @@ def blob_sha(data: bytes) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class TreeFile:
+class TreeFile(NamedTuple):
     """One file of a snapshot to commit: its path, and either its bytes or an existing blob id."""
 
     path: str
@@ -51,37 +67,153 @@ class TreeFile:
     data: bytes | None = None
 
 
-def fast_import_stream(ref: str, files: Sequence[TreeFile], message: str, when: int) -> bytes:
-    """Given a ref, the files, a message and a Unix time, return a `git fast-import` stream.
+@dataclass(frozen=True)
+class SnapshotCommit:
+    """One snapshot to commit: its files, message and Unix time."""
 
-    The stream makes one parentless commit on `ref` (files with `data` inline, others by blob
-    id), asks for the commit id (`get-mark`) and ends with `done`, so a cut stream commits
-    nothing.
+    files: Sequence[TreeFile]
+    message: str
+    when: int
+
+
+def batch_stream(
+    ref: str, snapshots: Sequence[SnapshotCommit], kept: Sequence[str], message: str, when: int
+) -> bytes:
+    """Given the batch ref, the new snapshots, the ids of existing commits to keep with them, a
+    message and a time, return the whole `git fast-import` stream `BatchImport` writes."""
+    parts = [STREAM_START]
+    parts += [snapshot_part(ref, mark, s) for mark, s in enumerate(snapshots, start=1)]
+    parts.append(batch_part(ref, len(snapshots), kept, message, when))
+    return b"".join(parts)
+
+
+STREAM_START = b"feature done\n"
+
+
+def snapshot_part(ref: str, mark: int, snapshot: SnapshotCommit) -> bytes:
+    """Return the stream of one snapshot: a parentless commit, mark `mark`, of its files (with
+    `data` inline, the others by blob id)."""
+    parts = _commit_header(ref, mark, snapshot.message, snapshot.when)
+    for file in snapshot.files:
+        path = quote_path(file.path)
+        if file.data is None:
+            parts.append(b"M %s %s %s\n" % (FILE_MODE.encode(), file.sha.encode(), path))
+        else:
+            size = len(file.data)
+            parts.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), path, size))
+            parts += [file.data, b"\n"]
+    parts.append(b"\n")
+    return b"".join(parts)
+
+
+def batch_part(ref: str, count: int, kept: Sequence[str], message: str, when: int) -> bytes:
+    """Return the end of the stream: `ref` set to a commit with an empty tree whose parents are
+    the `count` snapshots (marks 1 to count) and the `kept` commits, then `done`, so a cut
+    stream commits nothing."""
+    parts = _commit_header(ref, count + 1, message, when)
+    parts += [b"merge :%d\n" % mark for mark in range(1, count + 1)]
+    parts += [b"merge %s\n" % commit.encode("ascii") for commit in kept]
+    parts.append(b"\ndone\n")
+    return b"".join(parts)
+
+
+class BatchImport:
+    """One `git fast-import` for a run's snapshots, fed one snapshot at a time as they are
+    planned, so that git hashes and compresses an agent's files while the next is read.
+
+    Commit ids come back in a marks file at the end (nothing is read from git while it runs,
+    so neither side ever waits on a full pipe).
     """
+
+    def __init__(self, store: GitStore, ref: str) -> None:
+        self.store = store
+        self.ref = ref
+        self.count = 0
+        self._marks = store.git_dir / f"memwarden-marks-{os.getpid()}-{id(self):x}"
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+        self._pending = STREAM_START  # written with the first snapshot
+        try:
+            arguments = [*FAST_IMPORT, f"--export-marks={self._marks}"]
+            self._process = store.start(arguments, self._errors)
+        except BaseException:
+            self._errors.close()
+            raise
+
+    def add(self, snapshot: SnapshotCommit) -> None:
+        self.count += 1
+        self._write(snapshot_part(self.ref, self.count, snapshot))
+
+    def finish(self, message: str, when: int, kept: Sequence[str] = ()) -> list[str]:
+        """End the stream with the batch commit; return the snapshots' commit ids, in order.
+        Raise HistoryError if git failed."""
+        try:
+            self._write(batch_part(self.ref, self.count, kept, message, when))
+            self._process.stdin.close()  # type: ignore[union-attr]
+            code = self._process.wait(timeout=GIT_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired as error:
+            raise HistoryError(f"{self.store.git_dir}: git fast-import timed out") from error
+        if code != 0:
+            raise self._failure(code)
+        marks = dict(line.split() for line in self._marks.read_text("ascii").splitlines())
+        commits = [marks.get(f":{mark}", "") for mark in range(1, self.count + 1)]
+        if any(len(commit) != 40 for commit in commits):
+            raise HistoryError(f"{self.store.git_dir}: git fast-import returned no commit ids")
+        return commits
+
+    def close(self) -> None:
+        """Stop git if it still runs (a run that failed half-way commits nothing)."""
+        if self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._errors.close()
+        self._marks.unlink(missing_ok=True)
+
+    def _write(self, data: bytes) -> None:
+        data, self._pending = self._pending + data, b""
+        try:
+            self._process.stdin.write(data)  # type: ignore[union-attr]
+        except BrokenPipeError:
+            self._process.wait()
+            raise self._failure(self._process.returncode) from None
+
+    def _failure(self, code: int) -> HistoryError:
+        self._errors.seek(0)
+        detail = self._errors.read().decode("utf-8", "replace").strip().splitlines()
+        reason = detail[-1] if detail else f"exit code {code}"
+        return HistoryError(f"{self.store.git_dir}: git fast-import failed: {reason}")
+
+
+def keep_stream(batches: Mapping[str, Sequence[str]], message: str, when: int) -> bytes:
+    """Given {batch ref: existing commit ids}, return a `git fast-import` stream that sets each
+    ref to a commit with an empty tree and those commits as parents."""
+    parts = [b"feature done\n"]
+    for mark, (ref, commits) in enumerate(batches.items(), start=1):
+        parts += _commit_header(ref, mark, message, when)
+        parts += [b"merge %s\n" % commit.encode("ascii") for commit in commits]
+        parts.append(b"\n")
+    parts.append(b"done\n")
+    return b"".join(parts)
+
+
+def _commit_header(ref: str, mark: int, message: str, when: int) -> list[bytes]:
     encoded = message.encode("utf-8")
-    parts = [
-        b"feature done\n",
-        f"commit {ref}\nmark :1\n".encode(),
+    return [
+        # reset: a parentless commit, whatever the ref held before in this stream
+        f"reset {ref}\ncommit {ref}\nmark :{mark}\n".encode(),
         f"committer {IDENTITY} <{IDENTITY_EMAIL}> {when} +0000\n".encode(),
         b"data %d\n" % len(encoded),
         encoded,
         b"\n",
     ]
-    for file in files:
-        path = quote_path(file.path)
-        if file.data is None:
-            parts.append(b"M %s %s %s\n" % (FILE_MODE.encode(), file.sha.encode(), path))
-        else:
-            parts.append(b"M %s inline %s\ndata %d\n" % (FILE_MODE.encode(), path, len(file.data)))
-            parts += [file.data, b"\n"]
-    parts.append(b"\nget-mark :1\ndone\n")
-    return b"".join(parts)
 
 
 def quote_path(path: str) -> bytes:
     """Given a relative path, return it C-quoted as git's fast-import reads paths."""
+    encoded = path.encode("utf-8")
+    if _PLAIN_PATH.fullmatch(encoded):
+        return b'"' + encoded + b'"'
     out = bytearray(b'"')
-    for byte in path.encode("utf-8"):
+    for byte in encoded:
         if byte in (0x22, 0x5C):
             out += b"\\" + bytes([byte])
         elif byte < 0x20 or byte == 0x7F:
@@ -90,6 +222,10 @@ def quote_path(path: str) -> bytes:
             out.append(byte)
     out += b'"'
     return bytes(out)
+
+
+# Paths that need no escape: no quote, backslash or control byte (most of them).
+_PLAIN_PATH = re.compile(rb'[^"\\\x00-\x1f\x7f]*')
 
 
 class GitStore:
@@ -112,16 +248,44 @@ class GitStore:
         for key, value in STORE_CONFIG.items():
             self.run(["config", key, value])
 
-    def commit(self, ref: str, files: Sequence[TreeFile], message: str, when: int) -> str:
-        """Given a new ref, the files and a message, commit them; return the commit id."""
+    def commit_batch(
+        self,
+        ref: str,
+        snapshots: Sequence[SnapshotCommit],
+        message: str,
+        when: int,
+        kept: Sequence[str] = (),
+    ) -> list[str]:
+        """Commit the snapshots (and keep the `kept` commits) under the batch `ref`, in one git
+        process; return the snapshots' commit ids, in order."""
+        batch = BatchImport(self, ref)
+        try:
+            for snapshot in snapshots:
+                batch.add(snapshot)
+            return batch.finish(message, when, kept)
+        finally:
+            batch.close()
+
+    def keep(self, batches: Mapping[str, Sequence[str]], message: str, when: int) -> None:
+        """Set each batch ref to a commit whose parents are the given existing commits."""
+        if batches:
+            self.run(FAST_IMPORT, stdin=keep_stream(batches, message, when))
+
+    def refs(self, prefix: str) -> list[str]:
+        """Return the names of the refs under `prefix` (`refs/batches/`)."""
+        output = self.run(["for-each-ref", "--format=%(refname)", prefix])
+        return output.decode("utf-8", "replace").split()
+
+    def parents(self, refs: Sequence[str]) -> list[str]:
+        """Return the parents of the commits the refs point to (the snapshots a batch keeps)."""
+        if not refs:
+            return []
         output = self.run(
-            ["fast-import", "--quiet", "--date-format=raw"],
-            stdin=fast_import_stream(ref, files, message, when),
+            ["rev-list", "--no-walk", "--parents", "--stdin"],
+            stdin="".join(f"{ref}\n" for ref in refs).encode(),
         )
-        commit = output.decode("ascii", "replace").strip()
-        if len(commit) != 40:
-            raise HistoryError(f"{self.git_dir}: git fast-import returned no commit id")
-        return commit
+        lines = output.decode("ascii").splitlines()
+        return [commit for line in lines for commit in line.split()[1:]]
 
     def tree(self, commit: str) -> dict[str, str]:
         """Given a commit id, return its files as {relative path: blob id}."""
@@ -177,6 +341,68 @@ class GitStore:
         """Delete unreachable objects and repack the rest into one delta-compressed pack."""
         self.run(["gc", "--quiet", "--prune=now"])
 
+    def repack_by_group(self, groups: Iterable[Sequence[str]]) -> None:
+        """Pack what each group of commits reaches together, so that git looks for deltas within
+        a group only, then pack the rest; drop the packs they came from.
+
+        git looks for a delta base among objects of the same file name and nearby size: in a
+        store shared by many agents, `memory/ACTIVE_CONTEXT.md` of every agent compete, and
+        an agent's successive versions are rarely found. Each agent's snapshots form a group;
+        `compact()` afterwards merges the packs and keeps the deltas found here.
+        """
+        kept: list[Path] = []
+        try:
+            for commits in groups:
+                keep = self._pack_group(commits)
+                if keep is not None:
+                    kept.append(keep)
+            # Everything outside the groups (batch commits, anything else reachable) into one
+            # more pack; every other pack, with the undeltified copies, is then dropped.
+            self.run(["repack", "-a", "-d", "--quiet"])
+        finally:
+            for keep in kept:
+                keep.unlink(missing_ok=True)
+
+    def _pack_group(self, commits: Sequence[str]) -> Path | None:
+        """Pack what `commits` reach into a new pack marked kept; return its `.keep` file (None
+        when there is nothing to pack or a commit is missing: the final repack covers it)."""
+        if not commits:
+            return None
+        pack_dir = self.git_dir / "objects" / "pack"
+        try:
+            output = self.run(
+                [
+                    "pack-objects",
+                    "--revs",
+                    "--quiet",
+                    "--delta-base-offset",
+                    str(pack_dir / "pack"),
+                ],
+                stdin="".join(f"{commit}\n" for commit in commits).encode("ascii"),
+            )
+        except HistoryError:
+            return None
+        keep = pack_dir / f"pack-{output.decode('ascii').strip()}.keep"
+        keep.write_text("memwarden retention\n")
+        return keep
+
+    def start(self, arguments: list[str], stderr: IO[bytes]) -> subprocess.Popen:
+        """Start git with `arguments` on this store, its stdin a pipe to write to, its output
+        discarded and its errors to `stderr`. Raise HistoryError if git cannot be started."""
+        if not self.git_dir.is_dir():
+            raise HistoryError(f"{self.git_dir}: no history store here (was it deleted?)")
+        try:
+            return subprocess.Popen(
+                [self.executable, *arguments],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=self.env,
+                cwd=self.git_dir,
+            )
+        except FileNotFoundError as error:
+            raise self._missing() from error
+
     def run(self, arguments: list[str], stdin: bytes | None = None) -> bytes:
         """Run git with `arguments` on this store; return stdout. Raise HistoryError on failure."""
         if arguments[0] != "init" and not self.git_dir.is_dir():
@@ -193,10 +419,7 @@ class GitStore:
                 check=False,
             )
         except FileNotFoundError as error:
-            raise HistoryError(
-                f"{self.executable}: git not found; memory history needs git "
-                "(install it, or set history.git to its full path)"
-            ) from error
+            raise self._missing() from error
         except subprocess.TimeoutExpired as error:
             raise HistoryError(f"{self.git_dir}: git {arguments[0]} timed out") from error
         if completed.returncode != 0:
@@ -204,6 +427,12 @@ class GitStore:
             reason = detail[-1] if detail else f"exit code {completed.returncode}"
             raise HistoryError(f"{self.git_dir}: git {arguments[0]} failed: {reason}")
         return completed.stdout
+
+    def _missing(self) -> HistoryError:
+        return HistoryError(
+            f"{self.executable}: git not found; memory history needs git "
+            "(install it, or set history.git to its full path)"
+        )
 
 
 def sanitized_env(git_dir: Path, path_env: str | None = None) -> Mapping[str, str]:

@@ -1,23 +1,24 @@
-"""The stat manifest: what each file looked like when the last snapshot hashed it.
+"""The stat manifest: what each file looked like when the agent's last snapshot hashed it.
 
-It lets a snapshot of an unchanged folder end after one directory walk, without reading a file or
-starting git. A file is trusted unchanged only when its stat matches and it was last modified
-well before it was hashed (as git does for "racily clean" index entries): on a file system with
-coarse timestamps a write in the same tick as the hashing would otherwise go unseen.
+It lets a snapshot of an unchanged workspace end after one directory walk, without reading a
+file or starting git. A file is trusted unchanged only when its stat matches and it was last
+modified well before it was hashed (as git does for "racily clean" index entries): on a file
+system with coarse timestamps a write in the same tick as the hashing would otherwise go unseen.
+Manifests live in the state database (table `history_manifests`), written in the transaction
+that records the snapshot, so they never disagree with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sqlite3
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import orjson
 
-from memwarden.files import atomic_write
 from memwarden.history.scan import FileStat
+from memwarden.state import StateDB
 
-VERSION = 1
 # Coarsest timestamp granularity of common file systems (FAT: 2 s).
 RACY_MARGIN_NS = 2_000_000_000
 
@@ -50,28 +51,55 @@ def trusted_shas(current: Mapping[str, FileStat], manifest: Manifest | None) -> 
     return trusted
 
 
-def load_manifest(path: Path) -> Manifest | None:
-    """Return the manifest at `path`, or None when missing, unreadable or of another format."""
-    try:
-        raw = orjson.loads(path.read_bytes())
-        if raw.get("version") != VERSION:
-            return None
-        files = {name: (FileStat(*values[:4]), values[4]) for name, values in raw["files"].items()}
-        return Manifest(raw["snapshot_id"], raw["commit"], int(raw["hashed_at_ns"]), files)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError):
-        return None
+def load_manifests(state: StateDB, agent_ids: Iterable[str]) -> dict[str, Manifest]:
+    """Return the manifests of these agents that exist and can be read, by agent id."""
+    wanted = set(agent_ids)
+    found: dict[str, Manifest] = {}
+    rows = state.connection.execute(
+        "SELECT agent_id, snapshot_id, commit_sha, hashed_at_ns, files_json FROM history_manifests"
+    )
+    for agent_id, snapshot_id, commit, hashed_at_ns, files_json in rows:
+        if agent_id in wanted:
+            manifest = _manifest(snapshot_id, commit, hashed_at_ns, files_json)
+            if manifest is not None:
+                found[agent_id] = manifest
+    return found
 
 
-def save_manifest(path: Path, manifest: Manifest) -> None:
-    """Write the manifest atomically (0600)."""
-    document = {
-        "version": VERSION,
-        "snapshot_id": manifest.snapshot_id,
-        "commit": manifest.commit,
-        "hashed_at_ns": manifest.hashed_at_ns,
-        "files": {
-            name: [stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, sha]
-            for name, (stat, sha) in sorted(manifest.files.items())
-        },
+def save_manifest(connection: sqlite3.Connection, agent_id: str, manifest: Manifest) -> None:
+    """Write the agent's manifest (in the caller's transaction)."""
+    files = {
+        name: [stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, sha]
+        for name, (stat, sha) in sorted(manifest.files.items())
     }
-    atomic_write(path, orjson.dumps(document))
+    connection.execute(
+        "INSERT INTO history_manifests VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id) DO UPDATE "
+        "SET snapshot_id = excluded.snapshot_id, commit_sha = excluded.commit_sha, "
+        "hashed_at_ns = excluded.hashed_at_ns, files_json = excluded.files_json",
+        (
+            agent_id,
+            manifest.snapshot_id,
+            manifest.commit,
+            manifest.hashed_at_ns,
+            orjson.dumps(files).decode(),
+        ),
+    )
+
+
+def forget_manifests(connection: sqlite3.Connection, agent_ids: Iterable[str]) -> None:
+    """Drop the manifests of these agents (the next snapshot reads their last one's tree)."""
+    connection.executemany(
+        "DELETE FROM history_manifests WHERE agent_id = ?", [(a,) for a in agent_ids]
+    )
+
+
+def _manifest(
+    snapshot_id: str | None, commit: str | None, hashed_at_ns: int, files_json: str
+) -> Manifest | None:
+    try:
+        raw = orjson.loads(files_json)
+        # Plain tuples compare equal to FileStat and cost less to build, thousands at a time.
+        files = {name: (tuple(values[:4]), values[4]) for name, values in raw.items()}
+    except (ValueError, TypeError, AttributeError, IndexError):
+        return None
+    return Manifest(snapshot_id, commit, int(hashed_at_ns), files)

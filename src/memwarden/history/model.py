@@ -1,4 +1,4 @@
-"""Snapshots as plain data, and the comparison of two file sets."""
+"""Snapshots as plain data, the comparison of two file sets, and what a history error is."""
 
 from __future__ import annotations
 
@@ -7,8 +7,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-TRIGGERS = ("checkpoint", "rotate", "manual", "pre-rewind", "pre-migrate")
-AUTOMATIC_TRIGGERS = ("checkpoint", "rotate")
+from memwarden.errors import MemwardenError
+
+TRIGGERS = ("checkpoint", "rotate", "index", "health", "manual", "pre-rewind", "pre-migrate")
+AUTOMATIC_TRIGGERS = ("checkpoint", "rotate", "index", "health")
+MEMORY_PREFIX = "memory/"
+# Snapshots of memory/ alone, in the agent's own repository, paths relative to memory/ (before
+# history covered the workspace's root files); and of the workspace, in the shared store.
+LEGACY_LAYOUT, WORKSPACE_LAYOUT = 1, 2
+
+
+class HistoryError(MemwardenError):
+    """The history store cannot do what was asked (git missing or failing, unreadable files)."""
 
 
 @dataclass(frozen=True)
@@ -49,9 +59,10 @@ def compare(old: Mapping[str, str], new: Mapping[str, str]) -> Changes:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One saved state of an agent's memory/ folder.
+    """One saved state of an agent's workspace memory: memory/ and the root files in `roots`.
 
-    `id` is None for a snapshot a dry run would have taken.
+    `id` is None for a snapshot a dry run would have taken. Paths (in `changes` too) are
+    relative to the workspace (`MEMORY.md`, `memory/2026-11-21.md`), whatever the layout.
     """
 
     id: str | None
@@ -64,10 +75,21 @@ class Snapshot:
     changes: Changes
     session_key: str | None = None
     session_id: str | None = None
+    layout: int = WORKSPACE_LAYOUT
+    roots: tuple[str, ...] = ()
 
     @property
     def time(self) -> str:
         return iso_time(self.created_at)
+
+    @property
+    def legacy(self) -> bool:
+        """True for a snapshot of memory/ alone, kept in the agent's own repository."""
+        return self.layout == LEGACY_LAYOUT
+
+    def covers(self, path: str) -> bool:
+        """Return True when `path` (workspace-relative) is something this snapshot kept."""
+        return in_scope(path, () if self.legacy else self.roots)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +103,7 @@ class Snapshot:
             "files": self.file_count,
             "bytes": self.total_bytes,
             "changes": self.changes.to_json(),
+            "roots": None if self.legacy else list(self.roots),
         }
 
     def line(self) -> str:
@@ -89,6 +112,11 @@ class Snapshot:
             f"{self.id or '(dry run)':<10} {self.time}  {self.agent_id:<12} {self.trigger:<11} "
             f"{self.file_count:>4} files  {self.changes.short()}{session}"
         )
+
+
+def in_scope(path: str, roots: tuple[str, ...] | list[str]) -> bool:
+    """Return True when a workspace-relative path is under memory/ or one of the root files."""
+    return path.startswith(MEMORY_PREFIX) or path in roots
 
 
 def iso_time(timestamp: float) -> str:

@@ -1,25 +1,32 @@
-"""Snapshot metadata in memwarden's state database (table `history_snapshots`, migration 0007)."""
+"""Snapshot metadata in memwarden's state database (table `history_snapshots`, migrations 0007
+and 0008), and the read positions a snapshot remembers (its *marks*)."""
 
 from __future__ import annotations
 
 import secrets
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
 from memwarden.errors import UsageError
-from memwarden.history.model import Changes, Snapshot
+from memwarden.history.model import LEGACY_LAYOUT, MEMORY_PREFIX, Changes, Snapshot
 from memwarden.state import StateDB
+
+# {consumer: {session key: [session id, last entry time]}} of one agent's read positions.
+Marks = dict[str, dict[str, list[Any]]]
 
 MIN_PREFIX = 4
 
 
-def insert(connection: sqlite3.Connection, snapshot: Snapshot, run_id: int | None) -> None:
+def insert(
+    connection: sqlite3.Connection, snapshot: Snapshot, run_id: int | None, marks: Marks
+) -> None:
     connection.execute(
         "INSERT INTO history_snapshots (id, agent_id, created_at, trigger_kind, session_key, "
-        "session_id, commit_sha, file_count, total_bytes, changes_json, run_id) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "session_id, commit_sha, file_count, total_bytes, changes_json, run_id, layout, "
+        "roots_json, marks_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             snapshot.id,
             snapshot.agent_id,
@@ -32,19 +39,49 @@ def insert(connection: sqlite3.Connection, snapshot: Snapshot, run_id: int | Non
             snapshot.total_bytes,
             orjson.dumps(snapshot.changes.to_json()).decode(),
             run_id,
+            snapshot.layout,
+            orjson.dumps(list(snapshot.roots)).decode(),
+            orjson.dumps(marks).decode(),
         ),
     )
 
 
-def new_id(state: StateDB) -> str:
-    """Return a fresh short snapshot id (8 hex digits) not used by any snapshot."""
-    while True:
-        candidate = secrets.token_hex(4)
-        row = state.connection.execute(
-            "SELECT 1 FROM history_snapshots WHERE id = ?", (candidate,)
-        ).fetchone()
-        if row is None:
-            return candidate
+def read_marks(state: StateDB, agent_ids: Iterable[str]) -> dict[str, Marks]:
+    """Return, per agent, what every consumer of its transcripts (checkpoint, …) has taken in:
+    {consumer: {session key: [session id, last entry time]}} from the read positions."""
+    wanted = set(agent_ids)
+    marks: dict[str, Marks] = {agent_id: {} for agent_id in wanted}
+    rows = state.connection.execute(
+        "SELECT consumer, agent_id, session_key, session_id, last_entry_at FROM read_positions"
+    )
+    for consumer, agent_id, key, session_id, last_entry_at in rows:
+        if agent_id in wanted:
+            marks[agent_id].setdefault(consumer, {})[key] = [session_id, last_entry_at]
+    return marks
+
+
+def marks_of(state: StateDB, snapshot_id: str) -> Marks | None:
+    """Return the marks recorded with a snapshot, or None (a snapshot older than them)."""
+    row = state.connection.execute(
+        "SELECT marks_json FROM history_snapshots WHERE id = ?", (snapshot_id,)
+    ).fetchone()
+    if row is None or not row[0]:
+        return None
+    value = orjson.loads(row[0])
+    return value if isinstance(value, dict) else None
+
+
+def new_ids(state: StateDB, count: int) -> list[str]:
+    """Return `count` fresh short snapshot ids (8 hex digits), distinct and used by no snapshot."""
+    ids: list[str] = []
+    while len(ids) < count:
+        candidates = {secrets.token_hex(4) for _ in range(count - len(ids))} - set(ids)
+        used = state.connection.execute(
+            "SELECT id FROM history_snapshots WHERE id IN (SELECT value FROM json_each(?))",
+            (orjson.dumps(sorted(candidates)).decode(),),
+        ).fetchall()
+        ids += sorted(candidates - {row[0] for row in used})
+    return ids
 
 
 def snapshots(
@@ -103,11 +140,25 @@ def agent_ids(state: StateDB) -> list[str]:
     return [row[0] for row in rows]
 
 
+def legacy_agent_ids(state: StateDB) -> set[str]:
+    """Return the agents that still have snapshots in their own repository (layout 1)."""
+    rows = state.connection.execute(
+        "SELECT DISTINCT agent_id FROM history_snapshots WHERE layout = ?", (LEGACY_LAYOUT,)
+    )
+    return {row[0] for row in rows}
+
+
 def delete(connection: sqlite3.Connection, ids: Iterable[str]) -> None:
     connection.executemany("DELETE FROM history_snapshots WHERE id = ?", [(i,) for i in ids])
 
 
 def _snapshot(row: sqlite3.Row) -> Snapshot:
+    layout = row["layout"]
+    changes = Changes.from_json(orjson.loads(row["changes_json"] or "{}"))
+    if layout == LEGACY_LAYOUT:
+        changes = Changes(
+            *([MEMORY_PREFIX + path for path in paths] for paths in changes.to_json().values())
+        )
     return Snapshot(
         id=row["id"],
         agent_id=row["agent_id"],
@@ -116,7 +167,9 @@ def _snapshot(row: sqlite3.Row) -> Snapshot:
         commit=row["commit_sha"],
         file_count=row["file_count"],
         total_bytes=row["total_bytes"],
-        changes=Changes.from_json(orjson.loads(row["changes_json"] or "{}")),
+        changes=changes,
         session_key=row["session_key"],
         session_id=row["session_id"],
+        layout=layout,
+        roots=tuple(orjson.loads(row["roots_json"] or "[]")),
     )

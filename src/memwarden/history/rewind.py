@@ -1,9 +1,15 @@
-"""Rewind an agent's memory/ folder to a snapshot, file by file, after saving the current state."""
+"""Rewind an agent's workspace memory to a snapshot, file by file, after saving the current state.
+
+What a snapshot covers is what a rewind touches: memory/ and the root files the snapshot kept
+(memory/ alone for a snapshot taken before history kept root files). A rewind that restored or
+removed files calls `on_rewound` (still under the memory lock) so the jobs that remember what
+those files held (checkpoint) forget it.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,13 +17,18 @@ from typing import Any
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import atomic_write, check_inside, fsync_dir
 from memwarden.history import records
-from memwarden.history.git import blob_sha
-from memwarden.history.model import Snapshot
-from memwarden.history.paths import matches, normalize_paths
-from memwarden.history.scan import Scan, memory_folder, read_file, scan_memory
+from memwarden.history.git import GitStore, blob_sha
+from memwarden.history.model import MEMORY_PREFIX, Snapshot
+from memwarden.history.paths import matches, resolve_paths
+from memwarden.history.records import Marks
+from memwarden.history.scan import read_file, scan_workspace
 from memwarden.history.snapshots import snapshot
-from memwarden.history.store import AgentHistory, agent_history, locked_memory
+from memwarden.history.store import locked_memory, snapshot_tree, store_of
 from memwarden.runtime import JobContext
+from memwarden.state import StateDB
+
+# (state, agent id, workspace-relative paths restored or removed, the snapshot's marks or None)
+RewindHook = Callable[[StateDB, str, Sequence[str], Marks | None], None]
 
 RESTORE, REMOVE, UNCHANGED, REFUSE = "restore", "remove", "unchanged", "refuse"
 DONE_WORDS = {RESTORE: "restored", REMOVE: "removed", UNCHANGED: "unchanged"}
@@ -43,7 +54,7 @@ class Outcome:
     error: str | None = None
 
     def line(self) -> str:
-        text = f"{self.status:<15} memory/{self.path}"
+        text = f"{self.status:<15} {self.path}"
         return f"{text}: {self.error}" if self.error else text
 
 
@@ -113,13 +124,15 @@ def rewind(
     *,
     paths: Sequence[str] = (),
     dry_run: bool = False,
+    on_rewound: RewindHook | None = None,
 ) -> RewindReport:
-    """Given a snapshot id (or unique prefix), rewind that agent's memory/ to it.
+    """Given a snapshot id (or unique prefix), rewind that agent's workspace memory to it.
 
     The current state is snapshotted first (trigger `pre-rewind`) so the rewind can be undone.
-    With `paths`, only those files (or folders) are rewound. Raise UsageError if the snapshot,
-    its agent or a path is unknown, UnsafePathError if memory/ leads out of the workspace,
-    LockHeld if another run holds the agent's memory lock.
+    With `paths` (workspace-relative; see `paths.resolve_paths`), only those files (or folders)
+    are rewound. Raise UsageError if the snapshot, its agent or a path is unknown,
+    UnsafePathError if memory/ leads out of the workspace, HistoryError if the workspace cannot
+    be read, LockHeld if another run holds the agent's memory lock.
     """
     target_snapshot = records.find(context.state, snapshot_id)
     agent = context.deployment.agent(target_snapshot.agent_id)
@@ -128,64 +141,67 @@ def rewind(
             f"snapshot {target_snapshot.id}: agent {target_snapshot.agent_id} is not in the "
             f"gateway config at {context.deployment.config_path}"
         )
-    wanted = normalize_paths(paths)
-    memory = memory_folder(agent.workspace)
-    history = agent_history(context, agent.id)
-    target = history.git.tree(target_snapshot.commit or "")
-    _check_paths(wanted, target, scan_memory(memory), target_snapshot.id or "")
+    roots = () if target_snapshot.legacy else target_snapshot.roots
+    target = snapshot_tree(context, target_snapshot)
+    known = scan_workspace(agent.workspace, roots)
+    in_play = {*target, *known.files, *known.symlinks}
+    wanted = resolve_paths(paths, in_play, target_snapshot.id or "")
+    rewinding = _Rewinding(
+        store_of(context, target_snapshot), agent.workspace, roots, target, wanted
+    )
     if dry_run:
         pending = snapshot(context, agent, "pre-rewind", dry_run=True)
         latest = records.latest(context.state, agent.id)
         undo = None if pending else (latest.id if latest else None)
         report = RewindReport(target_snapshot, undo, pending is not None, True)
-        report.outcomes = _apply(history, memory, target, wanted, dry_run=True)
+        report.outcomes = _apply(rewinding, dry_run=True)
         return report
     with locked_memory(context, agent.id):
         saved = snapshot(context, agent, "pre-rewind")
         latest = saved or records.latest(context.state, agent.id)
         undo = latest.id if latest else None
         report = RewindReport(target_snapshot, undo, saved is not None, False)
-        report.outcomes = _apply(history, memory, target, wanted, dry_run=False)
+        report.outcomes = _apply(rewinding, dry_run=False)
+        changed = [o.path for o in report.outcomes if o.status in ("restored", "removed")]
+        if changed and on_rewound is not None:
+            marks = records.marks_of(context.state, target_snapshot.id or "")
+            on_rewound(context.state, agent.id, changed, marks)
         _record(context, report)
     return report
 
 
-def _check_paths(
-    wanted: Sequence[str], target: Mapping[str, str], scan: Scan, snapshot_id: str
-) -> None:
-    known = set(target) | set(scan.files) | set(scan.symlinks)
-    unknown = [path for path in wanted if not any(matches(name, [path]) for name in known)]
-    if unknown:
-        raise UsageError(
-            f"--path {', '.join(unknown)}: not in snapshot {snapshot_id} nor in memory/ "
-            "(paths are relative to memory/, e.g. MEMORY.md)"
-        )
+@dataclass(frozen=True)
+class _Rewinding:
+    """What one rewind works with: the store, the workspace and what the snapshot covers."""
+
+    store: GitStore
+    workspace: Path
+    roots: tuple[str, ...]
+    target: Mapping[str, str]
+    wanted: Sequence[str]
 
 
-def _apply(
-    history: AgentHistory,
-    memory: Path,
-    target: Mapping[str, str],
-    wanted: Sequence[str],
-    dry_run: bool,
-) -> list[Outcome]:
-    scan = scan_memory(memory)
+def _apply(rewinding: _Rewinding, dry_run: bool) -> list[Outcome]:
+    workspace, target, wanted = rewinding.workspace, rewinding.target, rewinding.wanted
+    scan = scan_workspace(workspace, rewinding.roots)
     current, outcomes = {}, []
     for path in scan.files:
         if matches(path, wanted):
             try:
-                current[path] = blob_sha(read_file(memory / path))
+                current[path] = blob_sha(read_file(workspace / path))
             except (OSError, MemwardenError) as error:
                 outcomes.append(Outcome(path, "failed", _reason(error)))
     failed = {outcome.path for outcome in outcomes}
-    steps = [s for s in plan_rewind(target, current, scan.symlinks, wanted) if s.path not in failed]
+    # A root file that is a link is out of history, unless the snapshot has a file to put there.
+    links = scan.symlinks + [name for name in scan.root_symlinks if name in target]
+    steps = [s for s in plan_rewind(target, current, links, wanted) if s.path not in failed]
     if dry_run:
         outcomes += [_dry_run_outcome(step) for step in steps]
         return sorted(outcomes, key=lambda outcome: outcome.path)
-    blobs = history.git.blobs(step.sha for step in steps if step.action == RESTORE)
+    blobs = rewinding.store.blobs(step.sha for step in steps if step.action == RESTORE)
     # Removals first: a file may give way to a folder of the same name, or the reverse.
     ordered = sorted(steps, key=lambda step: (step.action != REMOVE, step.path))
-    outcomes += [_carry_out(step, memory, blobs) for step in ordered]
+    outcomes += [_carry_out(step, workspace, blobs) for step in ordered]
     return sorted(outcomes, key=lambda outcome: outcome.path)
 
 
@@ -195,35 +211,37 @@ def _dry_run_outcome(step: Step) -> Outcome:
     return Outcome(step.path, DRY_RUN_WORDS[step.action])
 
 
-def _carry_out(step: Step, memory: Path, blobs: Mapping[str, bytes]) -> Outcome:
+def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes]) -> Outcome:
     if step.action == REFUSE:
         return Outcome(step.path, "failed", step.reason)
     if step.action == UNCHANGED:
         return Outcome(step.path, DONE_WORDS[UNCHANGED])
-    path = memory / step.path
+    path = workspace / step.path
+    # A file of memory/ stays in memory/; a root file in the workspace's top folder.
+    root = workspace / "memory" if step.path.startswith(MEMORY_PREFIX) else workspace
     try:
         if step.action == REMOVE:
-            _remove(path, memory)
+            _remove(path, root)
         else:
-            _restore(path, memory, blobs[step.sha or ""], step.sha or "")
+            _restore(path, root, blobs[step.sha or ""], step.sha or "")
     except (OSError, MemwardenError) as error:
         return Outcome(step.path, "failed", _reason(error))
     return Outcome(step.path, DONE_WORDS[step.action])
 
 
-def _restore(path: Path, memory: Path, data: bytes, sha: str) -> None:
-    atomic_write(path, data, root=memory)
+def _restore(path: Path, root: Path, data: bytes, sha: str) -> None:
+    atomic_write(path, data, root=root)
     if blob_sha(read_file(path)) != sha:
         raise MemwardenError("content check failed: the file written differs from the snapshot")
 
 
-def _remove(path: Path, memory: Path) -> None:
-    real = check_inside(path, memory)
+def _remove(path: Path, root: Path) -> None:
+    real = check_inside(path, root)
     os.unlink(real)
     fsync_dir(real.parent)
     if os.path.lexists(real):
         raise MemwardenError("still present after removal")
-    _remove_empty_folders(real.parent, Path(os.path.realpath(memory)))
+    _remove_empty_folders(real.parent, Path(os.path.realpath(root)))
 
 
 def _remove_empty_folders(folder: Path, memory: Path) -> None:
@@ -258,4 +276,5 @@ def _record(context: JobContext, report: RewindReport) -> None:
             "unchanged": sum(1 for o in outcomes if o.status == "unchanged"),
             "failed": [{"path": o.path, "error": o.error} for o in outcomes if o.error],
         },
+        ts=context.now().timestamp(),
     )

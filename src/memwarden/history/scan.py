@@ -1,26 +1,29 @@
-"""What is in an agent's memory/ folder: regular files with their stat, symlinks, and the rest.
+"""What history keeps of a workspace: the regular files under memory/ and the root files, by path
+relative to the workspace (`memory/2026-11-21.md`, `MEMORY.md`), with their stat.
 
 Symlinks are listed, never followed; a nested `.git` folder (the operator's own repository) and
-memwarden's in-flight temp files are left out, so history never records or removes them.
+memwarden's in-flight temp files (`files.TEMP_NAME`) are left out, so history never records or
+removes them. A workspace that is missing or cannot be read is an error, never an empty scan: a
+snapshot of it would record every file as deleted.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from memwarden.errors import UnsafePathError
+from memwarden.files import is_temp_name
+from memwarden.history.model import MEMORY_PREFIX, HistoryError
 
 SKIPPED_FOLDERS = frozenset({".git"})
-# memwarden.files.atomic_write's temp files: `.<name>.<pid>.tmp`.
-TEMP_FILE = re.compile(r"^\..+\.\d+\.tmp$")
 
 
-@dataclass(frozen=True)
-class FileStat:
+class FileStat(NamedTuple):
     """What changes when a file is rewritten: size, modification and change times, inode."""
 
     size: int
@@ -30,16 +33,29 @@ class FileStat:
 
     @classmethod
     def of(cls, result: os.stat_result) -> FileStat:
-        return cls(result.st_size, result.st_mtime_ns, result.st_ctime_ns, result.st_ino)
+        # _make: tuple.__new__ called directly, cheaper for the thousands a run stats.
+        return cls._make((result.st_size, result.st_mtime_ns, result.st_ctime_ns, result.st_ino))
 
 
 @dataclass
 class Scan:
-    """The memory folder's content by path relative to it (`/`-separated)."""
+    """The workspace's kept files by workspace-relative path (`/`-separated).
+
+    `symlinks` are those under memory/ (a rewind refuses them); `root_symlinks` the root files
+    that are links (left out of history altogether).
+    """
 
     files: dict[str, FileStat] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
+    root_symlinks: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    memory_found: bool = False
+
+    @property
+    def looks_absent(self) -> bool:
+        """True when the workspace has neither a memory/ folder nor any root file kept: an
+        unmounted volume or a wrong path, more likely than a memory wiped on purpose."""
+        return not self.memory_found and not self.files and not self.root_symlinks
 
 
 def memory_folder(workspace: Path) -> Path:
@@ -48,6 +64,11 @@ def memory_folder(workspace: Path) -> Path:
     Raise UnsafePathError if memory/ resolves outside the workspace (a symlink out of it).
     """
     memory = workspace / "memory"
+    try:
+        if not stat.S_ISLNK(os.lstat(memory).st_mode):
+            return memory  # a folder (or file) of the workspace itself
+    except OSError:
+        return memory  # missing: nothing there to lead out
     real_workspace = Path(os.path.realpath(workspace))
     real_memory = Path(os.path.realpath(memory))
     if real_workspace not in real_memory.parents:
@@ -58,22 +79,65 @@ def memory_folder(workspace: Path) -> Path:
     return memory
 
 
-def scan_memory(memory: Path) -> Scan:
-    """Given a memory folder, return its regular files (recursively), symlinks and oddities.
+def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
+    """Given a workspace and the root file names kept, return its memory/ files and root files.
 
-    A missing folder is empty.
+    A missing memory/ folder holds nothing. Raise HistoryError if the workspace is missing, not
+    a folder or unreadable, or a folder under memory/ cannot be read; UnsafePathError if
+    memory/ leads out of the workspace.
     """
+    memory = memory_folder(workspace)
     scan = Scan()
-    pending = [(memory, "")]
+    wanted = set(roots)
+    for entry in _workspace_entries(workspace):
+        if entry.name in wanted:
+            _scan_root(entry, scan)
+    _scan_memory(memory, scan)
+    scan.symlinks.sort()
+    return scan
+
+
+def _workspace_entries(workspace: Path) -> list[os.DirEntry]:
+    """Return the entries at the workspace's top. Raise HistoryError if it cannot be listed."""
+    try:
+        return list(os.scandir(workspace))
+    except FileNotFoundError:
+        raise HistoryError(
+            f"{workspace}: the agent's workspace does not exist (not mounted? a relative path?); "
+            "nothing is recorded rather than every file as deleted"
+        ) from None
+    except NotADirectoryError:
+        raise HistoryError(f"{workspace}: the agent's workspace is not a folder") from None
+    except OSError as error:
+        message = f"{workspace}: cannot read the agent's workspace: {_why(error)}"
+        raise HistoryError(message) from None
+
+
+def _scan_root(entry: os.DirEntry, scan: Scan) -> None:
+    try:
+        if entry.is_symlink():
+            scan.root_symlinks.append(entry.name)
+        elif entry.is_file(follow_symlinks=False):
+            scan.files[entry.name] = FileStat.of(entry.stat(follow_symlinks=False))
+        else:
+            scan.skipped.append((entry.name, "not a regular file"))
+    except FileNotFoundError:
+        return  # removed since the listing
+    except OSError as error:
+        raise HistoryError(f"{entry.path}: cannot read it: {_why(error)}") from None
+
+
+def _scan_memory(memory: Path, scan: Scan) -> None:
+    pending: list[tuple[str | Path, str]] = [(memory, MEMORY_PREFIX)]
     while pending:
         folder, prefix = pending.pop()
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
-            continue
+            continue  # memory/ missing, or a folder removed while we walked: nothing there
         except OSError as error:
-            scan.skipped.append((prefix.rstrip("/") or ".", error.strerror or str(error)))
-            continue
+            raise HistoryError(f"{folder}: cannot read this folder: {_why(error)}") from None
+        scan.memory_found = True
         for entry in entries:
             relative = prefix + entry.name
             if not _utf8(entry.name):
@@ -82,14 +146,12 @@ def scan_memory(memory: Path) -> Scan:
                 scan.symlinks.append(relative)
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_FOLDERS:
-                    pending.append((Path(entry.path), relative + "/"))
+                    pending.append((entry.path, relative + "/"))
             elif entry.is_file(follow_symlinks=False):
-                if not TEMP_FILE.match(entry.name):
+                if not is_temp_name(entry.name):
                     scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
             else:
                 scan.skipped.append((relative, "not a regular file"))
-    scan.symlinks.sort()
-    return scan
 
 
 def read_file(path: Path) -> bytes:
@@ -108,6 +170,10 @@ def read_file(path: Path) -> bytes:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise UnsafePathError(f"{path}: is not a regular file")
         return handle.read()
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
 
 
 def _utf8(name: str) -> bool:

@@ -1,22 +1,60 @@
-"""Take a snapshot of an agent's memory/ folder, only when something changed."""
+"""Take snapshots of agents' workspaces, only when something changed, all in one git process.
+
+For each agent (in id order, the order every run takes memory locks in): hold its memory lock,
+scan memory/ and the root files, compare them with the stat manifest (unchanged: done, no file
+read), read what changed and compare with the last snapshot. The agents whose files changed are
+committed together (`GitStore.commit_batch`: one process whatever their number), then recorded
+in one state transaction: the snapshots and their events, the manifests, what the jobs reading
+transcripts had taken in (`records.read_marks`), and the destructive rewrites of root files.
+"""
 
 from __future__ import annotations
 
+import secrets
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memwarden.errors import UnsafePathError, UsageError
+from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
-from memwarden.history.git import HistoryError, TreeFile, blob_sha
-from memwarden.history.manifest import Manifest, load_manifest, save_manifest, trusted_shas
-from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, Snapshot, compare
-from memwarden.history.scan import Scan, memory_folder, read_file, scan_memory
-from memwarden.history.store import AgentHistory, agent_history, locked_memory, snapshot_ref
+from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
+from memwarden.history.locking import memory_lock
+from memwarden.history.manifest import save_manifest
+from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
+from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
+from memwarden.history.rewrites import EVENT, guarded_paths
+from memwarden.history.scan import read_file
+from memwarden.history.store import locked_store, shared_store
 from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
 
-JOB_OF_TRIGGER = {"checkpoint": "checkpoint", "rotate": "rotate"}
+if TYPE_CHECKING:
+    from memwarden.history.rewrites import RewriteFinding
+
+__all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
+
+JOB_OF_TRIGGER = {trigger: trigger for trigger in AUTOMATIC_TRIGGERS}
+
+
+@dataclass
+class AgentSnapshot:
+    """What a request came to: the snapshot taken (None: nothing changed, or automatic
+    snapshots are off), or the error that stopped it, and the destructive rewrites it found."""
+
+    agent_id: str
+    snapshot: Snapshot | None = None
+    error: MemwardenError | None = None
+    rewrites: list[RewriteFinding] = field(default_factory=list)
+
+    @property
+    def problem(self) -> str | None:
+        """One line for the job's problems when the snapshot failed, else None."""
+        if self.error is None:
+            return None
+        return f"snapshot of agent {self.agent_id}'s memory failed: {self.error.message}"
 
 
 def snapshot(
@@ -28,148 +66,224 @@ def snapshot(
     session_id: str | None = None,
     dry_run: bool = False,
 ) -> Snapshot | None:
-    """Given an agent and why (checkpoint / rotate / manual / pre-rewind), snapshot its memory/.
+    """Given an agent and why, snapshot its workspace (see `snapshot_agents`).
 
     Return the new snapshot, or None when nothing changed since the last one (or automatic
     snapshots are off). With `dry_run`, write nothing and return the snapshot that would have
     been taken, with `id` None. Raise UnsafePathError if memory/ leads out of the workspace,
-    HistoryError if a file cannot be read or git fails, LockHeld if another run holds the
-    agent's memory lock.
+    HistoryError if the workspace or a file cannot be read or git fails, LockHeld if another
+    run holds the agent's memory lock.
     """
-    if trigger not in TRIGGERS:
-        raise UsageError(f"snapshot trigger {trigger!r}: expected one of {', '.join(TRIGGERS)}")
-    if trigger in AUTOMATIC_TRIGGERS and not context.config.history.enabled:
-        return None
-    request = _Request(
-        agent.id,
-        trigger,
-        session_key,
-        session_id,
-        memory_folder(agent.workspace),
-        agent_history(context, agent.id),
-    )
-    if dry_run:
-        return _take(context, request, dry_run=True)
-    with locked_memory(context, agent.id):
-        return _take(context, request, dry_run=False)
+    request = SnapshotRequest(agent, trigger, session_key, session_id)
+    (result,) = snapshot_agents(context, [request], dry_run=dry_run)
+    if result.error is not None:
+        raise result.error
+    return result.snapshot
 
 
-@dataclass(frozen=True)
-class _Request:
-    agent_id: str
-    trigger: str
-    session_key: str | None
-    session_id: str | None
-    memory: Path
-    history: AgentHistory
-
-
-@dataclass(frozen=True)
-class _Previous:
-    """The last snapshot's id, commit and files, from the manifest or from the store."""
-
-    snapshot_id: str | None
-    commit: str | None
-    shas: dict[str, str]
-
-
-def _take(context: JobContext, request: _Request, dry_run: bool) -> Snapshot | None:
-    history, memory = request.history, request.memory
-    hashed_at_ns = time.time_ns()
-    scan = scan_memory(memory)
-    manifest = load_manifest(history.manifest_path) if history.git.exists() else None
-    known = trusted_shas(scan.files, manifest)
-    if manifest is not None and len(known) == len(scan.files) == len(manifest.files):
-        return None
-    contents = _read_changed(memory, scan, known)
-    current = known | {path: blob_sha(data) for path, data in contents.items()}
-    previous = _previous_files(context, history, manifest)
-    new_manifest = Manifest(
-        None, None, hashed_at_ns, {path: (scan.files[path], sha) for path, sha in current.items()}
-    )
-    changes = compare(previous.shas if previous else {}, current)
-    if not changes:
-        if previous is not None and not dry_run:
-            new_manifest.snapshot_id, new_manifest.commit = previous.snapshot_id, previous.commit
-            save_manifest(history.manifest_path, new_manifest)
-        return None
-    taken = Snapshot(
-        id=None,
-        agent_id=request.agent_id,
-        created_at=context.now().timestamp(),
-        trigger=request.trigger,
-        commit=None,
-        file_count=len(current),
-        total_bytes=sum(scan.files[path].size for path in current),
-        changes=changes,
-        session_key=request.session_key,
-        session_id=request.session_id,
-    )
-    if dry_run:
-        return taken
-    return _commit(context, history, memory, taken, current, contents, new_manifest)
-
-
-def _previous_files(
-    context: JobContext, history: AgentHistory, manifest: Manifest | None
-) -> _Previous | None:
-    if manifest is not None:
-        return _Previous(manifest.snapshot_id, manifest.commit, manifest.shas())
-    if not history.git.exists():
-        return None
-    last = records.latest(context.state, history.agent_id)
-    if last is None or last.commit is None:
-        return None
-    return _Previous(last.id, last.commit, history.git.tree(last.commit))
-
-
-def _read_changed(memory: Path, scan: Scan, known: dict[str, str]) -> dict[str, bytes]:
-    contents = {}
-    for path in scan.files:
-        if path in known:
-            continue
-        try:
-            contents[path] = read_file(memory / path)
-        except FileNotFoundError:
-            continue  # removed since the scan: it is not part of this snapshot
-        except (OSError, UnsafePathError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            message = f"{memory / path}: cannot read it for a snapshot: {reason}"
-            raise HistoryError(message) from error
-    for path in set(scan.files) - set(known) - set(contents):
-        del scan.files[path]
-    return contents
-
-
-def _commit(
+def snapshot_agents(
     context: JobContext,
-    history: AgentHistory,
-    memory: Path,
-    taken: Snapshot,
-    current: dict[str, str],
-    contents: dict[str, bytes],
-    manifest: Manifest,
-) -> Snapshot:
-    history.git.init()
-    snapshot_id = records.new_id(context.state)
-    files = [TreeFile(path, sha, contents.get(path)) for path, sha in sorted(current.items())]
-    message = _message(snapshot_id, taken)
-    when = int(taken.created_at)
-    try:
-        commit = history.git.commit(snapshot_ref(snapshot_id), files, message, when)
-    except HistoryError:
-        if all(file.data is not None for file in files):
-            raise
-        # A blob the manifest vouched for is gone (the store was tampered with): send every byte.
-        files = [TreeFile(f.path, f.sha, f.data or read_file(memory / f.path)) for f in files]
-        commit = history.git.commit(snapshot_ref(snapshot_id), files, message, when)
-    saved = replace(taken, id=snapshot_id, commit=commit)
+    requests: Sequence[SnapshotRequest],
+    *,
+    dry_run: bool = False,
+    lock_wait: float | None = None,
+) -> list[AgentSnapshot]:
+    """Snapshot the workspace of every agent asked for (once each) whose files changed since its
+    last snapshot, in one git process; return one result per agent, in the order asked.
+
+    One agent's failure (its lock held past `lock_wait`, default `history.lock_wait_seconds`;
+    its workspace unreadable) is its result's error; the others are snapshotted all the same.
+    With `dry_run`, nothing is written and the snapshots that would be taken have `id` None.
+    Raise UsageError for an unknown trigger.
+    """
+    for request in requests:
+        if request.trigger not in TRIGGERS:
+            raise UsageError(
+                f"snapshot trigger {request.trigger!r}: expected one of {', '.join(TRIGGERS)}"
+            )
+    enabled = context.config.history.enabled
+    unique = {request.agent.id: request for request in reversed(requests)}
+    results = {agent_id: AgentSnapshot(agent_id) for agent_id in unique}
+    wanted = [
+        unique[agent_id]
+        for agent_id in sorted(unique)
+        if enabled or unique[agent_id].trigger not in AUTOMATIC_TRIGGERS
+    ]
+    wait = context.config.history.lock_wait_seconds if lock_wait is None else lock_wait
+    deadline = time.monotonic() + wait  # one wait for the whole run, not one per agent
+    folder = context.storage_dir / "locks"
+    with ExitStack() as locks:
+        locked = []
+        for request in wanted:
+            try:
+                if not dry_run:
+                    left = max(deadline - time.monotonic(), 0)
+                    locks.enter_context(memory_lock(folder, request.agent.id, left))
+            except MemwardenError as error:
+                results[request.agent.id].error = error
+                continue
+            locked.append(request)
+        if dry_run:
+            for request, plan, error in plan_each(context, locked):
+                results[request.agent.id].error = error
+                results[request.agent.id].snapshot = plan.taken if plan else None
+        else:
+            _take_all(context, locked, results)
+    return [results[request.agent.id] for request in requests if request.agent.id in results]
+
+
+def _take_all(
+    context: JobContext, requests: Sequence[SnapshotRequest], results: dict[str, AgentSnapshot]
+) -> None:
+    """Plan each agent's snapshot and stream the changed ones to one git process as they come,
+    then record them all with the manifests in one transaction."""
+    plans: list[Plan] = []
+    with ExitStack() as resources:
+        batch: _Batch | None = None
+        try:
+            for request, plan, error in plan_each(context, requests):
+                if error is not None:
+                    results[request.agent.id].error = error
+                elif plan is not None:
+                    plans.append(plan)
+                    if plan.taken is not None:
+                        batch = batch or _Batch.start(context, resources, len(requests))
+                        batch.add(plan, plan.taken)
+            saved = batch.finish(context) if batch else {}
+            findings = _rewrites(context, batch.store, batch.plans, saved) if batch else {}
+            _record(context, plans, saved, findings)
+        except (MemwardenError, OSError) as error:
+            for plan in plans:
+                if plan.taken is not None:
+                    results[plan.agent_id].error = as_error(error)
+            _record(context, [plan for plan in plans if plan.taken is None], {}, {})
+            return
+    for agent_id, taken in saved.items():
+        results[agent_id].snapshot = taken
+        results[agent_id].rewrites = findings.get(agent_id, [])
+
+
+class _Batch:
+    """The snapshots of a run on their way into the shared store, in one `git fast-import`."""
+
+    def __init__(self, store: GitStore, importer: BatchImport, ids: list[str]) -> None:
+        self.store = store
+        self.importer = importer
+        self.ids = ids
+        self.plans: list[Plan] = []
+        self.taken: list[Snapshot] = []
+        self.commits: list[SnapshotCommit] = []
+
+    @classmethod
+    def start(cls, context: JobContext, resources: ExitStack, count: int) -> _Batch:
+        """Take the store's lock (shared) and start git; both are released with `resources`.
+        `count`: how many snapshots at most."""
+        resources.enter_context(locked_store(context, exclusive=False))
+        store = shared_store(context)
+        store.init()
+        importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))
+        resources.callback(importer.close)
+        return cls(store, importer, records.new_ids(context.state, count))
+
+    def add(self, plan: Plan, taken: Snapshot) -> None:
+        """Stream the snapshot `taken` of `plan` to git."""
+        snapshot_id = self.ids[len(self.plans)]
+        message = _message(snapshot_id, taken)
+        commit = SnapshotCommit(_tree_files(plan), message, int(taken.created_at))
+        self.plans.append(plan)
+        self.taken.append(taken)
+        self.commits.append(commit)
+        self.importer.add(commit)
+
+    def finish(self, context: JobContext) -> dict[str, Snapshot]:
+        """End the stream; return the snapshots saved (id, commit) by agent id."""
+        when = int(context.now().timestamp())
+        message = f"memwarden batch: {len(self.commits)} snapshot(s)\n"
+        try:
+            shas = self.importer.finish(message, when)
+        except HistoryError:
+            if all(file.data is not None for commit in self.commits for file in commit.files):
+                raise
+            # A blob the manifest vouched for is gone (the store was tampered with): send
+            # every byte again.
+            commits = [
+                replace(commit, files=_with_data(plan.workspace, commit.files))
+                for plan, commit in zip(self.plans, self.commits, strict=True)
+            ]
+            ref = BATCH_REFS + secrets.token_hex(8)
+            shas = self.store.commit_batch(ref, commits, message, when)
+        return {
+            plan.agent_id: replace(taken, id=snapshot_id, commit=sha)
+            for plan, taken, snapshot_id, sha in zip(
+                self.plans, self.taken, self.ids, shas, strict=False
+            )
+        }
+
+
+def _tree_files(plan: Plan) -> list[TreeFile]:
+    contents, make = plan.contents, TreeFile._make
+    return [make((path, sha, contents.get(path))) for path, sha in sorted(plan.current.items())]
+
+
+def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:
+    return [TreeFile(f.path, f.sha, f.data or read_file(workspace / f.path)) for f in files]
+
+
+def _rewrites(
+    context: JobContext, store: GitStore, plans: Sequence[Plan], saved: dict[str, Snapshot]
+) -> dict[str, list[RewriteFinding]]:
+    """Return the destructive rewrites of guarded root files in the new snapshots, by agent."""
+    settings = context.config.history
+    wanted: dict[str, list[str]] = {}
+    for plan in plans:
+        changes = saved[plan.agent_id].changes
+        paths = guarded_paths(changes.modified, changes.removed, settings.root_files)
+        if paths and plan.previous is not None:
+            wanted[plan.agent_id] = paths
+    if not wanted:
+        return {}
+    # The rule is loaded only when a guarded root file changed (rarely: most runs change memory/).
+    from memwarden.history.rewrites import RewriteFinding, find_rewrites
+
+    previous = {plan.agent_id: plan.previous for plan in plans if plan.previous is not None}
+    blobs = store.blobs(previous[a].shas[p] for a, paths in wanted.items() for p in paths)
+    by_agent = {plan.agent_id: plan for plan in plans}
+    findings: dict[str, list[RewriteFinding]] = {}
+    for agent_id, paths in wanted.items():
+        plan, last = by_agent[agent_id], previous[agent_id]
+        before = {path: blobs[last.shas[path]] for path in paths}
+        after = {path: plan.contents.get(path) for path in paths}
+        found = find_rewrites(before, after, settings.guard_drop_share, settings.guard_min_entries)
+        findings[agent_id] = [
+            RewriteFinding(agent_id, path, saved[agent_id].id, last.snapshot_id, rewrite)
+            for path, rewrite in sorted(found.items())
+        ]
+    return findings
+
+
+def _record(
+    context: JobContext,
+    plans: Sequence[Plan],
+    saved: dict[str, Snapshot],
+    findings: dict[str, list[RewriteFinding]],
+) -> None:
+    """Record the snapshots, their events, the rewrites and every plan's manifest, together."""
+    if not plans:
+        return
+    marks = records.read_marks(context.state, saved) if saved else {}
     with context.state.transaction() as connection:
-        records.insert(connection, saved, context.run_id)
-        _record_taken(context, saved)
-    manifest.snapshot_id, manifest.commit = snapshot_id, commit
-    save_manifest(history.manifest_path, manifest)
-    return saved
+        for plan in plans:
+            taken = saved.get(plan.agent_id)
+            if taken is not None:
+                records.insert(connection, taken, context.run_id, marks.get(plan.agent_id, {}))
+                _record_taken(context, taken)
+                for finding in findings.get(plan.agent_id, []):
+                    _record_rewrite(context, taken, finding)
+                plan.manifest.snapshot_id, plan.manifest.commit = taken.id, taken.commit
+            elif plan.previous is not None:
+                plan.manifest.snapshot_id = plan.previous.snapshot_id
+                plan.manifest.commit = plan.previous.shared_commit
+            save_manifest(connection, plan.agent_id, plan.manifest)
 
 
 def _record_taken(context: JobContext, saved: Snapshot) -> None:
@@ -187,6 +301,17 @@ def _record_taken(context: JobContext, saved: Snapshot) -> None:
             "commit": saved.commit,
             **saved.changes.to_json(),
         },
+        ts=saved.created_at,
+    )
+
+
+def _record_rewrite(context: JobContext, saved: Snapshot, finding: RewriteFinding) -> None:
+    context.state.record_event(
+        EVENT,
+        job=JOB_OF_TRIGGER.get(saved.trigger, "history"),
+        run_id=context.run_id,
+        agent_id=saved.agent_id,
+        data=finding.to_json(),
         ts=saved.created_at,
     )
 

@@ -1,38 +1,56 @@
-"""Where an agent's history lives: `<storage_dir>/history/<agent id>/` (git store and manifest)."""
+"""Where history lives: one git store for every agent, `<storage_dir>/history/snapshots.git`.
+
+Snapshots of memory/ alone taken before history covered the root files stay in each agent's
+own repository, `<storage_dir>/history/<agent id>/repo.git`, with paths relative to memory/:
+they are read through the same functions, their paths given relative to the workspace, until
+retention drops the last of them (and the folder with it).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.history.git import SNAPSHOT_REFS, GitStore
-from memwarden.history.locking import memory_lock
+from memwarden.history.git import GitStore
+from memwarden.history.locking import memory_lock, store_lock
+from memwarden.history.model import MEMORY_PREFIX, Snapshot
 from memwarden.runtime import JobContext
 
-
-@dataclass(frozen=True)
-class AgentHistory:
-    """One agent's history folder: the bare repository and the stat manifest."""
-
-    agent_id: str
-    root: Path
-    git: GitStore
-
-    @property
-    def manifest_path(self) -> Path:
-        return self.root / "manifest.json"
+SHARED_STORE = "snapshots.git"
+LEGACY_STORE = "repo.git"
 
 
-def agent_history(context: JobContext, agent_id: str) -> AgentHistory:
-    root = context.storage_dir / "history" / agent_id
-    git = GitStore(root / "repo.git", context.config.history.git, context.env.get("PATH"))
-    return AgentHistory(agent_id, root, git)
+def history_root(context: JobContext) -> Path:
+    return context.storage_dir / "history"
 
 
-def snapshot_ref(snapshot_id: str) -> str:
-    return SNAPSHOT_REFS + snapshot_id
+def shared_store(context: JobContext) -> GitStore:
+    """Return the store every new snapshot goes to."""
+    return _store(context, history_root(context) / SHARED_STORE)
+
+
+def legacy_store(context: JobContext, agent_id: str) -> GitStore:
+    """Return the agent's own repository of snapshots of memory/ alone."""
+    return _store(context, history_root(context) / agent_id / LEGACY_STORE)
+
+
+def store_of(context: JobContext, snapshot: Snapshot) -> GitStore:
+    """Return the store that holds `snapshot`."""
+    return legacy_store(context, snapshot.agent_id) if snapshot.legacy else shared_store(context)
+
+
+def snapshot_listing(context: JobContext, snapshot: Snapshot) -> dict[str, tuple[str, int]]:
+    """Return the files of a snapshot as {workspace-relative path: (blob id, size)}."""
+    listing = store_of(context, snapshot).listing(snapshot.commit or "")
+    if snapshot.legacy:
+        return {MEMORY_PREFIX + path: value for path, value in listing.items()}
+    return listing
+
+
+def snapshot_tree(context: JobContext, snapshot: Snapshot) -> dict[str, str]:
+    """Return the files of a snapshot as {workspace-relative path: blob id}."""
+    return {path: sha for path, (sha, _) in snapshot_listing(context, snapshot).items()}
 
 
 @contextmanager
@@ -41,3 +59,15 @@ def locked_memory(context: JobContext, agent_id: str) -> Iterator[None]:
     wait = context.config.history.lock_wait_seconds
     with memory_lock(context.storage_dir / "locks", agent_id, wait):
         yield
+
+
+@contextmanager
+def locked_store(context: JobContext, *, exclusive: bool) -> Iterator[None]:
+    """Hold the shared store's lock: shared to add snapshots, exclusive to prune and repack."""
+    wait = context.config.history.lock_wait_seconds
+    with store_lock(context.storage_dir / "locks", exclusive, wait):
+        yield
+
+
+def _store(context: JobContext, git_dir: Path) -> GitStore:
+    return GitStore(git_dir, context.config.history.git, context.env.get("PATH"))

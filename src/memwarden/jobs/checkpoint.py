@@ -95,11 +95,13 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
         results = checkpoint_agents(state, agents, force=bool(options.force), on_done=record_agent)
         outcomes = [outcome for result in results for outcome in result.outcomes]
-    problems = []
+    indexed, problems = _refresh_indexes(context, agents, outcomes, dry_run)
     if not dry_run:
-        problems = snapshot_written(context, agents, outcomes, "checkpoint")
+        # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
+        problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
-    problems += _refresh_indexes(context, agents, outcomes, dry_run, result)
+    if indexed is not None:
+        result.data["index"] = indexed
     if problems:
         result.problems.extend(problems)
         result.exit_code = 1
@@ -107,27 +109,24 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _refresh_indexes(
-    context: JobContext,
-    agents: list[Agent],
-    outcomes: list[SessionOutcome],
-    dry_run: bool,
-    result: JobResult,
-) -> list[str]:
+    context: JobContext, agents: list[Agent], outcomes: list[SessionOutcome], dry_run: bool
+) -> tuple[list[dict[str, Any]] | None, list[str]]:
     """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to.
 
-    Return one problem line per workspace that failed; the outcomes go into `result.data`.
+    Return the outcomes (None when nothing was indexed) and one problem line per workspace that
+    failed.
     """
     written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
     changed = [agent for agent in agents if agent.id in written]
     if not changed:
-        return []
+        return None, []
     indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
-    result.data["index"] = indexed
-    return [
+    problems = [
         f"index {item['workspace']}: {item.get('error') or 'failed'}"
         for item in indexed
         if item.get("status") == "failed"
     ]
+    return indexed, problems
 
 
 def refresh_bootstrap(
@@ -159,13 +158,11 @@ def checkpoint_session(
     For the rotate job, right before it resets the session: reset only when `.ok`. With
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
-    `failed` outcome); unless `dry_run`, the state DB is updated and the memory history takes a
-    snapshot (trigger `rotate` when `trigger` is "rotate"); a failed snapshot is a warning on
-    the outcome, the files stay written.
+    `failed` outcome); unless `dry_run`, the state DB is updated. The caller snapshots the
+    agent's memory once it has refreshed INDEX.md (`checkpoint.snapshots.snapshot_written`).
     """
     from memwarden.checkpoint.positions import save
     from memwarden.checkpoint.run_state import build_run_state
-    from memwarden.checkpoint.snapshots import snapshot_written
 
     state = build_run_state(context, dry_run=dry_run, trigger=trigger)
     outcome = _checkpoint_single(state, agent, session, force=force)
@@ -175,9 +172,6 @@ def checkpoint_session(
         save(
             context.state, updates, outcome.events, run_id=context.run_id, forget_agents=[agent.id]
         )
-        history = "rotate" if trigger == "rotate" else "checkpoint"
-        for problem in snapshot_written(context, [agent], [outcome], history):
-            outcome.warnings.append(problem)
     return outcome
 
 

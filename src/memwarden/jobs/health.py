@@ -1,13 +1,15 @@
 """`memwarden health`: check the gateway, the host and memwarden's own jobs; alert on Slack
 and/or Alertmanager.
 
-Checks run first, each isolated from the others. Then the alert policy compares them with the
-stored alert state; the news of the run (new, worse, still failing, resolved) becomes one message,
-committed to the outbox together with the new state, then delivered to Slack with every message
-still pending. Alertmanager gets every open alert and every undelivered resolution, every run.
-A failed send never fails the checks: it waits for the next run. Finally the Prometheus textfile
-is written. Exit 1 when a check is critical or could not run; exit 2 when no gateway lives in
-the state dir (after alerting on it: `gateway.state_dir` is critical).
+The memory history snapshots every workspace first (health's scan), so the destructive-rewrite
+check sees a rewrite made since the last job. Checks run next, each isolated from the others.
+Then the alert policy compares them with the stored alert state; the news of the run (new,
+worse, still failing, resolved) becomes one message, committed to the outbox together with the
+new state, then delivered to Slack with every message still pending. Alertmanager gets every
+open alert and every undelivered resolution, every run. A failed send never fails the checks:
+it waits for the next run. Finally the Prometheus textfile is written. Exit 1 when a check is
+critical or could not run; exit 2 when no gateway lives in the state dir (after alerting on it:
+`gateway.state_dir` is critical).
 
 People get the table on stdout; under `-q` (timers) or `--json`, each check that is not ok is
 one line on stderr instead, logged at its own level (critical or warning).
@@ -53,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.alerts import alertmanager_destination, slack_destination
-    from memwarden.health.checks import HealthInputs, registry, run_checks
+    from memwarden.health.checks import HealthInputs, is_disabled, registry, run_checks
     from memwarden.health.model import Status
 
     config = context.config
@@ -70,7 +72,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         env=dict(context.env),
         storage_dir=context.storage_dir,
     )
+    scanned = _snapshot_workspaces(context, options.dry_run)
+    scanned = [] if missing else _snapshot_workspaces(context, options.dry_run)
     results, broken_checks = run_checks(inputs, registry(), config.health.disabled_checks)
+    results += [r for r in scanned if not is_disabled(r.key, config.health.disabled_checks)]
     if context.state_problem is not None:  # said once below, not once per check that reads it
         broken_checks = [p for p in broken_checks if context.state_problem.message not in p]
     result = JobResult(JOB)
@@ -139,6 +144,35 @@ def _check_problems(results: list[CheckResult], skip: set[str]) -> list[Problem]
         for r in results
         if r.status.is_bad and r.key not in skip
     ]
+
+
+def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult]:
+    """Health's scan: snapshot every agent's workspace (memory history, trigger `health`) before
+    the checks, so a rewrite of a root file since the last job's snapshot is caught now; return
+    a warning per agent whose workspace could not be snapshotted.
+
+    Never waits on another run's memory lock: that run snapshots the agent itself. Not taken
+    when memwarden's state cannot be written (the history lives beside it).
+    """
+    if dry_run or context.state_problem is not None or not context.config.history.enabled:
+        return []
+    from memwarden.errors import LockHeld, MemwardenError
+    from memwarden.health.checks.memory_rewrite import grade_snapshots
+    from memwarden.history import SnapshotRequest, snapshot_agents
+
+    try:
+        agents = context.deployment.agents
+    except MemwardenError:
+        return []  # the checks that need the gateway config report it
+    requests = [SnapshotRequest(agent, "health") for agent in agents]
+    results = snapshot_agents(context, requests, lock_wait=0)
+    return grade_snapshots(
+        [
+            (result.agent_id, result.error.message)
+            for result in results
+            if result.error is not None and not isinstance(result.error, LockHeld)
+        ]
+    )
 
 
 def _alerts(

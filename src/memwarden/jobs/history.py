@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.errors import MemwardenError
 from memwarden.jobs.common import add_agent_filter, add_dry_run, add_verb, select_agents
 from memwarden.runtime import JobContext, JobResult
 
 NO_SNAPSHOTS = (
-    "no snapshots yet (checkpoint and rotate take them; `memwarden history snapshot` takes one now)"
+    "no snapshots yet (checkpoint, rotate, index and health take them; "
+    "`memwarden history snapshot` takes one now)"
 )
 
 
@@ -26,11 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     diff.add_argument("id", help="snapshot id to compare from")
     diff.add_argument("id2", nargs="?", help="snapshot id to compare to (default: current files)")
     _add_path_filter(diff)
-    take = add_verb(verbs, "snapshot", "snapshot memory/ now (only when something changed)")
+    take = add_verb(
+        verbs, "snapshot", "snapshot memory/ and the root files now (only when something changed)"
+    )
     add_agent_filter(take)
     add_dry_run(take)
     rewind = add_verb(
-        verbs, "rewind", "restore memory/ to a snapshot (the current state is snapshotted first)"
+        verbs,
+        "rewind",
+        "restore memory/ and the root files to a snapshot (the current state is saved first)",
     )
     rewind.add_argument("id", help="snapshot id to restore")
     _add_path_filter(rewind)
@@ -45,7 +49,8 @@ def _add_path_filter(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="P",
-        help="only this file or folder, relative to memory/ (repeatable)",
+        help="only this file or folder, relative to the workspace: MEMORY.md, memory/x.md "
+        "(repeatable)",
     )
 
 
@@ -101,13 +106,14 @@ def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
         f"  trigger   {snapshot.trigger}",
         f"  session   {snapshot.session_key or '-'} {snapshot.session_id or ''}".rstrip(),
         f"  commit    {snapshot.commit}",
+        f"  covers    {_covers(snapshot)}",
         f"  files     {snapshot.file_count} ({snapshot.total_bytes:,} bytes)",
         f"  changes   {changes.short()} since the snapshot before it",
     ]
     for word, paths in changes.to_json().items():
-        result.lines += [f"    {word:<9} memory/{path}" for path in paths]
+        result.lines += [f"    {word:<9} {path}" for path in paths]
     result.lines.append("  file list")
-    result.lines += [f"    {size:>10,}  memory/{path}" for path, (_, size) in files.items()]
+    result.lines += [f"    {size:>10,}  {path}" for path, (_, size) in files.items()]
     return result
 
 
@@ -120,44 +126,62 @@ def _diff(context: JobContext, options: argparse.Namespace) -> JobResult:
     if not report.files:
         result.lines = [f"no differences between snapshot {report.source.id} and {target}"]
     for file in report.files:
-        result.lines.append(f"diff memory/{file.path} ({file.status})")
+        result.lines.append(f"diff {file.path} ({file.status})")
         result.lines += file.lines
     return result
 
 
 def _snapshot(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history import snapshot
+    from memwarden.history import SnapshotRequest, snapshot_agents
 
+    agents = select_agents(context.deployment, options.agent)
+    requests = [SnapshotRequest(agent, "manual") for agent in agents]
     result = JobResult("history", data={"agents": []})
-    for agent in select_agents(context.deployment, options.agent):
-        entry = {"agent": agent.id, "snapshot": None, "error": None}
-        try:
-            taken = snapshot(context, agent, "manual", dry_run=options.dry_run)
-        except (MemwardenError, OSError) as error:
-            entry["error"] = getattr(error, "message", None) or str(error)
-            result.problems.append(f"agent {agent.id}: snapshot failed: {entry['error']}")
-            result.data["agents"].append(entry)
+    for taken in snapshot_agents(context, requests, dry_run=options.dry_run):
+        error = taken.error.message if taken.error else None
+        result.data["agents"].append(
+            {
+                "agent": taken.agent_id,
+                "snapshot": taken.snapshot.to_json() if taken.snapshot else None,
+                "error": error,
+                "rewrites": [finding.to_json() for finding in taken.rewrites],
+            }
+        )
+        if error:
+            result.problems.append(f"agent {taken.agent_id}: snapshot failed: {error}")
             continue
-        entry["snapshot"] = taken.to_json() if taken else None
-        result.data["agents"].append(entry)
-        result.lines.append(_snapshot_line(agent.id, taken, options.dry_run))
+        result.lines.append(_snapshot_line(taken.agent_id, taken.snapshot, options.dry_run))
+        result.lines += [f"  destructive rewrite: {f.message()}" for f in taken.rewrites]
     result.exit_code = 1 if result.problems else 0
     return result
 
 
 def _snapshot_line(agent_id: str, taken, dry_run: bool) -> str:
     if taken is None:
-        return f"{agent_id}: memory/ unchanged since the last snapshot; nothing to do"
+        return f"{agent_id}: memory unchanged since the last snapshot; nothing to do"
     detail = f"{taken.file_count} files, {taken.changes.short()}"
     if dry_run:
         return f"{agent_id}: would take a snapshot ({detail})"
     return f"{agent_id}: snapshot {taken.id} taken ({detail})"
 
 
+def _covers(snapshot) -> str:
+    if snapshot.legacy:
+        return "memory/ (taken before history kept the root files)"
+    return ", ".join(["memory/", *snapshot.roots])
+
+
 def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.checkpoint.rewound import forget_rewound
     from memwarden.history import rewind
 
-    report = rewind(context, options.id, paths=options.path, dry_run=options.dry_run)
+    report = rewind(
+        context,
+        options.id,
+        paths=options.path,
+        dry_run=options.dry_run,
+        on_rewound=forget_rewound,  # the checkpoint writes the rewound files again
+    )
     result = JobResult("history", data=report.to_json())
     target = report.target
     result.lines.append(_undo_line(report))
@@ -176,9 +200,9 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
 def _undo_line(report) -> str:
     if report.dry_run:
         if report.saved_now:
-            return "would save the current memory/ as a pre-rewind snapshot first"
-        return f"the current memory/ is already saved as snapshot {report.undo_id}"
-    saved = "saved the current memory/ as" if report.saved_now else "the current memory/ is"
+            return "would save the current memory as a pre-rewind snapshot first"
+        return f"the current memory is already saved as snapshot {report.undo_id}"
+    saved = "saved the current memory as" if report.saved_now else "the current memory is"
     return (
         f"{saved} snapshot {report.undo_id}; undo with: memwarden history rewind {report.undo_id}"
     )

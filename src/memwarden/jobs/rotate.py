@@ -162,14 +162,25 @@ def _rotate(
         detail = f"checkpoint {checkpoint.outcome} it ({checkpoint.reason}): not reset"
         return Outcome("postponed", detail, checkpoint=saved)
     saved.update(_refresh_bootstrap(context, agent))
+    if checkpoint.outcome == "written":
+        saved["history"] = _snapshot(context, agent, checkpoint)
     return _reset(gateway, decision, reset_reason, saved)
+
+
+def _snapshot(context: JobContext, agent: Agent, checkpoint: SessionOutcome) -> str | None:
+    """Snapshot the agent's memory now that its handoff, INDEX.md and manifest are written
+    (memory history); return the snapshot id, or the problem when it failed (the reset goes on)."""
+    from memwarden.checkpoint.snapshots import snapshot_written
+
+    problems = snapshot_written(context, [agent], [checkpoint], "rotate")
+    return "; ".join(problems) or checkpoint.snapshot
 
 
 def _refresh_bootstrap(context: JobContext, agent: Agent) -> dict[str, str | None]:
     """Rewrite the agent's bootstrap manifest (and INDEX.md when `index.after_checkpoint`), so
     the hook injects the handoff just saved into the session's next bootstrap (the manifest
-    names the session each handoff holds, and its digest). Return what was done, for the
-    checkpoint's record: `index` (INDEX.md's status or the error) and `manifest`.
+    names the session each handoff holds). Return what was done, for the checkpoint's record:
+    `index` (INDEX.md's status or the error) and `manifest`.
 
     A failure never stops the reset: the handoff is written; the hook injects it once a later
     checkpoint or index run describes it.

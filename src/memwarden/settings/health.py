@@ -85,6 +85,15 @@ OPTIONS = [
         maximum=50,
     ),
     Option(
+        "health.rewrite_window_hours",
+        "int",
+        24,
+        "How long a destructive rewrite of a root memory file (history.guard_drop_share) stays a "
+        "warning, unless the file is rewound to before it.",
+        minimum=1,
+        maximum=8760,
+    ),
+    Option(
         "health.cron_error_threshold",
         "int",
         3,

@@ -1,15 +1,55 @@
 from memwarden.settings.option import Option
 
 SECTION = "history"
-DESCRIPTION = "Snapshots of each agent's memory/ folder, for history and rewind."
+DESCRIPTION = (
+    "Snapshots of each agent's workspace memory (memory/ and the root memory and bootstrap files), "
+    "for history, rewind and the guard against destructive rewrites."
+)
+
+ROOT_FILES = [
+    "MEMORY.md",
+    "USER.md",
+    "DREAMS.md",
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "HEARTBEAT.md",
+]
 
 OPTIONS: list[Option] = [
     Option(
         "history.enabled",
         "bool",
         True,
-        "Snapshot memory/ when checkpoint and rotate run. false turns those automatic snapshots "
-        "off; `memwarden history snapshot` and the snapshot taken before a rewind still work.",
+        "Snapshot each workspace's memory when checkpoint, rotate, index and health run over it. "
+        "false turns those automatic snapshots off (and with them the destructive-rewrite "
+        "guard); `memwarden history snapshot` and the snapshot taken before a rewind still work.",
+    ),
+    Option(
+        "history.root_files",
+        "str_list",
+        ROOT_FILES,
+        "Files at the top of each workspace that history keeps and guards, besides memory/ "
+        "(plain file names; symlinks are never followed).",
+        name_list=True,
+    ),
+    Option(
+        "history.guard_drop_share",
+        "float",
+        0.5,
+        "A root file losing more than this share of its entries, or of its sections, between two "
+        "snapshots is a destructive rewrite (health warns, naming the snapshot to go back to).",
+        minimum=0.01,
+        maximum=1,
+    ),
+    Option(
+        "history.guard_min_entries",
+        "int",
+        10,
+        "A root file is judged on its entries only when it had at least this many (sections: "
+        "at least 3); raw `Candidate:` lines added are a destructive rewrite at any size.",
+        minimum=1,
     ),
     Option(
         "history.retention_days",

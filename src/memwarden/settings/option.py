@@ -20,7 +20,7 @@ class Option:
     For `choice`, `choices` lists the allowed strings; for `table_list`, `fields` names the string
     fields every table must have (others are optional and listed in `optional_fields`); a
     `str_map` is one table of string values (`{ env = "prod" }`), whose names `pattern` must
-    match when it is set.
+    match when it is set. A `name_list` is a list of plain file names (no folder, no `..`).
     """
 
     key: str
@@ -34,6 +34,7 @@ class Option:
     optional_fields: tuple[str, ...] = ()
     secret: bool = False
     pattern_list: bool = False
+    name_list: bool = False
     example: Any = None
     pattern: str | None = None
 
@@ -165,9 +166,11 @@ class Option:
     def _coerce_str_list(self, value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ValueError(f"expected a list of strings, got {value!r}")
-        if self.pattern_list:
-            for item in value:
+        for item in value:
+            if self.pattern_list:
                 _check_regex(item)
+            if self.name_list:
+                _check_file_name(item)
         return list(value)
 
     def _coerce_str_map(self, value: Any) -> dict[str, str]:
@@ -206,6 +209,11 @@ def _check_regex(pattern: str) -> None:
         re.compile(pattern)
     except re.error as error:
         raise ValueError(f"invalid regular expression {pattern!r}: {error}") from None
+
+
+def _check_file_name(name: str) -> None:
+    if not name or name in (".", "..") or any(mark in name for mark in "/\\\0"):
+        raise ValueError(f"{name!r} is not a file name (a name such as MEMORY.md, no folder)")
 
 
 def _fmt(number: float) -> str:
