@@ -9,6 +9,7 @@ same job holds its lock.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import logging
@@ -20,9 +21,9 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from memwarden import __version__
-from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, MemwardenError, Terminated
+from memwarden.errors import EXIT_FAILURES, MemwardenError, Terminated
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
-from memwarden.jobs.common import add_global_options, global_options_parent
+from memwarden.jobs.common import add_global_options, global_options_parent, sentence
 
 log = logging.getLogger("memwarden")
 
@@ -31,10 +32,9 @@ Sidecar jobs that keep the memory of OpenClaw agents safe. Each layer works alon
 checkpoint writes what each agent was doing into its workspace, rotate resets sessions
 before compaction, index keeps a compact catalog for bootstrap, health alerts people."""
 
-EPILOG = """\
+EXIT_CODES = """\
 exit codes: 0 done, 1 done with failures, 2 usage or configuration error,
-75 skipped because another run of the same job holds the lock.
-docs: docs/ in the memwarden repository; `memwarden <command> --help` for each command."""
+75 skipped because another run of the same job holds the lock."""
 
 OPTIONS_WITH_VALUE = {"--config", "--state-dir"}
 
@@ -44,9 +44,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser, chosen = build_parser(arguments)
     options = parser.parse_args(arguments)
-    if chosen is None:
-        parser.print_help()
-        return EXIT_USAGE
     _configure_logging(options.verbose - options.quiet)
     signal.signal(signal.SIGTERM, _terminated)
     try:
@@ -66,30 +63,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURES
 
 
-def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, JobSpec | None]:
-    """Return the parser and the command named in `arguments` (whose module alone is imported)."""
+def build_parser(
+    arguments: Sequence[str], every_command: bool = False
+) -> tuple[argparse.ArgumentParser, JobSpec | None]:
+    """Return the parser and the command named in `arguments`; only that command's module is
+    imported, unless `every_command` (shell completion needs them all)."""
     parser = argparse.ArgumentParser(
         prog="memwarden",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=f"{EXIT_CODES}\n{_docs_line()}; `memwarden <command> --help` for each command.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memwarden {__version__}")
     add_global_options(parser, suppress=False)
     common = global_options_parent()
-    commands = parser.add_subparsers(dest="command", metavar="<command>", title="commands")
+    commands = parser.add_subparsers(
+        dest="command", metavar="<command>", title="commands", required=True
+    )
     chosen = _find_command(arguments)
     for spec in available_jobs():
         sub = commands.add_parser(
             spec.name,
             help=spec.summary,
-            description=spec.summary[0].upper() + spec.summary[1:] + ".",
+            description=sentence(spec.summary),
+            epilog=_command_epilog(spec),
             parents=[common],
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        if chosen is spec:
+        if every_command or chosen is spec:
             load_module(spec).add_arguments(sub)
     return parser, chosen
+
+
+def _command_epilog(spec: JobSpec) -> str:
+    examples = "".join(f"\n  {example}" for example in spec.examples)
+    return f"examples:{examples}\n\n{_docs_line()}" if examples else _docs_line()
+
+
+@functools.cache
+def _docs_line() -> str:
+    from memwarden.resources import docs_dir
+
+    return f"docs: {docs_dir()}"
 
 
 def available_jobs() -> list[JobSpec]:

@@ -11,13 +11,15 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A command: its module, one-line summary, and whether runs lock and are recorded."""
+    """A command: its module, one-line summary, whether runs lock and are recorded, and the
+    examples its `--help` ends with."""
 
     name: str
     module: str
     summary: str
     locks: bool = False
     records_run: bool = False
+    examples: tuple[str, ...] = ()
 
 
 JOBS: tuple[JobSpec, ...] = (
@@ -27,6 +29,11 @@ JOBS: tuple[JobSpec, ...] = (
         "write ACTIVE_CONTEXT.md and the daily log of each agent from its live transcript",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden checkpoint --dry-run",
+            "memwarden checkpoint --agent main",
+            "memwarden -q checkpoint    # as the timer runs it",
+        ),
     ),
     JobSpec(
         "rotate",
@@ -34,6 +41,11 @@ JOBS: tuple[JobSpec, ...] = (
         "reset sessions whose context passed the threshold, after checkpointing them",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden rotate --dry-run",
+            "memwarden rotate --threshold 120000 --max 2",
+            "memwarden --json rotate --dry-run --ratio 0.6",
+        ),
     ),
     JobSpec(
         "index",
@@ -41,6 +53,11 @@ JOBS: tuple[JobSpec, ...] = (
         "rebuild memory/INDEX.md catalogs and the bootstrap hook's manifest",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden index --dry-run",
+            "memwarden index --force --agent main",
+            "memwarden index --workspace ~/.openclaw/workspace",
+        ),
     ),
     JobSpec(
         "health",
@@ -48,6 +65,11 @@ JOBS: tuple[JobSpec, ...] = (
         "check the gateway, the host and memwarden's jobs; alert on Slack",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden health --no-alert",
+            "memwarden -q health    # as the timer runs it",
+            "memwarden --json health --no-alert",
+        ),
     ),
     JobSpec(
         "maintain",
@@ -55,51 +77,105 @@ JOBS: tuple[JobSpec, ...] = (
         "apply daily retention: old transcripts, logs, state; back up the gateway config",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden maintain --dry-run",
+            "memwarden -v maintain",
+        ),
     ),
     JobSpec(
-        "doctor", "memwarden.jobs.doctor", "check the deployment and print the fix for each finding"
+        "doctor",
+        "memwarden.jobs.doctor",
+        "check the deployment and print the fix for each finding",
+        examples=(
+            "memwarden doctor",
+            "memwarden doctor --problems-only",
+            "memwarden doctor --skip-gateway    # the gateway is down on purpose",
+        ),
     ),
     JobSpec(
         "status",
         "memwarden.jobs.status",
         "show each job's last run, the health checks not ok and the alerts not yet sent "
         "(read-only)",
+        examples=("memwarden status", "memwarden --json status"),
     ),
     JobSpec(
-        "sessions", "memwarden.jobs.sessions", "list the gateway's agents and sessions (read-only)"
+        "sessions",
+        "memwarden.jobs.sessions",
+        "list the gateway's agents and sessions (read-only)",
+        examples=("memwarden sessions", "memwarden sessions --all --agent main"),
     ),
     JobSpec(
         "history",
         "memwarden.jobs.history",
         "list, show, diff, snapshot, rewind and prune the memory history of each agent",
+        examples=(
+            "memwarden history list --agent main",
+            "memwarden history diff 1042",
+            "memwarden history rewind 1042 --path ACTIVE_CONTEXT.md --dry-run",
+        ),
     ),
     JobSpec(
         "summarize",
         "memwarden.jobs.summarize",
         "write a session summary for a window that just ended (run by the session-summary hook)",
+        examples=(
+            "memwarden summarize --agent main --session-key agent:main:main "
+            "--session-id 101fbd0d-c6e3-4b83-94f5-65435a94d00e --event command:reset",
+        ),
     ),
     JobSpec(
         "events",
         "memwarden.jobs.events",
         "show the timeline of what memwarden saw and did",
+        examples=(
+            "memwarden events --since 24h",
+            "memwarden events --agent main --type rotation --limit 20",
+        ),
     ),
     JobSpec(
-        "install", "memwarden.jobs.install", "install the timers (systemd, launchd, cron) or hooks"
+        "install",
+        "memwarden.jobs.install",
+        "install the timers (systemd, launchd, cron), the hooks or shell completion",
+        examples=(
+            "memwarden install auto --dry-run",
+            "memwarden install hooks",
+            "memwarden install completion",
+        ),
     ),
     JobSpec(
         "uninstall",
         "memwarden.jobs.uninstall",
         "remove what install installed",
+        examples=("memwarden uninstall auto --dry-run", "memwarden uninstall hooks"),
     ),
     JobSpec(
         "config",
         "memwarden.jobs.config_cmd",
         "show, check and document memwarden's settings",
+        examples=(
+            "memwarden config show",
+            "memwarden config check",
+            "memwarden config example > ~/.config/memwarden/config.toml",
+        ),
     ),
     JobSpec(
         "state",
         "memwarden.jobs.state_cmd",
         "back up or export memwarden's state database",
+        examples=(
+            "memwarden state backup ~/memwarden-state.db",
+            "memwarden state export --output state.json",
+        ),
+    ),
+    JobSpec(
+        "completion",
+        "memwarden.jobs.completion",
+        "print the shell completion script for bash, zsh or fish",
+        examples=(
+            "memwarden completion bash > ~/.local/share/bash-completion/completions/memwarden",
+            "memwarden completion fish | source",
+        ),
     ),
 )
 
