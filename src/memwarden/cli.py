@@ -9,6 +9,7 @@ same job holds its lock.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import logging
@@ -22,7 +23,6 @@ from types import ModuleType
 from memwarden import __version__, log_format, stopping
 from memwarden.errors import (
     EXIT_FAILURES,
-    EXIT_USAGE,
     LockHeld,
     MemwardenError,
     StateError,
@@ -31,7 +31,7 @@ from memwarden.errors import (
     describe_os_error,
 )
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
-from memwarden.jobs.common import Parser, add_global_options, global_options_parent
+from memwarden.jobs.common import Parser, add_global_options, global_options_parent, sentence
 
 log = logging.getLogger(log_format.LOGGER_NAME)
 
@@ -40,10 +40,9 @@ Sidecar jobs that keep the memory of OpenClaw agents safe. Each layer works alon
 checkpoint writes what each agent was doing into its workspace, rotate resets sessions
 before compaction, index keeps a compact catalog for bootstrap, health alerts people."""
 
-EPILOG = """\
+EXIT_CODES = """\
 exit codes: 0 done, 1 done with failures, 2 usage or configuration error,
-75 skipped because another run of the same job holds the lock.
-docs: docs/ in the memwarden repository; `memwarden <command> --help` for each command."""
+75 skipped because another run of the same job holds the lock."""
 
 OPTIONS_WITH_VALUE = {"--config", "--state-dir"}
 
@@ -57,9 +56,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown is not None:
         parser.error(f"unrecognized option: {unknown}")
     options = parser.parse_args(arguments)
-    if chosen is None:
-        parser.print_help()
-        return EXIT_USAGE
     verbosity = options.verbose - options.quiet
     levels = {2: logging.DEBUG, 1: logging.INFO}
     log.setLevel(levels.get(min(verbosity, 2), logging.WARNING))
@@ -98,30 +94,48 @@ def _report_error(
     return exit_code
 
 
-def build_parser(arguments: Sequence[str]) -> tuple[argparse.ArgumentParser, JobSpec | None]:
-    """Return the parser and the command named in `arguments` (whose module alone is imported)."""
+def build_parser(
+    arguments: Sequence[str], every_command: bool = False
+) -> tuple[argparse.ArgumentParser, JobSpec | None]:
+    """Return the parser and the command named in `arguments`; only that command's module is
+    imported, unless `every_command` (shell completion needs them all)."""
     parser = Parser(
         prog="memwarden",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=f"{EXIT_CODES}\n{_docs_line()}; `memwarden <command> --help` for each command.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memwarden {__version__}")
     add_global_options(parser, suppress=False)
     common = global_options_parent()
-    commands = parser.add_subparsers(dest="command", metavar="<command>", title="commands")
+    commands = parser.add_subparsers(
+        dest="command", metavar="<command>", title="commands", required=True
+    )
     chosen = _find_command(arguments)
     for spec in available_jobs():
         sub = commands.add_parser(
             spec.name,
             help=spec.summary,
-            description=spec.summary[0].upper() + spec.summary[1:] + ".",
+            description=sentence(spec.summary),
+            epilog=_command_epilog(spec),
             parents=[common],
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        if chosen is spec:
+        if every_command or chosen is spec:
             load_module(spec).add_arguments(sub)
     return parser, chosen
+
+
+def _command_epilog(spec: JobSpec) -> str:
+    examples = "".join(f"\n  {example}" for example in spec.examples)
+    return f"examples:{examples}\n\n{_docs_line()}" if examples else _docs_line()
+
+
+@functools.cache
+def _docs_line() -> str:
+    from memwarden.resources import docs_dir
+
+    return f"docs: {docs_dir()}"
 
 
 def available_jobs() -> list[JobSpec]:

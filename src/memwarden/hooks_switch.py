@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import json5
 import orjson
 
 from memwarden import __version__
@@ -28,7 +27,7 @@ from memwarden.hooks_config import changes, hooks_switched, is_switched, restore
 from memwarden.hooks_record import HooksRecord, load_record, record_path, save_record
 from memwarden.maintenance.config_backup import backup_name
 from memwarden.openclaw.config_edit import ConfigEditError, edit
-from memwarden.openclaw.config_file import load_gateway_config
+from memwarden.openclaw.config_file import load_gateway_config, parse_json5
 from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.gateway_settings import managed_hooks_dir
 from memwarden.scheduling.manifest import sha256_file, sha256_text
@@ -179,7 +178,7 @@ def _config_before(record: HooksRecord | None) -> dict | None:
         return None
     if record.config_before is None:
         return {}
-    value = json5.loads(record.config_before)
+    value = parse_json5(record.config_before.encode())
     return value if isinstance(value, dict) else {}
 
 

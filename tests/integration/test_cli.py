@@ -62,10 +62,16 @@ def test_every_command_and_sub_command_description_is_its_summary_as_a_sentence(
         assert sub.description[0].isupper(), f"memwarden {spec.name} {verb}"
 
 
-def test_no_command_prints_help_and_exits_2(capsys):
-    result = run_cli(capsys)
-    assert result.exit_code == 2
-    assert "usage: memwarden" in result.stdout
+@pytest.mark.parametrize("arguments", [(), ("history",), ("install",), ("config",)])
+def test_missing_command_or_verb_prints_usage_to_stderr_and_exits_2(capsys, arguments):
+    with pytest.raises(SystemExit) as raised:
+        run_cli(capsys, *arguments)
+    assert raised.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    (line,) = captured.err.splitlines()  # the same one line, time-stamped, for all of them
+    assert " ERROR memwarden: the following arguments are required: <" in line
+    assert line.endswith(f"(see `{' '.join(('memwarden', *arguments))} --help`)")
 
 
 def test_bad_config_value_exits_2_with_one_line_per_problem(capsys, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memwarden import __version__
 from memwarden.doctor.timers import check_timers
 from memwarden.scheduling.manifest import Manifest
 
@@ -9,11 +10,11 @@ NOW = 1_800_000_000.0
 WANTED = {"checkpoint": 20, "health": 5}
 
 
-def manifest(jobs=None, installed_at="2027-01-15T08:00:00+00:00") -> Manifest:
+def manifest(jobs=None, installed_at="2027-01-15T08:00:00+00:00", version=__version__) -> Manifest:
     return Manifest(
         target="systemd",
         installed_at=installed_at,
-        memwarden_version="0.1.0",
+        memwarden_version=version,
         executable="/h/bin/memwarden",
         jobs=dict(WANTED if jobs is None else jobs),
         environment={},
@@ -100,3 +101,10 @@ def test_two_schedulers_installed_warns_about_double_runs():
     cron.target = "cron"
     findings = check({"systemd": manifest(), "cron": cron})
     assert findings["timers.duplicate"].severity == "warning"
+
+
+def test_timers_installed_by_another_version_warn_to_install_again():
+    finding = check({"systemd": manifest(version="0.0.9")})["timers.systemd"]
+    assert finding.severity == "warning"
+    assert "installed by memwarden 0.0.9" in finding.message
+    assert finding.fix == "memwarden install systemd"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from memwarden import __version__
 from memwarden.doctor.finding import Finding, Severity
 from memwarden.health.checks.jobs import JobFreshness, grade_staleness
 from memwarden.health.model import Status
@@ -97,6 +98,16 @@ def _check_install(
                 key,
                 "warning",
                 f"the {target} timers do not match the settings ({'; '.join(what)})",
+                f"memwarden install {target}",
+            )
+        )
+    elif manifest.memwarden_version != __version__:
+        findings.append(
+            Finding(
+                key,
+                "warning",
+                f"the {target} timers were installed by memwarden {manifest.memwarden_version}; "
+                f"this is {__version__}, whose units may differ (CHANGELOG.md says)",
                 f"memwarden install {target}",
             )
         )

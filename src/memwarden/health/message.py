@@ -29,8 +29,10 @@ ICONS = {
     Status.WARNING: ":large_orange_circle:",
     Status.OK: ":white_check_mark:",
 }
-SECTION_LIMIT = 2900  # Slack's section text limit is 3000 characters
-HEADER_LIMIT = 150
+SECTION_LIMIT = 3000  # Slack's limit for a section's text
+HEADER_LIMIT = 150  # and for a header's
+ITEM_LIMIT = 1000  # one check's line; a longer message is cut (the plain text keeps it whole)
+MORE_LINE_ROOM = 80  # the "… and N more" line
 
 
 @dataclass(frozen=True)
@@ -166,18 +168,39 @@ def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
     if values["mention"]:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": values["mention"]}})
     for section in values["sections"]:
-        text = render("health/alert_section.mrkdwn.j2", section=section, escape=slack_escape)
-        blocks.append(
-            {
-                "type": "section",
-                "text": {"type": "mrkdwn", "text": _cut(text.strip(), SECTION_LIMIT)},
-            }
-        )
+        blocks.append(_section_block(section))
     footer = render("health/alert_footer.mrkdwn.j2", **values).strip()
     blocks.append(
         {"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(footer, SECTION_LIMIT)}]}
     )
     return blocks
+
+
+def _section_block(section: Section) -> dict[str, Any]:
+    """One Slack section: as many whole items as fit in Slack's limit, then how many more."""
+    from memwarden.templating import render
+
+    lines = [
+        _cut(
+            render("health/alert_item.mrkdwn.j2", item=item, escape=slack_escape).strip(),
+            ITEM_LIMIT,
+        )
+        for item in section.items
+    ]
+    budget = SECTION_LIMIT - len(section.title) - MORE_LINE_ROOM
+    kept = 0
+    for line in lines:
+        budget -= len(line) + 1
+        if budget < 0:
+            break
+        kept += 1
+    text = render(
+        "health/alert_section.mrkdwn.j2",
+        title=section.title,
+        lines=lines[:kept],
+        more=len(lines) - kept,
+    )
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text.strip()}}
 
 
 def _cut(text: str, limit: int) -> str:

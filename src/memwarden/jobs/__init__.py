@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A command: its module, one-line summary, whether runs lock and are recorded, and
-    whether it only reads (then, like any dry run, it creates nothing in memwarden's storage
-    and never claims a storage root; see storage.py).
+    """A command: its module, one-line summary, whether runs lock and are recorded, the
+    examples its `--help` ends with, and whether it only reads (then, like any dry run, it
+    creates nothing in memwarden's storage and never claims a storage root; see storage.py).
 
     `runs_without_state`: when memwarden's state cannot be written (disk full, locked), the job
     still runs, without its lock and its run record, and reports the problem itself (health:
@@ -27,6 +27,7 @@ class JobSpec:
     records_run: bool = False
     read_only: bool = False
     runs_without_state: bool = False
+    examples: tuple[str, ...] = ()
 
 
 JOBS: tuple[JobSpec, ...] = (
@@ -36,6 +37,11 @@ JOBS: tuple[JobSpec, ...] = (
         "write each conversation's handoff (ACTIVE_CONTEXT.md for the main one) and the daily log",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden checkpoint --dry-run",
+            "memwarden checkpoint --agent main",
+            "memwarden -q checkpoint    # as the timer runs it",
+        ),
     ),
     JobSpec(
         "rotate",
@@ -43,6 +49,11 @@ JOBS: tuple[JobSpec, ...] = (
         "reset sessions whose context passed the threshold, after checkpointing them",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden rotate --dry-run",
+            "memwarden rotate --threshold 120000 --max 2",
+            "memwarden --json rotate --dry-run --ratio 0.6",
+        ),
     ),
     JobSpec(
         "index",
@@ -50,6 +61,11 @@ JOBS: tuple[JobSpec, ...] = (
         "rebuild memory/INDEX.md catalogs and the bootstrap hook's manifest",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden index --dry-run",
+            "memwarden index --force --agent main",
+            "memwarden index --workspace ~/.openclaw/workspace",
+        ),
     ),
     JobSpec(
         "health",
@@ -58,6 +74,11 @@ JOBS: tuple[JobSpec, ...] = (
         locks=True,
         records_run=True,
         runs_without_state=True,
+        examples=(
+            "memwarden health --no-alert",
+            "memwarden -q health    # as the timer runs it",
+            "memwarden --json health --no-alert",
+        ),
     ),
     JobSpec(
         "maintain",
@@ -65,12 +86,21 @@ JOBS: tuple[JobSpec, ...] = (
         "apply daily retention: old transcripts, logs, state; back up the gateway config",
         locks=True,
         records_run=True,
+        examples=(
+            "memwarden maintain --dry-run",
+            "memwarden -v maintain",
+        ),
     ),
     JobSpec(
         "doctor",
         "memwarden.jobs.doctor",
         "check the deployment and print the fix for each finding",
         read_only=True,
+        examples=(
+            "memwarden doctor",
+            "memwarden doctor --problems-only",
+            "memwarden doctor --skip-gateway    # the gateway is down on purpose",
+        ),
     ),
     JobSpec(
         "status",
@@ -78,48 +108,90 @@ JOBS: tuple[JobSpec, ...] = (
         "show each job's last run, the health checks not ok and the alerts not yet sent "
         "(read-only)",
         read_only=True,
+        examples=("memwarden status", "memwarden --json status"),
     ),
     JobSpec(
         "sessions",
         "memwarden.jobs.sessions",
         "list the gateway's agents and sessions (read-only)",
         read_only=True,
+        examples=("memwarden sessions", "memwarden sessions --all --agent main"),
     ),
     JobSpec(
         "history",
         "memwarden.jobs.history",
         "list, show, diff, snapshot, rewind and prune the memory history of each agent",
+        examples=(
+            "memwarden history list --agent main",
+            "memwarden history diff 19322a98",
+            "memwarden history rewind 19322a98 --path MEMORY.md --dry-run",
+        ),
     ),
     JobSpec(
         "summarize",
         "memwarden.jobs.summarize",
         "write a session summary for a window that just ended (run by the session-summary hook)",
+        examples=(
+            "memwarden summarize --agent main --session-key agent:main:main "
+            "--session-id 101fbd0d-c6e3-4b83-94f5-65435a94d00e --event command:reset",
+        ),
     ),
     JobSpec(
         "events",
         "memwarden.jobs.events",
         "show the timeline of what memwarden saw and did",
         read_only=True,
+        examples=(
+            "memwarden events --since 24h",
+            "memwarden events --agent main --type rotation --limit 20",
+        ),
     ),
     JobSpec(
-        "install", "memwarden.jobs.install", "install the timers (systemd, launchd, cron) or hooks"
+        "install",
+        "memwarden.jobs.install",
+        "install the timers (systemd, launchd, cron), the hooks or shell completion",
+        examples=(
+            "memwarden install auto --dry-run",
+            "memwarden install hooks",
+            "memwarden install completion",
+        ),
     ),
     JobSpec(
         "uninstall",
         "memwarden.jobs.uninstall",
         "remove what install installed",
+        examples=("memwarden uninstall auto --dry-run", "memwarden uninstall hooks"),
     ),
     JobSpec(
         "config",
         "memwarden.jobs.config_cmd",
         "show, check and document memwarden's settings",
         read_only=True,
+        examples=(
+            "memwarden config show",
+            "memwarden config check",
+            "memwarden config example > ~/.config/memwarden/config.toml",
+        ),
     ),
     JobSpec(
         "state",
         "memwarden.jobs.state_cmd",
         "back up or export memwarden's state database",
         read_only=True,
+        examples=(
+            "memwarden state backup ~/memwarden-state.db",
+            "memwarden state export --output state.json",
+        ),
+    ),
+    JobSpec(
+        "completion",
+        "memwarden.jobs.completion",
+        "print the shell completion script for bash, zsh or fish",
+        read_only=True,
+        examples=(
+            "memwarden completion bash > ~/.local/share/bash-completion/completions/memwarden",
+            "memwarden completion fish | source",
+        ),
     ),
 )
 

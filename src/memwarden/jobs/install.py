@@ -1,4 +1,5 @@
-"""`memwarden install {systemd,launchd,cron,auto,hooks}`: schedule the jobs, or install the hooks.
+"""`memwarden install {systemd,launchd,cron,auto,hooks,completion}`: schedule the jobs, or install
+the hooks or the shell completion.
 
 The timers run `memwarden -q <job>` at the intervals of [schedule]; `--dry-run` prints every file
 and command instead. What was installed is recorded in `<storage_dir>/install/<target>.json`.
@@ -18,6 +19,7 @@ TARGETS = {
     "auto": "install for this machine: launchd on macOS, systemd when it runs your session, "
     "else cron",
     "hooks": "install and enable the gateway hooks memory-index-inject and session-summary",
+    "completion": "install shell completion for bash, zsh and fish, where each shell looks",
 }
 
 
@@ -30,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if options.target == "hooks":
         return _hooks(context, options.dry_run)
+    if options.target == "completion":
+        from memwarden.scheduling.completion_files import install_completion
+
+        return install_completion(context, options.dry_run)
     from memwarden.scheduling.host import choose_target, gather_host_facts
     from memwarden.scheduling.installer import install
 

@@ -1,4 +1,5 @@
-"""`memwarden uninstall {systemd,launchd,cron,auto,hooks}`: remove what install installed.
+"""`memwarden uninstall {systemd,launchd,cron,auto,hooks,completion}`: remove what install
+installed.
 
 Only what the install manifest lists is removed; files changed since install are kept unless
 `--force` (a secrets file you filled in is always kept).
@@ -17,6 +18,7 @@ TARGETS = {
     "cron": "remove memwarden's block from your crontab",
     "auto": "uninstall every target that has an install manifest",
     "hooks": "disable and remove the gateway hooks memwarden installed",
+    "completion": "remove the shell completion files memwarden installed",
 }
 
 
@@ -25,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, summary in TARGETS.items():
         sub = add_verb(targets, name, summary)
         add_dry_run(sub)
-        if name != "hooks":
+        if name not in ("hooks", "completion"):
             sub.add_argument(
                 "--force",
                 action="store_true",
@@ -36,6 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if options.target == "hooks":
         return _hooks(context, options.dry_run)
+    if options.target == "completion":
+        from memwarden.scheduling.completion_files import uninstall_completion
+
+        return uninstall_completion(context, options.dry_run)
     from memwarden.scheduling.uninstaller import installed_targets, uninstall
 
     if options.target != "auto":

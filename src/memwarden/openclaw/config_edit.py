@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import json5
 import orjson
+
+from memwarden.openclaw.config_file import parse_json5
 
 DEFAULT_INDENT = "  "
 _WHITESPACE = " \t\r\n\ufeff\u00a0\u2028\u2029\v\f"
@@ -67,7 +68,7 @@ def edit(text: str, changes: Sequence[tuple[Path, Any]], expected: Mapping[str, 
     for path, value in changes:
         text = remove_member(text, path) if value is DELETE else set_member(text, path, value)
     try:
-        result = json5.loads(text) if text.strip() else {}
+        result = parse_json5(text.encode()) if text.strip() else {}
     except ValueError as error:
         raise ConfigEditError(f"the edited text is not JSON5: {error}") from error
     if result != expected:
@@ -211,7 +212,7 @@ class _Parser:
         if self.position < len(self.text) and self.text[self.position] in "\"'":
             self.string()
             try:
-                return str(json5.loads(self.text[start : self.position]))
+                return str(parse_json5(self.text[start : self.position].encode()))
             except ValueError as error:
                 raise ConfigEditError(f"a key at offset {start} is not a string") from error
         while self.position < len(self.text) and self.text[self.position] not in _SCALAR_END:

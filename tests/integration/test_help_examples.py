@@ -1,0 +1,41 @@
+"""`--help` that teaches: every command ends with real examples and says where the docs are."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from memwarden.cli import available_jobs, build_parser
+from memwarden.resources import docs_dir
+from support.cli import run_cli
+
+
+@pytest.mark.parametrize("spec", available_jobs(), ids=lambda spec: spec.name)
+def test_every_command_help_ends_with_examples_and_the_docs_folder(capsys, spec):
+    with pytest.raises(SystemExit):
+        run_cli(capsys, spec.name, "--help")
+    out = capsys.readouterr().out
+    assert 1 <= len(spec.examples) <= 3
+    examples = out[out.index("\nexamples:\n") :]
+    for example in spec.examples:
+        assert f"\n  {example}\n" in examples
+    assert out.rstrip().endswith(f"docs: {docs_dir()}")
+
+
+@pytest.mark.parametrize(
+    ("spec", "example"),
+    [(spec, example) for spec in available_jobs() for example in spec.examples],
+    ids=lambda value: getattr(value, "name", None) or value.split("#")[0].strip(),
+)
+def test_every_example_is_accepted_by_the_parser(spec, example):
+    words = shlex.split(example.split(" > ")[0].split(" | ")[0], comments=True)
+    assert words[0] == "memwarden"
+    parser, chosen = build_parser(words[1:])
+    assert chosen is spec
+    parser.parse_args(words[1:])
+
+
+def test_the_docs_folder_named_in_help_holds_the_documentation():
+    assert (docs_dir() / "install.md").is_file()
+    assert (docs_dir() / "operations.md").is_file()
