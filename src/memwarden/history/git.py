@@ -17,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,12 +148,17 @@ class BatchImport:
     def finish(self, message: str, when: int, kept: Sequence[str] = ()) -> list[str]:
         """End the stream with the batch commit; return the snapshots' commit ids, in order.
         Raise HistoryError if git failed."""
+        self._write(batch_part(self.ref, self.count, kept, message, when))
+        self._process.stdin.close()  # type: ignore[union-attr]
+        # A blocking wait, with a watchdog: Popen.wait(timeout) polls, up to 50 ms late.
+        watchdog = threading.Timer(GIT_TIMEOUT_SECONDS, self._process.kill)
+        watchdog.start()
         try:
-            self._write(batch_part(self.ref, self.count, kept, message, when))
-            self._process.stdin.close()  # type: ignore[union-attr]
-            code = self._process.wait(timeout=GIT_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired as error:
-            raise HistoryError(f"{self.store.git_dir}: git fast-import timed out") from error
+            code = self._process.wait()
+        finally:
+            watchdog.cancel()
+        if code == -signal.SIGKILL:
+            raise HistoryError(f"{self.store.git_dir}: git fast-import timed out or was killed")
         if code != 0:
             raise self._failure(code)
         marks = dict(line.split() for line in self._marks.read_text("ascii").splitlines())
