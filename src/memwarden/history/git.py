@@ -14,6 +14,8 @@ delete the rest.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -52,6 +54,7 @@ STORE_CONFIG = {
 # Deltas are left to retention (`repack_by_group`): fast-import would only try each file
 # against the file written just before it in the stream, another agent's, for nothing.
 FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
+PIPE_BYTES = 1 << 20
 
 
 def blob_sha(data: bytes) -> str:
@@ -399,7 +402,7 @@ class GitStore:
         if not self.git_dir.is_dir():
             raise HistoryError(f"{self.git_dir}: no history store here (was it deleted?)")
         try:
-            return subprocess.Popen(
+            process = subprocess.Popen(
                 [self.executable, *arguments],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
@@ -409,6 +412,8 @@ class GitStore:
             )
         except FileNotFoundError as error:
             raise self._missing() from error
+        _widen_pipe(process.stdin)
+        return process
 
     def run(self, arguments: list[str], stdin: bytes | None = None) -> bytes:
         """Run git with `arguments` on this store; return stdout. Raise HistoryError on failure."""
@@ -440,6 +445,16 @@ class GitStore:
             f"{self.executable}: git not found; memory history needs git "
             "(install it, or set history.git to its full path)"
         )
+
+
+def _widen_pipe(pipe: IO[bytes] | None) -> None:
+    """Give a pipe 1 MB of buffer where the system allows it (Linux), so memwarden goes on
+    reading workspaces while git starts and catches up, instead of waiting on every 64 KB."""
+    size_flag = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if pipe is None or size_flag is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe.fileno(), size_flag, PIPE_BYTES)
 
 
 def sanitized_env(git_dir: Path, path_env: str | None = None) -> Mapping[str, str]:
