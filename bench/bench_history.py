@@ -179,7 +179,10 @@ def whole_run_with_and_without_history() -> dict:
             (WITHOUT_HISTORY, "history-off", False),
         )
     }
-    return measure_interleaved(commands, repeat=WHOLE_RUN_ROUNDS)
+    measured = measure_interleaved(commands, repeat=WHOLE_RUN_ROUNDS)
+    files = [p for w in fleet.workspaces.values() for p in (w / "memory").rglob("*") if p.is_file()]
+    measured["memory"] = (len(files), sum(path.stat().st_size for path in files))
+    return measured
 
 
 WITH_HISTORY = "`checkpoint`, 100 agents x 2 MB, one new turn each: history on"
@@ -338,14 +341,19 @@ def run(report: Report) -> None:
         f"with memory history on and off, {WHOLE_RUN_ROUNDS} runs of each after a warm-up, "
         "interleaved (one of each in turn), each with its own memwarden state."
     )
+    file_count, memory_bytes = whole.pop("memory")
     section.measurements(list(whole.values()))
     added = whole[WITH_HISTORY].median_s - whole[WITHOUT_HISTORY].median_s
     cpu_added = whole[WITH_HISTORY].cpu_median_s - whole[WITHOUT_HISTORY].cpu_median_s
     section.text(
         f"History adds {added * 1000:.0f} ms to the median run ({cpu_added * 1000:.0f} ms of "
-        "CPU). The difference of two medians of a second each moves by tens of ms on this "
-        "shared machine from one measurement to the next; the in-process figure above is the "
-        "steadier measure of the same work."
+        f"CPU, git's included). The fleet's memory folders hold {file_count} files, "
+        f"{memory_bytes / 1e6:.1f} MB, and a run rewrites most of it: every agent's handoff and "
+        "the day's log, which grows by an entry at each run (and, as the fleet is reused, has "
+        "grown over every earlier bench run). A snapshot stores each changed file whole, so its "
+        "cost follows these bytes — reading and hashing them, and git hashing and compressing "
+        "them — more than the number of agents. The difference of two medians of a second each "
+        "also moves by tens of ms on this shared machine from one measurement to the next."
     )
     if not all(row["ok"] for row in table + batch_table):
         raise BenchError("a history snapshot missed its target")
