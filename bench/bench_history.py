@@ -325,8 +325,8 @@ def run(report: Report) -> None:
         f"files each (files an hour old); before each round {CHANGED_FILES} files of every "
         "workspace are rewritten, as a checkpoint run rewrites the handoff, the daily log and "
         "INDEX.md. In one child process, each mode with its own store, after a first snapshot "
-        f"of every agent, {BATCH_ROUNDS} rounds of each mode, interleaved: all {AGENTS} agents in one "
-        "`snapshot_agents` call (what checkpoint, rotate, index and health do: one git "
+        f"of every agent, {BATCH_ROUNDS} rounds of each mode, interleaved: all {AGENTS} agents "
+        "in one `snapshot_agents` call (what checkpoint, rotate, index and health do: one git "
         "process), and one `snapshot()` call per agent (one git process each, the cost model "
         "of history before batching)."
     )
