@@ -14,11 +14,15 @@ delete the rest.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +54,7 @@ STORE_CONFIG = {
 # Deltas are left to retention (`repack_by_group`): fast-import would only try each file
 # against the file written just before it in the stream, another agent's, for nothing.
 FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
+PIPE_BYTES = 1 << 20
 
 
 def blob_sha(data: bytes) -> str:
@@ -146,12 +151,17 @@ class BatchImport:
     def finish(self, message: str, when: int, kept: Sequence[str] = ()) -> list[str]:
         """End the stream with the batch commit; return the snapshots' commit ids, in order.
         Raise HistoryError if git failed."""
+        self._write(batch_part(self.ref, self.count, kept, message, when))
+        self._process.stdin.close()  # type: ignore[union-attr]
+        # A blocking wait, with a watchdog: Popen.wait(timeout) polls, up to 50 ms late.
+        watchdog = threading.Timer(GIT_TIMEOUT_SECONDS, self._process.kill)
+        watchdog.start()
         try:
-            self._write(batch_part(self.ref, self.count, kept, message, when))
-            self._process.stdin.close()  # type: ignore[union-attr]
-            code = self._process.wait(timeout=GIT_TIMEOUT_SECONDS)
-        except subprocess.TimeoutExpired as error:
-            raise HistoryError(f"{self.store.git_dir}: git fast-import timed out") from error
+            code = self._process.wait()
+        finally:
+            watchdog.cancel()
+        if code == -signal.SIGKILL:
+            raise HistoryError(f"{self.store.git_dir}: git fast-import timed out or was killed")
         if code != 0:
             raise self._failure(code)
         marks = dict(line.split() for line in self._marks.read_text("ascii").splitlines())
@@ -392,7 +402,7 @@ class GitStore:
         if not self.git_dir.is_dir():
             raise HistoryError(f"{self.git_dir}: no history store here (was it deleted?)")
         try:
-            return subprocess.Popen(
+            process = subprocess.Popen(
                 [self.executable, *arguments],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
@@ -402,6 +412,8 @@ class GitStore:
             )
         except FileNotFoundError as error:
             raise self._missing() from error
+        _widen_pipe(process.stdin)
+        return process
 
     def run(self, arguments: list[str], stdin: bytes | None = None) -> bytes:
         """Run git with `arguments` on this store; return stdout. Raise HistoryError on failure."""
@@ -433,6 +445,16 @@ class GitStore:
             f"{self.executable}: git not found; memory history needs git "
             "(install it, or set history.git to its full path)"
         )
+
+
+def _widen_pipe(pipe: IO[bytes] | None) -> None:
+    """Give a pipe 1 MB of buffer where the system allows it (Linux), so memwarden goes on
+    reading workspaces while git starts and catches up, instead of waiting on every 64 KB."""
+    size_flag = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if pipe is None or size_flag is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe.fileno(), size_flag, PIPE_BYTES)
 
 
 def sanitized_env(git_dir: Path, path_env: str | None = None) -> Mapping[str, str]:

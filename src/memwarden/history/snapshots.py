@@ -221,8 +221,8 @@ class _Batch:
 
 
 def _tree_files(plan: Plan) -> list[TreeFile]:
-    contents, make = plan.contents, TreeFile._make
-    return [make((path, sha, contents.get(path))) for path, sha in sorted(plan.current.items())]
+    contents = plan.contents
+    return [TreeFile(path, sha, contents.get(path)) for path, sha in sorted(plan.current.items())]
 
 
 def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:
