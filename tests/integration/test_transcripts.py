@@ -9,7 +9,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-import zstandard
 
 from memwarden.errors import StoreError
 from memwarden.openclaw.entries import (
@@ -32,6 +31,7 @@ from memwarden.openclaw.transcripts import (
     read_tail,
     transcript_size,
 )
+from memwarden.openclaw.zstd_frames import zstd
 from support.transcripts import (
     MINIMAL_NAVIGATION_JSON,
     assistant_text,
@@ -178,7 +178,7 @@ def test_read_tail_sqlite_zstd_rows_are_decompressed(agent_db):
                 "UPDATE transcript_events SET event_json = NULL, event_zstd = ?,"
                 " event_utf8_bytes = ?, navigation_json = ? WHERE session_id = ? AND seq = ?",
                 (
-                    zstandard.ZstdCompressor().compress(line),
+                    zstd.compress(line),
                     len(line),
                     MINIMAL_NAVIGATION_JSON,
                     MAIN_SESSION,
@@ -218,7 +218,7 @@ def test_read_tail_sqlite_row_past_the_4mib_event_limit_is_skipped_and_reported(
         connection.execute(
             "UPDATE transcript_events SET event_json = NULL, event_zstd = ?,"
             " event_utf8_bytes = 100, navigation_json = ? WHERE seq = 1",
-            (zstandard.ZstdCompressor().compress(huge), MINIMAL_NAVIGATION_JSON),
+            (zstd.compress(huge), MINIMAL_NAVIGATION_JSON),
         )
 
     result = read_tail(TranscriptLocation("sqlite", db, "s1"))

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import zstandard
+
+from memwarden.openclaw.zstd_frames import zstd
 
 DEFAULT_SESSION_ID = "5e551011-0000-4000-8000-000000000001"
 START = datetime(2026, 11, 22, 5, 0, tzinfo=UTC)
@@ -272,7 +273,7 @@ def event_row(
 ) -> tuple[Any, ...]:
     """Return the `transcript_events` values of one line, zstd-compressed when `compress`."""
     if compress:
-        blob = zstandard.ZstdCompressor().compress(line)
+        blob = zstd.compress(line)
         return (session_id, seq, None, created_at, blob, len(line), MINIMAL_NAVIGATION_JSON)
     return (session_id, seq, line.decode(), created_at, None, len(line), None)
 

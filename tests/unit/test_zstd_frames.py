@@ -3,26 +3,26 @@
 from __future__ import annotations
 
 import pytest
-import zstandard
 
 from memwarden.openclaw.zstd_frames import (
     MAX_EVENT_BYTES,
     FrameError,
     FrameTooLarge,
     decompress_capped,
+    zstd,
 )
 
 
 def _streamed(chunk: bytes, times: int) -> bytes:
     """Compress `chunk` repeated `times` times as one frame that does not state its size."""
-    compressor = zstandard.ZstdCompressor(level=1).compressobj()
+    compressor = zstd.ZstdCompressor(level=1)
     return b"".join(compressor.compress(chunk) for _ in range(times)) + compressor.flush()
 
 
 def test_decompress_capped_content_up_to_the_limit_comes_back_whole():
     content = b'{"type":"message"}' * 1000
 
-    assert decompress_capped(zstandard.ZstdCompressor().compress(content)) == content
+    assert decompress_capped(zstd.compress(content)) == content
     assert decompress_capped(_streamed(b"a", MAX_EVENT_BYTES)) == b"a" * MAX_EVENT_BYTES
 
 
@@ -37,9 +37,15 @@ def test_decompress_capped_a_1_gib_bomb_stops_one_byte_past_the_cap():
 
 def test_decompress_capped_smaller_limit_applies():
     with pytest.raises(FrameTooLarge):
-        decompress_capped(zstandard.ZstdCompressor().compress(b"x" * 101), limit=100)
+        decompress_capped(zstd.compress(b"x" * 101), limit=100)
 
 
 def test_decompress_capped_not_zstd_raises_frame_error():
     with pytest.raises(FrameError, match="not a valid zstd frame"):
         decompress_capped(b"\x00\x11\x22\x33")
+
+
+def test_decompress_capped_a_cut_frame_raises_frame_error():
+    whole = zstd.compress(b'{"type":"message"}' * 1000)
+    with pytest.raises(FrameError):
+        decompress_capped(whole[: len(whole) // 2])

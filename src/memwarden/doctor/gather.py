@@ -11,6 +11,7 @@ from memwarden.doctor.alerting import check_alert_destination
 from memwarden.doctor.bootstrap import check_bootstrap
 from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
+from memwarden.doctor.metrics_file import check_metrics_file
 from memwarden.doctor.permissions import PathFacts, check_permissions
 from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
@@ -71,6 +72,7 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         ("timers", lambda: timers(context, manifests)),
         ("secrets", lambda: secrets_visibility(context, manifests)),
         ("alerts", lambda: alert_destination(context)),
+        ("metrics", lambda: [metrics_file(context)]),
         ("permissions", lambda: permissions(context, deployment, manifests)),
     ]
     if check_gateway:
@@ -81,6 +83,16 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         except (MemwardenError, OSError, sqlite3.Error) as error:
             findings += _broken(key, error)
     return findings
+
+
+def metrics_file(context: JobContext) -> Finding:
+    """Whether node_exporter can read the metrics textfile (see doctor.metrics_file)."""
+    configured = context.config.health.metrics_file
+    owned = None
+    if configured:
+        folder = Path(configured).expanduser().parent
+        owned = folder.stat().st_uid == os.getuid() if folder.is_dir() else None
+    return check_metrics_file(configured, context.config.health.metrics_file_mode, owned)
 
 
 def _broken(key: str, error: Exception) -> list[Finding]:

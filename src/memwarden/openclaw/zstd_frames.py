@@ -3,21 +3,19 @@
 The gateway stores a transcript line zstd-compressed in `transcript_events.event_zstd`, and its
 schema limits the line to 4 MiB (`event_utf8_bytes BETWEEN 1 AND 4194304`). A small frame can
 claim gigabytes, so output is never taken past the cap: decompression stops one byte after it.
-This module is the only one that calls the zstd library.
+This module is the only one that calls the zstd library: the standard library's
+`compression.zstd` from Python 3.14, its backport `backports.zstd` before.
 """
 
 from __future__ import annotations
 
-import io
-import threading
-
-import zstandard
+try:
+    from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+except ImportError:
+    from backports import zstd
 
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 """The gateway's limit on one transcript event, decompressed (its schema's CHECK)."""
-
-# A ZstdDecompressor must not be used by two threads at once (python-zstandard); one per thread.
-_THREAD_STATE = threading.local()
 
 
 class FrameError(ValueError):
@@ -34,18 +32,13 @@ def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes:
     At most `limit` + 1 bytes are ever produced. Raise FrameTooLarge if the content is longer
     than `limit`, FrameError if the data is not a valid zstd frame.
     """
+    decompressor = zstd.ZstdDecompressor()  # one frame each: never shared between threads
     try:
-        with _decompressor().stream_reader(io.BytesIO(data)) as reader:
-            content = reader.read(limit + 1)
-    except zstandard.ZstdError as error:
+        content = decompressor.decompress(data, max_length=limit + 1)
+    except zstd.ZstdError as error:
         raise FrameError(f"not a valid zstd frame: {error}") from error
     if len(content) > limit:
         raise FrameTooLarge(f"decompresses to more than {limit} bytes")
+    if not decompressor.eof:
+        raise FrameError("not a valid zstd frame: it ends before its content does")
     return content
-
-
-def _decompressor() -> zstandard.ZstdDecompressor:
-    decompressor = getattr(_THREAD_STATE, "decompressor", None)
-    if decompressor is None:
-        decompressor = _THREAD_STATE.decompressor = zstandard.ZstdDecompressor()
-    return decompressor

@@ -142,7 +142,8 @@ def _apply(
     )
     result.lines.append(f"installed with {plan.target}: {scheduled}")
     result.lines.append(f"manifest: {saved} (`memwarden uninstall {plan.target}` undoes it)")
-    result.lines += _next_steps(plan.target, spec)
+    health = context.config.health
+    result.lines += _next_steps(plan.target, spec, (health.metrics_file, health.metrics_file_mode))
     result.exit_code = EXIT_FAILURES if failed else 0
     result.data = {
         "target": plan.target,
@@ -231,15 +232,24 @@ def _remove_stale(plan: InstallPlan, result: JobResult) -> list[str]:
     return removed
 
 
-def _next_steps(target: str, spec: UnitSpec) -> list[str]:
+def _next_steps(target: str, spec: UnitSpec, metrics: tuple[str, str]) -> list[str]:
     if target == "systemd":
-        return [
+        steps = [
             "check: systemctl --user list-timers 'memwarden-*'; logs: journalctl --user -u "
             "'memwarden-*'"
         ]
-    if target == "launchd":
-        return [f"check: launchctl list | grep {spec.launchd_label}; logs: {spec.log_dir}"]
-    return [f"check: crontab -l; logs: {spec.log_dir}"]
+    elif target == "launchd":
+        steps = [f"check: launchctl list | grep {spec.launchd_label}; logs: {spec.log_dir}"]
+    else:
+        steps = [f"check: crontab -l; logs: {spec.log_dir}"]
+    path, mode = metrics
+    if path:
+        readers = "memwarden's user only" if mode == "0600" else f"mode {mode}"
+        steps.append(
+            f'metrics: health writes {path} ({readers}; health.metrics_file_mode = "0644" '
+            "lets a node_exporter running as another user read it; `memwarden doctor` checks)"
+        )
+    return steps
 
 
 def _warnings(context: JobContext, spec: UnitSpec, target: str) -> list[str]:

@@ -1,0 +1,31 @@
+"""Doctor's check that node_exporter can read the metrics textfile."""
+
+from __future__ import annotations
+
+from memwarden.doctor.metrics_file import check_metrics_file
+
+PATH = "/var/lib/node_exporter/textfile/memwarden.prom"
+
+
+def test_no_metrics_file_is_information_with_the_setting_to_add():
+    finding = check_metrics_file("", "0600", None)
+    assert (finding.severity, finding.fix) == (
+        "info",
+        'health.metrics_file = "/var/lib/node_exporter/textfile/memwarden.prom"',
+    )
+
+
+def test_private_file_in_another_users_folder_warns_with_the_mode_to_set():
+    finding = check_metrics_file(PATH, "0600", folder_owned_by_me=False)
+    assert finding.severity == "warning"
+    assert "cannot read it" in finding.message
+    assert finding.fix.startswith('health.metrics_file_mode = "0644"')
+
+
+def test_readable_file_or_own_folder_is_ok():
+    assert check_metrics_file(PATH, "0644", folder_owned_by_me=False).severity == "ok"
+    assert check_metrics_file(PATH, "0600", folder_owned_by_me=True).severity == "ok"
+
+
+def test_missing_folder_warns():
+    assert check_metrics_file(PATH, "0644", folder_owned_by_me=None).severity == "warning"
