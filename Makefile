@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install memwarden (editable) with its dev tools; fast when done
 
-test-tools: ## install the programs some tests run, when missing (apt-get, as root): systemd-analyze, promtool, alertmanager
+test-tools: ## install the programs some tests run, when missing (apt-get, as root): systemd-analyze, promtool, alertmanager, zsh, fish
 	@sh scripts/test-tools.sh
 
 test: setup test-tools ## run the unit and integration tests (the e2e suite is `make e2e`)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages whose programs some tests run for real, when they are missing:
 #   systemd-analyze (package `systemd`): verify the rendered units and rate their hardening;
-#   promtool (`prometheus`) and Alertmanager (`prometheus-alertmanager`): metrics, rules, alerts.
+#   promtool (`prometheus`) and Alertmanager (`prometheus-alertmanager`): metrics, rules, alerts;
+#   zsh and fish: the shell completion scripts load and complete.
 # Called by `make test` and `make e2e`.
 #
 # - All present: returns at once.
@@ -13,7 +14,7 @@
 set -eu
 
 # command:package, one pair per program the tests run
-TOOLS="systemd-analyze:systemd promtool:prometheus prometheus-alertmanager:prometheus-alertmanager"
+TOOLS="systemd-analyze:systemd promtool:prometheus prometheus-alertmanager:prometheus-alertmanager zsh:zsh fish:fish"
 
 missing_packages() {
     for pair in $TOOLS; do

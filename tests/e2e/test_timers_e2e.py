@@ -98,9 +98,9 @@ def test_cron_runner_health_quiet_with_secrets_logs_a_critical_line_when_the_gat
         assert alerts[0].body["channel"] == CHANNEL  # the quoted channel, without its quotes
         text = log.read_text()
         assert BOT_TOKEN not in text
-        # Needs issue 12 items 1-2 (quiet is not silent; ISO time stamp and level), ops-a:
+        # quiet is not silent: a time-stamped line at the CRITICAL level names the check
         critical = [
-            line for line in text.splitlines() if "gateway.live" in line and "critical" in line
+            line for line in text.splitlines() if "gateway.live" in line and " CRITICAL " in line
         ]
         assert critical, f"no critical line in {log}:\n{text}"
         assert ISO_8601.match(critical[0]), critical[0]

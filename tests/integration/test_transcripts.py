@@ -565,3 +565,17 @@ def test_missing_transcript_raises_store_error_naming_the_path(tmp_path, read, k
     missing = tmp_path / "gone" / "missing-transcript"
     with pytest.raises(StoreError, match="missing-transcript"):
         read(TranscriptLocation(kind, missing, "s1"))
+
+
+def test_read_tail_sqlite_the_gateways_own_zstd_row_is_decompressed(tmp_path):
+    # Captured from openclaw 2026.9.6 (tests/fixtures/openclaw-2026.9.6-zstd): a 3,213-byte
+    # user line the gateway stored in `event_zstd` (302 bytes), `event_json` NULL.
+    captured = Path(__file__).parents[1] / "fixtures" / "openclaw-2026.9.6-zstd"
+    database = Path(shutil.copy(captured / "openclaw-agent.sqlite", tmp_path / "agent.sqlite"))
+    result = read_tail(
+        TranscriptLocation("sqlite", database, "881d25df-095d-4672-bf3f-c3135eb17097")
+    )
+    requests = [text for text in _texts(result.entries) if "zstd-capture-marker" in text]
+    assert len(requests) == 1
+    assert requests[0].startswith("zstd-capture-marker: Please keep these notes")
+    assert (result.malformed, result.oversized) == (0, 0)
