@@ -283,7 +283,12 @@ def test_install_systemd_hardening_paths_are_what_each_job_writes(capsys, tmp_pa
     assert result.exit_code == 0, result.stderr
     for job in ("checkpoint", "rotate", "index"):
         assert hardening_paths(result, job) == [str(storage), f"-{memory}"]
-    assert hardening_paths(result, "maintain") == [str(storage), str(state.sessions_dir)]
+    # maintain archives idle handoffs by default (maintain.archive_handoffs_after_days = 30).
+    assert hardening_paths(result, "maintain") == [
+        str(storage),
+        f"-{memory}",
+        str(state.sessions_dir),
+    ]
     assert hardening_paths(result, "health") == [str(storage), f"-{tmp_path / 'textfile'}"]
 
 
@@ -299,3 +304,17 @@ def test_install_systemd_maintain_archiving_daily_logs_may_write_memory(
     )
 
     assert str(state.workspace / "memory") in hardening_paths(result, "maintain")
+
+
+def test_install_systemd_maintain_without_archiving_leaves_memory_out(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_MAINTAIN_ARCHIVE_HANDOFFS_AFTER_DAYS", "0")
+    state = make_file_era_state(tmp_path)
+    storage = Path(os.environ["XDG_STATE_HOME"]) / "memwarden"
+
+    result = run_cli(
+        capsys, "--state-dir", state.state_dir, "install", "systemd", "--dry-run", "--json"
+    )
+
+    assert hardening_paths(result, "maintain") == [str(storage), str(state.sessions_dir)]

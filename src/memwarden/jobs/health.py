@@ -195,7 +195,8 @@ def _alerts(
         return {"summary": summary}, None
     settings = _alert_settings(context, send_resolved=context.config.slack.send_resolved)
     now = context.now()
-    plan, message = alerting.plan_alerts(state, results, now, settings)
+    announced = destination is not None
+    plan, message = alerting.plan_alerts(state, results, now, settings, announced)
     waiting = store.undelivered(state)
     if options.dry_run:
         result.lines += _dry_run_lines(plan, message, destination, forward_to, len(waiting))
