@@ -35,8 +35,8 @@ def main() -> int:
     explore = write_explore_script(sample)
     print(f"\nEverything above lives in {DEMO} (remove it with `make clean`).")
     print(
-        "To go on exploring the demo without touching your own memwarden state, start a shell\n"
-        f"with its environment: `. {os.path.relpath(explore)}`"
+        "To go on exploring the demo without touching your own memwarden state, load its\n"
+        f"environment into your shell: `. {os.path.relpath(explore)}`"
         "\nthen e.g. `memwarden history list` (the simulated gateway has stopped: rotate and\n"
         "the gateway checks will say so)."
     )
