@@ -63,4 +63,3 @@ def test_demo_runs_every_job_and_writes_memory_files(tmp_path):
     assert shell.returncode == 0, shell.stderr
     assert '"main"' in shell.stdout
     assert not outside.exists(), "the demo's environment leaves the operator's own state alone"
-
