@@ -52,7 +52,7 @@ def write_explore_script(sample: sample_deployment.SampleDeployment) -> Path:
         f"export XDG_STATE_HOME={shlex.quote(str(DEMO / 'memwarden-state'))}",
         f"export XDG_CONFIG_HOME={shlex.quote(str(DEMO / 'config'))}",
         "export MEMWARDEN_HEALTH_PROCESS_CHECK=false",
-        f"export PATH={shlex.quote(str(MEMWARDEN.parent))}:\"$PATH\"",
+        f'export PATH={shlex.quote(str(MEMWARDEN.parent))}:"$PATH"',
     ]
     script.write_text("\n".join(lines) + "\n")
     return script
