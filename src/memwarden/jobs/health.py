@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, GatewayNotFound, StateError
 from memwarden.health.model import critical
-from memwarden.jobs.common import add_dry_run
+from memwarden.jobs.common import add_dry_run, select_agents
 from memwarden.runtime import JobContext, JobResult, Problem
 from memwarden.state import UnavailableState
 
@@ -161,7 +161,7 @@ def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult
     from memwarden.history import SnapshotRequest, snapshot_agents
 
     try:
-        agents = context.deployment.agents
+        agents = select_agents(context.deployment, None)  # never a workspace memwarden refuses
     except MemwardenError:
         return []  # the checks that need the gateway config report it
     requests = [SnapshotRequest(agent, "health") for agent in agents]
