@@ -64,7 +64,9 @@ def growth(
     rewinds = sorted(resets)
     for index in range(1, len(kept)):
         (before_at, before), (at, length) = kept[index - 1], kept[index]
-        rewound = any(before_at < when <= at for when in rewinds)
+        # the rewind's own pre-rewind snapshot is taken at (or just before) its time; what it
+        # restored shows from the next point on
+        rewound = any(before_at <= when < at for when in rewinds)
         if before is None or length is None or length < before * (1 - BREAK_SHARE) or rewound:
             start = index
     since, first_length = kept[start]
