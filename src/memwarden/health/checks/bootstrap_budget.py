@@ -3,8 +3,11 @@ over the memory history, and the days until the gateway cuts them at that rate.
 
 The gateway cuts a bootstrap file longer than `bootstrapMaxChars` in the middle, and the files
 it loads last once all of them pass `bootstrapTotalMaxChars`, without telling the agent. This
-check warns `health.bootstrap_forecast_days` ahead and names the file to trim or index; a file
-or a set already cut is critical: the agent loses part of it in every session it starts now.
+check warns `health.bootstrap_forecast_days` ahead and names the file to trim or index. A file
+or a set cut already is a warning too, worded as happening now: it is the severity memwarden
+gives a cap overrun everywhere (doctor, the index job, the MemwardenBootstrapFileTruncated rule),
+a loss the operator fixes at their pace; critical would fail the health timer's unit and page
+like an outage for as long as the file stays long.
 The lengths are read from the workspace; their growth from the lengths each history snapshot
 recorded (one query of the state database, no git); the rule is in `memwarden.health.forecast`.
 """
@@ -34,7 +37,7 @@ INDEXED_FILE = "MEMORY.md"
 
 def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `bootstrap.budget:<agent>` for every agent whose workspace
-    exists: ok, warning (cut within the forecast days) or critical (cut now). Its details carry
+    exists: ok, or warning (cut now or within the forecast days). Its details carry
     the figures of every file and of the set, for the metrics and --json."""
     from memwarden.history.bootstrap_sizes import series
     from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP, bootstrap_lengths
@@ -95,17 +98,15 @@ def grade_budget(
     agent_id: str, files: Sequence[FileBudget], total: TotalBudget, forecast_days: int
 ) -> CheckResult:
     """Given an agent's file budgets, its set's budget and how many days ahead to warn, return
-    `bootstrap.budget:<agent>`: critical when a file or the set is cut now, warning when one
-    will be within `forecast_days` at its rate, else ok. The message names each file at risk,
-    its length against the cap, its rate, the days left and what to do."""
-    found: list[tuple[Status, float, str, str]] = []
+    `bootstrap.budget:<agent>`: a warning when a file or the set is cut now or will be within
+    `forecast_days` at its rate (those cut now first), else ok. The message names each file at
+    risk, its length against the cap, its rate, the days left and what to do."""
+    found: list[tuple[float, str, str]] = []
     for budget in files:
-        status = _status(budget.days_left, forecast_days)
-        if status is not None:
-            found.append((status, budget.days_left or 0.0, budget.path, _file_line(budget)))
-    status = _status(total.days_left, forecast_days)
-    if status is not None:
-        found.append((status, total.days_left or 0.0, "total", _total_line(total, files)))
+        if _at_risk(budget.days_left, forecast_days):
+            found.append((budget.days_left or 0.0, budget.path, _file_line(budget)))
+    if _at_risk(total.days_left, forecast_days):
+        found.append((total.days_left or 0.0, "total", _total_line(total, files)))
     details = {
         "agent": agent_id,
         "files": [budget.to_json() for budget in files],
@@ -121,11 +122,11 @@ def grade_budget(
             forecast_days,
             details,
         )
-    found.sort(key=lambda item: (-item[0].rank, item[1]))
-    worst_status, worst_days, worst_file, _ = found[0]
+    found.sort(key=lambda item: item[0])
+    worst_days, worst_file, _ = found[0]
     return CheckResult(
         f"{KEY}:{agent_id}",
-        worst_status,
+        Status.WARNING,
         f"agent {agent_id}: " + "; ".join(line for *_, line in found),
         round(worst_days, 2),
         forecast_days,
@@ -133,12 +134,8 @@ def grade_budget(
     )
 
 
-def _status(days_left: float | None, forecast_days: int) -> Status | None:
-    if days_left is None:
-        return None
-    if days_left == 0:
-        return Status.CRITICAL
-    return Status.WARNING if days_left <= forecast_days else None
+def _at_risk(days_left: float | None, forecast_days: int) -> bool:
+    return days_left is not None and days_left <= forecast_days
 
 
 def _file_line(budget: FileBudget) -> str:
