@@ -195,3 +195,33 @@ def test_health_without_history_reports_the_sizes_and_no_rate(state):
     assert check["status"] == "ok"
     assert file_row(check, "MEMORY.md")["chars"] == 19_000
     assert file_row(check, "MEMORY.md")["growth_per_day"] is None
+
+
+def test_a_rewind_to_a_longer_memory_md_is_not_taken_for_growth(state, capsys, monkeypatch):
+    from memwarden.history import records
+
+    runner = HealthRunner(state.state_dir)
+    run_days(state, [16_000, 6_000, 6_500], runner)  # trimmed on day 1
+    context = runner.context()
+    try:
+        first = records.snapshots(context.state, "main")[-1]
+    finally:
+        context.close()
+    with monkeypatch.context() as patched:
+        patched.setattr(JobContext, "now", lambda self: T0 + 2.2 * DAY)
+        rewound = run_cli(
+            capsys, "--state-dir", state.state_dir, "history", "rewind", first.id, "--path",
+            "MEMORY.md",
+        )  # fmt: skip
+    assert rewound.exit_code == 0, rewound.stderr
+    assert len((state.workspace / "MEMORY.md").read_text().rstrip()) == 16_000
+
+    after = budget_of(runner.run(at=T0 + 3.5 * DAY, no_alert=True))
+    row = file_row(after, "MEMORY.md")
+    # from the trim, 6,000 -> 16,000 in 2.5 days would be +4,000/day, cut within a day
+    assert (after["status"], row["growth_per_day"]) == ("ok", None)
+    assert row["no_rate"] == "less than 1 day since it was created, trimmed or rewound"
+
+    (state.workspace / "MEMORY.md").write_bytes(text_of(16_100))
+    later = file_row(budget_of(runner.run(at=T0 + 4.5 * DAY, no_alert=True)), "MEMORY.md")
+    assert later["growth_per_day"] == 100
