@@ -79,8 +79,8 @@ def series(state: StateDB, since: float) -> dict[str, Series]:
         "SELECT agent_id, created_at, bootstrap_json FROM ("
         " SELECT agent_id, created_at, bootstrap_json, LAG(bootstrap_json) OVER ("
         "  PARTITION BY agent_id ORDER BY created_at, rowid) AS earlier"
-        " FROM history_snapshots WHERE bootstrap_json IS NOT NULL AND created_at >= ?)"
-        " WHERE earlier IS NULL OR earlier != bootstrap_json"
+        " FROM history_snapshots WHERE bootstrap_json IS NOT NULL)"
+        " WHERE created_at >= ? AND (earlier IS NULL OR earlier != bootstrap_json)"
         " ORDER BY agent_id, created_at",
         (since,),
     ).fetchall()
