@@ -67,25 +67,30 @@ def series(state: StateDB, since: float) -> dict[str, Series]:
     """Return, by agent, the lengths in force at `since` (the agent's last recording before it,
     if any) then every change recorded from `since` on, oldest first.
 
-    Snapshots whose lengths equal the one before are left out: most snapshots change memory/
-    files, not the bootstrap files, and the forecast needs only the changes.
+    Snapshots whose lengths equal the one before are left out (compared as text, parsed only
+    when they differ): most snapshots change memory/ files, not the bootstrap files, and the
+    forecast needs only the changes. Both queries walk the (agent, time) index.
     """
     before = state.connection.execute(
-        "SELECT agent_id, MAX(created_at), bootstrap_json FROM history_snapshots "
-        "WHERE bootstrap_json IS NOT NULL AND created_at < ? GROUP BY agent_id",
+        "SELECT agent_id, created_at, bootstrap_json FROM history_snapshots WHERE rowid IN ("
+        " SELECT (SELECT rowid FROM history_snapshots WHERE agent_id = agents.agent_id"
+        "  AND created_at < ? AND bootstrap_json IS NOT NULL"
+        "  ORDER BY created_at DESC, rowid DESC LIMIT 1)"
+        " FROM (SELECT DISTINCT agent_id FROM history_snapshots) AS agents)",
         (since,),
     ).fetchall()
-    changes = state.connection.execute(
-        "SELECT agent_id, created_at, bootstrap_json FROM ("
-        " SELECT agent_id, created_at, bootstrap_json, LAG(bootstrap_json) OVER ("
-        "  PARTITION BY agent_id ORDER BY created_at, rowid) AS earlier"
-        " FROM history_snapshots WHERE bootstrap_json IS NOT NULL)"
-        " WHERE created_at >= ? AND (earlier IS NULL OR earlier != bootstrap_json)"
-        " ORDER BY agent_id, created_at",
+    since_then = state.connection.execute(
+        "SELECT agent_id, created_at, bootstrap_json FROM history_snapshots "
+        "WHERE created_at >= ? AND bootstrap_json IS NOT NULL "
+        "ORDER BY agent_id, created_at, rowid",
         (since,),
     ).fetchall()
     found: dict[str, Series] = {}
-    for agent_id, created_at, text in [*before, *changes]:
+    last: dict[str, str] = {}
+    for agent_id, created_at, text in [*before, *since_then]:  # an agent's rows in time order
+        if last.get(agent_id) == text:
+            continue
+        last[agent_id] = text
         lengths = _lengths(text)
         if lengths is not None:
             found.setdefault(agent_id, []).append((created_at, lengths))
