@@ -22,8 +22,15 @@ def text_of(chars: int) -> bytes:
 
 
 def budget_of(result, agent: str = "main") -> dict:
-    (found,) = [c for c in result.data["checks"] if c["key"] == f"bootstrap.budget:{agent}"]
-    return found
+    """The agent's result: its own warning, else the summary of the agents within budget
+    (`bootstrap.budget`) with its figures as `details`."""
+    checks = [c for c in result.data["checks"] if c["key"].startswith("bootstrap.budget")]
+    own = [c for c in checks if c["key"] == f"bootstrap.budget:{agent}"]
+    if own:
+        return own[0]
+    (summary,) = [c for c in checks if c["key"] == "bootstrap.budget"]
+    (details,) = [d for d in summary["details"]["agents"] if d["agent"] == agent]
+    return {**summary, "details": details}
 
 
 def file_row(check: dict, name: str) -> dict:
@@ -225,3 +232,48 @@ def test_a_rewind_to_a_longer_memory_md_is_not_taken_for_growth(state, capsys, m
     (state.workspace / "MEMORY.md").write_bytes(text_of(16_100))
     later = file_row(budget_of(runner.run(at=T0 + 4.5 * DAY, no_alert=True)), "MEMORY.md")
     assert later["growth_per_day"] == 100
+
+
+def test_a_fleet_is_one_line_for_the_agents_within_budget_and_one_warning_per_agent_at_risk(
+    state, tmp_path
+):
+    import json5
+
+    ops = tmp_path / "workspace-ops"
+    ops.mkdir()
+    (ops / "MEMORY.md").write_bytes(text_of(5_000))
+    config = json5.loads(state.config_path.read_text())
+    config["agents"]["list"] = [
+        {"id": "main", "default": True},
+        {"id": "ops", "workspace": str(ops)},
+    ]
+    write_json5_config(state.config_path, config)
+    metrics = tmp_path / "memwarden.prom"
+    runner = HealthRunner(state.state_dir, env={"MEMWARDEN_HEALTH_METRICS_FILE": str(metrics)})
+
+    result = run_days(state, [10_000, 12_000, 14_000], runner)
+
+    checks = {c["key"]: c for c in result.data["checks"] if c["key"].startswith("bootstrap.")}
+    assert {key: check["status"] for key, check in checks.items()} == {
+        "bootstrap.budget:main": "warning",
+        "bootstrap.budget": "ok",
+    }
+    assert checks["bootstrap.budget"]["message"].startswith("agent ops: bootstrap files use ")
+    assert [a["agent"] for a in checks["bootstrap.budget"]["details"]["agents"]] == ["ops"]
+    samples = parse(metrics.read_text())
+    for agent in ("main", "ops"):
+        labels = {"agent": agent, "file": "MEMORY.md"}
+        assert ("memwarden_bootstrap_file_growth_chars_per_second", labels) in samples
+    assert (
+        samples[
+            "memwarden_bootstrap_file_growth_chars_per_second",
+            {"agent": "ops", "file": "MEMORY.md"},
+        ]
+        == 0
+    )
+
+    (state.workspace / "MEMORY.md").write_bytes(text_of(4_000))  # trimmed
+    after = runner.run(at=T0 + 3 * DAY)
+    (summary,) = [c for c in after.data["checks"] if c["key"].startswith("bootstrap.")]
+    assert summary["key"] == "bootstrap.budget"
+    assert summary["message"] == "2 agents: no bootstrap file cut within 14 days at its rate"

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.health.checks.bootstrap_budget import grade_budget, points_of, rewind_times
+from memwarden.health.checks.bootstrap_budget import (
+    grade_budget,
+    points_of,
+    rewind_times,
+    summarize,
+)
 from memwarden.health.forecast import (
     DAY,
     FileBudget,
@@ -254,3 +259,19 @@ def test_rewind_times_by_agent_and_file():
         ("main", "MEMORY.md"): [5.0, 9.0],
         ("main", "memory/a.md"): [5.0],
     }
+
+
+def test_summarize_the_agents_within_budget_names_the_nearest_date():
+    slow = [budget("MEMORY.md", 10_000, rate=100.0)]
+    stable = [budget("MEMORY.md", 3_000, rate=0.0)]
+    fine = [
+        grade_budget("main", slow, total_budget(slow, {}, 20_000, 60_000), 14),
+        grade_budget("ops", stable, total_budget(stable, {}, 20_000, 60_000), 14),
+    ]
+    (summary,) = summarize(fine, 14)
+    assert (summary.key, summary.status, summary.value) == ("bootstrap.budget", Status.OK, 100)
+    assert summary.message.startswith(
+        "2 agents: no bootstrap file cut within 14 days at its rate; nearest: agent main: "
+    )
+    assert [agent["agent"] for agent in summary.details["agents"]] == ["main", "ops"]
+    assert summarize([], 14) == []

@@ -36,9 +36,10 @@ INDEXED_FILE = "MEMORY.md"
 
 
 def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
-    """Given the inputs, return `bootstrap.budget:<agent>` for every agent whose workspace
-    exists: ok, or warning (cut now or within the forecast days). Its details carry
-    the figures of every file and of the set, for the metrics and --json."""
+    """Given the inputs, return a `bootstrap.budget:<agent>` warning for every agent with a
+    bootstrap file or set cut now or within the forecast days, and one `bootstrap.budget` (ok)
+    for the others (a fleet's hundred agents are one line). The details carry the figures of
+    every file and set, for the metrics and --json."""
     from memwarden.history.bootstrap_sizes import series
     from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP, bootstrap_lengths
 
@@ -77,7 +78,33 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
             files, others, max_chars, deployment.bootstrap_total_max_chars(agent.id)
         )
         results.append(grade_budget(agent.id, files, total, settings.bootstrap_forecast_days))
-    return results
+    return [result for result in results if result.status.is_bad] + summarize(
+        [result for result in results if not result.status.is_bad],
+        settings.bootstrap_forecast_days,
+    )
+
+
+def summarize(fine: Sequence[CheckResult], forecast_days: int) -> list[CheckResult]:
+    """Given the ok results of the agents within budget, return one `bootstrap.budget` for
+    them all (none when there are none): one agent's own line, or how many and the nearest
+    truncation date among them. Its details list each agent's figures under `agents`."""
+    if not fine:
+        return []
+    agents = [result.details for result in fine]
+    days = [result.value for result in fine if result.value is not None]
+    if len(fine) == 1:
+        message = fine[0].message
+    else:
+        nearest = min(fine, key=lambda r: math.inf if r.value is None else r.value)
+        message = (
+            f"{len(fine)} agents: no bootstrap file cut within {forecast_days} days at its rate"
+            + (f"; nearest: {nearest.message}" if nearest.value is not None else "")
+        )
+    return [
+        CheckResult(
+            KEY, Status.OK, message, min(days, default=None), forecast_days, {"agents": agents}
+        )
+    ]
 
 
 def points_of(history: Iterable[tuple[float, Mapping[str, int]]], path: str) -> list[Point]:
@@ -115,7 +142,7 @@ def grade_budget(
     if not found:
         days = [d for d in (*(b.days_left for b in files), total.days_left) if d is not None]
         return CheckResult(
-            f"{KEY}:{agent_id}",
+            f"{KEY}:{agent_id}",  # summarize() reports it under KEY with the other agents
             Status.OK,
             f"agent {agent_id}: {_ok_line(files, total, forecast_days)}",
             round(min(days), 2) if days else None,

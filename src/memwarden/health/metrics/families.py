@@ -172,11 +172,10 @@ def _budget_horizon(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _budgets(sources: MetricSources) -> list[dict]:
-    return [
-        result.details
-        for result in sources.results
-        if result.key.startswith(BUDGET_KEY + ":") and isinstance(result.details.get("agent"), str)
-    ]
+    """Each agent's figures: from its own warning, or from the summary of the others."""
+    found = sources.detail_rows(BUDGET_KEY, "agents")
+    found += [r.details for r in sources.results if r.key.startswith(BUDGET_KEY + ":")]
+    return [details for details in found if isinstance(details.get("agent"), str)]
 
 
 def _rotations(sources: MetricSources) -> Iterator[Sample]:
