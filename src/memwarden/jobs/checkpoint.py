@@ -21,7 +21,7 @@ from memwarden.runtime import JobContext, JobResult
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
     from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.checkpoint.session import RunState
+    from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
