@@ -19,6 +19,7 @@ from memwarden.errors import UnsafePathError
 from memwarden.files import atomic_append, ensure_dir, read_text_if_exists
 
 DAILY_HEADER_TEMPLATE = "checkpoint/daily_header.md.j2"
+SECTION_TEMPLATE = "compactions/lost_items.md.j2"
 
 
 @dataclass(frozen=True)
@@ -41,20 +42,20 @@ def render_section(
     assessment: Assessment, session_key: str, zone: tzinfo | None, fallback: datetime
 ) -> str:
     """Given a lossy compaction, return the daily-log section listing its lost items."""
+    from memwarden.templating import render
+
     moment = local(assessment.compacted_at or fallback, zone)
-    summary = (
-        "its summary is empty"
-        if assessment.summary_chars == 0
-        else f"its summary ({assessment.summary_chars} characters)"
+    return render(
+        SECTION_TEMPLATE,
+        None,
+        time=f"{moment:%H:%M}",
+        moment=f"{moment:%Y-%m-%d %H:%M %Z}".rstrip(),
+        mark=heading_mark(assessment.entry_id),
+        session=session_key,
+        messages=assessment.span_messages,
+        summary_chars=assessment.summary_chars,
+        lost=[item.label() for item in assessment.lost],
     )
-    lines = [
-        f"### {moment:%H:%M} · {heading_mark(assessment.entry_id)} · `{session_key}`",
-        f"- the gateway compacted {assessment.span_messages} message(s) of this conversation at "
-        f"{moment:%Y-%m-%d %H:%M %Z}; {summary} and the kept messages no longer hold these "
-        f"{len(assessment.lost)} item(s) (memwarden compaction watch):",
-        *(f"  - {item.label()}" for item in assessment.lost),
-    ]
-    return "\n" + "\n".join(lines) + "\n"
 
 
 def day_file(assessment: Assessment, zone: tzinfo | None, fallback: datetime) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -60,8 +61,8 @@ class Recorded:
             "session": self.session_key,
             "session_id": self.session_id,
             "compaction": self.entry_id,
-            "compacted_at": self.compacted_at,
-            "recorded_at": self.recorded_at,
+            "compacted_at": _iso(self.compacted_at),
+            "recorded_at": _iso(self.recorded_at),
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
             "summary_chars": self.summary_chars,
@@ -179,3 +180,9 @@ def _recorded(row: sqlite3.Row) -> Recorded:
         kept_file=row["kept_file"],
         kept=bool(row["kept"]),
     )
+
+
+def _iso(moment: float | None) -> str | None:
+    if moment is None:
+        return None
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds")

@@ -94,6 +94,16 @@ OPTIONS = [
         maximum=8760,
     ),
     Option(
+        "health.compaction_window_hours",
+        "int",
+        24,
+        "How long a lossy compaction (one whose summary and kept messages lost marked items, "
+        "open TODOs or file paths; see docs/compactions.md) stays a warning, from the time of "
+        "the compaction.",
+        minimum=1,
+        maximum=8760,
+    ),
+    Option(
         "health.cron_error_threshold",
         "int",
         3,

@@ -62,6 +62,7 @@ class Check:
 def registry() -> list[Check]:
     """Return every check, in the order people read them (gateway first)."""
     from memwarden.health.checks import (
+        compactions,
         config_drift,
         context,
         cron,
@@ -83,6 +84,7 @@ def registry() -> list[Check]:
         Check("transcripts.volume", volume.check_volume),
         Check("memory.oversized", memory_files.check_memory_files),
         Check("memory.rewrite", memory_rewrite.check_memory_rewrite),
+        Check(compactions.KEY, compactions.check_compactions),
         Check("cron.errors", cron.check_cron),
         Check("jobs", jobs.check_jobs),
         Check("context.pressure", context.check_context),
