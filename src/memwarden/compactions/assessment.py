@@ -45,7 +45,7 @@ class Assessment:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "entry_id": self.entry_id,
+            "compaction": self.entry_id,
             "compacted_at": self.compacted_at.isoformat() if self.compacted_at else None,
             "tokens_before": self.tokens_before,
             "tokens_after": self.tokens_after,
