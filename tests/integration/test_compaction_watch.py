@@ -227,3 +227,26 @@ def test_transcript_compacted_after_a_first_read_is_found_from_the_new_lines(
     assert run_cli(capsys, "--state-dir", state, "checkpoint").exit_code == 0
     assert [row["entry_id"] for row in ledger_rows(isolated_env)] == [COMPACTION_ID]
     assert COMPACTION_ID in (workspace / DAY_LOG).read_text()
+
+
+def test_first_sight_reads_the_tail_and_a_new_compaction_records_the_older_ones(
+    tmp_path, capsys, isolated_env, fixture_clock
+):
+    state, workspace = file_era(tmp_path)
+    transcript = state / "agents" / "main" / "sessions" / f"{SESSION_ID}.jsonl"
+    later = list(transcript_lines(120, session_id=SESSION_ID))[1:]  # 240 entries
+    for line in later:
+        line["id"] = "y" + line["id"]
+    write_jsonl(transcript, [*conversation(), *later])
+    assert run_cli(capsys, "--state-dir", state, "checkpoint").exit_code == 0
+    assert ledger_rows(isolated_env) == []  # older than the last 200 entries: before the watch
+
+    second = {**conversation()[17], "id": "c0ffee02", "firstKeptEntryId": later[-2]["id"]}
+    with transcript.open("ab") as handle:
+        handle.write(orjson.dumps(second) + b"\n")
+    assert run_cli(capsys, "--state-dir", state, "checkpoint").exit_code == 0
+    assert sorted(row["entry_id"] for row in ledger_rows(isolated_env)) == [
+        COMPACTION_ID,
+        "c0ffee02",
+    ]
+    assert COMPACTION_ID in (workspace / DAY_LOG).read_text()

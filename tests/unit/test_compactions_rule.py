@@ -228,6 +228,7 @@ def test_assess_masks_secrets_and_finds_the_lost_items():
         (80, 20, 50000, 0, "ok"),
         (0, 7, 7999, 0, "ok"),  # a small span: nothing much to lose
         (0, 7, 7999, 1, "warning"),
+        (39, 0, 40009, 0, "ok"),  # 2026.7.35 kept every message: nothing was taken out
         (500, 30, 90000, 3, "warning"),
     ],
 )

@@ -2,8 +2,10 @@
 
 A compaction is **lossy** when it lost at least one item, and **critical** when its summary is
 empty or near-empty (under NEAR_EMPTY_CHARS characters once blanks are collapsed) while its span
-was large (at least LARGE_SPAN_MESSAGES kept messages, or LARGE_SPAN_TOKENS tokens before):
-whatever the span held is gone, items or not (the "safeguard" summaries of openclaw #6772).
+was large (at least LARGE_SPAN_MESSAGES kept messages, or some with LARGE_SPAN_TOKENS tokens
+before): whatever the span held is gone, items or not (the "safeguard" summaries of openclaw
+#6772). A compaction that kept every message (2026.7.35 keeps `keepRecentTokens`, 20000 by
+default, of the most recent ones) took nothing out: never critical.
 """
 
 from __future__ import annotations
@@ -83,7 +85,9 @@ def assess(span: CompactedSpan, redact: Redact, entry_id: str) -> Assessment:
 def grade(summary_chars: int, span_messages: int, tokens_before: int | None, lost: int) -> str:
     """Return `critical` for an empty or near-empty summary of a large span, `warning` for a
     compaction that lost items, else `ok`."""
-    large = span_messages >= LARGE_SPAN_MESSAGES or (tokens_before or 0) >= LARGE_SPAN_TOKENS
+    large = span_messages >= LARGE_SPAN_MESSAGES or (
+        span_messages > 0 and (tokens_before or 0) >= LARGE_SPAN_TOKENS
+    )
     if summary_chars < NEAR_EMPTY_CHARS and large:
         return "critical"
     return "warning" if lost else "ok"

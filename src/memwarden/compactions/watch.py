@@ -3,9 +3,11 @@ assessed, its lost items kept, and recorded once.
 
 For each conversation (automation sessions are left out) whose transcript has something new
 since the watch last read it (consumer `compactions`), the new lines are searched for compaction
-entries; when there is one, or the conversation was never read, the whole transcript is read to
-find each compaction's span. Compactions already in the ledger are skipped; each new one is
-assessed, its lost items appended to the day's log (under the agent's memory lock), then recorded.
+entries; the first time a conversation is seen, its last FIRST_SIGHT_ENTRIES entries are (the
+tail checkpoint reads: compactions older than that predate the watch and are left alone). When
+there is one, the whole transcript is read to find each compaction's span. Compactions already
+in the ledger are skipped; each new one is assessed, its lost items appended to the day's log
+(under the agent's memory lock), then recorded.
 The read position moves on only when every compaction of the conversation was settled, so one
 that failed is tried again by the next run. A file-era reset renames the transcript away: the
 reset archive of the conversation's previous session is read on from the stored position too.
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memwarden.compactions")
 SHOWN_ITEMS = 3
+FIRST_SIGHT_ENTRIES = 200
 
 
 @dataclass
@@ -252,18 +255,18 @@ def _watch_transcript(
 ) -> ReadPosition | None:
     """Settle the new compactions of one transcript; return the position to store (None: keep
     the old one, something failed or nothing was read)."""
-    from memwarden.openclaw.transcripts import has_new_data, read_all, read_since
+    from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
 
     if position is not None:
         if not has_new_data(location, position):
             return None
-        delta = read_since(location, position)
-        if not delta.reset_detected and not any(type(e) is Compaction for e in delta.entries):
-            return delta.end
-    whole = read_all(location)
+        read = read_since(location, position)
+    else:  # first sight: as much as checkpoint reads, not the whole transcript
+        read = read_tail(location, FIRST_SIGHT_ENTRIES)
+    if not any(type(entry) is Compaction for entry in read.entries):
+        return read.end
+    whole = read if read.reached_start and position is None else read_all(location)
     spans = compacted_spans(whole.entries)
-    if not spans:
-        return whole.end
     state = watcher.context.state
     done = ledger.known(state, agent.id, location.session_id)
     settled = True
