@@ -117,6 +117,9 @@ def test_checkpoint_keeps_the_lost_items_in_the_days_log_once(
         3,
         1,
     )
+    events = run_cli(capsys, "--state-dir", state, "--json", "events", "--type", "compaction")
+    (event,) = events.json()["events"]
+    assert event["data"]["compaction"] == COMPACTION_ID and event["data"]["lost"] == 3
     assert (row["tokens_before"], row["tokens_after"], row["summary_chars"]) == (
         150_000,
         9_000,

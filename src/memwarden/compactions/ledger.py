@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from memwarden.state import StateDB
 
 CONSUMER = "compactions"
+EVENT = "compaction.recorded"
 
 _INSERT = (
     "INSERT OR IGNORE INTO compactions (agent_id, session_id, entry_id, session_key, "
@@ -96,32 +97,50 @@ def record(
     kept: bool,
     run_id: int | None,
 ) -> bool:
-    """Record a compaction once; return False when it was already recorded."""
+    """Record a compaction once, with its `compaction.recorded` event, in one transaction;
+    return False when it was already recorded."""
     compacted_at = assessment.compacted_at.timestamp() if assessment.compacted_at else None
     lost = [item.to_json() for item in assessment.lost]
-    cursor = state.connection.execute(
-        _INSERT,
-        (
-            agent_id,
-            session_id,
-            assessment.entry_id,
-            session_key,
-            compacted_at,
-            time.time(),
-            run_id,
-            assessment.tokens_before,
-            assessment.tokens_after,
-            assessment.summary_chars,
-            assessment.span_messages,
-            len(assessment.items),
-            len(lost),
-            orjson.dumps(lost).decode(),
-            assessment.severity,
-            kept_file,
-            int(kept),
-        ),
+    values = (
+        agent_id,
+        session_id,
+        assessment.entry_id,
+        session_key,
+        compacted_at,
+        time.time(),
+        run_id,
+        assessment.tokens_before,
+        assessment.tokens_after,
+        assessment.summary_chars,
+        assessment.span_messages,
+        len(assessment.items),
+        len(lost),
+        orjson.dumps(lost).decode(),
+        assessment.severity,
+        kept_file,
+        int(kept),
     )
-    return cursor.rowcount == 1
+    with state.transaction() as connection:
+        if connection.execute(_INSERT, values).rowcount != 1:
+            return False
+        state.record_event(
+            EVENT,
+            job="checkpoint",
+            run_id=run_id,
+            agent_id=agent_id,
+            session_key=session_key,
+            session_id=session_id,
+            data={
+                "compaction": assessment.entry_id,
+                "severity": assessment.severity,
+                "tokens_before": assessment.tokens_before,
+                "tokens_after": assessment.tokens_after,
+                "summary_chars": assessment.summary_chars,
+                "lost": len(lost),
+                "kept_file": kept_file,
+            },
+        )
+    return True
 
 
 def recorded(
