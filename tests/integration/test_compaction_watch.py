@@ -253,3 +253,10 @@ def test_first_sight_reads_the_tail_and_a_new_compaction_records_the_older_ones(
         "c0ffee02",
     ]
     assert COMPACTION_ID in (workspace / DAY_LOG).read_text()
+
+
+def test_compactions_limit_below_one_is_a_usage_error(tmp_path, capsys):
+    state, _ = file_era(tmp_path)
+    result = run_cli(capsys, "--state-dir", state, "compactions", "--limit", "0")
+    assert result.exit_code == 2
+    assert result.messages == ["memwarden: --limit: expected a number ≥ 1, got 0"]
