@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memwarden.compactions.assessment import Assessment
-
 if TYPE_CHECKING:
+    from memwarden.compactions.assessment import Assessment
     from memwarden.state import StateDB
 
 CONSUMER = "compactions"

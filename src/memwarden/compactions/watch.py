@@ -23,14 +23,12 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from memwarden.compactions import ledger
-from memwarden.compactions.assessment import Assessment, assess
-from memwarden.compactions.keep import Kept, keep_lost
-from memwarden.compactions.spans import compacted_spans
 from memwarden.errors import describe_error
-from memwarden.openclaw.entries import Compaction
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.redact import Redactor
+    from memwarden.compactions.assessment import Assessment
+    from memwarden.compactions.keep import Kept
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
@@ -130,6 +128,9 @@ def watch_compactions(
     """Given the job's context and the agents it checkpointed (and, for `checkpoint --session`,
     the one session), find, assess, keep and record their new compactions. Never raises for one
     agent, session or compaction: each failure is a problem line of the report."""
+    report = WatchReport()
+    if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
+        return report
     from memwarden.checkpoint.daily_log import resolve_timezone
     from memwarden.checkpoint.redact import build_redactor
 
@@ -141,7 +142,6 @@ def watch_compactions(
         context.now(),
         dry_run,
     )
-    report = WatchReport()
     for agent in agents:
         try:
             _watch_agent(watcher, agent, session_key, report)
@@ -255,6 +255,8 @@ def _watch_transcript(
 ) -> ReadPosition | None:
     """Settle the new compactions of one transcript; return the position to store (None: keep
     the old one, something failed or nothing was read)."""
+    from memwarden.compactions.spans import compacted_spans
+    from memwarden.openclaw.entries import Compaction
     from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
 
     if position is not None:
@@ -291,6 +293,9 @@ def _settle(
     entry_id: str,
 ) -> Found:
     """Assess one new compaction, keep its lost items and record it; never raises."""
+    from memwarden.compactions.assessment import assess
+    from memwarden.compactions.keep import keep_lost
+
     found = Found(agent.id, session_key, session_id, None)
     try:
         found.assessment = assessment = assess(span, watcher.redactor.redact, entry_id)
