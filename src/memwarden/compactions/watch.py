@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.compactions import ledger
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.redact import Redactor
     from memwarden.compactions.assessment import Assessment
     from memwarden.compactions.keep import Kept
+    from memwarden.compactions.spans import CompactedSpan
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
@@ -73,11 +75,11 @@ class Found:
         if not assessment.lossy:
             return f"compaction of {where} at {_when(assessment)}: nothing lost"
         text = f"compaction of {where} at {_when(assessment)} {describe_loss(assessment)}"
-        if self.kept is not None and assessment.lost:
-            verb = "would append" if dry_run else "appended"
-            if self.kept.already:
-                verb = "already in"
-            text += f"; {verb} {'to ' if verb != 'already in' else ''}{self.kept.file}"
+        kept = self.kept
+        if kept is not None and kept.already:
+            text += f"; already in {kept.file}"
+        elif kept is not None:
+            text += f"; {'would append' if dry_run else 'appended'} to {kept.file}"
         return text
 
 
@@ -289,7 +291,7 @@ def _settle(
     agent: Agent,
     session_key: str,
     session_id: str,
-    span: Any,
+    span: CompactedSpan,
     entry_id: str,
 ) -> Found:
     """Assess one new compaction, keep its lost items and record it; never raises."""
@@ -328,7 +330,7 @@ def _settle(
     return found
 
 
-def _reset_archives(agent: Agent, session_id: str) -> list[Any]:
+def _reset_archives(agent: Agent, session_id: str) -> list[Path]:
     if agent.era != "file":
         return []
     from memwarden.openclaw.sessions import reset_archives
