@@ -12,6 +12,7 @@ def registry() -> list[Check]:
     """Return every check, in the order people read them (gateway first)."""
     from memwarden.health.checks import (
         bootstrap_budget,
+        compactions,
         config_drift,
         context,
         cron,
@@ -33,6 +34,7 @@ def registry() -> list[Check]:
         Check("transcripts.volume", volume.check_volume),
         Check("memory.oversized", memory_files.check_memory_files),
         Check("memory.rewrite", memory_rewrite.check_memory_rewrite),
+        Check(compactions.KEY, compactions.check_compactions),
         Check(bootstrap_budget.KEY, bootstrap_budget.check_bootstrap_budget),
         Check("cron.errors", cron.check_cron),
         Check("jobs", jobs.check_jobs),

@@ -3,7 +3,6 @@
 A family's `collect(sources)` yields `(labels, value)` pairs; the `gateway` label is added to
 each by the exposition. Names and labels follow Prometheus's conventions (base units in the
 name, `_total` for counters, no `job` or `instance` label, which belong to the scrape).
-The compaction watch's families (compactions, lost items) join this list when it exists.
 """
 
 from __future__ import annotations
@@ -204,6 +203,17 @@ def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
             yield {"outcome": outcome}, value
 
 
+def _compactions(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        from memwarden.compactions.ledger import totals
+
+        counts = sources.memo("compactions", lambda: totals(sources.state))
+        for agent_id, values in sorted(counts.items()):
+            yield {"agent": agent_id}, values[index]
+
+    return collect
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("memwarden_build_info", "gauge", "memwarden's version (always 1).", _build_info),
     Family(
@@ -341,6 +351,25 @@ FAMILIES: tuple[Family, ...] = (
         "gauge",
         "How far ahead health warns of a bootstrap truncation (health.bootstrap_forecast_days).",
         _budget_horizon,
+    ),
+    Family(
+        "memwarden_compactions_total",
+        "counter",
+        "Compactions of an agent's conversations the compaction watch recorded.",
+        _compactions(0),
+    ),
+    Family(
+        "memwarden_compactions_lossy_total",
+        "counter",
+        "Recorded compactions that lost items (marked items, open TODOs, file paths) or left a "
+        "near-empty summary.",
+        _compactions(1),
+    ),
+    Family(
+        "memwarden_compaction_lost_items_total",
+        "counter",
+        "Items recorded compactions dropped from the model's context (kept in the daily log).",
+        _compactions(2),
     ),
     Family(
         "memwarden_rotations_total",
