@@ -282,3 +282,22 @@ def test_maintain_json_summary_is_the_run_record_and_appears_once(capsys, file_e
     (run,) = db.last_runs("maintain")
     db.close()
     assert run.summary == result.json()["summary"]
+
+
+def test_an_odd_session_store_entry_is_said_once_per_run(file_era, caplog):
+    import orjson
+
+    from memwarden.openclaw.layout import discover
+    from memwarden.openclaw.sessions import load_sessions
+
+    store_path = file_era.sessions_dir / "sessions.json"
+    store = orjson.loads(store_path.read_bytes())
+    store["agent:main:odd"] = {"sessionId": 42, "updatedAt": 1}
+    store_path.write_bytes(orjson.dumps(store))
+    (agent,) = discover(file_era.state_dir).agents
+
+    load_sessions(agent)  # maintain's steps each read the store
+    load_sessions(agent)
+
+    odd = [r.getMessage() for r in caplog.records if "sessionId is" in r.getMessage()]
+    assert len(odd) == 1

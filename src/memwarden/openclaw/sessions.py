@@ -103,6 +103,9 @@ class SessionRecord:
         return self.total_tokens / self.context_tokens
 
 
+_LOGGED: set[str] = set()
+
+
 def load_sessions(
     agent: Agent, problems: list[str] | None = None, *, automation: bool = True
 ) -> list[SessionRecord]:
@@ -131,7 +134,9 @@ def load_sessions(
         gc.freeze()
     if problems is None:
         for problem in found:
-            log.warning("%s", problem)
+            if problem not in _LOGGED:  # steps of one run that read a store again say it once
+                _LOGGED.add(problem)
+                log.warning("%s", problem)
     else:
         problems.extend(found)
     return sort_newest_first(records)
