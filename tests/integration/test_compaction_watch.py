@@ -179,7 +179,7 @@ def test_health_warns_naming_session_and_items_and_compactions_lists_it(deployme
     compacted = datetime(2026, 11, 22, 5, 10, tzinfo=UTC)
     results = {c["key"]: c for c in runner.run(at=compacted + timedelta(hours=1)).data["checks"]}
     (key,) = [key for key in results if key.startswith("compaction.lossy:")]
-    assert key == "compaction.lossy:main:agent:main:main:c0ffee01"
+    assert key == f"compaction.lossy:main:agent:main:main:{COMPACTION_ID}"
     check = results[key]
     assert check["status"] == "warning"
     assert check["message"].startswith(
@@ -260,3 +260,38 @@ def test_compactions_limit_below_one_is_a_usage_error(tmp_path, capsys):
     result = run_cli(capsys, "--state-dir", state, "compactions", "--limit", "0")
     assert result.exit_code == 2
     assert result.messages == ["memwarden: --limit: expected a number ≥ 1, got 0"]
+
+
+def test_a_reset_archive_whose_compaction_failed_once_is_read_again(
+    tmp_path, capsys, isolated_env, fixture_clock
+):
+    state, workspace = file_era(tmp_path)
+    sessions = state / "agents" / "main" / "sessions"
+    transcript = sessions / f"{SESSION_ID}.jsonl"
+    lines = conversation()
+    write_jsonl(transcript, lines[:17])  # before the compaction
+    assert run_cli(capsys, "--state-dir", state, "checkpoint").exit_code == 0
+    with transcript.open("ab") as handle:
+        handle.write(b"".join(orjson.dumps(line) + b"\n" for line in lines[17:]))
+    # The gateway resets the session (2026.7.35): the transcript is renamed, a new one starts.
+    transcript.rename(sessions / f"{SESSION_ID}.jsonl.reset.2026-11-22T06-00-00.000Z")
+    new_id = "00000000-0000-4000-8000-0000000000bb"
+    write_jsonl(sessions / f"{new_id}.jsonl", list(transcript_lines(2, session_id=new_id)))
+    store = orjson.loads((sessions / "sessions.json").read_bytes())
+    store["agent:main:main"].update(
+        sessionId=new_id, updatedAt=store["agent:main:main"]["updatedAt"] + 1
+    )
+    (sessions / "sessions.json").write_bytes(orjson.dumps(store))
+    day_log = workspace / DAY_LOG
+    kept_aside = day_log.rename(tmp_path / "day-log.md")
+    day_log.symlink_to(tmp_path / "elsewhere.md")  # this run cannot keep the lost items
+
+    failed = run_cli(capsys, "--state-dir", state, "checkpoint")
+    day_log.unlink()
+    kept_aside.rename(day_log)
+    retried = run_cli(capsys, "--state-dir", state, "checkpoint", "--force")
+
+    assert failed.exit_code == 1 and "is a symlink" in failed.stderr
+    assert retried.exit_code == 0, retried.stderr
+    assert [row["entry_id"] for row in ledger_rows(isolated_env)] == [COMPACTION_ID]
+    assert day_log.read_text().count(f"dropped by compaction `{COMPACTION_ID}`") == 1

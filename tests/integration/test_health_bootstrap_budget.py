@@ -92,8 +92,8 @@ def test_growing_memory_md_warns_with_the_file_its_size_rate_and_days_left(state
     user = {"agent": "main", "file": "USER.md"}
     assert samples["memwarden_bootstrap_file_growth_chars_per_second", user] == 0
     assert ("memwarden_bootstrap_file_seconds_until_truncation", user) not in samples
-    total = samples["memwarden_bootstrap_total_seconds_until_truncation", {"agent": "main"}]
-    assert total == pytest.approx((60_000 - 14_036) / 1_000 * 86_400, rel=1e-3)
+    # MEMORY.md stops counting at its 20,000 cap: the set (14,036 now) never reaches 60,000.
+    assert ("memwarden_bootstrap_total_seconds_until_truncation", {"agent": "main"}) not in samples
     assert samples["memwarden_bootstrap_forecast_horizon_seconds", {}] == 14 * 86_400
 
 

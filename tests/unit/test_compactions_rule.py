@@ -185,6 +185,9 @@ def test_item_without_key_words_counts_as_surviving():
         ("edited src/billing/cron.py", True),
         ("the cron.py file", True),  # its file name
         ("the billing cron", False),
+        ("see webcron.py", False),  # another file that ends with its name
+        ("src/billing/cron.pyc", False),
+        ("(cron.py)", True),
     ],
 )
 def test_path_survives_by_its_path_or_file_name(text, expected):
@@ -234,3 +237,19 @@ def test_assess_masks_secrets_and_finds_the_lost_items():
 )
 def test_grade(summary_chars, messages, tokens, lost, expected):
     assert grade(summary_chars, messages, tokens, lost) == expected
+
+
+@pytest.mark.parametrize(
+    ("summary", "expected"),
+    [
+        ("我们讨论了很多。我们决定使用红鹭数据库并每晚备份。", True),
+        ("我们讨论了很多事情但没有结论。", False),
+    ],
+)
+def test_chinese_text_survives_by_its_pairs_of_characters(summary, expected):
+    item = Item("marker", "[DECISION] 我们决定使用红鹭数据库", "DECISION")
+    assert survives(item, Haystack.of([summary])) is expected
+
+
+def test_key_words_of_mixed_text_keep_latin_words_and_character_pairs():
+    assert key_words("[TODO] 部署 Redis クラスタ") == ["部署", "redis", "クラ", "ラス", "スタ"]

@@ -151,7 +151,26 @@ def test_total_counts_each_file_up_to_the_per_file_cap_and_sums_the_rates():
     assert total.chars == 5_000 + 20_000 + 4_000 + 6_000
     assert total.rate == pytest.approx(100)
     assert total.grower is files[2]
-    assert total.days_left == pytest.approx((60_000 - 35_000) / 100)
+    # USER.md can add 16,000 more before its own cap: 51,000, never the total cap.
+    assert total.days_left is None
+
+
+def test_total_reaches_its_cap_with_each_file_stopping_at_its_own():
+    files = [
+        budget("MEMORY.md", 10_000, rate=1_000.0),
+        budget("AGENTS.md", 19_000, rate=500.0),  # reaches its cap after 2 days
+        budget("USER.md", 17_000, rate=0.0),
+        budget("SOUL.md", 12_000, rate=0.0),
+    ]
+    assert total_budget(files, {}, 20_000, 60_000).days_left == pytest.approx(4 / 3)
+    files[1] = budget("AGENTS.md", 19_000, rate=-500.0)  # shrinking meanwhile
+    assert total_budget(files, {}, 20_000, 60_000).days_left == pytest.approx(4.0)
+    files = [
+        budget("MEMORY.md", 19_000, rate=1_000.0),  # its cap in a day: the set stops at 55,000
+        budget("AGENTS.md", 18_000, rate=0.0),
+        budget("USER.md", 17_000, rate=0.0),
+    ]
+    assert total_budget(files, {}, 20_000, 60_000).days_left is None
 
 
 def test_total_rate_is_unknown_when_no_file_rate_is():

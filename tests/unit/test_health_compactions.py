@@ -43,7 +43,7 @@ def test_no_lossy_compaction_is_ok():
 
 def test_lossy_compaction_warns_naming_session_first_items_count_and_file():
     (result,) = grade_compactions([row("warning", LOST)], 24)
-    assert result.key == f"{KEY}:main:agent:main:main:db813dc9"
+    assert result.key == f"{KEY}:main:agent:main:main:db813dc9-7360-41d9-948e-3f2b92ce1bc6"
     assert result.status is Status.WARNING
     assert result.message == (
         "agent main: the compaction of agent:main:main at 2026-11-22 05:31 UTC lost 4 item(s): "

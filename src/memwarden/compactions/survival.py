@@ -7,7 +7,11 @@ What survives a compaction is what the model still sees: the summary and the kep
   the words of the summary or of the kept entries' texts. Key words are the item's words of three
   or more letters or digits (or two with a digit: `v2`), lower-cased, without common English words
   and the marker names; an item with no key word cannot be judged and counts as surviving;
-- a **path** item: the path, or its file name, appears in the summary or the kept texts.
+- a **path** item: the path, or its file name, appears in the summary or the kept texts as a
+  whole name (`app.py` is not found in `webapp.py`).
+
+Chinese, Japanese and Korean text has no spaces between words: a run of those characters gives
+its overlapping pairs of characters as key words, each found anywhere in the surviving text.
 
 Where the rule errs: a summary that paraphrases an item ("chose Postgres" for "[DECISION] use
 PostgreSQL") loses it though the meaning survived (a false loss); a summary that repeats the
@@ -28,6 +32,8 @@ from memwarden.indexing.markers import MARKERS
 
 SHARE = 2 / 3
 _WORD = re.compile(r"[^\W_]+")
+# Han, kana, Hangul (and compatibility ideographs): scripts written without spaces.
+_CJK_RUN = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 _COMMON_WORDS = """
 a about above after again against all also am an and any are as at be because been before
 being below between both but by can could did do does doing done down during each else few
@@ -62,13 +68,18 @@ class Verdict:
 
 
 def key_words(text: str) -> list[str]:
-    """Given an item's text, return its key words, lower-cased, each once, in order."""
+    """Given an item's text, return its key words, lower-cased, each once, in order (pairs of
+    characters for a run of Chinese, Japanese or Korean)."""
     found: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
-        if word in STOP_WORDS:
-            continue
-        if len(word) >= 3 or (len(word) == 2 and any(c.isdigit() for c in word)):
-            found.setdefault(word, None)
+        for run in _CJK_RUN.findall(word):
+            for start in range(max(1, len(run) - 1)):
+                found.setdefault(run[start : start + 2], None)
+        for part in _CJK_RUN.sub(" ", word).split():
+            if part in STOP_WORDS:
+                continue
+            if len(part) >= 3 or (len(part) == 2 and any(c.isdigit() for c in part)):
+                found.setdefault(part, None)
     return list(found)
 
 
@@ -77,12 +88,23 @@ def survives(item: Item, haystack: Haystack) -> bool:
     if item.kind == "path":
         path = item.text.lower()
         name = path.rstrip("/").rsplit("/", 1)[-1]
-        return path in haystack.text or (bool(name) and name in haystack.text)
+        return _named(path, haystack.text) or (bool(name) and _named(name, haystack.text))
     words = key_words(item.text)
     if not words:
         return True
     needed = math.ceil(SHARE * len(words))
-    return sum(word in haystack.words for word in words) >= needed
+    return sum(_found(word, haystack) for word in words) >= needed
+
+
+def _found(word: str, haystack: Haystack) -> bool:
+    if _CJK_RUN.match(word):
+        return word in haystack.text
+    return word in haystack.words
+
+
+def _named(name: str, text: str) -> bool:
+    """Whether `name` (a path or a file name) is in `text` as a whole name, not inside another."""
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text) is not None
 
 
 def judge(items: Sequence[Item], surviving_texts: Iterable[str]) -> Verdict:

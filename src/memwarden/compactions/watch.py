@@ -4,13 +4,14 @@ assessed, its lost items kept, and recorded once.
 For each conversation (automation sessions are left out) whose transcript has something new
 since the watch last read it (consumer `compactions`), the new lines are searched for compaction
 entries; the first time a conversation is seen, its last FIRST_SIGHT_ENTRIES entries are (the
-tail checkpoint reads: compactions older than that predate the watch and are left alone). When
-there is one, the whole transcript is read to find each compaction's span. Compactions already
+tail checkpoint reads). When there is one, the whole transcript is read to find each
+compaction's span, and older compactions found there are recorded too. Compactions already
 in the ledger are skipped; each new one is assessed, its lost items appended to the day's log
 (under the agent's memory lock), then recorded.
 The read position moves on only when every compaction of the conversation was settled, so one
 that failed is tried again by the next run. A file-era reset renames the transcript away: the
-reset archive of the conversation's previous session is read on from the stored position too.
+reset archive of the conversation's previous session is read on from the stored position too,
+and the stored session stays the previous one until every compaction of its archive is settled.
 """
 
 from __future__ import annotations
@@ -226,6 +227,8 @@ def _watch_session(
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
 
     state = watcher.context.state
+    current = session.transcript
+    assert current is not None  # noqa: S101 - checked by the caller
     stored = state.get_position(ledger.CONSUMER, agent.id, session.key)
     position = None
     if stored is not None:
@@ -233,14 +236,20 @@ def _watch_session(
             position = ReadPosition.from_json(stored["position"])
         except ValueError:
             position = None
+        archives_settled = True
         if stored["session_id"] != session.session_id and position is not None:
             for archive in _reset_archives(agent, stored["session_id"]):
                 location = TranscriptLocation("file", archive, stored["session_id"])
-                _watch_transcript(watcher, agent, session.key, location, position, report)
+                _, settled = _watch_transcript(
+                    watcher, agent, session.key, location, position, report
+                )
+                archives_settled = archives_settled and settled
             position = None
-    location = session.transcript
-    assert location is not None  # noqa: S101 - checked by the caller
-    end = _watch_transcript(watcher, agent, session.key, location, position, report)
+        if not archives_settled:
+            # Keep the previous session's id and position: the next run reads its archive again.
+            _watch_transcript(watcher, agent, session.key, current, None, report)
+            return
+    end, _ = _watch_transcript(watcher, agent, session.key, current, position, report)
     if end is not None and not watcher.dry_run:
         state.set_position(
             ledger.CONSUMER, agent.id, session.key, session.session_id, end.to_json()
@@ -254,21 +263,21 @@ def _watch_transcript(
     location: TranscriptLocation,
     position: ReadPosition | None,
     report: WatchReport,
-) -> ReadPosition | None:
+) -> tuple[ReadPosition | None, bool]:
     """Settle the new compactions of one transcript; return the position to store (None: keep
-    the old one, something failed or nothing was read)."""
+    the old one, something failed or nothing was read) and whether every one was settled."""
     from memwarden.compactions.spans import compacted_spans
     from memwarden.openclaw.entries import Compaction
     from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
 
     if position is not None:
         if not has_new_data(location, position):
-            return None
+            return None, True
         read = read_since(location, position)
     else:  # first sight: as much as checkpoint reads, not the whole transcript
         read = read_tail(location, FIRST_SIGHT_ENTRIES)
     if not any(type(entry) is Compaction for entry in read.entries):
-        return read.end
+        return read.end, True
     whole = read if read.reached_start and position is None else read_all(location)
     spans = compacted_spans(whole.entries)
     state = watcher.context.state
@@ -283,7 +292,7 @@ def _watch_transcript(
         if found.error is not None:
             settled = False
             report.problems.append(found.line(watcher.dry_run))
-    return whole.end if settled else None
+    return (whole.end if settled else None), settled
 
 
 def _settle(

@@ -23,6 +23,7 @@ nothing more. The figures are linear extrapolations.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -122,6 +123,8 @@ class TotalBudget:
     cap: int
     rate: float | None
     grower: FileBudget | None
+    # When the set reaches the cap, each file counted up to the per-file cap (None: never).
+    reaches_cap: float | None = None
 
     @property
     def truncated(self) -> bool:
@@ -129,7 +132,7 @@ class TotalBudget:
 
     @property
     def days_left(self) -> float | None:
-        return _days_left(self.chars, self.cap, self.rate)
+        return 0.0 if self.truncated else self.reaches_cap
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -152,7 +155,42 @@ def total_budget(
     rate = sum(b.growth.rate or 0.0 for b in growing) if growing else None
     positive = [b for b in growing if (b.growth.rate or 0) > 0]
     grower = max(positive, key=lambda b: b.growth.rate or 0.0, default=None)
-    return TotalBudget(chars, total_cap, rate, grower)
+    moving = [(min(b.chars, max_chars), max_chars, b.growth.rate or 0.0) for b in growing]
+    fixed = chars - sum(start for start, _, _ in moving)
+    return TotalBudget(chars, total_cap, rate, grower, _reaches(moving, fixed, total_cap))
+
+
+def _reaches(moving: Sequence[tuple[int, int, float]], fixed: int, cap: int) -> float | None:
+    """Given the growing files (length now, per-file cap, rate per day), the length of the rest
+    and the total cap, return in how many days the set reaches the cap, None if never. Each
+    file grows until its own cap (the gateway counts no more of it) or shrinks to nothing, so
+    the total is linear between those moments: walk them in order."""
+
+    def length(file: tuple[int, int, float], day: float) -> float:
+        start, file_cap, rate = file
+        return min(max(start + rate * day, 0.0), file_cap)
+
+    def total(day: float) -> float:
+        return fixed + sum(length(file, day) for file in moving)
+
+    stops = {0.0}
+    for start, file_cap, rate in moving:
+        if rate > 0:
+            stops.add((file_cap - start) / rate)
+        elif rate < 0:
+            stops.add(start / -rate)
+    moments = sorted(stops)
+    for begin, end in zip(moments, [*moments[1:], math.inf], strict=True):
+        middle = begin + 1.0 if end == math.inf else (begin + end) / 2
+        slope = sum(
+            rate for start, file_cap, rate in moving if 0 < start + rate * middle < file_cap
+        )
+        at_begin = total(begin)
+        if at_begin >= cap:
+            return begin
+        if slope > 0 and begin + (cap - at_begin) / slope <= end:
+            return begin + (cap - at_begin) / slope
+    return None
 
 
 def _days_left(chars: int, cap: int, rate: float | None) -> float | None:

@@ -58,7 +58,7 @@ def _result(row: Recorded) -> CheckResult:
         text += f" (kept in {row.kept_file})"
     grade = critical if row.severity == "critical" else warning
     return grade(
-        f"{KEY}:{row.agent_id}:{row.session_key}:{row.entry_id[:8]}",
+        f"{KEY}:{row.agent_id}:{row.session_key}:{row.entry_id}",
         text,
         len(row.lost),
         agent=row.agent_id,
