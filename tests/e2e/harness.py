@@ -977,6 +977,19 @@ class Gateway:
         """One RPC on a fresh connection; the payload, or `RpcError`."""
         return asyncio.run(self.arpc(method, params, timeout))
 
+    def compact(self, key: str, timeout: float = 120.0) -> Any:
+        """`sessions.compact` of `key`, asked again while the gateway still answers that the
+        session "has an active run": its post-turn work can outlast what `wait_idle` sees on a
+        loaded machine (2026.9.6). The payload, or `RpcError` for any other refusal."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.rpc("sessions.compact", {"key": key}, timeout=timeout)
+            except RpcError as error:
+                if "active run" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
     def sessions(self, agent_id: str | None = None) -> list[dict[str, Any]]:
         """Every `sessions.list` row (paged until `hasMore` is false)."""
         rows: list[dict[str, Any]] = []

@@ -47,7 +47,7 @@ def test_lossy_compaction_is_reported_and_its_items_kept(gateway_factory, tmp_pa
     for turn in range(4):
         gateway.agent_turn_rpc(f"small talk number {turn} about the weather", session_key=key)
 
-    payload = gateway.rpc("sessions.compact", {"key": key}, timeout=120)
+    payload = gateway.compact(key)
     assert payload["compacted"] is True, payload
     session_id = gateway.session(key)["sessionId"]
     (compaction,) = [

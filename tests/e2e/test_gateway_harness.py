@@ -184,7 +184,7 @@ def test_sessions_compact(gateway: Gateway) -> None:
     key = "agent:main:e2e-compact"
     session_id = _turn(gateway, "something worth compacting", session_key=key)
 
-    payload = gateway.rpc("sessions.compact", {"key": key}, timeout=120)
+    payload = gateway.compact(key)
 
     assert (payload["ok"], payload["key"], payload["compacted"]) == (True, key, True)
     result = payload["result"]

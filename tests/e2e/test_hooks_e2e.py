@@ -129,7 +129,7 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     gateway.agent_turn(f"Now compact this {tag} conversation", session_key=key)
     handoff = handoff_of(gateway.workspace, tag)
     handoff.write_text("# Handoff\n\nreplaced by the test\n")
-    gateway.rpc("sessions.compact", {"key": key}, timeout=120)
+    gateway.compact(key)
 
     def checkpointed() -> bool:
         return f"Now compact this {tag} conversation" in handoff.read_text()
