@@ -83,9 +83,6 @@ def killed_checkpoint(state_dir: Path, after: int) -> int:
     return completed.returncode
 
 
-@pytest.mark.xfail(
-    strict=True, reason="today each agent's files are renamed before its state commit"
-)
 @pytest.mark.parametrize("after", [1, 2])
 def test_checkpoint_killed_after_a_daily_log_rename_rerun_logs_each_entry_once(fleet, after):
     state_dir, workspaces = fleet

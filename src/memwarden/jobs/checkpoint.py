@@ -12,7 +12,8 @@ before a compaction; the rotate job calls `checkpoint_session` before a reset).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
@@ -22,8 +23,14 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run_state import RunState
+    from memwarden.checkpoint.staging import Writer
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
+
+
+# How many times `--session KEY` reads its session again when another checkpoint committed it
+# first (each retry starts from the position that one left).
+SESSION_ATTEMPTS = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,58 +61,132 @@ def lock_name(options: argparse.Namespace) -> str | None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
-    from memwarden.checkpoint.positions import save
     from memwarden.checkpoint.report import job_result
-    from memwarden.checkpoint.run_state import build_run_state
     from memwarden.checkpoint.snapshots import snapshot_written
 
     dry_run = bool(options.dry_run)
-    if options.session:
-        state = build_run_state(context, dry_run=dry_run, trigger="session")
-        agent, session = _find_session(context, options.session, options.agent)
-        agents = [agent]
-        outcomes = [_checkpoint_single(state, agent, session, force=True)]
-        if not dry_run:
-            single = outcomes[0]
-            save(
-                context.state,
-                [single.update] if single.update is not None else [],
-                single.events,
-                run_id=context.run_id,
-                forget_agents=[agent.id],
+    problems: list[str] = []
+    lines: list[str] = []
+    with durable_writes(context, dry_run, lines, problems) as writer:
+        if options.session:
+            agent, session = _find_session(context, options.session, options.agent)
+            agents = [agent]
+            outcome = _checkpoint_committed(
+                context, writer, agent, session, force=True, dry_run=dry_run, trigger="session"
             )
-    else:
-        from memwarden.jobs.common import select_agents
+            outcomes = [outcome]
+            problems += outcome.warnings
+        else:
+            from memwarden.checkpoint.run_state import build_run_state
+            from memwarden.jobs.common import select_agents
 
-        agents = select_agents(context.deployment, options.agent)
-        state = build_run_state(context, dry_run=dry_run, trigger="run")
-
-        def record_agent(agent: Agent, result: AgentResult) -> None:
-            if dry_run:
-                return
-            outcomes = result.outcomes
-            save(
-                context.state,
-                [outcome.update for outcome in outcomes if outcome.update is not None],
-                [event for outcome in outcomes for event in outcome.events],
-                run_id=context.run_id,
-                agents=[result.record] if result.record and not result.skipped_fast else [],
-                forget_agents=[agent.id] if result.record is None else [],
-            )
-
-        results = checkpoint_agents(state, agents, force=bool(options.force), on_done=record_agent)
-        outcomes = [outcome for result in results for outcome in result.outcomes]
-    indexed, problems = _refresh_indexes(context, agents, outcomes, dry_run)
+            agents = select_agents(context.deployment, options.agent)
+            state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writer)
+            finished: list[tuple[Agent, AgentResult]] = []
+            try:
+                results = checkpoint_agents(
+                    state,
+                    agents,
+                    force=bool(options.force),
+                    on_done=lambda agent, result: finished.append((agent, result)),
+                )
+            except BaseException:
+                if writer is not None:  # stopped: keep what the agents done so far did
+                    _commit_results(context, state, writer, finished)
+                raise
+            if writer is not None:
+                problems += _commit_results(context, state, writer, finished)
+            outcomes = [outcome for result in results for outcome in result.outcomes]
+    indexed, index_problems = _refresh_indexes(context, agents, outcomes, dry_run)
+    problems += index_problems
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
+    result.lines[1:1] = lines
     if indexed is not None:
         result.data["index"] = indexed
     if problems:
         result.problems.extend(problems)
         result.exit_code = 1
     return result
+
+
+@contextmanager
+def durable_writes(
+    context: JobContext, dry_run: bool, lines: list[str], problems: list[str]
+) -> Iterator[Writer | None]:
+    """Before anything, finish what a killed checkpoint left in the journal; then yield the
+    run's temp-file writer (None in a dry run, which only says what is pending), released at
+    the end (its temp files kept while the journal still needs them)."""
+    from memwarden.checkpoint import journal
+    from memwarden.checkpoint.run_state import memory_locks
+    from memwarden.checkpoint.staging import Writer
+
+    if dry_run:
+        pending = journal.pending_count(context.state)
+        if pending:
+            lines.append(
+                f"journal: {pending} rename(s) left by a stopped checkpoint; the next run "
+                "completes them"
+            )
+        yield None
+        return
+    rolled = journal.roll_forward(context.state, context.storage_dir, memory_locks(context))
+    lines += rolled.lines()
+    problems += rolled.problems
+    writer = Writer(context.storage_dir)
+    try:
+        yield writer
+    finally:
+        writer.close(pending=journal.pending_count(context.state, writer.token) > 0)
+
+
+def _commit_results(
+    context: JobContext,
+    state: RunState,
+    writer: Writer,
+    finished: list[tuple[Agent, AgentResult]],
+) -> list[str]:
+    """Commit what the finished agents did (see `checkpoint.commit`); return the problems."""
+    from memwarden.checkpoint.commit import AgentCommit, commit
+
+    commits = [
+        AgentCommit(
+            agent.id,
+            result.outcomes,
+            result.staged,
+            record=result.record if result.record and not result.skipped_fast else None,
+            forget_record=result.record is None,
+            expected=_expected_rows(state, agent.id, result.outcomes),
+        )
+        for agent, result in finished
+    ]
+    report = commit(
+        context.state,
+        commits,
+        token=writer.token,
+        run_id=context.run_id,
+        memory_lock=state.memory_lock or _no_lock,
+    )
+    return report.problems
+
+
+def _expected_rows(
+    state: RunState, agent_id: str, outcomes: list[SessionOutcome]
+) -> dict[str, float | None]:
+    """Return, per session key a run updates, when its row was written as the run read it."""
+    expected = {}
+    for outcome in outcomes:
+        if outcome.update is None or outcome.session_key is None:
+            continue
+        stored = state.stored.get((agent_id, outcome.session_key))
+        expected[outcome.session_key] = stored.updated_at if stored is not None else None
+    return expected
+
+
+def _no_lock(agent_id: str) -> AbstractContextManager[object]:
+    return nullcontext()
 
 
 def _refresh_indexes(
@@ -158,20 +239,63 @@ def checkpoint_session(
     For the rotate job, right before it resets the session: reset only when `.ok`. With
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
-    `failed` outcome); unless `dry_run`, the state DB is updated. The caller snapshots the
-    agent's memory once it has refreshed INDEX.md (`checkpoint.snapshots.snapshot_written`).
+    `failed` outcome); unless `dry_run`, the files and the state DB are committed together
+    (`checkpoint.commit`), and a problem putting the files in place is in `warnings`. The caller
+    snapshots the agent's memory once it has refreshed INDEX.md
+    (`checkpoint.snapshots.snapshot_written`).
     """
-    from memwarden.checkpoint.positions import save
+    lines: list[str] = []
+    problems: list[str] = []
+    with durable_writes(context, dry_run, lines, problems) as writer:
+        outcome = _checkpoint_committed(
+            context, writer, agent, session, force=force, dry_run=dry_run, trigger=trigger
+        )
+    outcome.warnings[:0] = problems
+    return outcome
+
+
+def _checkpoint_committed(
+    context: JobContext,
+    writer: Writer | None,
+    agent: Agent,
+    session: SessionRecord,
+    *,
+    force: bool,
+    dry_run: bool,
+    trigger: str,
+) -> SessionOutcome:
+    """Checkpoint one session and commit it; when another checkpoint committed the same
+    session first (the scheduled run beside `--session`), read it again from where that one
+    left it, up to SESSION_ATTEMPTS times."""
+    from memwarden.checkpoint.agents import stage_files, with_files
+    from memwarden.checkpoint.commit import AgentCommit, commit
     from memwarden.checkpoint.run_state import build_run_state
 
-    state = build_run_state(context, dry_run=dry_run, trigger=trigger)
-    outcome = _checkpoint_single(state, agent, session, force=force)
-    if not dry_run:
-        updates = [outcome.update] if outcome.update is not None else []
-        # The agent's files may now hold this session: its next run must look again.
-        save(
-            context.state, updates, outcome.events, run_id=context.run_id, forget_agents=[agent.id]
+    for _attempt in range(SESSION_ATTEMPTS):
+        state = with_files(
+            build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writer), agent
         )
+        outcome = _checkpoint_single(state, agent, session, force=force)
+        if writer is None:
+            return outcome
+        staged = stage_files(state)
+        item = AgentCommit(
+            agent.id,
+            [outcome],
+            staged,
+            forget_record=True,  # the agent's files may now hold this session: look again
+            expected=_expected_rows(state, agent.id, [outcome]),
+        )
+        report = commit(
+            context.state,
+            [item],
+            token=writer.token,
+            run_id=context.run_id,
+            memory_lock=state.memory_lock or _no_lock,
+        )
+        outcome.warnings += report.problems
+        if agent.id not in report.conflicts:
+            return outcome
     return outcome
 
 
@@ -187,8 +311,8 @@ def checkpoint_agents(
     An agent whose workspace is gone though it has sessions fails at once (`lost_workspace`).
     Agents whose store and transcripts did not change are settled next, with a few stats
     each. The others run `checkpoint.workers` at a time, in threads. `on_done(agent, result)`
-    is called in this thread as soon as each agent is done, so what an agent's files now hold
-    is recorded right after they are written, not at the end of a run that may be killed.
+    is called in this thread as soon as each agent is done, so a run stopped part way can still
+    commit what the agents done so far staged.
     """
     from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
     from memwarden.checkpoint.outcome import SessionOutcome
