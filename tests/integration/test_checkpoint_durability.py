@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support.cli import run_subprocess
+from support.cli import run_cli, run_subprocess
 from support.deployments import make_generated_fleet
 
 AGENTS = ["alpha", "beta", "gamma"]
@@ -92,4 +92,69 @@ def test_checkpoint_killed_after_a_daily_log_rename_rerun_logs_each_entry_once(f
 
     assert rerun.exit_code == 0, rerun.stderr
     assert {agent: daily_entries(workspaces[agent]) for agent in AGENTS} == dict.fromkeys(AGENTS, 1)
+    assert [name for agent in AGENTS for name in temp_files(workspaces[agent])] == []
+
+
+def memory_files(workspaces: dict[str, Path]) -> dict[str, bytes]:
+    return {
+        str(path): path.read_bytes()
+        for workspace in workspaces.values()
+        for path in sorted((workspace / "memory").rglob("*"))
+        if path.is_file()
+    }
+
+
+def pending_renames() -> int:
+    from memwarden.checkpoint.journal import pending_count
+    from memwarden.state import StateDB
+
+    databases = list((Path(os.environ["XDG_STATE_HOME"]) / "memwarden").rglob("state.db"))
+    assert len(databases) == 1
+    state = StateDB(databases[0])
+    try:
+        return pending_count(state)
+    finally:
+        state.close()
+
+
+def test_checkpoint_dry_run_leaves_a_killed_runs_journal_as_it_is(fleet, capsys):
+    state_dir, workspaces = fleet
+    assert killed_checkpoint(state_dir, 1) == -9
+    before, pending = memory_files(workspaces), pending_renames()
+    assert pending > 0
+
+    dry = run_cli(capsys, "--state-dir", state_dir, "checkpoint", "--dry-run")
+
+    assert dry.exit_code == 0, dry.stderr
+    assert f"journal: {pending} rename(s) left by a stopped checkpoint" in dry.stdout
+    assert memory_files(workspaces) == before
+    assert pending_renames() == pending
+    done = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
+    assert "journal: finished what a stopped checkpoint left" in done.stdout
+    assert [daily_entries(workspaces[agent]) for agent in AGENTS] == [1, 1, 1]
+
+
+def test_checkpoint_agent_whose_files_cannot_be_put_in_place_does_not_stop_the_others(
+    fleet, capsys, monkeypatch
+):
+    from memwarden.checkpoint import journal
+
+    state_dir, workspaces = fleet
+    real_place = journal.place
+
+    def place(staged, *, verify):
+        if staged.agent_id == "beta":
+            raise PermissionError(13, "Permission denied", staged.target)
+        return real_place(staged, verify=verify)
+
+    monkeypatch.setattr(journal, "place", place)
+    first = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
+
+    assert first.exit_code == 1
+    assert any("checkpoint of agent beta" in line for line in first.messages), first.stderr
+    assert [daily_entries(workspaces[agent]) for agent in AGENTS] == [1, 0, 1]
+    monkeypatch.setattr(journal, "place", real_place)
+    second = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
+    assert second.exit_code == 0, second.stderr
+    assert [daily_entries(workspaces[agent]) for agent in AGENTS] == [1, 1, 1]
     assert [name for agent in AGENTS for name in temp_files(workspaces[agent])] == []
