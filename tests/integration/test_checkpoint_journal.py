@@ -63,12 +63,12 @@ def test_roll_forward_intact_temp_file_is_renamed(setup):
     stage_and_record(state, writer, files)
     killed(writer)
 
-    report = journal.roll_forward(state, storage, no_lock)
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert daily.read_text() == "# notes\n" + ENTRY
     assert report.counts == {"placed": 1}
     assert temp_files(workspace) == []
-    assert journal.pending_count(state) == 0
+    assert journal.pending_count(state, "next") == 1  # cleared once the manifests are refreshed
     assert list((storage / WRITERS_FOLDER).iterdir()) == []
 
 
@@ -82,7 +82,7 @@ def test_roll_forward_daily_log_whose_temp_file_is_gone_gets_the_entry_from_the_
     Path(staged.temp).unlink()
     killed(writer)
 
-    report = journal.roll_forward(state, storage, no_lock)
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert daily.read_text().count("· checkpoint ·") == 1
     assert report.counts == {"appended": 1}
@@ -99,7 +99,7 @@ def test_roll_forward_after_the_rename_was_done_adds_nothing(setup):
     os.replace(staged.temp, daily)  # killed right after this rename
     killed(writer)
 
-    report = journal.roll_forward(state, storage, no_lock)
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert daily.read_text() == "# notes\n" + ENTRY
     assert report.counts == {"done": 1}
@@ -116,7 +116,7 @@ def test_roll_forward_daily_log_the_agent_changed_meanwhile_keeps_its_text(setup
     daily.write_text("# notes\n- the agent wrote this\n")
     killed(writer)
 
-    journal.roll_forward(state, storage, no_lock)
+    journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert daily.read_text() == "# notes\n- the agent wrote this\n" + ENTRY
     assert temp_files(workspace) == []
@@ -136,7 +136,7 @@ def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_
     Path(staged.temp).unlink()
     killed(writer)
 
-    report = journal.roll_forward(state, storage, no_lock)
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert handoff.read_text() == "old handoff\n"
     assert report.counts == {"lost": 1}
@@ -151,7 +151,7 @@ def test_roll_forward_leaves_a_live_run_alone(setup):
     files.append(daily, ENTRY, HEADER)
     stage_and_record(state, writer, files)
 
-    report = journal.roll_forward(state, storage, no_lock)
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert report.counts == {}
     assert not daily.exists()
@@ -170,7 +170,7 @@ def test_roll_forward_removes_the_temp_files_of_a_run_killed_before_its_commit(s
     killed(writer)
     assert len(temp_files(workspace)) == 2
 
-    report = journal.roll_forward(state, storage, no_lock)
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert report.removed_temp_files == 2
     assert temp_files(workspace) == []
@@ -186,7 +186,7 @@ def test_writer_close_keeps_temp_files_the_journal_still_needs(setup):
 
     writer.close(pending=True)
     assert len(temp_files(workspace)) == 1
-    journal.roll_forward(state, storage, no_lock)
+    journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 
     assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY
 

@@ -6,7 +6,9 @@
    committed since this run read it (`checkpoint --session` beside the scheduled run) is left
    out whole: its temp files are removed and its outcome says so.
 3. The renames, agent by agent under the agent's memory lock.
-4. One flush of the folders renamed into, then the journal rows are deleted.
+4. One flush of the folders renamed into. The journal rows stay until the run has refreshed
+   the agents' bootstrap manifests (`journal.clear`), so a kill before that makes the next run
+   refresh them too.
 
 A kill anywhere leaves either nothing committed (the temp files are removed by the next run) or
 a journal the next run rolls forward (`journal.roll_forward`): no entry is lost or logged twice.
@@ -54,6 +56,7 @@ class CommitReport:
 
     conflicts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    placed: list[str] = field(default_factory=list)
 
 
 def commit(
@@ -76,7 +79,7 @@ def commit(
             for staged in item.staged:
                 os.unlink(staged.temp)
             _mark_conflict(item.outcomes)
-    placed, folders = [], set()
+    folders = set()
     for item in sorted(committed, key=lambda item: item.agent_id):
         if not item.staged:
             continue
@@ -91,11 +94,9 @@ def commit(
                 "put in place by the next run"
             )
             continue
-        placed.append(item.agent_id)
-    if placed:
+        report.placed.append(item.agent_id)
+    if folders:
         flush_folders(folders)
-        with state.transaction() as connection:
-            journal.clear(connection, token, placed)
     return report
 
 

@@ -2,12 +2,14 @@
 
 `record` adds a run's staged files to `checkpoint_journal` in the transaction that saves their
 read positions; `place` renames one of them (or, for a daily log someone changed since it was
-read, appends the run's entries to their version); `clear` deletes the rows once the renames are
-durable. `roll_forward` finishes what killed runs left: at the start of every checkpoint, each
-row of a run that is no longer alive is placed (its temp file intact), found done (the target
-already holds it), appended again from the journal's own text (a daily log whose temp file is
-gone), or given up (a handoff whose temp file is gone: it stays as it was, whole, and its session
-no longer owns it, so the next run rewrites it); then that run's leftover temp files are removed.
+read, appends the run's entries to their version); `clear` deletes the run's rows once the
+renames are durable and the agents' bootstrap manifests refreshed. `roll_forward` finishes what
+killed runs left: at the start of every checkpoint, each row of a run that is no longer alive is
+placed (its temp file intact), found done (the target already holds it), appended again from the
+journal's own text (a daily log whose temp file is gone), or given up (a handoff whose temp file
+is gone: it stays as it was, whole, and its session no longer owns it, so the next run rewrites
+it). Its rows then pass to the live run, which refreshes those agents' manifests before it clears
+them; the dead run's leftover temp files are removed.
 """
 
 from __future__ import annotations
@@ -72,12 +74,14 @@ def record(connection: sqlite3.Connection, token: str, files: Sequence[StagedFil
     )
 
 
-def clear(connection: sqlite3.Connection, token: str, agent_ids: Sequence[str]) -> None:
-    """Delete the journal rows of run `token` for these agents (their files are in place)."""
-    connection.executemany(
-        "DELETE FROM checkpoint_journal WHERE token = ? AND agent_id = ?",
-        [(token, agent_id) for agent_id in agent_ids],
-    )
+def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:
+    """Delete the journal rows of run `token` for these agents: their files are in place and
+    durable, and their manifests refreshed."""
+    with state.transaction() as connection:
+        connection.executemany(
+            "DELETE FROM checkpoint_journal WHERE token = ? AND agent_id = ?",
+            [(token, agent_id) for agent_id in agent_ids],
+        )
 
 
 def pending(state: StateDB, token: str, agent_id: str) -> list[StagedFile]:
@@ -138,6 +142,7 @@ class RollForward:
     """What the start of a run did with what killed runs left."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    agents: list[str] = field(default_factory=list)
     removed_temp_files: int = 0
     lost_handoffs: list[tuple[str, str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -152,10 +157,14 @@ class RollForward:
         return [f"journal: finished what a stopped checkpoint left ({what})"]
 
 
-def roll_forward(state: StateDB, storage_dir: Path, memory_lock: MemoryLock) -> RollForward:
-    """Finish the journal of every checkpoint run that is no longer alive, and remove its temp
-    files; return what was done. Never raises for one agent's problem (a line in `problems`;
-    its rows stay for the next run)."""
+def roll_forward(
+    state: StateDB, storage_dir: Path, memory_lock: MemoryLock, *, taken_over_by: str
+) -> RollForward:
+    """Finish the journal of every checkpoint run that is no longer alive, hand its rows to
+    run `taken_over_by` (which clears them once the agents' manifests are refreshed: see
+    `clear`), and remove its temp files; return what was done, with the agents whose files it
+    finished. Never raises for one agent's problem (a line in `problems`; its rows stay for the
+    next run)."""
     report = RollForward()
     writers = _dead_writers(storage_dir)
     try:
@@ -164,7 +173,7 @@ def roll_forward(state: StateDB, storage_dir: Path, memory_lock: MemoryLock) -> 
         live = _live_tokens(storage_dir) - set(writers)
         for token in sorted((journal_tokens - live) | set(writers)):
             folders = writers[token][1] if token in writers else []
-            left = _roll_forward_run(state, token, memory_lock, report)
+            left = _roll_forward_run(state, token, memory_lock, report, taken_over_by)
             report.removed_temp_files += remove_temp_files(token, folders, keep=left)
             if not left and token in writers:
                 writers[token][2].unlink(missing_ok=True)
@@ -183,7 +192,7 @@ def pending_count(state: StateDB, token: str | None = None) -> int:
 
 
 def _roll_forward_run(
-    state: StateDB, token: str, memory_lock: MemoryLock, report: RollForward
+    state: StateDB, token: str, memory_lock: MemoryLock, report: RollForward, taken_over_by: str
 ) -> frozenset[str]:
     """Place the rows of one dead run, agent by agent; return the temp files still journaled."""
     agents = [
@@ -205,7 +214,12 @@ def _roll_forward_run(
                         report.lost_handoffs.append((agent_id, staged.target, staged.workspace))
                 flush_folders({os.path.dirname(staged.target) for staged in rows})
                 with state.transaction() as connection:
-                    clear(connection, token, [agent_id])
+                    connection.execute(
+                        "UPDATE checkpoint_journal SET token = ? WHERE token = ? AND agent_id = ?",
+                        (taken_over_by, token, agent_id),
+                    )
+            if agent_id not in report.agents:
+                report.agents.append(agent_id)
         except (OSError, MemwardenError) as error:
             left.update(staged.temp for staged in pending(state, token, agent_id))
             report.problems.append(

@@ -200,8 +200,9 @@ class AgentFiles:
         self, writer: Writer, path: Path, body: bytes, appended: list[str] | None
     ) -> StagedFile:
         target = self._targets[path]
-        real = check_inside(path, self.workspace)  # again: a link may have appeared meanwhile
-        ensure_dir(real.parent, root=self.workspace)
+        real = target.path  # checked when first read, and again before the rename
+        if not real.parent.is_dir():
+            ensure_dir(real.parent, root=self.workspace)
         temp = writer.temp_path(real)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         descriptor = os.open(temp, flags, FILE_MODE)

@@ -12,8 +12,9 @@ before a compaction; the rotate job calls `checkpoint_session` before a reset).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
@@ -67,12 +68,13 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     dry_run = bool(options.dry_run)
     problems: list[str] = []
     lines: list[str] = []
-    with durable_writes(context, dry_run, lines, problems) as writer:
+    with durable_writes(context, dry_run, lines, problems) as writes:
+        writer = writes.writer
         if options.session:
             agent, session = _find_session(context, options.session, options.agent)
             agents = [agent]
             outcome = _checkpoint_committed(
-                context, writer, agent, session, force=True, dry_run=dry_run, trigger="session"
+                context, writes, agent, session, force=True, dry_run=dry_run, trigger="session"
             )
             outcomes = [outcome]
             problems += outcome.warnings
@@ -92,13 +94,16 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                 )
             except BaseException:
                 if writer is not None:  # stopped: keep what the agents done so far did
-                    _commit_results(context, state, writer, finished)
+                    _commit_results(context, state, writes, finished)
                 raise
             if writer is not None:
-                problems += _commit_results(context, state, writer, finished)
+                problems += _commit_results(context, state, writes, finished)
             outcomes = [outcome for result in results for outcome in result.outcomes]
-    indexed, index_problems = _refresh_indexes(context, agents, outcomes, dry_run)
-    problems += index_problems
+        indexed, index_problems = _refresh_indexes(
+            context, agents, outcomes, dry_run, also=writes.rolled_forward
+        )
+        problems += index_problems
+        writes.done()
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
@@ -112,12 +117,31 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     return result
 
 
+@dataclass
+class DurableWrites:
+    """The run's temp-file writer (None in a dry run) and the agents whose files the start of
+    the run finished for a killed one (their manifests are refreshed too)."""
+
+    state: Any
+    writer: Writer | None
+    rolled_forward: list[str]
+    placed: list[str] = field(default_factory=list)
+
+    def done(self) -> None:
+        """The files are in place and the manifests refreshed: clear the journal rows of the
+        agents whose files are in place (the others stay for the next run)."""
+        if self.writer is not None:
+            from memwarden.checkpoint import journal
+
+            journal.clear(self.state, self.writer.token, [*self.rolled_forward, *self.placed])
+
+
 @contextmanager
 def durable_writes(
     context: JobContext, dry_run: bool, lines: list[str], problems: list[str]
-) -> Iterator[Writer | None]:
+) -> Iterator[DurableWrites]:
     """Before anything, finish what a killed checkpoint left in the journal; then yield the
-    run's temp-file writer (None in a dry run, which only says what is pending), released at
+    run's temp-file writer (none in a dry run, which only says what is pending), released at
     the end (its temp files kept while the journal still needs them)."""
     from memwarden.checkpoint import journal
     from memwarden.checkpoint.run_state import memory_locks
@@ -130,14 +154,16 @@ def durable_writes(
                 f"journal: {pending} rename(s) left by a stopped checkpoint; the next run "
                 "completes them"
             )
-        yield None
+        yield DurableWrites(context.state, None, [])
         return
-    rolled = journal.roll_forward(context.state, context.storage_dir, memory_locks(context))
-    lines += rolled.lines()
-    problems += rolled.problems
     writer = Writer(context.storage_dir)
     try:
-        yield writer
+        rolled = journal.roll_forward(
+            context.state, context.storage_dir, memory_locks(context), taken_over_by=writer.token
+        )
+        lines += rolled.lines()
+        problems += rolled.problems
+        yield DurableWrites(context.state, writer, rolled.agents)
     finally:
         writer.close(pending=journal.pending_count(context.state, writer.token) > 0)
 
@@ -145,7 +171,7 @@ def durable_writes(
 def _commit_results(
     context: JobContext,
     state: RunState,
-    writer: Writer,
+    writes: DurableWrites,
     finished: list[tuple[Agent, AgentResult]],
 ) -> list[str]:
     """Commit what the finished agents did (see `checkpoint.commit`); return the problems."""
@@ -165,10 +191,11 @@ def _commit_results(
     report = commit(
         context.state,
         commits,
-        token=writer.token,
+        token=writes.writer.token,
         run_id=context.run_id,
         memory_lock=state.memory_lock or _no_lock,
     )
+    writes.placed += report.placed
     return report.problems
 
 
@@ -190,15 +217,28 @@ def _no_lock(agent_id: str) -> AbstractContextManager[object]:
 
 
 def _refresh_indexes(
-    context: JobContext, agents: list[Agent], outcomes: list[SessionOutcome], dry_run: bool
+    context: JobContext,
+    agents: list[Agent],
+    outcomes: list[SessionOutcome],
+    dry_run: bool,
+    *,
+    also: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]] | None, list[str]]:
-    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to.
+    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
+    the agents `also` names (whose files it finished for a killed run).
 
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
     """
     written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
     changed = [agent for agent in agents if agent.id in written]
+    if also:
+        listed = {agent.id for agent in changed}
+        changed += [
+            agent
+            for agent in context.deployment.agents
+            if agent.id in also and agent.id not in listed and agent.workspace.is_dir()
+        ]
     if not changed:
         return None, []
     indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
@@ -246,17 +286,21 @@ def checkpoint_session(
     """
     lines: list[str] = []
     problems: list[str] = []
-    with durable_writes(context, dry_run, lines, problems) as writer:
+    with durable_writes(context, dry_run, lines, problems) as writes:
         outcome = _checkpoint_committed(
-            context, writer, agent, session, force=force, dry_run=dry_run, trigger=trigger
+            context, writes, agent, session, force=force, dry_run=dry_run, trigger=trigger
         )
+        if writes.rolled_forward:  # finished for a killed run: their manifests too
+            rolled = [a for a in context.deployment.agents if a.id in writes.rolled_forward]
+            refresh_bootstrap(context, [a for a in rolled if a.workspace.is_dir()])
+        writes.done()  # the caller refreshes its agent's manifest (rotate: after the reset)
     outcome.warnings[:0] = problems
     return outcome
 
 
 def _checkpoint_committed(
     context: JobContext,
-    writer: Writer | None,
+    writes: DurableWrites,
     agent: Agent,
     session: SessionRecord,
     *,
@@ -271,6 +315,7 @@ def _checkpoint_committed(
     from memwarden.checkpoint.commit import AgentCommit, commit
     from memwarden.checkpoint.run_state import build_run_state
 
+    writer = writes.writer
     for _attempt in range(SESSION_ATTEMPTS):
         state = with_files(
             build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writer), agent
@@ -294,6 +339,7 @@ def _checkpoint_committed(
             memory_lock=state.memory_lock or _no_lock,
         )
         outcome.warnings += report.problems
+        writes.placed += report.placed
         if agent.id not in report.conflicts:
             return outcome
     return outcome
