@@ -146,6 +146,7 @@ def durable_writes(
     from memwarden.checkpoint import journal
     from memwarden.checkpoint.run_state import memory_locks
     from memwarden.checkpoint.staging import Writer
+    from memwarden.files import named_temp_files
 
     if dry_run:
         pending = journal.pending_count(context.state)
@@ -163,7 +164,10 @@ def durable_writes(
         )
         lines += rolled.lines()
         problems += rolled.problems
-        yield DurableWrites(context.state, writer, rolled.agents)
+        # Manifests and INDEX.md too: their temp files carry the run's name, so the next run
+        # removes them if this one is killed while writing them.
+        with named_temp_files(writer.temp_path):
+            yield DurableWrites(context.state, writer, rolled.agents)
     finally:
         writer.close(pending=journal.pending_count(context.state, writer.token) > 0)
 
