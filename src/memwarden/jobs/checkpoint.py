@@ -3,8 +3,9 @@
 For every agent (or `--agent ID`), choose its conversations from the session store, read the
 tail of each transcript, and write that conversation's handoff (`memory/ACTIVE_CONTEXT.md` for
 the main session, `memory/sessions/<conversation>.md` for the others) and an entry in
-`memory/YYYY-MM-DD.md`, secrets masked; then the bootstrap manifest, so the hook injects each
-handoff into its own session. A session with nothing new since the last run is skipped after one
+`memory/YYYY-MM-DD.md`, secrets masked, all committed at once with the read positions (a
+journal the next run finishes after a kill: `checkpoint.commit`); then the bootstrap manifest,
+so the hook injects each handoff into its own session. A session with nothing new since the last run is skipped after one
 stat. `--session KEY` checkpoints that one session, forced (the session-summary hook runs it
 before a compaction; the rotate job calls `checkpoint_session` before a reset).
 """
@@ -54,8 +55,10 @@ def lock_name(options: argparse.Namespace) -> str | None:
     """Return the run lock to take: none for `--session KEY`.
 
     The session-summary hook runs `checkpoint --session KEY` right before a compaction; it
-    must not be turned away because the scheduled run holds the job lock. Its writes still take
-    the agent's memory lock, so the two never interleave in a workspace.
+    must not be turned away because the scheduled run holds the job lock. A session is committed
+    only if no other checkpoint committed it since it was read (`checkpoint.commit`), and its
+    renames take the agent's memory lock, so the two never log the same messages nor interleave
+    in a workspace.
     """
     return None if options.session else "checkpoint"
 
