@@ -5,9 +5,10 @@ tail of each transcript, and write that conversation's handoff (`memory/ACTIVE_C
 the main session, `memory/sessions/<conversation>.md` for the others) and an entry in
 `memory/YYYY-MM-DD.md`, secrets masked, all committed at once with the read positions (a
 journal the next run finishes after a kill: `checkpoint.commit`); then the bootstrap manifest,
-so the hook injects each handoff into its own session. A session with nothing new since the last run is skipped after one
-stat. `--session KEY` checkpoints that one session, forced (the session-summary hook runs it
-before a compaction; the rotate job calls `checkpoint_session` before a reset).
+so the hook injects each handoff into its own session. A session with nothing new since the
+last run is skipped after one stat. `--session KEY` checkpoints that one session, forced (the
+session-summary hook runs it before a compaction; the rotate job calls `checkpoint_session`
+before a reset).
 """
 
 from __future__ import annotations
