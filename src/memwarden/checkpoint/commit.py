@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal, positions
@@ -77,7 +78,7 @@ def commit(
     for item in commits:
         if item.agent_id in report.conflicts:
             for staged in item.staged:
-                os.unlink(staged.temp)
+                Path(staged.temp).unlink(missing_ok=True)
             _mark_conflict(item.outcomes)
     folders = set()
     for item in sorted(committed, key=lambda item: item.agent_id):
