@@ -14,9 +14,7 @@ before a reset).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
@@ -24,9 +22,9 @@ from memwarden.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
+    from memwarden.checkpoint.durable_run import DurableWrites
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run_state import RunState
-    from memwarden.checkpoint.staging import Writer
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
@@ -66,6 +64,7 @@ def lock_name(options: argparse.Namespace) -> str | None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
+    from memwarden.checkpoint.durable_run import durable_writes
     from memwarden.checkpoint.report import job_result
     from memwarden.checkpoint.snapshots import snapshot_written
 
@@ -73,7 +72,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     problems: list[str] = []
     lines: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:
-        writer = writes.writer
         if options.session:
             agent, session = _find_session(context, options.session, options.agent)
             agents = [agent]
@@ -87,7 +85,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             from memwarden.jobs.common import select_agents
 
             agents = select_agents(context.deployment, options.agent)
-            state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writer)
+            state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
             finished: list[tuple[Agent, AgentResult]] = []
             try:
                 results = checkpoint_agents(
@@ -97,11 +95,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                     on_done=lambda agent, result: finished.append((agent, result)),
                 )
             except BaseException:
-                if writer is not None:  # stopped: keep what the agents done so far did
-                    _commit_results(context, state, writes, finished)
+                writes.commit_agents(state, finished)  # stopped: keep what is done
                 raise
-            if writer is not None:
-                problems += _commit_results(context, state, writes, finished)
+            problems += writes.commit_agents(state, finished).problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
         indexed, index_problems = _refresh_indexes(
             context, agents, outcomes, dry_run, also=writes.rolled_forward
@@ -119,109 +115,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         result.problems.extend(problems)
         result.exit_code = 1
     return result
-
-
-@dataclass
-class DurableWrites:
-    """The run's temp-file writer (None in a dry run) and the agents whose files the start of
-    the run finished for a killed one (their manifests are refreshed too)."""
-
-    state: Any
-    writer: Writer | None
-    rolled_forward: list[str]
-    placed: list[str] = field(default_factory=list)
-
-    def done(self) -> None:
-        """The files are in place and the manifests refreshed: clear the journal rows of the
-        agents whose files are in place (the others stay for the next run)."""
-        if self.writer is not None:
-            from memwarden.checkpoint import journal
-
-            journal.clear(self.state, self.writer.token, [*self.rolled_forward, *self.placed])
-
-
-@contextmanager
-def durable_writes(
-    context: JobContext, dry_run: bool, lines: list[str], problems: list[str]
-) -> Iterator[DurableWrites]:
-    """Before anything, finish what a killed checkpoint left in the journal; then yield the
-    run's temp-file writer (none in a dry run, which only says what is pending), released at
-    the end (its temp files kept while the journal still needs them)."""
-    from memwarden.checkpoint import journal
-    from memwarden.checkpoint.run_state import memory_locks
-    from memwarden.checkpoint.staging import Writer
-    from memwarden.files import named_temp_files
-
-    if dry_run:
-        pending = journal.pending_count(context.state)
-        if pending:
-            lines.append(
-                f"journal: {pending} rename(s) left by a stopped checkpoint; the next run "
-                "completes them"
-            )
-        yield DurableWrites(context.state, None, [])
-        return
-    writer = Writer(context.storage_dir)
-    try:
-        rolled = journal.roll_forward(
-            context.state, context.storage_dir, memory_locks(context), taken_over_by=writer.token
-        )
-        lines += rolled.lines()
-        problems += rolled.problems
-        # Manifests and INDEX.md too: their temp files carry the run's name, so the next run
-        # removes them if this one is killed while writing them.
-        with named_temp_files(writer.temp_path):
-            yield DurableWrites(context.state, writer, rolled.agents)
-    finally:
-        writer.close(pending=journal.pending_count(context.state, writer.token) > 0)
-
-
-def _commit_results(
-    context: JobContext,
-    state: RunState,
-    writes: DurableWrites,
-    finished: list[tuple[Agent, AgentResult]],
-) -> list[str]:
-    """Commit what the finished agents did (see `checkpoint.commit`); return the problems."""
-    from memwarden.checkpoint.commit import AgentCommit, commit
-
-    commits = [
-        AgentCommit(
-            agent.id,
-            result.outcomes,
-            result.staged,
-            record=result.record if result.record and not result.skipped_fast else None,
-            forget_record=result.record is None,
-            expected=_expected_rows(state, agent.id, result.outcomes),
-        )
-        for agent, result in finished
-    ]
-    report = commit(
-        context.state,
-        commits,
-        token=writes.writer.token,
-        run_id=context.run_id,
-        memory_lock=state.memory_lock or _no_lock,
-    )
-    writes.placed += report.placed
-    return report.problems
-
-
-def _expected_rows(
-    state: RunState, agent_id: str, outcomes: list[SessionOutcome]
-) -> dict[str, float | None]:
-    """Return, per session key a run updates, when its row was written as the run read it."""
-    expected = {}
-    for outcome in outcomes:
-        if outcome.update is None or outcome.session_key is None:
-            continue
-        stored = state.stored.get((agent_id, outcome.session_key))
-        expected[outcome.session_key] = stored.updated_at if stored is not None else None
-    return expected
-
-
-def _no_lock(agent_id: str) -> AbstractContextManager[object]:
-    return nullcontext()
 
 
 def _refresh_indexes(
@@ -292,6 +185,8 @@ def checkpoint_session(
     snapshots the agent's memory once it has refreshed INDEX.md
     (`checkpoint.snapshots.snapshot_written`).
     """
+    from memwarden.checkpoint.durable_run import durable_writes
+
     lines: list[str] = []
     problems: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:
@@ -319,35 +214,19 @@ def _checkpoint_committed(
     """Checkpoint one session and commit it; when another checkpoint committed the same
     session first (the scheduled run beside `--session`), read it again from where that one
     left it, up to SESSION_ATTEMPTS times."""
-    from memwarden.checkpoint.agents import stage_files, with_files
-    from memwarden.checkpoint.commit import AgentCommit, commit
+    from memwarden.checkpoint.agents import AgentResult, stage_files, with_files
     from memwarden.checkpoint.run_state import build_run_state
 
-    writer = writes.writer
     for _attempt in range(SESSION_ATTEMPTS):
         state = with_files(
-            build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writer), agent
+            build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer),
+            agent,
         )
         outcome = _checkpoint_single(state, agent, session, force=force)
-        if writer is None:
-            return outcome
-        staged = stage_files(state)
-        item = AgentCommit(
-            agent.id,
-            [outcome],
-            staged,
-            forget_record=True,  # the agent's files may now hold this session: look again
-            expected=_expected_rows(state, agent.id, [outcome]),
-        )
-        report = commit(
-            context.state,
-            [item],
-            token=writer.token,
-            run_id=context.run_id,
-            memory_lock=state.memory_lock or _no_lock,
-        )
+        # No record kept: the agent's files may now hold this session, its next run looks again.
+        result = AgentResult([outcome], staged=stage_files(state))
+        report = writes.commit_agents(state, [(agent, result)])
         outcome.warnings += report.problems
-        writes.placed += report.placed
         if agent.id not in report.conflicts:
             return outcome
     return outcome
