@@ -240,3 +240,46 @@ def test_flush_files_with_syncfs_calls_it_once_per_file_system(tmp_path, monkeyp
     disk_sync.flush_files(str(path) for path in paths)
 
     assert len(calls) == 1
+
+
+def commit_one(state, storage, workspace, expected):
+    from memwarden.checkpoint.commit import AgentCommit, commit
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.checkpoint.records import PositionUpdate
+
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(workspace / "memory" / "2026-11-25.md", ENTRY, HEADER)
+    outcome = SessionOutcome("main", str(workspace), "written", "wrote", "agent:main:main", "s1")
+    outcome.files = [str(workspace / "memory" / "2026-11-25.md")]
+    outcome.update = PositionUpdate("main", "agent:main:main", "s1", {"offset": 2}, None, {})
+    item = AgentCommit("main", [outcome], files.stage(writer), expected=expected)
+    report = commit(state, [item], token=writer.token, run_id=None, memory_lock=no_lock)
+    writer.close(pending=journal.pending_count(state, writer.token) > 0)
+    return report, outcome
+
+
+def test_commit_of_a_session_another_run_committed_since_it_was_read_is_left_out(setup):
+    state, storage, workspace = setup
+    state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
+    read_at = load_stored(state)[("main", "agent:main:main")].updated_at
+    state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 2})  # the other
+
+    report, outcome = commit_one(state, storage, workspace, {"agent:main:main": read_at})
+
+    assert report.conflicts == ["main"]
+    assert (outcome.outcome, outcome.update) == ("skipped", None)
+    assert not (workspace / "memory" / "2026-11-25.md").exists()
+    assert temp_files(workspace) == []
+
+
+def test_commit_of_a_session_unchanged_since_it_was_read_puts_its_files_in_place(setup):
+    state, storage, workspace = setup
+    state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
+    read_at = load_stored(state)[("main", "agent:main:main")].updated_at
+
+    report, _ = commit_one(state, storage, workspace, {"agent:main:main": read_at})
+
+    assert (report.conflicts, report.placed) == ([], ["main"])
+    assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY
+    assert load_stored(state)[("main", "agent:main:main")].position.offset == 2
