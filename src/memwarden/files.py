@@ -12,7 +12,8 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memwarden.errors import MemwardenError, UnsafePathError
@@ -24,7 +25,9 @@ APPEND_ATTEMPTS = 5
 # `.<name>.<8 characters>.tmp` (atomic_write, atomic_append: tempfile.mkstemp) and
 # `.<name>.<pid>.tmp` (the transcript compression of maintain, state backups, and memwarden
 # versions before mkstemp).
-TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+)\.tmp$")
+# `.<name>.mw-<run>-<n>.tmp` are a checkpoint run's (checkpoint.staging): removed by the next
+# run once that one is dead, however young.
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+|mw-[a-z0-9]+-\d+)\.tmp$")
 # A write takes milliseconds (a large transcript's compression, seconds): a temp file an hour
 # old belongs to no live writer.
 STALE_TEMP_SECONDS = 3600
@@ -108,13 +111,36 @@ def is_temp_name(name: str) -> bool:
     return TEMP_NAME.match(name) is not None
 
 
+# While a checkpoint runs, its temp files are named for the run (see `named_temp_files`).
+_temp_namer: Callable[[Path], Path] | None = None
+
+
+@contextmanager
+def named_temp_files(namer: Callable[[Path], Path]) -> Iterator[None]:
+    """Within the block, name every temp file of `atomic_write` / `atomic_append` with
+    `namer(target)`: a checkpoint run's names, which the next run removes after a kill."""
+    global _temp_namer
+    previous, _temp_namer = _temp_namer, namer
+    try:
+        yield
+    finally:
+        _temp_namer = previous
+
+
 def _write_temp(target: Path, payload: bytes) -> Path:
     """Write `payload` to a fsynced 0600 temp file beside `target`; return its path."""
     ensure_dir(target.parent)
     # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
     # never share a temp file, and a stale one left by a crash is never reused with its mode.
-    descriptor, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    temp = Path(name)
+    if _temp_namer is not None:
+        temp = _temp_namer(target)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        descriptor = os.open(temp, flags, FILE_MODE)
+    else:
+        descriptor, name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+        temp = Path(name)
     try:
         view = memoryview(payload)
         while view:

@@ -25,7 +25,7 @@ from pathlib import Path
 import orjson
 
 from memwarden.errors import ConfigError
-from memwarden.files import ensure_dir, fsync_dir
+from memwarden.files import ensure_dir, fsync_dir, remove_stale_temp_files
 
 OWNER_FILE = "gateway.json"
 GATEWAYS_DIR = "gateways"
@@ -100,14 +100,23 @@ def claim(storage: Storage) -> Storage:
     path = storage.root / OWNER_FILE
     record = {"state_dir": storage.gateway, "since": datetime.now(UTC).isoformat()}
     ensure_dir(storage.root)
+    import tempfile  # once per storage root: not worth its import on every run
+
+    remove_stale_temp_files(storage.root, of=lambda target: target == OWNER_FILE)
+    # Written whole beside it, then linked into place: a link fails when the file exists (the
+    # first claim wins), and a process killed part way never leaves a half-written record.
+    descriptor, name = tempfile.mkstemp(prefix=f".{OWNER_FILE}.", suffix=".tmp", dir=storage.root)
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        return locate(storage.root, Path(storage.gateway))
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n")
-        handle.flush()
-        os.fsync(handle.fileno())
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(name, path)
+        except FileExistsError:
+            return locate(storage.root, Path(storage.gateway))
+    finally:
+        os.unlink(name)
     fsync_dir(storage.root)
     return replace(storage, owner=storage.gateway)
 

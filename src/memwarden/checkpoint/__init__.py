@@ -15,8 +15,12 @@ In the order one session's data flows (no import circles: tests/unit/test_import
   placeholders), `extract` (typed entries → a window digest), `handoff` (the window before a
   reset), `daily_log` (new messages → entries by local date).
 - Render (pure): `render` (digests → template values and text; unchanged detection).
-- Commit: `pipeline` (gather, render, write one session; its position update), `writer` (atomic
-  files in the workspace), `positions` (the state DB: loaded once, saved in one transaction).
+- Stage: `pipeline` (gather, render and stage one session's files; its position update),
+  `writer` (where files go in the workspace), `staging` (an agent's writes as temp files).
+- Commit: `disk_sync` (one syncfs), `positions` (the state DB: loaded once), `journal` (the
+  renames recorded with the positions, finished by the next run after a kill), `commit` (the
+  whole batch: flush, one transaction, renames), `durable_run` (a run's first and last steps:
+  finish what a killed run left, clear its own journal).
 - After the run: `report` (summary and lines), `snapshots` (memory history after a write),
   `rewound` (what a history rewind makes the next run write again).
 """

@@ -5,7 +5,7 @@ a problem becomes a `failed` outcome)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import unchanged
@@ -16,6 +16,7 @@ from memwarden.files import remove_stale_temp_files
 if TYPE_CHECKING:
     from memwarden.checkpoint.records import AgentRecord
     from memwarden.checkpoint.run_state import RunState
+    from memwarden.checkpoint.staging import StagedFile
     from memwarden.openclaw.agents import Agent
 
 
@@ -27,6 +28,8 @@ class AgentResult:
     record: AgentRecord | None = None
     skipped_fast: bool = False
     notes: list[str] = field(default_factory=list)
+    # The agent's files, written as temp files, for `commit` to put in place.
+    staged: list[StagedFile] = field(default_factory=list)
 
 
 def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult:
@@ -67,12 +70,38 @@ def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
 
 
 def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
+    run = with_files(run, agent)
+    result = _checkpoint_sessions(run, agent, force)
+    result.staged = stage_files(run)
+    return result
+
+
+def with_files(run: RunState, agent: Agent) -> RunState:
+    """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run)."""
+    if run.writer is None or run.dry_run:
+        return run
+    from memwarden.checkpoint.staging import AgentFiles
+
+    return replace(run, files=AgentFiles(agent.id, agent.workspace))
+
+
+def stage_files(run: RunState) -> list[StagedFile]:
+    """Write the writes staged for the agent at hand as temp files, for `commit`; return them.
+
+    Raise OSError if one cannot be written (none is left behind).
+    """
+    if run.writer is None or run.files is None:
+        return []
+    return run.files.stage(run.writer)
+
+
+def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResult:
     from memwarden.checkpoint.select import select_sessions
     from memwarden.checkpoint.session import checkpoint_one
     from memwarden.openclaw.sessions import load_sessions
 
     taken_at = time.time()
-    if not run.dry_run:  # what a run killed mid-write left in memory/
+    if not run.dry_run:  # what a run killed mid-write left in memory/ (before the journal)
         remove_stale_temp_files(agent.memory_dir)
     watched = unchanged.signatures(unchanged.store_paths(agent))
     settings = run.settings

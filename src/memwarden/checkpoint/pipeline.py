@@ -1,4 +1,4 @@
-"""Checkpoint a session that has something new: gather (and redact), render, write.
+"""Checkpoint a session that has something new: gather (and redact), render, stage its files.
 
 Imported only when a session needs it, so a run where nothing is new never loads the readers,
 the extraction, the templates or jinja2.
@@ -26,7 +26,7 @@ from memwarden.checkpoint.render import (
     same_apart_from_time,
     stamp,
 )
-from memwarden.checkpoint.writer import append_entry, memory_folder, read_existing, replace_file
+from memwarden.checkpoint.writer import memory_folder, read_existing
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
@@ -64,9 +64,9 @@ def checkpoint_changed(
     if too_small:
         _finish(outcome, "skipped", too_small)
         return
-    with run.locked(agent.id):
-        _write_handoff(run, agent, session, material, target, force, outcome)
-        appended = _write_daily_log(run, agent, session, material, outcome)
+    # Staged, not written: `commit` puts the run's files in place with the positions.
+    _write_handoff(run, agent, session, material, target, force, outcome)
+    appended = _write_daily_log(run, agent, session, material, outcome)
     outcome.redactions = run.redactor.take_counts()
     outcome.counts["new_messages"] = appended
     # Written now, or left alone because it already held exactly this: the file is this session's.
@@ -124,7 +124,7 @@ def _write_handoff(
         outcome.previews[str(target)] = text
         return True
     memory_folder(agent.workspace, create=True)
-    replace_file(target, text, agent.workspace)
+    run.staged_files().replace(target, text)
     return True
 
 
@@ -175,12 +175,12 @@ def _write_daily_log(
 def _append_daily(
     run: RunState, agent: Agent, path: Path, day: str, entry: str, outcome: SessionOutcome
 ) -> None:
-    exists = path.is_file()
-    header = "" if exists else _daily_header(agent.id, day)
     if run.dry_run:
+        header = "" if path.is_file() else _daily_header(agent.id, day)
         outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
         return
-    append_entry(path, entry, header, agent.workspace)
+    files = run.staged_files()
+    files.append(path, entry, "" if files.exists(path) else _daily_header(agent.id, day))
 
 
 def _daily_header(agent_id: str, day: str) -> str:

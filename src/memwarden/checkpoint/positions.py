@@ -9,7 +9,7 @@ handoff is carrying. All rows are loaded with one query and saved in one transac
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -21,8 +21,11 @@ if TYPE_CHECKING:
 
 CONSUMER = "checkpoint"
 _SELECT_ALL = (
-    "SELECT agent_id, session_key, session_id, position_json, last_entry_at, data_json "
-    "FROM read_positions WHERE consumer = ?"
+    "SELECT agent_id, session_key, session_id, position_json, last_entry_at, data_json, "
+    "updated_at FROM read_positions WHERE consumer = ?"
+)
+_SELECT_UPDATED = (
+    "SELECT updated_at FROM read_positions WHERE consumer = ? AND agent_id = ? AND session_key = ?"
 )
 _SELECT_AGENTS = "SELECT agent_id, data_json, valid_until, updated_at FROM checkpoint_agents"
 _UPSERT_AGENT = (
@@ -37,9 +40,9 @@ def load_stored(state: StateDB) -> dict[tuple[str, str], StoredSession]:
     """Return every checkpoint row of the state DB by (agent id, session key)."""
     rows = state.connection.execute(_SELECT_ALL, (CONSUMER,)).fetchall()
     stored = {}
-    for agent_id, key, session_id, position_json, last_entry_at, data_json in rows:
+    for agent_id, key, session_id, position_json, last_entry_at, data_json, updated_at in rows:
         stored[(agent_id, key)] = StoredSession(
-            agent_id, key, session_id, position_json, last_entry_at, _data(data_json)
+            agent_id, key, session_id, position_json, last_entry_at, _data(data_json), updated_at
         )
     return stored
 
@@ -84,39 +87,83 @@ def save(
     forget_agents = list(forget_agents)
     if not (updates or events or agents or forget_agents):
         return
-    with state.transaction() as connection:
-        for agent_id in forget_agents:
-            connection.execute(_DELETE_AGENT, (agent_id,))
-        for record in agents:
-            connection.execute(
-                _UPSERT_AGENT,
-                (
-                    record.agent_id,
-                    orjson.dumps(record.to_json()).decode(),
-                    record.valid_until,
-                    record.recorded_at,
-                ),
+    with state.transaction():
+        write(state, updates, events, run_id=run_id, agents=agents, forget_agents=forget_agents)
+
+
+def write(
+    state: StateDB,
+    updates: Iterable[PositionUpdate],
+    events: Iterable[EventRecord],
+    *,
+    run_id: int | None,
+    agents: Iterable[AgentRecord] = (),
+    forget_agents: Iterable[str] = (),
+) -> None:
+    """Write positions, events and agent records inside the caller's transaction."""
+    connection = state.connection
+    for agent_id in forget_agents:
+        connection.execute(_DELETE_AGENT, (agent_id,))
+    for record in agents:
+        connection.execute(
+            _UPSERT_AGENT,
+            (
+                record.agent_id,
+                orjson.dumps(record.to_json()).decode(),
+                record.valid_until,
+                record.recorded_at,
+            ),
+        )
+    for update in updates:
+        state.set_position(
+            CONSUMER,
+            update.agent_id,
+            update.session_key,
+            update.session_id,
+            update.position,
+            last_entry_at=update.last_entry_at,
+            data=update.data,
+        )
+    for event in events:
+        state.record_event(
+            event.type,
+            job="checkpoint",
+            run_id=run_id,
+            agent_id=event.agent_id,
+            session_key=event.session_key,
+            session_id=event.session_id,
+            data=event.data,
+        )
+
+
+def changed_sessions(
+    state: StateDB, agent_id: str, expected: Mapping[str, float | None]
+) -> list[str]:
+    """Given, per session key, when its row was last written as a run read it (None: no row),
+    return the keys whose row another run has written since (inside the caller's transaction)."""
+    changed = []
+    for key, updated_at in expected.items():
+        row = state.connection.execute(_SELECT_UPDATED, (CONSUMER, agent_id, key)).fetchone()
+        if (row[0] if row is not None else None) != updated_at:
+            changed.append(key)
+    return changed
+
+
+def forget_file(state: StateDB, agent_id: str, name: str) -> None:
+    """The file `name` (relative to memory/) no longer holds what the checkpoint wrote there:
+    no session of the agent owns it any more, and the agent's record goes."""
+    updates = []
+    for row in load_stored(state).values():
+        if row.agent_id != agent_id or row.data.get("file") != name:
+            continue
+        data = {key: value for key, value in row.data.items() if key not in ("file", "written_at")}
+        position = row.position.to_json() if row.position is not None else None
+        updates.append(
+            PositionUpdate(
+                row.agent_id, row.session_key, row.session_id, position, row.last_entry_at, data
             )
-        for update in updates:
-            state.set_position(
-                CONSUMER,
-                update.agent_id,
-                update.session_key,
-                update.session_id,
-                update.position,
-                last_entry_at=update.last_entry_at,
-                data=update.data,
-            )
-        for event in events:
-            state.record_event(
-                event.type,
-                job="checkpoint",
-                run_id=run_id,
-                agent_id=event.agent_id,
-                session_key=event.session_key,
-                session_id=event.session_id,
-                data=event.data,
-            )
+        )
+    save(state, updates, [], run_id=None, forget_agents=[agent_id])
 
 
 def _data(text: str | None) -> dict[str, Any]:

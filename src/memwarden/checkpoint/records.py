@@ -30,6 +30,8 @@ class StoredSession:
     position_json: str | None
     last_entry_at: float | None
     data: Mapping[str, Any]
+    # When the row was last written: a run commits a session only if it is still the same.
+    updated_at: float | None = None
 
     @cached_property
     def position(self) -> ReadPosition | None:

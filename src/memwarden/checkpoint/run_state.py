@@ -13,6 +13,7 @@ from memwarden.checkpoint.records import AgentRecord, StoredSession
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.redact import Redactor
+    from memwarden.checkpoint.staging import AgentFiles, Writer
     from memwarden.openclaw.agents import Agent
     from memwarden.runtime import JobContext
 
@@ -37,12 +38,22 @@ class RunState:
     # The agents whose main session is written to ACTIVE_CONTEXT.md (None: every agent); see
     # handoff_files.main_file_agents.
     main_file_agents: frozenset[str] | None = None
+    # The run's temp files (None in a dry run), and the writes staged for the agent at hand.
+    writer: Writer | None = None
+    files: AgentFiles | None = None
 
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         """Return the context manager that keeps other writers out of the agent's memory."""
         if self.memory_lock is None or self.dry_run:
             return nullcontext()
         return self.memory_lock(agent_id)
+
+    def staged_files(self) -> AgentFiles:
+        """Return the writes staged for the agent at hand. Raise RuntimeError outside an agent's
+        checkpoint (a caller that forgot `AgentFiles`): nothing would be written."""
+        if self.files is None:
+            raise RuntimeError("checkpoint: no AgentFiles for this agent's writes")
+        return self.files
 
     @property
     def generated_at(self) -> str:
@@ -56,7 +67,23 @@ class RunState:
         return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
 
 
-def build_run_state(context: JobContext, *, dry_run: bool, trigger: str) -> RunState:
+def memory_locks(context: JobContext) -> Callable[[str], AbstractContextManager[object]]:
+    """Return the function that takes an agent's memory lock (the history's), waiting up to
+    `history.lock_wait_seconds`."""
+    lock_folder = context.storage_dir / "locks"
+    wait = context.config.history.lock_wait_seconds
+
+    def memory_lock(agent_id: str) -> AbstractContextManager[object]:
+        from memwarden.history.locking import memory_lock as history_lock
+
+        return history_lock(lock_folder, agent_id, wait)
+
+    return memory_lock
+
+
+def build_run_state(
+    context: JobContext, *, dry_run: bool, trigger: str, writer: Writer | None = None
+) -> RunState:
     """Return what every session of a run shares: settings, redactor, zone, stored rows.
 
     Raise ConfigError if the redaction patterns or the time zone are invalid.
@@ -70,14 +97,6 @@ def build_run_state(context: JobContext, *, dry_run: bool, trigger: str) -> RunS
     section = context.config.checkpoint
     stored = load_stored(context.state)
     timezone = context.config.general.timezone
-    lock_folder = context.storage_dir / "locks"
-    wait = context.config.history.lock_wait_seconds
-
-    def memory_lock(agent_id: str):
-        from memwarden.history.locking import memory_lock as history_lock
-
-        return history_lock(lock_folder, agent_id, wait)
-
     return RunState(
         settings=Settings.from_config(section),
         redactor=build_redactor(section.redact_patterns, enabled=section.redact),
@@ -89,6 +108,7 @@ def build_run_state(context: JobContext, *, dry_run: bool, trigger: str) -> RunS
         settings_key=settings_key({**section.values, "general.timezone": timezone}),
         dry_run=dry_run,
         trigger=trigger,
-        memory_lock=memory_lock,
+        memory_lock=memory_locks(context),
         main_file_agents=main_file_agents(context.deployment.agents),
+        writer=None if dry_run else writer,
     )

@@ -50,9 +50,12 @@ def checkpoint_one(
         dry_run=run.dry_run,
     )
     redactor = run.redactor.fresh()
+    mark = run.files.mark() if run.files is not None else 0
     try:
         _checkpoint(replace(run, redactor=redactor), agent, session, force, ignore_minimum, outcome)
     except Exception as error:  # noqa: BLE001 - one broken session never stops the others
+        if run.files is not None:  # what it staged goes with it
+            run.files.rollback(mark)
         outcome.outcome = "failed"
         outcome.reason = describe_error(error)
         outcome.update = None

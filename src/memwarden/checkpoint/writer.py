@@ -1,8 +1,9 @@
-"""Write the checkpoint's files into an agent's workspace: whole or not at all, never outside.
+"""Where the checkpoint's files go in an agent's workspace, never outside it.
 
-Files go to `<workspace>/memory/` (0700, created when missing), through atomic writes that
-refuse symlinks and paths leaving the workspace. A workspace that does not exist is an error
-for that agent: the gateway creates workspaces, memwarden does not invent them.
+Files go to `<workspace>/memory/` (0700, created when missing); `staging` writes them beside
+their targets and `commit` renames them, refusing symlinks and paths leaving the workspace. A
+workspace that does not exist is an error for that agent: the gateway creates workspaces,
+memwarden does not invent them.
 """
 
 from __future__ import annotations
@@ -10,13 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memwarden.errors import UnsafePathError
-from memwarden.files import (
-    atomic_append,
-    atomic_write,
-    check_inside,
-    ensure_dir,
-    read_text_if_exists,
-)
+from memwarden.files import check_inside, ensure_dir, read_text_if_exists
 
 ACTIVE_PROBE = ".probe"
 
@@ -47,13 +42,3 @@ def memory_folder(workspace: Path, *, create: bool) -> Path:
 def read_existing(path: Path) -> str | None:
     """Return the current text of a file memwarden writes, or None when it does not exist."""
     return read_text_if_exists(path)
-
-
-def replace_file(path: Path, text: str, workspace: Path) -> None:
-    """Replace `path` (inside `workspace`) with `text`, atomically."""
-    atomic_write(path, text, root=workspace)
-
-
-def append_entry(path: Path, entry: str, header: str, workspace: Path) -> None:
-    """Append `entry` to `path` (inside `workspace`), starting a missing file with `header`."""
-    atomic_append(path, entry, root=workspace, header=header)

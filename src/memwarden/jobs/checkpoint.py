@@ -3,16 +3,18 @@
 For every agent (or `--agent ID`), choose its conversations from the session store, read the
 tail of each transcript, and write that conversation's handoff (`memory/ACTIVE_CONTEXT.md` for
 the main session, `memory/sessions/<conversation>.md` for the others) and an entry in
-`memory/YYYY-MM-DD.md`, secrets masked; then the bootstrap manifest, so the hook injects each
-handoff into its own session. A session with nothing new since the last run is skipped after one
-stat. `--session KEY` checkpoints that one session, forced (the session-summary hook runs it
-before a compaction; the rotate job calls `checkpoint_session` before a reset).
+`memory/YYYY-MM-DD.md`, secrets masked, all committed at once with the read positions (a
+journal the next run finishes after a kill: `checkpoint.commit`); then the bootstrap manifest,
+so the hook injects each handoff into its own session. A session with nothing new since the
+last run is skipped after one stat. `--session KEY` checkpoints that one session, forced (the
+session-summary hook runs it before a compaction; the rotate job calls `checkpoint_session`
+before a reset).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
@@ -20,10 +22,16 @@ from memwarden.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
+    from memwarden.checkpoint.durable_run import DurableWrites
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
+
+
+# How many times `--session KEY` reads its session again when another checkpoint committed it
+# first (each retry starts from the position that one left).
+SESSION_ATTEMPTS = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,64 +54,65 @@ def lock_name(options: argparse.Namespace) -> str | None:
     """Return the run lock to take: none for `--session KEY`.
 
     The session-summary hook runs `checkpoint --session KEY` right before a compaction; it
-    must not be turned away because the scheduled run holds the job lock. Its writes still take
-    the agent's memory lock, so the two never interleave in a workspace.
+    must not be turned away because the scheduled run holds the job lock. A session is committed
+    only if no other checkpoint committed it since it was read (`checkpoint.commit`), and its
+    renames take the agent's memory lock, so the two never log the same messages nor interleave
+    in a workspace.
     """
     return None if options.session else "checkpoint"
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
-    from memwarden.checkpoint.positions import save
+    from memwarden.checkpoint.durable_run import durable_writes
     from memwarden.checkpoint.report import job_result
-    from memwarden.checkpoint.run_state import build_run_state
     from memwarden.checkpoint.snapshots import snapshot_written
     from memwarden.compactions.watch import watch_into
 
     dry_run = bool(options.dry_run)
-    if options.session:
-        state = build_run_state(context, dry_run=dry_run, trigger="session")
-        agent, session = _find_session(context, options.session, options.agent)
-        agents = [agent]
-        read = agents
-        outcomes = [_checkpoint_single(state, agent, session, force=True)]
-        if not dry_run:
-            single = outcomes[0]
-            save(
-                context.state,
-                [single.update] if single.update is not None else [],
-                single.events,
-                run_id=context.run_id,
-                forget_agents=[agent.id],
+    problems: list[str] = []
+    lines: list[str] = []
+    with durable_writes(context, dry_run, lines, problems) as writes:
+        if options.session:
+            agent, session = _find_session(context, options.session, options.agent)
+            agents = [agent]
+            read = agents
+            outcome = _checkpoint_committed(
+                context, writes, agent, session, force=True, dry_run=dry_run, trigger="session"
             )
-    else:
-        from memwarden.jobs.common import select_agents
+            outcomes = [outcome]
+            problems += outcome.warnings
+        else:
+            from memwarden.checkpoint.run_state import build_run_state
+            from memwarden.jobs.common import select_agents
 
-        agents = select_agents(context.deployment, options.agent)
-        state = build_run_state(context, dry_run=dry_run, trigger="run")
-
-        def record_agent(agent: Agent, result: AgentResult) -> None:
-            if dry_run:
-                return
-            outcomes = result.outcomes
-            save(
-                context.state,
-                [outcome.update for outcome in outcomes if outcome.update is not None],
-                [event for outcome in outcomes for event in outcome.events],
-                run_id=context.run_id,
-                agents=[result.record] if result.record and not result.skipped_fast else [],
-                forget_agents=[agent.id] if result.record is None else [],
-            )
-
-        results = checkpoint_agents(state, agents, force=bool(options.force), on_done=record_agent)
-        outcomes = [outcome for result in results for outcome in result.outcomes]
-        # An agent settled by the fast skip has no new line anywhere: no new compaction either.
-        read = [agent for agent, done in zip(agents, results, strict=True) if not done.skipped_fast]
-    indexed, problems = _refresh_indexes(context, agents, outcomes, dry_run)
+            agents = select_agents(context.deployment, options.agent)
+            state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
+            finished: list[tuple[Agent, AgentResult]] = []
+            try:
+                results = checkpoint_agents(
+                    state,
+                    agents,
+                    force=bool(options.force),
+                    on_done=lambda agent, result: finished.append((agent, result)),
+                )
+            except BaseException:
+                writes.commit_agents(state, finished)  # stopped: keep what is done
+                raise
+            problems += writes.commit_agents(state, finished).problems
+            outcomes = [outcome for result in results for outcome in result.outcomes]
+            # An agent settled by the fast skip has no new line anywhere: no new compaction either.
+            read = [a for a, done in zip(agents, results, strict=True) if not done.skipped_fast]
+        indexed, index_problems = _refresh_indexes(
+            context, agents, outcomes, dry_run, also=writes.rolled_forward
+        )
+        problems += index_problems
+        writes.done()
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
+    result.lines[1:1] = lines
     watch_into(result, context, read, session_key=options.session, dry_run=dry_run)
     if indexed is not None:
         result.data["index"] = indexed
@@ -114,15 +123,28 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _refresh_indexes(
-    context: JobContext, agents: list[Agent], outcomes: list[SessionOutcome], dry_run: bool
+    context: JobContext,
+    agents: list[Agent],
+    outcomes: list[SessionOutcome],
+    dry_run: bool,
+    *,
+    also: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]] | None, list[str]]:
-    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to.
+    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
+    the agents `also` names (whose files it finished for a killed run).
 
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
     """
     written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
     changed = [agent for agent in agents if agent.id in written]
+    if also:
+        listed = {agent.id for agent in changed}
+        changed += [
+            agent
+            for agent in context.deployment.agents
+            if agent.id in also and agent.id not in listed and agent.workspace.is_dir()
+        ]
     if not changed:
         return None, []
     indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
@@ -163,20 +185,55 @@ def checkpoint_session(
     For the rotate job, right before it resets the session: reset only when `.ok`. With
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
-    `failed` outcome); unless `dry_run`, the state DB is updated. The caller snapshots the
-    agent's memory once it has refreshed INDEX.md (`checkpoint.snapshots.snapshot_written`).
+    `failed` outcome); unless `dry_run`, the files and the state DB are committed together
+    (`checkpoint.commit`), and a problem putting the files in place is in `warnings`. The caller
+    snapshots the agent's memory once it has refreshed INDEX.md
+    (`checkpoint.snapshots.snapshot_written`).
     """
-    from memwarden.checkpoint.positions import save
+    from memwarden.checkpoint.durable_run import durable_writes
+
+    lines: list[str] = []
+    problems: list[str] = []
+    with durable_writes(context, dry_run, lines, problems) as writes:
+        outcome = _checkpoint_committed(
+            context, writes, agent, session, force=force, dry_run=dry_run, trigger=trigger
+        )
+        if writes.rolled_forward:  # finished for a killed run: their manifests too
+            rolled = [a for a in context.deployment.agents if a.id in writes.rolled_forward]
+            refresh_bootstrap(context, [a for a in rolled if a.workspace.is_dir()])
+        writes.done()  # the caller refreshes its agent's manifest (rotate: after the reset)
+    outcome.warnings[:0] = problems
+    return outcome
+
+
+def _checkpoint_committed(
+    context: JobContext,
+    writes: DurableWrites,
+    agent: Agent,
+    session: SessionRecord,
+    *,
+    force: bool,
+    dry_run: bool,
+    trigger: str,
+) -> SessionOutcome:
+    """Checkpoint one session and commit it; when another checkpoint committed the same
+    session first (the scheduled run beside `--session`), read it again from where that one
+    left it, up to SESSION_ATTEMPTS times."""
+    from memwarden.checkpoint.agents import AgentResult, stage_files, with_files
     from memwarden.checkpoint.run_state import build_run_state
 
-    state = build_run_state(context, dry_run=dry_run, trigger=trigger)
-    outcome = _checkpoint_single(state, agent, session, force=force)
-    if not dry_run:
-        updates = [outcome.update] if outcome.update is not None else []
-        # The agent's files may now hold this session: its next run must look again.
-        save(
-            context.state, updates, outcome.events, run_id=context.run_id, forget_agents=[agent.id]
+    for _attempt in range(SESSION_ATTEMPTS):
+        state = with_files(
+            build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer),
+            agent,
         )
+        outcome = _checkpoint_single(state, agent, session, force=force)
+        # No record kept: the agent's files may now hold this session, its next run looks again.
+        result = AgentResult([outcome], staged=stage_files(state))
+        report = writes.commit_agents(state, [(agent, result)])
+        outcome.warnings += report.problems
+        if agent.id not in report.conflicts:
+            return outcome
     return outcome
 
 
@@ -192,8 +249,8 @@ def checkpoint_agents(
     An agent whose workspace is gone though it has sessions fails at once (`lost_workspace`).
     Agents whose store and transcripts did not change are settled next, with a few stats
     each. The others run `checkpoint.workers` at a time, in threads. `on_done(agent, result)`
-    is called in this thread as soon as each agent is done, so what an agent's files now hold
-    is recorded right after they are written, not at the end of a run that may be killed.
+    is called in this thread as soon as each agent is done, so a run stopped part way can still
+    commit what the agents done so far staged.
     """
     from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
     from memwarden.checkpoint.outcome import SessionOutcome

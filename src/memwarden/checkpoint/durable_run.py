@@ -1,0 +1,129 @@
+"""The durable side of one checkpoint run, from its first step to its last.
+
+`durable_writes` opens it: before anything, it finishes what a killed run left in the journal
+(`journal.roll_forward`), then hands out the run's `Writer` (its temp files, and the temp files
+of the manifests and INDEX.md it refreshes). `DurableWrites.commit_agents` commits the agents'
+results (`commit`); `DurableWrites.done` clears the journal once the manifests are refreshed.
+A dry run gets no writer: it finishes nothing and only says what a stopped run left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from memwarden.checkpoint import journal
+from memwarden.checkpoint.commit import AgentCommit, CommitReport, commit
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.agents import AgentResult
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.checkpoint.run_state import RunState
+    from memwarden.checkpoint.staging import Writer
+    from memwarden.openclaw.agents import Agent
+    from memwarden.runtime import JobContext
+
+
+@dataclass
+class DurableWrites:
+    """The run's temp-file writer (None in a dry run), the agents whose files the start of the
+    run finished for a killed one (their manifests are refreshed too), and the agents whose
+    files this run put in place."""
+
+    context: JobContext
+    writer: Writer | None
+    rolled_forward: list[str]
+    placed: list[str] = field(default_factory=list)
+
+    def commit_agents(
+        self, run: RunState, finished: Sequence[tuple[Agent, AgentResult]]
+    ) -> CommitReport:
+        """Commit what the finished agents did (see `commit`); return what was left out.
+
+        An agent without a record to keep has its record dropped: its next run looks again.
+        """
+        if self.writer is None:
+            return CommitReport()
+        commits = [
+            AgentCommit(
+                agent.id,
+                result.outcomes,
+                result.staged,
+                record=result.record if result.record and not result.skipped_fast else None,
+                forget_record=result.record is None,
+                expected=expected_rows(run, agent.id, result.outcomes),
+            )
+            for agent, result in finished
+        ]
+        report = commit(
+            self.context.state,
+            commits,
+            token=self.writer.token,
+            run_id=self.context.run_id,
+            memory_lock=run.memory_lock or _no_lock,
+        )
+        self.placed += report.placed
+        return report
+
+    def done(self) -> None:
+        """The files are in place and the manifests refreshed: clear the journal rows of the
+        agents whose files are in place (the others stay for the next run)."""
+        if self.writer is not None:
+            journal.clear(
+                self.context.state, self.writer.token, [*self.rolled_forward, *self.placed]
+            )
+
+
+@contextmanager
+def durable_writes(
+    context: JobContext, dry_run: bool, lines: list[str], problems: list[str]
+) -> Iterator[DurableWrites]:
+    """Before anything, finish what a killed checkpoint left in the journal (its lines and
+    problems are added to `lines` and `problems`); then yield the run's DurableWrites. The
+    writer is released at the end, its temp files kept while the journal still needs them."""
+    from memwarden.checkpoint.run_state import memory_locks
+    from memwarden.checkpoint.staging import Writer
+    from memwarden.files import named_temp_files
+
+    if dry_run:
+        pending = journal.pending_count(context.state)
+        if pending:
+            lines.append(
+                f"journal: {pending} rename(s) left by a stopped checkpoint; the next run "
+                "completes them"
+            )
+        yield DurableWrites(context, None, [])
+        return
+    writer = Writer(context.storage_dir)
+    try:
+        rolled = journal.roll_forward(
+            context.state, context.storage_dir, memory_locks(context), taken_over_by=writer.token
+        )
+        lines += rolled.lines()
+        problems += rolled.problems
+        # Manifests and INDEX.md too: their temp files carry the run's name, so the next run
+        # removes them if this one is killed while writing them.
+        with named_temp_files(writer.temp_path):
+            yield DurableWrites(context, writer, rolled.agents)
+    finally:
+        writer.close(pending=journal.pending_count(context.state, writer.token) > 0)
+
+
+def expected_rows(
+    run: RunState, agent_id: str, outcomes: Sequence[SessionOutcome]
+) -> dict[str, float | None]:
+    """Return, per session key the outcomes update, when its row was last written as the run
+    read it (None: there was no row)."""
+    expected = {}
+    for outcome in outcomes:
+        if outcome.update is None or outcome.session_key is None:
+            continue
+        stored = run.stored.get((agent_id, outcome.session_key))
+        expected[outcome.session_key] = stored.updated_at if stored is not None else None
+    return expected
+
+
+def _no_lock(agent_id: str) -> AbstractContextManager[object]:
+    return nullcontext()

@@ -1,0 +1,285 @@
+"""The checkpoint's journal: what the next run does with what a killed run left.
+
+Each test stages files as a run does (`AgentFiles` -> temp files), records them in the journal
+as the commit does, then "kills" the run (its writer file is left unlocked, nothing cleaned up)
+and lets `roll_forward` finish, with real files and a real state database.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import nullcontext
+from pathlib import Path
+
+import pytest
+
+from memwarden.checkpoint import disk_sync, journal
+from memwarden.checkpoint.positions import load_stored
+from memwarden.checkpoint.staging import WRITERS_FOLDER, AgentFiles, Writer
+from memwarden.state import StateDB
+
+ENTRY = "\n### 10:00 · checkpoint · `agent:main:main`\n- session `s1`: 1 request, 1 reply\n"
+HEADER = "# 2026-11-25\n"
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    workspace = tmp_path / "workspace"
+    (workspace / "memory").mkdir(parents=True)
+    storage = tmp_path / "storage"
+    state = StateDB(storage / "state.db")
+    yield state, storage, workspace
+    state.close()
+
+
+def no_lock(agent_id: str):
+    return nullcontext()
+
+
+def killed(writer: Writer) -> None:
+    """What SIGKILL leaves: the writer file, unlocked; the temp files; no cleanup."""
+    os.close(writer._descriptor)
+    writer._descriptor = None
+
+
+def stage_and_record(state: StateDB, writer: Writer, files: AgentFiles):
+    staged = files.stage(writer)
+    with state.transaction() as connection:
+        journal.record(connection, writer.token, staged)
+    return staged
+
+
+def temp_files(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.rglob(".*.tmp"))
+
+
+def test_roll_forward_intact_temp_file_is_renamed(setup):
+    state, storage, workspace = setup
+    daily = workspace / "memory" / "2026-11-25.md"
+    daily.write_text("# notes\n")
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(daily, ENTRY, HEADER)
+    stage_and_record(state, writer, files)
+    killed(writer)
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert daily.read_text() == "# notes\n" + ENTRY
+    assert report.counts == {"placed": 1}
+    assert temp_files(workspace) == []
+    assert journal.pending_count(state, "next") == 1  # cleared once the manifests are refreshed
+    assert list((storage / WRITERS_FOLDER).iterdir()) == []
+
+
+def test_roll_forward_daily_log_whose_temp_file_is_gone_gets_the_entry_from_the_journal(setup):
+    state, storage, workspace = setup
+    daily = workspace / "memory" / "2026-11-25.md"
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(daily, ENTRY, HEADER)
+    (staged,) = stage_and_record(state, writer, files)
+    Path(staged.temp).unlink()
+    killed(writer)
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert daily.read_text().count("· checkpoint ·") == 1
+    assert report.counts == {"appended": 1}
+
+
+def test_roll_forward_after_the_rename_was_done_adds_nothing(setup):
+    state, storage, workspace = setup
+    daily = workspace / "memory" / "2026-11-25.md"
+    daily.write_text("# notes\n")
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(daily, ENTRY, HEADER)
+    (staged,) = stage_and_record(state, writer, files)
+    os.replace(staged.temp, daily)  # killed right after this rename
+    killed(writer)
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert daily.read_text() == "# notes\n" + ENTRY
+    assert report.counts == {"done": 1}
+
+
+def test_roll_forward_daily_log_the_agent_changed_meanwhile_keeps_its_text(setup):
+    state, storage, workspace = setup
+    daily = workspace / "memory" / "2026-11-25.md"
+    daily.write_text("# notes\n")
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(daily, ENTRY, HEADER)
+    stage_and_record(state, writer, files)
+    daily.write_text("# notes\n- the agent wrote this\n")
+    killed(writer)
+
+    journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert daily.read_text() == "# notes\n- the agent wrote this\n" + ENTRY
+    assert temp_files(workspace) == []
+
+
+def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_owner(setup):
+    state, storage, workspace = setup
+    handoff = workspace / "memory" / "ACTIVE_CONTEXT.md"
+    handoff.write_text("old handoff\n")
+    state.set_position(
+        "checkpoint", "main", "agent:main:main", "s1", {"offset": 1}, data={"file": handoff.name}
+    )
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.replace(handoff, "new handoff\n")
+    (staged,) = stage_and_record(state, writer, files)
+    Path(staged.temp).unlink()
+    killed(writer)
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert handoff.read_text() == "old handoff\n"
+    assert report.counts == {"lost": 1}
+    assert "file" not in load_stored(state)[("main", "agent:main:main")].data
+
+
+def test_roll_forward_leaves_a_live_run_alone(setup):
+    state, storage, workspace = setup
+    daily = workspace / "memory" / "2026-11-25.md"
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(daily, ENTRY, HEADER)
+    stage_and_record(state, writer, files)
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert report.counts == {}
+    assert not daily.exists()
+    assert len(temp_files(workspace)) == 1
+    assert journal.pending_count(state) == 1
+    writer.close(pending=True)
+
+
+def test_roll_forward_removes_the_temp_files_of_a_run_killed_before_its_commit(setup):
+    state, storage, workspace = setup
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(workspace / "memory" / "2026-11-25.md", ENTRY, HEADER)
+    files.replace(workspace / "memory" / "sessions" / "peer.md", "handoff\n")
+    files.stage(writer)
+    killed(writer)
+    assert len(temp_files(workspace)) == 2
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert report.removed_temp_files == 2
+    assert temp_files(workspace) == []
+    assert list((storage / WRITERS_FOLDER).iterdir()) == []
+
+
+def test_writer_close_keeps_temp_files_the_journal_still_needs(setup):
+    state, storage, workspace = setup
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(workspace / "memory" / "2026-11-25.md", ENTRY, HEADER)
+    stage_and_record(state, writer, files)
+
+    writer.close(pending=True)
+    assert len(temp_files(workspace)) == 1
+    journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY
+
+
+def test_agent_files_rollback_drops_what_a_failed_session_staged(setup):
+    _, storage, workspace = setup
+    daily = workspace / "memory" / "2026-11-25.md"
+    files = AgentFiles("main", workspace)
+    files.append(daily, ENTRY, HEADER)
+    mark = files.mark()
+    files.append(daily, ENTRY.replace("s1", "s2"), HEADER)
+    files.rollback(mark)
+    writer = Writer(storage)
+
+    (staged,) = files.stage(writer)
+
+    assert Path(staged.temp).read_text() == HEADER + ENTRY
+    writer.close()
+    assert temp_files(workspace) == []
+
+
+def test_flush_files_without_syncfs_fsyncs_each_file(tmp_path, monkeypatch):
+    paths = [tmp_path / f"{name}.tmp" for name in "abc"]
+    for path in paths:
+        path.write_text("x")
+    flushed = []
+    real_fsync = os.fsync
+
+    def fsync(descriptor):
+        flushed.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS
+    monkeypatch.setattr(os, "fsync", fsync)
+
+    disk_sync.flush_files(str(path) for path in paths)
+
+    assert sorted(flushed) == sorted(str(path) for path in paths)
+
+
+@pytest.mark.skipif(disk_sync._syncfs() is None, reason="syncfs(2) is Linux only")
+def test_flush_files_with_syncfs_calls_it_once_per_file_system(tmp_path, monkeypatch):
+    paths = [tmp_path / f"folder{index}" / "a.tmp" for index in range(5)]
+    for path in paths:
+        path.parent.mkdir()
+        path.write_text("x")
+    calls = []
+    real = disk_sync._syncfs()
+    monkeypatch.setattr(disk_sync, "_syncfs", lambda: lambda fd: calls.append(fd) or real(fd))
+
+    disk_sync.flush_files(str(path) for path in paths)
+
+    assert len(calls) == 1
+
+
+def commit_one(state, storage, workspace, expected):
+    from memwarden.checkpoint.commit import AgentCommit, commit
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.checkpoint.records import PositionUpdate
+
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.append(workspace / "memory" / "2026-11-25.md", ENTRY, HEADER)
+    outcome = SessionOutcome("main", str(workspace), "written", "wrote", "agent:main:main", "s1")
+    outcome.files = [str(workspace / "memory" / "2026-11-25.md")]
+    outcome.update = PositionUpdate("main", "agent:main:main", "s1", {"offset": 2}, None, {})
+    item = AgentCommit("main", [outcome], files.stage(writer), expected=expected)
+    report = commit(state, [item], token=writer.token, run_id=None, memory_lock=no_lock)
+    writer.close(pending=journal.pending_count(state, writer.token) > 0)
+    return report, outcome
+
+
+def test_commit_of_a_session_another_run_committed_since_it_was_read_is_left_out(setup):
+    state, storage, workspace = setup
+    state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
+    read_at = load_stored(state)[("main", "agent:main:main")].updated_at
+    state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 2})  # the other
+
+    report, outcome = commit_one(state, storage, workspace, {"agent:main:main": read_at})
+
+    assert report.conflicts == ["main"]
+    assert (outcome.outcome, outcome.update) == ("skipped", None)
+    assert not (workspace / "memory" / "2026-11-25.md").exists()
+    assert temp_files(workspace) == []
+
+
+def test_commit_of_a_session_unchanged_since_it_was_read_puts_its_files_in_place(setup):
+    state, storage, workspace = setup
+    state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
+    read_at = load_stored(state)[("main", "agent:main:main")].updated_at
+
+    report, _ = commit_one(state, storage, workspace, {"agent:main:main": read_at})
+
+    assert (report.conflicts, report.placed) == ([], ["main"])
+    assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY
+    assert load_stored(state)[("main", "agent:main:main")].position.offset == 2
