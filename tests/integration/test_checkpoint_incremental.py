@@ -439,3 +439,18 @@ def test_checkpoint_writes_each_active_conversation_to_its_own_file(tmp_path, ca
     assert "only the peer said this" not in agent.memory("ACTIVE_CONTEXT.md")
     daily = agent.memory("2026-11-22.md")
     assert "`agent:main:main`" in daily and "`agent:main:telegram:direct:42`" in daily
+
+
+def test_checkpoint_from_a_second_storage_folder_logs_no_entry_twice(tmp_path, capsys, monkeypatch):
+    # The read positions live in memwarden's state: a second state (a gateway checkpointed from
+    # another storage folder, a restored backup) reads the same messages again.
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    before = agent.memory("2026-11-22.md")
+    monkeypatch.setenv("MEMWARDEN_GENERAL_STORAGE_DIR", str(tmp_path / "other-storage"))
+
+    result = checkpoint(capsys, agent)
+
+    assert result.exit_code == 0, result.stderr
+    assert agent.memory("2026-11-22.md") == before
+    assert entries_in(before) == 1

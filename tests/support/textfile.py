@@ -5,7 +5,8 @@ Prometheus and Grafana read (promtool, the shipped rules and dashboards).
 and runs as child processes, the way timers run them: checkpoint, rotate (one conversation over
 the threshold, so it is rotated; one mid-turn, so it is postponed), index, then health with a
 metrics file, a memory file over the size limit (and over the bootstrap cap), AGENTS.md grown
-since the other jobs' snapshots (made two days older, so it has a growth rate), and Slack and
+since the other jobs' snapshots (made two days older, so it has a growth rate; a total cap
+of 40,000 that the set reaches as it grows), and Slack and
 Alertmanager both unreachable (so both have undelivered alerts). Every metric family then has
 samples.
 """
@@ -18,8 +19,10 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+import json5
+
 from support.cli import run_subprocess
-from support.deployments import make_sqlite_era_state
+from support.deployments import make_sqlite_era_state, write_json5_config
 from support.gateway_sim import GatewaySimulator
 from support.prometheus import free_port
 
@@ -48,6 +51,10 @@ def build_textfile(root: Path) -> Textfile:
     """Run the jobs against a copy of the capture under `root`; return the textfile health
     wrote."""
     state = make_sqlite_era_state(root)
+    # A total cap the set reaches as AGENTS.md grows (each file counts up to its own cap).
+    config = json5.loads(state.config_path.read_text())
+    config.setdefault("agents", {}).setdefault("defaults", {})["bootstrapTotalMaxChars"] = 40_000
+    write_json5_config(state.config_path, config)
     (state.workspace / "MEMORY.md").write_text("# Memory\n\n" + "- a fact\n" * 8000)
     (state.workspace / "AGENTS.md").write_text("# Agents\n\nBe brief.\n")
     metrics = root / "textfile" / "memwarden.prom"

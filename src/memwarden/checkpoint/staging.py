@@ -152,8 +152,13 @@ class AgentFiles:
         self._writes.append((path, "replace", text))
 
     def append(self, path: Path, entry: str, header: str) -> None:
-        """Stage `entry` appended to `path`; a file missing now starts with `header`."""
+        """Stage `entry` appended to `path`; a file missing now starts with `header`. An entry
+        the file holds already (same heading, time and text) is not appended again: the read
+        positions live in memwarden's state, and a lost or other state (a second storage folder,
+        a restored backup) must not log the same messages twice."""
         target = self._target(path)
+        if target.base is not None and entry.strip() and entry.encode("utf-8") in target.base:
+            return
         if target.base is None and not any(written == path for written, _, _ in self._writes):
             self._writes.append((path, "replace", header))
         self._writes.append((path, "append", entry))
