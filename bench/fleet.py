@@ -96,8 +96,12 @@ class Fleet:
     next_turn: dict[str, int] = field(default_factory=dict)
 
 
-def build_fleet(base: Path, spec: FleetSpec, *, rebuild: bool = False) -> Fleet:
-    """Build the fleet of `spec` under `base/<spec.name>` (or reuse it); return where it is."""
+def build_fleet(
+    base: Path, spec: FleetSpec, *, rebuild: bool = False, now: datetime | None = None
+) -> Fleet:
+    """Build the fleet of `spec` under `base/<spec.name>` (or reuse it); return where it is.
+
+    The session stores say the sessions were updated just before `now` (default: the clock)."""
     root = base.resolve() / spec.name  # openclaw.json names the workspaces by absolute path
     stamp = root / ".complete"
     if stamp.exists() and not rebuild and orjson.loads(stamp.read_bytes()) == asdict(spec):
@@ -113,7 +117,9 @@ def build_fleet(base: Path, spec: FleetSpec, *, rebuild: bool = False) -> Fleet:
         (workspace / "memory").mkdir(parents=True)
         agents_config.append({"id": agent_id, "workspace": str(workspace), "default": index == 0})
         era = "sqlite" if index % spec.sqlite_every == 1 else "file"
-        turns = _write_agent(root / "state", agent_id, era, spec.transcript_bytes, pool, rng)
+        turns = _write_agent(
+            root / "state", agent_id, era, spec.transcript_bytes, pool, rng, now or datetime.now(UTC)
+        )
         (root / "turns").mkdir(exist_ok=True)
         (root / "turns" / agent_id).write_text(f"{era} {turns}\n")
     config = {"gateway": {"port": 18789}, "agents": {"list": agents_config}}
@@ -163,13 +169,19 @@ def _describe(root: Path, spec: FleetSpec) -> Fleet:
 
 
 def _write_agent(
-    state_dir: Path, agent_id: str, era: str, size: int, pool: _TextPool, rng: random.Random
+    state_dir: Path,
+    agent_id: str,
+    era: str,
+    size: int,
+    pool: _TextPool,
+    rng: random.Random,
+    now: datetime,
 ) -> int:
     """Write one agent's store and transcripts; return how many turns its main session has."""
     main_id, cron_id = _session_id(agent_id, "main"), _session_id(agent_id, "cron")
     main_lines, turns = _main_transcript(main_id, size, pool, rng)
     cron_lines = list(_cron_transcript(cron_id, pool, rng))
-    now_ms = int(datetime.now(UTC).timestamp() * 1000)
+    now_ms = int(now.timestamp() * 1000)
     entries = {
         f"agent:{agent_id}:main": _entry(main_id, now_ms - 60_000, 120_000),
         f"agent:{agent_id}:cron:nightly": _entry(cron_id, now_ms, 8_000),
