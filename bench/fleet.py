@@ -118,7 +118,13 @@ def build_fleet(
         agents_config.append({"id": agent_id, "workspace": str(workspace), "default": index == 0})
         era = "sqlite" if index % spec.sqlite_every == 1 else "file"
         turns = _write_agent(
-            root / "state", agent_id, era, spec.transcript_bytes, pool, rng, now or datetime.now(UTC)
+            root / "state",
+            agent_id,
+            era,
+            spec.transcript_bytes,
+            pool,
+            rng,
+            now or datetime.now(UTC),
         )
         (root / "turns").mkdir(exist_ok=True)
         (root / "turns" / agent_id).write_text(f"{era} {turns}\n")

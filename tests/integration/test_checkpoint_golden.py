@@ -4,8 +4,9 @@ The golden copies in tests/golden/checkpoint/ were recorded from the code before
 was optimised for speed (issue 15): a change that makes it faster must leave every written byte
 as it was. Scenarios: a small fleet built by bench/fleet.py as the benchmark builds its own
 (agents of both storage eras, a big main session and a cron session each, secrets now and then)
-checkpointed three times (first run, one new turn each, nothing new), and each real capture
-(tests/fixtures: 2026.9.6 SQLite era, its zstd row, 2026.7.35 file era) checkpointed once.
+checkpointed four times (first run, one new turn each, nothing new, fourteen new turns), and
+each real capture (tests/fixtures: 2026.9.6 SQLite era, its zstd row, 2026.7.35 file era)
+checkpointed once.
 History snapshots are off (they write nothing in the workspace); the clock is pinned.
 
 After changing what the checkpoint writes on purpose, regenerate them and review the diff:
@@ -78,9 +79,15 @@ def test_bench_fleet_writes_the_golden_files_run_after_run(tmp_path, capsys):
     fleet = build_fleet(tmp_path, FLEET, now=NOW)
     arguments = ("-q", "--state-dir", fleet.state_dir, "checkpoint")
 
-    for scenario in ("first-run", "one-new-turn", "nothing-new"):
-        if scenario == "one-new-turn":
-            append_turns(fleet, turns=1)
+    # Fourteen turns bring turn 46 into most agents' window: its request holds a secret.
+    for scenario, turns in (
+        ("first-run", 0),
+        ("one-new-turn", 1),
+        ("nothing-new", 0),
+        ("fourteen-new-turns", 14),
+    ):
+        if turns:
+            append_turns(fleet, turns=turns)
         result = run_cli(capsys, *arguments)
         assert result.exit_code == 0, result.stderr
         check(f"fleet/{scenario}", written(fleet.workspaces))
