@@ -21,7 +21,7 @@ import random
 import shutil
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -74,7 +74,7 @@ class FleetSpec:
 
     agents: int = 100
     transcript_bytes: int = 2_000_000
-    sqlite_every: int = 2
+    sqlite_every: int = 2  # 0: every agent in the file era
     seed: int = 20261122
 
     @property
@@ -116,7 +116,7 @@ def build_fleet(
         workspace = root / "workspaces" / agent_id
         (workspace / "memory").mkdir(parents=True)
         agents_config.append({"id": agent_id, "workspace": str(workspace), "default": index == 0})
-        era = "sqlite" if index % spec.sqlite_every == 1 else "file"
+        era = "sqlite" if spec.sqlite_every and index % spec.sqlite_every == 1 else "file"
         turns = _write_agent(
             root / "state",
             agent_id,
@@ -134,14 +134,17 @@ def build_fleet(
     return _describe(root, spec)
 
 
-def append_turns(fleet: Fleet, turns: int = 1) -> None:
-    """Append `turns` turns to every agent's main transcript (as a live gateway would).
+def append_turns(fleet: Fleet, turns: int = 1, agents: Collection[str] | None = None) -> None:
+    """Append `turns` turns to the main transcript of every agent (or of `agents`), as a live
+    gateway would.
 
     The fleet keeps them: a reused fleet has grown by the turns earlier benchmarks added.
     """
     rng = random.Random(fleet.spec.seed + sum(fleet.next_turn.values()))
     pool = _TextPool(rng)
     for agent_id, era in fleet.eras.items():
+        if agents is not None and agent_id not in agents:
+            continue
         first = fleet.next_turn[agent_id]
         lines = [line for n in range(first, first + turns) for line in _turn(n, pool, rng)]
         fleet.next_turn[agent_id] = first + turns

@@ -42,7 +42,7 @@ VM whose speed drifts by up to 2x from one minute to the next, so compare figure
 similar speed indexes, and prefer CPU time to wall time when comparing two runs.
 """
 # The order of the summary table.
-JOB_ORDER = ("checkpoint", "rotate", "index", "health", "history")
+JOB_ORDER = ("checkpoint", "reference", "rotate", "index", "health", "history")
 
 
 def main(argv: list[str] | None = None) -> int:
