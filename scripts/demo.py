@@ -10,6 +10,7 @@ config and HOME. The user's real ~/.openclaw is never read or written.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -31,8 +32,30 @@ def main() -> int:
     with GatewaySimulator.from_state_dir(sample.state_dir, token=sample.token) as gateway:
         env = demo_environment(sample, gateway.url)
         tour(sample, env, gateway)
+    explore = write_explore_script(sample)
     print(f"\nEverything above lives in {DEMO} (remove it with `make clean`).")
+    print(
+        "To go on exploring the demo without touching your own memwarden state, load its\n"
+        f"environment into your shell: `. {os.path.relpath(explore)}`"
+        "\nthen e.g. `memwarden history list` (the simulated gateway has stopped: rotate and\n"
+        "the gateway checks will say so)."
+    )
     return 0
+
+
+def write_explore_script(sample: sample_deployment.SampleDeployment) -> Path:
+    """Write .demo/env.sh: the variables that point memwarden at the demo, and its PATH."""
+    script = DEMO / "env.sh"
+    lines = [
+        "# Source this file to run memwarden against the demo (make demo wrote it).",
+        f"export OPENCLAW_STATE_DIR={shlex.quote(str(sample.state_dir))}",
+        f"export XDG_STATE_HOME={shlex.quote(str(DEMO / 'memwarden-state'))}",
+        f"export XDG_CONFIG_HOME={shlex.quote(str(DEMO / 'config'))}",
+        "export MEMWARDEN_HEALTH_PROCESS_CHECK=false",
+        f'export PATH={shlex.quote(str(MEMWARDEN.parent))}:"$PATH"',
+    ]
+    script.write_text("\n".join(lines) + "\n")
+    return script
 
 
 def tour(sample: sample_deployment.SampleDeployment, env: dict[str, str], gateway) -> None:

@@ -45,6 +45,7 @@ exit codes: 0 done, 1 done with failures, 2 usage or configuration error,
 75 skipped because another run of the same job holds the lock."""
 
 OPTIONS_WITH_VALUE = {"--config", "--state-dir"}
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -67,15 +68,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
         level = logging.WARNING if isinstance(error, LockHeld) else logging.ERROR
         return _report_error(chosen, options, error.lines(), error.exit_code, level, quiet_skip)
+    except BrokenPipeError:
+        # The reader went away (`memwarden ... | head`): stop quietly with the status of a
+        # process killed by SIGPIPE, as Unix tools do (BrokenPipeError is an OSError: first).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as error:  # a file or folder of memwarden's own: name it, no traceback
         return _report_error(chosen, options, [describe_os_error(error)], EXIT_FAILURES)
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
-    except BrokenPipeError:
-        # The reader went away (`memwarden ... | head`): stop quietly, as Unix tools do.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_FAILURES
 
 
 def _report_error(

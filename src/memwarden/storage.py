@@ -112,6 +112,13 @@ def claim(storage: Storage) -> Storage:
     return replace(storage, owner=storage.gateway)
 
 
+def storage_folders(root: Path) -> list[Path]:
+    """Given the storage root, return every gateway's storage folder under it (the root first)."""
+    gateways = root / GATEWAYS_DIR
+    others = sorted(p for p in gateways.iterdir() if p.is_dir()) if gateways.is_dir() else []
+    return [root, *others]
+
+
 def read_owner(root: Path) -> str | None:
     """Return the gateway the root belongs to, or None when nobody claimed it.
 

@@ -296,3 +296,46 @@ def test_agent_asked_for_by_name_with_a_refused_workspace_is_one_line(tmp_path, 
         result = run_subprocess("--state-dir", state.state_dir, *arguments)
         assert result.exit_code == 1, arguments
         assert_clear(result, "agent other", "root folder")
+
+
+def test_health_never_snapshots_a_relative_workspace_and_rewind_refuses_it(tmp_path, monkeypatch):
+    state = two_agents(tmp_path, monkeypatch, "ws/rel")
+    elsewhere = tmp_path / "cwd"
+    (elsewhere / "ws" / "rel").mkdir(parents=True)
+    memory_file = elsewhere / "ws" / "rel" / "MEMORY.md"
+    memory_file.write_text("# not the agent's\n")
+    (state.workspace / "MEMORY.md").write_text("# main's own\n")
+    env = dict(os.environ, MEMWARDEN_HEALTH_DISABLED_CHECKS="*")
+
+    run_subprocess("--state-dir", state.state_dir, "-q", "health", env=env, cwd=str(elsewhere))
+    listing = run_subprocess("--state-dir", state.state_dir, "history", "list", "--json")
+
+    snapshots = listing.json()["snapshots"]
+    assert snapshots, "main was snapshotted"
+    assert {snapshot["agent"] for snapshot in snapshots} == {"main"}
+    assert memory_file.read_text() == "# not the agent's\n"
+
+
+def test_rewind_refuses_a_workspace_the_config_now_names_relatively(tmp_path, monkeypatch):
+    workspace = tmp_path / "ws" / "rel"
+    workspace.mkdir(parents=True)
+    (workspace / "MEMORY.md").write_text("# before\n")
+    state = two_agents(tmp_path, monkeypatch, str(workspace))
+    env = dict(os.environ, MEMWARDEN_HEALTH_DISABLED_CHECKS="*")
+    run_subprocess("--state-dir", state.state_dir, "-q", "health", env=env)
+    listing = run_subprocess("--state-dir", state.state_dir, "history", "list", "--json")
+    (snapshot,) = [s for s in listing.json()["snapshots"] if s["agent"] == "other"]
+    entries = [
+        {"id": "main", "default": True, "workspace": str(state.workspace)},
+        {"id": "other", "workspace": "ws/rel"},
+    ]
+    edit_config(state, lambda config: config["agents"].update(list=entries))
+    (workspace / "MEMORY.md").write_text("# after\n")
+
+    result = run_subprocess(
+        "--state-dir", state.state_dir, "history", "rewind", snapshot["id"], cwd=str(tmp_path)
+    )
+
+    assert result.exit_code != 0
+    assert_clear(result, "agent other", "relative path")
+    assert (workspace / "MEMORY.md").read_text() == "# after\n"

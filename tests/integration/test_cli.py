@@ -177,3 +177,22 @@ def test_no_parser_accepts_abbreviated_options(spec):
     found = list(all_parsers(parser))
     assert len(found) > 1
     assert [p.prog for p in found if p.allow_abbrev] == []
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly_with_the_sigpipe_status():
+    # `memwarden completion bash | head -1` where head has already exited: no reader is left.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        completed = subprocess.run(
+            [sys.executable, "-m", "memwarden", "completion", "bash"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert completed.returncode == 128 + signal.SIGPIPE
+    assert completed.stderr == ""

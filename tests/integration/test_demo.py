@@ -48,3 +48,18 @@ def test_demo_runs_every_job_and_writes_memory_files(tmp_path):
     assert (memory / "INDEX.md").read_text().startswith("<!-- memwarden:index")
     assert "Traceback" not in completed.stderr
     assert not (demo / "home" / ".openclaw").exists()
+    # The operator goes on exploring the demo from a shell, with the environment it printed.
+    explore = demo / "env.sh"
+    assert f". {os.path.relpath(explore)}" in out
+    outside = tmp_path / "real-home"
+    shell = subprocess.run(
+        ["sh", "-c", f". {explore} && memwarden history list --json"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(outside)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert shell.returncode == 0, shell.stderr
+    assert '"main"' in shell.stdout
+    assert not outside.exists(), "the demo's environment leaves the operator's own state alone"

@@ -205,3 +205,25 @@ def test_message_cut_off_while_sending_is_sent_again_next_run(runner, sim, slack
     runner.run(T0 + minutes(5))
     assert len(slack.delivered()) == 1
     assert store.undelivered(runner.context().state) == []
+
+
+def test_alert_opened_before_slack_was_set_up_is_sent_by_the_first_run_with_slack(
+    runner, sim, slack
+):
+    # The order doctor recommends: timers first, Slack later.
+    without_slack = dict(runner.env)
+    for name in ("MEMWARDEN_SLACK_BOT_TOKEN", "MEMWARDEN_SLACK_CHANNEL"):
+        del without_slack[name]
+    unset = HealthRunner(runner.state_dir, env=without_slack)
+    unset.env = without_slack
+    sim.faults.http = "error"
+    assert unset.run(T0).exit_code == 1
+    assert unset.run(T0 + minutes(5)).exit_code == 1
+
+    runner.run(T0 + minutes(10))  # well within the cooldown of a notice no one received
+
+    assert len(slack.delivered()) == 1
+    text = slack.texts()[0]
+    assert "New" in text and "gateway.live" in text
+    runner.run(T0 + minutes(20))
+    assert len(slack.delivered()) == 1, "announced once; the cooldown starts now"

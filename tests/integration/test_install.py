@@ -29,6 +29,11 @@ def stubs(tmp_path, monkeypatch) -> Stubs:
     for name, value in found.env().items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("USER", "alice")
+    # A user session: the user manager's bus in the runtime folder.
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    (runtime / "bus").touch()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     return found
 
 
@@ -283,7 +288,12 @@ def test_install_systemd_hardening_paths_are_what_each_job_writes(capsys, tmp_pa
     assert result.exit_code == 0, result.stderr
     for job in ("checkpoint", "rotate", "index"):
         assert hardening_paths(result, job) == [str(storage), f"-{memory}"]
-    assert hardening_paths(result, "maintain") == [str(storage), str(state.sessions_dir)]
+    # maintain archives idle handoffs by default (maintain.archive_handoffs_after_days = 30).
+    assert hardening_paths(result, "maintain") == [
+        str(storage),
+        f"-{memory}",
+        str(state.sessions_dir),
+    ]
     assert hardening_paths(result, "health") == [str(storage), f"-{tmp_path / 'textfile'}"]
 
 
@@ -299,3 +309,80 @@ def test_install_systemd_maintain_archiving_daily_logs_may_write_memory(
     )
 
     assert str(state.workspace / "memory") in hardening_paths(result, "maintain")
+
+
+def test_install_systemd_maintain_without_archiving_leaves_memory_out(
+    capsys, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("MEMWARDEN_MAINTAIN_ARCHIVE_HANDOFFS_AFTER_DAYS", "0")
+    state = make_file_era_state(tmp_path)
+    storage = Path(os.environ["XDG_STATE_HOME"]) / "memwarden"
+
+    result = run_cli(
+        capsys, "--state-dir", state.state_dir, "install", "systemd", "--dry-run", "--json"
+    )
+
+    assert hardening_paths(result, "maintain") == [str(storage), str(state.sessions_dir)]
+
+
+def test_install_systemd_without_a_user_manager_is_refused_before_writing(
+    capsys, stubs, isolated_env, monkeypatch
+):
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    before = tree(isolated_env)
+
+    dry = run_cli(capsys, "install", "systemd", "--dry-run")
+    assert dry.exit_code == 0
+    assert "note: no systemd user manager is reachable" in dry.stdout
+    result = run_cli(capsys, "install", "systemd")
+
+    assert result.exit_code == 2
+    assert "no systemd user manager is reachable" in result.stderr
+    assert "memwarden install cron" in result.stderr
+    assert tree(isolated_env) == before
+    assert stubs.calls() == []
+
+
+def test_install_records_only_the_timers_that_were_enabled_and_doctor_says_so(
+    capsys, stubs, isolated_env, monkeypatch
+):
+    monkeypatch.setenv("STUB_FAIL", "--user enable --now memwarden-health.timer")
+    result = run_cli(capsys, "install", "systemd")
+    assert result.exit_code == 1
+    manifest = orjson.loads(
+        (isolated_env / ".local/state/memwarden/install/systemd.json").read_bytes()
+    )
+    assert "memwarden-health.timer" not in manifest["activated"]
+    assert "memwarden-checkpoint.timer" in manifest["activated"]
+
+    doctor = run_cli(capsys, "doctor", "--json")
+    timers = [f for f in doctor.json()["findings"] if f["key"] == "timers.systemd"]
+    assert any("health" in f["message"] and f["severity"] == "action" for f in timers), timers
+
+
+def test_install_for_a_second_gateway_refuses_to_repoint_the_first_ones_timers(
+    capsys, stubs, isolated_env, tmp_path
+):
+    first = make_file_era_state(tmp_path / "first")
+    second = make_file_era_state(tmp_path / "second")
+    assert run_cli(capsys, "--state-dir", first.state_dir, "install", "systemd").exit_code == 0
+    units = isolated_env / ".config" / "systemd" / "user"
+    before = {path.name: path.read_bytes() for path in units.iterdir()}
+
+    result = run_cli(capsys, "--state-dir", second.state_dir, "install", "systemd")
+
+    assert result.exit_code == 2
+    assert str(first.state_dir) in result.stderr
+    assert "uninstall systemd" in result.stderr
+    assert {path.name: path.read_bytes() for path in units.iterdir()} == before
+    # The first gateway's own reinstall is still fine.
+    assert run_cli(capsys, "--state-dir", first.state_dir, "install", "systemd").exit_code == 0
+
+
+def test_install_warns_when_no_gateway_lives_in_the_state_dir(
+    capsys, stubs, isolated_env, tmp_path
+):
+    result = run_cli(capsys, "--state-dir", tmp_path / "typo", "install", "systemd", "--dry-run")
+    assert result.exit_code == 0
+    assert "no OpenClaw gateway state here" in result.stderr
+    assert "the timers will fail (exit 2) until it exists" in result.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memwarden import __version__
 from memwarden.doctor.timers import check_timers
 from memwarden.scheduling.manifest import Manifest
@@ -18,6 +20,7 @@ def manifest(jobs=None, installed_at="2027-01-15T08:00:00+00:00", version=__vers
         executable="/h/bin/memwarden",
         jobs=dict(WANTED if jobs is None else jobs),
         environment={},
+        activated=[f"memwarden-{job}.timer" for job in (WANTED if jobs is None else jobs)],
     )
 
 
@@ -108,3 +111,29 @@ def test_timers_installed_by_another_version_warn_to_install_again():
     assert finding.severity == "warning"
     assert "installed by memwarden 0.0.9" in finding.message
     assert finding.fix == "memwarden install systemd"
+
+
+def test_timers_written_but_not_activated_need_action():
+    written = replace(manifest(), activated=["memwarden-checkpoint.timer"])
+    finding = check({"systemd": written})["timers.systemd"]
+    assert finding.severity == "action"
+    assert "not activated" in finding.message
+    assert "health" in finding.message and "checkpoint" not in finding.message
+    assert finding.fix == "memwarden install systemd"
+
+
+def test_timers_whose_files_are_gone_need_action():
+    gone = ["/h/.config/systemd/user/memwarden-health.timer"]
+    findings = check_timers(
+        {"systemd": manifest()},
+        WANTED,
+        {},
+        NOW,
+        (3.0, 6.0),
+        {"systemd": True},
+        "/h/logs",
+        {"systemd": gone},
+    )
+    (finding,) = [f for f in findings if f.key == "timers.systemd"]
+    assert finding.severity == "action"
+    assert gone[0] in finding.message

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memwarden.health.model import Status, critical, ok, warning
-from memwarden.health.policy import AlertState, decide_alerts
+from memwarden.health.policy import AlertState, decide_alerts, unannounced
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 COOLDOWN = timedelta(minutes=30)
@@ -124,10 +124,25 @@ def test_decide_alerts_check_no_longer_reported_is_resolved_last():
     assert plan.notices[1].message == "no longer reported (check disabled or gone)"
 
 
-def test_decide_alerts_state_without_notification_is_due_at_once():
+def test_decide_alerts_state_never_announced_is_new_at_once():
     previous = {"gateway.live": state("gateway.live", Status.CRITICAL, notified=None)}
     plan = decide_alerts(previous, [critical("gateway.live", "down")], at(1), COOLDOWN)
-    assert kinds(plan) == [("reminder", "gateway.live")]
+    assert kinds(plan) == [("new", "gateway.live")]
+    assert plan.notices[0].since == previous["gateway.live"].since
+
+
+def test_unannounced_plan_keeps_new_checks_unnotified_and_old_ones_as_they_were():
+    previous = {"disk:/": state("disk:/", Status.WARNING)}
+    results = [critical("gateway.live", "down"), critical("disk:/", "full")]
+    plan = unannounced(decide_alerts(previous, results, at(1), COOLDOWN), previous)
+    assert plan.states["gateway.live"].notified_at is None
+    assert plan.states["gateway.live"].notified_status is None
+    assert plan.states["disk:/"].notified_at == previous["disk:/"].notified_at
+    assert plan.states["disk:/"].notified_status == previous["disk:/"].notified_status
+    assert plan.states["disk:/"].status is Status.CRITICAL
+    # The next run, with somewhere to send it, announces both at once.
+    later = decide_alerts(plan.states, results, at(2), COOLDOWN)
+    assert kinds(later) == [("new", "gateway.live"), ("worse", "disk:/")]
 
 
 def test_decide_alerts_masked_check_keeps_its_state_without_a_notice():

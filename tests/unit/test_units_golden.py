@@ -43,7 +43,7 @@ def sample_writable_paths(home: str, storage: str) -> dict[str, tuple[WritablePa
         "rotate": (*own, memory),
         "index": (*own, memory),
         "health": own,
-        "maintain": (*own, sessions),
+        "maintain": (*own, memory, sessions),
     }
 
 

@@ -222,10 +222,20 @@ def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]
         (health.stale_warning_multiple, health.stale_critical_multiple),
         executable_ok,
         str(context.log_dir),
+        {target: _missing_files(manifest) for target, manifest in manifests.items()},
     )
     if "systemd" in manifests:
         findings += _linger(context)
     return findings
+
+
+def _missing_files(manifest: Manifest) -> list[str]:
+    """The unit files (not the secrets file, which the operator may move) that are gone."""
+    return [
+        entry.path
+        for entry in manifest.files
+        if entry.role != "secrets" and not os.path.lexists(entry.path)
+    ]
 
 
 def _linger(context: JobContext) -> list[Finding]:

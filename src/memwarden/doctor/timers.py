@@ -32,12 +32,14 @@ def check_timers(
     stale_multiples: tuple[float, float],
     executable_ok: Mapping[str, bool],
     log_dir: str,
+    missing_files: Mapping[str, list[str]] | None = None,
 ) -> list[Finding]:
     """Given the installs (by target), the jobs wanted (name → interval minutes) and facts.
 
     `last_success` maps a job to the Unix time its last successful run finished (None: never);
     `stale_multiples` are the multiples of a job's interval that warn and are critical;
-    `executable_ok` tells, per target, whether the executable the units run still exists.
+    `executable_ok` tells, per target, whether the executable the units run still exists;
+    `missing_files`, per target, the unit files its manifest lists that are gone.
     """
     if not manifests:
         return [
@@ -52,7 +54,11 @@ def check_timers(
     findings = []
     scheduled: dict[str, tuple[str, Manifest]] = {}
     for target, manifest in manifests.items():
-        findings += _check_install(target, manifest, wanted_jobs, executable_ok.get(target, True))
+        gone = (missing_files or {}).get(target, [])
+        broken = _check_broken(target, manifest, gone)
+        findings += broken or _check_install(
+            target, manifest, wanted_jobs, executable_ok.get(target, True)
+        )
         for job in manifest.jobs:
             scheduled.setdefault(job, (target, manifest))
     if len(manifests) > 1:
@@ -70,6 +76,34 @@ def check_timers(
             _check_job(job, target, manifest, last_success.get(job), now, stale_multiples, log_dir)
         )
     return findings
+
+
+def _check_broken(target: str, manifest: Manifest, gone: list[str]) -> list[Finding]:
+    """An install whose files were deleted, or whose timers were never activated, runs nothing
+    whatever its manifest says."""
+    key, fix = f"timers.{target}", f"memwarden install {target}"
+    if gone:
+        return [
+            Finding(
+                key,
+                "action",
+                f"{len(gone)} of the {target} files memwarden installed are gone (e.g. {gone[0]}): "
+                "those jobs no longer run",
+                fix,
+            )
+        ]
+    inactive = manifest.inactive_jobs()
+    if inactive:
+        return [
+            Finding(
+                key,
+                "action",
+                f"the {target} timers of {', '.join(inactive)} were written but not activated "
+                "(the install's scheduler command failed): they do not run",
+                fix,
+            )
+        ]
+    return []
 
 
 def _check_install(

@@ -18,7 +18,7 @@ from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.health import store
 from memwarden.health.message import build_message
 from memwarden.health.model import CheckResult
-from memwarden.health.policy import AlertPlan, AlertState, decide_alerts
+from memwarden.health.policy import AlertPlan, AlertState, decide_alerts, unannounced
 from memwarden.health.store import NewMessage
 from memwarden.state import StateDB
 
@@ -55,14 +55,20 @@ class AlertSettings:
 
 
 def plan_alerts(
-    state: StateDB, results: list[CheckResult], now: datetime, settings: AlertSettings
+    state: StateDB,
+    results: list[CheckResult],
+    now: datetime,
+    settings: AlertSettings,
+    announced: bool = True,
 ) -> tuple[AlertPlan, NewMessage | None]:
-    """Given the state DB, this run's results, the time and the settings, return the plan and
-    the message it calls for (None when there is no news). Nothing is written."""
+    """Given the state DB, this run's results, the time, the settings and whether the news
+    reaches anyone (`announced`: there is an alert destination), return the plan and the message
+    it calls for (None when there is no news). Nothing is written."""
     previous = store.load_states(state)
     plan = decide_alerts(previous, results, now, settings.cooldown, store.undelivered_keys(state))
     notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
-    return plan, build_message(plan, notices, now, settings.host, settings.mention)
+    message = build_message(plan, notices, now, settings.host, settings.mention)
+    return (plan if announced else unannounced(plan, previous)), message
 
 
 def commit_plan(

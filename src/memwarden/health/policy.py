@@ -2,7 +2,8 @@
 
 Pure: no clock, no database, no network. Per check key:
 
-- ok → bad: a `new` notice at once;
+- ok → bad: a `new` notice at once (or at the first run that has somewhere to send it: a run
+  without a destination keeps the check open but unannounced, see `unannounced`);
 - bad → worse than the severity last notified (warning → critical): a `worse` notice at once;
 - bad → still bad: a `reminder` once the cooldown has passed since the last notice, and only
   when no earlier notice about it is still waiting to be delivered (a Slack outage must not
@@ -131,11 +132,30 @@ def _decide_one(
     if result.status.rank > last_level.rank:
         state = _renotified(previous, result, now)
         return _notice("worse", result, state, last_level), state
+    if previous.notified_at is None and result.key not in undelivered:
+        # Open since a run that had nowhere to send it: this is its first notice.
+        state = _renotified(previous, result, now)
+        return _notice("new", result, state, None), state
     due = previous.notified_at is None or now - previous.notified_at >= cooldown
     if due and result.key not in undelivered:
         state = _renotified(previous, result, now)
         return _notice("reminder", result, state, previous.status), state
     return None, replace(previous, status=result.status, message=result.message)
+
+
+def unannounced(plan: AlertPlan, previous: Mapping[str, AlertState]) -> AlertPlan:
+    """Given a plan whose notices go nowhere (no alert destination yet) and the stored states,
+    return the plan to keep: each state keeps the notice fields it had (none for a check that
+    just opened), so the first run with a destination announces it instead of waiting out a
+    cooldown that no one was told about."""
+    states = {key: _keep_notified(state, previous.get(key)) for key, state in plan.states.items()}
+    return replace(plan, states=states)
+
+
+def _keep_notified(state: AlertState, before: AlertState | None) -> AlertState:
+    if before is None:
+        return replace(state, notified_at=None, notified_status=None)
+    return replace(state, notified_at=before.notified_at, notified_status=before.notified_status)
 
 
 def _renotified(previous: AlertState, result: CheckResult, now: datetime) -> AlertState:

@@ -141,6 +141,8 @@ def rewind(
             f"snapshot {target_snapshot.id}: agent {target_snapshot.agent_id} is not in the "
             f"gateway config at {context.deployment.config_path}"
         )
+    if agent.workspace_problem is not None:
+        raise MemwardenError(f"{context.deployment.config_path}: {agent.workspace_problem}")
     roots = () if target_snapshot.legacy else target_snapshot.roots
     target = snapshot_tree(context, target_snapshot)
     known = scan_workspace(agent.workspace, roots)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, GatewayNotFound, StateError
 from memwarden.health.model import critical
-from memwarden.jobs.common import add_dry_run
+from memwarden.jobs.common import add_dry_run, select_agents
 from memwarden.runtime import JobContext, JobResult, Problem
 from memwarden.state import UnavailableState
 
@@ -161,7 +161,7 @@ def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult
     from memwarden.history import SnapshotRequest, snapshot_agents
 
     try:
-        agents = context.deployment.agents
+        agents = select_agents(context.deployment, None)  # never a workspace memwarden refuses
     except MemwardenError:
         return []  # the checks that need the gateway config report it
     requests = [SnapshotRequest(agent, "health") for agent in agents]
@@ -195,7 +195,8 @@ def _alerts(
         return {"summary": summary}, None
     settings = _alert_settings(context, send_resolved=context.config.slack.send_resolved)
     now = context.now()
-    plan, message = alerting.plan_alerts(state, results, now, settings)
+    announced = destination is not None
+    plan, message = alerting.plan_alerts(state, results, now, settings, announced)
     waiting = store.undelivered(state)
     if options.dry_run:
         result.lines += _dry_run_lines(plan, message, destination, forward_to, len(waiting))

@@ -45,18 +45,21 @@ class HostFacts:
 def gather_host_facts(env: Mapping[str, str]) -> HostFacts:
     """Given the environment, return the facts about this machine's schedulers."""
     path = env.get("PATH", os.defpath)
-    runtime = env.get("XDG_RUNTIME_DIR", "")
-    user_manager = bool(runtime) and (
-        Path(runtime, "systemd").is_dir() or Path(runtime, "bus").exists()
-    )
     return HostFacts(
         system=platform.system(),
         has_systemctl=shutil.which("systemctl", path=path) is not None,
         systemd_booted=Path("/run/systemd/system").is_dir(),
-        user_manager=user_manager,
+        user_manager=user_manager_reachable(env),
         has_launchctl=shutil.which("launchctl", path=path) is not None,
         has_crontab=shutil.which("crontab", path=path) is not None,
     )
+
+
+def user_manager_reachable(env: Mapping[str, str]) -> bool:
+    """Whether `systemctl --user` can reach a user manager from this environment: the folder
+    of the user's runtime ($XDG_RUNTIME_DIR) holds the manager's folder or its bus."""
+    runtime = env.get("XDG_RUNTIME_DIR", "")
+    return bool(runtime) and (Path(runtime, "systemd").is_dir() or Path(runtime, "bus").exists())
 
 
 def choose_target(facts: HostFacts) -> str:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memwarden import __version__
-from memwarden.errors import EXIT_FAILURES, UsageError
+from memwarden.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
-from memwarden.scheduling.host import linger_user, names_defined_in, unpinned_variables
+from memwarden.scheduling.host import (
+    linger_user,
+    names_defined_in,
+    unpinned_variables,
+    user_manager_reachable,
+)
 from memwarden.scheduling.jobs import describe_interval
 from memwarden.scheduling.manifest import (
     InstalledFile,
@@ -26,12 +32,18 @@ from memwarden.scheduling.plan import InstallPlan, plan_install, removal_decisio
 from memwarden.scheduling.spec import config_has_token, unit_spec
 from memwarden.scheduling.units import PlannedFile, UnitSpec, secrets_file
 from memwarden.settings import ALL_OPTIONS
+from memwarden.storage import storage_folders
 
 SCHEDULER_HINTS = {
     "systemd": "systemd user units need Linux with systemd; try `memwarden install cron`",
     "launchd": "launchd is macOS's scheduler; on Linux use `memwarden install systemd` or `cron`",
     "cron": "install cron (e.g. `apt-get install cron`) or use systemd or launchd",
 }
+NO_USER_MANAGER = (
+    "no systemd user manager is reachable from this shell ($XDG_RUNTIME_DIR/bus): log in "
+    "with a user session (over ssh, `loginctl enable-linger $USER` then log in again), or use "
+    "`memwarden install cron`"
+)
 
 
 def install(context: JobContext, target: str, dry_run: bool) -> JobResult:
@@ -42,6 +54,7 @@ def install(context: JobContext, target: str, dry_run: bool) -> JobResult:
     """
     spec = unit_spec(context)
     previous = load_manifest(context.storage_dir, target)
+    _refuse_another_gateways_timers(context, target)
     crontab, crontab_existed = _current_crontab(context, target, dry_run)
     plan = plan_install(target, spec, previous, os.getuid(), crontab)
     extra = _secrets_starter(spec)
@@ -51,9 +64,36 @@ def install(context: JobContext, target: str, dry_run: bool) -> JobResult:
     missing = act.missing_commands([*plan.before, *plan.after], context.env)
     if missing and not dry_run:
         raise UsageError(f"{', '.join(missing)} not found on PATH: {SCHEDULER_HINTS[target]}")
+    unreachable = target == "systemd" and not user_manager_reachable(context.env)
+    if unreachable and not dry_run:
+        raise UsageError(NO_USER_MANAGER)
     if dry_run:
-        return _dry_run(result, context, plan, files, missing)
+        notes = [f"{name} is not on PATH here" for name in missing]
+        notes += [NO_USER_MANAGER] if unreachable and not missing else []
+        return _dry_run(result, context, plan, files, notes)
     return _apply(result, context, spec, plan, files, previous, crontab_existed)
+
+
+def _refuse_another_gateways_timers(context: JobContext, target: str) -> None:
+    """The timers of a target are one set per account: raise UsageError when another gateway's
+    storage holds an install of `target` (installing would re-point its timers here)."""
+    ours = context.storage_dir
+    for folder in storage_folders(context.storage.root):
+        if folder == ours:
+            continue
+        try:
+            other = load_manifest(folder, target)
+        except UsageError:
+            continue
+        if other is None:
+            continue
+        gateway = other.environment.get("MEMWARDEN_GATEWAY_STATE_DIR") or f"storage {folder}"
+        raise UsageError(
+            f"the {target} timers of this account already run memwarden for another gateway "
+            f"({gateway}, installed {other.installed_at}); one set per account: run "
+            f"`memwarden --state-dir <that gateway> uninstall {target}` first, or install with "
+            "that gateway's --state-dir"
+        )
 
 
 def _current_crontab(context: JobContext, target: str, dry_run: bool) -> tuple[str | None, bool]:
@@ -79,12 +119,12 @@ def _dry_run(
     context: JobContext,
     plan: InstallPlan,
     files: list[PlannedFile],
-    missing: list[str],
+    notes: list[str],
 ) -> JobResult:
     target = plan.target
     lines = [f"install {target} (dry run): nothing is written and nothing is run"]
-    for name in missing:
-        lines.append(f"note: {name} is not on PATH here, so the commands below would fail")
+    for note in notes:
+        lines.append(f"note: {note}, so the commands below would fail")
     lines += [f"would run: {command.display()}" for command in plan.before]
     lines += [f"would remove {entry.path} (no longer scheduled)" for entry in plan.stale_files]
     for planned in files:
@@ -134,6 +174,11 @@ def _apply(
         manifest = _manifest(spec, plan, previous, installed, created, crontab_existed)
         saved = save_manifest(spec.storage_dir, manifest)
     outcomes += [act.run_command(command, context.env) for command in plan.after]
+    active = activated(plan.activated, outcomes)
+    if active != list(plan.activated):
+        # Only what was really enabled: doctor tells timers that are written but not running.
+        manifest = replace(manifest, activated=active)
+        saved = save_manifest(spec.storage_dir, manifest)
     lines, problems, failed = act.report_outcomes(outcomes)
     result.lines += lines
     result.problems += problems
@@ -216,6 +261,13 @@ def _manifest(
     )
 
 
+def activated(names: tuple[str, ...], outcomes: list[act.CommandOutcome]) -> list[str]:
+    """Given the timers (agents, crontab) an install activates and its commands' outcomes,
+    return those whose activating command did not fail."""
+    failed = [outcome.command.argv for outcome in outcomes if not outcome.ok]
+    return [name for name in names if not any(name in arg for argv in failed for arg in argv)]
+
+
 def _remove_stale(plan: InstallPlan, result: JobResult) -> list[str]:
     removed = []
     for entry in plan.stale_files:
@@ -265,6 +317,14 @@ def _warnings(context: JobContext, spec: UnitSpec, target: str) -> list[str]:
                 f"{name} is set in this shell but the timers will not see it: put it in "
                 f"{spec.secrets_file} (a secret) or in memwarden's config.toml",
                 logging.WARNING,
+            )
+        )
+    try:
+        context.deployment  # noqa: B018 - raises when no gateway lives in the state dir
+    except GatewayNotFound as error:
+        warnings.append(
+            Problem(
+                f"{error.problem}: the timers will fail (exit 2) until it exists", logging.WARNING
             )
         )
     if target == "systemd":

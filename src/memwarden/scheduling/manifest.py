@@ -47,6 +47,15 @@ class Manifest:
     crontab_existed: bool | None = None
     version: int = MANIFEST_VERSION
 
+    def inactive_jobs(self) -> list[str]:
+        """The jobs whose timer (systemd), agent (launchd) or crontab was not activated."""
+        if self.target == "cron":
+            return [] if self.activated else sorted(self.jobs)
+        names = [name.removesuffix(".timer") for name in self.activated]
+        return sorted(
+            job for job in self.jobs if not any(n.endswith((f"-{job}", f".{job}")) for n in names)
+        )
+
     def to_json(self) -> bytes:
         return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
 

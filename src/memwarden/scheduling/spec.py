@@ -76,17 +76,15 @@ def writable_paths(context: JobContext, job: str) -> tuple[WritablePath, ...]:
     Every job: memwarden's storage and log dirs. checkpoint, rotate (which checkpoints) and index:
     each agent's memory folder. maintain: the sessions folder of each agent not in the SQLite
     era (it compresses and deletes old transcripts there; the gateway config backups go to the
-    storage dir), and the memory folders when it archives daily logs. health: the folder of
-    `health.metrics_file`. A gateway that cannot be read yet leaves the agents' folders out; a
-    folder that does not exist yet is marked so (`-` in the unit).
+    storage dir), and the memory folders when it archives daily logs or handoffs. health: the
+    folder of `health.metrics_file`. A gateway that cannot be read yet leaves the agents'
+    folders out; a folder that does not exist yet is marked so (`-` in the unit).
     """
     storage = _absolute(context.storage_dir)
     paths = [storage, _absolute(context.log_dir)]
     with contextlib.suppress(MemwardenError):
         agents = [a for a in context.deployment.agents if a.workspace_problem is None]
-        if job in MEMORY_WRITERS or (
-            job == "maintain" and context.config.maintain.archive_daily_logs_after_days > 0
-        ):
+        if job in MEMORY_WRITERS or (job == "maintain" and _maintain_archives(context)):
             paths += [_absolute(agent.memory_dir) for agent in agents]
         if job == "maintain":
             paths += [_absolute(agent.sessions_dir) for agent in agents if agent.era != "sqlite"]
@@ -112,3 +110,9 @@ def config_has_token(context: JobContext) -> bool:
     except MemwardenError:
         return False
     return replace(deployment, env={}).gateway_token() is not None
+
+
+def _maintain_archives(context: JobContext) -> bool:
+    """Whether maintain moves files inside the memory folders (daily logs or idle handoffs)."""
+    maintain = context.config.maintain
+    return maintain.archive_daily_logs_after_days > 0 or maintain.archive_handoffs_after_days > 0
