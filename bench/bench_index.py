@@ -87,12 +87,15 @@ def scenario(root: Path, files: int, repeat: int) -> list:
         for name, value in os.environ.items()
         if not name.startswith(("OPENCLAW_", "CLAWDBOT_", "MEMWARDEN_", "XDG_"))
     }
+    gateway = root / "gateway-state"  # a gateway with no agent: the workspace is named
+    gateway.mkdir(exist_ok=True)
+    (gateway / "openclaw.json").write_text("{}\n")
     env = child_environment(
         base,
         XDG_STATE_HOME=str(storage),
         XDG_CONFIG_HOME=str(root / "config"),
         HOME=str(root / "home"),
-        OPENCLAW_STATE_DIR=str(root / "gateway-state"),
+        OPENCLAW_STATE_DIR=str(gateway),
     )
     argv = [PYTHON, "-m", "memwarden", "-q", "index", "--workspace", str(workspace)]
 
