@@ -66,12 +66,14 @@ TARGETS = {
     f"{WIDE}: one new turn each": TARGET_RUN,
     f"{WIDE}: nothing new": TARGET_NOTHING_NEW,
 }
-# Every module a first run imports, for the "imports" row (interpreter + imports, no work).
+# The modules a first run imports at the default settings (one worker: no thread pool; memory
+# history on), for the "imports" row (interpreter + imports, no work).
 FIRST_RUN_IMPORTS = (
     "memwarden.cli, memwarden.runtime, memwarden.state, memwarden.jobs.checkpoint, "
     "memwarden.checkpoint.pipeline, memwarden.checkpoint.agents, memwarden.checkpoint.run_state, "
     "memwarden.checkpoint.report, memwarden.checkpoint.select, memwarden.openclaw.layout, "
-    "memwarden.indexing.refresh, memwarden.history.locking, concurrent.futures, jinja2"
+    "memwarden.indexing.refresh, memwarden.history.locking, memwarden.checkpoint.snapshots, "
+    "memwarden.history.snapshots, memwarden.history.git, jinja2"
 )
 
 
