@@ -81,6 +81,12 @@ def _read_assignment(reader: _Reader, start: int, result: EnvFile) -> None:
     if key.startswith(("export ", "export\t")) and _NAME.match(exported):
         message = f"`export {exported}=`: write `{exported}=` (this file is not a shell script)"
         result.problems.append(EnvFileProblem(start, message))
+    elif key.startswith("\ufeff"):
+        message = (
+            "the file starts with a UTF-8 byte-order mark (some editors add it): save it as "
+            "UTF-8 without BOM"
+        )
+        result.problems.append(EnvFileProblem(start, message))
     elif not _NAME.match(key):
         result.problems.append(
             EnvFileProblem(

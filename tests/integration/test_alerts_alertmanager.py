@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memwarden import config
-from memwarden.alerts import Alert, AlertMessage, alertmanager_destination, alertmanager_sink
+from memwarden.alerts import Alert, AlertMessage, alertmanager_destination
 from memwarden.alerts.alertmanager import AlertmanagerSink
+from memwarden.alerts.sinks import alertmanager_sink
 from memwarden.errors import ConfigError
 from support.prometheus import Alertmanager, free_port
 

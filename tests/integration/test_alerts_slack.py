@@ -7,7 +7,8 @@ import time
 import pytest
 
 from memwarden import config
-from memwarden.alerts import AlertMessage, slack_destination, slack_sink
+from memwarden.alerts import AlertMessage, slack_destination
+from memwarden.alerts.sinks import slack_sink
 from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink, retry_after_seconds
 from memwarden.errors import ConfigError
 from support.slack_server import (

@@ -339,3 +339,15 @@ def test_rewind_refuses_a_workspace_the_config_now_names_relatively(tmp_path, mo
     assert result.exit_code != 0
     assert_clear(result, "agent other", "relative path")
     assert (workspace / "MEMORY.md").read_text() == "# after\n"
+
+
+def test_doctor_names_a_refused_and_a_vanished_workspace(tmp_path, monkeypatch):
+    state = two_agents(tmp_path, monkeypatch, "ws/rel")
+    shutil.rmtree(state.workspace)
+    result = run_subprocess("--state-dir", state.state_dir, "doctor", "--json", "--skip-gateway")
+    findings = {f["key"]: f for f in result.json()["findings"]}
+    assert findings["workspace.other"]["severity"] == "action"
+    assert "relative path" in findings["workspace.other"]["message"]
+    assert findings["workspace.main"]["severity"] == "action"
+    assert "does not exist" in findings["workspace.main"]["message"]
+    assert result.exit_code == 1

@@ -39,3 +39,29 @@ def test_every_example_is_accepted_by_the_parser(spec, example):
 def test_the_docs_folder_named_in_help_holds_the_documentation():
     assert (docs_dir() / "install.md").is_file()
     assert (docs_dir() / "operations.md").is_file()
+
+
+def verbs_of(spec) -> list[tuple[str, object]]:
+    """The sub-commands (verbs, targets) of a command, with their parsers."""
+    import argparse
+
+    parser, _ = build_parser([spec.name])
+    command = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub = command.choices[spec.name]
+    actions = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(actions[0].choices.items()) if actions else []
+
+
+@pytest.mark.parametrize(
+    ("spec", "verb"),
+    [(spec, verb) for spec in available_jobs() for verb, _ in verbs_of(spec)],
+    ids=lambda value: getattr(value, "name", value),
+)
+def test_every_sub_command_help_ends_with_its_examples_and_the_docs_folder(capsys, spec, verb):
+    with pytest.raises(SystemExit):
+        run_cli(capsys, spec.name, verb, "--help")
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(f"docs: {docs_dir()}")
+    for example in spec.examples:
+        if f"{example} ".startswith(f"memwarden {spec.name} {verb} "):
+            assert f"\n  {example}\n" in out

@@ -12,7 +12,8 @@ import pytest
 
 from memwarden.config import defaults
 from memwarden.errors import LockHeld
-from memwarden.history import list_snapshots, memory_lock, rewind, snapshot
+from memwarden.history import list_snapshots, memory_lock, snapshot
+from memwarden.history.rewind import rewind
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.cli import run_subprocess

@@ -9,8 +9,9 @@ import pytest
 
 from memwarden.config import defaults
 from memwarden.errors import UsageError
-from memwarden.history import find_snapshot, list_snapshots, prune, rewind, snapshot
+from memwarden.history import find_snapshot, list_snapshots, prune, snapshot
 from memwarden.history.git import BATCH_REFS
+from memwarden.history.rewind import rewind
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.deployments import make_sqlite_era_state

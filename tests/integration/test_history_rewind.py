@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from memwarden.errors import UnsafePathError, UsageError
-from memwarden.history import list_snapshots, rewind, snapshot
+from memwarden.history import list_snapshots, snapshot
+from memwarden.history.rewind import rewind
 from support.history import write_tree
 
 BINARY = bytes(range(256)) * 3 + b"\r\n\x00\xff"

@@ -17,11 +17,11 @@ from memwarden.history import (
     SnapshotRequest,
     diff,
     list_snapshots,
-    rewind,
     snapshot,
     snapshot_agents,
 )
 from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
+from memwarden.history.rewind import rewind
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.deployments import write_json5_config

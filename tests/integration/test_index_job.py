@@ -419,6 +419,14 @@ def test_index_workspace_option_indexes_that_folder(capsys, state, tmp_path):
     assert not (state.workspace / "memory" / "INDEX.md").exists()
 
 
+def test_index_workspace_that_does_not_exist_is_a_usage_error(capsys, state, tmp_path):
+    result = index(capsys, state, "--workspace", str(tmp_path / "typo"))
+
+    assert result.exit_code == 2
+    assert f"--workspace {tmp_path / 'typo'}: no such folder" in result.stderr
+    assert not (tmp_path / "typo").exists()
+
+
 def test_index_records_an_event_for_each_written_index(capsys, state):
     index(capsys, state)
 

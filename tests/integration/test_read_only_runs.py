@@ -19,6 +19,7 @@ READ_ONLY = [
     ["rotate", "--dry-run"],
     ["sessions"],
     ["events"],
+    ["compactions"],
     ["history", "list"],
     ["doctor", "--skip-gateway"],
     ["config", "show"],

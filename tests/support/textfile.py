@@ -4,14 +4,17 @@ Prometheus and Grafana read (promtool, the shipped rules and dashboards).
 `build_textfile(root)` copies the 2026.9.6 capture, serves it through the gateway simulator,
 and runs as child processes, the way timers run them: checkpoint, rotate (one conversation over
 the threshold, so it is rotated; one mid-turn, so it is postponed), index, then health with a
-metrics file, a memory file over the size limit, and Slack and Alertmanager both unreachable (so
-both have undelivered alerts). Every metric family then has samples.
+metrics file, a memory file over the size limit (and over the bootstrap cap), AGENTS.md grown
+since the other jobs' snapshots (made two days older, so it has a growth rate), and Slack and
+Alertmanager both unreachable (so both have undelivered alerts). Every metric family then has
+samples.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,8 +83,20 @@ def build_textfile(root: Path) -> Textfile:
         busy = sim.set_row("agent:main:busy", **OVER, hasActiveRun=True)
         assert busy["key"] == "agent:main:busy"
         runs["rotate-postponed"] = _run(state.state_dir, env, "rotate")
+        _age_history(root / "home", days=2)
+        (state.workspace / "AGENTS.md").write_text("# Agents\n\nBe brief.\n" + "Be kind.\n" * 50)
         runs["health"] = _run(state.state_dir, env, "health")
     return Textfile(metrics, metrics.read_text(encoding="utf-8"), runs)
+
+
+def _age_history(home: Path, days: int) -> None:
+    """Make the snapshots taken so far `days` older, so the bootstrap files have a growth rate."""
+    (database,) = home.rglob("state.db")
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE history_snapshots SET created_at = created_at - ?", (days * 86_400,)
+        )
+    connection.close()
 
 
 def _run(state_dir: Path, env: dict[str, str], job: str) -> int:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from memwarden.checkpoint.extract import digest_window, find_paths, kept_messages, open_todos
-from memwarden.checkpoint.limits import Limits
+from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.redact import build_redactor
 from memwarden.checkpoint.render import window_values
 from memwarden.openclaw.entries import parse_entry

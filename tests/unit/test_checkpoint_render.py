@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.checkpoint.extract import Excerpt, WindowDigest
-from memwarden.checkpoint.limits import Limits
+from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render import (
     ACTIVE_CONTEXT_TEMPLATE,
     GENERATED_AT_PLACEHOLDER,

@@ -123,3 +123,11 @@ def test_unterminated_quote_names_the_line_it_opened_on():
 def test_problem_line_numbers_count_continued_lines():
     text = 'A="x\ny"\nB=1\\\n2\nC="v" # c\n'
     assert [line for line, _ in problems(text)] == [5]
+
+
+def test_a_byte_order_mark_is_named_as_such():
+    parsed = parse_env_text("\ufeffMEMWARDEN_SLACK_BOT_TOKEN=xoxb-1\n")
+    (problem,) = parsed.problems
+    assert problem.line == 1
+    assert "byte-order mark" in problem.message
+    assert parsed.values == {}

@@ -124,25 +124,25 @@ def test_decide_alerts_check_no_longer_reported_is_resolved_last():
     assert plan.notices[1].message == "no longer reported (check disabled or gone)"
 
 
-def test_decide_alerts_state_never_announced_is_new_at_once():
+def test_decide_alerts_state_without_notification_is_due_at_once():
     previous = {"gateway.live": state("gateway.live", Status.CRITICAL, notified=None)}
     plan = decide_alerts(previous, [critical("gateway.live", "down")], at(1), COOLDOWN)
-    assert kinds(plan) == [("new", "gateway.live")]
-    assert plan.notices[0].since == previous["gateway.live"].since
+    assert kinds(plan) == [("reminder", "gateway.live")]
 
 
-def test_unannounced_plan_keeps_new_checks_unnotified_and_old_ones_as_they_were():
+def test_unannounced_checks_are_new_for_the_first_run_that_announces():
     previous = {"disk:/": state("disk:/", Status.WARNING)}
     results = [critical("gateway.live", "down"), critical("disk:/", "full")]
     plan = unannounced(decide_alerts(previous, results, at(1), COOLDOWN), previous)
-    assert plan.states["gateway.live"].notified_at is None
     assert plan.states["gateway.live"].notified_status is None
-    assert plan.states["disk:/"].notified_at == previous["disk:/"].notified_at
-    assert plan.states["disk:/"].notified_status == previous["disk:/"].notified_status
-    assert plan.states["disk:/"].status is Status.CRITICAL
-    # The next run, with somewhere to send it, announces both at once.
-    later = decide_alerts(plan.states, results, at(2), COOLDOWN)
+    assert plan.states["disk:/"].notified_status is Status.WARNING
+    # More runs without a destination: paced by the cooldown as before, never "new" again.
+    quiet = decide_alerts(plan.states, results, at(2), COOLDOWN, announced=False)
+    assert kinds(quiet) == []
+    # The first run with somewhere to send it announces both at once.
+    later = decide_alerts(unannounced(quiet, plan.states).states, results, at(3), COOLDOWN)
     assert kinds(later) == [("new", "gateway.live"), ("worse", "disk:/")]
+    assert later.notices[0].since == at(1)
 
 
 def test_decide_alerts_masked_check_keeps_its_state_without_a_notice():

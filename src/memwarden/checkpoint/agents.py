@@ -14,8 +14,8 @@ from memwarden.errors import describe_error
 from memwarden.files import remove_stale_temp_files
 
 if TYPE_CHECKING:
-    from memwarden.checkpoint.session import RunState
-    from memwarden.checkpoint.unchanged import AgentRecord
+    from memwarden.checkpoint.records import AgentRecord
+    from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
 
 

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint import handoff, reader
 from memwarden.checkpoint.extract import WindowDigest, digest_window
-from memwarden.checkpoint.outcome import Settings
-from memwarden.checkpoint.positions import StoredSession
+from memwarden.checkpoint.options import Settings
+from memwarden.checkpoint.records import StoredSession
 from memwarden.checkpoint.render import PreviousWindow
 from memwarden.openclaw.entries import split_windows
 from memwarden.openclaw.transcripts import TranscriptLocation
 
 if TYPE_CHECKING:
-    from memwarden.checkpoint.session import RunState
+    from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.sessions import SessionRecord
 
 

@@ -15,7 +15,7 @@ from memwarden.checkpoint.daily_log import group_by_day
 from memwarden.checkpoint.extract import kept_messages
 from memwarden.checkpoint.gather import Material, gather
 from memwarden.checkpoint.outcome import SessionOutcome
-from memwarden.checkpoint.positions import EventRecord, PositionUpdate, StoredSession
+from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
 from memwarden.checkpoint.render import (
     ACTIVE_CONTEXT_TEMPLATE,
     DAILY_ENTRY_TEMPLATE,
@@ -29,7 +29,7 @@ from memwarden.checkpoint.render import (
 from memwarden.checkpoint.writer import append_entry, memory_folder, read_existing, replace_file
 
 if TYPE_CHECKING:
-    from memwarden.checkpoint.session import RunState
+    from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
     from memwarden.openclaw.transcripts import TranscriptLocation

@@ -9,16 +9,14 @@ handoff is carrying. All rows are loaded with one query and saved in one transac
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from memwarden.checkpoint.records import AgentRecord, EventRecord, PositionUpdate, StoredSession
+
 if TYPE_CHECKING:
-    from memwarden.checkpoint.unchanged import AgentRecord
-    from memwarden.openclaw.transcripts import ReadPosition
     from memwarden.state import StateDB
 
 CONSUMER = "checkpoint"
@@ -33,46 +31,6 @@ _UPSERT_AGENT = (
     "updated_at = excluded.updated_at"
 )
 _DELETE_AGENT = "DELETE FROM checkpoint_agents WHERE agent_id = ?"
-
-
-@dataclass(frozen=True)
-class StoredSession:
-    """The row a previous run left for one session key."""
-
-    agent_id: str
-    session_key: str
-    session_id: str
-    position_json: str | None
-    last_entry_at: float | None
-    data: Mapping[str, Any]
-
-    @cached_property
-    def position(self) -> ReadPosition | None:
-        """The stored read position, or None when the row holds none that is valid."""
-        return _position(self.position_json)
-
-
-@dataclass(frozen=True)
-class PositionUpdate:
-    """A row to write for one session at the end of a run."""
-
-    agent_id: str
-    session_key: str
-    session_id: str
-    position: dict[str, int] | None
-    last_entry_at: float | None
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class EventRecord:
-    """A timeline event to record at the end of a run."""
-
-    type: str
-    agent_id: str
-    session_key: str | None
-    session_id: str | None
-    data: dict[str, Any] = field(default_factory=dict)
 
 
 def load_stored(state: StateDB) -> dict[tuple[str, str], StoredSession]:
@@ -103,8 +61,6 @@ def file_owners(
 
 def load_agent_records(state: StateDB) -> dict[str, AgentRecord]:
     """Return what the last runs recorded per agent (see `unchanged`), by agent id."""
-    from memwarden.checkpoint.unchanged import AgentRecord
-
     records = {}
     for agent_id, data_json, valid_until, updated_at in state.connection.execute(_SELECT_AGENTS):
         records[agent_id] = AgentRecord.from_row(
@@ -161,17 +117,6 @@ def save(
                 session_id=event.session_id,
                 data=event.data,
             )
-
-
-def _position(text: str | None) -> ReadPosition | None:
-    from memwarden.openclaw.transcripts import ReadPosition
-
-    if not text:
-        return None
-    try:
-        return ReadPosition.from_json(text)
-    except ValueError:
-        return None
 
 
 def _data(text: str | None) -> dict[str, Any]:

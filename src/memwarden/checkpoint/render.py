@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.daily_log import DayGroup, local
 from memwarden.checkpoint.extract import Excerpt, WindowDigest
-from memwarden.checkpoint.limits import Limits
+from memwarden.checkpoint.options import Limits
 
 if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord

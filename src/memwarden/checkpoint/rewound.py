@@ -16,13 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memwarden.checkpoint.positions import (
-    CONSUMER,
-    PositionUpdate,
-    StoredSession,
-    load_stored,
-    save,
-)
+from memwarden.checkpoint.positions import CONSUMER, load_stored, save
+from memwarden.checkpoint.records import PositionUpdate, StoredSession
 from memwarden.state import StateDB
 
 MEMORY_PREFIX = "memory/"

@@ -1,12 +1,59 @@
-"""Build what every session of a run shares, from the job's context."""
+"""What every session of a run shares, built once from the job's context."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
+from memwarden.checkpoint.options import Settings
+from memwarden.checkpoint.records import AgentRecord, StoredSession
+
 if TYPE_CHECKING:
-    from memwarden.checkpoint.session import RunState
+    from memwarden.checkpoint.redact import Redactor
+    from memwarden.openclaw.agents import Agent
     from memwarden.runtime import JobContext
+
+
+@dataclass
+class RunState:
+    """What every session of one run shares."""
+
+    settings: Settings
+    redactor: Redactor
+    zone: tzinfo | None
+    now: datetime
+    stored: dict[tuple[str, str], StoredSession]
+    owners: dict[tuple[str, str], tuple[str, str]]
+    # What the last runs recorded per agent, and the digest of the settings they ran with.
+    agent_records: dict[str, AgentRecord] = field(default_factory=dict)
+    settings_key: str = ""
+    dry_run: bool = False
+    trigger: str = "run"
+    # Held while an agent's memory files are written (the history's memory lock), by agent id.
+    memory_lock: Callable[[str], AbstractContextManager[object]] | None = None
+    # The agents whose main session is written to ACTIVE_CONTEXT.md (None: every agent); see
+    # handoff_files.main_file_agents.
+    main_file_agents: frozenset[str] | None = None
+
+    def locked(self, agent_id: str) -> AbstractContextManager[object]:
+        """Return the context manager that keeps other writers out of the agent's memory."""
+        if self.memory_lock is None or self.dry_run:
+            return nullcontext()
+        return self.memory_lock(agent_id)
+
+    @property
+    def generated_at(self) -> str:
+        return self.now.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+    def handoff_name(self, agent: Agent, session_key: str) -> str:
+        """Return the file (relative to memory/) the agent's session `session_key` is written to."""
+        from memwarden.checkpoint.handoff_files import handoff_name
+
+        owners = self.main_file_agents
+        return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
 
 
 def build_run_state(context: JobContext, *, dry_run: bool, trigger: str) -> RunState:
@@ -16,10 +63,8 @@ def build_run_state(context: JobContext, *, dry_run: bool, trigger: str) -> RunS
     """
     from memwarden.checkpoint.daily_log import resolve_timezone
     from memwarden.checkpoint.handoff_files import main_file_agents
-    from memwarden.checkpoint.outcome import Settings
     from memwarden.checkpoint.positions import file_owners, load_agent_records, load_stored
     from memwarden.checkpoint.redact import build_redactor
-    from memwarden.checkpoint.session import RunState
     from memwarden.checkpoint.unchanged import settings_key
 
     section = context.config.checkpoint

@@ -1,72 +1,29 @@
 """Checkpoint one session: skip it when nothing is new, else hand it to `pipeline`.
 
 Everything a run shares (settings, redactor, time zone, the stored rows) is built once in
-`RunState`; a session with nothing new costs a stat (a query for SQLite) and never loads the
-pipeline. Failures of one session become a `failed` outcome for it alone; position updates and
-events are collected on the outcome and written by the caller in one transaction.
+`run_state.RunState`; a session with nothing new costs a stat (a query for SQLite) and never
+loads the pipeline. Failures of one session become a `failed` outcome for it alone; position
+updates and events are collected on the outcome and written by the caller in one transaction.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field, replace
-from datetime import datetime, tzinfo
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.checkpoint.outcome import SessionOutcome, Settings
-from memwarden.checkpoint.positions import EventRecord, StoredSession
+from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.records import EventRecord, StoredSession
 from memwarden.checkpoint.writer import memory_folder
 from memwarden.errors import describe_error
 
 if TYPE_CHECKING:
-    from memwarden.checkpoint.redact import Redactor
-    from memwarden.checkpoint.unchanged import AgentRecord
+    from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
 log = logging.getLogger("memwarden.checkpoint")
-
-
-@dataclass
-class RunState:
-    """What every session of one run shares."""
-
-    settings: Settings
-    redactor: Redactor
-    zone: tzinfo | None
-    now: datetime
-    stored: dict[tuple[str, str], StoredSession]
-    owners: dict[tuple[str, str], tuple[str, str]]
-    # What the last runs recorded per agent, and the digest of the settings they ran with.
-    agent_records: dict[str, AgentRecord] = field(default_factory=dict)
-    settings_key: str = ""
-    dry_run: bool = False
-    trigger: str = "run"
-    # Held while an agent's memory files are written (the history's memory lock), by agent id.
-    memory_lock: Callable[[str], AbstractContextManager[object]] | None = None
-    # The agents whose main session is written to ACTIVE_CONTEXT.md (None: every agent); see
-    # handoff_files.main_file_agents.
-    main_file_agents: frozenset[str] | None = None
-
-    def locked(self, agent_id: str) -> AbstractContextManager[object]:
-        """Return the context manager that keeps other writers out of the agent's memory."""
-        if self.memory_lock is None or self.dry_run:
-            return nullcontext()
-        return self.memory_lock(agent_id)
-
-    @property
-    def generated_at(self) -> str:
-        return self.now.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-    def handoff_name(self, agent: Agent, session_key: str) -> str:
-        """Return the file (relative to memory/) the agent's session `session_key` is written to."""
-        from memwarden.checkpoint.handoff_files import handoff_name
-
-        owners = self.main_file_agents
-        return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
 
 
 def checkpoint_one(

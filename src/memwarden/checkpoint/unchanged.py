@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.records import AgentRecord, Signature
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
@@ -29,46 +29,6 @@ if TYPE_CHECKING:
 RACY_SECONDS = 2.0
 # Outcomes a later run may repeat; a failure is always tried again.
 REPEATABLE = frozenset({"written", "unchanged", "skipped"})
-
-Signature = list[int] | None
-
-
-@dataclass(frozen=True)
-class AgentRecord:
-    """What the last run read for one agent and what it concluded for each chosen session."""
-
-    agent_id: str
-    era: str
-    settings: str
-    signatures: dict[str, Signature]
-    sessions: list[dict[str, str]] = field(default_factory=list)
-    reason: str = ""
-    valid_until: float | None = None
-    recorded_at: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "era": self.era,
-            "settings": self.settings,
-            "signatures": self.signatures,
-            "sessions": self.sessions,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_row(
-        cls, agent_id: str, data: Mapping[str, Any], valid_until: float | None, updated_at: float
-    ) -> AgentRecord:
-        return cls(
-            agent_id,
-            str(data.get("era", "")),
-            str(data.get("settings", "")),
-            dict(data.get("signatures") or {}),
-            list(data.get("sessions") or []),
-            str(data.get("reason", "")),
-            valid_until,
-            updated_at,
-        )
 
 
 def settings_key(values: Mapping[str, Any]) -> str:

@@ -15,6 +15,7 @@ from memwarden.doctor.metrics_file import check_metrics_file
 from memwarden.doctor.permissions import PathFacts, check_permissions
 from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
+from memwarden.doctor.workspaces import WorkspaceFacts, check_workspaces
 from memwarden.errors import GatewayConfigError, GatewayNotFound, MemwardenError, UsageError
 from memwarden.files import read_text_if_exists
 from memwarden.hooks_install import (
@@ -27,6 +28,7 @@ from memwarden.hooks_install import (
 from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
 from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.measures import js_length
+from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
     hook_selection,
@@ -66,6 +68,7 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
             ("compaction", lambda: [check_compaction_mode(mode), check_memory_flush(flush)]),
             ("hooks", lambda: hooks(deployment)),
             ("bootstrap", lambda: bootstrap(deployment)),
+            ("workspace", lambda: workspaces(deployment)),
         ]
     checks += [
         ("storage", lambda: storage(context)),
@@ -83,6 +86,26 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         except (MemwardenError, OSError, sqlite3.Error) as error:
             findings += _broken(key, error)
     return findings
+
+
+def workspaces(deployment: Deployment) -> list[Finding]:
+    """Whether memwarden can work in each agent's workspace (see doctor.workspaces)."""
+    return check_workspaces(
+        str(deployment.config_path), [_workspace_facts(agent) for agent in deployment.agents]
+    )
+
+
+def _workspace_facts(agent: Agent) -> WorkspaceFacts:
+    workspace = agent.workspace
+    exists = agent.workspace_problem is None and workspace.is_dir()
+    target = agent.memory_dir if agent.memory_dir.is_dir() else workspace
+    return WorkspaceFacts(
+        agent_id=agent.id,
+        workspace=str(workspace),
+        refused=agent.workspace_problem,
+        exists=exists,
+        writable=exists and os.access(target, os.W_OK | os.X_OK),
+    )
 
 
 def metrics_file(context: JobContext) -> Finding:

@@ -65,7 +65,8 @@ def plan_alerts(
     reaches anyone (`announced`: there is an alert destination), return the plan and the message
     it calls for (None when there is no news). Nothing is written."""
     previous = store.load_states(state)
-    plan = decide_alerts(previous, results, now, settings.cooldown, store.undelivered_keys(state))
+    undelivered = store.undelivered_keys(state)
+    plan = decide_alerts(previous, results, now, settings.cooldown, undelivered, announced)
     notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
     message = build_message(plan, notices, now, settings.host, settings.mention)
     return (plan if announced else unannounced(plan, previous)), message

@@ -24,6 +24,9 @@ FIXES = {
     "health.transcript_warning_mb.",
     "memory.oversized": "Split the file and move old parts to memory/archive/; `memwarden "
     "index` catalogs them.",
+    "bootstrap.budget": "Trim the file named, or move older MEMORY.md entries into files "
+    "under memory/ (`memwarden index` catalogs them), or raise the gateway's bootstrapMaxChars "
+    "or bootstrapTotalMaxChars.",
     "cron.errors": "`openclaw cron runs --id <jobId>` and the gateway logs: a failing model "
     "provider, delivery channel or prompt.",
     "jobs.stale": "`memwarden status` shows the job's last outcome; check that its timer is "

@@ -83,11 +83,15 @@ def decide_alerts(
     now: datetime,
     cooldown: timedelta,
     undelivered: Collection[str] = (),
+    announced: bool = True,
 ) -> AlertPlan:
     """Given the stored states, this run's results, the time, the cooldown and the keys that have
     a notice still waiting for delivery, return the plan: notices (in result order, resolutions
     of vanished checks last) and the states to store. A stored state whose check is masked by a
     result of this run (`CheckResult.masks`) is kept unchanged, without a notice.
+
+    `announced`: the notices reach someone (there is an alert destination). Then a check kept
+    open by runs without one (`unannounced`: no `notified_status`) gets its `new` notice now.
     """
     notices: list[Notice] = []
     states: dict[str, AlertState] = {}
@@ -96,7 +100,7 @@ def decide_alerts(
     for result in results:
         seen.add(result.key)
         notice, state = _decide_one(
-            previous_state.get(result.key), result, now, cooldown, undelivered
+            previous_state.get(result.key), result, now, cooldown, undelivered, announced
         )
         if notice is not None:
             notices.append(notice)
@@ -122,17 +126,19 @@ def _decide_one(
     now: datetime,
     cooldown: timedelta,
     undelivered: Collection[str],
+    announced: bool,
 ) -> tuple[Notice | None, AlertState | None]:
     if not result.status.is_bad:
         return (_resolved(previous, result.message) if previous else None), None
     if previous is None:
         state = AlertState(result.key, result.status, result.message, now, now, result.status)
         return _notice("new", result, state, None), state
-    last_level = previous.notified_status or previous.status
+    # Without a destination, "worse" is news against what the last run showed.
+    last_level = (previous.notified_status if announced else None) or previous.status
     if result.status.rank > last_level.rank:
         state = _renotified(previous, result, now)
         return _notice("worse", result, state, last_level), state
-    if previous.notified_at is None and result.key not in undelivered:
+    if announced and previous.notified_status is None and result.key not in undelivered:
         # Open since a run that had nowhere to send it: this is its first notice.
         state = _renotified(previous, result, now)
         return _notice("new", result, state, None), state
@@ -145,17 +151,16 @@ def _decide_one(
 
 def unannounced(plan: AlertPlan, previous: Mapping[str, AlertState]) -> AlertPlan:
     """Given a plan whose notices go nowhere (no alert destination yet) and the stored states,
-    return the plan to keep: each state keeps the notice fields it had (none for a check that
-    just opened), so the first run with a destination announces it instead of waiting out a
-    cooldown that no one was told about."""
+    return the plan to keep: a state no notice ever reached keeps no `notified_status`, so the
+    first run with a destination announces it instead of waiting out a cooldown no one was
+    told about. The notice times still pace what these runs show."""
     states = {key: _keep_notified(state, previous.get(key)) for key, state in plan.states.items()}
     return replace(plan, states=states)
 
 
 def _keep_notified(state: AlertState, before: AlertState | None) -> AlertState:
-    if before is None:
-        return replace(state, notified_at=None, notified_status=None)
-    return replace(state, notified_at=before.notified_at, notified_status=before.notified_status)
+    status = before.notified_status if before is not None else None
+    return replace(state, notified_status=status)
 
 
 def _renotified(previous: AlertState, result: CheckResult, now: datetime) -> AlertState:

@@ -12,7 +12,7 @@ records; then browse, rewind and retention.
     snapshot_agents(context, [SnapshotRequest(agent, "checkpoint", key, id), ...]) -> results
     snapshot(context, agent, "manual") -> Snapshot | None (one agent; raises its error)
     list_snapshots(context, agent_id=None) / find_snapshot(context, id) / diff(context, id, id2)
-    rewind(context, id, paths=(), dry_run=False, on_rewound=None) -> RewindReport
+    rewind.rewind(context, id, paths=(), dry_run=False, on_rewound=None) -> RewindReport
     prune(context, dry_run) -> JobResult (what `memwarden maintain` runs)
     memory_lock(lock_folder, agent_id) — hold it while writing an agent's memory files
 """
@@ -36,7 +36,6 @@ _PROVIDERS = {
     "Snapshot": "model",
     "prune": "retention",
     "RewindReport": "rewind",
-    "rewind": "rewind",
     "snapshot": "snapshots",
     "snapshot_agents": "snapshots",
     "SnapshotRequest": "plan",

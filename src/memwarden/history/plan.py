@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.errors import MemwardenError, UnsafePathError
-from memwarden.history import records
+from memwarden.history import bootstrap_sizes, records
 from memwarden.history.git import blob_sha
 from memwarden.history.manifest import Manifest, load_manifests, trusted_shas
 from memwarden.history.model import HistoryError, Snapshot, compare, in_scope
@@ -45,6 +45,8 @@ class Plan:
     contents: dict[str, bytes]
     previous: Previous | None
     taken: Snapshot | None
+    # The gateway bootstrap files' lengths in the snapshot taken (bootstrap_sizes.measure).
+    bootstrap: dict[str, int] | None = None
 
     @property
     def agent_id(self) -> str:
@@ -126,7 +128,9 @@ def _plan(
         session_id=request.session_id,
         roots=roots,
     )
-    return Plan(request, new_manifest, current, contents, previous, taken)
+    carried = bootstrap_sizes.recorded(context.state, previous.snapshot_id if previous else None)
+    bootstrap = bootstrap_sizes.measure(workspace, current, contents, carried)
+    return Plan(request, new_manifest, current, contents, previous, taken, bootstrap)
 
 
 def _previous_files(

@@ -21,12 +21,17 @@ MIN_PREFIX = 4
 
 
 def insert(
-    connection: sqlite3.Connection, snapshot: Snapshot, run_id: int | None, marks: Marks
+    connection: sqlite3.Connection,
+    snapshot: Snapshot,
+    run_id: int | None,
+    marks: Marks,
+    bootstrap: dict[str, int] | None = None,
 ) -> None:
     connection.execute(
         "INSERT INTO history_snapshots (id, agent_id, created_at, trigger_kind, session_key, "
         "session_id, commit_sha, file_count, total_bytes, changes_json, run_id, layout, "
-        "roots_json, marks_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "roots_json, marks_json, bootstrap_json) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             snapshot.id,
             snapshot.agent_id,
@@ -42,6 +47,7 @@ def insert(
             snapshot.layout,
             orjson.dumps(list(snapshot.roots)).decode(),
             orjson.dumps(marks).decode(),
+            None if bootstrap is None else orjson.dumps(bootstrap).decode(),
         ),
     )
 

@@ -275,7 +275,13 @@ def _record(
         for plan in plans:
             taken = saved.get(plan.agent_id)
             if taken is not None:
-                records.insert(connection, taken, context.run_id, marks.get(plan.agent_id, {}))
+                records.insert(
+                    connection,
+                    taken,
+                    context.run_id,
+                    marks.get(plan.agent_id, {}),
+                    plan.bootstrap,
+                )
                 _record_taken(context, taken)
                 for finding in findings.get(plan.agent_id, []):
                     _record_rewrite(context, taken, finding)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memwarden.errors import UsageError
 from memwarden.runtime import JobContext
 
 if TYPE_CHECKING:
@@ -60,7 +61,15 @@ def agent_targets(
 def workspace_targets(
     context: JobContext, deployment: Deployment, folders: Sequence[Path]
 ) -> list[Target]:
-    """Given workspace folders, return their targets with the agents that use each of them."""
+    """Given workspace folders, return their targets with the agents that use each of them.
+
+    Raise UsageError for a folder that does not exist (a typo is not "nothing to index")."""
+    missing = [str(folder) for folder in folders if not folder.expanduser().is_dir()]
+    if missing:
+        raise UsageError(
+            f"--workspace {', '.join(missing)}: no such folder; give an agent's workspace "
+            "folder (`memwarden sessions --all` lists them)"
+        )
     wanted = list(dict.fromkeys(os.path.realpath(folder.expanduser()) for folder in folders))
     by_real = {target_real: [] for target_real in wanted}
     for agent in deployment.agents:

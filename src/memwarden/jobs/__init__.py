@@ -118,6 +118,17 @@ JOBS: tuple[JobSpec, ...] = (
         examples=("memwarden sessions", "memwarden sessions --all --agent main"),
     ),
     JobSpec(
+        "compactions",
+        "memwarden.jobs.compactions",
+        "list the compactions of each conversation and the items they lost (read-only)",
+        read_only=True,
+        examples=(
+            "memwarden compactions",
+            "memwarden compactions --lossy --agent main",
+            "memwarden --json compactions --session agent:main:main",
+        ),
+    ),
+    JobSpec(
         "history",
         "memwarden.jobs.history",
         "list, show, diff, snapshot, rewind and prune the memory history of each agent",

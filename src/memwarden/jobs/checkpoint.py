@@ -21,7 +21,7 @@ from memwarden.runtime import JobContext, JobResult
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
     from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.checkpoint.session import RunState
+    from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
@@ -58,12 +58,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.checkpoint.report import job_result
     from memwarden.checkpoint.run_state import build_run_state
     from memwarden.checkpoint.snapshots import snapshot_written
+    from memwarden.compactions.watch import watch_into
 
     dry_run = bool(options.dry_run)
     if options.session:
         state = build_run_state(context, dry_run=dry_run, trigger="session")
         agent, session = _find_session(context, options.session, options.agent)
         agents = [agent]
+        read = agents
         outcomes = [_checkpoint_single(state, agent, session, force=True)]
         if not dry_run:
             single = outcomes[0]
@@ -95,11 +97,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
         results = checkpoint_agents(state, agents, force=bool(options.force), on_done=record_agent)
         outcomes = [outcome for result in results for outcome in result.outcomes]
+        # An agent settled by the fast skip has no new line anywhere: no new compaction either.
+        read = [agent for agent, done in zip(agents, results, strict=True) if not done.skipped_fast]
     indexed, problems = _refresh_indexes(context, agents, outcomes, dry_run)
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
+    watch_into(result, context, read, session_key=options.session, dry_run=dry_run)
     if indexed is not None:
         result.data["index"] = indexed
     if problems:

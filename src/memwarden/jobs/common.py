@@ -93,10 +93,29 @@ def sentence(summary: str) -> str:
 
 def add_verb(verbs: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
     """Add the sub-command `name` (a history verb, an install target, …) with the global
-    options; `summary` is its line in the parent's `--help` and, as a sentence, its own."""
+    options; `summary` is its line in the parent's `--help` and, as a sentence, its own. Its
+    `--help` ends, as its command's does, with its examples and the docs folder."""
     return verbs.add_parser(
-        name, parents=[global_options_parent()], help=summary, description=sentence(summary)
+        name,
+        parents=[global_options_parent()],
+        help=summary,
+        description=sentence(summary),
+        epilog=verb_epilog(f"{verbs._prog_prefix} {name}"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def verb_epilog(prog: str) -> str:
+    """Given a sub-command's program line (`memwarden history rewind`), return the end of its
+    `--help`: the command's examples that use it, and the docs folder."""
+    from memwarden.jobs import BY_NAME
+    from memwarden.resources import docs_dir
+
+    words = prog.split()
+    spec = BY_NAME.get(words[1]) if len(words) > 1 else None
+    mine = [e for e in (spec.examples if spec else ()) if f"{e} ".startswith(f"{prog} ")]
+    docs = f"docs: {docs_dir()}"
+    return "examples:" + "".join(f"\n  {e}" for e in mine) + f"\n\n{docs}" if mine else docs
 
 
 def add_dry_run(parser: argparse.ArgumentParser) -> None:

@@ -55,8 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.alerts import alertmanager_destination, slack_destination
-    from memwarden.health.checks import HealthInputs, is_disabled, registry, run_checks
+    from memwarden.health.checks import HealthInputs, is_disabled, run_checks
     from memwarden.health.model import Status
+    from memwarden.health.registry import registry
 
     config = context.config
     # A misconfigured destination stops the run before any check.
@@ -185,7 +186,7 @@ def _alerts(
 ) -> tuple[dict[str, Any], AlertPlan | None]:
     """Decide, store and deliver this run's Slack alerts (or say what would be done); return the
     alerts part of the JSON document and the plan (None under --no-alert)."""
-    from memwarden.alerts import slack_sink
+    from memwarden.alerts.sinks import slack_sink
     from memwarden.health import alerting, store
 
     state = context.state
@@ -232,7 +233,7 @@ def _forward(
     """Tell Alertmanager (`destination`: its description, the lifetime of an open alert) about
     every open check and every undelivered resolution (or say what would be told); return the
     Alertmanager part of the JSON document."""
-    from memwarden.alerts import alertmanager_sink
+    from memwarden.alerts.sinks import alertmanager_sink
     from memwarden.health import feed_store
     from memwarden.health.alert_labels import Identity
     from memwarden.health.identity import gateway_name
@@ -306,7 +307,7 @@ def _alerts_without_state(
     """memwarden's state cannot be written (disk full, locked): alert all the same, straight
     through the sinks (Slack, Alertmanager), reusing the alert state when it can still be
     read; return the alerts part of the JSON document."""
-    from memwarden.alerts import slack_sink
+    from memwarden.alerts.sinks import slack_sink
     from memwarden.health import alerting, store
 
     problem = context.state_problem
@@ -357,7 +358,8 @@ def _forward_without_state(
 ) -> dict[str, Any]:
     """Post every open check to Alertmanager, recording nothing (its state cannot be written):
     Alertmanager merges what it already has, so re-sending every run is what it expects."""
-    from memwarden.alerts import AlertMessage, alertmanager_sink
+    from memwarden.alerts import AlertMessage
+    from memwarden.alerts.sinks import alertmanager_sink
     from memwarden.health.alert_labels import Identity
     from memwarden.health.feed import alerts_to_send, decide_feed
     from memwarden.health.identity import gateway_name

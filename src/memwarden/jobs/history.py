@@ -173,7 +173,7 @@ def _covers(snapshot) -> str:
 
 def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.checkpoint.rewound import forget_rewound
-    from memwarden.history import rewind
+    from memwarden.history.rewind import rewind
 
     report = rewind(
         context,

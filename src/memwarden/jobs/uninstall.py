@@ -16,7 +16,7 @@ TARGETS = {
     "systemd": "stop and remove the systemd user units",
     "launchd": "unload and remove the launchd agents",
     "cron": "remove memwarden's block from your crontab",
-    "auto": "uninstall every target that has an install manifest",
+    "auto": "remove the timers of every scheduler that has an install manifest (not the hooks)",
     "hooks": "disable and remove the gateway hooks memwarden installed",
     "completion": "remove the shell completion files memwarden installed",
 }

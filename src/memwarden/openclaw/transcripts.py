@@ -23,6 +23,7 @@ __all__ = [
     "TranscriptLocation",
     "end_position",
     "has_new_data",
+    "read_all",
     "read_since",
     "read_tail",
     "transcript_size",
@@ -82,6 +83,23 @@ def read_since(
         max_line_bytes=max_line_bytes,
     )
     return replace(tail, reset_detected=True)
+
+
+def read_all(
+    location: TranscriptLocation,
+    *,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> TailResult:
+    """Given a transcript, return every entry from its first line, in order (an unterminated
+    last line is left for a later read). Raise StoreError if the transcript cannot be read."""
+    if location.kind == "sqlite":
+        start = ReadPosition(seq=-1)
+        return read_with_retry(location.path, lambda db: sqlite_since(db, location, start, None))  # type: ignore[return-value]  # seq -1 always fits
+    with file_errors(location.path), location.path.open("rb") as handle:
+        status = os.fstat(handle.fileno())
+        start = ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
+        return file_since(handle, start, None, chunk_size, max_line_bytes)  # type: ignore[return-value]
 
 
 def end_position(location: TranscriptLocation) -> ReadPosition:

@@ -44,18 +44,29 @@ class CommandOutcome:
 def report_outcomes(outcomes: list[CommandOutcome]) -> tuple[list[str], list[str], int]:
     """Given command outcomes, return (lines, problems, number of failures) to show.
 
-    A command allowed to fail (stopping something not running) is never a failure.
+    A command allowed to fail (stopping something not running) is not a failure, unless it
+    could not reach the scheduler at all (then what it was to stop may still run).
     """
     lines, problems = [], []
     for outcome in outcomes:
         shown = outcome.command.display()
         if outcome.ok:
             lines.append(f"ran: {shown}")
-        elif outcome.command.may_fail:
+        elif outcome.command.may_fail and not _unreachable(outcome):
             lines.append(f"ran: {shown} (nothing to do)")
         else:
             problems.append(f"failed: {shown}: {outcome.output or f'exit {outcome.exit_code}'}")
     return lines, problems, len(problems)
+
+
+# What systemctl and launchctl say when they cannot talk to the scheduler at all.
+UNREACHABLE = ("failed to connect to bus", "no medium found", "could not find domain")
+
+
+def _unreachable(outcome: CommandOutcome) -> bool:
+    return outcome.exit_code is None or any(
+        words in outcome.output.lower() for words in UNREACHABLE
+    )
 
 
 def find_command(name: str, env: Mapping[str, str]) -> str | None:

@@ -94,6 +94,35 @@ OPTIONS = [
         maximum=8760,
     ),
     Option(
+        "health.bootstrap_forecast_days",
+        "int",
+        14,
+        "Warn this many days before a bootstrap file (AGENTS.md, MEMORY.md, …) or the whole set "
+        "passes the gateway's cap (bootstrapMaxChars, bootstrapTotalMaxChars) at its growth "
+        "rate; one cut already is a warning too.",
+        minimum=1,
+        maximum=365,
+    ),
+    Option(
+        "health.bootstrap_growth_days",
+        "int",
+        7,
+        "The growth rate of a bootstrap file is its net change over this many days of memory "
+        "history (history.retention_days keeps at most that many).",
+        minimum=1,
+        maximum=365,
+    ),
+    Option(
+        "health.compaction_window_hours",
+        "int",
+        24,
+        "How long a lossy compaction (one whose summary and kept messages lost marked items, "
+        "open TODOs or file paths; see docs/compactions.md) stays a warning, from the time of "
+        "the compaction.",
+        minimum=1,
+        maximum=8760,
+    ),
+    Option(
         "health.cron_error_threshold",
         "int",
         3,

@@ -1,5 +1,7 @@
 """The checks, each a small function `check(inputs) -> list[CheckResult]`, and the runner.
 
+What the checks share is here; the list of them is `memwarden.health.registry`.
+
 A check that raises never stops the others: the runner turns the error into a warning under the
 check's own key, so a broken check is itself reported. A check that cannot run because no gateway
 lives in the state dir reports nothing: `gateway.state_dir` says so, once.
@@ -57,37 +59,6 @@ class Check:
 
     key: str
     function: Callable[[HealthInputs], list[CheckResult]]
-
-
-def registry() -> list[Check]:
-    """Return every check, in the order people read them (gateway first)."""
-    from memwarden.health.checks import (
-        config_drift,
-        context,
-        cron,
-        disk,
-        gateway,
-        jobs,
-        memory_files,
-        memory_rewrite,
-        process,
-        state_dir,
-        volume,
-    )
-
-    return [
-        Check(state_dir.KEY, state_dir.check_state_dir),
-        Check("gateway", gateway.check_gateway),
-        Check("gateway.process", process.check_process),
-        Check("disk", disk.check_disk),
-        Check("transcripts.volume", volume.check_volume),
-        Check("memory.oversized", memory_files.check_memory_files),
-        Check("memory.rewrite", memory_rewrite.check_memory_rewrite),
-        Check("cron.errors", cron.check_cron),
-        Check("jobs", jobs.check_jobs),
-        Check("context.pressure", context.check_context),
-        Check("config.drift", config_drift.check_config_drift),
-    ]
 
 
 def run_checks(

@@ -3,7 +3,6 @@
 A family's `collect(sources)` yields `(labels, value)` pairs; the `gateway` label is added to
 each by the exposition. Names and labels follow Prometheus's conventions (base units in the
 name, `_total` for counters, no `job` or `instance` label, which belong to the scrape).
-The compaction watch's families (compactions, lost items) join this list when it exists.
 """
 
 from __future__ import annotations
@@ -11,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from memwarden.health.checks.bootstrap_budget import KEY as BUDGET_KEY
 from memwarden.health.checks.context import KEY as CONTEXT_KEY
 from memwarden.health.checks.memory_files import KB
 from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
+from memwarden.health.forecast import DAY
 from memwarden.health.metrics.sources import MetricSources
 from memwarden.health.model import Status
 
@@ -142,6 +143,40 @@ def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[
     return sources.memo("bootstrap", read)
 
 
+# The bootstrap budget forecast (check bootstrap.budget:<agent>): rates per second, time left
+# in seconds; a figure the check could not work out (no rate, not growing) has no sample.
+def _budget_files(field: str, scale: float) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        for details in _budgets(sources):
+            for row in details.get("files") or []:
+                if row.get(field) is not None:
+                    yield {"agent": details["agent"], "file": row["file"]}, row[field] * scale
+
+    return collect
+
+
+def _budget_total(field: str, scale: float) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        for details in _budgets(sources):
+            value = (details.get("total") or {}).get(field)
+            if value is not None:
+                yield {"agent": details["agent"]}, value * scale
+
+    return collect
+
+
+def _budget_horizon(sources: MetricSources) -> Iterator[Sample]:
+    if _budgets(sources):
+        yield {}, sources.config.health.bootstrap_forecast_days * DAY
+
+
+def _budgets(sources: MetricSources) -> list[dict]:
+    """Each agent's figures: from its own warning, or from the summary of the others."""
+    found = sources.detail_rows(BUDGET_KEY, "agents")
+    found += [r.details for r in sources.results if r.key.startswith(BUDGET_KEY + ":")]
+    return [details for details in found if isinstance(details.get("agent"), str)]
+
+
 def _rotations(sources: MetricSources) -> Iterator[Sample]:
     import sqlite3
 
@@ -166,6 +201,17 @@ def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
         value = summary.get(outcome)
         if isinstance(value, int):
             yield {"outcome": outcome}, value
+
+
+def _compactions(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        from memwarden.compactions.ledger import totals
+
+        counts = sources.memo("compactions", lambda: totals(sources.state))
+        for agent_id, values in sorted(counts.items()):
+            yield {"agent": agent_id}, values[index]
+
+    return collect
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -271,6 +317,59 @@ FAMILIES: tuple[Family, ...] = (
         "gauge",
         "The gateway's total bootstrap cap of an agent (bootstrapTotalMaxChars).",
         _bootstrap_cap(1),
+    ),
+    Family(
+        "memwarden_bootstrap_file_growth_chars_per_second",
+        "gauge",
+        "Growth of a gateway bootstrap file of an agent over health.bootstrap_growth_days, in "
+        "characters per second (none when unknown: less than a day of history since a break).",
+        _budget_files("growth_per_day", 1 / DAY),
+    ),
+    Family(
+        "memwarden_bootstrap_file_seconds_until_truncation",
+        "gauge",
+        "Time until the gateway cuts a bootstrap file at its growth rate (0: over the per-file "
+        "cap now; none when it is not growing).",
+        _budget_files("days_left", DAY),
+    ),
+    Family(
+        "memwarden_bootstrap_total_growth_chars_per_second",
+        "gauge",
+        "Growth of an agent's bootstrap files together (the sum of their rates), in characters "
+        "per second.",
+        _budget_total("growth_per_day", 1 / DAY),
+    ),
+    Family(
+        "memwarden_bootstrap_total_seconds_until_truncation",
+        "gauge",
+        "Time until an agent's bootstrap files together pass the total cap at their growth rate "
+        "(0: over it now; none when they are not growing).",
+        _budget_total("days_left", DAY),
+    ),
+    Family(
+        "memwarden_bootstrap_forecast_horizon_seconds",
+        "gauge",
+        "How far ahead health warns of a bootstrap truncation (health.bootstrap_forecast_days).",
+        _budget_horizon,
+    ),
+    Family(
+        "memwarden_compactions_total",
+        "counter",
+        "Compactions of an agent's conversations the compaction watch recorded.",
+        _compactions(0),
+    ),
+    Family(
+        "memwarden_compactions_lossy_total",
+        "counter",
+        "Recorded compactions that lost items (marked items, open TODOs, file paths) or left a "
+        "near-empty summary.",
+        _compactions(1),
+    ),
+    Family(
+        "memwarden_compaction_lost_items_total",
+        "counter",
+        "Items recorded compactions dropped from the model's context (kept in the daily log).",
+        _compactions(2),
     ),
     Family(
         "memwarden_rotations_total",

@@ -1,0 +1,109 @@
+"""What a checkpoint run reads from the state DB and commits to it, as plain data.
+
+`StoredSession` is the row a previous run left for one session key (consumer "checkpoint" in
+`read_positions`); `PositionUpdate` the row a run writes for it; `EventRecord` a timeline event;
+`AgentRecord` what a run read for one agent and concluded for its sessions (see `unchanged`).
+Loaded and saved by `positions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.transcripts import ReadPosition
+
+# [inode, size, mtime in ns] of a file, or None when it does not exist (see `unchanged`).
+Signature = list[int] | None
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """The row a previous run left for one session key."""
+
+    agent_id: str
+    session_key: str
+    session_id: str
+    position_json: str | None
+    last_entry_at: float | None
+    data: Mapping[str, Any]
+
+    @cached_property
+    def position(self) -> ReadPosition | None:
+        """The stored read position, or None when the row holds none that is valid."""
+        return _position(self.position_json)
+
+
+@dataclass(frozen=True)
+class PositionUpdate:
+    """A row to write for one session at the end of a run."""
+
+    agent_id: str
+    session_key: str
+    session_id: str
+    position: dict[str, int] | None
+    last_entry_at: float | None
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """A timeline event to record at the end of a run."""
+
+    type: str
+    agent_id: str
+    session_key: str | None
+    session_id: str | None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentRecord:
+    """What the last run read for one agent and what it concluded for each chosen session."""
+
+    agent_id: str
+    era: str
+    settings: str
+    signatures: dict[str, Signature]
+    sessions: list[dict[str, str]] = field(default_factory=list)
+    reason: str = ""
+    valid_until: float | None = None
+    recorded_at: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "era": self.era,
+            "settings": self.settings,
+            "signatures": self.signatures,
+            "sessions": self.sessions,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_row(
+        cls, agent_id: str, data: Mapping[str, Any], valid_until: float | None, updated_at: float
+    ) -> AgentRecord:
+        return cls(
+            agent_id,
+            str(data.get("era", "")),
+            str(data.get("settings", "")),
+            dict(data.get("signatures") or {}),
+            list(data.get("sessions") or []),
+            str(data.get("reason", "")),
+            valid_until,
+            updated_at,
+        )
+
+
+def _position(text: str | None) -> ReadPosition | None:
+    from memwarden.openclaw.transcripts import ReadPosition
+
+    if not text:
+        return None
+    try:
+        return ReadPosition.from_json(text)
+    except ValueError:
+        return None

@@ -1,0 +1,82 @@
+"""What a compacted span holds that matters, as items: pure.
+
+From the user and assistant texts a checkpoint keeps (see checkpoint.extract: no tool results,
+slash commands, control replies or very short texts), masked by the run's redactor:
+
+- **marker**: a line carrying an observation marker (`[DECISION]`, `[GOTCHA]`, `[SOLUTION]`,
+  `[PATTERN]`, `[TRADEOFF]`, `[FACT]`, `[PREFERENCE]`, `[TODO]`) outside code;
+- **todo**: a TODO still open at the end of the span (`- [ ] item`, `TODO: item`) that no marker
+  line already holds;
+- **path**: a file path the texts mention (not inside a URL).
+
+Each item appears once (the first time), at most MAX_ITEMS in all, markers first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memwarden.checkpoint.extract import Excerpt, find_paths, open_todos
+from memwarden.indexing.markers import lines_outside_code, markers_in_line, shorten
+
+MAX_ITEMS = 200
+ITEM_CHARS = 300
+KINDS = ("marker", "todo", "path")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing a span held: its kind, its marker (for `marker` items) and its text."""
+
+    kind: str
+    text: str
+    marker: str | None = None
+
+    def label(self) -> str:
+        """Return the item as one line: `[DECISION] use …`, `TODO: …` or `path: …`."""
+        if self.kind == "marker":
+            return self.text
+        return f"TODO: {self.text}" if self.kind == "todo" else f"file: {self.text}"
+
+    def to_json(self) -> dict[str, str]:
+        found = {"kind": self.kind, "text": self.text}
+        if self.marker:
+            found["marker"] = self.marker
+        return found
+
+
+def span_items(messages: Sequence[Excerpt]) -> list[Item]:
+    """Given the kept messages of a span, in order, return its items."""
+    texts = [message.text for message in messages]
+    markers = _marker_items(texts)
+    held = " ".join(item.text for item in markers)
+    todos = [
+        Item("todo", shorten(todo, ITEM_CHARS)) for todo in open_todos(texts) if todo not in held
+    ]
+    paths = [Item("path", path) for text in texts for path in find_paths(text)]
+    unique: dict[tuple[str, str], Item] = {}
+    for item in (*markers, *todos, *paths):
+        unique.setdefault((item.kind, item.text), item)
+    return list(unique.values())[:MAX_ITEMS]
+
+
+def _marker_items(texts: Sequence[str]) -> list[Item]:
+    found = []
+    for text in texts:
+        if "[" not in text:
+            continue
+        for line in lines_outside_code(text):
+            markers = markers_in_line(line)
+            if markers:
+                found.append(Item("marker", shorten(_unlisted(line), ITEM_CHARS), markers[0]))
+    return found
+
+
+def _unlisted(line: str) -> str:
+    """Return a line without its list bullet (`- `, `* `, `1. `)."""
+    stripped = line.strip()
+    head, _, rest = stripped.partition(" ")
+    if rest and (head in ("-", "*", "+") or (head[:-1].isdigit() and head[-1:] in ".)")):
+        return rest.strip()
+    return stripped

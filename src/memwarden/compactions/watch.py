@@ -1,0 +1,343 @@
+"""The compaction watch, run by the checkpoint job: every new compaction of every conversation
+assessed, its lost items kept, and recorded once.
+
+For each conversation (automation sessions are left out) whose transcript has something new
+since the watch last read it (consumer `compactions`), the new lines are searched for compaction
+entries; the first time a conversation is seen, its last FIRST_SIGHT_ENTRIES entries are (the
+tail checkpoint reads: compactions older than that predate the watch and are left alone). When
+there is one, the whole transcript is read to find each compaction's span. Compactions already
+in the ledger are skipped; each new one is assessed, its lost items appended to the day's log
+(under the agent's memory lock), then recorded.
+The read position moves on only when every compaction of the conversation was settled, so one
+that failed is tried again by the next run. A file-era reset renames the transcript away: the
+reset archive of the conversation's previous session is read on from the stored position too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memwarden.compactions import ledger
+from memwarden.errors import describe_error
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.redact import Redactor
+    from memwarden.compactions.assessment import Assessment
+    from memwarden.compactions.keep import Kept
+    from memwarden.compactions.spans import CompactedSpan
+    from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.sessions import SessionRecord
+    from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
+    from memwarden.runtime import JobContext, JobResult
+
+log = logging.getLogger("memwarden.compactions")
+SHOWN_ITEMS = 3
+FIRST_SIGHT_ENTRIES = 200
+
+
+@dataclass
+class Found:
+    """One new compaction: where, its assessment, where its lost items are, or why it failed."""
+
+    agent_id: str
+    session_key: str
+    session_id: str
+    assessment: Assessment | None
+    kept: Kept | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "agent": self.agent_id,
+            "session": self.session_key,
+            "session_id": self.session_id,
+        }
+        if self.assessment is not None:
+            found |= self.assessment.to_json()
+        if self.kept is not None:
+            found |= {"kept_file": self.kept.file, "written": self.kept.written}
+        if self.error is not None:
+            found["error"] = self.error
+        return found
+
+    def line(self, dry_run: bool) -> str:
+        """Return the line people read about it."""
+        where = f"agent {self.agent_id} {self.session_key}"
+        assessment = self.assessment
+        if assessment is None or self.error is not None:
+            return f"compaction watch: {where}: {self.error}"
+        if not assessment.lossy:
+            return f"compaction of {where} at {_when(assessment)}: nothing lost"
+        text = f"compaction of {where} at {_when(assessment)} {describe_loss(assessment)}"
+        kept = self.kept
+        if kept is not None and kept.already:
+            text += f"; already in {kept.file}"
+        elif kept is not None:
+            text += f"; {'would append' if dry_run else 'appended'} to {kept.file}"
+        return text
+
+
+@dataclass
+class WatchReport:
+    """What the watch found in one run."""
+
+    found: list[Found] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    sessions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        settled = [found for found in self.found if found.error is None]
+        return {
+            "sessions": self.sessions,
+            "new": len(settled),
+            "lossy": sum(1 for found in settled if found.assessment.lossy),  # type: ignore[union-attr]
+            "compactions": [found.to_json() for found in self.found],
+        }
+
+
+@dataclass
+class _Watcher:
+    """What every conversation of one run shares."""
+
+    context: JobContext
+    redactor: Redactor
+    zone: tzinfo | None
+    now: datetime
+    dry_run: bool
+
+    def locked(self, agent_id: str) -> AbstractContextManager[object]:
+        if self.dry_run:
+            return nullcontext()
+        from memwarden.history.locking import memory_lock
+
+        folder = self.context.storage_dir / "locks"
+        return memory_lock(folder, agent_id, self.context.config.history.lock_wait_seconds)
+
+
+def watch_compactions(
+    context: JobContext,
+    agents: Sequence[Agent],
+    *,
+    session_key: str | None = None,
+    dry_run: bool = False,
+) -> WatchReport:
+    """Given the job's context and the agents it checkpointed (and, for `checkpoint --session`,
+    the one session), find, assess, keep and record their new compactions. Never raises for one
+    agent, session or compaction: each failure is a problem line of the report."""
+    report = WatchReport()
+    if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
+        return report
+    from memwarden.checkpoint.daily_log import resolve_timezone
+    from memwarden.checkpoint.redact import build_redactor
+
+    section = context.config.checkpoint
+    watcher = _Watcher(
+        context,
+        build_redactor(section.redact_patterns, enabled=section.redact),
+        resolve_timezone(context.config.general.timezone),
+        context.now(),
+        dry_run,
+    )
+    for agent in agents:
+        try:
+            _watch_agent(watcher, agent, session_key, report)
+        except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
+            report.problems.append(
+                f"compaction watch of agent {agent.id} failed: {describe_error(error)}"
+            )
+        finally:
+            from memwarden.openclaw import sqlite_ro
+
+            sqlite_ro.close(agent.sqlite_path)
+    return report
+
+
+def watch_into(
+    result: JobResult,
+    context: JobContext,
+    agents: Sequence[Agent],
+    *,
+    session_key: str | None = None,
+    dry_run: bool = False,
+) -> WatchReport:
+    """Run the watch (`watch_compactions`) and add what it found to the checkpoint's result:
+    `compactions` in --json, a line each for people, a warning line per lossy compaction (so
+    a quiet timer's log names it) and a problem per failure (exit 1); return the report."""
+    from memwarden.runtime import Problem
+
+    report = watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
+    result.data["compactions"] = report.to_json()
+    for found in report.found:
+        line = found.line(dry_run)
+        result.lines.append(f"  {line}")
+        if found.error is None and found.assessment is not None and found.assessment.lossy:
+            result.problems.append(Problem(line, logging.WARNING))
+    if report.problems:
+        result.problems.extend(report.problems)
+        result.exit_code = max(result.exit_code, 1)
+    return report
+
+
+def describe_loss(assessment: Assessment) -> str:
+    """Return `lost 2 item(s): [DECISION] …, TODO: …` (the first few), or what the summary
+    lacked for a critical one."""
+    lost = assessment.lost
+    shown = "; ".join(item.label() for item in lost[:SHOWN_ITEMS])
+    more = f" and {len(lost) - SHOWN_ITEMS} more" if len(lost) > SHOWN_ITEMS else ""
+    text = f"lost {len(lost)} item(s): {shown}{more}" if lost else "lost no marked item"
+    if assessment.severity == "critical":
+        text = (
+            f"left a near-empty summary ({assessment.summary_chars} characters) of "
+            f"{assessment.span_messages} message(s); {text}"
+        )
+    return text
+
+
+def _watch_agent(
+    watcher: _Watcher, agent: Agent, session_key: str | None, report: WatchReport
+) -> None:
+    from memwarden.openclaw.sessions import load_sessions
+
+    sessions = load_sessions(agent, [], automation=False)
+    if session_key is not None:
+        sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
+    for session in sessions:
+        if session.transcript is None:
+            continue
+        report.sessions += 1
+        try:
+            _watch_session(watcher, agent, session, report)
+        except Exception as error:  # noqa: BLE001 - one broken session never stops the others
+            report.problems.append(
+                f"compaction watch of agent {agent.id} {session.key} failed: "
+                f"{describe_error(error)}"
+            )
+
+
+def _watch_session(
+    watcher: _Watcher, agent: Agent, session: SessionRecord, report: WatchReport
+) -> None:
+    from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
+
+    state = watcher.context.state
+    stored = state.get_position(ledger.CONSUMER, agent.id, session.key)
+    position = None
+    if stored is not None:
+        try:
+            position = ReadPosition.from_json(stored["position"])
+        except ValueError:
+            position = None
+        if stored["session_id"] != session.session_id and position is not None:
+            for archive in _reset_archives(agent, stored["session_id"]):
+                location = TranscriptLocation("file", archive, stored["session_id"])
+                _watch_transcript(watcher, agent, session.key, location, position, report)
+            position = None
+    location = session.transcript
+    assert location is not None  # noqa: S101 - checked by the caller
+    end = _watch_transcript(watcher, agent, session.key, location, position, report)
+    if end is not None and not watcher.dry_run:
+        state.set_position(
+            ledger.CONSUMER, agent.id, session.key, session.session_id, end.to_json()
+        )
+
+
+def _watch_transcript(
+    watcher: _Watcher,
+    agent: Agent,
+    session_key: str,
+    location: TranscriptLocation,
+    position: ReadPosition | None,
+    report: WatchReport,
+) -> ReadPosition | None:
+    """Settle the new compactions of one transcript; return the position to store (None: keep
+    the old one, something failed or nothing was read)."""
+    from memwarden.compactions.spans import compacted_spans
+    from memwarden.openclaw.entries import Compaction
+    from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
+
+    if position is not None:
+        if not has_new_data(location, position):
+            return None
+        read = read_since(location, position)
+    else:  # first sight: as much as checkpoint reads, not the whole transcript
+        read = read_tail(location, FIRST_SIGHT_ENTRIES)
+    if not any(type(entry) is Compaction for entry in read.entries):
+        return read.end
+    whole = read if read.reached_start and position is None else read_all(location)
+    spans = compacted_spans(whole.entries)
+    state = watcher.context.state
+    done = ledger.known(state, agent.id, location.session_id)
+    settled = True
+    for index, span in enumerate(spans):
+        entry_id = span.compaction.id or f"compaction-{index}"
+        if entry_id in done:
+            continue
+        found = _settle(watcher, agent, session_key, location.session_id, span, entry_id)
+        report.found.append(found)
+        if found.error is not None:
+            settled = False
+            report.problems.append(found.line(watcher.dry_run))
+    return whole.end if settled else None
+
+
+def _settle(
+    watcher: _Watcher,
+    agent: Agent,
+    session_key: str,
+    session_id: str,
+    span: CompactedSpan,
+    entry_id: str,
+) -> Found:
+    """Assess one new compaction, keep its lost items and record it; never raises."""
+    from memwarden.compactions.assessment import assess
+    from memwarden.compactions.keep import keep_lost
+
+    found = Found(agent.id, session_key, session_id, None)
+    try:
+        found.assessment = assessment = assess(span, watcher.redactor.redact, entry_id)
+        if assessment.lost:
+            with watcher.locked(agent.id):
+                found.kept = keep_lost(
+                    agent.workspace,
+                    agent.id,
+                    assessment,
+                    session_key,
+                    watcher.zone,
+                    watcher.now,
+                    dry_run=watcher.dry_run,
+                )
+        if not watcher.dry_run:
+            kept = found.kept
+            ledger.record(
+                watcher.context.state,
+                agent.id,
+                session_key,
+                session_id,
+                assessment,
+                kept_file=kept.file if kept else None,
+                kept=kept is not None,
+                run_id=watcher.context.run_id,
+            )
+    except Exception as error:
+        found.error = f"compaction {entry_id}: {describe_error(error)}"
+        log.debug("compaction watch: %s %s failed", agent.id, session_key, exc_info=True)
+    return found
+
+
+def _reset_archives(agent: Agent, session_id: str) -> list[Path]:
+    if agent.era != "file":
+        return []
+    from memwarden.openclaw.sessions import reset_archives
+
+    return reset_archives(agent.sessions_dir, session_id)
+
+
+def _when(assessment: Assessment) -> str:
+    moment = assessment.compacted_at
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "an unknown time"

@@ -1,0 +1,72 @@
+"""`memwarden compactions`: the compaction ledger, newest last (read-only).
+
+Every compaction of a conversation the checkpoint job's compaction watch recorded: when, the
+tokens before and after, the summary's length, how many messages it compacted, the items it
+lost (first few; all of them with --json) and the daily log that holds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from memwarden.runtime import JobContext, JobResult
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent", action="append", metavar="ID", help="only this agent (repeatable)"
+    )
+    parser.add_argument("--session", metavar="KEY", help="only this session (agent:main:main)")
+    parser.add_argument(
+        "--lossy", action="store_true", help="only compactions that lost items (or summaries)"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=100, metavar="N", help="the N newest (default 100)"
+    )
+
+
+def run(context: JobContext, options: argparse.Namespace) -> JobResult:
+    from memwarden.compactions.ledger import recorded
+    from memwarden.errors import UsageError
+    from memwarden.health.checks.compactions import lost_text
+
+    if options.limit < 1:
+        raise UsageError(f"--limit: expected a number ≥ 1, got {options.limit}")
+    agents = [agent.lower() for agent in options.agent or []]
+    rows = recorded(
+        context.state,
+        agents=agents or None,
+        session_key=options.session.lower() if options.session else None,
+        limit=None if options.lossy else options.limit,
+    )
+    if options.lossy:
+        rows = [row for row in rows if row.severity != "ok"][-options.limit :]
+    lossy = sum(1 for row in rows if row.severity != "ok")
+    lost = sum(len(row.lost) for row in rows)
+    result = JobResult("compactions")
+    result.data = {
+        "summary": {"compactions": len(rows), "lossy": lossy, "lost_items": lost},
+        "compactions": [row.to_json() for row in rows],
+    }
+    result.lines.append(
+        f"compactions: {len(rows)} recorded, {lossy} lossy, {lost} item(s) lost"
+        + ("" if rows else " (the checkpoint job records them)")
+    )
+    for row in rows:
+        when = datetime.fromtimestamp(row.time, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        tokens = f"{_count(row.tokens_before)} → {_count(row.tokens_after)} tokens"
+        line = (
+            f"  {when}  {row.agent_id}  {row.session_key}  {row.severity}  {tokens}, summary "
+            f"{row.summary_chars} chars, {row.span_messages} message(s) compacted"
+        )
+        if row.lost:
+            line += f"; lost {lost_text(row.lost)}"
+        if row.kept_file:
+            line += f" (kept in {row.kept_file})"
+        result.lines.append(line)
+    return result
+
+
+def _count(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
