@@ -16,7 +16,7 @@ reset archive of the conversation's previous session is read on from the stored 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -126,10 +126,14 @@ def watch_compactions(
     *,
     session_key: str | None = None,
     dry_run: bool = False,
+    sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
 ) -> WatchReport:
     """Given the job's context and the agents it checkpointed (and, for `checkpoint --session`,
     the one session), find, assess, keep and record their new compactions. Never raises for one
-    agent, session or compaction: each failure is a problem line of the report."""
+    agent, session or compaction: each failure is a problem line of the report.
+
+    `sessions`: the conversations of each agent as the checkpoint just read them from its store
+    (automation sessions left out); an agent not in it has its store read here."""
     report = WatchReport()
     if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
         return report
@@ -146,7 +150,8 @@ def watch_compactions(
     )
     for agent in agents:
         try:
-            _watch_agent(watcher, agent, session_key, report)
+            known = sessions.get(agent.id) if sessions is not None else None
+            _watch_agent(watcher, agent, session_key, report, known)
         except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
             report.problems.append(
                 f"compaction watch of agent {agent.id} failed: {describe_error(error)}"
@@ -165,13 +170,16 @@ def watch_into(
     *,
     session_key: str | None = None,
     dry_run: bool = False,
+    sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
 ) -> WatchReport:
     """Run the watch (`watch_compactions`) and add what it found to the checkpoint's result:
     `compactions` in --json, a line each for people, a warning line per lossy compaction (so
     a quiet timer's log names it) and a problem per failure (exit 1); return the report."""
     from memwarden.runtime import Problem
 
-    report = watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
+    report = watch_compactions(
+        context, agents, session_key=session_key, dry_run=dry_run, sessions=sessions
+    )
     result.data["compactions"] = report.to_json()
     for found in report.found:
         line = found.line(dry_run)
@@ -200,11 +208,17 @@ def describe_loss(assessment: Assessment) -> str:
 
 
 def _watch_agent(
-    watcher: _Watcher, agent: Agent, session_key: str | None, report: WatchReport
+    watcher: _Watcher,
+    agent: Agent,
+    session_key: str | None,
+    report: WatchReport,
+    known: Sequence[SessionRecord] | None = None,
 ) -> None:
-    from memwarden.openclaw.sessions import load_sessions
+    if known is None:
+        from memwarden.openclaw.sessions import load_sessions
 
-    sessions = load_sessions(agent, [], automation=False)
+        known = load_sessions(agent, [], automation=False)
+    sessions = list(known)
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
     for session in sessions:

@@ -66,6 +66,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         agent, session = _find_session(context, options.session, options.agent)
         agents = [agent]
         read = agents
+        loaded = None
         outcomes = [_checkpoint_single(state, agent, session, force=True)]
         if not dry_run:
             single = outcomes[0]
@@ -99,12 +100,18 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         outcomes = [outcome for result in results for outcome in result.outcomes]
         # An agent settled by the fast skip has no new line anywhere: no new compaction either.
         read = [agent for agent, done in zip(agents, results, strict=True) if not done.skipped_fast]
+        # The watch looks at the conversations as this run read them: each store is read once.
+        loaded = {
+            agent.id: done.sessions
+            for agent, done in zip(agents, results, strict=True)
+            if done.sessions is not None
+        }
     indexed, problems = _refresh_indexes(context, agents, outcomes, dry_run)
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
-    watch_into(result, context, read, session_key=options.session, dry_run=dry_run)
+    watch_into(result, context, read, session_key=options.session, dry_run=dry_run, sessions=loaded)
     if indexed is not None:
         result.data["index"] = indexed
     if problems:
