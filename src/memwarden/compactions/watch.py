@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("memwarden.compactions")
 SHOWN_ITEMS = 3
 FIRST_SIGHT_ENTRIES = 200
+# Every compaction line holds its type, `"type":"compaction"`, as the gateway writes it.
+COMPACTION_LINE = b'"compaction"'
 
 
 @dataclass
@@ -275,15 +277,17 @@ def _watch_transcript(
     from memwarden.openclaw.entries import Compaction
     from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
 
+    # Only the lines that may be a compaction are parsed (most are messages, never used here);
+    # when there is one, the whole transcript is read and parsed for its spans.
     if position is not None:
         if not has_new_data(location, position):
             return None
-        read = read_since(location, position)
+        read = read_since(location, position, only_lines_with=COMPACTION_LINE)
     else:  # first sight: as much as checkpoint reads, not the whole transcript
-        read = read_tail(location, FIRST_SIGHT_ENTRIES)
+        read = read_tail(location, FIRST_SIGHT_ENTRIES, only_lines_with=COMPACTION_LINE)
     if not any(type(entry) is Compaction for entry in read.entries):
         return read.end
-    whole = read if read.reached_start and position is None else read_all(location)
+    whole = read_all(location)
     spans = compacted_spans(whole.entries)
     state = watcher.context.state
     done = ledger.known(state, agent.id, location.session_id)
