@@ -2,12 +2,14 @@
 
 Targets (issue 5): 2,000 files / 16 MB indexed in ≤ 0.5 s cold (no facts cache, no INDEX.md) and
 ≤ 0.2 s when nothing changed. Each figure is a whole `python -m memwarden index --workspace W`
-child process: interpreter start, imports, state DB, the scan, the work and the exit.
+child process at the default settings in a fresh environment (no memwarden or gateway variable
+of the machine's): interpreter start, imports, state DB, the scan, the work and the exit.
 Run: `.venv/bin/python bench/run.py index` (writes bench/REPORT.md), or this file alone.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -78,11 +80,22 @@ def scenario(root: Path, files: int, repeat: int) -> list:
     """Measure one folder size cold and unchanged; return the two measurements."""
     workspace = make_workspace(root / f"f{files}", files)
     storage = root / f"f{files}" / "memwarden-state"
+    # A fresh environment: memwarden's defaults, none of the machine's memwarden or gateway
+    # variables.
+    base = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("OPENCLAW_", "CLAWDBOT_", "MEMWARDEN_", "XDG_"))
+    }
+    gateway = root / "gateway-state"  # a gateway with no agent: the workspace is named
+    gateway.mkdir(exist_ok=True)
+    (gateway / "openclaw.json").write_text("{}\n")
     env = child_environment(
+        base,
         XDG_STATE_HOME=str(storage),
         XDG_CONFIG_HOME=str(root / "config"),
         HOME=str(root / "home"),
-        OPENCLAW_STATE_DIR=str(root / "gateway-state"),
+        OPENCLAW_STATE_DIR=str(gateway),
     )
     argv = [PYTHON, "-m", "memwarden", "-q", "index", "--workspace", str(workspace)]
 

@@ -21,7 +21,7 @@ import random
 import shutil
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -74,7 +74,7 @@ class FleetSpec:
 
     agents: int = 100
     transcript_bytes: int = 2_000_000
-    sqlite_every: int = 2
+    sqlite_every: int = 2  # 0: every agent in the file era
     seed: int = 20261122
 
     @property
@@ -96,8 +96,12 @@ class Fleet:
     next_turn: dict[str, int] = field(default_factory=dict)
 
 
-def build_fleet(base: Path, spec: FleetSpec, *, rebuild: bool = False) -> Fleet:
-    """Build the fleet of `spec` under `base/<spec.name>` (or reuse it); return where it is."""
+def build_fleet(
+    base: Path, spec: FleetSpec, *, rebuild: bool = False, now: datetime | None = None
+) -> Fleet:
+    """Build the fleet of `spec` under `base/<spec.name>` (or reuse it); return where it is.
+
+    The session stores say the sessions were updated just before `now` (default: the clock)."""
     root = base.resolve() / spec.name  # openclaw.json names the workspaces by absolute path
     stamp = root / ".complete"
     if stamp.exists() and not rebuild and orjson.loads(stamp.read_bytes()) == asdict(spec):
@@ -112,8 +116,16 @@ def build_fleet(base: Path, spec: FleetSpec, *, rebuild: bool = False) -> Fleet:
         workspace = root / "workspaces" / agent_id
         (workspace / "memory").mkdir(parents=True)
         agents_config.append({"id": agent_id, "workspace": str(workspace), "default": index == 0})
-        era = "sqlite" if index % spec.sqlite_every == 1 else "file"
-        turns = _write_agent(root / "state", agent_id, era, spec.transcript_bytes, pool, rng)
+        era = "sqlite" if spec.sqlite_every and index % spec.sqlite_every == 1 else "file"
+        turns = _write_agent(
+            root / "state",
+            agent_id,
+            era,
+            spec.transcript_bytes,
+            pool,
+            rng,
+            now or datetime.now(UTC),
+        )
         (root / "turns").mkdir(exist_ok=True)
         (root / "turns" / agent_id).write_text(f"{era} {turns}\n")
     config = {"gateway": {"port": 18789}, "agents": {"list": agents_config}}
@@ -122,14 +134,17 @@ def build_fleet(base: Path, spec: FleetSpec, *, rebuild: bool = False) -> Fleet:
     return _describe(root, spec)
 
 
-def append_turns(fleet: Fleet, turns: int = 1) -> None:
-    """Append `turns` turns to every agent's main transcript (as a live gateway would).
+def append_turns(fleet: Fleet, turns: int = 1, agents: Collection[str] | None = None) -> None:
+    """Append `turns` turns to the main transcript of every agent (or of `agents`), as a live
+    gateway would.
 
     The fleet keeps them: a reused fleet has grown by the turns earlier benchmarks added.
     """
     rng = random.Random(fleet.spec.seed + sum(fleet.next_turn.values()))
     pool = _TextPool(rng)
     for agent_id, era in fleet.eras.items():
+        if agents is not None and agent_id not in agents:
+            continue
         first = fleet.next_turn[agent_id]
         lines = [line for n in range(first, first + turns) for line in _turn(n, pool, rng)]
         fleet.next_turn[agent_id] = first + turns
@@ -163,13 +178,19 @@ def _describe(root: Path, spec: FleetSpec) -> Fleet:
 
 
 def _write_agent(
-    state_dir: Path, agent_id: str, era: str, size: int, pool: _TextPool, rng: random.Random
+    state_dir: Path,
+    agent_id: str,
+    era: str,
+    size: int,
+    pool: _TextPool,
+    rng: random.Random,
+    now: datetime,
 ) -> int:
     """Write one agent's store and transcripts; return how many turns its main session has."""
     main_id, cron_id = _session_id(agent_id, "main"), _session_id(agent_id, "cron")
     main_lines, turns = _main_transcript(main_id, size, pool, rng)
     cron_lines = list(_cron_transcript(cron_id, pool, rng))
-    now_ms = int(datetime.now(UTC).timestamp() * 1000)
+    now_ms = int(now.timestamp() * 1000)
     entries = {
         f"agent:{agent_id}:main": _entry(main_id, now_ms - 60_000, 120_000),
         f"agent:{agent_id}:cron:nightly": _entry(cron_id, now_ms, 8_000),

@@ -39,10 +39,14 @@ exit) unless a row says otherwise; CPU is the child's user + system time; peak R
 child's own (`ru_maxrss` from `os.wait4`). Each section is stamped with when and where it was
 measured, with a *speed index* (the time of a fixed pure-Python loop): this machine is a shared
 VM whose speed drifts by up to 2x from one minute to the next, so compare figures taken at
-similar speed indexes, and prefer CPU time to wall time when comparing two runs.
+similar speed indexes, and prefer CPU time to wall time when comparing two runs. Every job runs
+at memwarden's default settings (memory history on) unless a row says otherwise. The *reference*
+section runs `memwarden checkpoint` beside the script it replaces when
+`MEMWARDEN_BENCH_REFERENCE` names a checkout of drewTuzson/clawdbot-memory-infra and `node` is
+on PATH (bench/README.md); without them it shows memwarden's own figures.
 """
 # The order of the summary table.
-JOB_ORDER = ("checkpoint", "rotate", "index", "health", "history")
+JOB_ORDER = ("checkpoint", "reference", "rotate", "index", "health", "history")
 
 
 def main(argv: list[str] | None = None) -> int:

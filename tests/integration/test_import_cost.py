@@ -42,3 +42,39 @@ def test_jobs_that_send_nothing_do_not_import_the_network_clients(tmp_path, argu
     )
     loaded = [line for line in completed.stdout.splitlines() if line.startswith("LOADED")]
     assert loaded == ["LOADED "], completed.stdout + completed.stderr
+
+
+MODULES = """
+import sys
+from memwarden.cli import main
+code = main(sys.argv[1:])
+names = ("jinja2", "memwarden.indexing.catalog", "memwarden.indexing.refresh")
+print("LOADED", ",".join(name for name in names if name in sys.modules))
+"""
+
+
+def loaded_by_checkpoint(state_dir) -> list[str]:
+    completed = subprocess.run(
+        [sys.executable, "-c", MODULES, "-q", "--state-dir", str(state_dir), "checkpoint"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    line = next(line for line in completed.stdout.splitlines() if line.startswith("LOADED"))
+    return [name for name in line.removeprefix("LOADED ").split(",") if name]
+
+
+def test_checkpoint_imports_only_what_its_run_uses(tmp_path, monkeypatch):
+    # The capture's memory folder is far under index.threshold_kb: the bootstrap manifest is
+    # refreshed, INDEX.md is not built, so the catalog is never imported.
+    monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
+    state = make_sqlite_era_state(tmp_path)
+
+    first = loaded_by_checkpoint(state.state_dir)
+    again = loaded_by_checkpoint(state.state_dir)
+
+    assert first == ["jinja2", "memwarden.indexing.refresh"]
+    # Nothing new: no template is rendered and no manifest refreshed.
+    assert again == []

@@ -579,3 +579,48 @@ def test_read_tail_sqlite_the_gateways_own_zstd_row_is_decompressed(tmp_path):
     assert len(requests) == 1
     assert requests[0].startswith("zstd-capture-marker: Please keep these notes")
     assert (result.malformed, result.oversized) == (0, 0)
+
+
+# -- reads that parse only the lines holding given bytes (the compaction watch) -----------------
+
+
+def test_read_tail_sqlite_only_lines_with_parses_those_and_counts_the_rest(agent_db):
+    location = TranscriptLocation("sqlite", agent_db, MAIN_SESSION)
+    everything = read_tail(location)
+
+    only = read_tail(location, only_lines_with=b'"compaction"')
+
+    compactions = [entry for entry in everything.entries if isinstance(entry, Compaction)]
+    assert compactions and only.entries == compactions
+    assert only.unparsed == len(everything.entries) - len(compactions)
+    assert (only.start, only.end, only.reached_start) == (
+        everything.start,
+        everything.end,
+        everything.reached_start,
+    )
+
+
+def test_read_tail_file_only_lines_with_counts_unparsed_lines_towards_max_entries(tmp_path):
+    path = write_jsonl_transcript(tmp_path / "s.jsonl", 20)
+    location = _file(path)
+    everything = read_tail(location, 7)
+
+    only = read_tail(location, 7, only_lines_with=b'"user"')
+
+    assert only.entries == [
+        entry for entry in everything.entries if isinstance(entry, Message) and entry.role == "user"
+    ]
+    assert len(only.entries) + only.unparsed == 7
+    assert (only.start, only.end) == (everything.start, everything.end)
+
+
+def test_read_since_file_only_lines_with_stops_where_the_full_read_stops(tmp_path):
+    path = write_jsonl_transcript(tmp_path / "s.jsonl", 5)
+    location = _file(path)
+    start = read_tail(location, 3).start
+
+    everything = read_since(location, start)
+    only = read_since(location, start, only_lines_with=b"no line holds this")
+
+    assert only.entries == [] and only.unparsed == len(everything.entries)
+    assert only.end == everything.end

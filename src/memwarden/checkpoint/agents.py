@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
     from memwarden.checkpoint.staging import StagedFile
     from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.sessions import SessionRecord
 
 
 @dataclass
@@ -30,6 +31,9 @@ class AgentResult:
     notes: list[str] = field(default_factory=list)
     # The agent's files, written as temp files, for `commit` to put in place.
     staged: list[StagedFile] = field(default_factory=list)
+    # The agent's conversations as this run read them from its store (automation sessions left
+    # out), for the compaction watch that follows; None when the store was not read.
+    sessions: list[SessionRecord] | None = None
 
 
 def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult:
@@ -106,8 +110,9 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
     watched = unchanged.signatures(unchanged.store_paths(agent))
     settings = run.settings
     unreadable: list[str] = []  # entries of the store that cannot be read: a failure each
+    sessions = load_sessions(agent, unreadable, automation=False)  # never chosen: not even read
     selection = select_sessions(
-        load_sessions(agent, unreadable, automation=False),  # never chosen: not even read
+        sessions,
         agent_id=agent.id,
         mode=settings.mode,
         now=run.now,
@@ -123,6 +128,7 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
             unchanged.make_record(
                 agent, run.settings_key, watched, outcomes, {}, selection.reason, None, taken_at
             ),
+            sessions=sessions,
         )
     if agent.era == "file":
         transcripts = [s.transcript.path for s in selection.sessions if s.transcript is not None]
@@ -140,4 +146,4 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
         selection.valid_until,
         taken_at,
     )
-    return AgentResult(outcomes, record)
+    return AgentResult(outcomes, record, sessions=sessions)

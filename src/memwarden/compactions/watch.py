@@ -17,7 +17,7 @@ and the stored session stays the previous one until every compaction of its arch
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("memwarden.compactions")
 SHOWN_ITEMS = 3
 FIRST_SIGHT_ENTRIES = 200
+# Every compaction line holds its type, `"type":"compaction"`, as the gateway writes it.
+COMPACTION_LINE = b'"compaction"'
 
 
 @dataclass
@@ -127,10 +129,14 @@ def watch_compactions(
     *,
     session_key: str | None = None,
     dry_run: bool = False,
+    sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
 ) -> WatchReport:
     """Given the job's context and the agents it checkpointed (and, for `checkpoint --session`,
     the one session), find, assess, keep and record their new compactions. Never raises for one
-    agent, session or compaction: each failure is a problem line of the report."""
+    agent, session or compaction: each failure is a problem line of the report.
+
+    `sessions`: the conversations of each agent as the checkpoint just read them from its store
+    (automation sessions left out); an agent not in it has its store read here."""
     report = WatchReport()
     if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
         return report
@@ -147,7 +153,8 @@ def watch_compactions(
     )
     for agent in agents:
         try:
-            _watch_agent(watcher, agent, session_key, report)
+            known = sessions.get(agent.id) if sessions is not None else None
+            _watch_agent(watcher, agent, session_key, report, known)
         except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
             report.problems.append(
                 f"compaction watch of agent {agent.id} failed: {describe_error(error)}"
@@ -166,13 +173,16 @@ def watch_into(
     *,
     session_key: str | None = None,
     dry_run: bool = False,
+    sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
 ) -> WatchReport:
     """Run the watch (`watch_compactions`) and add what it found to the checkpoint's result:
     `compactions` in --json, a line each for people, a warning line per lossy compaction (so
     a quiet timer's log names it) and a problem per failure (exit 1); return the report."""
     from memwarden.runtime import Problem
 
-    report = watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
+    report = watch_compactions(
+        context, agents, session_key=session_key, dry_run=dry_run, sessions=sessions
+    )
     result.data["compactions"] = report.to_json()
     for found in report.found:
         line = found.line(dry_run)
@@ -201,11 +211,17 @@ def describe_loss(assessment: Assessment) -> str:
 
 
 def _watch_agent(
-    watcher: _Watcher, agent: Agent, session_key: str | None, report: WatchReport
+    watcher: _Watcher,
+    agent: Agent,
+    session_key: str | None,
+    report: WatchReport,
+    known: Sequence[SessionRecord] | None = None,
 ) -> None:
-    from memwarden.openclaw.sessions import load_sessions
+    if known is None:
+        from memwarden.openclaw.sessions import load_sessions
 
-    sessions = load_sessions(agent, [], automation=False)
+        known = load_sessions(agent, [], automation=False)
+    sessions = list(known)
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
     for session in sessions:
@@ -270,15 +286,17 @@ def _watch_transcript(
     from memwarden.openclaw.entries import Compaction
     from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
 
+    # Only the lines that may be a compaction are parsed (most are messages, never used here);
+    # when there is one, the whole transcript is read and parsed for its spans.
     if position is not None:
         if not has_new_data(location, position):
             return None, True
-        read = read_since(location, position)
+        read = read_since(location, position, only_lines_with=COMPACTION_LINE)
     else:  # first sight: as much as checkpoint reads, not the whole transcript
-        read = read_tail(location, FIRST_SIGHT_ENTRIES)
+        read = read_tail(location, FIRST_SIGHT_ENTRIES, only_lines_with=COMPACTION_LINE)
     if not any(type(entry) is Compaction for entry in read.entries):
         return read.end, True
-    whole = read if read.reached_start and position is None else read_all(location)
+    whole = read_all(location)
     spans = compacted_spans(whole.entries)
     state = watcher.context.state
     done = ledger.known(state, agent.id, location.session_id)

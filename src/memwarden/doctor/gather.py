@@ -26,8 +26,8 @@ from memwarden.hooks_install import (
     settings_executable,
 )
 from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
-from memwarden.indexing.catalog import js_length
 from memwarden.indexing.manifest import INDEX_PATH
+from memwarden.indexing.measures import js_length
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.gateway_settings import (
     hook_installed,

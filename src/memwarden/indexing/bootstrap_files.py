@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 from memwarden.files import read_text_if_exists
-from memwarden.indexing.catalog import js_length
 from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, INDEX_PATH
+from memwarden.indexing.measures import js_length
 
 # The workspace files the gateway itself loads at bootstrap (openclaw 2026.7.x and 2026.9.x).
 GATEWAY_BOOTSTRAP = (

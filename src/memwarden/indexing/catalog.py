@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from memwarden.indexing.categories import Category
 from memwarden.indexing.markers import MARKERS, add_counts
+from memwarden.indexing.measures import format_count, format_size, js_length
 from memwarden.indexing.scan import FileFacts
 
 ABBREVIATIONS = {
@@ -139,14 +140,6 @@ class Catalog:
 
 
 Render = Callable[[list[CategoryView], Plan, list[str]], str]
-
-
-def js_length(text: str) -> int:
-    """Given a text, return its length as the gateway measures it (UTF-16 units, end trimmed)."""
-    trimmed = text.rstrip()
-    if trimmed.isascii():
-        return len(trimmed)
-    return len(trimmed.encode("utf-16-le")) // 2
 
 
 def build_views(
@@ -308,24 +301,6 @@ def _utc_date(mtime_ns: int) -> str:
 
 
 # --- formatting helpers for the template ------------------------------------------------------
-
-
-def format_size(size: int) -> str:
-    """Given bytes, return `812 B`, `4.1 KB` or `1.2 MB`."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
-
-
-def format_count(number: int) -> str:
-    """Given a count, return it short: `850`, `12.3K`, `1.2M`."""
-    if number < 1000:
-        return str(number)
-    if number < 1_000_000:
-        return f"{number / 1000:.1f}K"
-    return f"{number / 1_000_000:.1f}M"
 
 
 def format_markers(counts: Sequence[int]) -> str:

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memwarden.indexing.catalog import format_count, format_size
 from memwarden.indexing.manifest import INDEX_PATH
+from memwarden.indexing.measures import format_count, format_size
 from memwarden.runtime import JobResult
 
 

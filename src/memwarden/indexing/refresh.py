@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.handoff_files import main_file_agents
@@ -23,27 +24,20 @@ from memwarden.files import (
 )
 from memwarden.history.locking import memory_lock
 from memwarden.indexing.bootstrap import refresh_manifest
-from memwarden.indexing.catalog import Totals, js_length
-from memwarden.indexing.categories import Rule, categorize, parse_rules
-from memwarden.indexing.facts_cache import load_facts, load_output, store_facts, store_output
-from memwarden.indexing.index_file import (
-    REFERENCE_GENERATOR,
-    generated_text,
-    inputs_digest,
-    is_ours,
-    is_reference_index,
-    render_catalog,
-    same_index,
-    text_digest,
-)
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.indexing.markers import MARKERS
+from memwarden.indexing.measures import js_length
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
-from memwarden.indexing.scan import FileStat, collect_facts, scan_pool
+from memwarden.indexing.scan import FileStat, scan_pool
 from memwarden.indexing.targets import Target, agent_targets
 from memwarden.runtime import JobContext
 
+# The catalog (categories, facts, rendering) is imported only where INDEX.md is built: a memory
+# folder under the threshold, the usual case after a checkpoint, needs only the manifest.
+
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memwarden.indexing.categories import Rule
     from memwarden.openclaw.agents import Agent
 
 JOB = "index"  # the job its events are recorded under, whoever asked for the index
@@ -55,13 +49,33 @@ class IndexWriteRefused(MemwardenError):
 
 @dataclass(frozen=True)
 class RunShared:
-    """What every workspace of one run shares: the category rules and their descriptions, the
-    generation time INDEX.md shows, and the agents whose main session has ACTIVE_CONTEXT.md."""
+    """What every workspace of one run shares: the category rules (`index.categories`) and
+    their descriptions, the generation time INDEX.md shows, and the agents whose main session
+    has ACTIVE_CONTEXT.md. Rules and time are worked out on first use (an INDEX.md to build)."""
 
-    rules: list[Rule]
-    descriptions: dict[str, str]
-    generated: str
+    categories: list[dict[str, str]]
+    now: datetime
     keeping_main_file: frozenset[str]
+
+    @cached_property
+    def _parsed(self) -> tuple[list[Rule], dict[str, str]]:
+        from memwarden.indexing.categories import parse_rules
+
+        return parse_rules(self.categories)
+
+    @property
+    def rules(self) -> list[Rule]:
+        return self._parsed[0]
+
+    @property
+    def descriptions(self) -> dict[str, str]:
+        return self._parsed[1]
+
+    @cached_property
+    def generated(self) -> str:
+        from memwarden.indexing.index_file import generated_text
+
+        return generated_text(self.now)
 
 
 def index_agents(
@@ -91,11 +105,9 @@ def index_targets(
     write_index: bool = True,
 ) -> list[Outcome]:
     """Index every target; one failing workspace never stops the others."""
-    rules, descriptions = parse_rules(context.config.index.categories)
     shared = RunShared(
-        rules,
-        descriptions,
-        generated_text(context.now()),
+        context.config.index.categories,
+        context.now(),
         main_file_agents(context.deployment.agents),
     )
     outcomes = []
@@ -153,6 +165,8 @@ def index_workspace(
     if outcome.size < context.config.index.threshold_kb * 1024 and not force:
         outcome.status = "below_threshold"
     elif not write_index:
+        from memwarden.indexing.index_file import is_ours
+
         outcome.status = "left_as_is"
         outcome.chars = js_length(current) if current is not None and is_ours(current) else None
     else:
@@ -187,6 +201,15 @@ def _write_index(
 ) -> None:
     """Write INDEX.md when it changed apart from its time, taking over one made by the
     reference script (kept in history first). Raise IndexWriteRefused for another foreign one."""
+    from memwarden.indexing.facts_cache import store_output
+    from memwarden.indexing.index_file import (
+        inputs_digest,
+        is_ours,
+        is_reference_index,
+        same_index,
+        text_digest,
+    )
+
     workspace = target.workspace
     index_path = workspace / INDEX_PATH
     foreign = current is not None and not is_ours(current)
@@ -224,6 +247,8 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
     Raise IndexWriteRefused when no agent uses the workspace, MemwardenError if the snapshot
     fails: either way the file is left as it is.
     """
+    from memwarden.indexing.index_file import REFERENCE_GENERATOR
+
     index_path = target.workspace / INDEX_PATH
     agent = context.deployment.agent(target.agents[0]) if target.agents else None
     if agent is None:
@@ -253,6 +278,9 @@ def _reuse_last(
     context: JobContext, real: str, inputs: str, current: str | None, outcome: Outcome
 ) -> bool:
     """Return True (and fill `outcome`) when INDEX.md is the one last made from these inputs."""
+    from memwarden.indexing.facts_cache import load_output
+    from memwarden.indexing.index_file import text_digest
+
     if current is None:
         return False
     last = load_output(context.state, real)
@@ -273,6 +301,13 @@ def _build(
     dry_run: bool,
 ) -> str:
     """Read the facts (cached by stat), render the catalog; fill `outcome`; return the text."""
+    from memwarden.indexing.catalog import Totals
+    from memwarden.indexing.categories import categorize
+    from memwarden.indexing.facts_cache import load_facts, store_facts
+    from memwarden.indexing.index_file import render_catalog
+    from memwarden.indexing.markers import MARKERS
+    from memwarden.indexing.scan import collect_facts
+
     real = os.path.realpath(target.workspace)
     update = collect_facts(target.workspace / "memory", stats, load_facts(context.state, real))
     if not dry_run:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from memwarden.indexing.markers import MARKERS, lines_outside_code, markers_in_line, shorten
@@ -105,7 +105,7 @@ def _redact_message(message: Message, redact: Callable[[str], str]) -> Message:
         )
         for call in message.tool_calls
     ]
-    return replace(message, blocks=tuple(blocks))
+    return message._replace(blocks=tuple(blocks))
 
 
 def _redact_value(value: object, redact: Callable[[str], str]) -> object:

@@ -77,6 +77,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             agent, session = _find_session(context, options.session, options.agent)
             agents = [agent]
             read = agents
+            loaded = None
             outcome = _checkpoint_committed(
                 context, writes, agent, session, force=True, dry_run=dry_run, trigger="session"
             )
@@ -103,6 +104,12 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             outcomes = [outcome for result in results for outcome in result.outcomes]
             # An agent settled by the fast skip has no new line anywhere: no new compaction either.
             read = [a for a, done in zip(agents, results, strict=True) if not done.skipped_fast]
+            # The watch looks at the conversations as this run read them: each store read once.
+            loaded = {
+                agent.id: done.sessions
+                for agent, done in zip(agents, results, strict=True)
+                if done.sessions is not None
+            }
         indexed, index_problems = _refresh_indexes(
             context, agents, outcomes, dry_run, also=writes.rolled_forward
         )
@@ -113,7 +120,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
     result.lines[1:1] = lines
-    watch_into(result, context, read, session_key=options.session, dry_run=dry_run)
+    watch_into(result, context, read, session_key=options.session, dry_run=dry_run, sessions=loaded)
     if indexed is not None:
         result.data["index"] = indexed
     if problems:

@@ -199,6 +199,7 @@ SYSTEM_FOLDERS = frozenset(
         "/private/tmp", "/private/var",
     )
 )  # fmt: skip
+_SYSTEM_FOLDER_NAMES = frozenset(str(folder) for folder in SYSTEM_FOLDERS)
 
 
 def workspace_problem(
@@ -206,6 +207,7 @@ def workspace_problem(
     workspace: Path,
     settings: list[tuple[str, object]],
     home: Path,
+    home_real: str | None = None,
 ) -> str | None:
     """Given an agent, its resolved workspace, the settings it may come from (name, value:
     the entry's `workspace`, `agents.defaults.workspace`, `$OPENCLAW_WORKSPACE_DIR`) and the
@@ -216,6 +218,7 @@ def workspace_problem(
     $HOME under its systemd user service, `/` under launchd and the shell's folder when started
     by hand; memwarden cannot see which, so it refuses rather than write into another folder.
     `/`, the home folder itself and system folders are refused whatever the setting.
+    `home_real`: the home's real path, when the caller has it already (one per run).
     """
     for name, value in settings:
         if isinstance(value, str) and value.strip() and not _is_absolute_setting(value):
@@ -224,10 +227,10 @@ def workspace_problem(
                 "resolves it against the folder it was started from, which memwarden cannot "
                 "know; write it as an absolute path (or ~/...)"
             )
-    real = Path(os.path.realpath(workspace))
-    if real in SYSTEM_FOLDERS or workspace in SYSTEM_FOLDERS:
-        what = "the root folder" if real == Path("/") else "a system folder"
-    elif real == Path(os.path.realpath(home)):
+    real = os.path.realpath(workspace)
+    if real in _SYSTEM_FOLDER_NAMES or str(workspace) in _SYSTEM_FOLDER_NAMES:
+        what = "the root folder" if real == "/" else "a system folder"
+    elif real == (home_real or os.path.realpath(home)):
         what = "the home folder itself"
     else:
         return None
@@ -258,8 +261,9 @@ def discover_agents(
     roster = configured_agents(config)
     default_id = default_agent_id(config)
     ordered = list(dict.fromkeys([default_id, *roster, *disk_agent_ids(state_dir)]))
+    home_real = os.path.realpath(user_home)
     return [
-        _make_agent(agent_id, roster, default_id, config, state_dir, env, user_home)
+        _make_agent(agent_id, roster, default_id, config, state_dir, env, user_home, home_real)
         for agent_id in ordered
     ]
 
@@ -272,6 +276,7 @@ def _make_agent(
     state_dir: Path,
     env: Mapping[str, str],
     home: Path,
+    home_real: str,
 ) -> Agent:
     agent_dir = state_dir / "agents" / agent_id
     entry = roster.get(agent_id, {})
@@ -298,7 +303,7 @@ def _make_agent(
         is_default=is_default,
         era=storage_era(agent_dir),
         configured=agent_id in roster,
-        workspace_problem=workspace_problem(agent_id, workspace, settings, home),
+        workspace_problem=workspace_problem(agent_id, workspace, settings, home, home_real),
     )
 
 

@@ -28,14 +28,18 @@ def file_errors(path: Path) -> Iterator[None]:
 
 
 def file_tail(
-    handle: BinaryIO, max_entries: int, chunk_size: int, max_line_bytes: int
+    handle: BinaryIO,
+    max_entries: int,
+    chunk_size: int,
+    max_line_bytes: int,
+    needle: bytes | None = None,
 ) -> TailResult:
     status = os.fstat(handle.fileno())
-    tally = Tally()
+    tally = Tally(needle=needle)
     segments = backward(handle, status.st_size, chunk_size, max_line_bytes, tally)
     end, trailing = next(segments)
     start = end
-    while len(tally.entries) < max_entries:
+    while tally.count < max_entries:
         segment = next(segments, None)
         if segment is None:
             break
@@ -56,6 +60,7 @@ def file_since(
     max_entries: int | None,
     chunk_size: int,
     max_line_bytes: int,
+    needle: bytes | None = None,
 ) -> TailResult | None:
     """Read the lines after `position`; return None if the position does not fit the file."""
     status = os.fstat(handle.fileno())
@@ -66,7 +71,7 @@ def file_since(
         or offset > status.st_size
     ):
         return None
-    tally = Tally()
+    tally = Tally(needle=needle)
     if offset:
         handle.seek(offset - 1)
         tally.bytes_read += 1
@@ -78,7 +83,7 @@ def file_since(
         if line_end is None:
             partial = True
             break
-        if max_entries is not None and len(tally.entries) >= max_entries:
+        if max_entries is not None and tally.count >= max_entries:
             break
         tally.take(line)
         end = line_end

@@ -40,10 +40,13 @@ _SIZE = (
 
 
 def sqlite_tail(
-    connection: sqlite3.Connection, location: TranscriptLocation, max_entries: int
+    connection: sqlite3.Connection,
+    location: TranscriptLocation,
+    max_entries: int,
+    needle: bytes | None = None,
 ) -> TailResult:
     connection.text_factory = bytes
-    tally = Tally()
+    tally = Tally(needle=needle)
     newest = oldest = None
     reached_start = True
     for seq, event_json, event_zstd in connection.execute(
@@ -51,7 +54,7 @@ def sqlite_tail(
     ):
         if newest is None:
             newest = seq
-        if len(tally.entries) >= max_entries:
+        if tally.count >= max_entries:
             reached_start = False
             break
         oldest = seq
@@ -67,18 +70,19 @@ def sqlite_since(
     location: TranscriptLocation,
     position: ReadPosition,
     max_entries: int | None,
+    needle: bytes | None = None,
 ) -> TailResult | None:
     """Read the rows after `position`; return None if the position does not fit the rows."""
     connection.text_factory = bytes
     first, last = connection.execute(_SEQ_RANGE, (location.session_id,)).fetchone()
     if position.seq is None or position.seq > (-1 if last is None else last):
         return None
-    tally = Tally()
+    tally = Tally(needle=needle)
     end = position.seq
     for seq, event_json, event_zstd in connection.execute(
         _ROWS_AFTER, (location.session_id, position.seq)
     ):
-        if max_entries is not None and len(tally.entries) >= max_entries:
+        if max_entries is not None and tally.count >= max_entries:
             break
         take_row(tally, event_json, event_zstd, location, seq)
         end = seq

@@ -91,22 +91,39 @@ class TailResult:
     partial_last_line: bool = False
     reached_start: bool = False
     reset_detected: bool = False
+    unparsed: int = 0  # lines read but not parsed (a read `only_lines_with` bytes they lack)
 
 
 @dataclass
 class Tally:
-    """Entries taken so far and the counts of what was skipped, while a read is going on."""
+    """Entries taken so far and the counts of what was skipped, while a read is going on.
+
+    With `needle`, a line that does not hold those bytes is not parsed: it is counted (as an
+    entry of the read, in `unparsed`) and left out of `entries`. For a caller that looks for
+    one kind of line (the compaction watch) among many it does not use.
+    """
 
     entries: list[Entry] = field(default_factory=list)
     malformed: int = 0
     invalid_utf8: int = 0
     oversized: int = 0
     bytes_read: int = 0
+    needle: bytes | None = None
+    unparsed: int = 0
+
+    @property
+    def count(self) -> int:
+        """Return how many entries the read has taken so far, parsed or not."""
+        return len(self.entries) + self.unparsed
 
     def take(self, line: bytes | None) -> None:
         """Parse one line (None: too long to keep) and keep its entry or count it as skipped."""
         if line is None:
             self.oversized += 1
+            return
+        if self.needle is not None and self.needle not in line:
+            if line.strip():
+                self.unparsed += 1
             return
         try:
             entry = parse_line(line)
@@ -130,4 +147,5 @@ class Tally:
             self.oversized,
             self.bytes_read,
             **flags,
+            unparsed=self.unparsed,
         )

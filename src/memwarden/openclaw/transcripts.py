@@ -40,16 +40,22 @@ def read_tail(
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    only_lines_with: bytes | None = None,
 ) -> TailResult:
     """Given a transcript, return its last `max_entries` entries in transcript order.
 
     Files are read backwards in `chunk_size` pieces; a line longer than `max_line_bytes` is
-    skipped and counted. Raise StoreError if the transcript cannot be read.
+    skipped and counted. With `only_lines_with`, only the lines holding those bytes are parsed
+    and returned; the others count towards `max_entries` (in `unparsed`) all the same. Raise
+    StoreError if the transcript cannot be read.
     """
+    needle = only_lines_with
     if location.kind == "sqlite":
-        return read_with_retry(location.path, lambda db: sqlite_tail(db, location, max_entries))
+        return read_with_retry(
+            location.path, lambda db: sqlite_tail(db, location, max_entries, needle)
+        )
     with file_errors(location.path), location.path.open("rb") as handle:
-        return file_tail(handle, max_entries, chunk_size, max_line_bytes)
+        return file_tail(handle, max_entries, chunk_size, max_line_bytes, needle)
 
 
 def read_since(
@@ -59,21 +65,23 @@ def read_since(
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    only_lines_with: bytes | None = None,
 ) -> TailResult:
     """Given a transcript and a stored position, return the entries added after it, in order.
 
     With `max_entries`, stop after that many (`end` then says where to go on). If the position
     no longer fits the transcript (file replaced or shrunk, rows rewritten), return
     `read_tail(location, max_entries or DEFAULT_MAX_ENTRIES)` with `reset_detected` set.
-    Raise StoreError if the transcript cannot be read.
+    `only_lines_with`: as for read_tail. Raise StoreError if the transcript cannot be read.
     """
+    needle = only_lines_with
     if location.kind == "sqlite":
         result = read_with_retry(
-            location.path, lambda db: sqlite_since(db, location, position, max_entries)
+            location.path, lambda db: sqlite_since(db, location, position, max_entries, needle)
         )
     else:
         with file_errors(location.path), location.path.open("rb") as handle:
-            result = file_since(handle, position, max_entries, chunk_size, max_line_bytes)
+            result = file_since(handle, position, max_entries, chunk_size, max_line_bytes, needle)
     if result is not None:
         return result
     tail = read_tail(
@@ -81,6 +89,7 @@ def read_since(
         DEFAULT_MAX_ENTRIES if max_entries is None else max_entries,
         chunk_size=chunk_size,
         max_line_bytes=max_line_bytes,
+        only_lines_with=needle,
     )
     return replace(tail, reset_detected=True)
 
