@@ -313,6 +313,27 @@ def _find_transcript(
     return None
 
 
+_RESET_NAMES: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
+
+
+def _reset_names(folder: Path) -> tuple[str, ...]:
+    """The names in `folder` that may be reset archives. A run asks once per session: the
+    listing is kept while the folder's modification time and inode stay the same (a reset
+    renames a transcript, which changes them), so a folder of 100k transcripts is listed once,
+    not once per session."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return ()
+    stamp = (info.st_mtime_ns, info.st_ino)
+    cached = _RESET_NAMES.get(str(folder))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    names = tuple(name for name in _files_in(folder) if ".reset." in name)
+    _RESET_NAMES[str(folder)] = (stamp, names)
+    return names
+
+
 def _files_in(folder: Path) -> frozenset[str]:
     """Return the names of the files in `folder` (links to files included); empty if missing."""
     try:
@@ -515,8 +536,8 @@ def reset_archives(sessions_dir: Path, session_id: str | None = None) -> list[Pa
     """
     names = [
         name
-        for name in _files_in(sessions_dir)
-        if ".reset." in name and (session_id is None or name.startswith(session_id))
+        for name in _reset_names(sessions_dir)
+        if session_id is None or name.startswith(session_id)
     ]
     found = [
         (stamp, name)
