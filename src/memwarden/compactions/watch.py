@@ -224,12 +224,13 @@ def _watch_agent(
     sessions = list(known)
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
+    stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
     for session in sessions:
         if session.transcript is None:
             continue
         report.sessions += 1
         try:
-            _watch_session(watcher, agent, session, report)
+            _watch_session(watcher, agent, session, report, stored.get(session.key))
         except Exception as error:  # noqa: BLE001 - one broken session never stops the others
             report.problems.append(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
@@ -238,14 +239,18 @@ def _watch_agent(
 
 
 def _watch_session(
-    watcher: _Watcher, agent: Agent, session: SessionRecord, report: WatchReport
+    watcher: _Watcher,
+    agent: Agent,
+    session: SessionRecord,
+    report: WatchReport,
+    stored: dict[str, Any] | None,
 ) -> None:
+    """Watch one conversation from `stored`, its read position row (None: first sight)."""
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
 
     state = watcher.context.state
     current = session.transcript
     assert current is not None  # noqa: S101 - checked by the caller
-    stored = state.get_position(ledger.CONSUMER, agent.id, session.key)
     position = None
     if stored is not None:
         try:
