@@ -41,7 +41,7 @@ from harness import (  # noqa: E402
     Measurement,
     Report,
     Target,
-    child_environment,
+    default_settings_environment,
     measure,
     measure_interleaved,
 )
@@ -458,18 +458,8 @@ def _word(met: bool) -> str:
 def _environment(work: Path, history: bool = True) -> dict[str, str]:
     """The child's environment: the default settings (memory history on unless `history` is
     False), its own state and config folders, no memwarden/gateway/XDG variable of ours."""
-    (work / "config").mkdir(parents=True, exist_ok=True)
-    base = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("OPENCLAW_", "CLAWDBOT_", "MEMWARDEN_", "XDG_"))
-    }
-    return child_environment(
-        base,
-        XDG_STATE_HOME=str(work / "state"),
-        XDG_CONFIG_HOME=str(work / "config"),
-        TZ="UTC",
-        **({} if history else {"MEMWARDEN_HISTORY_ENABLED": "false"}),
+    return default_settings_environment(
+        work, **({} if history else {"MEMWARDEN_HISTORY_ENABLED": "false"})
     )
 
 

@@ -43,6 +43,7 @@ from harness import (  # noqa: E402
     Measurement,
     Report,
     child_environment,
+    default_settings_environment,
     machine_info,
     measure_interleaved,
 )
@@ -130,21 +131,8 @@ def forget_reference(home: Path) -> None:
 
 
 def memwarden_environment(work: Path, **extra: str) -> dict[str, str]:
-    """The child's environment: the machine's, without any memwarden/gateway/XDG variable (so
-    memwarden runs at its default settings), with its own state and config folders."""
-    (work / "config").mkdir(parents=True, exist_ok=True)
-    base = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("OPENCLAW_", "CLAWDBOT_", "MEMWARDEN_", "XDG_"))
-    }
-    return child_environment(
-        base,
-        XDG_STATE_HOME=str(work / "state"),
-        XDG_CONFIG_HOME=str(work / "config"),
-        TZ="UTC",
-        **extra,
-    )
+    """The child's environment: memwarden at its default settings (see harness)."""
+    return default_settings_environment(work, **extra)
 
 
 def run(report: Report) -> None:

@@ -141,6 +141,25 @@ def child_environment(base: Mapping[str, str] | None = None, **extra: str) -> di
     return env
 
 
+def default_settings_environment(work: Path, **extra: str) -> dict[str, str]:
+    """The environment of a measured memwarden at its default settings: ours without any
+    memwarden, gateway or XDG variable, with state and config folders of its own under `work`,
+    plus `extra`."""
+    (work / "config").mkdir(parents=True, exist_ok=True)
+    base = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("OPENCLAW_", "CLAWDBOT_", "MEMWARDEN_", "XDG_"))
+    }
+    return child_environment(
+        base,
+        XDG_STATE_HOME=str(work / "state"),
+        XDG_CONFIG_HOME=str(work / "config"),
+        TZ="UTC",
+        **extra,
+    )
+
+
 def run_child(
     argv: Sequence[str], env: Mapping[str, str] | None = None, stdout: Path | None = None
 ) -> Sample:
