@@ -38,3 +38,24 @@ def test_checkpoint_of_many_conversations_lists_the_sessions_folder_once(
     handoffs = list((workspaces["main"] / "memory" / "sessions").glob("*.md"))
     assert len(handoffs) == CONVERSATIONS
     assert len(listed) <= 3, f"the sessions folder was listed {len(listed)} times"
+
+
+def test_health_reads_the_store_counts_without_listing_the_sessions_folder(
+    tmp_path, isolated_env, monkeypatch
+):
+    from memwarden.openclaw.layout import discover
+    from memwarden.openclaw.sessions import load_sessions
+
+    state, _ = make_generated_fleet(tmp_path, ["main"], int(START.timestamp() * 1000))
+    (agent,) = discover(state).agents
+    with_transcripts = load_sessions(agent)
+    listed = []
+    real = sessions_module._files_in
+    monkeypatch.setattr(sessions_module, "_files_in", lambda f: listed.append(f) or real(f))
+
+    counts_only = load_sessions(agent, transcripts=False)
+
+    assert listed == []
+    assert [r.key for r in counts_only] == [r.key for r in with_transcripts]
+    assert [r.total_tokens for r in counts_only] == [r.total_tokens for r in with_transcripts]
+    assert all(r.transcript is None for r in counts_only)

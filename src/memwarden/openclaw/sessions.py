@@ -107,12 +107,18 @@ _LOGGED: set[str] = set()
 
 
 def load_sessions(
-    agent: Agent, problems: list[str] | None = None, *, automation: bool = True
+    agent: Agent,
+    problems: list[str] | None = None,
+    *,
+    automation: bool = True,
+    transcripts: bool = True,
 ) -> list[SessionRecord]:
     """Given an agent, return its sessions, most recently updated first.
 
     With `automation` False, automation sessions (cron, sub-agents, …: see keys) are left out
     before anything else is done for them: in a store of 100k entries most are cron runs.
+    With `transcripts` False, file-era records carry no transcript (none is looked for: a
+    caller that only reads the store's counts skips listing a folder of 100k files).
     An entry that cannot be read (not an object, no text `sessionId`) is skipped, an odd field
     (`updatedAt` that is not a time) reads as unknown; each such problem is one line naming the
     file, the entry and the field, appended to `problems`, or logged as a warning without it.
@@ -125,7 +131,9 @@ def load_sessions(
         if agent.era == "sqlite":
             records = load_sqlite_store(agent.id, agent.sqlite_path, found, automation=automation)
         elif agent.era == "file":
-            records = load_file_store(agent.id, agent.sessions_dir, found, automation=automation)
+            records = load_file_store(
+                agent.id, agent.sessions_dir, found, automation=automation, transcripts=transcripts
+            )
         else:
             _refuse_orphan_transcripts(agent.sessions_dir)
             records = []
@@ -157,10 +165,11 @@ def _collector_paused() -> Iterator[None]:
 
 
 def load_all(
-    deployment: Deployment, *, automation: bool = True
+    deployment: Deployment, *, automation: bool = True, transcripts: bool = True
 ) -> tuple[list[SessionRecord], list[StoreError]]:
     """Given a deployment, return every agent's sessions (without automation ones unless
-    `automation`) and the errors of agents that failed.
+    `automation`, without transcripts unless `transcripts`: see load_sessions) and the errors
+    of agents that failed.
 
     One agent's unreadable store never hides the others' sessions.
     """
@@ -168,7 +177,7 @@ def load_all(
     errors: list[StoreError] = []
     for agent in deployment.agents:
         try:
-            records.extend(load_sessions(agent, automation=automation))
+            records.extend(load_sessions(agent, automation=automation, transcripts=transcripts))
         except StoreError as error:
             errors.append(error)
     return sort_newest_first(records), errors
@@ -192,8 +201,10 @@ def load_file_store(
     problems: list[str] | None = None,
     *,
     automation: bool = True,
+    transcripts: bool = True,
 ) -> list[SessionRecord]:
-    """Given an agent id and its sessions folder, return the records of its sessions.json.
+    """Given an agent id and its sessions folder, return the records of its sessions.json
+    (without their transcripts unless `transcripts`).
 
     A missing sessions.json means no sessions. Raise StoreError if it cannot be read, is not
     JSON, or is not an object. Entries that cannot be read are skipped, with a line each in
@@ -216,7 +227,7 @@ def load_file_store(
     if not isinstance(store, dict):
         raise StoreError(f"{store_path}: the session store is not a JSON object")
     noted = problems if problems is not None else []
-    files = _files_in(sessions_dir)
+    files = _files_in(sessions_dir) if transcripts else None
     return [
         record
         for key, entry in store.items()
@@ -228,11 +239,13 @@ def load_file_store(
 def _file_record(
     agent_id: str,
     sessions_dir: Path,
-    files: frozenset[str],
+    files: frozenset[str] | None,
     key: str,
     entry: object,
     problems: list[str],
 ) -> SessionRecord | None:
+    """The record of one store entry; `files` names the sessions folder's files (None: the
+    transcript is not looked for)."""
     if not isinstance(entry, dict):
         where = _entry_name(sessions_dir, key)
         problems.append(f"{where} is {describe(entry)}, not an object; {_SKIPPED}")
@@ -243,7 +256,11 @@ def _file_record(
         where = _entry_name(sessions_dir, key)
         problems.append(f"{where}: sessionId is {odd}, not text; {_SKIPPED}")
         return None
-    transcript_path = _find_transcript(sessions_dir, files, session_id, entry.get("sessionFile"))
+    transcript_path = (
+        _find_transcript(sessions_dir, files, session_id, entry.get("sessionFile"))
+        if files is not None
+        else None
+    )
     transcript = (
         TranscriptLocation("file", transcript_path, session_id) if transcript_path else None
     )

@@ -34,7 +34,7 @@ def check_context(inputs: HealthInputs) -> list[CheckResult]:
     from memwarden.openclaw.keys import classify
     from memwarden.openclaw.sessions import load_all
 
-    records, errors = load_all(inputs.deployment, automation=False)
+    records, errors = load_all(inputs.deployment, automation=False, transcripts=False)
     pressures = [
         SessionPressure(
             record.agent_id,
