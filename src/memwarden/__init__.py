@@ -1,3 +1,3 @@
 """memwarden: sidecar jobs that keep the memory of OpenClaw agents safe."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -38,7 +38,7 @@ def test_doctor_warns_that_no_slack_destination_is_set(state):
     found = findings(state)["alerts.destination"]
 
     assert found["severity"] == "warning"
-    assert "no Slack destination is set" in found["message"]
+    assert "no alert destination is set" in found["message"]
     assert "MEMWARDEN_SLACK_WEBHOOK_URL=" in found["fix"]
 
 
@@ -71,7 +71,7 @@ def test_doctor_quiet_run_logs_the_missing_destination(state):
     result = run_subprocess("-q", "--state-dir", state.state_dir, "doctor", "--skip-gateway")
 
     assert any(
-        " WARNING memwarden: doctor alerts.destination: no Slack destination" in line
+        " WARNING memwarden: doctor alerts.destination: no alert destination" in line
         for line in result.stderr.splitlines()
     ), result.stderr
 
@@ -93,3 +93,12 @@ def test_install_starter_names_the_channel_so_doctor_does_not_warn_about_it(
 
     assert "alerts.secrets_channel" not in found
     assert found["alerts.destination"]["severity"] == "warning"
+
+
+def test_doctor_counts_alertmanager_as_a_destination(state, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_ALERTMANAGER_URLS", '["http://127.0.0.1:9093"]')
+
+    found = findings(state)["alerts.destination"]
+
+    assert found["severity"] == "ok"
+    assert "Alertmanager (http://127.0.0.1:9093)" in found["message"]

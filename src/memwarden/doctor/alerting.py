@@ -6,6 +6,7 @@ Pure: given the `[slack]` settings and what the secrets file says, return findin
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from memwarden.alerts import slack_destination
@@ -18,10 +19,14 @@ _CHANNEL_LINE = re.compile(rf"^\s*#?\s*(?:export\s+)?{CHANNEL_VARIABLE}\s*=", re
 
 
 def check_alert_destination(
-    slack: Any, secrets_path: str, secrets_text: str | None
+    slack: Any,
+    secrets_path: str,
+    secrets_text: str | None,
+    alertmanager_urls: Sequence[str] = (),
 ) -> list[Finding]:
-    """Given the `[slack]` settings, the secrets file's path and text (None: no such file),
-    judge where alerts go, and whether the secrets file has the channel line a bot token needs.
+    """Given the `[slack]` settings, the secrets file's path and text (None: no such file) and
+    the `[alertmanager] urls`, judge where alerts go, and whether the secrets file has the
+    channel line a bot token needs.
     """
     try:
         destination = slack_destination(slack)
@@ -29,6 +34,10 @@ def check_alert_destination(
         fix = f"{CHANNEL_VARIABLE}=C0123456789   (a line in {secrets_path})"
         findings = [Finding("alerts.destination", "action", "; ".join(error.problems), fix)]
     else:
+        if destination is None and alertmanager_urls:
+            destination = f"Alertmanager ({', '.join(alertmanager_urls)})"
+        elif destination is not None and alertmanager_urls:
+            destination += f" and Alertmanager ({', '.join(alertmanager_urls)})"
         findings = [_destination(destination, secrets_path)]
     channel_set = bool(slack.channel.strip()) or bool(slack.webhook_url.strip())
     if secrets_text is not None and not channel_set and not _CHANNEL_LINE.search(secrets_text):
@@ -51,7 +60,8 @@ def _destination(destination: str | None, secrets_path: str) -> Finding:
     return Finding(
         "alerts.destination",
         "warning",
-        "no Slack destination is set: health problems reach only the timers' logs "
+        "no alert destination is set (no Slack, no Alertmanager): health problems reach only "
+        "the timers' logs "
         "(and `memwarden status`), nobody is told",
         f"MEMWARDEN_SLACK_BOT_TOKEN=xoxb-… and {CHANNEL_VARIABLE}=C0123456789, or "
         f"MEMWARDEN_SLACK_WEBHOOK_URL=https://hooks.slack.com/…   (lines in {secrets_path})",

@@ -301,7 +301,12 @@ def secrets_visibility(context: JobContext, manifests: dict[str, Manifest]) -> l
 def alert_destination(context: JobContext) -> list[Finding]:
     """Check that health alerts reach someone, and that the secrets file can name a channel."""
     path = secrets_file_path(context)
-    return check_alert_destination(context.config.slack, str(path), read_text_if_exists(path))
+    return check_alert_destination(
+        context.config.slack,
+        str(path),
+        read_text_if_exists(path),
+        list(context.config.alertmanager.urls),
+    )
 
 
 def permissions(
