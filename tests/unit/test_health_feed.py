@@ -93,7 +93,7 @@ def test_alerts_to_send_firing_end_one_lifetime_ahead_resolutions_at_their_end()
     assert sent[0].generator_url == "http://grafana/d/x"
 
 
-def test_after_send_accepted_drops_resolutions_failed_counts_attempts_on_pending_only():
+def test_after_send_accepted_drops_resolutions_failed_counts_attempts_on_what_was_sent():
     [delivered] = after_send(decide_feed({}, [(critical("a.b", "x"), T0)], GW, T0), T0, None)
     feed = decide_feed({delivered.fingerprint: delivered}, [(critical("c.d", "y"), T0)], GW, T0)
     [new, resolved] = feed
@@ -104,7 +104,12 @@ def test_after_send_accepted_drops_resolutions_failed_counts_attempts_on_pending
     ]
     assert after_send([new, resolved], T0 + 2, None)[0].check_key == "c.d"
     assert len(after_send([new, resolved], T0 + 2, None)) == 1
-    assert after_send([delivered], T0 + 3, "down") == [delivered], "nothing pending: unchanged"
+    # A firing alert whose refresh failed is pending again: Alertmanager lets it lapse after
+    # its resolve timeout, and the operator must see that it is not being refreshed.
+    [lapsing] = after_send([delivered], T0 + 3, "down")
+    assert (lapsing.attempts, lapsing.last_error, lapsing.pending) == (1, "down", True)
+    [refreshed] = after_send([lapsing], T0 + 4, None)
+    assert (refreshed.last_error, refreshed.pending) == (None, False)
 
 
 def test_every_check_in_docs_health_has_a_fix():

@@ -48,7 +48,9 @@ class FeedAlert:
 
     @property
     def pending(self) -> bool:
-        return self.delivered_at is None
+        """Alertmanager has not heard this alert's latest news: never delivered, or its last
+        re-send failed (a firing alert not refreshed lapses there after resolve_timeout)."""
+        return self.delivered_at is None or self.last_error is not None
 
 
 def fingerprint(labels: Mapping[str, str]) -> str:
@@ -106,7 +108,7 @@ def alerts_to_send(
 def after_send(alerts: Sequence[FeedAlert], now: float, error: str | None) -> list[FeedAlert]:
     """Given the feed as sent, the time and the send's error (None: Alertmanager accepted it),
     return the feed to keep: delivered resolutions dropped, the others marked delivered; or, on
-    failure, each pending alert with one more attempt and the error."""
+    failure, each alert that was sent (firing or pending) with one more attempt and the error."""
     if error is None:
         return [
             replace(alert, delivered_at=now, attempts=0, last_error=None)
@@ -114,7 +116,9 @@ def after_send(alerts: Sequence[FeedAlert], now: float, error: str | None) -> li
             if alert.firing
         ]
     return [
-        replace(alert, attempts=alert.attempts + 1, last_error=error) if alert.pending else alert
+        replace(alert, attempts=alert.attempts + 1, last_error=error)
+        if alert.firing or alert.pending
+        else alert
         for alert in alerts
     ]
 
