@@ -98,6 +98,10 @@ def test_the_wheel_carries_metadata_hooks_and_docs(built):
         "doc/memwarden/CHANGELOG.md",
         "doc/memwarden/docs/install.md",
         "doc/memwarden/memwarden.example.toml",
+        "memwarden/prometheus/memwarden.rules.yml",
+        "memwarden/prometheus/tests/memwarden.rules.test.yml",
+        "memwarden/grafana/memwarden-fleet.json",
+        "memwarden/grafana/memwarden-gateway.json",
     ):
         assert data + shipped in names, shipped
     assert sdist.name == f"memwarden-{memwarden.__version__}.tar.gz"
