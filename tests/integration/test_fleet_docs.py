@@ -48,7 +48,7 @@ def test_fleet_doc_prometheus_config_passes_promtool_with_the_shipped_rules(tmp_
     path.write_text(document.replace("/etc/prometheus/rules/memwarden.rules.yml", str(RULES)))
     checked = run_tool("promtool", "check", "config", path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 9 rules found" in checked.stdout
+    assert "SUCCESS: 10 rules found" in checked.stdout
 
 
 def test_fleet_doc_alertmanager_config_passes_amtool(tmp_path):

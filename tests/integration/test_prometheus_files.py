@@ -75,7 +75,7 @@ def test_textfile_passes_promtool_check_metrics(textfile):
 def test_rules_pass_promtool_check_rules():
     checked = run_tool("promtool", "check", "rules", RULES)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 9 rules found" in checked.stdout
+    assert "SUCCESS: 10 rules found" in checked.stdout
 
 
 def test_rules_unit_tests_pass():
@@ -89,7 +89,7 @@ def test_every_rule_has_unit_tests_that_expect_it_to_fire():
     tests = RULE_TESTS.read_text()
     firing = set(re.findall(r"alertname: (\w+)\n\s+exp_alerts:\n\s+- exp_labels:", tests))
     assert rules == firing
-    assert len(rules) == 9
+    assert len(rules) == 10
 
 
 def test_rules_query_only_metrics_memwarden_writes(textfile):
