@@ -24,8 +24,22 @@ def test_private_file_in_another_users_folder_warns_with_the_mode_to_set():
 
 def test_readable_file_or_own_folder_is_ok():
     assert check_metrics_file(PATH, "0644", folder_owned_by_me=False).severity == "ok"
-    assert check_metrics_file(PATH, "0600", folder_owned_by_me=True).severity == "ok"
+    assert check_metrics_file(PATH, "0600", True, exporter_is_me=True).severity == "ok"
 
 
 def test_missing_folder_warns():
     assert check_metrics_file(PATH, "0644", folder_owned_by_me=None).severity == "warning"
+
+
+def test_a_private_file_and_a_node_exporter_of_another_user_is_a_warning():
+    finding = check_metrics_file(PATH, "0600", folder_owned_by_me=True, exporter_is_me=False)
+    assert finding.severity == "warning"
+    assert "runs here as another user" in finding.message
+    assert finding.fix.startswith('health.metrics_file_mode = "0644"')
+
+
+def test_a_private_file_with_no_node_exporter_seen_says_who_could_not_read_it():
+    finding = check_metrics_file(PATH, "0600", folder_owned_by_me=True, exporter_is_me=None)
+    assert finding.severity == "info"
+    assert "another user" in finding.message
+    assert check_metrics_file(PATH, "0644", True, exporter_is_me=None).severity == "ok"

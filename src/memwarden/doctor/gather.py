@@ -115,7 +115,26 @@ def metrics_file(context: JobContext) -> Finding:
     if configured:
         folder = Path(configured).expanduser().parent
         owned = folder.stat().st_uid == os.getuid() if folder.is_dir() else None
-    return check_metrics_file(configured, context.config.health.metrics_file_mode, owned)
+    return check_metrics_file(
+        configured, context.config.health.metrics_file_mode, owned, _exporter_is_me()
+    )
+
+
+# The process names of node_exporter: upstream, and Debian's prometheus-node-exporter (15 chars).
+EXPORTER_NAMES = ("node_exporter", "prometheus-node", "prometheus-node-exporter")
+
+
+def _exporter_is_me() -> bool | None:
+    """Whether a node_exporter process on this host runs as memwarden's user (None: none seen,
+    or no /proc to look in)."""
+    uids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() in EXPORTER_NAMES:
+                uids.append(comm.parent.stat().st_uid)
+        except OSError:
+            continue
+    return None if not uids else all(uid == os.getuid() for uid in uids)
 
 
 def _broken(key: str, error: Exception) -> list[Finding]:
