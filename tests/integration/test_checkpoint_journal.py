@@ -53,14 +53,22 @@ def temp_files(folder: Path) -> list[str]:
     return sorted(path.name for path in folder.rglob(".*.tmp"))
 
 
-def test_roll_forward_intact_temp_file_is_renamed(setup):
-    state, storage, workspace = setup
+def staged_daily_append(state, storage, workspace, before=None):
+    """One checkpoint's daily-log entry staged and journaled (the daily log holding `before`
+    first, when given); return the daily log, the run's writer and the staged file."""
     daily = workspace / "memory" / "2026-11-25.md"
-    daily.write_text("# notes\n")
+    if before is not None:
+        daily.write_text(before)
     writer = Writer(storage)
     files = AgentFiles("main", workspace)
     files.append(daily, ENTRY, HEADER)
-    stage_and_record(state, writer, files)
+    (staged,) = stage_and_record(state, writer, files)
+    return daily, writer, staged
+
+
+def test_roll_forward_intact_temp_file_is_renamed(setup):
+    state, storage, workspace = setup
+    daily, writer, _ = staged_daily_append(state, storage, workspace, "# notes\n")
     killed(writer)
 
     report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
@@ -74,11 +82,7 @@ def test_roll_forward_intact_temp_file_is_renamed(setup):
 
 def test_roll_forward_daily_log_whose_temp_file_is_gone_gets_the_entry_from_the_journal(setup):
     state, storage, workspace = setup
-    daily = workspace / "memory" / "2026-11-25.md"
-    writer = Writer(storage)
-    files = AgentFiles("main", workspace)
-    files.append(daily, ENTRY, HEADER)
-    (staged,) = stage_and_record(state, writer, files)
+    daily, writer, staged = staged_daily_append(state, storage, workspace)
     Path(staged.temp).unlink()
     killed(writer)
 
@@ -90,12 +94,7 @@ def test_roll_forward_daily_log_whose_temp_file_is_gone_gets_the_entry_from_the_
 
 def test_roll_forward_after_the_rename_was_done_adds_nothing(setup):
     state, storage, workspace = setup
-    daily = workspace / "memory" / "2026-11-25.md"
-    daily.write_text("# notes\n")
-    writer = Writer(storage)
-    files = AgentFiles("main", workspace)
-    files.append(daily, ENTRY, HEADER)
-    (staged,) = stage_and_record(state, writer, files)
+    daily, writer, staged = staged_daily_append(state, storage, workspace, "# notes\n")
     os.replace(staged.temp, daily)  # killed right after this rename
     killed(writer)
 
@@ -107,12 +106,7 @@ def test_roll_forward_after_the_rename_was_done_adds_nothing(setup):
 
 def test_roll_forward_daily_log_the_agent_changed_meanwhile_keeps_its_text(setup):
     state, storage, workspace = setup
-    daily = workspace / "memory" / "2026-11-25.md"
-    daily.write_text("# notes\n")
-    writer = Writer(storage)
-    files = AgentFiles("main", workspace)
-    files.append(daily, ENTRY, HEADER)
-    stage_and_record(state, writer, files)
+    daily, writer, _ = staged_daily_append(state, storage, workspace, "# notes\n")
     daily.write_text("# notes\n- the agent wrote this\n")
     killed(writer)
 
@@ -145,11 +139,7 @@ def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_
 
 def test_roll_forward_leaves_a_live_run_alone(setup):
     state, storage, workspace = setup
-    daily = workspace / "memory" / "2026-11-25.md"
-    writer = Writer(storage)
-    files = AgentFiles("main", workspace)
-    files.append(daily, ENTRY, HEADER)
-    stage_and_record(state, writer, files)
+    daily, writer, _ = staged_daily_append(state, storage, workspace)
 
     report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
 

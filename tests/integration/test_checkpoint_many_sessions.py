@@ -16,6 +16,14 @@ from support.transcripts import START, transcript_lines, write_jsonl
 CONVERSATIONS = 40
 
 
+def count_listings(monkeypatch) -> list:
+    """Record each listing of a sessions folder from now on; return the list of folders."""
+    listed = []
+    real = sessions_module._files_in
+    monkeypatch.setattr(sessions_module, "_files_in", lambda f: listed.append(f) or real(f))
+    return listed
+
+
 def test_checkpoint_of_many_conversations_lists_the_sessions_folder_once(
     tmp_path, capsys, isolated_env, fixture_clock, monkeypatch
 ):
@@ -28,9 +36,7 @@ def test_checkpoint_of_many_conversations_lists_the_sessions_folder_once(
         key = f"agent:main:telegram:direct:{number}"
         store[key] = {"sessionId": session_id, "updatedAt": int(START.timestamp() * 1000)}
     (folder / "sessions.json").write_bytes(orjson.dumps(store))
-    listed = []
-    real = sessions_module._files_in
-    monkeypatch.setattr(sessions_module, "_files_in", lambda f: listed.append(f) or real(f))
+    listed = count_listings(monkeypatch)
 
     result = run_cli(capsys, "--state-dir", state, "--json", "checkpoint")
 
@@ -49,9 +55,7 @@ def test_health_reads_the_store_counts_without_listing_the_sessions_folder(
     state, _ = make_generated_fleet(tmp_path, ["main"], int(START.timestamp() * 1000))
     (agent,) = discover(state).agents
     with_transcripts = load_sessions(agent)
-    listed = []
-    real = sessions_module._files_in
-    monkeypatch.setattr(sessions_module, "_files_in", lambda f: listed.append(f) or real(f))
+    listed = count_listings(monkeypatch)
 
     counts_only = load_sessions(agent, transcripts=False)
 
