@@ -161,9 +161,9 @@ def test_snapshot_agents_commits_every_changed_agent_in_one_git_process(
         calls.append(arguments[0])
         return real_run(self, arguments, stdin)
 
-    def counting_start(self, arguments, stderr):
+    def counting_start(self, arguments, stderr, env=None):
         calls.append(arguments[0])
-        return real_start(self, arguments, stderr)
+        return real_start(self, arguments, stderr, env)
 
     monkeypatch.setattr(GitStore, "run", counting_run)
     monkeypatch.setattr(GitStore, "start", counting_start)

@@ -9,7 +9,7 @@ Only the files that changed are measured; the others keep the length the last sn
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import orjson
@@ -25,24 +25,30 @@ def measure(
     workspace: Path,
     current: Iterable[str],
     contents: Mapping[str, bytes],
-    carried: Mapping[str, int] | None,
+    carried: Callable[[], Mapping[str, int] | None],
 ) -> dict[str, int]:
     """Given a workspace, the paths a snapshot holds, the bytes of those it read (the changed
-    ones) and the lengths the previous snapshot recorded (None: none recorded), return the
-    length of each gateway bootstrap file among the paths. An unchanged file keeps its recorded
-    length; one never recorded (the first snapshot after an upgrade) is read from the workspace.
+    ones) and a function returning the lengths the previous snapshot recorded (None: none
+    recorded), return the length of each gateway bootstrap file among the paths. An unchanged
+    file keeps its recorded length; one never recorded (the first snapshot after an upgrade) is
+    read from the workspace. `carried` is called only when an unchanged one is there.
 
     Raise OSError or UnsafePathError if such a file cannot be read.
     """
     from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
+
+    paths = sorted(set(current).intersection(GATEWAY_BOOTSTRAP))
+    if not paths:
+        return {}  # memory/ files alone: nothing to measure, nothing to look up
     from memwarden.indexing.catalog import js_length
 
+    recorded_lengths = carried() if any(path not in contents for path in paths) else None
     lengths = {}
-    for path in sorted(set(current) & set(GATEWAY_BOOTSTRAP)):
+    for path in paths:
         if path in contents:
             data = contents[path]
-        elif carried is not None and path in carried:
-            lengths[path] = carried[path]
+        elif recorded_lengths is not None and path in recorded_lengths:
+            lengths[path] = recorded_lengths[path]
             continue
         else:
             try:

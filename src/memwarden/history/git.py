@@ -54,6 +54,11 @@ STORE_CONFIG = {
 # Deltas are left to retention (`repack_by_group`): fast-import would only try each file
 # against the file written just before it in the stream, another agent's, for nothing.
 FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
+# fast-import sets up and frees zlib's buffers (a few hundred KB) for every object; glibc would
+# hand that memory back to the system each time and fault it in again, zeroed, for the next:
+# 40 % of its time. Keeping up to 8 MB of freed memory in the process avoids it (glibc only;
+# other C libraries ignore the variable).
+FAST_IMPORT_ENV = {"MALLOC_TRIM_THRESHOLD_": str(8 << 20)}
 PIPE_BYTES = 1 << 20
 
 
@@ -139,7 +144,7 @@ class BatchImport:
         self._pending = STREAM_START  # written with the first snapshot
         try:
             arguments = [*FAST_IMPORT, f"--export-marks={self._marks}"]
-            self._process = store.start(arguments, self._errors)
+            self._process = store.start(arguments, self._errors, FAST_IMPORT_ENV)
         except BaseException:
             self._errors.close()
             raise
@@ -396,9 +401,12 @@ class GitStore:
         keep.write_text("memwarden retention\n")
         return keep
 
-    def start(self, arguments: list[str], stderr: IO[bytes]) -> subprocess.Popen:
-        """Start git with `arguments` on this store, its stdin a pipe to write to, its output
-        discarded and its errors to `stderr`. Raise HistoryError if git cannot be started."""
+    def start(
+        self, arguments: list[str], stderr: IO[bytes], env: Mapping[str, str] | None = None
+    ) -> subprocess.Popen:
+        """Start git with `arguments` on this store (and `env` added to its environment), its
+        stdin a pipe to write to, its output discarded and its errors to `stderr`. Raise
+        HistoryError if git cannot be started."""
         if not self.git_dir.is_dir():
             raise HistoryError(f"{self.git_dir}: no history store here (was it deleted?)")
         try:
@@ -407,7 +415,7 @@ class GitStore:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=stderr,
-                env=self.env,
+                env={**self.env, **(env or {})},
                 cwd=self.git_dir,
             )
         except FileNotFoundError as error:

@@ -6,9 +6,11 @@ Pure of writes: `snapshots.py` commits and records the plans of a whole run toge
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -128,7 +130,8 @@ def _plan(
         session_id=request.session_id,
         roots=roots,
     )
-    carried = bootstrap_sizes.recorded(context.state, previous.snapshot_id if previous else None)
+    last_id = previous.snapshot_id if previous else None
+    carried = partial(bootstrap_sizes.recorded, context.state, last_id)
     bootstrap = bootstrap_sizes.measure(workspace, current, contents, carried)
     return Plan(request, new_manifest, current, contents, previous, taken, bootstrap)
 
@@ -149,13 +152,14 @@ def _previous_files(
     return Previous(snapshot_id, scoped, commit)
 
 
-def _read_changed(workspace: Path, scan: Scan, known: dict[str, str]) -> dict[str, bytes]:
+def _read_changed(workspace: Path, scan: Scan, known: Mapping[str, str]) -> dict[str, bytes]:
     contents = {}
+    folder = os.fspath(workspace)
     for path in scan.files:
         if path in known:
             continue
         try:
-            contents[path] = read_file(workspace / path)
+            contents[path] = read_file(os.path.join(folder, path))
         except FileNotFoundError:
             continue  # removed since the scan: it is not part of this snapshot
         except (OSError, UnsafePathError) as error:

@@ -153,22 +153,23 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
                 scan.skipped.append((relative, "not a regular file"))
 
 
-def read_file(path: Path) -> bytes:
+def read_file(path: str | os.PathLike[str]) -> bytes:
     """Return the bytes of `path`. Raise UnsafePathError for a symlink, OSError if unreadable."""
     try:
         # O_NONBLOCK: a FIFO swapped in since the scan must not hang the run (fstat refuses it).
         flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
         descriptor = os.open(path, flags)
     except OSError as error:
-        if path.is_symlink():
+        if os.path.islink(path):
             raise UnsafePathError(
                 f"{path}: is a symlink; memwarden does not follow links"
             ) from error
         raise
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+    # Unbuffered: readall() sizes its one buffer from fstat, no copy through a second one.
+    with open(descriptor, "rb", buffering=0) as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise UnsafePathError(f"{path}: is not a regular file")
-        return handle.read()
+        return handle.readall()
 
 
 def _why(error: OSError) -> str:
