@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.durable_run import DurableWrites
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run_state import RunState
+    from memwarden.checkpoint.snapshots import RunSnapshots
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
@@ -64,9 +65,15 @@ def lock_name(options: argparse.Namespace) -> str | None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
+    from memwarden.checkpoint.snapshots import run_snapshots
+
+    with run_snapshots(context, "checkpoint", bool(options.dry_run)) as snapshots:
+        return _run(context, options, snapshots)
+
+
+def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapshots) -> JobResult:
     from memwarden.checkpoint.durable_run import durable_writes
     from memwarden.checkpoint.report import job_result
-    from memwarden.checkpoint.snapshots import snapshot_written
     from memwarden.compactions.watch import watch_into
 
     dry_run = bool(options.dry_run)
@@ -110,14 +117,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                 for agent, done in zip(agents, results, strict=True)
                 if done.sessions is not None
             }
+        snapshots.send_ahead(agents, outcomes)  # git hashes the files during the index refresh
         indexed, index_problems = _refresh_indexes(
             context, agents, outcomes, dry_run, also=writes.rolled_forward
         )
         problems += index_problems
         writes.done()
-    if not dry_run:
-        # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
-        problems += snapshot_written(context, agents, outcomes, "checkpoint")
+    # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
+    problems += snapshots.take(agents, outcomes)
     result = job_result(outcomes, dry_run)
     result.lines[1:1] = lines
     watch_into(result, context, read, session_key=options.session, dry_run=dry_run, sessions=loaded)
