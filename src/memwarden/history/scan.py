@@ -21,6 +21,7 @@ from memwarden.files import is_temp_name
 from memwarden.history.model import MEMORY_PREFIX, HistoryError
 
 SKIPPED_FOLDERS = frozenset({".git"})
+READ_BYTES = 1 << 16
 
 
 class FileStat(NamedTuple):
@@ -85,12 +86,15 @@ def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
     a folder or unreadable, or a folder under memory/ cannot be read; UnsafePathError if
     memory/ leads out of the workspace.
     """
-    memory = memory_folder(workspace)
+    entries = _workspace_entries(workspace)
+    memory = workspace / "memory"
     scan = Scan()
     wanted = set(roots)
-    for entry in _workspace_entries(workspace):
+    for entry in entries:
         if entry.name in wanted:
             _scan_root(entry, scan)
+        elif entry.name == "memory" and entry.is_symlink():
+            memory = memory_folder(workspace)  # a link: it must stay in the workspace
     _scan_memory(memory, scan)
     scan.symlinks.sort()
     return scan
@@ -165,11 +169,17 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
                 f"{path}: is a symlink; memwarden does not follow links"
             ) from error
         raise
-    # Unbuffered: readall() sizes its one buffer from fstat, no copy through a second one.
-    with open(descriptor, "rb", buffering=0) as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             raise UnsafePathError(f"{path}: is not a regular file")
-        return handle.readall()
+        # Read to the end (0 bytes), in one read of the size fstat gave when it still holds.
+        chunks = [os.read(descriptor, status.st_size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(descriptor, max(status.st_size, READ_BYTES)))
+        return chunks[0] if len(chunks) == 2 else b"".join(chunks)
+    finally:
+        os.close(descriptor)
 
 
 def _why(error: OSError) -> str:
