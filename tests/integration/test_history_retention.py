@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -198,3 +202,46 @@ def test_prune_finds_each_agents_deltas_in_the_shared_store(gateway, tmp_path):
     deltas = [fields for fields in blobs if len(fields) == 7]  # with a depth and a base
     assert len(blobs) == 100 and len(deltas) >= 75, (len(blobs), len(deltas))
     context.close()
+
+
+def test_prune_removes_what_a_run_killed_while_sending_to_git_left(gateway):
+    clock = Clock()
+    context = make_context(gateway, clock)
+    ids = take_daily(context, clock, 2)
+    agent = context.deployment.default_agent()
+    (agent.memory_dir / "MEMORY.md").write_text("sent, never committed\n")
+    killed = subprocess.run(
+        [sys.executable, "-c", SEND_THEN_DIE, str(gateway.state_dir)], env=dict(os.environ)
+    )
+    assert killed.returncode == -signal.SIGKILL
+    store = shared_store(context)
+    deadline = time.monotonic() + 30
+    # git reads the end of a stream that never said `done`: it writes a crash report, keeps
+    # the objects it got, and writes its marks file last.
+    while time.monotonic() < deadline and not [
+        path for path in store.git_dir.glob("memwarden-marks-*") if path.suffix != ".lock"
+    ]:
+        time.sleep(0.05)
+    assert list(store.git_dir.glob("fast_import_crash_*"))
+    prune(context)
+    assert not list(store.git_dir.glob("fast_import_crash_*"))
+    assert not list(store.git_dir.glob("memwarden-marks-*"))
+    assert [s.id for s in list_snapshots(context)] == list(reversed(ids))
+    assert len(list((store.git_dir / "objects" / "pack").glob("*.pack"))) == 1
+    assert snapshot(context, agent, "checkpoint").changes.modified == ["memory/MEMORY.md"]
+    context.close()
+
+
+SEND_THEN_DIE = """
+import os, signal, sys, time
+from pathlib import Path
+from memwarden.config import defaults
+from memwarden.history.early import EarlyBatch
+from memwarden.runtime import JobContext
+context = JobContext(config=defaults(), env=dict(os.environ), state_dir_override=Path(sys.argv[1]))
+early = EarlyBatch(context)
+early.send(context.deployment.agents)
+assert early.sent
+time.sleep(0.2)  # git has the blobs
+os.kill(os.getpid(), signal.SIGKILL)
+"""

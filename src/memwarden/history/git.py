@@ -251,6 +251,7 @@ class _Feeder:
             try:
                 if not self._failed:
                     self._pipe.write(data)
+                    self._pipe.flush()  # git gets it now, not with the next 8 KB
                 failed = False
             except OSError:
                 failed = True
@@ -425,6 +426,14 @@ class GitStore:
             if len(folder.name) == 2
         )
         return loose or len(packs) > 1
+
+    def remove_leftovers(self) -> None:
+        """Remove what `git fast-import` leaves when its stream is cut (the run killed): its
+        crash report and marks file; its objects are unreachable, `compact` drops them. Only
+        with the store locked alone: no import is under way."""
+        for pattern in ("fast_import_crash_*", "memwarden-marks-*"):
+            for path in self.git_dir.glob(pattern):
+                path.unlink(missing_ok=True)
 
     def compact(self) -> None:
         """Delete unreachable objects and repack the rest into one delta-compressed pack."""

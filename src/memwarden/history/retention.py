@@ -108,6 +108,7 @@ def _prune_shared(context: JobContext, doomed: Sequence[Snapshot]) -> bool:
     if not store.exists():
         return False
     with locked_store(context, exclusive=True):
+        store.remove_leftovers()
         if not doomed and not store.needs_compaction():
             return False
         if doomed:
