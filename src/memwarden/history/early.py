@@ -69,6 +69,7 @@ class EarlyBatch:
                 sent = _send_agent(importer, agent, roots, manifests.get(agent.id))
                 if sent is not None:
                     self.sent[agent.id] = sent
+            importer.flush()
         except (MemwardenError, OSError):
             self.close()  # what was sent may be lost with git: the snapshots send it all
 

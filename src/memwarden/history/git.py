@@ -157,6 +157,11 @@ class BatchImport:
         self.count += 1
         self._write(snapshot_part(self.ref, self.count, snapshot))
 
+    def flush(self) -> None:
+        """Let git have everything sent so far (what is sent is otherwise written to it a
+        megabyte at a time)."""
+        self._feeder.flush()
+
     def add_blob(self, data: bytes) -> None:
         """Send a file's bytes ahead of the snapshot that holds it, which then names it by blob
         id (fast-import finds the objects of its own stream by id, as those of the store)."""
@@ -207,13 +212,16 @@ class BatchImport:
 
 
 class _Feeder:
-    """Writes what it is given to a pipe, in order, from a thread of its own; holds at most
-    about FEED_BACKLOG_BYTES not yet written (`put` waits beyond)."""
+    """Writes what it is given to a pipe, in order, from a thread of its own, a megabyte at a
+    time or when told to (`flush`, `end`): a few wakeups of the thread per run, not one per
+    file. Holds at most about FEED_BACKLOG_BYTES not yet written (`put` waits beyond)."""
 
     def __init__(self, pipe: IO[bytes]) -> None:
         self._pipe = pipe
         self._chunks: deque[bytes] = deque()
-        self._queued = 0
+        self._queued = 0  # bytes in _chunks
+        self._ready = 0  # how many chunks, from the first, may be written now
+        self._held = 0  # bytes queued since the last release
         self._ending = False
         self._failed = False
         self._changed = threading.Condition()
@@ -224,26 +232,38 @@ class _Feeder:
         """Queue `data`; return False if the pipe is broken (nothing more is written)."""
         with self._changed:
             while self._queued > FEED_BACKLOG_BYTES and not self._failed:
+                self._release()
                 self._changed.wait()
             if self._failed:
                 return False
             self._chunks.append(data)
             self._queued += len(data)
-            self._changed.notify_all()
+            self._held += len(data)
+            if self._held >= PIPE_BYTES:
+                self._release()
         return True
+
+    def flush(self) -> None:
+        """Let everything queued be written now, without waiting for it."""
+        with self._changed:
+            self._release()
 
     def end(self) -> None:
         """Wait until everything queued is written (or dropped, the pipe broken), then close
         the pipe."""
         with self._changed:
             self._ending = True
-            self._changed.notify_all()
+            self._release()
         self._thread.join()
+
+    def _release(self) -> None:
+        self._ready, self._held = len(self._chunks), 0
+        self._changed.notify_all()
 
     def _write_all(self) -> None:
         while True:
             with self._changed:
-                while not self._chunks and not self._ending:
+                while not self._ready and not self._ending:
                     self._changed.wait()
                 if not self._chunks:
                     break
@@ -251,7 +271,7 @@ class _Feeder:
             try:
                 if not self._failed:
                     self._pipe.write(data)
-                    self._pipe.flush()  # git gets it now, not with the next 8 KB
+                    self._pipe.flush()  # all of it to git now, not with the next 8 KB
                 failed = False
             except OSError:
                 failed = True
@@ -263,13 +283,13 @@ class _Feeder:
             self._pipe.close()
 
     def _take_some(self) -> bytes:
-        """Return the chunks queued, joined up to PIPE_BYTES: one write for many (each write
-        takes the interpreter's lock back from the run's thread)."""
+        """Return the chunks that may be written, joined up to PIPE_BYTES (one write)."""
         chunks = [self._chunks.popleft()]
         size = len(chunks[0])
-        while self._chunks and size + len(self._chunks[0]) <= PIPE_BYTES:
+        while self._ready > len(chunks) and size + len(self._chunks[0]) <= PIPE_BYTES:
             size += len(self._chunks[0])
             chunks.append(self._chunks.popleft())
+        self._ready = max(self._ready - len(chunks), 0)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
