@@ -66,24 +66,30 @@ def load_manifests(state: StateDB, agent_ids: Iterable[str]) -> dict[str, Manife
     return found
 
 
-def save_manifest(connection: sqlite3.Connection, agent_id: str, manifest: Manifest) -> None:
-    """Write the agent's manifest (in the caller's transaction)."""
-    files = {
-        name: [stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, sha]
-        for name, (stat, sha) in sorted(manifest.files.items())
-    }
-    connection.execute(
+def save_manifests(connection: sqlite3.Connection, manifests: Mapping[str, Manifest]) -> None:
+    """Write the manifests, {agent id: manifest} (in the caller's transaction)."""
+    connection.executemany(
         "INSERT INTO history_manifests VALUES (?, ?, ?, ?, ?) ON CONFLICT (agent_id) DO UPDATE "
         "SET snapshot_id = excluded.snapshot_id, commit_sha = excluded.commit_sha, "
         "hashed_at_ns = excluded.hashed_at_ns, files_json = excluded.files_json",
-        (
-            agent_id,
-            manifest.snapshot_id,
-            manifest.commit,
-            manifest.hashed_at_ns,
-            orjson.dumps(files).decode(),
-        ),
+        [
+            (
+                agent_id,
+                manifest.snapshot_id,
+                manifest.commit,
+                manifest.hashed_at_ns,
+                orjson.dumps(_files_json(manifest)).decode(),
+            )
+            for agent_id, manifest in manifests.items()
+        ],
     )
+
+
+def _files_json(manifest: Manifest) -> dict[str, list]:
+    return {
+        name: [stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, sha]
+        for name, (stat, sha) in sorted(manifest.files.items())
+    }
 
 
 def forget_manifests(connection: sqlite3.Connection, agent_ids: Iterable[str]) -> None:

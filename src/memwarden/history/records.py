@@ -20,35 +20,38 @@ Marks = dict[str, dict[str, list[Any]]]
 MIN_PREFIX = 4
 
 
-def insert(
+def insert_many(
     connection: sqlite3.Connection,
-    snapshot: Snapshot,
+    taken: Iterable[tuple[Snapshot, Marks, dict[str, int] | None]],
     run_id: int | None,
-    marks: Marks,
-    bootstrap: dict[str, int] | None = None,
 ) -> None:
-    connection.execute(
+    """Insert the snapshots, each with its marks and bootstrap lengths (in the caller's
+    transaction)."""
+    connection.executemany(
         "INSERT INTO history_snapshots (id, agent_id, created_at, trigger_kind, session_key, "
         "session_id, commit_sha, file_count, total_bytes, changes_json, run_id, layout, "
         "roots_json, marks_json, bootstrap_json) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            snapshot.id,
-            snapshot.agent_id,
-            snapshot.created_at,
-            snapshot.trigger,
-            snapshot.session_key,
-            snapshot.session_id,
-            snapshot.commit,
-            snapshot.file_count,
-            snapshot.total_bytes,
-            orjson.dumps(snapshot.changes.to_json()).decode(),
-            run_id,
-            snapshot.layout,
-            orjson.dumps(list(snapshot.roots)).decode(),
-            orjson.dumps(marks).decode(),
-            None if bootstrap is None else orjson.dumps(bootstrap).decode(),
-        ),
+        [
+            (
+                snapshot.id,
+                snapshot.agent_id,
+                snapshot.created_at,
+                snapshot.trigger,
+                snapshot.session_key,
+                snapshot.session_id,
+                snapshot.commit,
+                snapshot.file_count,
+                snapshot.total_bytes,
+                orjson.dumps(snapshot.changes.to_json()).decode(),
+                run_id,
+                snapshot.layout,
+                orjson.dumps(list(snapshot.roots)).decode(),
+                orjson.dumps(marks).decode(),
+                None if bootstrap is None else orjson.dumps(bootstrap).decode(),
+            )
+            for snapshot, marks, bootstrap in taken
+        ],
     )
 
 

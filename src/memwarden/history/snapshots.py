@@ -22,7 +22,7 @@ from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.locking import memory_lock
-from memwarden.history.manifest import save_manifest
+from memwarden.history.manifest import save_manifests
 from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
 from memwarden.history.rewrites import EVENT, guarded_paths
@@ -291,16 +291,18 @@ def _record(
         return
     marks = records.read_marks(context.state, saved) if saved else {}
     with context.state.transaction() as connection:
+        records.insert_many(
+            connection,
+            [
+                (saved[plan.agent_id], marks.get(plan.agent_id, {}), plan.bootstrap)
+                for plan in plans
+                if plan.agent_id in saved
+            ],
+            context.run_id,
+        )
         for plan in plans:
             taken = saved.get(plan.agent_id)
             if taken is not None:
-                records.insert(
-                    connection,
-                    taken,
-                    context.run_id,
-                    marks.get(plan.agent_id, {}),
-                    plan.bootstrap,
-                )
                 _record_taken(context, taken)
                 for finding in findings.get(plan.agent_id, []):
                     _record_rewrite(context, taken, finding)
@@ -308,7 +310,7 @@ def _record(
             elif plan.previous is not None:
                 plan.manifest.snapshot_id = plan.previous.snapshot_id
                 plan.manifest.commit = plan.previous.shared_commit
-            save_manifest(connection, plan.agent_id, plan.manifest)
+        save_manifests(connection, {plan.agent_id: plan.manifest for plan in plans})
 
 
 def _record_taken(context: JobContext, saved: Snapshot) -> None:
