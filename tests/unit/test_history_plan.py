@@ -186,3 +186,19 @@ def test_keep_stream_sets_each_ref_to_a_commit_of_the_given_parents():
     assert stream.count(b"reset refs/batches/") == 2
     assert b"merge " + b"1" * 40 + b"\nmerge " + b"2" * 40 + b"\n" in stream
     assert stream.endswith(b"done\n")
+
+
+def test_bootstrap_lengths_looked_up_only_for_an_unchanged_bootstrap_file(tmp_path):
+    from memwarden.history.bootstrap_sizes import measure
+
+    lookups = []
+
+    def carried():
+        lookups.append(True)
+        return {"MEMORY.md": 7}
+
+    assert measure(tmp_path, ["memory/a.md"], {"memory/a.md": b"x"}, carried) == {}
+    assert measure(tmp_path, ["MEMORY.md"], {"MEMORY.md": b"abc\n"}, carried) == {"MEMORY.md": 3}
+    assert lookups == []
+    both = measure(tmp_path, ["MEMORY.md", "USER.md"], {"USER.md": b"u"}, carried)
+    assert both == {"MEMORY.md": 7, "USER.md": 1} and lookups == [True]
