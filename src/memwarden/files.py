@@ -34,20 +34,45 @@ STALE_TEMP_SECONDS = 3600
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
 
 
-def check_inside(path: Path, root: Path) -> Path:
+def check_inside(path: Path, root: Path, *, real_root: Path | None = None) -> Path:
     """Given a target path and the folder it must stay in, return the target's real path.
 
     Raise UnsafePathError if the target itself is a symlink or any existing folder on the way
-    resolves outside `root` (a symlink out of the workspace, `..` tricks).
+    resolves outside `root` (a symlink out of the workspace, `..` tricks). A caller checking
+    many paths under one root may pass `real_root` (`os.path.realpath(root)`, resolved once).
     """
-    real_root = Path(os.path.realpath(root))
+    if real_root is None:
+        real_root = Path(os.path.realpath(root))
     absolute = path if path.is_absolute() else real_root / path
     if absolute.is_symlink():
         raise UnsafePathError(f"{absolute}: is a symlink; memwarden does not write through links")
-    real_parent = Path(os.path.realpath(absolute.parent))
+    real_parent = _real_folder(absolute.parent, root, real_root)
     if real_parent != real_root and real_root not in real_parent.parents:
         raise UnsafePathError(f"{absolute}: resolves outside {real_root}; refusing to write there")
     return real_parent / absolute.name
+
+
+def _real_folder(folder: Path, root: Path, real_root: Path) -> Path:
+    """Return os.path.realpath(folder), knowing `root` resolves to `real_root`: a folder written
+    below `root` (or `real_root`) is resolved from there, one lstat per part, instead of every
+    part from `/` again. A link, `..` or a missing part on the way: the full realpath."""
+    for base in (root, real_root):
+        try:
+            parts = folder.relative_to(base).parts
+        except ValueError:
+            continue
+        current = str(real_root)
+        for part in parts:
+            current = os.path.join(current, part)
+            try:
+                if part == ".." or not stat.S_ISDIR(os.lstat(current).st_mode):
+                    break
+            except OSError:
+                break
+        else:
+            return Path(current)
+        break
+    return Path(os.path.realpath(folder))
 
 
 def ensure_dir(path: Path, root: Path | None = None) -> Path:

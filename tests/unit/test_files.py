@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -76,6 +77,31 @@ def test_check_inside_symlinked_root_is_followed_once(tmp_path):
     assert check_inside(tmp_path / "alias" / "memory" / "a.md", tmp_path / "alias") == (
         real / "memory" / "a.md"
     )
+
+
+def test_check_inside_with_real_root_resolves_folders_below_it(tmp_path):
+    real = ensure_dir(tmp_path / "real")
+    (tmp_path / "alias").symlink_to(real)
+    ensure_dir(real / "memory" / "deep")
+    resolved = Path(os.path.realpath(tmp_path / "alias"))
+    for root in (tmp_path / "alias", resolved):
+        target = root / "memory" / "deep" / "a.md"
+        assert check_inside(target, tmp_path / "alias", real_root=resolved) == (
+            real / "memory" / "deep" / "a.md"
+        )
+
+
+def test_check_inside_with_real_root_still_refuses_a_link_below_it(tmp_path):
+    elsewhere = ensure_dir(tmp_path / "elsewhere")
+    workspace = ensure_dir(tmp_path / "ws")
+    ensure_dir(workspace / "memory")
+    (workspace / "memory" / "archive").symlink_to(elsewhere)
+    for real_root in (None, workspace.resolve()):
+        with pytest.raises(UnsafePathError, match="outside"):
+            check_inside(workspace / "memory" / "archive" / "x.md", workspace, real_root=real_root)
+        with pytest.raises(UnsafePathError):
+            escape = workspace / "memory" / ".." / ".." / "x.md"
+            check_inside(escape, workspace, real_root=real_root)
 
 
 def test_atomic_append_creates_with_header_then_appends(tmp_path):

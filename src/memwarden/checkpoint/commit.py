@@ -86,8 +86,12 @@ def commit(
             continue
         try:
             with memory_lock(item.agent_id):
+                real_roots: dict[str, Path] = {}
                 for staged in item.staged:
-                    journal.place(staged, verify=False)
+                    workspace = staged.workspace
+                    if workspace not in real_roots:
+                        real_roots[workspace] = Path(os.path.realpath(workspace))
+                    journal.place(staged, verify=False, real_root=real_roots[workspace])
                     folders.add(os.path.dirname(staged.target))
         except (OSError, MemwardenError) as error:
             report.problems.append(

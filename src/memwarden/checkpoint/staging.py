@@ -141,6 +141,7 @@ class AgentFiles:
     workspace: Path
     _targets: dict[Path, _Target] = field(default_factory=dict)
     _writes: list[tuple[Path, str, str]] = field(default_factory=list)
+    _real_workspace: Path | None = None
 
     def exists(self, path: Path) -> bool:
         """Return True when `path` exists on disk or a write to it is staged."""
@@ -196,7 +197,9 @@ class AgentFiles:
     def _target(self, path: Path) -> _Target:
         target = self._targets.get(path)
         if target is None:
-            real = check_inside(path, self.workspace)
+            if self._real_workspace is None:
+                self._real_workspace = Path(os.path.realpath(self.workspace))
+            real = check_inside(path, self.workspace, real_root=self._real_workspace)
             base, before = _read_with_identity(real)
             target = self._targets[path] = _Target(real, base, before)
         return target
