@@ -255,11 +255,12 @@ def checkpoint_agents(
 
     An agent whose workspace is gone though it has sessions fails at once (`lost_workspace`).
     Agents whose store and transcripts did not change are settled next, with a few stats
-    each. The others run `checkpoint.workers` at a time, in threads. `on_done(agent, result)`
-    is called in this thread as soon as each agent is done, so a run stopped part way can still
-    commit what the agents done so far staged.
+    each. The others are checkpointed in `checkpoint.workers` processes (checkpoint.fanout).
+    `on_done(agent, result)` is called in this process as soon as each agent's result is here,
+    so a run stopped part way can still commit what the agents done so far staged.
     """
     from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
+    from memwarden.checkpoint.fanout import checkpoint_in_processes, processes_for
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.openclaw.agents import lost_workspace
 
@@ -282,25 +283,16 @@ def checkpoint_agents(
             if result is not None:
                 settled[agent.id] = finished(agent, result)
     pending = [agent for agent in agents if agent.id not in settled]
-    workers = min(state.settings.workers, len(pending))
-    if workers <= 1:
+    processes = processes_for(state.settings.workers, len(pending))
+    if processes <= 1:
         for agent in pending:
             settled[agent.id] = finished(agent, checkpoint_agent(state, agent, force=force))
     else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="checkpoint")
-        try:
-            results = pool.map(lambda agent: checkpoint_agent(state, agent, force=force), pending)
-            for agent, result in zip(pending, results, strict=True):
-                settled[agent.id] = finished(agent, result)
-        except BaseException:
-            # Stopped (SIGTERM) or broken: agents not started never start; the run is recorded
-            # at once, and the process exits when the agents under way are done (one waiting
-            # for another run's memory lock stops waiting: see stopping).
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+        done = checkpoint_in_processes(
+            state, pending, processes, lambda run, agent: checkpoint_agent(run, agent, force=force)
+        )
+        for agent, result in done:
+            settled[agent.id] = finished(agent, result)
     return [settled[agent.id] for agent in agents]
 
 
