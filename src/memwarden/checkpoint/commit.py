@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal, positions
-from memwarden.checkpoint.disk_sync import flush_files, flush_folders
+from memwarden.disk_sync import flush_files, flush_folders
 from memwarden.errors import MemwardenError, describe_error
 
 if TYPE_CHECKING:
@@ -48,6 +48,8 @@ class AgentCommit:
     record: AgentRecord | None = None
     forget_record: bool = False
     expected: Mapping[str, float | None] = field(default_factory=dict)
+    # The agent's workspace's real path, when known (else resolved when its files are placed).
+    real_workspace: str | None = None
 
 
 @dataclass
@@ -90,7 +92,8 @@ def commit(
                 for staged in item.staged:
                     workspace = staged.workspace
                     if workspace not in real_roots:
-                        real_roots[workspace] = Path(os.path.realpath(workspace))
+                        real = item.real_workspace or os.path.realpath(workspace)
+                        real_roots[workspace] = Path(real)
                     journal.place(staged, verify=False, real_root=real_roots[workspace])
                     folders.add(os.path.dirname(staged.target))
         except (OSError, MemwardenError) as error:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from memwarden.checkpoint.disk_sync import flush_folders
 from memwarden.checkpoint.positions import forget_file
 from memwarden.checkpoint.staging import (
     WRITERS_FOLDER,
@@ -34,6 +33,7 @@ from memwarden.checkpoint.staging import (
     identity,
     remove_temp_files,
 )
+from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import atomic_append, check_inside
 

@@ -44,7 +44,7 @@ def agent_targets(
 
     by_workspace: dict[str, Target] = {}
     for agent in agents:
-        real = os.path.realpath(agent.workspace)
+        real = agent.real_workspace
         cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
         total = deployment.bootstrap_total_max_chars(agent.id)
         target = by_workspace.get(real)
@@ -73,7 +73,7 @@ def workspace_targets(
     wanted = list(dict.fromkeys(os.path.realpath(folder.expanduser()) for folder in folders))
     by_real = {target_real: [] for target_real in wanted}
     for agent in deployment.agents:
-        real = os.path.realpath(agent.workspace)
+        real = agent.real_workspace
         if real in by_real:
             by_real[real].append(agent)
     targets = []
