@@ -120,9 +120,12 @@ class WriteBatch:
         self.group: object = None
         self._pending: list[tuple[Path, Path, tuple[int, int, int] | None, object]] = []
 
-    def write(self, path: Path, data: bytes | str, root: Path) -> None:
-        """Stage `path` replaced by `data` (as atomic_write, but renamed by `finish`)."""
-        target = check_inside(path, root)
+    def write(
+        self, path: Path, data: bytes | str, root: Path, real_root: Path | None = None
+    ) -> None:
+        """Stage `path` replaced by `data` (as atomic_write, but renamed by `finish`);
+        `real_root` as for check_inside."""
+        target = check_inside(path, root, real_root=real_root)
         before = _identity(target)
         payload = data.encode("utf-8") if isinstance(data, str) else data
         temp = _write_temp(target, payload, sync=False)

@@ -35,7 +35,7 @@ def measure(
     Raise OSError or UnsafePathError if such a file cannot be read.
     """
     from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
-    from memwarden.indexing.catalog import js_length
+    from memwarden.indexing.measures import js_length
 
     lengths = {}
     for path in sorted(set(current) & set(GATEWAY_BOOTSTRAP)):

@@ -76,7 +76,8 @@ def refresh_manifest(
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)
     if batch is not None:
-        batch.write(path, payload, root=target.workspace)
+        real = Path(target.real_workspace) if target.real_workspace else None
+        batch.write(path, payload, root=target.workspace, real_root=real)
     else:
         atomic_write(path, payload, root=target.workspace)
     return ManifestResult("written", handoffs, choice.left_out)

@@ -30,6 +30,8 @@ class Target:
     max_chars: int
     total_max_chars: int
     lost: str | None = None
+    # The workspace's real path ("": resolved when needed).
+    real_workspace: str = ""
 
     @property
     def label(self) -> str:
@@ -49,7 +51,9 @@ def agent_targets(
         total = deployment.bootstrap_total_max_chars(agent.id)
         target = by_workspace.get(real)
         if target is None:
-            target = by_workspace[real] = Target(agent.workspace, [agent.id], cap, total)
+            target = by_workspace[real] = Target(
+                agent.workspace, [agent.id], cap, total, real_workspace=real
+            )
         else:
             target.agents.append(agent.id)
             target.max_chars = min(target.max_chars, cap)
