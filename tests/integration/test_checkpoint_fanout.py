@@ -7,11 +7,13 @@ clock is pinned, so two runs of one fleet write the same bytes.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -71,6 +73,11 @@ def outcomes(document: dict) -> list[tuple[str, str, str]]:
     return [(item["agent"], item["session_key"], item["outcome"]) for item in document["agents"]]
 
 
+def indexed(document: dict, root: Path) -> str:
+    """The run's index outcomes, in their order, with the fleet's folder left out."""
+    return json.dumps(document["index"]).replace(str(root), "<fleet>")
+
+
 def no_children_left() -> bool:
     try:
         os.waitpid(-1, os.WNOHANG)
@@ -98,11 +105,26 @@ def test_workers_write_the_bytes_one_process_writes(pristine, tmp_path, monkeypa
     real_fork = fanout._fork
     monkeypatch.setattr(fanout, "_fork", lambda *a: forks.append(a[2]) or real_fork(*a))
 
+    from memwarden.checkpoint.durable_run import DurableWrites
+
+    commits = []
+    real_commit = DurableWrites.commit_agents
+
+    def counted(self, run, finished):
+        commits.append(len(finished))
+        return real_commit(self, run, finished)
+
+    monkeypatch.setattr(DurableWrites, "commit_agents", counted)
     alone = checkpoint(one, monkeypatch, capsys, "1")
     assert forks == []
+    assert commits == [AGENTS]
+    commits.clear()
     shared = checkpoint(three, monkeypatch, capsys, "3")
 
     assert forks == [1, 2]
+    # What was done was committed while the workers still read, the rest at the end.
+    assert len(commits) >= 2 and sum(commits) == AGENTS
+    assert indexed(shared, three) == indexed(alone, one)
     assert outcomes(shared) == outcomes(alone)
     assert {outcome for _, _, outcome in outcomes(shared)} == {"written"}
     assert memory(three) == memory(one)
@@ -141,7 +163,9 @@ def test_a_worker_that_dies_costs_time_not_data(
 def test_a_run_stopped_while_workers_run_kills_and_reaps_them(pristine, tmp_path, monkeypatch):
     from memwarden.checkpoint.run_state import RunState
 
-    agents = [object() for _ in range(2 * fanout.AGENTS_PER_PROCESS)]
+    agents = [
+        SimpleNamespace(id=f"agent{number}") for number in range(2 * fanout.AGENTS_PER_PROCESS)
+    ]
     waited = []
 
     def slow_in_workers(run, agent):

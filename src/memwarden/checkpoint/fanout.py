@@ -3,22 +3,29 @@
 Reading, digesting and rendering an agent is Python work that holds the GIL, so threads do not
 run it side by side; processes do. The parent checkpoints its first agent alone (the modules
 and templates every agent needs are then loaded once, before the fork), forks the workers,
-checkpoints its own share and then collects theirs. A worker only reads the gateway's files and
-writes temp files: the parent commits every agent (journal, renames), as for agents it did
-itself. Each worker sends its results back pickled through a pipe and ends with `os._exit`, so
-nothing of the parent (state DB, locks, buffered output) is closed or flushed twice.
+checkpoints its own share, then takes the workers' results as they come. A worker only reads
+the gateway's files and writes temp files: the parent commits every agent (journal, renames),
+as for agents it did itself. The parent's share is the smaller one: whenever it would wait for
+a worker, it calls `idle`, where the job commits the agents done so far, so that work runs
+while the workers still read.
 
-A worker that dies (killed, out of memory) costs only time: the parent checkpoints its agents
-again, and the temp files it left are removed with the run's (their folders are in the writer
-file). On a stop (SIGTERM) the parent kills its workers before it records the run.
+A worker sends each agent's result as soon as it has it, pickled through a pipe, and ends with
+`os._exit`, so nothing of the parent (state DB, locks, buffered output) is closed or flushed
+twice. A worker that dies (killed, out of memory) costs only time: the parent checkpoints the
+agents it did not send again, and the temp files it left are removed with the run's (their
+folders are in the writer file). On a stop (SIGTERM) the parent kills its workers before it
+records the run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pickle
+import select
 import signal
+import struct
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -32,7 +39,14 @@ if TYPE_CHECKING:
 # more than the work they share.
 AGENTS_PER_PROCESS = 8
 MAX_PROCESSES = 4
+# The parent's share of the agents, against a worker's: it also commits what is done.
+PARENT_SHARE = 0.7
 _WORKER_FAILED = 70
+_FRAME_HEADER = struct.Struct("<Q")
+# Room in the pipe for a worker's results while the parent is busy (Linux caps it, often at
+# 1 MiB); a worker that fills it waits for the parent.
+_PIPE_BYTES = 1 << 20
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 def processes_for(setting: int, pending: int) -> int:
@@ -50,15 +64,17 @@ def checkpoint_in_processes(
     agents: list[Agent],
     processes: int,
     checkpoint: Callable[[RunState, Agent], AgentResult],
+    idle: Callable[[], None] | None = None,
 ) -> Iterator[tuple[Agent, AgentResult]]:
     """Checkpoint `agents` with `checkpoint(run, agent)` in `processes` processes (this one
-    included); yield each agent with its result, this process's as they are done, the workers'
-    when they end."""
+    included); yield each agent with its result as it is here. `idle()` is called whenever this
+    process would otherwise wait for a worker's next result."""
     if not agents:
         return
     yield agents[0], checkpoint(run, agents[0])
     rest = agents[1:]
-    shares = [rest[index::processes] for index in range(processes)]
+    own = round(len(rest) / processes * PARENT_SHARE)
+    shares = [rest[:own], *(rest[own + index :: processes - 1] for index in range(processes - 1))]
     workers: list[_Worker] = []
     try:
         for index, share in enumerate(shares[1:], start=1):
@@ -67,14 +83,15 @@ def checkpoint_in_processes(
         for agent in shares[0]:
             yield agent, checkpoint(run, agent)
         for worker in workers:
-            results = worker.collect()
+            sent = {}
+            for agent_id, result in worker.results(idle):
+                sent[agent_id] = result
+                yield worker.by_id[agent_id], result
             if run.writer is not None:
                 run.writer.adopt(worker.folders)
-            by_id = dict(results)
-            for agent in worker.agents:
-                result = by_id.get(agent.id)
-                # A worker that died: its agents again, here.
-                yield agent, result if result is not None else checkpoint(run, agent)
+            for agent in worker.agents:  # a worker that died: the agents it did not send, here
+                if agent.id not in sent:
+                    yield agent, checkpoint(run, agent)
     finally:
         for worker in workers:
             worker.stop()
@@ -87,45 +104,65 @@ class _Worker:
         self.pid = pid
         self.reader: int | None = reader
         self.agents = agents
+        self.by_id = {agent.id: agent for agent in agents}
         self.folders: list[str] = []
+        self._received = bytearray()
 
-    def collect(self) -> list[tuple[str, AgentResult]]:
-        """Wait for the worker; return its results (none when it died)."""
-        chunks = []
-        with os.fdopen(self._take_reader(), "rb") as pipe:
-            while chunk := pipe.read(1 << 20):
-                chunks.append(chunk)
-        status = self._wait()
-        if status != 0 or not chunks:
-            return []
-        try:
-            # The worker's own bytes, through a pipe only it and this process hold.
-            results, self.folders = pickle.loads(b"".join(chunks))  # noqa: S301
-        except (pickle.UnpicklingError, EOFError, ValueError):
-            return []
-        return results
+    def results(self, idle: Callable[[], None] | None) -> Iterator[tuple[str, AgentResult]]:
+        """Yield (agent id, result) as the worker sends them, until it ends; take the folders it
+        wrote temp files in. Nothing more once it died (its last, cut frame is dropped)."""
+        ended = False
+        while not ended:
+            frame = self._next_frame()
+            if frame is None:
+                if not self._receive(idle):
+                    break
+                continue
+            kind, *content = frame
+            if kind == "agent":
+                yield content[0], content[1]
+            else:
+                self.folders, ended = content[0], True
+        self._close()
+
+    def _receive(self, idle: Callable[[], None] | None) -> bool:
+        """Read what the worker sent; call `idle` first when that means waiting. Return False
+        at the end of the pipe."""
+        reader = self.reader
+        if reader is None:
+            return False
+        if idle is not None and not select.select([reader], [], [], 0)[0]:
+            idle()
+        chunk = os.read(reader, _PIPE_BYTES)
+        self._received += chunk
+        return bool(chunk)
+
+    def _next_frame(self) -> tuple | None:
+        if len(self._received) < _FRAME_HEADER.size:
+            return None
+        (size,) = _FRAME_HEADER.unpack_from(self._received)
+        end = _FRAME_HEADER.size + size
+        if len(self._received) < end:
+            return None
+        # The worker's own bytes, through a pipe only it and this process hold.
+        frame = pickle.loads(self._received[_FRAME_HEADER.size : end])  # noqa: S301
+        del self._received[:end]
+        return frame
+
+    def _close(self) -> None:
+        if self.reader is not None:
+            os.close(self.reader)
+            self.reader = None
+        if self.pid:
+            os.waitpid(self.pid, 0)
+            self.pid = 0
 
     def stop(self) -> None:
         """Kill the worker if it still runs (the parent stops early), and reap it."""
         if self.pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            self._wait()
-        if self.reader is not None:
-            os.close(self._take_reader())
-
-    def _take_reader(self) -> int:
-        reader, self.reader = self.reader, None
-        if reader is None:
-            raise RuntimeError("checkpoint worker: its pipe was read already")
-        return reader
-
-    def _wait(self) -> int:
-        pid, self.pid = self.pid, 0
-        if not pid:
-            return 0
-        _, status = os.waitpid(pid, 0)
-        return os.waitstatus_to_exitcode(status)
+        self._close()
 
 
 def _fork(
@@ -135,6 +172,8 @@ def _fork(
     checkpoint: Callable[[RunState, Agent], AgentResult],
 ) -> _Worker:
     reader, writer = os.pipe()
+    with contextlib.suppress(OSError):  # a smaller pipe only makes the worker wait sooner
+        fcntl.fcntl(writer, _F_SETPIPE_SZ, _PIPE_BYTES)
     pid = os.fork()
     if pid == 0:  # the worker: never returns
         os.close(reader)
@@ -157,11 +196,16 @@ def _work(
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         if run.writer is not None:
             run.writer.start_worker(index)
-        results = [(agent.id, checkpoint(run, agent)) for agent in agents]
-        folders = run.writer.folders() if run.writer is not None else []
-        payload = memoryview(pickle.dumps((results, folders), pickle.HIGHEST_PROTOCOL))
-        while payload:
-            payload = payload[os.write(pipe, payload) :]
+        for agent in agents:
+            _send(pipe, ("agent", agent.id, checkpoint(run, agent)))
+        _send(pipe, ("end", run.writer.folders() if run.writer is not None else []))
         status = 0
     finally:
         os._exit(status)
+
+
+def _send(pipe: int, frame: tuple) -> None:
+    data = pickle.dumps(frame, pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_FRAME_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(pipe, view) :]

@@ -89,18 +89,20 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
             agents = select_agents(context.deployment, options.agent)
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
-            finished: list[tuple[Agent, AgentResult]] = []
+            committer = _Committer(context, writes, state, agents)
             try:
                 results = checkpoint_agents(
                     state,
                     agents,
                     force=bool(options.force),
-                    on_done=lambda agent, result: finished.append((agent, result)),
+                    on_done=committer.done,
+                    idle=committer.commit,
                 )
             except BaseException:
-                writes.commit_agents(state, finished)  # stopped: keep what is done
+                committer.commit(refresh=False)  # stopped: keep what is done
                 raise
-            problems += writes.commit_agents(state, finished).problems
+            committer.commit()
+            problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
             # An agent settled by the fast skip has no new line anywhere: no new compaction either.
             read = [a for a, done in zip(agents, results, strict=True) if not done.skipped_fast]
@@ -110,9 +112,12 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                 for agent, done in zip(agents, results, strict=True)
                 if done.sessions is not None
             }
-        indexed, index_problems = _refresh_indexes(
-            context, agents, outcomes, dry_run, also=writes.rolled_forward
-        )
+        if options.session:
+            indexed, index_problems = _refresh_indexes(
+                context, agents, outcomes, dry_run, also=writes.rolled_forward
+            )
+        else:
+            indexed, index_problems = committer.indexed(also=writes.rolled_forward)
         problems += index_problems
         writes.done()
     if not dry_run:
@@ -127,6 +132,56 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         result.problems.extend(problems)
         result.exit_code = 1
     return result
+
+
+class _Committer:
+    """Commits the agents done so far (`checkpoint.commit`) and refreshes their manifests and
+    INDEX.md: while worker processes still read (`idle`), and once all are done."""
+
+    def __init__(
+        self, context: JobContext, writes: DurableWrites, state: RunState, agents: list[Agent]
+    ) -> None:
+        self.context, self.writes, self.state = context, writes, state
+        self.order = {agent.id: number for number, agent in enumerate(agents)}
+        self.finished: list[tuple[Agent, AgentResult]] = []
+        self.committed = 0
+        self.problems: list[str] = []
+        self._indexed: list[dict[str, Any]] | None = None
+
+    def done(self, agent: Agent, result: AgentResult) -> None:
+        self.finished.append((agent, result))
+
+    def commit(self, *, refresh: bool = True) -> None:
+        batch = self.finished[self.committed :]
+        if not batch:
+            return
+        self.committed = len(self.finished)
+        self.problems += self.writes.commit_agents(self.state, batch).problems
+        if refresh:
+            outcomes = [outcome for _, result in batch for outcome in result.outcomes]
+            self._add(
+                *_refresh_indexes(self.context, [a for a, _ in batch], outcomes, self.state.dry_run)
+            )
+
+    def indexed(self, *, also: Sequence[str]) -> tuple[list[dict[str, Any]] | None, list[str]]:
+        """Return every workspace indexed, in agent order (None: none), with the problems of the
+        refreshes, after refreshing the agents `also` names too."""
+        done = {agent for item in self._indexed or [] for agent in item["agents"]}
+        also = [agent_id for agent_id in also if agent_id not in done]
+        if also:
+            self._add(*_refresh_indexes(self.context, [], [], self.state.dry_run, also=also))
+        problems, self.problems = self.problems, []
+        if self._indexed is None:
+            return None, problems
+        return sorted(self._indexed, key=self._position), problems
+
+    def _position(self, item: dict[str, Any]) -> int:
+        return min((self.order.get(agent, -1) for agent in item["agents"]), default=-1)
+
+    def _add(self, indexed: list[dict[str, Any]] | None, problems: list[str]) -> None:
+        if indexed is not None:
+            self._indexed = (self._indexed or []) + indexed
+        self.problems += problems
 
 
 def _refresh_indexes(
@@ -250,6 +305,7 @@ def checkpoint_agents(
     *,
     force: bool,
     on_done: Callable[[Agent, AgentResult], None] | None = None,
+    idle: Callable[[], None] | None = None,
 ) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
@@ -257,7 +313,8 @@ def checkpoint_agents(
     Agents whose store and transcripts did not change are settled next, with a few stats
     each. The others are checkpointed in `checkpoint.workers` processes (checkpoint.fanout).
     `on_done(agent, result)` is called in this process as soon as each agent's result is here,
-    so a run stopped part way can still commit what the agents done so far staged.
+    so a run stopped part way can still commit what the agents done so far staged; `idle()`
+    whenever this process waits for a worker process.
     """
     from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
     from memwarden.checkpoint.fanout import checkpoint_in_processes, processes_for
@@ -289,7 +346,11 @@ def checkpoint_agents(
             settled[agent.id] = finished(agent, checkpoint_agent(state, agent, force=force))
     else:
         done = checkpoint_in_processes(
-            state, pending, processes, lambda run, agent: checkpoint_agent(run, agent, force=force)
+            state,
+            pending,
+            processes,
+            lambda run, agent: checkpoint_agent(run, agent, force=force),
+            idle,
         )
         for agent, result in done:
             settled[agent.id] = finished(agent, result)
