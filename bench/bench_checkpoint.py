@@ -58,7 +58,7 @@ SAME_TIME_RATIO = 1.25  # "the same time", with room for this machine's noise
 WIDE = "100 agents x 2 MB"
 BASELINE = "baseline: `memwarden --version` (interpreter and CLI)"
 IMPORTS = "imports: every module a first run loads, no work"
-FOUR_WORKERS = f"{WIDE}: first run, `checkpoint.workers = 4`"
+ONE_PROCESS = f"{WIDE}: first run, `checkpoint.workers = 1` (one process)"
 TARGET_RUN = Target(wall_s=0.2, rss_mb=60)
 TARGET_NOTHING_NEW = Target(wall_s=0.15, rss_mb=60)
 TARGETS = {
@@ -66,8 +66,8 @@ TARGETS = {
     f"{WIDE}: one new turn each": TARGET_RUN,
     f"{WIDE}: nothing new": TARGET_NOTHING_NEW,
 }
-# The modules a first run imports at the default settings (one worker: no thread pool; memory
-# history on), for the "imports" row (interpreter + imports, no work).
+# The modules a first run imports at the default settings (memory history on), for the
+# "imports" row (interpreter + imports, no work).
 FIRST_RUN_IMPORTS = (
     "memwarden.cli, memwarden.runtime, memwarden.state, memwarden.jobs.checkpoint, "
     "memwarden.checkpoint.pipeline, memwarden.checkpoint.agents, memwarden.checkpoint.run_state, "
@@ -89,8 +89,9 @@ def run(report: Report) -> None:
         "and a small, more recently updated cron session). Medians of 7 runs (5 with 500 "
         "agents) after one warm-up run. Figures compared with each other are measured "
         "interleaved (one run of each in turn): the fleets of 10 agents with 1 to 100 MB "
-        "transcripts, and the baseline, imports and the first run of 100 agents with 4 "
-        "threads and with one. Bytecode cached as for an installed package; the "
+        "transcripts, and the baseline, imports and the first run of 100 agents at the default "
+        "`checkpoint.workers` (one process per core) and in one process. Bytecode cached as for "
+        "an installed package; the "
         "harness's own writes flushed (`os.sync()`) before each timed run; memory-history "
         "snapshots on (the default) except in the row that says so; "
         "`index.after_checkpoint` on (the default: INDEX.md of each agent written to is "
@@ -98,7 +99,7 @@ def run(report: Report) -> None:
     )
     wide = build_fleet(FLEETS, FleetSpec(agents=100, transcript_bytes=2 * MB))
     # Compared with each other in the verdict (what a first run costs beyond the process and
-    # the writes, threads or not): measured interleaved.
+    # the writes, one process or several): measured interleaved.
     floors = measure_interleaved(
         {
             BASELINE: Command([MEMWARDEN, "--version"], _environment(WORK / "baseline")),
@@ -106,8 +107,8 @@ def run(report: Report) -> None:
                 [PYTHON, "-c", f"import {FIRST_RUN_IMPORTS}"], _environment(WORK / "baseline")
             ),
             f"{WIDE}: first run": first_run_command(wide, WORK / wide.spec.name),
-            FOUR_WORKERS: first_run_command(
-                wide, WORK / f"{wide.spec.name}-four-workers", MEMWARDEN_CHECKPOINT_WORKERS="4"
+            ONE_PROCESS: first_run_command(
+                wide, WORK / f"{wide.spec.name}-one-process", MEMWARDEN_CHECKPOINT_WORKERS="1"
             ),
         }
     )
@@ -127,7 +128,7 @@ def run(report: Report) -> None:
     results = [floors[BASELINE], floors[IMPORTS]]
     results += [r for rows in by_agents.values() for r in rows]
     results += [r for size, rows in sorted(by_size.items()) if size != 2 for r in rows]
-    results += [floors[FOUR_WORKERS], measure_without_history(wide)]
+    results += [floors[ONE_PROCESS], measure_without_history(wide)]
     section.measurements(results, TARGETS)
     section.text("Cost against the number of agents (2 MB transcripts), medians:")
     section.table(growth_by_agents(by_agents))
@@ -396,7 +397,7 @@ def verdict(
     first = by_name[f"{WIDE}: first run"]
     grown = by_name[f"{WIDE}: one new turn each"]
     nothing = by_name[f"{WIDE}: nothing new"]
-    four_workers = by_name[FOUR_WORKERS]
+    one_process = by_name[ONE_PROCESS]
     imports = by_name[IMPORTS]
     peak = max(result.peak_rss_mb for result in results)
     base = _medians(by_size[min(by_size)])
@@ -430,18 +431,15 @@ def verdict(
         f"{(first.median_s * 1000 - fixed) / 100:.1f} ms per agent: reading the session store, "
         "parsing 60 transcript lines into typed entries, the digest, redaction, rendering and "
         "the calls around the writes; the profile shows no single culprit left.",
-        "- *Threads* (`checkpoint.workers`, default 1) do not help on 2 cores: the work holds "
-        "the GIL and the kernel's share of the writes runs on the same cores. With "
-        f"`checkpoint.workers = 4` the first run takes {four_workers.median_s * 1000:.0f} ms wall "
-        f"and {four_workers.cpu_median_s * 1000:.0f} ms CPU, against "
-        f"{first.median_s * 1000:.0f} ms and {first.cpu_median_s * 1000:.0f} ms with one. "
-        "Threads pay off only where an fsync waits for a slow disk.",
-        "- *What would still cut it*: worker processes on both cores. A prototype (not merged) "
-        "that forks once and checkpoints half of the agents in the child measured 546 ms against "
-        "733 ms with one worker on this machine (2026-11-22, 100 agents x 2 MB, first run): "
-        "about a quarter off, still far from 0.2 s, at the price of a fork (unsafe on macOS, "
-        "where launchd runs memwarden) and of results passed between processes. Fewer fsyncs "
-        'would weaken the "whole or not at all" guarantee of every file: not done.',
+        "- *Processes* (`checkpoint.workers`, default 0: one per core, at most 4, 8 changed "
+        "agents or more each): the changed agents are read, digested and rendered in worker "
+        "processes forked after the first agent (threads would not help: the work holds the "
+        "GIL). The first run takes "
+        f"{first.median_s * 1000:.0f} ms wall and {first.cpu_median_s * 1000:.0f} ms CPU, "
+        f"against {one_process.median_s * 1000:.0f} ms and "
+        f"{one_process.cpu_median_s * 1000:.0f} ms in one process (`checkpoint.workers = 1`). "
+        "What follows the workers runs in this process alone: the commit (journal, renames), "
+        "the INDEX.md and manifest refresh, the history snapshot and the compaction watch.",
         "- *History snapshots* (on by default, `history.enabled`, so in every row but one) add "
         "one git process per run for all the agents that changed: see the row with history "
         "off, and the reference section for what they add to a run, measured interleaved.",

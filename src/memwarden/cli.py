@@ -114,7 +114,9 @@ def build_parser(
         dest="command", metavar="<command>", title="commands", required=True
     )
     chosen = _find_command(arguments)
-    for spec in available_jobs():
+    # A command named: only its parser (the others' would be built for nothing, every run).
+    specs = available_jobs() if every_command or chosen is None else [chosen]
+    for spec in specs:
         sub = commands.add_parser(
             spec.name,
             help=spec.summary,

@@ -13,10 +13,10 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from memwarden.errors import MemwardenError, UnsafePathError
+from memwarden.errors import MemwardenError, UnsafePathError, describe_error, describe_os_error
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -34,20 +34,45 @@ STALE_TEMP_SECONDS = 3600
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
 
 
-def check_inside(path: Path, root: Path) -> Path:
+def check_inside(path: Path, root: Path, *, real_root: Path | None = None) -> Path:
     """Given a target path and the folder it must stay in, return the target's real path.
 
     Raise UnsafePathError if the target itself is a symlink or any existing folder on the way
-    resolves outside `root` (a symlink out of the workspace, `..` tricks).
+    resolves outside `root` (a symlink out of the workspace, `..` tricks). A caller checking
+    many paths under one root may pass `real_root` (`os.path.realpath(root)`, resolved once).
     """
-    real_root = Path(os.path.realpath(root))
+    if real_root is None:
+        real_root = Path(os.path.realpath(root))
     absolute = path if path.is_absolute() else real_root / path
     if absolute.is_symlink():
         raise UnsafePathError(f"{absolute}: is a symlink; memwarden does not write through links")
-    real_parent = Path(os.path.realpath(absolute.parent))
+    real_parent = _real_folder(absolute.parent, root, real_root)
     if real_parent != real_root and real_root not in real_parent.parents:
         raise UnsafePathError(f"{absolute}: resolves outside {real_root}; refusing to write there")
     return real_parent / absolute.name
+
+
+def _real_folder(folder: Path, root: Path, real_root: Path) -> Path:
+    """Return os.path.realpath(folder), knowing `root` resolves to `real_root`: a folder written
+    below `root` (or `real_root`) is resolved from there, one lstat per part, instead of every
+    part from `/` again. A link, `..` or a missing part on the way: the full realpath."""
+    for base in (root, real_root):
+        try:
+            parts = folder.relative_to(base).parts
+        except ValueError:
+            continue
+        current = str(real_root)
+        for part in parts:
+            current = os.path.join(current, part)
+            try:
+                if part == ".." or not stat.S_ISDIR(os.lstat(current).st_mode):
+                    break
+            except OSError:
+                break
+        else:
+            return Path(current)
+        break
+    return Path(os.path.realpath(folder))
 
 
 def ensure_dir(path: Path, root: Path | None = None) -> Path:
@@ -77,6 +102,73 @@ def atomic_write(path: Path, data: bytes | str, root: Path | None = None) -> Non
     temp = _write_temp(target, data.encode("utf-8") if isinstance(data, str) else data)
     os.replace(temp, target)
     fsync_dir(target.parent)
+
+
+class WriteBatch:
+    """Files replaced whole, made durable together: two flushes for the batch instead of two
+    fsyncs a file.
+
+    `write` leaves a temp file (not flushed) beside its target; `finish` flushes every temp file
+    at once (disk_sync: one `syncfs` per file system on Linux), renames each whose target is still
+    as it was when its temp file was written (someone else wrote a newer one meanwhile: theirs
+    stays), then flushes the folders. Each file is old or new, whole, whenever the process dies;
+    temp files left by a kill are removed as any other (remove_stale_temp_files). Writes are
+    tagged with the current `group`: `finish` holds `hold(group)` while it renames the group's.
+    """
+
+    def __init__(self) -> None:
+        self.group: object = None
+        self._pending: list[tuple[Path, Path, tuple[int, int, int] | None, object]] = []
+
+    def write(
+        self, path: Path, data: bytes | str, root: Path, real_root: Path | None = None
+    ) -> None:
+        """Stage `path` replaced by `data` (as atomic_write, but renamed by `finish`);
+        `real_root` as for check_inside."""
+        target = check_inside(path, root, real_root=real_root)
+        before = _identity(target)
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        temp = _write_temp(target, payload, sync=False)
+        self._pending.append((temp, target, before, self.group))
+
+    def finish(self, hold: Callable[[object], AbstractContextManager[object]]) -> dict[object, str]:
+        """Put every staged file in place; return, by group, why a group's files were not."""
+        from memwarden.disk_sync import flush_files, flush_folders
+
+        failed: dict[object, str] = {}
+        if not self._pending:
+            return failed
+        pending, self._pending = self._pending, []
+        try:
+            flush_files(str(temp) for temp, _, _, _ in pending)
+        except OSError as error:
+            for temp, _, _, group in pending:
+                temp.unlink(missing_ok=True)
+                failed[group] = describe_os_error(error)
+            return failed
+        by_group: dict[object, list[tuple[Path, Path, tuple[int, int, int] | None]]] = {}
+        for temp, target, before, group in pending:
+            by_group.setdefault(group, []).append((temp, target, before))
+        folders = set()
+        for group, writes in by_group.items():
+            try:
+                with hold(group):
+                    for temp, target, before in writes:
+                        if _identity(target) == before:
+                            os.replace(temp, target)
+                            folders.add(str(target.parent))
+                        else:
+                            temp.unlink(missing_ok=True)
+            except (OSError, MemwardenError) as error:
+                failed[group] = describe_error(error)
+                for temp, _, _ in writes:
+                    temp.unlink(missing_ok=True)
+        try:
+            flush_folders(folders)
+        except OSError as error:  # in place, but not known to be on disk
+            for group in by_group:
+                failed.setdefault(group, describe_os_error(error))
+        return failed
 
 
 def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
@@ -127,8 +219,9 @@ def named_temp_files(namer: Callable[[Path], Path]) -> Iterator[None]:
         _temp_namer = previous
 
 
-def _write_temp(target: Path, payload: bytes) -> Path:
-    """Write `payload` to a fsynced 0600 temp file beside `target`; return its path."""
+def _write_temp(target: Path, payload: bytes, *, sync: bool = True) -> Path:
+    """Write `payload` to a 0600 temp file beside `target` (fsynced unless not `sync`: the
+    caller flushes it with others); return its path."""
     ensure_dir(target.parent)
     # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
     # never share a temp file, and a stale one left by a crash is never reused with its mode.
@@ -146,7 +239,8 @@ def _write_temp(target: Path, payload: bytes) -> Path:
         while view:
             written = os.write(descriptor, view)
             view = view[written:]
-        os.fsync(descriptor)
+        if sync:
+            os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)
         temp.unlink(missing_ok=True)

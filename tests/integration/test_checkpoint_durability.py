@@ -142,10 +142,10 @@ def test_checkpoint_agent_whose_files_cannot_be_put_in_place_does_not_stop_the_o
     state_dir, workspaces = fleet
     real_place = journal.place
 
-    def place(staged, *, verify):
+    def place(staged, *, verify, real_root=None):
         if staged.agent_id == "beta":
             raise PermissionError(13, "Permission denied", staged.target)
-        return real_place(staged, verify=verify)
+        return real_place(staged, verify=verify, real_root=real_root)
 
     monkeypatch.setattr(journal, "place", place)
     first = run_cli(capsys, "--state-dir", state_dir, "checkpoint")

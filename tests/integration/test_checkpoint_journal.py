@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint import disk_sync, journal
+from memwarden import disk_sync
+from memwarden.checkpoint import journal
 from memwarden.checkpoint.positions import load_stored
 from memwarden.checkpoint.staging import WRITERS_FOLDER, AgentFiles, Writer
 from memwarden.state import StateDB

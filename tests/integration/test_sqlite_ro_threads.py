@@ -1,7 +1,7 @@
-"""The kept read-only connections of `openclaw.sqlite_ro` under threads, as checkpoint uses them.
+"""The kept read-only connections of `openclaw.sqlite_ro` under threads.
 
-`checkpoint.workers` threads each open a connection to their agent's database and close it when
-the agent is done; a thread closing its own must never trip over another thread adding one.
+Threads that each open a connection to their agent's database and close it when the agent is
+done: a thread closing its own must never trip over another thread adding one.
 """
 
 from __future__ import annotations

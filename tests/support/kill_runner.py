@@ -110,7 +110,7 @@ class _Events:
         os.close(self.report_fd)
 
     def install(self) -> None:
-        from memwarden.checkpoint import disk_sync
+        from memwarden import disk_sync
         from memwarden.state import StateConnection
 
         os.write_unhooked = os.write

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import nullcontext
+from pathlib import Path
 
 import pytest
 
-from memwarden.errors import UnsafePathError
-from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir
+from memwarden.errors import MemwardenError, UnsafePathError
+from memwarden.files import WriteBatch, atomic_append, atomic_write, check_inside, ensure_dir
 
 
 def mode(path) -> int:
@@ -78,6 +80,31 @@ def test_check_inside_symlinked_root_is_followed_once(tmp_path):
     )
 
 
+def test_check_inside_with_real_root_resolves_folders_below_it(tmp_path):
+    real = ensure_dir(tmp_path / "real")
+    (tmp_path / "alias").symlink_to(real)
+    ensure_dir(real / "memory" / "deep")
+    resolved = Path(os.path.realpath(tmp_path / "alias"))
+    for root in (tmp_path / "alias", resolved):
+        target = root / "memory" / "deep" / "a.md"
+        assert check_inside(target, tmp_path / "alias", real_root=resolved) == (
+            real / "memory" / "deep" / "a.md"
+        )
+
+
+def test_check_inside_with_real_root_still_refuses_a_link_below_it(tmp_path):
+    elsewhere = ensure_dir(tmp_path / "elsewhere")
+    workspace = ensure_dir(tmp_path / "ws")
+    ensure_dir(workspace / "memory")
+    (workspace / "memory" / "archive").symlink_to(elsewhere)
+    for real_root in (None, workspace.resolve()):
+        with pytest.raises(UnsafePathError, match="outside"):
+            check_inside(workspace / "memory" / "archive" / "x.md", workspace, real_root=real_root)
+        with pytest.raises(UnsafePathError):
+            escape = workspace / "memory" / ".." / ".." / "x.md"
+            check_inside(escape, workspace, real_root=real_root)
+
+
 def test_atomic_append_creates_with_header_then_appends(tmp_path):
     log = tmp_path / "memory" / "2026-11-22.md"
     atomic_append(log, "- one\n", root=tmp_path, header="# Day\n\n")
@@ -130,3 +157,68 @@ def test_atomic_write_from_many_threads_each_write_is_whole(tmp_path):
     assert target.read_text() in texts
     assert mode(target) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["ACTIVE_CONTEXT.md"]
+
+
+def temp_files(folder):
+    return sorted(path.name for path in folder.iterdir() if path.name.endswith(".tmp"))
+
+
+def test_write_batch_puts_files_in_place_only_when_finished(tmp_path):
+    memory = ensure_dir(tmp_path / "ws" / "memory")
+    (memory / "a.json").write_text("old")
+    batch = WriteBatch()
+    batch.group = "alpha"
+    batch.write(memory / "a.json", "new a", root=tmp_path / "ws")
+    batch.group = "beta"
+    batch.write(memory / "b.json", b"new b", root=tmp_path / "ws")
+    assert (memory / "a.json").read_text() == "old"
+    assert not (memory / "b.json").exists()
+    assert len(temp_files(memory)) == 2
+    held = []
+
+    assert batch.finish(lambda group: held.append(group) or nullcontext()) == {}
+    assert held == ["alpha", "beta"]
+    assert (memory / "a.json").read_text() == "new a"
+    assert (memory / "b.json").read_text() == "new b"
+    assert mode(memory / "b.json") == 0o600
+    assert temp_files(memory) == []
+
+
+def test_write_batch_keeps_a_target_someone_changed_meanwhile(tmp_path):
+    memory = ensure_dir(tmp_path / "memory")
+    (memory / "a.json").write_text("old")
+    batch = WriteBatch()
+    batch.write(memory / "a.json", "ours", root=tmp_path)
+    (memory / "a.json").write_text("theirs, newer")
+    assert batch.finish(lambda group: nullcontext()) == {}
+    assert (memory / "a.json").read_text() == "theirs, newer"
+    assert temp_files(memory) == []
+
+
+def test_write_batch_group_whose_lock_cannot_be_taken_is_reported_and_left_as_it_was(tmp_path):
+    memory = ensure_dir(tmp_path / "memory")
+    batch = WriteBatch()
+    for group in ("alpha", "beta"):
+        batch.group = group
+        batch.write(memory / f"{group}.json", group, root=tmp_path)
+
+    def hold(group):
+        if group == "beta":
+            raise MemwardenError("the memory lock of beta is held by another run")
+        return nullcontext()
+
+    assert batch.finish(hold) == {"beta": "the memory lock of beta is held by another run"}
+    assert (memory / "alpha.json").read_text() == "alpha"
+    assert not (memory / "beta.json").exists()
+    assert temp_files(memory) == []
+
+
+def test_write_batch_refuses_a_symlinked_target_at_once(tmp_path):
+    outside = tmp_path / "outside.json"
+    outside.write_text("keep")
+    memory = ensure_dir(tmp_path / "ws" / "memory")
+    (memory / "a.json").symlink_to(outside)
+    with pytest.raises(UnsafePathError):
+        WriteBatch().write(memory / "a.json", "x", root=tmp_path / "ws")
+    assert outside.read_text() == "keep"
+    assert temp_files(memory) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import unchanged
@@ -86,7 +87,9 @@ def with_files(run: RunState, agent: Agent) -> RunState:
         return run
     from memwarden.checkpoint.staging import AgentFiles
 
-    return replace(run, files=AgentFiles(agent.id, agent.workspace))
+    return replace(
+        run, files=AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
+    )
 
 
 def stage_files(run: RunState) -> list[StagedFile]:

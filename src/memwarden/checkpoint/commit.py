@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal, positions
-from memwarden.checkpoint.disk_sync import flush_files, flush_folders
+from memwarden.disk_sync import flush_files, flush_folders
 from memwarden.errors import MemwardenError, describe_error
 
 if TYPE_CHECKING:
@@ -48,6 +48,8 @@ class AgentCommit:
     record: AgentRecord | None = None
     forget_record: bool = False
     expected: Mapping[str, float | None] = field(default_factory=dict)
+    # The agent's workspace's real path, when known (else resolved when its files are placed).
+    real_workspace: str | None = None
 
 
 @dataclass
@@ -86,8 +88,13 @@ def commit(
             continue
         try:
             with memory_lock(item.agent_id):
+                real_roots: dict[str, Path] = {}
                 for staged in item.staged:
-                    journal.place(staged, verify=False)
+                    workspace = staged.workspace
+                    if workspace not in real_roots:
+                        real = item.real_workspace or os.path.realpath(workspace)
+                        real_roots[workspace] = Path(real)
+                    journal.place(staged, verify=False, real_root=real_roots[workspace])
                     folders.add(os.path.dirname(staged.target))
         except (OSError, MemwardenError) as error:
             report.problems.append(

@@ -54,6 +54,7 @@ class DurableWrites:
                 record=result.record if result.record and not result.skipped_fast else None,
                 forget_record=result.record is None,
                 expected=expected_rows(run, agent.id, result.outcomes),
+                real_workspace=agent.real_workspace,
             )
             for agent, result in finished
         ]

@@ -80,7 +80,7 @@ def main_file_agents(agents: Iterable[Agent]) -> frozenset[str]:
     session is written to ACTIVE_CONTEXT.md: the first agent of each workspace (by real path)."""
     owners: dict[str, str] = {}
     for agent in agents:
-        owners.setdefault(os.path.realpath(agent.workspace), agent.id)
+        owners.setdefault(agent.real_workspace, agent.id)
     return frozenset(owners.values())
 
 

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from memwarden.checkpoint.disk_sync import flush_folders
 from memwarden.checkpoint.positions import forget_file
 from memwarden.checkpoint.staging import (
     WRITERS_FOLDER,
@@ -34,6 +33,7 @@ from memwarden.checkpoint.staging import (
     identity,
     remove_temp_files,
 )
+from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import atomic_append, check_inside
 
@@ -103,17 +103,18 @@ def pending(state: StateDB, token: str, agent_id: str) -> list[StagedFile]:
     ]
 
 
-def place(staged: StagedFile, *, verify: bool) -> str:
+def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) -> str:
     """Put one staged file in place; return what happened: "placed" (renamed), "appended" (the
     run's entries appended to a newer version of a daily log), "done" (the target already holds
     it) or "lost" (a handoff whose temp file is gone or not whole: the target stays as it is).
 
     `verify` checks the temp file against the journal first (a killed run's); the live run
-    trusts the temp file it has just written and flushed. Raise OSError or UnsafePathError if
-    the target cannot be written.
+    trusts the temp file it has just written and flushed. `real_root`: the workspace's real
+    path, when the caller resolved it already. Raise OSError or UnsafePathError if the target
+    cannot be written.
     """
     target, temp = Path(staged.target), Path(staged.temp)
-    check_inside(target, Path(staged.workspace))
+    check_inside(target, Path(staged.workspace), real_root=real_root)
     if not verify or _intact(temp, staged):
         current = identity(target)
         if staged.appended is None or current == staged.before or current is None:

@@ -31,7 +31,7 @@ class Settings:
     tail_entries: int = 60
     handoff_min: int = 6
     daily_log: bool = True
-    workers: int = 4
+    workers: int = 0
     limits: Limits = field(default_factory=Limits)
     active_context_template: str = ""
     daily_entry_template: str = ""

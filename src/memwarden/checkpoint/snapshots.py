@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 
 class RunSnapshots:
-    """The snapshots of what one run wrote: begun once its files are in place (`send_ahead`:
-    git hashes and compresses them while the run refreshes INDEX.md and the manifests), taken
+    """The snapshots of what one run wrote: begun as its agents' files are final (`send_ahead`,
+    once or per batch of agents: git hashes and compresses them while the run goes on), taken
     once every write is done (`take`)."""
 
     def __init__(self, context: JobContext, trigger: str, dry_run: bool) -> None:
@@ -25,15 +25,17 @@ class RunSnapshots:
         self.early: EarlyBatch | None = None
 
     def send_ahead(self, agents: list[Agent], outcomes: list[SessionOutcome]) -> None:
-        """Start the history's git process and send it the files of the agents written to."""
-        if self.dry_run or not self.context.config.history.enabled or self.early is not None:
+        """Send the history's git process (started on the first call) the files of the agents
+        written to, once their files are final: committed, manifests and INDEX.md refreshed."""
+        if self.dry_run or not self.context.config.history.enabled:
             return
         written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
         if not written:
             return
-        from memwarden.history.early import EarlyBatch
+        if self.early is None:
+            from memwarden.history.early import EarlyBatch
 
-        self.early = EarlyBatch(self.context)
+            self.early = EarlyBatch(self.context)
         self.early.send([agent for agent in agents if agent.id in written])
 
     def take(self, agents: list[Agent], outcomes: list[SessionOutcome]) -> list[str]:

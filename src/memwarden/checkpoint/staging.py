@@ -82,6 +82,23 @@ class Writer:
                 self._folders.add(folder)
             return target.parent / f".{target.name}.mw-{self.token}-{self._count}.tmp"
 
+    def start_worker(self, index: int) -> None:
+        """In a worker process forked by the run (`fanout`): number its temp files apart from
+        the other processes' (the writer file and its lock are shared with them)."""
+        with self._lock:
+            self._count = index << 32
+
+    def folders(self) -> list[str]:
+        """Return the folders this writer put temp files in."""
+        with self._lock:
+            return sorted(self._folders)
+
+    def adopt(self, folders: list[str]) -> None:
+        """Count the folders a worker process put temp files in as this writer's, so `close`
+        cleans them too."""
+        with self._lock:
+            self._folders.update(folders)
+
     def close(self, *, pending: bool = False) -> None:
         """Stop handing out temp names and release the writer file. Unless the journal still
         holds renames of this run (`pending`: the next run rolls them forward, then cleans up),
@@ -93,11 +110,20 @@ class Writer:
             return
         try:
             if not pending:
-                remove_temp_files(self.token, folders)
+                remove_temp_files(self.token, sorted({*folders, *self._listed_folders()}))
                 self.path.unlink(missing_ok=True)
         finally:
             os.close(self._descriptor)
             self._descriptor = None
+
+    def _listed_folders(self) -> list[str]:
+        """Return the folders listed in the writer file: this process's and its workers', a
+        worker that died before sending its own included."""
+        try:
+            text = os.pread(self._descriptor, 1 << 24, 0) if self._descriptor is not None else b""
+        except OSError:
+            return []
+        return [line for line in text.decode("utf-8", "surrogateescape").splitlines() if line]
 
 
 def remove_temp_files(token: str, folders: list[str], keep: frozenset[str] = frozenset()) -> int:
@@ -141,6 +167,7 @@ class AgentFiles:
     workspace: Path
     _targets: dict[Path, _Target] = field(default_factory=dict)
     _writes: list[tuple[Path, str, str]] = field(default_factory=list)
+    _real_workspace: Path | None = None
 
     def exists(self, path: Path) -> bool:
         """Return True when `path` exists on disk or a write to it is staged."""
@@ -196,7 +223,9 @@ class AgentFiles:
     def _target(self, path: Path) -> _Target:
         target = self._targets.get(path)
         if target is None:
-            real = check_inside(path, self.workspace)
+            if self._real_workspace is None:
+                self._real_workspace = Path(os.path.realpath(self.workspace))
+            real = check_inside(path, self.workspace, real_root=self._real_workspace)
             base, before = _read_with_identity(real)
             target = self._targets[path] = _Target(real, base, before)
         return target

@@ -40,7 +40,7 @@ def measure(
     paths = sorted(set(current).intersection(GATEWAY_BOOTSTRAP))
     if not paths:
         return {}  # memory/ files alone: nothing to measure, nothing to look up
-    from memwarden.indexing.catalog import js_length
+    from memwarden.indexing.measures import js_length
 
     recorded_lengths = carried() if any(path not in contents for path in paths) else None
     lengths = {}

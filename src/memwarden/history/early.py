@@ -57,12 +57,16 @@ class EarlyBatch:
         self.importer: BatchImport | None = None
         self.sent: dict[str, SentFiles] = {}
         self._resources = ExitStack()
+        self._given_up = False
 
     def send(self, agents: Sequence[Agent]) -> None:
-        """Lock the store (shared, without waiting), start git and send the changed files of
-        the agents' workspaces, in id order."""
+        """Send the changed files of the agents' workspaces, in id order; on the first call,
+        lock the store (shared, without waiting) and start git. After a failure, nothing more
+        is sent."""
+        if self._given_up:
+            return
         try:
-            importer = self._start()
+            importer = self.importer or self._start()
             roots = tuple(self.context.config.history.root_files)
             manifests = load_manifests(self.context.state, (agent.id for agent in agents))
             for agent in sorted(agents, key=lambda agent: agent.id):
@@ -72,6 +76,7 @@ class EarlyBatch:
             importer.flush()
         except (MemwardenError, OSError):
             self.close()  # what was sent may be lost with git: the snapshots send it all
+            self._given_up = True
 
     def close(self) -> None:
         """Stop git if nothing committed through it, release the store; forget what was sent."""

@@ -30,6 +30,8 @@ class Target:
     max_chars: int
     total_max_chars: int
     lost: str | None = None
+    # The workspace's real path ("": resolved when needed).
+    real_workspace: str = ""
 
     @property
     def label(self) -> str:
@@ -44,12 +46,14 @@ def agent_targets(
 
     by_workspace: dict[str, Target] = {}
     for agent in agents:
-        real = os.path.realpath(agent.workspace)
+        real = agent.real_workspace
         cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
         total = deployment.bootstrap_total_max_chars(agent.id)
         target = by_workspace.get(real)
         if target is None:
-            target = by_workspace[real] = Target(agent.workspace, [agent.id], cap, total)
+            target = by_workspace[real] = Target(
+                agent.workspace, [agent.id], cap, total, real_workspace=real
+            )
         else:
             target.agents.append(agent.id)
             target.max_chars = min(target.max_chars, cap)
@@ -73,7 +77,7 @@ def workspace_targets(
     wanted = list(dict.fromkeys(os.path.realpath(folder.expanduser()) for folder in folders))
     by_real = {target_real: [] for target_real in wanted}
     for agent in deployment.agents:
-        real = os.path.realpath(agent.workspace)
+        real = agent.real_workspace
         if real in by_real:
             by_real[real].append(agent)
     targets = []

@@ -96,18 +96,20 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
 
             agents = select_agents(context.deployment, options.agent)
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
-            finished: list[tuple[Agent, AgentResult]] = []
+            committer = _Committer(context, writes, state, agents, snapshots)
             try:
                 results = checkpoint_agents(
                     state,
                     agents,
                     force=bool(options.force),
-                    on_done=lambda agent, result: finished.append((agent, result)),
+                    on_done=committer.done,
+                    idle=committer.commit,
                 )
             except BaseException:
-                writes.commit_agents(state, finished)  # stopped: keep what is done
+                committer.commit(refresh=False)  # stopped: keep what is done
                 raise
-            problems += writes.commit_agents(state, finished).problems
+            committer.commit()
+            problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
             # An agent settled by the fast skip has no new line anywhere: no new compaction either.
             read = [a for a, done in zip(agents, results, strict=True) if not done.skipped_fast]
@@ -117,10 +119,12 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
                 for agent, done in zip(agents, results, strict=True)
                 if done.sessions is not None
             }
-        snapshots.send_ahead(agents, outcomes)  # git hashes the files during the index refresh
-        indexed, index_problems = _refresh_indexes(
-            context, agents, outcomes, dry_run, also=writes.rolled_forward
-        )
+        if options.session:
+            indexed, index_problems = _refresh_indexes(
+                context, agents, outcomes, dry_run, also=writes.rolled_forward
+            )
+        else:
+            indexed, index_problems = committer.indexed(also=writes.rolled_forward)
         problems += index_problems
         writes.done()
     # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
@@ -134,6 +138,64 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
         result.problems.extend(problems)
         result.exit_code = 1
     return result
+
+
+class _Committer:
+    """Commits the agents done so far (`checkpoint.commit`) and refreshes their manifests and
+    INDEX.md: while worker processes still read (`idle`), and once all are done."""
+
+    def __init__(
+        self,
+        context: JobContext,
+        writes: DurableWrites,
+        state: RunState,
+        agents: list[Agent],
+        snapshots: RunSnapshots,
+    ) -> None:
+        self.context, self.writes, self.state = context, writes, state
+        self.snapshots = snapshots
+        self.order = {agent.id: number for number, agent in enumerate(agents)}
+        self.finished: list[tuple[Agent, AgentResult]] = []
+        self.committed = 0
+        self.problems: list[str] = []
+        self._indexed: list[dict[str, Any]] | None = None
+
+    def done(self, agent: Agent, result: AgentResult) -> None:
+        self.finished.append((agent, result))
+
+    def commit(self, *, refresh: bool = True) -> None:
+        batch = self.finished[self.committed :]
+        if not batch:
+            return
+        self.committed = len(self.finished)
+        self.problems += self.writes.commit_agents(self.state, batch).problems
+        if refresh:
+            outcomes = [outcome for _, result in batch for outcome in result.outcomes]
+            self._add(
+                *_refresh_indexes(self.context, [a for a, _ in batch], outcomes, self.state.dry_run)
+            )
+            # Their files are final: git hashes them while the run goes on (history.early).
+            self.snapshots.send_ahead([a for a, _ in batch], outcomes)
+
+    def indexed(self, *, also: Sequence[str]) -> tuple[list[dict[str, Any]] | None, list[str]]:
+        """Return every workspace indexed, in agent order (None: none), with the problems of the
+        refreshes, after refreshing the agents `also` names too."""
+        done = {agent for item in self._indexed or [] for agent in item["agents"]}
+        also = [agent_id for agent_id in also if agent_id not in done]
+        if also:
+            self._add(*_refresh_indexes(self.context, [], [], self.state.dry_run, also=also))
+        problems, self.problems = self.problems, []
+        if self._indexed is None:
+            return None, problems
+        return sorted(self._indexed, key=self._position), problems
+
+    def _position(self, item: dict[str, Any]) -> int:
+        return min((self.order.get(agent, -1) for agent in item["agents"]), default=-1)
+
+    def _add(self, indexed: list[dict[str, Any]] | None, problems: list[str]) -> None:
+        if indexed is not None:
+            self._indexed = (self._indexed or []) + indexed
+        self.problems += problems
 
 
 def _refresh_indexes(
@@ -257,16 +319,19 @@ def checkpoint_agents(
     *,
     force: bool,
     on_done: Callable[[Agent, AgentResult], None] | None = None,
+    idle: Callable[[], None] | None = None,
 ) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
     An agent whose workspace is gone though it has sessions fails at once (`lost_workspace`).
     Agents whose store and transcripts did not change are settled next, with a few stats
-    each. The others run `checkpoint.workers` at a time, in threads. `on_done(agent, result)`
-    is called in this thread as soon as each agent is done, so a run stopped part way can still
-    commit what the agents done so far staged.
+    each. The others are checkpointed in `checkpoint.workers` processes (checkpoint.fanout).
+    `on_done(agent, result)` is called in this process as soon as each agent's result is here,
+    so a run stopped part way can still commit what the agents done so far staged; `idle()`
+    whenever this process waits for a worker process.
     """
     from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
+    from memwarden.checkpoint.fanout import checkpoint_in_processes, processes_for
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.openclaw.agents import lost_workspace
 
@@ -289,25 +354,20 @@ def checkpoint_agents(
             if result is not None:
                 settled[agent.id] = finished(agent, result)
     pending = [agent for agent in agents if agent.id not in settled]
-    workers = min(state.settings.workers, len(pending))
-    if workers <= 1:
+    processes = processes_for(state.settings.workers, len(pending))
+    if processes <= 1:
         for agent in pending:
             settled[agent.id] = finished(agent, checkpoint_agent(state, agent, force=force))
     else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="checkpoint")
-        try:
-            results = pool.map(lambda agent: checkpoint_agent(state, agent, force=force), pending)
-            for agent, result in zip(pending, results, strict=True):
-                settled[agent.id] = finished(agent, result)
-        except BaseException:
-            # Stopped (SIGTERM) or broken: agents not started never start; the run is recorded
-            # at once, and the process exits when the agents under way are done (one waiting
-            # for another run's memory lock stops waiting: see stopping).
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
+        done = checkpoint_in_processes(
+            state,
+            pending,
+            processes,
+            lambda run, agent: checkpoint_agent(run, agent, force=force),
+            idle,
+        )
+        for agent, result in done:
+            settled[agent.id] = finished(agent, result)
     return [settled[agent.id] for agent in agents]
 
 

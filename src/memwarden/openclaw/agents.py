@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,6 +48,15 @@ class Agent:
     # Why memwarden refuses to write into this workspace (None: it may): a relative path, `/`,
     # the home folder itself or a system folder. See `workspace_problem`.
     workspace_problem: str | None = None
+    # The workspace's real path when it was discovered ("": an Agent made by hand); see
+    # `real_workspace`.
+    discovered_real_workspace: str = field(default="", compare=False, repr=False)
+
+    @property
+    def real_workspace(self) -> str:
+        """The workspace's real path (resolved once, at discovery): what tells apart agents
+        sharing one workspace. A write checks its target's path again (files.check_inside)."""
+        return self.discovered_real_workspace or os.path.realpath(self.workspace)
 
     @property
     def sessions_dir(self) -> Path:
@@ -304,6 +313,7 @@ def _make_agent(
         era=storage_era(agent_dir),
         configured=agent_id in roster,
         workspace_problem=workspace_problem(agent_id, workspace, settings, home, home_real),
+        discovered_real_workspace=os.path.realpath(workspace),
     )
 
 

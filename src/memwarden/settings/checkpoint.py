@@ -151,10 +151,11 @@ OPTIONS = [
     Option(
         "checkpoint.workers",
         "int",
-        1,
-        "How many agents are checkpointed at the same time, in threads. On a fast disk one is "
-        "as quick and costs less CPU (bench/REPORT.md); more helps when fsync is slow.",
-        minimum=1,
+        0,
+        "How many processes checkpoint agents side by side, on Linux (elsewhere one): 0 is one "
+        "per CPU core, at most 4. A process takes 8 changed agents or more, so a run with few "
+        "changes stays in one; 1 keeps every run in one process.",
+        minimum=0,
         maximum=64,
     ),
     Option(
