@@ -29,6 +29,7 @@ from memwarden.openclaw.transcripts import (
     has_new_data,
     read_since,
     read_tail,
+    read_to_end,
     transcript_size,
 )
 from memwarden.openclaw.zstd_frames import zstd
@@ -624,3 +625,34 @@ def test_read_since_file_only_lines_with_stops_where_the_full_read_stops(tmp_pat
 
     assert only.entries == [] and only.unparsed == len(everything.entries)
     assert only.end == everything.end
+
+
+def test_read_to_end_is_true_only_where_has_new_data_finds_nothing(tmp_path, agent_db):
+    path = write_jsonl_transcript(tmp_path / "t.jsonl", 3)
+    location = _file(path)
+    position = end_position(location)
+    stored = position.to_json()
+    assert read_to_end(location, stored) and not has_new_data(location, position)
+    assert read_to_end(location, stored | {"seq": 4, "other": "ignored"})
+    # What it cannot settle with one stat: has_new_data (or the first-sight read) decides.
+    for odd in (
+        None,
+        orjson.dumps(stored).decode(),
+        stored | {"offset": stored["offset"] - 1},
+        stored | {"inode": stored["inode"] + 1},
+        stored | {"device": True},
+        stored | {"offset": float(stored["offset"])},
+        stored | {"seq": "1"},
+        {"offset": stored["offset"]},
+    ):
+        assert not read_to_end(location, odd), odd
+    assert not read_to_end(_file(tmp_path / "missing.jsonl"), stored)
+    sqlite = TranscriptLocation("sqlite", agent_db, MAIN_SESSION)
+    assert not read_to_end(sqlite, end_position(sqlite).to_json())
+    with path.open("ab") as handle:  # a line appended
+        handle.write(orjson.dumps(next(transcript_lines(1))) + b"\n")
+    assert not read_to_end(location, stored) and has_new_data(location, position)
+    replacement = write_jsonl_transcript(tmp_path / "new.jsonl", 3)
+    os.replace(replacement, path)  # replaced by a file of the same size
+    assert path.stat().st_size == stored["offset"]
+    assert not read_to_end(location, stored) and has_new_data(location, position)

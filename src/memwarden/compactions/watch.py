@@ -224,13 +224,23 @@ def _watch_agent(
     sessions = list(known)
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
+    from memwarden.openclaw.transcripts import read_to_end
+
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
     for session in sessions:
         if session.transcript is None:
             continue
         report.sessions += 1
+        row = stored.get(session.key)
+        # Most conversations of a big store are quiet: one stat settles each.
+        if (
+            row is not None
+            and row[0] == session.session_id
+            and read_to_end(session.transcript, row[1])
+        ):
+            continue
         try:
-            _watch_session(watcher, agent, session, report, stored.get(session.key))
+            _watch_session(watcher, agent, session, report, row)
         except Exception as error:  # noqa: BLE001 - one broken session never stops the others
             report.problems.append(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
@@ -243,9 +253,10 @@ def _watch_session(
     agent: Agent,
     session: SessionRecord,
     report: WatchReport,
-    stored: dict[str, Any] | None,
+    stored: tuple[str, Any] | None,
 ) -> None:
-    """Watch one conversation from `stored`, its read position row (None: first sight)."""
+    """Watch one conversation from `stored`, its stored session id and read position (None:
+    first sight)."""
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
 
     state = watcher.context.state
@@ -253,14 +264,15 @@ def _watch_session(
     assert current is not None  # noqa: S101 - checked by the caller
     position = None
     if stored is not None:
+        stored_id, stored_position = stored
         try:
-            position = ReadPosition.from_json(stored["position"])
+            position = ReadPosition.from_json(stored_position)
         except ValueError:
             position = None
         archives_settled = True
-        if stored["session_id"] != session.session_id and position is not None:
-            for archive in _reset_archives(agent, stored["session_id"]):
-                location = TranscriptLocation("file", archive, stored["session_id"])
+        if stored_id != session.session_id and position is not None:
+            for archive in _reset_archives(agent, stored_id):
+                location = TranscriptLocation("file", archive, stored_id)
                 _, settled = _watch_transcript(
                     watcher, agent, session.key, location, position, report
                 )

@@ -30,7 +30,7 @@ from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.fields import describe, epoch_ms
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
-from memwarden.openclaw.keys import SessionKind, classify
+from memwarden.openclaw.keys import SessionKind, classify, names_automation
 from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.transcripts import TranscriptLocation
 
@@ -231,7 +231,7 @@ def load_file_store(
     return [
         record
         for key, entry in store.items()
-        if (automation or not classify(key).is_automation)
+        if (automation or not names_automation(key))
         and (record := _file_record(agent_id, sessions_dir, files, key, entry, noted)) is not None
     ]
 
@@ -318,6 +318,12 @@ def _find_transcript(
     folder, so candidates in it are looked up there instead of asking the file system (a
     store of 100k entries would otherwise cost 100k `stat` calls)."""
     folder = str(sessions_dir)
+    if files is not None and isinstance(session_file, str):
+        # The common case, first: the absolute path the gateway wrote, of a file in the folder.
+        written = session_file.strip()
+        parent, _, name = written.rpartition("/")
+        if parent == folder and name in files and written.startswith("/"):
+            return sessions_dir / name
     for candidate in _transcript_candidates(folder, session_id, session_file):
         if files is not None:
             parent, _, name = candidate.rpartition("/")
@@ -409,7 +415,7 @@ def load_sqlite_store(
     return [
         record
         for row in rows
-        if (automation or not classify(str(row["session_key"])).is_automation)
+        if (automation or not names_automation(str(row["session_key"])))
         and (record := _sqlite_record(agent_id, database, row, noted)) is not None
     ]
 
@@ -485,8 +491,9 @@ def _record(
     )
 
 
-def _first_time(*values: object) -> int | None:
-    return next((number for value in values if (number := epoch_ms(value)) is not None), None)
+def _first_time(first: object, second: object) -> int | None:
+    number = epoch_ms(first)
+    return number if number is not None else epoch_ms(second)
 
 
 def _boolean(value: object) -> bool | None:
