@@ -469,25 +469,26 @@ def _record(
     columns: Mapping[str, Any],
 ) -> SessionRecord:
     """Build a record from the entry's fields; SQLite columns, when given, win over the entry."""
+    field = entry.get
     return SessionRecord(
         agent_id=agent_id,
         key=key,
         session_id=session_id,
         kind=classify(key).kind,
-        updated_at=_first_time(columns.get("updated_at"), entry.get("updatedAt")),
-        status=_text(columns.get("status")) or _text(entry.get("status")),
-        total_tokens=_integer(entry.get("totalTokens")),
-        total_tokens_fresh=_boolean(entry.get("totalTokensFresh")),
-        context_tokens=_integer(entry.get("contextTokens")),
-        input_tokens=_integer(entry.get("inputTokens")),
-        output_tokens=_integer(entry.get("outputTokens")),
-        model=_text(entry.get("model")),
+        updated_at=_first_time(columns.get("updated_at"), field("updatedAt")),
+        status=_text(columns.get("status")) or _text(field("status")),
+        total_tokens=_integer(field("totalTokens")),
+        total_tokens_fresh=_boolean(field("totalTokensFresh")),
+        context_tokens=_integer(field("contextTokens")),
+        input_tokens=_integer(field("inputTokens")),
+        output_tokens=_integer(field("outputTokens")),
+        model=_text(field("model")),
         era=era,
         transcript=transcript,
         last_interaction_at=_first_time(
-            columns.get("last_interaction_at"), entry.get("lastInteractionAt")
+            columns.get("last_interaction_at"), field("lastInteractionAt")
         ),
-        compaction_count=_integer(entry.get("compactionCount")),
+        compaction_count=_integer(field("compactionCount")),
     )
 
 
