@@ -227,24 +227,24 @@ def load_file_store(
     if not isinstance(store, dict):
         raise StoreError(f"{store_path}: the session store is not a JSON object")
     noted = problems if problems is not None else []
-    files = _files_in(sessions_dir) if transcripts else None
+    listing = _Listing(sessions_dir) if transcripts else None
     return [
         record
         for key, entry in store.items()
         if (automation or not names_automation(key))
-        and (record := _file_record(agent_id, sessions_dir, files, key, entry, noted)) is not None
+        and (record := _file_record(agent_id, sessions_dir, listing, key, entry, noted)) is not None
     ]
 
 
 def _file_record(
     agent_id: str,
     sessions_dir: Path,
-    files: frozenset[str] | None,
+    listing: _Listing | None,
     key: str,
     entry: object,
     problems: list[str],
 ) -> SessionRecord | None:
-    """The record of one store entry; `files` names the sessions folder's files (None: the
+    """The record of one store entry; `listing` holds the sessions folder's files (None: the
     transcript is not looked for)."""
     if not isinstance(entry, dict):
         where = _entry_name(sessions_dir, key)
@@ -257,8 +257,8 @@ def _file_record(
         problems.append(f"{where}: sessionId is {odd}, not text; {_SKIPPED}")
         return None
     transcript_path = (
-        _find_transcript(sessions_dir, files, session_id, entry.get("sessionFile"))
-        if files is not None
+        _find_transcript(sessions_dir, listing, session_id, entry.get("sessionFile"))
+        if listing is not None
         else None
     )
     transcript = (
@@ -311,24 +311,54 @@ def resolve_transcript_file(
     return _find_transcript(sessions_dir, None, session_id, session_file)
 
 
+class _Listing:
+    """The files of a sessions folder, listed once, and which other spellings of its path name
+    the same folder: the `sessionFile` the gateway wrote may reach it through a symlink or an
+    alias of the state dir (macOS's /var is /private/var); a store's entries share that one
+    parent, stat'ed once instead of each of their transcripts."""
+
+    def __init__(self, folder: Path) -> None:
+        self.names = _files_in(folder)
+        self._folder = str(folder)
+        self._same: dict[str, bool] = {self._folder: True}
+
+    def same_folder(self, path: str) -> bool:
+        same = self._same.get(path)
+        if same is None:
+            same = self._same[path] = _same_file(path, self._folder)
+        return same
+
+
+def _same_file(one: str, other: str) -> bool:
+    try:
+        first, second = os.stat(one), os.stat(other)
+    except (OSError, ValueError):
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
 def _find_transcript(
-    sessions_dir: Path, files: frozenset[str] | None, session_id: str, session_file: object
+    sessions_dir: Path, listing: _Listing | None, session_id: str, session_file: object
 ) -> Path | None:
-    """`resolve_transcript_file`, where `files` (when given) names the files of the sessions
+    """`resolve_transcript_file`, where `listing` (when given) holds the files of the sessions
     folder, so candidates in it are looked up there instead of asking the file system (a
     store of 100k entries would otherwise cost 100k `stat` calls)."""
     folder = str(sessions_dir)
-    if files is not None and isinstance(session_file, str):
-        # The common case, first: the absolute path the gateway wrote, of a file in the folder.
+    if listing is not None and isinstance(session_file, str):
+        # The common case, first: the absolute path the gateway wrote, of a file in the folder
+        # (named as memwarden names the folder, or another way).
         written = session_file.strip()
         parent, _, name = written.rpartition("/")
-        if parent == folder and name in files and written.startswith("/"):
-            return sessions_dir / name
+        if name in listing.names and written.startswith("/"):
+            if parent == folder:
+                return sessions_dir / name
+            if listing.same_folder(parent):
+                return Path(written)
     for candidate in _transcript_candidates(folder, session_id, session_file):
-        if files is not None:
+        if listing is not None:
             parent, _, name = candidate.rpartition("/")
             if parent == folder:
-                if name in files:
+                if name in listing.names:
                     return sessions_dir / name
                 continue
         if os.path.isfile(candidate):
