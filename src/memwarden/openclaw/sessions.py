@@ -320,13 +320,14 @@ class _Listing:
     def __init__(self, folder: Path) -> None:
         self.names = _files_in(folder)
         self._folder = str(folder)
-        self._same: dict[str, bool] = {self._folder: True}
+        self._aliases: dict[str, Path | None] = {self._folder: folder}
 
-    def same_folder(self, path: str) -> bool:
-        same = self._same.get(path)
-        if same is None:
-            same = self._same[path] = _same_file(path, self._folder)
-        return same
+    def alias(self, path: str) -> Path | None:
+        """Return `path` as a Path when it names the folder (None when it does not)."""
+        if path in self._aliases:
+            return self._aliases[path]
+        alias = self._aliases[path] = Path(path) if _same_file(path, self._folder) else None
+        return alias
 
 
 def _same_file(one: str, other: str) -> bool:
@@ -352,8 +353,9 @@ def _find_transcript(
         if name in listing.names and written.startswith("/"):
             if parent == folder:
                 return sessions_dir / name
-            if listing.same_folder(parent):
-                return Path(written)
+            alias = listing.alias(parent)
+            if alias is not None:
+                return alias / name
     for candidate in _transcript_candidates(folder, session_id, session_file):
         if listing is not None:
             parent, _, name = candidate.rpartition("/")
