@@ -217,6 +217,8 @@ def _watch_agent(
     report: WatchReport,
     known: Sequence[SessionRecord] | None = None,
 ) -> None:
+    from memwarden.openclaw.transcripts import read_to_end
+
     if known is None:
         from memwarden.openclaw.sessions import load_sessions
 
@@ -224,19 +226,19 @@ def _watch_agent(
     sessions = list(known)
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
-    from memwarden.openclaw.transcripts import read_to_end
-
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
+    # Most conversations of a big store are quiet: a stat of the file settles each, or a query
+    # of the database (asked together, a thousand to a read transaction).
+    quiet = _quiet_in_database(sessions, stored) if agent.era == "sqlite" else frozenset()
     for session in sessions:
         if session.transcript is None:
             continue
         report.sessions += 1
         row = stored.get(session.key)
-        # Most conversations of a big store are quiet: one stat settles each.
         if (
             row is not None
             and row[0] == session.session_id
-            and read_to_end(session.transcript, row[1])
+            and (session.key in quiet or read_to_end(session.transcript, row[1]))
         ):
             continue
         try:
@@ -246,6 +248,24 @@ def _watch_agent(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
                 f"{describe_error(error)}"
             )
+
+
+def _quiet_in_database(
+    sessions: Sequence[SessionRecord], stored: Mapping[str, tuple[str, Any]]
+) -> frozenset[str]:
+    """The keys of the SQLite conversations whose transcript has no row past the position the
+    watch stored."""
+    from memwarden.openclaw.transcripts import all_read_to_end
+
+    known = [
+        (session.key, session.transcript, row[1])
+        for session in sessions
+        if session.transcript is not None
+        and (row := stored.get(session.key)) is not None
+        and row[0] == session.session_id
+    ]
+    answers = all_read_to_end([(location, position) for _, location, position in known])
+    return frozenset(key for (key, _, _), quiet in zip(known, answers, strict=True) if quiet)
 
 
 def _watch_session(
