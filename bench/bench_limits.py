@@ -83,9 +83,11 @@ def run(report: Report) -> None:
         f"{REPEAT} runs after one warm-up run. Stores of {ENTRIES:,} entries: 6 in 10 are "
         "automation (cron runs, sub-agents, heartbeats), the rest conversations; every entry "
         "has its transcript (file era: a small `.jsonl` each, named by an absolute "
-        "`sessionFile` as the gateway writes it), the main session a real one. Before each "
-        "checkpoint the store is touched, as the gateway does all day, so the run cannot be "
-        "skipped as unchanged. The gateway's /healthz answers on 127.0.0.1 (a stand-in).",
+        "`sessionFile` as the gateway writes it), the main session a real one; their update "
+        "times are moved to now before the runs, so about 5,700 conversations are active within "
+        "`checkpoint.staleness_hours` however old the inputs are. Before each checkpoint the "
+        "store is touched, as the gateway does all day, so the run cannot be skipped as "
+        "unchanged. The gateway's /healthz answers on 127.0.0.1 (a stand-in).",
     )
     file_state = _file_store_state()
     sqlite_state = _sqlite_store_state()
@@ -181,7 +183,7 @@ def _sqlite_store_state() -> Path:
     return state
 
 
-# A store built hours ago has fewer conversations within checkpoint.staleness_hours (4 h: 5,760
+# A store built hours ago has fewer conversations within checkpoint.staleness_hours (4 h: 5,736
 # when built) than one built now, and a checkpoint has less to look at: before the runs, every
 # update time moves by as much as the store aged, so each run sees the store as it was built.
 def _bring_file_store_up_to_date(store_path: Path) -> None:
