@@ -83,9 +83,11 @@ def run(report: Report) -> None:
         f"{REPEAT} runs after one warm-up run. Stores of {ENTRIES:,} entries: 6 in 10 are "
         "automation (cron runs, sub-agents, heartbeats), the rest conversations; every entry "
         "has its transcript (file era: a small `.jsonl` each, named by an absolute "
-        "`sessionFile` as the gateway writes it), the main session a real one. Before each "
-        "checkpoint the store is touched, as the gateway does all day, so the run cannot be "
-        "skipped as unchanged. The gateway's /healthz answers on 127.0.0.1 (a stand-in).",
+        "`sessionFile` as the gateway writes it), the main session a real one; their update "
+        "times are moved to now before the runs, so about 5,700 conversations are active within "
+        "`checkpoint.staleness_hours` however old the inputs are. Before each checkpoint the "
+        "store is touched, as the gateway does all day, so the run cannot be skipped as "
+        "unchanged. The gateway's /healthz answers on 127.0.0.1 (a stand-in).",
     )
     file_state = _file_store_state()
     sqlite_state = _sqlite_store_state()
@@ -150,7 +152,9 @@ def _built(name: str, build: Callable[[Path], None]) -> Path:
 
 
 def _file_store_state() -> Path:
-    return _built(f"file-store-{ENTRIES}", _build_file_store)
+    state = _built(f"file-store-{ENTRIES}", _build_file_store)
+    _bring_file_store_up_to_date(state / "agents" / "main" / "sessions" / "sessions.json")
+    return state
 
 
 def _build_file_store(root: Path) -> None:
@@ -174,7 +178,49 @@ def _build_file_store(root: Path) -> None:
 
 
 def _sqlite_store_state() -> Path:
-    return _built(f"sqlite-store-{ENTRIES}", _build_sqlite_store)
+    state = _built(f"sqlite-store-{ENTRIES}", _build_sqlite_store)
+    _bring_sqlite_store_up_to_date(state / "agents" / "main" / "agent" / "openclaw-agent.sqlite")
+    return state
+
+
+# A store built hours ago has fewer conversations within checkpoint.staleness_hours (4 h: 5,736
+# when built) than one built now, and a checkpoint has less to look at: before the runs, every
+# update time moves by as much as the store aged, so each run sees the store as it was built.
+def _bring_file_store_up_to_date(store_path: Path) -> None:
+    store = orjson.loads(store_path.read_bytes())
+    shift = _shift_ms(max(entry["updatedAt"] for entry in store.values()))
+    if shift:
+        for entry in store.values():
+            entry["updatedAt"] += shift
+        staged = store_path.with_name(store_path.name + ".tmp")
+        staged.write_bytes(orjson.dumps(store))
+        staged.replace(store_path)
+
+
+def _bring_sqlite_store_up_to_date(database: Path) -> None:
+    connection = sqlite3.connect(database)
+    try:
+        (newest,) = connection.execute("SELECT max(updated_at) FROM session_nodes").fetchone()
+        shift = _shift_ms(newest)
+        if shift:
+            with connection:
+                connection.execute(
+                    "UPDATE session_nodes SET updated_at = updated_at + ?1, "
+                    "entry_json = json_set(entry_json, '$.updatedAt', updated_at + ?1)",
+                    (shift,),
+                )
+                connection.execute(
+                    "UPDATE session_windows SET updated_at = updated_at + ?1", (shift,)
+                )
+    finally:
+        connection.close()
+
+
+def _shift_ms(newest_ms: int) -> int:
+    """How far to move the update times so the newest (the main session's) is now again, as
+    when the store was built (0: less than a minute off)."""
+    shift = _now_ms() - newest_ms
+    return shift if abs(shift) >= 60_000 else 0
 
 
 def _build_sqlite_store(root: Path) -> None:

@@ -269,14 +269,16 @@ class StateDB:
         ).fetchone()
         return None if row is None else _position(row)
 
-    def agent_positions(self, consumer: str, agent_id: str) -> dict[str, dict[str, Any]]:
-        """Return the stored read position rows of every session of an agent, by session key
-        (one query for an agent of 100k sessions, not one each)."""
+    def agent_positions(self, consumer: str, agent_id: str) -> dict[str, tuple[str, Any]]:
+        """Return the stored session id and read position of every session of an agent, by
+        session key (one query for an agent of 100k sessions, not one each; only the columns
+        a watch over all of them compares)."""
         rows = self.connection.execute(
-            "SELECT * FROM read_positions WHERE consumer = ? AND agent_id = ?",
+            "SELECT session_key, session_id, position_json FROM read_positions "
+            "WHERE consumer = ? AND agent_id = ?",
             (consumer, agent_id),
-        ).fetchall()
-        return {row["session_key"]: _position(row) for row in rows}
+        )
+        return {key: (session_id, orjson.loads(position)) for key, session_id, position in rows}
 
     def set_position(
         self,

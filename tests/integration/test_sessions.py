@@ -309,6 +309,49 @@ def test_load_file_store_transcript_is_a_file_or_a_link_to_one_never_a_folder(tm
     assert records["folder"].transcript is None
 
 
+def test_load_file_store_folder_named_another_way_finds_what_each_lookup_finds(
+    tmp_path, monkeypatch
+):
+    # The gateway wrote its state dir's path through a link (macOS: /var is /private/var).
+    real = tmp_path / "real"
+    alias = tmp_path / "alias"
+    alias.symlink_to(real, target_is_directory=True)
+    sessions_dir, written = real / "sessions", alias / "sessions"
+    store = {f"conversation:{n}": {"sessionId": f"s{n}"} for n in range(40)}
+    for n, entry in enumerate(store.values()):
+        entry["sessionFile"] = str(written / f"t{n}.jsonl")
+    write_store(sessions_dir, store)
+    for n in range(36):
+        (sessions_dir / f"t{n}.jsonl").write_text("{}\n")
+    (sessions_dir / "t36.jsonl").symlink_to(sessions_dir / "t0.jsonl")  # a link to a file
+    (sessions_dir / "t37.jsonl").mkdir()  # a folder: its session's own name is looked for
+    (sessions_dir / "s37.jsonl").write_text("{}\n")
+    # t38: not written yet, nor s38.jsonl; t39: gone, but s39.jsonl is there
+    (sessions_dir / "s39.jsonl").write_text("{}\n")
+    stats = []
+    real_stat = sessions.os.stat
+    monkeypatch.setattr(
+        sessions.os, "stat", lambda *a, **k: stats.append(a[0]) or real_stat(*a, **k)
+    )
+
+    records = by_key(sessions.load_file_store("main", sessions_dir))
+
+    # Each transcript as looking it up alone (a stat per candidate) finds it, with one stat
+    # of the alias for the folder's 36 files (and the lookups of the three odd entries).
+    assert len(stats) <= 2 + 3 * 3
+    monkeypatch.setattr(sessions.os, "stat", real_stat)
+    for key, entry in store.items():
+        alone = sessions.resolve_transcript_file(
+            sessions_dir, entry["sessionId"], entry["sessionFile"]
+        )
+        found = records[key].transcript
+        assert (found.path if found else None) == alone, key
+    assert records["conversation:0"].transcript.path == written / "t0.jsonl"
+    assert records["conversation:37"].transcript.path == sessions_dir / "s37.jsonl"
+    assert records["conversation:38"].transcript is None
+    assert records["conversation:39"].transcript.path == sessions_dir / "s39.jsonl"
+
+
 def test_load_file_store_without_automation_leaves_cron_and_subagents_out(tmp_path):
     sessions_dir = tmp_path / "sessions"
     keys = ["agent:main:main", "agent:main:cron:nightly:run:1", "agent:main:subagent:x"]

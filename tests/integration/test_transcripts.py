@@ -25,10 +25,12 @@ from memwarden.openclaw.entries import (
 from memwarden.openclaw.transcripts import (
     ReadPosition,
     TranscriptLocation,
+    all_read_to_end,
     end_position,
     has_new_data,
     read_since,
     read_tail,
+    read_to_end,
     transcript_size,
 )
 from memwarden.openclaw.zstd_frames import zstd
@@ -624,3 +626,62 @@ def test_read_since_file_only_lines_with_stops_where_the_full_read_stops(tmp_pat
 
     assert only.entries == [] and only.unparsed == len(everything.entries)
     assert only.end == everything.end
+
+
+def test_read_to_end_is_true_only_where_has_new_data_finds_nothing(tmp_path, agent_db):
+    path = write_jsonl_transcript(tmp_path / "t.jsonl", 3)
+    location = _file(path)
+    position = end_position(location)
+    stored = position.to_json()
+    assert read_to_end(location, stored) and not has_new_data(location, position)
+    assert read_to_end(location, stored | {"seq": 4, "other": "ignored"})
+    # What it cannot settle with one stat: has_new_data (or the first-sight read) decides.
+    for odd in (
+        None,
+        orjson.dumps(stored).decode(),
+        stored | {"offset": stored["offset"] - 1},
+        stored | {"inode": stored["inode"] + 1},
+        stored | {"device": True},
+        stored | {"offset": float(stored["offset"])},
+        stored | {"seq": "1"},
+        {"offset": stored["offset"]},
+    ):
+        assert not read_to_end(location, odd), odd
+    assert not read_to_end(_file(tmp_path / "missing.jsonl"), stored)
+    sqlite = TranscriptLocation("sqlite", agent_db, MAIN_SESSION)
+    assert not read_to_end(sqlite, end_position(sqlite).to_json())
+    with path.open("ab") as handle:  # a line appended
+        handle.write(orjson.dumps(next(transcript_lines(1))) + b"\n")
+    assert not read_to_end(location, stored) and has_new_data(location, position)
+    replacement = write_jsonl_transcript(tmp_path / "new.jsonl", 3)
+    os.replace(replacement, path)  # replaced by a file of the same size
+    assert path.stat().st_size == stored["offset"]
+    assert not read_to_end(location, stored) and has_new_data(location, position)
+
+
+def test_all_read_to_end_asks_a_database_what_has_new_data_asks_each_session(tmp_path, agent_db):
+    quiet = TranscriptLocation("sqlite", agent_db, MAIN_SESSION)
+    other = TranscriptLocation("sqlite", agent_db, HOOKTEST_SESSION)
+    empty = TranscriptLocation("sqlite", agent_db, "no-rows-at-all")
+    file = _file(write_jsonl_transcript(tmp_path / "t.jsonl", 2))
+    ends = [end_position(location) for location in (quiet, other, empty)]
+    reads = [
+        (quiet, ends[0].to_json()),
+        (other, ends[1].to_json()),
+        (empty, ends[2].to_json()),  # seq -1: no row yet, none since
+        (quiet, {"seq": ends[0].seq - 1}),
+        (quiet, {"seq": "13"}),
+        (quiet, {"offset": 0}),
+        (quiet, None),
+        (file, end_position(file).to_json()),  # a file: read_to_end's
+    ]
+    assert all_read_to_end(reads) == [True, True, True, False, False, False, False, False]
+    line = next(line for line in transcript_lines(1) if line["type"] == "message")
+    with _writable(agent_db) as connection:
+        row = event_row(HOOKTEST_SESSION, ends[1].seq + 1, orjson.dumps(line), 0)
+        connection.execute("INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+    assert all_read_to_end(reads[:3]) == [True, False, True]
+    for (location, stored), settled in zip(reads[:3], [True, False, True], strict=True):
+        assert has_new_data(location, ReadPosition.from_json(stored)) is not settled
+    gone = TranscriptLocation("sqlite", tmp_path / "missing.sqlite", MAIN_SESSION)
+    assert all_read_to_end([(gone, {"seq": 1})]) == [False]

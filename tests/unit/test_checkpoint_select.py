@@ -143,3 +143,26 @@ def test_select_excluded_patterns_and_sessions_without_transcript_are_never_chos
 def test_select_unknown_mode_raises():
     with pytest.raises(ValueError, match=r"checkpoint\.sessions"):
         select([record("agent:main:main", 1)], mode="newest")
+
+
+def test_select_all_compares_update_times_to_the_microsecond_as_datetimes_do():
+    now = NOW + timedelta(microseconds=1500)  # the cutoff falls inside a millisecond
+    cutoff = now - FOUR_HOURS
+    cutoff_ms = int(cutoff.timestamp() * 1000)  # 0.5 ms before the cutoff
+    conversations = [
+        SessionRecord(**{**_fields(record(f"agent:main:telegram:direct:{n}", 0)), "updated_at": t})
+        for n, t in enumerate([cutoff_ms + 2, cutoff_ms + 1, cutoff_ms, cutoff_ms - 1])
+    ]
+    selection = select_sessions(
+        sort_newest_first(conversations),
+        agent_id="main",
+        mode="all",
+        now=now,
+        staleness=FOUR_HOURS,
+    )
+    assert keys(selection) == [one.key for one in conversations if one.updated >= cutoff]
+    assert keys(selection) == [conversations[0].key, conversations[1].key]
+
+
+def _fields(one: SessionRecord) -> dict:
+    return {name: getattr(one, name) for name in SessionRecord.__slots__}

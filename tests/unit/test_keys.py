@@ -12,6 +12,7 @@ from memwarden.openclaw.keys import (
     SessionKind,
     classify,
     is_automation_key,
+    names_automation,
 )
 
 K = SessionKind
@@ -131,3 +132,53 @@ def test_classify_rest_is_the_key_after_the_agent_scope_or_the_whole_unscoped_ke
     assert classify("agent:ops:main").rest == "main"
     assert classify("cron:nightly").rest == "cron:nightly"
     assert classify("global").rest == "global"
+
+
+# Scopes and rests that sit on the edges of the automation rules: a word with nothing after it,
+# an empty agent id, line breaks (never matched by `.`), case and blanks, look-alike names.
+SCOPES = ["", "agent:main:", "AGENT:Ops:", "  agent:x:", "agent::", "agent:"]
+RESTS = [
+    "cron",
+    "cron:",
+    "cron:x",
+    "cron:x:run:y",
+    "Cron:Nightly",
+    "subagent:",
+    "subagent:a",
+    "subagent:a:subagent:b",
+    "acp:",
+    "acp:1",
+    "hook:",
+    "hook:z",
+    "node-",
+    "node-a",
+    "nodes",
+    "boot",
+    "boot:",
+    "boot:r",
+    "bootstrap",
+    "heartbeat",
+    "x:heartbeat",
+    "heartbeats",
+    "main:heartbeat",
+    "telegram:direct:1:heartbeat",
+    "main",
+    "telegram:direct:1",
+    "global",
+    "cron:\n",
+    "cron:a\nb",
+    "a\nb:heartbeat",
+    "boot:\n",
+    "",
+    ":",
+    "weird",
+]
+SUFFIXES = ["", " ", "\n", ":heartbeat", ":x"]
+
+
+def test_names_automation_says_what_classify_says_for_every_edge_key():
+    keys = [scope + rest + suffix for scope in SCOPES for rest in RESTS for suffix in SUFFIXES]
+    differing = [key for key in keys if names_automation(key) != classify(key).is_automation]
+    assert differing == []
+    assert sum(names_automation(key) for key in keys) > len(keys) // 3  # both answers occur
+    assert not all(names_automation(key) for key in keys)

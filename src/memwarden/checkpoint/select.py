@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord
 
 MODES = ("main", "recent", "all")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def select_sessions(
         if main is None:
             return Selection([], f"no session agent:{agent_id}:main")
         return Selection([main], "main session")
-    cutoff = now - staleness
+    cutoff = (now - staleness - _EPOCH) // _MICROSECOND
     active = [record for record in candidates if _updated_after(record, cutoff)]
     if mode == "all":
         # A store may hold a legacy unscoped `main` beside `agent:<id>:main`: one main only.
@@ -91,9 +93,11 @@ def is_candidate(record: SessionRecord, agent_id: str, exclude_patterns: tuple[s
     return not is_automation_key(record.key, exclude_patterns)
 
 
-def _updated_after(record: SessionRecord, cutoff: datetime) -> bool:
-    updated = record.updated
-    return updated is not None and updated >= cutoff
+def _updated_after(record: SessionRecord, cutoff_us: int) -> bool:
+    """`record.updated >= cutoff` (`cutoff_us` its microseconds since the epoch), without a
+    datetime for each of a big store's conversations."""
+    updated = record.updated_at
+    return updated is not None and updated * 1000 >= cutoff_us
 
 
 def _stale_at(record: SessionRecord, staleness: timedelta) -> datetime:

@@ -49,10 +49,9 @@ def checkpoint_one(
         session_id=session.session_id,
         dry_run=run.dry_run,
     )
-    redactor = run.redactor.fresh()
     mark = run.files.mark() if run.files is not None else 0
     try:
-        _checkpoint(replace(run, redactor=redactor), agent, session, force, ignore_minimum, outcome)
+        _checkpoint(run, agent, session, force, ignore_minimum, outcome)
     except Exception as error:  # noqa: BLE001 - one broken session never stops the others
         if run.files is not None:  # what it staged goes with it
             run.files.rollback(mark)
@@ -93,6 +92,8 @@ def _checkpoint(
         return
     from memwarden.checkpoint.pipeline import checkpoint_changed
 
+    # Its own redactor (counts, memory of what it masked): only a session that is read needs one.
+    run = replace(run, redactor=run.redactor.fresh())
     checkpoint_changed(
         run, agent, session, location, stored, same, name, target, force, ignore_minimum, outcome
     )

@@ -217,6 +217,8 @@ def _watch_agent(
     report: WatchReport,
     known: Sequence[SessionRecord] | None = None,
 ) -> None:
+    from memwarden.openclaw.transcripts import read_to_end
+
     if known is None:
         from memwarden.openclaw.sessions import load_sessions
 
@@ -225,12 +227,22 @@ def _watch_agent(
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
+    # Most conversations of a big store are quiet: a stat of the file settles each, or a query
+    # of the database (asked together, a thousand to a read transaction).
+    quiet = _quiet_in_database(sessions, stored) if agent.era == "sqlite" else frozenset()
     for session in sessions:
         if session.transcript is None:
             continue
         report.sessions += 1
+        row = stored.get(session.key)
+        if (
+            row is not None
+            and row[0] == session.session_id
+            and (session.key in quiet or read_to_end(session.transcript, row[1]))
+        ):
+            continue
         try:
-            _watch_session(watcher, agent, session, report, stored.get(session.key))
+            _watch_session(watcher, agent, session, report, row)
         except Exception as error:  # noqa: BLE001 - one broken session never stops the others
             report.problems.append(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
@@ -238,14 +250,33 @@ def _watch_agent(
             )
 
 
+def _quiet_in_database(
+    sessions: Sequence[SessionRecord], stored: Mapping[str, tuple[str, Any]]
+) -> frozenset[str]:
+    """The keys of the SQLite conversations whose transcript has no row past the position the
+    watch stored."""
+    from memwarden.openclaw.transcripts import all_read_to_end
+
+    known = [
+        (session.key, session.transcript, row[1])
+        for session in sessions
+        if session.transcript is not None
+        and (row := stored.get(session.key)) is not None
+        and row[0] == session.session_id
+    ]
+    answers = all_read_to_end([(location, position) for _, location, position in known])
+    return frozenset(key for (key, _, _), quiet in zip(known, answers, strict=True) if quiet)
+
+
 def _watch_session(
     watcher: _Watcher,
     agent: Agent,
     session: SessionRecord,
     report: WatchReport,
-    stored: dict[str, Any] | None,
+    stored: tuple[str, Any] | None,
 ) -> None:
-    """Watch one conversation from `stored`, its read position row (None: first sight)."""
+    """Watch one conversation from `stored`, its stored session id and read position (None:
+    first sight)."""
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
 
     state = watcher.context.state
@@ -253,14 +284,15 @@ def _watch_session(
     assert current is not None  # noqa: S101 - checked by the caller
     position = None
     if stored is not None:
+        stored_id, stored_position = stored
         try:
-            position = ReadPosition.from_json(stored["position"])
+            position = ReadPosition.from_json(stored_position)
         except ValueError:
             position = None
         archives_settled = True
-        if stored["session_id"] != session.session_id and position is not None:
-            for archive in _reset_archives(agent, stored["session_id"]):
-                location = TranscriptLocation("file", archive, stored["session_id"])
+        if stored_id != session.session_id and position is not None:
+            for archive in _reset_archives(agent, stored_id):
+                location = TranscriptLocation("file", archive, stored_id)
                 _, settled = _watch_transcript(
                     watcher, agent, session.key, location, position, report
                 )

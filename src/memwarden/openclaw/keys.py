@@ -163,6 +163,33 @@ def _channel_of(rest: str, channel_rule: int) -> str | None:
     return None if channel in _PEER_WORDS else channel
 
 
+# Rules the key's first word (or its last: heartbeat) settles, all of them automation: in a
+# store of 100k entries most keys are cron runs and sub-agents, told apart here without
+# `classify` building (and caching) what it knows of each. Each word needs more after it (`.+`).
+_AUTOMATION_WORDS = ("subagent:", "acp:", "cron:", "hook:", "node-")
+
+
+def names_automation(key: str) -> bool:
+    """Given a session key, return `classify(key).is_automation`, cheaply for most automation
+    keys (the others are classified)."""
+    normalized = key.strip().lower()
+    rest = normalized
+    if normalized.startswith("agent:"):
+        agent_id, _, rest = normalized[6:].partition(":")
+        if not agent_id:
+            rest = ""
+    # The first rule (heartbeat) and the automation rules before every interactive one:
+    # whichever matches first, the kind is automation. `.` in the rules never matches "\n".
+    if rest and "\n" not in rest:
+        if rest == "heartbeat" or rest.endswith(":heartbeat"):
+            return True
+        if rest.startswith(_AUTOMATION_WORDS) and rest not in _AUTOMATION_WORDS:
+            return True
+        if rest == "boot" or rest.startswith("boot:"):
+            return True
+    return classify(key).is_automation
+
+
 def is_automation_key(key: str, extra_patterns: Iterable[str] = ()) -> bool:
     """Given a session key and extra glob patterns, return True when the key is automation.
 

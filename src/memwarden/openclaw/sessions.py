@@ -30,7 +30,7 @@ from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.fields import describe, epoch_ms
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
-from memwarden.openclaw.keys import SessionKind, classify
+from memwarden.openclaw.keys import SessionKind, classify, names_automation
 from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.transcripts import TranscriptLocation
 
@@ -227,24 +227,24 @@ def load_file_store(
     if not isinstance(store, dict):
         raise StoreError(f"{store_path}: the session store is not a JSON object")
     noted = problems if problems is not None else []
-    files = _files_in(sessions_dir) if transcripts else None
+    listing = _Listing(sessions_dir) if transcripts else None
     return [
         record
         for key, entry in store.items()
-        if (automation or not classify(key).is_automation)
-        and (record := _file_record(agent_id, sessions_dir, files, key, entry, noted)) is not None
+        if (automation or not names_automation(key))
+        and (record := _file_record(agent_id, sessions_dir, listing, key, entry, noted)) is not None
     ]
 
 
 def _file_record(
     agent_id: str,
     sessions_dir: Path,
-    files: frozenset[str] | None,
+    listing: _Listing | None,
     key: str,
     entry: object,
     problems: list[str],
 ) -> SessionRecord | None:
-    """The record of one store entry; `files` names the sessions folder's files (None: the
+    """The record of one store entry; `listing` holds the sessions folder's files (None: the
     transcript is not looked for)."""
     if not isinstance(entry, dict):
         where = _entry_name(sessions_dir, key)
@@ -257,8 +257,8 @@ def _file_record(
         problems.append(f"{where}: sessionId is {odd}, not text; {_SKIPPED}")
         return None
     transcript_path = (
-        _find_transcript(sessions_dir, files, session_id, entry.get("sessionFile"))
-        if files is not None
+        _find_transcript(sessions_dir, listing, session_id, entry.get("sessionFile"))
+        if listing is not None
         else None
     )
     transcript = (
@@ -311,18 +311,56 @@ def resolve_transcript_file(
     return _find_transcript(sessions_dir, None, session_id, session_file)
 
 
+class _Listing:
+    """The files of a sessions folder, listed once, and which other spellings of its path name
+    the same folder: the `sessionFile` the gateway wrote may reach it through a symlink or an
+    alias of the state dir (macOS's /var is /private/var); a store's entries share that one
+    parent, stat'ed once instead of each of their transcripts."""
+
+    def __init__(self, folder: Path) -> None:
+        self.names = _files_in(folder)
+        self._folder = str(folder)
+        self._aliases: dict[str, Path | None] = {self._folder: folder}
+
+    def alias(self, path: str) -> Path | None:
+        """Return `path` as a Path when it names the folder (None when it does not)."""
+        if path in self._aliases:
+            return self._aliases[path]
+        alias = self._aliases[path] = Path(path) if _same_file(path, self._folder) else None
+        return alias
+
+
+def _same_file(one: str, other: str) -> bool:
+    try:
+        first, second = os.stat(one), os.stat(other)
+    except (OSError, ValueError):
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
 def _find_transcript(
-    sessions_dir: Path, files: frozenset[str] | None, session_id: str, session_file: object
+    sessions_dir: Path, listing: _Listing | None, session_id: str, session_file: object
 ) -> Path | None:
-    """`resolve_transcript_file`, where `files` (when given) names the files of the sessions
+    """`resolve_transcript_file`, where `listing` (when given) holds the files of the sessions
     folder, so candidates in it are looked up there instead of asking the file system (a
     store of 100k entries would otherwise cost 100k `stat` calls)."""
     folder = str(sessions_dir)
+    if listing is not None and isinstance(session_file, str):
+        # The common case, first: the absolute path the gateway wrote, of a file in the folder
+        # (named as memwarden names the folder, or another way).
+        written = session_file.strip()
+        parent, _, name = written.rpartition("/")
+        if name in listing.names and written.startswith("/"):
+            if parent == folder:
+                return sessions_dir / name
+            alias = listing.alias(parent)
+            if alias is not None:
+                return alias / name
     for candidate in _transcript_candidates(folder, session_id, session_file):
-        if files is not None:
+        if listing is not None:
             parent, _, name = candidate.rpartition("/")
             if parent == folder:
-                if name in files:
+                if name in listing.names:
                     return sessions_dir / name
                 continue
         if os.path.isfile(candidate):
@@ -409,7 +447,7 @@ def load_sqlite_store(
     return [
         record
         for row in rows
-        if (automation or not classify(str(row["session_key"])).is_automation)
+        if (automation or not names_automation(str(row["session_key"])))
         and (record := _sqlite_record(agent_id, database, row, noted)) is not None
     ]
 
@@ -463,30 +501,32 @@ def _record(
     columns: Mapping[str, Any],
 ) -> SessionRecord:
     """Build a record from the entry's fields; SQLite columns, when given, win over the entry."""
+    field = entry.get
     return SessionRecord(
         agent_id=agent_id,
         key=key,
         session_id=session_id,
         kind=classify(key).kind,
-        updated_at=_first_time(columns.get("updated_at"), entry.get("updatedAt")),
-        status=_text(columns.get("status")) or _text(entry.get("status")),
-        total_tokens=_integer(entry.get("totalTokens")),
-        total_tokens_fresh=_boolean(entry.get("totalTokensFresh")),
-        context_tokens=_integer(entry.get("contextTokens")),
-        input_tokens=_integer(entry.get("inputTokens")),
-        output_tokens=_integer(entry.get("outputTokens")),
-        model=_text(entry.get("model")),
+        updated_at=_first_time(columns.get("updated_at"), field("updatedAt")),
+        status=_text(columns.get("status")) or _text(field("status")),
+        total_tokens=_integer(field("totalTokens")),
+        total_tokens_fresh=_boolean(field("totalTokensFresh")),
+        context_tokens=_integer(field("contextTokens")),
+        input_tokens=_integer(field("inputTokens")),
+        output_tokens=_integer(field("outputTokens")),
+        model=_text(field("model")),
         era=era,
         transcript=transcript,
         last_interaction_at=_first_time(
-            columns.get("last_interaction_at"), entry.get("lastInteractionAt")
+            columns.get("last_interaction_at"), field("lastInteractionAt")
         ),
-        compaction_count=_integer(entry.get("compactionCount")),
+        compaction_count=_integer(field("compactionCount")),
     )
 
 
-def _first_time(*values: object) -> int | None:
-    return next((number for value in values if (number := epoch_ms(value)) is not None), None)
+def _first_time(first: object, second: object) -> int | None:
+    number = epoch_ms(first)
+    return number if number is not None else epoch_ms(second)
 
 
 def _boolean(value: object) -> bool | None:

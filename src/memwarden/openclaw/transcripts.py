@@ -9,8 +9,11 @@ only what is new since its last run and tells when the transcript was replaced u
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
+from memwarden.errors import StoreError
 from memwarden.openclaw.jsonl_tail import backward, file_errors, file_since, file_tail
 from memwarden.openclaw.sqlite_ro import read_with_retry
 from memwarden.openclaw.sqlite_tail import max_seq, sqlite_since, sqlite_size, sqlite_tail
@@ -21,11 +24,13 @@ __all__ = [
     "ReadPosition",
     "TailResult",
     "TranscriptLocation",
+    "all_read_to_end",
     "end_position",
     "has_new_data",
     "read_all",
     "read_since",
     "read_tail",
+    "read_to_end",
     "transcript_size",
 ]
 
@@ -144,6 +149,66 @@ def has_new_data(location: TranscriptLocation, position: ReadPosition) -> bool:
         position.inode,
         position.offset,
     )
+
+
+def read_to_end(location: TranscriptLocation, stored: object) -> bool:
+    """Given a transcript and a read position as stored (`ReadPosition.to_json`), return True
+    when the position is valid and `has_new_data` would find nothing new: one stat of a file,
+    without building the position. False when there may be more, or it cannot tell so
+    cheaply (a SQLite transcript: `all_read_to_end` asks many at once; an odd position; a file
+    that cannot be read): ask `has_new_data`. For a watch over 100k conversations, most of
+    them quiet."""
+    position = _position_fields(stored)
+    if location.kind != "file" or position is None or position[0] is None:
+        return False
+    try:
+        status = os.stat(location.path)
+    except OSError:
+        return False
+    return (status.st_size, status.st_dev, status.st_ino) == position[:3]
+
+
+def all_read_to_end(reads: Sequence[tuple[TranscriptLocation, object]]) -> list[bool]:
+    """Given (SQLite transcript, stored read position) pairs, return for each whether the
+    position is valid and `has_new_data` would find nothing new, as `read_to_end` does for a
+    file; those of one database are asked in a few read transactions, not one each. False
+    where it cannot tell (a database that cannot be read: `has_new_data` says why)."""
+    done = [False] * len(reads)
+    asked: dict[Path, list[tuple[int, int]]] = {}  # database: (index, stored seq)
+    for index, (location, stored) in enumerate(reads):
+        position = _position_fields(stored)
+        if location.kind == "sqlite" and position is not None and position[3] is not None:
+            asked.setdefault(location.path, []).append((index, position[3]))
+    for database, rows in asked.items():
+        for start in range(0, len(rows), _SEQS_PER_READ):
+            batch = rows[start : start + _SEQS_PER_READ]
+            try:
+                last = read_with_retry(
+                    database, lambda db, batch=batch: [max_seq(db, reads[i][0]) for i, _ in batch]
+                )
+            except StoreError:  # the rest are asked one by one, which says why
+                break
+            for (index, seq), now in zip(batch, last, strict=True):
+                done[index] = now == seq
+    return done
+
+
+# A read transaction of the gateway's database stays short (it holds back WAL checkpoints).
+_SEQS_PER_READ = 1000
+
+
+def _position_fields(
+    stored: object,
+) -> tuple[int | None, int | None, int | None, int | None] | None:
+    """(offset, device, inode, seq) of a stored read position when `ReadPosition.from_json`
+    would take it, else None."""
+    if type(stored) is not dict:
+        return None
+    fields = stored.get("offset"), stored.get("device"), stored.get("inode"), stored.get("seq")
+    for value in fields:
+        if value is not None and type(value) is not int:
+            return None
+    return fields if fields[0] is not None or fields[3] is not None else None
 
 
 def transcript_size(location: TranscriptLocation) -> int:
