@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 AGENTS_PER_PROCESS = 8
 MAX_PROCESSES = 4
 # The parent's share of the agents, against a worker's: it also commits what is done.
-PARENT_SHARE = 0.7
+PARENT_SHARE = 0.5
 _WORKER_FAILED = 70
 _FRAME_HEADER = struct.Struct("<Q")
 # Room in the pipe for a worker's results while the parent is busy (Linux caps it, often at

@@ -130,14 +130,17 @@ def watch_compactions(
     session_key: str | None = None,
     dry_run: bool = False,
     sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
+    report: WatchReport | None = None,
 ) -> WatchReport:
     """Given the job's context and the agents it checkpointed (and, for `checkpoint --session`,
     the one session), find, assess, keep and record their new compactions. Never raises for one
     agent, session or compaction: each failure is a problem line of the report.
 
     `sessions`: the conversations of each agent as the checkpoint just read them from its store
-    (automation sessions left out); an agent not in it has its store read here."""
-    report = WatchReport()
+    (automation sessions left out); an agent not in it has its store read here. `report`: the
+    report to add to (a run that watches its agents in batches), else a new one."""
+    if report is None:
+        report = WatchReport()
     if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
         return report
     from memwarden.checkpoint.daily_log import resolve_timezone
@@ -174,13 +177,15 @@ def watch_into(
     session_key: str | None = None,
     dry_run: bool = False,
     sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
+    watched: WatchReport | None = None,
 ) -> WatchReport:
     """Run the watch (`watch_compactions`) and add what it found to the checkpoint's result:
     `compactions` in --json, a line each for people, a warning line per lossy compaction (so
-    a quiet timer's log names it) and a problem per failure (exit 1); return the report."""
+    a quiet timer's log names it) and a problem per failure (exit 1); return the report.
+    `watched`: the report of a run that watched its agents already (in batches)."""
     from memwarden.runtime import Problem
 
-    report = watch_compactions(
+    report = watched or watch_compactions(
         context, agents, session_key=session_key, dry_run=dry_run, sessions=sessions
     )
     result.data["compactions"] = report.to_json()

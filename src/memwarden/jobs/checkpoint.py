@@ -103,7 +103,7 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
                     agents,
                     force=bool(options.force),
                     on_done=committer.done,
-                    idle=committer.commit,
+                    idle=committer.commit_while_waiting,
                 )
             except BaseException:
                 committer.commit(refresh=False)  # stopped: keep what is done
@@ -111,14 +111,7 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
             committer.commit()
             problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
-            # An agent settled by the fast skip has no new line anywhere: no new compaction either.
-            read = [a for a, done in zip(agents, results, strict=True) if not done.skipped_fast]
-            # The watch looks at the conversations as this run read them: each store read once.
-            loaded = {
-                agent.id: done.sessions
-                for agent, done in zip(agents, results, strict=True)
-                if done.sessions is not None
-            }
+            read, loaded = [], None  # watched by the committer, batch by batch
         if options.session:
             indexed, index_problems = _refresh_indexes(
                 context, agents, outcomes, dry_run, also=writes.rolled_forward
@@ -131,7 +124,15 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
     problems += snapshots.take(agents, outcomes)
     result = job_result(outcomes, dry_run)
     result.lines[1:1] = lines
-    watch_into(result, context, read, session_key=options.session, dry_run=dry_run, sessions=loaded)
+    watch_into(
+        result,
+        context,
+        read,
+        session_key=options.session,
+        dry_run=dry_run,
+        sessions=loaded,
+        watched=None if options.session else committer.watched,
+    )
     if indexed is not None:
         result.data["index"] = indexed
     if problems:
@@ -140,9 +141,13 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
     return result
 
 
+IDLE_COMMIT_AGENTS = 4
+
+
 class _Committer:
-    """Commits the agents done so far (`checkpoint.commit`) and refreshes their manifests and
-    INDEX.md: while worker processes still read (`idle`), and once all are done."""
+    """Commits the agents done so far (`checkpoint.commit`), refreshes their manifests and
+    INDEX.md, sends their files to the history and watches their compactions: while worker
+    processes still read (`idle`), and once all are done."""
 
     def __init__(
         self,
@@ -159,9 +164,17 @@ class _Committer:
         self.committed = 0
         self.problems: list[str] = []
         self._indexed: list[dict[str, Any]] | None = None
+        from memwarden.compactions.watch import WatchReport
+
+        self.watched = WatchReport()
 
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
+
+    def commit_while_waiting(self) -> None:
+        # Each commit flushes the file systems twice: a few agents at a time, not one by one.
+        if len(self.finished) - self.committed >= IDLE_COMMIT_AGENTS:
+            self.commit()
 
     def commit(self, *, refresh: bool = True) -> None:
         batch = self.finished[self.committed :]
@@ -176,6 +189,20 @@ class _Committer:
             )
             # Their files are final: git hashes them while the run goes on (history.early).
             self.snapshots.send_ahead([a for a, _ in batch], outcomes)
+            self._watch(batch)
+
+    def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
+        # An agent settled by the fast skip has no new line anywhere: no new compaction either.
+        # The watch looks at the conversations as this run read them: each store read once.
+        from memwarden.compactions.watch import watch_compactions
+
+        watch_compactions(
+            self.context,
+            [agent for agent, result in batch if not result.skipped_fast],
+            dry_run=self.state.dry_run,
+            sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
+            report=self.watched,
+        )
 
     def indexed(self, *, also: Sequence[str]) -> tuple[list[dict[str, Any]] | None, list[str]]:
         """Return every workspace indexed, in agent order (None: none), with the problems of the
