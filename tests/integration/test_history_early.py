@@ -21,7 +21,7 @@ from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
-from support.history import snapshot_contents, write_tree
+from support.history import context_with_failing_fast_import, snapshot_contents, write_tree
 
 
 def workspace_files(context, agent) -> dict[str, bytes]:
@@ -168,14 +168,11 @@ def test_store_held_by_retention_sends_nothing_and_the_snapshot_does_it_all(
 def test_git_that_dies_before_reading_fails_the_snapshot_with_its_reason(gateway, tmp_path):
     from memwarden.history import HistoryError
 
-    wrapper = tmp_path / "git-that-dies"
-    wrapper.write_text(
-        '#!/bin/sh\nif [ "$1" = fast-import ]; then '
-        'echo "fatal: cannot lock the pack (simulated)" >&2; exit 128; fi\nexec git "$@"\n'
+    context = context_with_failing_fast_import(
+        gateway.state_dir,
+        tmp_path,
+        'echo "fatal: cannot lock the pack (simulated)" >&2; exit 128',
     )
-    wrapper.chmod(0o700)
-    config = defaults().with_overrides({"history.git": str(wrapper)})
-    context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
     agent = context.deployment.default_agent()
     # More than the pipe holds: the stream's writer finds the pipe broken.
     write_tree(agent.memory_dir, {"big.md": os.urandom(3 << 20), "small.md": b"x"})

@@ -15,7 +15,12 @@ from memwarden.history import list_snapshots, snapshot
 from memwarden.history.manifest import load_manifests
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
-from support.history import memory_paths, snapshot_contents, write_tree
+from support.history import (
+    context_with_failing_fast_import,
+    memory_paths,
+    snapshot_contents,
+    write_tree,
+)
 
 
 def test_snapshot_first_run_records_every_file_byte_exact(context, agent):
@@ -202,14 +207,11 @@ def test_snapshot_after_the_store_lost_blobs_sends_every_file_again(context, age
 def test_snapshot_when_git_fast_import_fails_records_nothing_and_says_why(gateway, tmp_path):
     from memwarden.history import HistoryError
 
-    wrapper = tmp_path / "git-that-fails"
-    wrapper.write_text(
-        '#!/bin/sh\nif [ "$1" = fast-import ]; then cat >/dev/null; '
-        'echo "fatal: out of disk space (simulated)" >&2; exit 128; fi\nexec git "$@"\n'
+    context = context_with_failing_fast_import(
+        gateway.state_dir,
+        tmp_path,
+        'cat >/dev/null; echo "fatal: out of disk space (simulated)" >&2; exit 128',
     )
-    wrapper.chmod(0o700)
-    config = defaults().with_overrides({"history.git": str(wrapper)})
-    context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
     agent = context.deployment.default_agent()
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     with pytest.raises(HistoryError, match="git fast-import failed: fatal: out of disk space"):

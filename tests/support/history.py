@@ -24,3 +24,20 @@ def snapshot_contents(context, snap) -> dict[str, bytes]:
 def memory_paths(files: dict[str, bytes]) -> dict[str, bytes]:
     """Given files relative to memory/, return them relative to the workspace."""
     return {f"memory/{name}": data for name, data in files.items()}
+
+
+def context_with_failing_fast_import(state_dir: Path, folder: Path, fast_import: str):
+    """Return a JobContext for `state_dir` whose git runs the shell `fast_import` instead of
+    `git fast-import` (every other git command is the real one)."""
+    import os
+
+    from memwarden.config import defaults
+    from memwarden.runtime import JobContext
+
+    wrapper = folder / "git-whose-fast-import-fails"
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ "$1" = fast-import ]; then {fast_import}; fi\nexec git "$@"\n'
+    )
+    wrapper.chmod(0o700)
+    config = defaults().with_overrides({"history.git": str(wrapper)})
+    return JobContext(config=config, env=dict(os.environ), state_dir_override=state_dir)
