@@ -13,10 +13,10 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
-from memwarden.errors import MemwardenError, UnsafePathError, describe_error, describe_os_error
+from memwarden.errors import MemwardenError, UnsafePathError
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -93,82 +93,20 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
     return path
 
 
-def atomic_write(path: Path, data: bytes | str, root: Path | None = None) -> None:
+def atomic_write(
+    path: Path, data: bytes | str, root: Path | None = None, *, real_root: Path | None = None
+) -> None:
     """Replace `path` with `data` atomically: temp file in the same folder, fsync, rename, fsync.
 
-    With `root`, the target must stay inside it (see check_inside). The file ends up 0600.
+    With `root`, the target must stay inside it (see check_inside, and its `real_root`). The
+    file ends up 0600.
     """
-    target = check_inside(path, root) if root is not None else _refuse_symlink(path)
+    target = (
+        check_inside(path, root, real_root=real_root) if root is not None else _refuse_symlink(path)
+    )
     temp = _write_temp(target, data.encode("utf-8") if isinstance(data, str) else data)
     os.replace(temp, target)
     fsync_dir(target.parent)
-
-
-class WriteBatch:
-    """Files replaced whole, made durable together: two flushes for the batch instead of two
-    fsyncs a file.
-
-    `write` leaves a temp file (not flushed) beside its target; `finish` flushes every temp file
-    at once (disk_sync: one `syncfs` per file system on Linux), renames each whose target is still
-    as it was when its temp file was written (someone else wrote a newer one meanwhile: theirs
-    stays), then flushes the folders. Each file is old or new, whole, whenever the process dies;
-    temp files left by a kill are removed as any other (remove_stale_temp_files). Writes are
-    tagged with the current `group`: `finish` holds `hold(group)` while it renames the group's.
-    """
-
-    def __init__(self) -> None:
-        self.group: object = None
-        self._pending: list[tuple[Path, Path, tuple[int, int, int] | None, object]] = []
-
-    def write(
-        self, path: Path, data: bytes | str, root: Path, real_root: Path | None = None
-    ) -> None:
-        """Stage `path` replaced by `data` (as atomic_write, but renamed by `finish`);
-        `real_root` as for check_inside."""
-        target = check_inside(path, root, real_root=real_root)
-        before = _identity(target)
-        payload = data.encode("utf-8") if isinstance(data, str) else data
-        temp = _write_temp(target, payload, sync=False)
-        self._pending.append((temp, target, before, self.group))
-
-    def finish(self, hold: Callable[[object], AbstractContextManager[object]]) -> dict[object, str]:
-        """Put every staged file in place; return, by group, why a group's files were not."""
-        from memwarden.disk_sync import flush_files, flush_folders
-
-        failed: dict[object, str] = {}
-        if not self._pending:
-            return failed
-        pending, self._pending = self._pending, []
-        try:
-            flush_files(str(temp) for temp, _, _, _ in pending)
-        except OSError as error:
-            for temp, _, _, group in pending:
-                temp.unlink(missing_ok=True)
-                failed[group] = describe_os_error(error)
-            return failed
-        by_group: dict[object, list[tuple[Path, Path, tuple[int, int, int] | None]]] = {}
-        for temp, target, before, group in pending:
-            by_group.setdefault(group, []).append((temp, target, before))
-        folders = set()
-        for group, writes in by_group.items():
-            try:
-                with hold(group):
-                    for temp, target, before in writes:
-                        if _identity(target) == before:
-                            os.replace(temp, target)
-                            folders.add(str(target.parent))
-                        else:
-                            temp.unlink(missing_ok=True)
-            except (OSError, MemwardenError) as error:
-                failed[group] = describe_error(error)
-                for temp, _, _ in writes:
-                    temp.unlink(missing_ok=True)
-        try:
-            flush_folders(folders)
-        except OSError as error:  # in place, but not known to be on disk
-            for group in by_group:
-                failed.setdefault(group, describe_os_error(error))
-        return failed
 
 
 def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
@@ -219,9 +157,8 @@ def named_temp_files(namer: Callable[[Path], Path]) -> Iterator[None]:
         _temp_namer = previous
 
 
-def _write_temp(target: Path, payload: bytes, *, sync: bool = True) -> Path:
-    """Write `payload` to a 0600 temp file beside `target` (fsynced unless not `sync`: the
-    caller flushes it with others); return its path."""
+def _write_temp(target: Path, payload: bytes) -> Path:
+    """Write `payload` to a fsynced 0600 temp file beside `target`; return its path."""
     ensure_dir(target.parent)
     # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
     # never share a temp file, and a stale one left by a crash is never reused with its mode.
@@ -239,8 +176,7 @@ def _write_temp(target: Path, payload: bytes, *, sync: bool = True) -> Path:
         while view:
             written = os.write(descriptor, view)
             view = view[written:]
-        if sync:
-            os.fsync(descriptor)
+        os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)
         temp.unlink(missing_ok=True)

@@ -52,11 +52,13 @@ def copy_of(pristine: Path, root: Path) -> Path:
     return root
 
 
-def checkpoint(root: Path, monkeypatch, capsys, workers: str) -> dict:
+def checkpoint(root: Path, monkeypatch, capsys, workers: str, warnings: list | None = None) -> dict:
     monkeypatch.setenv("XDG_STATE_HOME", str(root / "xdg"))
     monkeypatch.setenv("MEMWARDEN_CHECKPOINT_WORKERS", workers)
     result = run_cli(capsys, "--json", "--state-dir", str(root / "state"), "checkpoint")
     assert result.exit_code == 0, result.stderr
+    if warnings is not None:
+        warnings += [line for line in result.messages if "worker" in line]
     return result.json()
 
 
@@ -141,23 +143,46 @@ def test_a_worker_that_dies_costs_time_not_data(
     two = copy_of(pristine, tmp_path / "two")
     real_work = fanout._work
 
-    def dying_work(run, agents, index, pipe, checkpoint_one):
+    def dying_work(run, agents, index, pipe, checkpoint_one, *rest):
         def checkpoint_until(run, agent):
             if agent is agents[dies_after]:
                 os._exit(9)  # as the kernel's OOM killer would end it: nothing sent back
             return checkpoint_one(run, agent)
 
-        real_work(run, agents, index, pipe, checkpoint_until)
+        real_work(run, agents, index, pipe, checkpoint_until, *rest)
 
     alone = checkpoint(one, monkeypatch, capsys, "1")
     monkeypatch.setattr(fanout, "_work", dying_work)
-    shared = checkpoint(two, monkeypatch, capsys, "2")
+    warnings = []
+    shared = checkpoint(two, monkeypatch, capsys, "2", warnings)
 
+    assert warnings == [
+        "memwarden: checkpoint: a worker process ended with exit 9; this process checkpointed "
+        "the agents it had not finished"
+    ]
     assert outcomes(shared) == outcomes(alone)
     assert memory(two) == memory(one)
     # The temp files it wrote before it died are removed with the run's.
     assert not list((two / "workspaces").rglob("*.tmp"))
     assert no_children_left()
+
+
+def test_no_fork_possible_checkpoints_everything_here(pristine, tmp_path, monkeypatch, capsys):
+    one = copy_of(pristine, tmp_path / "one")
+    two = copy_of(pristine, tmp_path / "two")
+    alone = checkpoint(one, monkeypatch, capsys, "1")
+
+    def refused():
+        raise BlockingIOError(11, "Resource temporarily unavailable")  # as under TasksMax
+
+    monkeypatch.setattr(fanout.os, "fork", refused)
+    warnings = []
+    shared = checkpoint(two, monkeypatch, capsys, "2", warnings)
+
+    assert len(warnings) == 1 and "no worker process" in warnings[0], warnings
+    assert outcomes(shared) == outcomes(alone)
+    assert memory(two) == memory(one)
+    assert not list((two / "workspaces").rglob("*.tmp"))
 
 
 def test_a_run_stopped_while_workers_run_kills_and_reaps_them(pristine, tmp_path, monkeypatch):

@@ -345,6 +345,13 @@ def test_index_agents_sharing_a_workspace_index_it_once(capsys, state):
 
     (outcome,) = result.json()["workspaces"]
     assert outcome["agents"] == ["main", "twin"]
+    # One of them alone (a checkpoint that wrote only twin's files): the workspace's manifest
+    # still names both, as the hook needs to map each one's handoffs.
+    alone = index(capsys, state, "--json", "--agent", "twin", "--force")
+    (outcome,) = alone.json()["workspaces"]
+    assert outcome["agents"] == ["main", "twin"]
+    manifest = orjson.loads((state.workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    assert manifest["agents"] == ["main", "twin"]
 
 
 def set_bootstrap_caps(state, per_file: int, total: int = 60_000) -> None:

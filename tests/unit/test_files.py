@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
-from contextlib import nullcontext
 from pathlib import Path
 
 import pytest
 
-from memwarden.errors import MemwardenError, UnsafePathError
-from memwarden.files import WriteBatch, atomic_append, atomic_write, check_inside, ensure_dir
+from memwarden.errors import UnsafePathError
+from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir
 
 
 def mode(path) -> int:
@@ -157,68 +156,3 @@ def test_atomic_write_from_many_threads_each_write_is_whole(tmp_path):
     assert target.read_text() in texts
     assert mode(target) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["ACTIVE_CONTEXT.md"]
-
-
-def temp_files(folder):
-    return sorted(path.name for path in folder.iterdir() if path.name.endswith(".tmp"))
-
-
-def test_write_batch_puts_files_in_place_only_when_finished(tmp_path):
-    memory = ensure_dir(tmp_path / "ws" / "memory")
-    (memory / "a.json").write_text("old")
-    batch = WriteBatch()
-    batch.group = "alpha"
-    batch.write(memory / "a.json", "new a", root=tmp_path / "ws")
-    batch.group = "beta"
-    batch.write(memory / "b.json", b"new b", root=tmp_path / "ws")
-    assert (memory / "a.json").read_text() == "old"
-    assert not (memory / "b.json").exists()
-    assert len(temp_files(memory)) == 2
-    held = []
-
-    assert batch.finish(lambda group: held.append(group) or nullcontext()) == {}
-    assert held == ["alpha", "beta"]
-    assert (memory / "a.json").read_text() == "new a"
-    assert (memory / "b.json").read_text() == "new b"
-    assert mode(memory / "b.json") == 0o600
-    assert temp_files(memory) == []
-
-
-def test_write_batch_keeps_a_target_someone_changed_meanwhile(tmp_path):
-    memory = ensure_dir(tmp_path / "memory")
-    (memory / "a.json").write_text("old")
-    batch = WriteBatch()
-    batch.write(memory / "a.json", "ours", root=tmp_path)
-    (memory / "a.json").write_text("theirs, newer")
-    assert batch.finish(lambda group: nullcontext()) == {}
-    assert (memory / "a.json").read_text() == "theirs, newer"
-    assert temp_files(memory) == []
-
-
-def test_write_batch_group_whose_lock_cannot_be_taken_is_reported_and_left_as_it_was(tmp_path):
-    memory = ensure_dir(tmp_path / "memory")
-    batch = WriteBatch()
-    for group in ("alpha", "beta"):
-        batch.group = group
-        batch.write(memory / f"{group}.json", group, root=tmp_path)
-
-    def hold(group):
-        if group == "beta":
-            raise MemwardenError("the memory lock of beta is held by another run")
-        return nullcontext()
-
-    assert batch.finish(hold) == {"beta": "the memory lock of beta is held by another run"}
-    assert (memory / "alpha.json").read_text() == "alpha"
-    assert not (memory / "beta.json").exists()
-    assert temp_files(memory) == []
-
-
-def test_write_batch_refuses_a_symlinked_target_at_once(tmp_path):
-    outside = tmp_path / "outside.json"
-    outside.write_text("keep")
-    memory = ensure_dir(tmp_path / "ws" / "memory")
-    (memory / "a.json").symlink_to(outside)
-    with pytest.raises(UnsafePathError):
-        WriteBatch().write(memory / "a.json", "x", root=tmp_path / "ws")
-    assert outside.read_text() == "keep"
-    assert temp_files(memory) == []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import pickle
 import select
@@ -29,6 +30,8 @@ import struct
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
+
+from memwarden.log_format import LOGGER_NAME
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
@@ -47,6 +50,8 @@ _FRAME_HEADER = struct.Struct("<Q")
 # 1 MiB); a worker that fills it waits for the parent.
 _PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+log = logging.getLogger(LOGGER_NAME)
 
 
 def processes_for(setting: int, pending: int) -> int:
@@ -76,11 +81,17 @@ def checkpoint_in_processes(
     own = round(len(rest) / processes * PARENT_SHARE)
     shares = [rest[:own], *(rest[own + index :: processes - 1] for index in range(processes - 1))]
     workers: list[_Worker] = []
+    own_share = shares[0]
     try:
         for index, share in enumerate(shares[1:], start=1):
-            if share:
-                workers.append(_fork(run, share, index, checkpoint))
-        for agent in shares[0]:
+            if not share:
+                continue
+            worker = _fork(run, share, index, checkpoint, [w.reader for w in workers])
+            if worker is None:  # no fork now (a process limit, no memory): here, then
+                own_share = own_share + share
+            else:
+                workers.append(worker)
+        for agent in own_share:
             yield agent, checkpoint(run, agent)
         for worker in workers:
             sent = {}
@@ -131,7 +142,7 @@ class _Worker:
         reader = self.reader
         if reader is None:
             return False
-        if idle is not None and not select.select([reader], [], [], 0)[0]:
+        if idle is not None and not _readable(reader):
             idle()
         chunk = os.read(reader, _PIPE_BYTES)
         self._received += chunk
@@ -149,20 +160,27 @@ class _Worker:
         del self._received[:end]
         return frame
 
-    def _close(self) -> None:
+    def _close(self, *, stopped: bool = False) -> None:
         if self.reader is not None:
             os.close(self.reader)
             self.reader = None
         if self.pid:
-            os.waitpid(self.pid, 0)
+            _, status = os.waitpid(self.pid, 0)
             self.pid = 0
+            code = os.waitstatus_to_exitcode(status)
+            if code != 0 and not stopped:
+                log.warning(
+                    "checkpoint: a worker process ended with %s; this process checkpointed the "
+                    "agents it had not finished",
+                    f"signal {-code}" if code < 0 else f"exit {code}",
+                )
 
     def stop(self) -> None:
         """Kill the worker if it still runs (the parent stops early), and reap it."""
         if self.pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-        self._close()
+        self._close(stopped=True)
 
 
 def _fork(
@@ -170,14 +188,30 @@ def _fork(
     agents: list[Agent],
     index: int,
     checkpoint: Callable[[RunState, Agent], AgentResult],
-) -> _Worker:
+    other_pipes: list[int | None],
+) -> _Worker | None:
+    """Fork a worker for `agents`; return it, or None when the system cannot fork now."""
     reader, writer = os.pipe()
     with contextlib.suppress(OSError):  # a smaller pipe only makes the worker wait sooner
         fcntl.fcntl(writer, _F_SETPIPE_SZ, _PIPE_BYTES)
-    pid = os.fork()
-    if pid == 0:  # the worker: never returns
+    # No stop may reach the worker before it is one (a signal there would run the parent's
+    # handler, and the parent's code, in the worker).
+    stops = {signal.SIGTERM, signal.SIGINT}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        pid = os.fork()
+    except OSError as error:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         os.close(reader)
-        _work(run, agents, index, writer, checkpoint)
+        os.close(writer)
+        log.warning("checkpoint: no worker process (%s); this process does its agents", error)
+        return None
+    if pid == 0:  # the worker: never returns into the parent's code, whatever happens
+        try:
+            _work(run, agents, index, writer, checkpoint, [reader, *other_pipes], mask)
+        finally:
+            os._exit(_WORKER_FAILED)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(writer)
     return _Worker(pid, reader, agents)
 
@@ -188,12 +222,18 @@ def _work(
     index: int,
     pipe: int,
     checkpoint: Callable[[RunState, Agent], AgentResult],
+    inherited: list[int | None],
+    signals: set[signal.Signals],
 ) -> None:
     status = _WORKER_FAILED
     try:
         # The parent handles a stop: it kills its workers.
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, signals)
+        for descriptor in inherited:  # the parent's ends of every worker's pipe
+            if descriptor is not None:
+                os.close(descriptor)
         if run.writer is not None:
             run.writer.start_worker(index)
         for agent in agents:
@@ -202,6 +242,12 @@ def _work(
         status = 0
     finally:
         os._exit(status)
+
+
+def _readable(descriptor: int) -> bool:
+    poller = select.poll()
+    poller.register(descriptor, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def _send(pipe: int, frame: tuple) -> None:

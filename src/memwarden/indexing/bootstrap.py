@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint.handoff_files import read_handoffs
-from memwarden.files import WriteBatch, atomic_write, ensure_dir, read_text_if_exists
+from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
 from memwarden.indexing.manifest import (
     INDEX_PATH,
     MANIFEST_NAME,
@@ -45,7 +45,6 @@ def refresh_manifest(
     keeping_main_file: Collection[str],
     *,
     dry_run: bool,
-    batch: WriteBatch | None = None,
 ) -> ManifestResult:
     """Given a workspace, the length of its INDEX.md (None: INDEX.md is not injected) and the
     agents whose main session has ACTIVE_CONTEXT.md, write its manifest when its content
@@ -75,11 +74,8 @@ def refresh_manifest(
         return ManifestResult("would_write", handoffs, choice.left_out)
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)
-    if batch is not None:
-        real = Path(target.real_workspace) if target.real_workspace else None
-        batch.write(path, payload, root=target.workspace, real_root=real)
-    else:
-        atomic_write(path, payload, root=target.workspace)
+    real = Path(target.real_workspace) if target.real_workspace else None
+    atomic_write(path, payload, root=target.workspace, real_root=real)
     return ManifestResult("written", handoffs, choice.left_out)
 
 

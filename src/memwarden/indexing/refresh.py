@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from memwarden.checkpoint.handoff_files import main_file_agents
 from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import (
-    WriteBatch,
     atomic_write,
     ensure_dir,
     read_text_if_exists,
@@ -25,7 +24,7 @@ from memwarden.files import (
 )
 from memwarden.history.locking import memory_lock
 from memwarden.indexing.bootstrap import refresh_manifest
-from memwarden.indexing.manifest import INDEX_PATH, MANIFEST_NAME
+from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.measures import js_length
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import FileStat, scan_pool
@@ -111,36 +110,20 @@ def index_targets(
         context.now(),
         main_file_agents(context.deployment.agents),
     )
-    # The manifests are flushed together at the end (files.WriteBatch), not two fsyncs each.
-    batch = None if dry_run else WriteBatch()
     outcomes = []
-    for number, target in enumerate(targets):
-        if batch is not None:
-            batch.group = number
+    for target in targets:
         try:
             with _memory_locks(context, target.agents, dry_run):
                 outcome = index_workspace(
-                    context,
-                    target,
-                    shared,
-                    force=force,
-                    dry_run=dry_run,
-                    write_index=write_index,
-                    batch=batch,
+                    context, target, shared, force=force, dry_run=dry_run, write_index=write_index
                 )
         except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
             outcome = Outcome(
                 str(target.workspace), target.agents, "failed", error=describe_error(error)
             )
-        outcomes.append(outcome)
-    if batch is not None:
-        failed = batch.finish(lambda number: _memory_locks(context, targets[number].agents, False))
-        for number, reason in failed.items():
-            outcome = outcomes[number]
-            outcome.status, outcome.manifest = "failed", "failed"
-            outcome.error = outcome.error or f"{MANIFEST_NAME}: {reason}"
-        for target, outcome in zip(targets, outcomes, strict=True):
+        if not dry_run:
             _record(context, target, outcome)
+        outcomes.append(outcome)
     return outcomes
 
 
@@ -163,11 +146,9 @@ def index_workspace(
     force: bool,
     dry_run: bool,
     write_index: bool = True,
-    batch: WriteBatch | None = None,
 ) -> Outcome:
     """Index one workspace; return what was done. Raise MemwardenError or OSError on failure
-    (a workspace gone though its agent has sessions is one). With `batch`, the manifest is
-    staged there, put in place when the batch is finished."""
+    (a workspace gone though its agent has sessions is one)."""
     workspace = target.workspace
     outcome = Outcome(str(workspace), target.agents, "unchanged", cap=target.max_chars)
     if not workspace.is_dir():
@@ -196,7 +177,7 @@ def index_workspace(
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
     manifest = refresh_manifest(
-        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run, batch=batch
+        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run
     )
     outcome.manifest = manifest.status
     outcome.handoffs = [

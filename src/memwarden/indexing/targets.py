@@ -41,11 +41,16 @@ class Target:
 def agent_targets(
     context: JobContext, deployment: Deployment, agents: Sequence[Agent]
 ) -> list[Target]:
-    """Given agents, return their workspaces deduplicated by real path, in agent order."""
+    """Given agents, return their workspaces deduplicated by real path, in agent order. Each
+    target names every agent of the deployment that shares its workspace (in config order),
+    not only those given: the manifest is the workspace's, for all of them."""
     from memwarden.openclaw.agents import lost_workspace
 
-    by_workspace: dict[str, Target] = {}
-    for agent in agents:
+    wanted = dict.fromkeys(agent.real_workspace for agent in agents)
+    sharing = {agent.id: agent for agent in deployment.agents if agent.real_workspace in wanted}
+    sharing.update({agent.id: agent for agent in agents if agent.id not in sharing})
+    by_workspace: dict[str, Target | None] = dict.fromkeys(wanted)
+    for agent in sharing.values():
         real = agent.real_workspace
         cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
         total = deployment.bootstrap_total_max_chars(agent.id)
@@ -59,7 +64,7 @@ def agent_targets(
             target.max_chars = min(target.max_chars, cap)
             target.total_max_chars = min(target.total_max_chars, total)
         target.lost = target.lost or lost_workspace(agent)
-    return list(by_workspace.values())
+    return [target for target in by_workspace.values() if target is not None]
 
 
 def workspace_targets(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
@@ -220,8 +221,10 @@ class _Committer:
         return min((self.order.get(agent, -1) for agent in item["agents"]), default=-1)
 
     def _add(self, indexed: list[dict[str, Any]] | None, problems: list[str]) -> None:
-        if indexed is not None:
-            self._indexed = (self._indexed or []) + indexed
+        if indexed is not None:  # a workspace indexed again (shared by agents of two batches)
+            fresh = {item["workspace"] for item in indexed}
+            kept = [item for item in self._indexed or [] if item["workspace"] not in fresh]
+            self._indexed = kept + indexed
         self.problems += problems
 
 
@@ -393,8 +396,9 @@ def checkpoint_agents(
             lambda run, agent: checkpoint_agent(run, agent, force=force),
             idle,
         )
-        for agent, result in done:
-            settled[agent.id] = finished(agent, result)
+        with closing(done):  # stopped here (SIGTERM): the workers are killed at once
+            for agent, result in done:
+                settled[agent.id] = finished(agent, result)
     return [settled[agent.id] for agent in agents]
 
 
