@@ -88,13 +88,10 @@ def commit(
             continue
         try:
             with memory_lock(item.agent_id):
-                real_roots: dict[str, Path] = {}
+                # An agent's files are all in its workspace.
+                real = item.real_workspace or os.path.realpath(item.staged[0].workspace)
                 for staged in item.staged:
-                    workspace = staged.workspace
-                    if workspace not in real_roots:
-                        real = item.real_workspace or os.path.realpath(workspace)
-                        real_roots[workspace] = Path(real)
-                    journal.place(staged, verify=False, real_root=real_roots[workspace])
+                    journal.place(staged, verify=False, real_root=Path(real))
                     folders.add(os.path.dirname(staged.target))
         except (OSError, MemwardenError) as error:
             report.problems.append(

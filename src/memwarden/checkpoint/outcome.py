@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.records import EventRecord, PositionUpdate
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.agents import Agent
 
 OUTCOMES = ("written", "unchanged", "skipped", "failed")
 
@@ -71,3 +75,9 @@ class SessionOutcome:
             data["dry_run"] = True
             data["previews"] = dict(self.previews)
         return data
+
+
+def written_agents(agents: Sequence[Agent], outcomes: Iterable[SessionOutcome]) -> list[Agent]:
+    """Return the agents, in their order, that a run wrote files for."""
+    written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
+    return [agent for agent in agents if agent.id in written]

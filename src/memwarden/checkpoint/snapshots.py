@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from memwarden.checkpoint.outcome import SessionOutcome, written_agents
+
 if TYPE_CHECKING:
-    from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.history.early import EarlyBatch
     from memwarden.openclaw.agents import Agent
     from memwarden.runtime import JobContext
@@ -29,14 +30,14 @@ class RunSnapshots:
         written to, once their files are final: committed, manifests and INDEX.md refreshed."""
         if self.dry_run or not self.context.config.history.enabled:
             return
-        written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
+        written = written_agents(agents, outcomes)
         if not written:
             return
         if self.early is None:
             from memwarden.history.early import EarlyBatch
 
             self.early = EarlyBatch(self.context)
-        self.early.send([agent for agent in agents if agent.id in written])
+        self.early.send(written)
 
     def take(self, agents: list[Agent], outcomes: list[SessionOutcome]) -> list[str]:
         """Snapshot the agents written to (see `snapshot_written`), then release the store;

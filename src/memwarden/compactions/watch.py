@@ -176,7 +176,6 @@ def watch_into(
     *,
     session_key: str | None = None,
     dry_run: bool = False,
-    sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
     watched: WatchReport | None = None,
 ) -> WatchReport:
     """Run the watch (`watch_compactions`) and add what it found to the checkpoint's result:
@@ -185,9 +184,7 @@ def watch_into(
     `watched`: the report of a run that watched its agents already (in batches)."""
     from memwarden.runtime import Problem
 
-    report = watched or watch_compactions(
-        context, agents, session_key=session_key, dry_run=dry_run, sessions=sessions
-    )
+    report = watched or watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
     result.data["compactions"] = report.to_json()
     for found in report.found:
         line = found.line(dry_run)

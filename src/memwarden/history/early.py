@@ -14,7 +14,6 @@ the time of hashing (manifest.py: racy files), as it does today for a write afte
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -22,12 +21,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memwarden.errors import MemwardenError, UnsafePathError
-from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, blob_sha
-from memwarden.history.locking import store_lock
+from memwarden.history.git import BatchImport, GitStore, blob_sha
 from memwarden.history.manifest import Manifest, load_manifests, trusted_shas
 from memwarden.history.model import MEMORY_PREFIX
 from memwarden.history.scan import FileStat, read_file, scan_workspace
-from memwarden.history.store import shared_store
+from memwarden.history.store import start_import
 from memwarden.runtime import JobContext
 
 if TYPE_CHECKING:
@@ -85,14 +83,9 @@ class EarlyBatch:
         self.sent.clear()
 
     def _start(self) -> BatchImport:
-        folder = self.context.storage_dir / "locks"
-        self._resources.enter_context(store_lock(folder, exclusive=False))
-        store = shared_store(self.context)
-        store.init()
-        importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))
-        self._resources.callback(importer.close)
-        self.store, self.importer = store, importer
-        return importer
+        # Never waits for the store's lock (retention holds it): the snapshots go on alone.
+        self.store, self.importer = start_import(self.context, self._resources, wait=False)
+        return self.importer
 
 
 def _send_agent(

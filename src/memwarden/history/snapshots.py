@@ -27,7 +27,7 @@ from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, 
 from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
 from memwarden.history.rewrites import EVENT, guarded_paths
 from memwarden.history.scan import read_file
-from memwarden.history.store import locked_store, shared_store
+from memwarden.history.store import start_import
 from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
 
@@ -192,12 +192,9 @@ class _Batch:
         many snapshots at most."""
         if early is not None and early.store is not None and early.importer is not None:
             store, importer = early.store, early.importer
+            resources.callback(importer.close)
         else:
-            resources.enter_context(locked_store(context, exclusive=False))
-            store = shared_store(context)
-            store.init()
-            importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))
-        resources.callback(importer.close)
+            store, importer = start_import(context, resources)
         return cls(store, importer, records.new_ids(context.state, count))
 
     def add(self, plan: Plan, taken: Snapshot) -> None:

@@ -8,11 +8,12 @@ retention drops the last of them (and the folder with it).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from memwarden.history.git import GitStore
+from memwarden.history.git import BATCH_REFS, BatchImport, GitStore
 from memwarden.history.locking import memory_lock, store_lock
 from memwarden.history.model import MEMORY_PREFIX, Snapshot
 from memwarden.runtime import JobContext
@@ -67,6 +68,22 @@ def locked_store(context: JobContext, *, exclusive: bool) -> Iterator[None]:
     wait = context.config.history.lock_wait_seconds
     with store_lock(context.storage_dir / "locks", exclusive, wait):
         yield
+
+
+def start_import(
+    context: JobContext, resources: ExitStack, *, wait: bool = True
+) -> tuple[GitStore, BatchImport]:
+    """Take the shared store's lock (shared; waiting up to `history.lock_wait_seconds` unless
+    not `wait`), make the store if needed and start `git fast-import` on a batch ref of its
+    own; the lock is released and git stopped with `resources`. Raise LockHeld if the lock
+    stays held."""
+    wait_seconds = context.config.history.lock_wait_seconds if wait else 0
+    resources.enter_context(store_lock(context.storage_dir / "locks", False, wait_seconds))
+    store = shared_store(context)
+    store.init()
+    importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))
+    resources.callback(importer.close)
+    return store, importer
 
 
 def _store(context: JobContext, git_dir: Path) -> GitStore:

@@ -93,7 +93,8 @@ def workspace_targets(
             continue
         default = deployment.default_agent().id
         cap = _cap(context, deployment.bootstrap_max_chars(default))
-        targets.append(Target(Path(real), [], cap, deployment.bootstrap_total_max_chars(default)))
+        total = deployment.bootstrap_total_max_chars(default)
+        targets.append(Target(Path(real), [], cap, total, real_workspace=real))
     return targets
 
 

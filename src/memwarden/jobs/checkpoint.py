@@ -85,7 +85,6 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
             agent, session = _find_session(context, options.session, options.agent)
             agents = [agent]
             read = agents
-            loaded = None
             outcome = _checkpoint_committed(
                 context, writes, agent, session, force=True, dry_run=dry_run, trigger="session"
             )
@@ -112,7 +111,7 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
             committer.commit()
             problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
-            read, loaded = [], None  # watched by the committer, batch by batch
+            read = []  # watched by the committer, batch by batch
         if options.session:
             indexed, index_problems = _refresh_indexes(
                 context, agents, outcomes, dry_run, also=writes.rolled_forward
@@ -131,7 +130,6 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
         read,
         session_key=options.session,
         dry_run=dry_run,
-        sessions=loaded,
         watched=None if options.session else committer.watched,
     )
     if indexed is not None:
@@ -242,8 +240,9 @@ def _refresh_indexes(
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
     """
-    written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
-    changed = [agent for agent in agents if agent.id in written]
+    from memwarden.checkpoint.outcome import written_agents
+
+    changed = written_agents(agents, outcomes)
     if also:
         listed = {agent.id for agent in changed}
         changed += [
@@ -304,9 +303,8 @@ def checkpoint_session(
         outcome = _checkpoint_committed(
             context, writes, agent, session, force=force, dry_run=dry_run, trigger=trigger
         )
-        if writes.rolled_forward:  # finished for a killed run: their manifests too
-            rolled = [a for a in context.deployment.agents if a.id in writes.rolled_forward]
-            refresh_bootstrap(context, [a for a in rolled if a.workspace.is_dir()])
+        # Finished for a killed run: their manifests too.
+        _refresh_indexes(context, [], [], dry_run, also=writes.rolled_forward)
         writes.done()  # the caller refreshes its agent's manifest (rotate: after the reset)
     outcome.warnings[:0] = problems
     return outcome

@@ -217,6 +217,7 @@ def workspace_problem(
     settings: list[tuple[str, object]],
     home: Path,
     home_real: str | None = None,
+    workspace_real: str | None = None,
 ) -> str | None:
     """Given an agent, its resolved workspace, the settings it may come from (name, value:
     the entry's `workspace`, `agents.defaults.workspace`, `$OPENCLAW_WORKSPACE_DIR`) and the
@@ -227,7 +228,7 @@ def workspace_problem(
     $HOME under its systemd user service, `/` under launchd and the shell's folder when started
     by hand; memwarden cannot see which, so it refuses rather than write into another folder.
     `/`, the home folder itself and system folders are refused whatever the setting.
-    `home_real`: the home's real path, when the caller has it already (one per run).
+    `home_real`, `workspace_real`: the real paths, when the caller has them already.
     """
     for name, value in settings:
         if isinstance(value, str) and value.strip() and not _is_absolute_setting(value):
@@ -236,7 +237,7 @@ def workspace_problem(
                 "resolves it against the folder it was started from, which memwarden cannot "
                 "know; write it as an absolute path (or ~/...)"
             )
-    real = os.path.realpath(workspace)
+    real = workspace_real or os.path.realpath(workspace)
     if real in _SYSTEM_FOLDER_NAMES or str(workspace) in _SYSTEM_FOLDER_NAMES:
         what = "the root folder" if real == "/" else "a system folder"
     elif real == (home_real or os.path.realpath(home)):
@@ -305,6 +306,7 @@ def _make_agent(
         settings.append(("agents.defaults.workspace", defaults))
         if is_default and not (isinstance(defaults, str) and defaults.strip()):
             settings.append(("$OPENCLAW_WORKSPACE_DIR", env_text(env, "OPENCLAW_WORKSPACE_DIR")))
+    real = os.path.realpath(workspace)
     return Agent(
         id=agent_id,
         workspace=workspace,
@@ -312,8 +314,8 @@ def _make_agent(
         is_default=is_default,
         era=storage_era(agent_dir),
         configured=agent_id in roster,
-        workspace_problem=workspace_problem(agent_id, workspace, settings, home, home_real),
-        discovered_real_workspace=os.path.realpath(workspace),
+        workspace_problem=workspace_problem(agent_id, workspace, settings, home, home_real, real),
+        discovered_real_workspace=real,
     )
 
 
