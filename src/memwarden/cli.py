@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.setLevel(levels.get(min(verbosity, 2), logging.WARNING))
     signal.signal(signal.SIGTERM, _terminated)
     try:
-        return _run(chosen, options)
+        return _unless_stopped(_run, chosen, options)
     except (MemwardenError, Terminated) as error:
         # A run skipped because another holds the lock is not news for a quiet timer.
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
@@ -239,7 +239,7 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
                 raise
             context.state_problem = context.state_problem or error
     try:
-        result = module.run(context, options)
+        result = _unless_stopped(module.run, context, options)
     except StateError:
         raise  # the run cannot be recorded either
     except Terminated as error:
@@ -282,6 +282,18 @@ def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> str | None
     except StateError as error:
         return f"the run could not be recorded: {error.message}"
     return None
+
+
+def _unless_stopped(call, *arguments):
+    """Return call(*arguments), or raise Terminated when a stop was requested meanwhile, whatever
+    the call returned or raised: the exception `_terminated` raises can be lost on its way."""
+    try:
+        outcome = call(*arguments)
+    except Exception:
+        stopping.check()
+        raise
+    stopping.check()
+    return outcome
 
 
 def _terminated(signum: int, frame: object) -> None:

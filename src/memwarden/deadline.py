@@ -14,7 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from memwarden import stopping
+
 Result = TypeVar("Result")
+
+STOP_POLL_SECONDS = 0.25  # how soon a stop ends the wait when its own exception was lost
 
 
 class DeadlineExceeded(TimeoutError):
@@ -46,7 +50,8 @@ def call_with_deadline(
     """Given a deadline (or seconds from now) and a call, return what `function(*arguments)`
     returns, or raise what it raises.
 
-    Raise DeadlineExceeded if it has not returned by the deadline.
+    Raise DeadlineExceeded if it has not returned by the deadline, Terminated if a stop is
+    requested meanwhile.
     """
     if not isinstance(deadline, Deadline):
         deadline = Deadline(deadline)
@@ -62,7 +67,8 @@ def call_with_deadline(
             done.set()
 
     threading.Thread(target=worker, name="memwarden-deadline", daemon=True).start()
-    while not done.wait(deadline.remaining()):
+    while not done.wait(min(deadline.remaining(), STOP_POLL_SECONDS)):
+        stopping.check()
         if deadline.remaining() <= 0:
             raise DeadlineExceeded
     succeeded, value = outcome[0]

@@ -3,6 +3,11 @@
 The CLI's SIGTERM handler raises Terminated in the main thread and sets `requested`. A worker
 thread that waits (for another run's lock) waits with `pause`, which raises Terminated once a
 stop is requested, so the process does not wait for it before exiting.
+
+Python can lose the exception a signal handler raises: 3.11 turns it into a RuntimeError when it
+lands inside a class's `__set_name__` (a dataclass being created by a late import), and ignores
+it when it lands inside a finalizer. `requested` is never lost: the CLI treats a job that ends
+once a stop was requested as stopped, and the waits below end on it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,12 @@ def request() -> Terminated:
     """Record the stop request; return the Terminated to raise in the main thread."""
     requested.set()
     return Terminated(STOPPED_MESSAGE)
+
+
+def check() -> None:
+    """Raise Terminated if a stop was requested."""
+    if requested.is_set():
+        raise Terminated(STOPPED_MESSAGE)
 
 
 def pause(seconds: float) -> None:

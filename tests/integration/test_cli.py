@@ -10,11 +10,15 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
+from memwarden import stopping
 from memwarden.cli import available_jobs, build_parser
+from memwarden.deadline import call_with_deadline
+from memwarden.errors import Terminated
 from memwarden.jobs.common import sentence
 from memwarden.state import StateDB
 from support.cli import run_cli, run_subprocess
@@ -138,6 +142,51 @@ def test_sigterm_during_a_job_records_the_run_as_failed(tmp_path, isolated_env):
     assert "stopped by SIGTERM" in stderr
     (run,) = StateDB(state_db).last_runs("health", limit=1)
     assert run.exit_code == 143
+
+
+@pytest.fixture
+def stop_request(monkeypatch):
+    """The process's stop request, fresh for the test (what the SIGTERM handler sets)."""
+    requested = threading.Event()
+    monkeypatch.setattr(stopping, "requested", requested)
+    return requested
+
+
+@pytest.mark.parametrize("ending", ["returns", "raises"])
+def test_a_stop_whose_exception_was_lost_still_stops_the_job(
+    capsys, tmp_path, isolated_env, monkeypatch, stop_request, ending
+):
+    # Python 3.11 turns the handler's exception into a RuntimeError when it lands in a class's
+    # __set_name__, and ignores it in a finalizer: the job then returns or fails on its own.
+    import memwarden.jobs.index as index_job
+
+    real_run = index_job.run
+
+    def stopped_inside(context, options):
+        stopping.request()
+        if ending == "raises":
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance 'env'")
+        return real_run(context, options)
+
+    monkeypatch.setattr(index_job, "run", stopped_inside)
+    state = make_sqlite_era_state(tmp_path)
+    result = run_cli(capsys, "--state-dir", state.state_dir, "index")
+
+    assert result.exit_code == 143
+    assert "stopped by SIGTERM" in result.stderr
+    assert "RuntimeError" not in result.stderr
+    state_db = isolated_env / ".local" / "state" / "memwarden" / "state.db"
+    (run,) = StateDB(state_db).last_runs("index", limit=1)
+    assert run.exit_code == 143
+
+
+def test_a_stop_ends_a_wait_on_a_network_call_without_its_exception(stop_request):
+    never_answers = threading.Event()
+    threading.Timer(0.2, stop_request.set).start()
+    started = time.monotonic()
+    with pytest.raises(Terminated):
+        call_with_deadline(30, never_answers.wait)
+    assert time.monotonic() - started < 5
 
 
 def _wait_for_a_started_run(state_db, timeout=20.0):
