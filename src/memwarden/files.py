@@ -1,8 +1,9 @@
 """Safe writes into folders the operator owns.
 
 Every file memwarden writes is written whole or not at all (temp file in the same folder, fsync,
-rename, fsync of the folder), with 0600 files in 0700 folders, and never through a symlink or to a
-path that leaves the folder it belongs to (an agent's workspace, memwarden's state dir).
+rename, fsync of the folder, or one flush for the folders of many writes), with 0600 files in 0700
+folders, and never through a symlink or to a path that leaves the folder it belongs to (an
+agent's workspace, memwarden's state dir).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +34,32 @@ TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+|mw-[a-z0-9]+-\d+
 # old belongs to no live writer.
 STALE_TEMP_SECONDS = 3600
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
+# Linux opens a path without reading it (O_PATH) and names an open file in /proc.
+_O_PATH = getattr(os, "O_PATH", 0) if sys.platform.startswith("linux") else 0
+
+
+def real_path(path: str | os.PathLike[str]) -> str:
+    """Return os.path.realpath(path).
+
+    On Linux the kernel resolves it: the path is opened (O_PATH: nothing is read) and its open
+    file named back by /proc, two system calls where os.path.realpath makes one lstat per part
+    in Python. A path that cannot be opened (missing, a dangling link, a loop), or a system
+    without /proc, takes os.path.realpath, which resolves what it can.
+    """
+    if _O_PATH:
+        try:
+            descriptor = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return os.path.realpath(path)
+        try:
+            named = os.readlink(f"/proc/self/fd/{descriptor}")
+        except OSError:
+            named = ""
+        finally:
+            os.close(descriptor)
+        if named.startswith("/") and not named.endswith(" (deleted)"):
+            return named
+    return os.path.realpath(path)
 
 
 def check_inside(path: Path, root: Path, *, real_root: Path | None = None) -> Path:
@@ -39,10 +67,10 @@ def check_inside(path: Path, root: Path, *, real_root: Path | None = None) -> Pa
 
     Raise UnsafePathError if the target itself is a symlink or any existing folder on the way
     resolves outside `root` (a symlink out of the workspace, `..` tricks). A caller checking
-    many paths under one root may pass `real_root` (`os.path.realpath(root)`, resolved once).
+    many paths under one root may pass `real_root` (`real_path(root)`, resolved once).
     """
     if real_root is None:
-        real_root = Path(os.path.realpath(root))
+        real_root = Path(real_path(root))
     absolute = path if path.is_absolute() else real_root / path
     if absolute.is_symlink():
         raise UnsafePathError(f"{absolute}: is a symlink; memwarden does not write through links")
@@ -72,7 +100,7 @@ def _real_folder(folder: Path, root: Path, real_root: Path) -> Path:
         else:
             return Path(current)
         break
-    return Path(os.path.realpath(folder))
+    return Path(real_path(folder))
 
 
 def ensure_dir(path: Path, root: Path | None = None) -> Path:
@@ -94,19 +122,29 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
 
 
 def atomic_write(
-    path: Path, data: bytes | str, root: Path | None = None, *, real_root: Path | None = None
+    path: Path,
+    data: bytes | str,
+    root: Path | None = None,
+    *,
+    real_root: Path | None = None,
+    folders: set[str] | None = None,
 ) -> None:
     """Replace `path` with `data` atomically: temp file in the same folder, fsync, rename, fsync.
 
     With `root`, the target must stay inside it (see check_inside, and its `real_root`). The
-    file ends up 0600.
+    file ends up 0600. With `folders`, the folder is added to it instead of flushed: a caller
+    writing many files flushes their renames at once (disk_sync.flush_folders); until then a
+    crash leaves either file whole, the new one or the old one.
     """
     target = (
         check_inside(path, root, real_root=real_root) if root is not None else _refuse_symlink(path)
     )
     temp = _write_temp(target, data.encode("utf-8") if isinstance(data, str) else data)
     os.replace(temp, target)
-    fsync_dir(target.parent)
+    if folders is None:
+        fsync_dir(target.parent)
+    else:
+        folders.add(str(target.parent))
 
 
 def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:

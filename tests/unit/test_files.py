@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.errors import UnsafePathError
-from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir
+from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir, real_path
 
 
 def mode(path) -> int:
@@ -156,3 +156,44 @@ def test_atomic_write_from_many_threads_each_write_is_whole(tmp_path):
     assert target.read_text() in texts
     assert mode(target) == 0o600
     assert [p.name for p in tmp_path.iterdir()] == ["ACTIVE_CONTEXT.md"]
+
+
+def test_real_path_is_what_os_path_realpath_says_for_every_kind_of_path(tmp_path, monkeypatch):
+    real = tmp_path / "real" / "workspace"
+    real.mkdir(parents=True)
+    (real / "file.md").write_text("x")
+    (tmp_path / "link").symlink_to(real)
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    monkeypatch.chdir(tmp_path)
+    paths = [
+        real,
+        real / "file.md",
+        tmp_path / "link",
+        tmp_path / "link" / "file.md",
+        tmp_path / "link" / ".." / "workspace",
+        tmp_path / "dangling",
+        tmp_path / "loop",
+        tmp_path / "missing" / "below",
+        Path("link"),
+        "link/file.md",
+    ]
+    for path in paths:
+        assert real_path(path) == os.path.realpath(path), path
+
+
+def test_atomic_write_with_folders_leaves_the_rename_to_flush_with_the_others(
+    tmp_path, monkeypatch
+):
+    import memwarden.files as files
+
+    flushed = []
+    monkeypatch.setattr(files, "fsync_dir", flushed.append)
+    target = tmp_path / "memory" / "INDEX.md"
+    folders: set[str] = set()
+
+    atomic_write(target, "new\n", root=tmp_path, folders=folders)
+    assert target.read_text() == "new\n" and mode(target) == 0o600
+    assert folders == {str(target.parent)} and flushed == []
+    atomic_write(target, "newer\n", root=tmp_path)
+    assert flushed == [target.parent]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from memwarden.checkpoint import journal, positions
 from memwarden.disk_sync import flush_files, flush_folders
 from memwarden.errors import MemwardenError, describe_error
+from memwarden.files import real_path
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.journal import MemoryLock
@@ -89,7 +90,7 @@ def commit(
         try:
             with memory_lock(item.agent_id):
                 # An agent's files are all in its workspace.
-                real = item.real_workspace or os.path.realpath(item.staged[0].workspace)
+                real = item.real_workspace or real_path(item.staged[0].workspace)
                 for staged in item.staged:
                     journal.place(staged, verify=False, real_root=Path(real))
                     folders.add(os.path.dirname(staged.target))

@@ -35,7 +35,7 @@ from memwarden.checkpoint.staging import (
 )
 from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import atomic_append, check_inside
+from memwarden.files import atomic_append, check_inside, real_path
 
 if TYPE_CHECKING:
     import sqlite3
@@ -229,7 +229,7 @@ def _roll_forward_run(
             )
     for agent_id, target, workspace in report.lost_handoffs:
         # The handoff stays as it was: the session written there no longer owns it.
-        memory = os.path.realpath(Path(workspace) / "memory")
+        memory = real_path(Path(workspace) / "memory")
         forget_file(state, agent_id, os.path.relpath(target, memory))
     return frozenset(left)
 

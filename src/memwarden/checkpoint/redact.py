@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 from memwarden.checkpoint.secret_rules import (
     GENERIC_RULES,
@@ -120,10 +120,11 @@ class Redactor:
     rules: tuple[Rule, ...]
     counts: Counter[str] = field(default_factory=Counter)
     _masked: dict[str, str] = field(default_factory=dict, repr=False)
-    _lookups: _Lookups = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self._lookups = _Lookups.of(self.rules)
+    @cached_property
+    def _lookups(self) -> _Lookups:
+        # Built on the first text: a run with nothing new compiles no pattern.
+        return _Lookups.of(self.rules)
 
     def redact(self, text: str) -> str:
         """Given a text, return it with every secret replaced by `[REDACTED:<type>]`."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.errors import MemwardenError
-from memwarden.files import FILE_MODE, check_inside, ensure_dir
+from memwarden.files import FILE_MODE, check_inside, ensure_dir, real_path
 
 WRITERS_FOLDER = "checkpoint-writers"
 _RUN_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -224,7 +224,7 @@ class AgentFiles:
         target = self._targets.get(path)
         if target is None:
             if self._real_workspace is None:
-                self._real_workspace = Path(os.path.realpath(self.workspace))
+                self._real_workspace = Path(real_path(self.workspace))
             real = check_inside(path, self.workspace, real_root=self._real_workspace)
             base, before = _read_with_identity(real)
             target = self._targets[path] = _Target(real, base, before)

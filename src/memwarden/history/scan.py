@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memwarden.errors import UnsafePathError
-from memwarden.files import is_temp_name
+from memwarden.files import is_temp_name, real_path
 from memwarden.history.model import MEMORY_PREFIX, HistoryError
 
 SKIPPED_FOLDERS = frozenset({".git"})
@@ -69,8 +69,8 @@ def memory_folder(workspace: Path) -> Path:
             return memory  # a folder (or file) of the workspace itself
     except OSError:
         return memory  # missing: nothing there to lead out
-    real_workspace = Path(os.path.realpath(workspace))
-    real_memory = Path(os.path.realpath(memory))
+    real_workspace = Path(real_path(workspace))
+    real_memory = Path(real_path(memory))
     if real_workspace not in real_memory.parents:
         raise UnsafePathError(
             f"{memory}: resolves to {real_memory}, outside the workspace; "

@@ -7,19 +7,20 @@ maintain (with `write_index=False` when only the manifest is to be refreshed).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.handoff_files import main_file_agents
+from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import (
     atomic_write,
     ensure_dir,
     read_text_if_exists,
+    real_path,
     remove_stale_temp_files,
 )
 from memwarden.history.locking import memory_lock
@@ -51,11 +52,13 @@ class IndexWriteRefused(MemwardenError):
 class RunShared:
     """What every workspace of one run shares: the category rules (`index.categories`) and
     their descriptions, the generation time INDEX.md shows, and the agents whose main session
-    has ACTIVE_CONTEXT.md. Rules and time are worked out on first use (an INDEX.md to build)."""
+    has ACTIVE_CONTEXT.md. Rules and time are worked out on first use (an INDEX.md to build).
+    `renamed`: the folders the run wrote files in, whose renames are flushed once, at its end."""
 
     categories: list[dict[str, str]]
     now: datetime
     keeping_main_file: frozenset[str]
+    renamed: set[str] = field(default_factory=set)
 
     @cached_property
     def _parsed(self) -> tuple[list[Rule], dict[str, str]]:
@@ -111,20 +114,37 @@ def index_targets(
         main_file_agents(context.deployment.agents),
     )
     outcomes = []
-    for target in targets:
-        try:
-            with _memory_locks(context, target.agents, dry_run):
-                outcome = index_workspace(
-                    context, target, shared, force=force, dry_run=dry_run, write_index=write_index
-                )
-        except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
-            outcome = Outcome(
-                str(target.workspace), target.agents, "failed", error=describe_error(error)
-            )
-        if not dry_run:
-            _record(context, target, outcome)
-        outcomes.append(outcome)
+    try:
+        for target in targets:
+            outcomes.append(_index_target(context, target, shared, force, dry_run, write_index))
+    finally:
+        # One flush for the run's renames, not one per file; a failure costs what a failed
+        # fsync_dir does: a crash may still bring back the old file, whole.
+        with suppress(OSError):
+            flush_folders(shared.renamed)
     return outcomes
+
+
+def _index_target(
+    context: JobContext,
+    target: Target,
+    shared: RunShared,
+    force: bool,
+    dry_run: bool,
+    write_index: bool,
+) -> Outcome:
+    try:
+        with _memory_locks(context, target.agents, dry_run):
+            outcome = index_workspace(
+                context, target, shared, force=force, dry_run=dry_run, write_index=write_index
+            )
+    except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
+        outcome = Outcome(
+            str(target.workspace), target.agents, "failed", error=describe_error(error)
+        )
+    if not dry_run:
+        _record(context, target, outcome)
+    return outcome
 
 
 @contextmanager
@@ -177,7 +197,12 @@ def index_workspace(
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
     manifest = refresh_manifest(
-        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run
+        context,
+        target,
+        index_chars,
+        shared.keeping_main_file,
+        dry_run=dry_run,
+        folders=shared.renamed,
     )
     outcome.manifest = manifest.status
     outcome.handoffs = [
@@ -218,7 +243,7 @@ def _write_index(
             f"{index_path}: exists and was not written by memwarden; rename it (for example to "
             "memory/INDEX.notes.md) so memwarden can write its index there"
         )
-    real = os.path.realpath(workspace)
+    real = real_path(workspace)
     inputs = inputs_digest(
         stats,
         cap=target.max_chars,
@@ -234,7 +259,7 @@ def _write_index(
             outcome.migrated = _keep_in_history(context, target, dry_run)
         if not dry_run:
             ensure_dir(workspace / "memory", root=workspace)
-            atomic_write(index_path, text, root=workspace)
+            atomic_write(index_path, text, root=workspace, folders=shared.renamed)
             current = text
     if not dry_run and not outcome.unreadable and current is not None:
         store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
@@ -308,7 +333,7 @@ def _build(
     from memwarden.indexing.markers import MARKERS
     from memwarden.indexing.scan import collect_facts
 
-    real = os.path.realpath(target.workspace)
+    real = real_path(target.workspace)
     update = collect_facts(target.workspace / "memory", stats, load_facts(context.state, real))
     if not dry_run:
         store_facts(context.state, real, update)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from memwarden.files import real_path
 from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.paths import (
     LEGACY_STATE_DIR_NAMES,
@@ -56,7 +57,7 @@ class Agent:
     def real_workspace(self) -> str:
         """The workspace's real path (resolved once, at discovery): what tells apart agents
         sharing one workspace. A write checks its target's path again (files.check_inside)."""
-        return self.discovered_real_workspace or os.path.realpath(self.workspace)
+        return self.discovered_real_workspace or real_path(self.workspace)
 
     @property
     def sessions_dir(self) -> Path:
@@ -237,10 +238,10 @@ def workspace_problem(
                 "resolves it against the folder it was started from, which memwarden cannot "
                 "know; write it as an absolute path (or ~/...)"
             )
-    real = workspace_real or os.path.realpath(workspace)
+    real = workspace_real or real_path(workspace)
     if real in _SYSTEM_FOLDER_NAMES or str(workspace) in _SYSTEM_FOLDER_NAMES:
         what = "the root folder" if real == "/" else "a system folder"
-    elif real == (home_real or os.path.realpath(home)):
+    elif real == (home_real or real_path(home)):
         what = "the home folder itself"
     else:
         return None
@@ -271,7 +272,7 @@ def discover_agents(
     roster = configured_agents(config)
     default_id = default_agent_id(config)
     ordered = list(dict.fromkeys([default_id, *roster, *disk_agent_ids(state_dir)]))
-    home_real = os.path.realpath(user_home)
+    home_real = real_path(user_home)
     return [
         _make_agent(agent_id, roster, default_id, config, state_dir, env, user_home, home_real)
         for agent_id in ordered
@@ -306,7 +307,7 @@ def _make_agent(
         settings.append(("agents.defaults.workspace", defaults))
         if is_default and not (isinstance(defaults, str) and defaults.strip()):
             settings.append(("$OPENCLAW_WORKSPACE_DIR", env_text(env, "OPENCLAW_WORKSPACE_DIR")))
-    real = os.path.realpath(workspace)
+    real = real_path(workspace)
     return Agent(
         id=agent_id,
         workspace=workspace,
