@@ -60,9 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     verbosity = options.verbose - options.quiet
     levels = {2: logging.DEBUG, 1: logging.INFO}
     log.setLevel(levels.get(min(verbosity, 2), logging.WARNING))
+    stopping.requested.clear()  # a new run (a caller in this process may run several)
     signal.signal(signal.SIGTERM, _terminated)
     try:
-        return _unless_stopped(_run, chosen, options)
+        return _run_unless_stopped(chosen, options)
     except (MemwardenError, Terminated) as error:
         # A run skipped because another holds the lock is not news for a quiet timer.
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
@@ -282,6 +283,17 @@ def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> str | None
     except StateError as error:
         return f"the run could not be recorded: {error.message}"
     return None
+
+
+def _run_unless_stopped(spec: JobSpec, options: argparse.Namespace) -> int:
+    """Return `_run`'s exit code; an error raised once a stop was requested is that stop (the
+    exception `_terminated` raises can arrive in another form, see stopping). A job that ended
+    on its own keeps its exit code: its end is recorded already."""
+    try:
+        return _run(spec, options)
+    except Exception:
+        stopping.check()
+        raise
 
 
 def _unless_stopped(call, *arguments):

@@ -1,9 +1,8 @@
 """Safe writes into folders the operator owns.
 
 Every file memwarden writes is written whole or not at all (temp file in the same folder, fsync,
-rename, fsync of the folder, or one flush for the folders of many writes), with 0600 files in 0700
-folders, and never through a symlink or to a path that leaves the folder it belongs to (an
-agent's workspace, memwarden's state dir).
+rename, fsync of the folder), with 0600 files in 0700 folders, and never through a symlink or to a
+path that leaves the folder it belongs to (an agent's workspace, memwarden's state dir).
 """
 
 from __future__ import annotations
@@ -122,29 +121,19 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
 
 
 def atomic_write(
-    path: Path,
-    data: bytes | str,
-    root: Path | None = None,
-    *,
-    real_root: Path | None = None,
-    folders: set[str] | None = None,
+    path: Path, data: bytes | str, root: Path | None = None, *, real_root: Path | None = None
 ) -> None:
     """Replace `path` with `data` atomically: temp file in the same folder, fsync, rename, fsync.
 
     With `root`, the target must stay inside it (see check_inside, and its `real_root`). The
-    file ends up 0600. With `folders`, the folder is added to it instead of flushed: a caller
-    writing many files flushes their renames at once (disk_sync.flush_folders); until then a
-    crash leaves either file whole, the new one or the old one.
+    file ends up 0600.
     """
     target = (
         check_inside(path, root, real_root=real_root) if root is not None else _refuse_symlink(path)
     )
     temp = _write_temp(target, data.encode("utf-8") if isinstance(data, str) else data)
     os.replace(temp, target)
-    if folders is None:
-        fsync_dir(target.parent)
-    else:
-        folders.add(str(target.parent))
+    fsync_dir(target.parent)
 
 
 def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:

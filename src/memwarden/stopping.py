@@ -6,8 +6,9 @@ stop is requested, so the process does not wait for it before exiting.
 
 Python can lose the exception a signal handler raises: 3.11 turns it into a RuntimeError when it
 lands inside a class's `__set_name__` (a dataclass being created by a late import), and ignores
-it when it lands inside a finalizer. `requested` is never lost: the CLI treats a job that ends
-once a stop was requested as stopped, and the waits below end on it.
+it when it lands inside a finalizer. `requested` is never lost: jobs `check` it before each
+item of their loops and where they keep one item's failure from stopping the others, the CLI
+treats a job that ends once a stop was requested as stopped, and the waits below end on it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ def request() -> Terminated:
 
 
 def check() -> None:
-    """Raise Terminated if a stop was requested."""
+    """Raise Terminated if a stop was requested. Called before each item of a job's loop and
+    first in each handler that keeps one item's failure from stopping the others: the error it
+    handles may be the stop itself, in another form."""
     if requested.is_set():
         raise Terminated(STOPPED_MESSAGE)
 

@@ -180,6 +180,67 @@ def test_a_stop_whose_exception_was_lost_still_stops_the_job(
     assert run.exit_code == 143
 
 
+def test_a_stop_lost_in_one_workspace_stops_the_job_before_the_next(
+    capsys, tmp_path, isolated_env, monkeypatch, stop_request
+):
+    import json5
+
+    import memwarden.indexing.refresh as refresh
+    from support.deployments import write_json5_config
+
+    state = make_sqlite_era_state(tmp_path)
+    other = tmp_path / "other-workspace"
+    (other / "memory").mkdir(parents=True)
+    (other / "memory" / "notes.md").write_text("[DECISION] kept\n" * 200)
+    config_value = json5.loads(state.config_path.read_text())
+    config_value["agents"]["list"] = [
+        {"id": "main", "default": True},
+        {"id": "other", "workspace": str(other)},
+    ]
+    write_json5_config(state.config_path, config_value)
+    indexed = []
+
+    def stopped_in_the_first(context, target, *arguments, **options):
+        indexed.append(target.workspace)
+        stopping.request()
+        raise RuntimeError("Error calling __set_name__ on 'Field' instance 'env'")
+
+    monkeypatch.setattr(refresh, "index_workspace", stopped_in_the_first)
+    result = run_cli(capsys, "--state-dir", state.state_dir, "index", "--force")
+
+    assert result.exit_code == 143
+    assert "stopped by SIGTERM" in result.stderr and "RuntimeError" not in result.stderr
+    assert len(indexed) == 1
+    assert not (other / "memory" / "INDEX.md").exists()
+
+
+def test_a_stop_of_an_earlier_run_in_this_process_does_not_stop_the_next(
+    capsys, tmp_path, isolated_env, stop_request
+):
+    stop_request.set()
+    state = make_sqlite_era_state(tmp_path)
+    assert run_cli(capsys, "--state-dir", state.state_dir, "index").exit_code == 0
+
+
+def test_a_stop_after_the_job_ended_keeps_its_exit_code_and_record(
+    capsys, tmp_path, isolated_env, monkeypatch, stop_request
+):
+    import memwarden.cli as cli
+
+    real_print = cli._print_result
+
+    def stopped_while_printing(*arguments):
+        real_print(*arguments)
+        stopping.request()
+
+    monkeypatch.setattr(cli, "_print_result", stopped_while_printing)
+    state = make_sqlite_era_state(tmp_path)
+    assert run_cli(capsys, "--state-dir", state.state_dir, "index").exit_code == 0
+    state_db = isolated_env / ".local" / "state" / "memwarden" / "state.db"
+    (run,) = StateDB(state_db).last_runs("index", limit=1)
+    assert run.exit_code == 0
+
+
 def test_a_stop_ends_a_wait_on_a_network_call_without_its_exception(stop_request):
     never_answers = threading.Event()
     threading.Timer(0.2, stop_request.set).start()

@@ -498,22 +498,6 @@ def test_index_agents_returns_one_outcome_per_workspace(state):
     assert done[0]["manifest"] == "written"
 
 
-def test_index_run_flushes_the_folders_it_wrote_in_once_at_its_end(state, monkeypatch):
-    import memwarden.files as files
-    import memwarden.indexing.refresh as refresh
-
-    per_file, at_end = [], []
-    monkeypatch.setattr(files, "fsync_dir", per_file.append)
-    monkeypatch.setattr(refresh, "flush_folders", lambda folders: at_end.append(set(folders)))
-    context = context_at(state, datetime(2026, 11, 22, 6, 0, tzinfo=UTC))
-
-    (done,) = index_agents(context, context.deployment.agents)
-
-    assert done["status"] == "written" and done["manifest"] == "written"
-    assert per_file == []
-    assert at_end == [{os.path.realpath(state.workspace / "memory")}]
-
-
 # What the reference script generate-memory-index.sh writes (its header, then its tables).
 REFERENCE_INDEX = (
     "# Memory Index\n"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memwarden import stopping
 from memwarden.checkpoint import unchanged
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.errors import describe_error
@@ -42,9 +43,11 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
 
     Call `skip_unchanged` first: this always looks at the store.
     """
+    stopping.check()
     try:
         return _checkpoint_agent(run, agent, force)
     except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
+        stopping.check()
         reason = describe_error(error)
         return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])
     finally:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memwarden import stopping
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, StoredSession
 from memwarden.checkpoint.writer import memory_folder
@@ -53,6 +54,7 @@ def checkpoint_one(
     try:
         _checkpoint(run, agent, session, force, ignore_minimum, outcome)
     except Exception as error:  # noqa: BLE001 - one broken session never stops the others
+        stopping.check()
         if run.files is not None:  # what it staged goes with it
             run.files.rollback(mark)
         outcome.outcome = "failed"

@@ -24,6 +24,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memwarden import stopping
 from memwarden.compactions import ledger
 from memwarden.errors import describe_error
 
@@ -155,10 +156,12 @@ def watch_compactions(
         dry_run,
     )
     for agent in agents:
+        stopping.check()
         try:
             known = sessions.get(agent.id) if sessions is not None else None
             _watch_agent(watcher, agent, session_key, report, known)
         except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
+            stopping.check()
             report.problems.append(
                 f"compaction watch of agent {agent.id} failed: {describe_error(error)}"
             )
@@ -246,6 +249,7 @@ def _watch_agent(
         try:
             _watch_session(watcher, agent, session, report, row)
         except Exception as error:  # noqa: BLE001 - one broken session never stops the others
+            stopping.check()
             report.problems.append(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
                 f"{describe_error(error)}"
@@ -391,6 +395,7 @@ def _settle(
                 run_id=watcher.context.run_id,
             )
     except Exception as error:
+        stopping.check()
         found.error = f"compaction {entry_id}: {describe_error(error)}"
         log.debug("compaction watch: %s %s failed", agent.id, session_key, exc_info=True)
     return found

@@ -45,12 +45,10 @@ def refresh_manifest(
     keeping_main_file: Collection[str],
     *,
     dry_run: bool,
-    folders: set[str] | None = None,
 ) -> ManifestResult:
     """Given a workspace, the length of its INDEX.md (None: INDEX.md is not injected) and the
     agents whose main session has ACTIVE_CONTEXT.md, write its manifest when its content
-    changed (its rename flushed later when `folders` is given: see files.atomic_write). Raise
-    OSError if a handoff cannot be read."""
+    changed. Raise OSError if a handoff cannot be read."""
     memory = target.workspace / "memory"
     found = read_handoffs(memory, target.agents) if memory.is_dir() else []
     choice = choose_handoffs(found, keeping_main_file, target.workspace)
@@ -77,7 +75,7 @@ def refresh_manifest(
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)
     real = Path(target.real_workspace) if target.real_workspace else None
-    atomic_write(path, payload, root=target.workspace, real_root=real, folders=folders)
+    atomic_write(path, payload, root=target.workspace, real_root=real)
     return ManifestResult("written", handoffs, choice.left_out)
 
 

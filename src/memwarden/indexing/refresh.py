@@ -8,13 +8,13 @@ maintain (with `write_index=False` when only the manifest is to be refreshed).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass, field
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from memwarden import stopping
 from memwarden.checkpoint.handoff_files import main_file_agents
-from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import (
     atomic_write,
@@ -52,13 +52,11 @@ class IndexWriteRefused(MemwardenError):
 class RunShared:
     """What every workspace of one run shares: the category rules (`index.categories`) and
     their descriptions, the generation time INDEX.md shows, and the agents whose main session
-    has ACTIVE_CONTEXT.md. Rules and time are worked out on first use (an INDEX.md to build).
-    `renamed`: the folders the run wrote files in, whose renames are flushed once, at its end."""
+    has ACTIVE_CONTEXT.md. Rules and time are worked out on first use (an INDEX.md to build)."""
 
     categories: list[dict[str, str]]
     now: datetime
     keeping_main_file: frozenset[str]
-    renamed: set[str] = field(default_factory=set)
 
     @cached_property
     def _parsed(self) -> tuple[list[Rule], dict[str, str]]:
@@ -113,16 +111,9 @@ def index_targets(
         context.now(),
         main_file_agents(context.deployment.agents),
     )
-    outcomes = []
-    try:
-        for target in targets:
-            outcomes.append(_index_target(context, target, shared, force, dry_run, write_index))
-    finally:
-        # One flush for the run's renames, not one per file; a failure costs what a failed
-        # fsync_dir does: a crash may still bring back the old file, whole.
-        with suppress(OSError):
-            flush_folders(shared.renamed)
-    return outcomes
+    return [
+        _index_target(context, target, shared, force, dry_run, write_index) for target in targets
+    ]
 
 
 def _index_target(
@@ -133,12 +124,14 @@ def _index_target(
     dry_run: bool,
     write_index: bool,
 ) -> Outcome:
+    stopping.check()
     try:
         with _memory_locks(context, target.agents, dry_run):
             outcome = index_workspace(
                 context, target, shared, force=force, dry_run=dry_run, write_index=write_index
             )
     except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
+        stopping.check()
         outcome = Outcome(
             str(target.workspace), target.agents, "failed", error=describe_error(error)
         )
@@ -197,12 +190,7 @@ def index_workspace(
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
     manifest = refresh_manifest(
-        context,
-        target,
-        index_chars,
-        shared.keeping_main_file,
-        dry_run=dry_run,
-        folders=shared.renamed,
+        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run
     )
     outcome.manifest = manifest.status
     outcome.handoffs = [
@@ -259,7 +247,7 @@ def _write_index(
             outcome.migrated = _keep_in_history(context, target, dry_run)
         if not dry_run:
             ensure_dir(workspace / "memory", root=workspace)
-            atomic_write(index_path, text, root=workspace, folders=shared.renamed)
+            atomic_write(index_path, text, root=workspace)
             current = text
     if not dry_run and not outcome.unreadable and current is not None:
         store_output(context.state, real, inputs, text_digest(current), _reported(outcome))

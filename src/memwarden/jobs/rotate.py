@@ -13,6 +13,7 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from memwarden import stopping
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
 from memwarden.rotation.report import Outcome
@@ -124,11 +125,13 @@ def _act(
             "would_rotate",
             f"would checkpoint it, then sessions.reset (reason {reset_reason})",
         )
+    stopping.check()
     try:
         outcome = _rotate(context, gateway, stores, decision, reset_reason)
     except MemwardenError as error:
         outcome = Outcome("failed", error.message)
     except Exception as error:  # noqa: BLE001 - one broken session never stops the others
+        stopping.check()
         outcome = Outcome("failed", f"{type(error).__name__}: {error}")
     if outcome.status in ("rotated", "failed"):
         try:

@@ -19,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memwarden import stopping
 from memwarden.errors import GatewayNotFound, MemwardenError
 from memwarden.health.model import CheckResult, warning
 
@@ -73,6 +74,7 @@ def run_checks(
     for check in checks:
         if is_disabled(check.key, disabled):
             continue
+        stopping.check()
         try:
             found = check.function(inputs)
         except GatewayNotFound:
@@ -81,6 +83,7 @@ def run_checks(
             found = [warning(check.key, f"check could not run: {error.message}")]
             problems.append(f"health check {check.key}: {error.message}")
         except Exception as error:
+            stopping.check()
             log.debug("health check %s failed", check.key, exc_info=True)
             text = f"{type(error).__name__}: {error}"
             found = [warning(check.key, f"check failed: {text}")]
