@@ -75,3 +75,17 @@ def test_checkpoint_of_a_small_memory_folder_writes_a_manifest_of_handoffs_only(
         "memory/sessions/main.agentrpc.md",
         "memory/sessions/main.hooktest.md",
     ]
+
+
+def test_checkpoint_says_an_index_problem_once(tmp_path, capsys):
+    state = make_sqlite_era_state(tmp_path)
+    big_memory(state.workspace)
+    (state.workspace / "memory" / "INDEX.md").write_text("# My own index\n")
+
+    result = run_cli(capsys, "--state-dir", state.state_dir, "checkpoint")
+
+    assert result.exit_code == 1
+    refused = [
+        line for line in result.stderr.splitlines() if "was not written by memwarden" in line
+    ]
+    assert len(refused) == 1, result.stderr

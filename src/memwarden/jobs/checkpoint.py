@@ -109,7 +109,6 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
                 committer.commit(refresh=False)  # stopped: keep what is done
                 raise
             committer.commit()
-            problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
             read = []  # watched by the committer, batch by batch
         if options.session:
