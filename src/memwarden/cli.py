@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stopping.requested.clear()  # a new run (a caller in this process may run several)
     signal.signal(signal.SIGTERM, _terminated)
     try:
-        return _run_unless_stopped(chosen, options)
+        return _unless_stopped(_run, chosen, options, returned=False)
     except (MemwardenError, Terminated) as error:
         # A run skipped because another holds the lock is not news for a quiet timer.
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
@@ -285,26 +285,18 @@ def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> str | None
     return None
 
 
-def _run_unless_stopped(spec: JobSpec, options: argparse.Namespace) -> int:
-    """Return `_run`'s exit code; an error raised once a stop was requested is that stop (the
-    exception `_terminated` raises can arrive in another form, see stopping). A job that ended
-    on its own keeps its exit code: its end is recorded already."""
-    try:
-        return _run(spec, options)
-    except Exception:
-        stopping.check()
-        raise
-
-
-def _unless_stopped(call, *arguments):
-    """Return call(*arguments), or raise Terminated when a stop was requested meanwhile, whatever
-    the call returned or raised: the exception `_terminated` raises can be lost on its way."""
+def _unless_stopped(call, *arguments, returned: bool = True):
+    """Return call(*arguments); raise Terminated instead when a stop was requested meanwhile and
+    the call raised, or (`returned`) returned: the exception `_terminated` raises can arrive in
+    another form, or not at all (see stopping). A run that ended on its own, recorded already,
+    is called with `returned` False and keeps its exit code."""
     try:
         outcome = call(*arguments)
     except Exception:
         stopping.check()
         raise
-    stopping.check()
+    if returned:
+        stopping.check()
     return outcome
 
 

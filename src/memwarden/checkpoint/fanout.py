@@ -98,8 +98,6 @@ def checkpoint_in_processes(
             for agent_id, result in worker.results(idle):
                 sent[agent_id] = result
                 yield worker.by_id[agent_id], result
-            if run.writer is not None:
-                run.writer.adopt(worker.folders)
             for agent in worker.agents:  # a worker that died: the agents it did not send, here
                 if agent.id not in sent:
                     yield agent, checkpoint(run, agent)
@@ -116,12 +114,11 @@ class _Worker:
         self.reader: int | None = reader
         self.agents = agents
         self.by_id = {agent.id: agent for agent in agents}
-        self.folders: list[str] = []
         self._received = bytearray()
 
     def results(self, idle: Callable[[], None] | None) -> Iterator[tuple[str, AgentResult]]:
-        """Yield (agent id, result) as the worker sends them, until it ends; take the folders it
-        wrote temp files in. Nothing more once it died (its last, cut frame is dropped)."""
+        """Yield (agent id, result) as the worker sends them, until it ends. Nothing more once
+        it died (its last, cut frame is dropped)."""
         ended = False
         while not ended:
             frame = self._next_frame()
@@ -133,7 +130,7 @@ class _Worker:
             if kind == "agent":
                 yield content[0], content[1]
             else:
-                self.folders, ended = content[0], True
+                ended = True
         self._close()
 
     def _receive(self, idle: Callable[[], None] | None) -> bool:
@@ -238,7 +235,7 @@ def _work(
             run.writer.start_worker(index)
         for agent in agents:
             _send(pipe, ("agent", agent.id, checkpoint(run, agent)))
-        _send(pipe, ("end", run.writer.folders() if run.writer is not None else []))
+        _send(pipe, ("end",))
         status = 0
     finally:
         os._exit(status)

@@ -88,17 +88,6 @@ class Writer:
         with self._lock:
             self._count = index << 32
 
-    def folders(self) -> list[str]:
-        """Return the folders this writer put temp files in."""
-        with self._lock:
-            return sorted(self._folders)
-
-    def adopt(self, folders: list[str]) -> None:
-        """Count the folders a worker process put temp files in as this writer's, so `close`
-        cleans them too."""
-        with self._lock:
-            self._folders.update(folders)
-
     def close(self, *, pending: bool = False) -> None:
         """Stop handing out temp names and release the writer file. Unless the journal still
         holds renames of this run (`pending`: the next run rolls them forward, then cleans up),

@@ -63,10 +63,11 @@ def locked_memory(context: JobContext, agent_id: str) -> Iterator[None]:
 
 
 @contextmanager
-def locked_store(context: JobContext, *, exclusive: bool) -> Iterator[None]:
-    """Hold the shared store's lock: shared to add snapshots, exclusive to prune and repack."""
-    wait = context.config.history.lock_wait_seconds
-    with store_lock(context.storage_dir / "locks", exclusive, wait):
+def locked_store(context: JobContext, *, exclusive: bool, wait: bool = True) -> Iterator[None]:
+    """Hold the shared store's lock: shared to add snapshots, exclusive to prune and repack;
+    waiting up to `history.lock_wait_seconds` unless not `wait`."""
+    seconds = context.config.history.lock_wait_seconds if wait else 0
+    with store_lock(context.storage_dir / "locks", exclusive, seconds):
         yield
 
 
@@ -77,8 +78,7 @@ def start_import(
     not `wait`), make the store if needed and start `git fast-import` on a batch ref of its
     own; the lock is released and git stopped with `resources`. Raise LockHeld if the lock
     stays held."""
-    wait_seconds = context.config.history.lock_wait_seconds if wait else 0
-    resources.enter_context(store_lock(context.storage_dir / "locks", False, wait_seconds))
+    resources.enter_context(locked_store(context, exclusive=False, wait=wait))
     store = shared_store(context)
     store.init()
     importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))

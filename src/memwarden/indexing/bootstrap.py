@@ -74,8 +74,7 @@ def refresh_manifest(
         return ManifestResult("would_write", handoffs, choice.left_out)
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)
-    real = Path(target.real_workspace) if target.real_workspace else None
-    atomic_write(path, payload, root=target.workspace, real_root=real)
+    atomic_write(path, payload, root=target.workspace, real_root=Path(target.real))
     return ManifestResult("written", handoffs, choice.left_out)
 
 

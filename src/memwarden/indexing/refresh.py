@@ -20,7 +20,6 @@ from memwarden.files import (
     atomic_write,
     ensure_dir,
     read_text_if_exists,
-    real_path,
     remove_stale_temp_files,
 )
 from memwarden.history.locking import memory_lock
@@ -231,7 +230,7 @@ def _write_index(
             f"{index_path}: exists and was not written by memwarden; rename it (for example to "
             "memory/INDEX.notes.md) so memwarden can write its index there"
         )
-    real = real_path(workspace)
+    real = target.real
     inputs = inputs_digest(
         stats,
         cap=target.max_chars,
@@ -321,7 +320,7 @@ def _build(
     from memwarden.indexing.markers import MARKERS
     from memwarden.indexing.scan import collect_facts
 
-    real = real_path(target.workspace)
+    real = target.real
     update = collect_facts(target.workspace / "memory", stats, load_facts(context.state, real))
     if not dry_run:
         store_facts(context.state, real, update)

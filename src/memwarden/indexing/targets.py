@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.errors import UsageError
+from memwarden.files import real_path
 from memwarden.runtime import JobContext
 
 if TYPE_CHECKING:
@@ -32,6 +33,11 @@ class Target:
     lost: str | None = None
     # The workspace's real path ("": resolved when needed).
     real_workspace: str = ""
+
+    @property
+    def real(self) -> str:
+        """The workspace's real path."""
+        return self.real_workspace or real_path(self.workspace)
 
     @property
     def label(self) -> str:

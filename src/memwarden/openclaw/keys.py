@@ -197,7 +197,7 @@ def is_automation_key(key: str, extra_patterns: Iterable[str] = ()) -> bool:
     `fnmatch` globs in `extra_patterns` (case-insensitive), which lets operators mark their own
     machine-driven sessions, e.g. `("agent:*:reports", "agent:ops:*")`.
     """
-    if classify(key).is_automation:
+    if names_automation(key):
         return True
     patterns = tuple(extra_patterns)
     return bool(patterns) and _globs(patterns).fullmatch(key.strip().lower()) is not None
