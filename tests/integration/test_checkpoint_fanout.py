@@ -105,7 +105,7 @@ def test_workers_write_the_bytes_one_process_writes(pristine, tmp_path, monkeypa
     three = copy_of(pristine, tmp_path / "three")
     forks = []
     real_fork = fanout._fork
-    monkeypatch.setattr(fanout, "_fork", lambda *a: forks.append(a[2]) or real_fork(*a))
+    monkeypatch.setattr(fanout, "_fork", lambda *a: forks.append(a[3]) or real_fork(*a))
 
     from memwarden.checkpoint.durable_run import DurableWrites
 
@@ -144,9 +144,12 @@ def test_a_worker_that_dies_costs_time_not_data(
     real_work = fanout._work
 
     def dying_work(run, agents, index, pipe, checkpoint_one, *rest):
+        done = []
+
         def checkpoint_until(run, agent):
-            if agent is agents[dies_after]:
+            if len(done) == dies_after:
                 os._exit(9)  # as the kernel's OOM killer would end it: nothing sent back
+            done.append(agent)
             return checkpoint_one(run, agent)
 
         real_work(run, agents, index, pipe, checkpoint_until, *rest)
@@ -211,3 +214,40 @@ def test_a_run_stopped_while_workers_run_kills_and_reaps_them(pristine, tmp_path
 
     assert no_children_left()
     assert len(waited) == 2
+
+
+def checkpoint_where(agents, *, slow_in_worker: float = 0.0, slow_between: float = 0.0):
+    """Checkpoint `agents` (stand-ins) in two processes; return the pid each one was done in."""
+    import time
+
+    from memwarden.checkpoint.run_state import RunState
+
+    def where(run, agent):
+        if os.getpid() != parent:
+            time.sleep(slow_in_worker)
+        return os.getpid()
+
+    parent = os.getpid()
+    run = RunState.__new__(RunState)
+    run.writer = None
+    done = fanout.checkpoint_in_processes(
+        run, agents, 2, where, between=lambda: time.sleep(slow_between)
+    )
+    return [(agent.id, pid) for agent, pid in done], parent
+
+
+@pytest.mark.parametrize("busy", ["worker", "parent"])
+def test_the_less_loaded_process_takes_more_agents(busy):
+    agents = [SimpleNamespace(id=f"agent{number}") for number in range(4 * AGENTS)]
+    if busy == "worker":  # a run of new lines: the worker's reading is the longer work
+        done, parent = checkpoint_where(agents, slow_in_worker=0.05)
+    else:  # a first run: the parent's commits are
+        done, parent = checkpoint_where(agents, slow_between=0.02)
+
+    assert sorted(agent_id for agent_id, _ in done) == sorted(agent.id for agent in agents)
+    here = sum(pid == parent for _, pid in done)
+    if busy == "worker":
+        assert here > len(agents) * 3 // 4, done
+    else:
+        assert here < len(agents) // 4, done
+    assert no_children_left()

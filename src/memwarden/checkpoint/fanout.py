@@ -2,17 +2,20 @@
 
 Reading, digesting and rendering an agent is Python work that holds the GIL, so threads do not
 run it side by side; processes do. The parent checkpoints its first agent alone (the modules
-and templates every agent needs are then loaded once, before the fork), forks the workers,
-checkpoints its own share, then takes the workers' results as they come. A worker only reads
-the gateway's files and writes temp files: the parent commits every agent (journal, renames),
-as for agents it did itself. The parent's share is the smaller one: whenever it would wait for
-a worker, it calls `idle`, where the job commits the agents done so far, so that work runs
-while the workers still read.
+and templates every agent needs are then loaded once, before the fork) and forks the workers.
+The other agents are handed out as they are asked for, through a pipe of agent numbers every
+process reads from: a worker takes its next agent as soon as it is free, the parent only between
+commits (`between()` commits what is done once there is enough), so the less loaded process
+does more. On a first run the parent's commits are the longer work, on a run of a few new lines
+the workers' reading: neither waits for the other. Once no agent is left to take, the parent
+calls `idle` whenever it would wait for a worker, where the job commits the agents done so far.
+A worker only reads the gateway's files and writes temp files: the parent commits every agent
+(journal, renames), as for agents it did itself.
 
 A worker sends each agent's result as soon as it has it, pickled through a pipe, and ends with
 `os._exit`, so nothing of the parent (state DB, locks, buffered output) is closed or flushed
 twice. A worker that dies (killed, out of memory) costs only time: the parent checkpoints the
-agents it did not send again, and the temp files it left are removed with the run's (their
+agents it took and did not send, and the temp files it left are removed with the run's (their
 folders are in the writer file). On a stop (SIGTERM) the parent kills its workers before it
 records the run.
 """
@@ -28,7 +31,7 @@ import select
 import signal
 import struct
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from memwarden.log_format import LOGGER_NAME
@@ -42,14 +45,17 @@ if TYPE_CHECKING:
 # more than the work they share.
 AGENTS_PER_PROCESS = 8
 MAX_PROCESSES = 4
-# The parent's share of the agents, against a worker's: it also commits what is done.
-PARENT_SHARE = 0.5
 _WORKER_FAILED = 70
 _FRAME_HEADER = struct.Struct("<Q")
 # Room in the pipe for a worker's results while the parent is busy (Linux caps it, often at
 # 1 MiB); a worker that fills it waits for the parent.
 _PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+# The numbers of the agents to take are written at once, before the fork, into a pipe that holds
+# them whole at its smallest (one page, once the user's pipe quota is spent): at most this many,
+# each for a run of agents when there are more.
+_TAKE = struct.Struct("<I")
+_MAX_TAKES = 4096 // _TAKE.size
 
 log = logging.getLogger(LOGGER_NAME)
 
@@ -70,68 +76,117 @@ def checkpoint_in_processes(
     processes: int,
     checkpoint: Callable[[RunState, Agent], AgentResult],
     idle: Callable[[], None] | None = None,
+    between: Callable[[], None] | None = None,
 ) -> Iterator[tuple[Agent, AgentResult]]:
     """Checkpoint `agents` with `checkpoint(run, agent)` in `processes` processes (this one
-    included); yield each agent with its result as it is here. `idle()` is called whenever this
-    process would otherwise wait for a worker's next result."""
+    included); yield each agent with its result as it is here. `between()` is called before
+    this process takes an agent itself, `idle()` whenever it would otherwise wait for a worker's
+    next result."""
     if not agents:
         return
     yield agents[0], checkpoint(run, agents[0])
     rest = agents[1:]
-    own = round(len(rest) / processes * PARENT_SHARE)
-    shares = [rest[:own], *(rest[own + index :: processes - 1] for index in range(processes - 1))]
+    takes = _Takes(len(rest))
     workers: list[_Worker] = []
-    own_share = shares[0]
+    sent: set[str] = set()
     try:
-        for index, share in enumerate(shares[1:], start=1):
-            if not share:
-                continue
-            worker = _fork(run, share, index, checkpoint, [w.reader for w in workers])
-            if worker is None:  # no fork now (a process limit, no memory): here, then
-                own_share = own_share + share
-            else:
+        for index in range(1, processes):
+            worker = _fork(run, rest, takes, index, checkpoint, [w.reader for w in workers])
+            if worker is not None:  # else no fork now (a process limit, no memory): here, then
                 workers.append(worker)
-        for agent in own_share:
-            yield agent, checkpoint(run, agent)
+        while True:
+            for worker in workers:
+                for agent_id, result in worker.results_here():
+                    sent.add(agent_id)
+                    yield worker.agents[agent_id], result
+            if between is not None:
+                between()
+            taken = takes.take(rest)
+            if taken is None:
+                break
+            for agent in taken:
+                sent.add(agent.id)
+                yield agent, checkpoint(run, agent)
         for worker in workers:
-            sent = {}
             for agent_id, result in worker.results(idle):
-                sent[agent_id] = result
-                yield worker.by_id[agent_id], result
-            for agent in worker.agents:  # a worker that died: the agents it did not send, here
-                if agent.id not in sent:
-                    yield agent, checkpoint(run, agent)
+                sent.add(agent_id)
+                yield worker.agents[agent_id], result
+        for agent in rest:  # taken by a worker that died before it sent them: here
+            if agent.id not in sent:
+                yield agent, checkpoint(run, agent)
     finally:
+        takes.close()
         for worker in workers:
             worker.stop()
 
 
-class _Worker:
-    """A forked worker: its process, the pipe its results come through, and its agents."""
+class _Takes:
+    """The agents still to take, as numbers in a pipe every process reads from: each read takes
+    the next run of agents, whoever makes it."""
 
-    def __init__(self, pid: int, reader: int, agents: list[Agent]) -> None:
+    def __init__(self, agents: int) -> None:
+        self.run = -(-agents // _MAX_TAKES) or 1  # agents a number stands for
+        self.reader, writer = os.pipe()
+        try:
+            numbers = b"".join(_TAKE.pack(start) for start in range(0, agents, self.run))
+            view = memoryview(numbers)
+            while view:
+                view = view[os.write(writer, view) :]
+        finally:
+            os.close(writer)  # read to its end, the pipe says no agent is left
+
+    def take(self, agents: Sequence[Agent]) -> Sequence[Agent] | None:
+        """Return the next run of `agents` to checkpoint, or None when none is left."""
+        if self.reader is None:
+            return None
+        number = os.read(self.reader, _TAKE.size)
+        if len(number) < _TAKE.size:  # the end: every number was written before any read
+            return None
+        (start,) = _TAKE.unpack(number)
+        return agents[start : start + self.run]
+
+    def close(self) -> None:
+        if self.reader is not None:
+            os.close(self.reader)
+            self.reader = None
+
+
+class _Worker:
+    """A forked worker: its process, the pipe its results come through, and the agents it may
+    take (by id)."""
+
+    def __init__(self, pid: int, reader: int, agents: dict[str, Agent]) -> None:
         self.pid = pid
         self.reader: int | None = reader
         self.agents = agents
-        self.by_id = {agent.id: agent for agent in agents}
         self._received = bytearray()
+        self._ended = False
+
+    def results_here(self) -> Iterator[tuple[str, AgentResult]]:
+        """Yield (agent id, result) for what the worker has sent so far, without waiting."""
+        if self.reader is not None and _readable(self.reader):
+            self._receive(None)
+        yield from self._frames()
 
     def results(self, idle: Callable[[], None] | None) -> Iterator[tuple[str, AgentResult]]:
         """Yield (agent id, result) as the worker sends them, until it ends. Nothing more once
         it died (its last, cut frame is dropped)."""
-        ended = False
-        while not ended:
+        while True:
+            yield from self._frames()
+            if self._ended or not self._receive(idle):
+                break
+        self._close()
+
+    def _frames(self) -> Iterator[tuple[str, AgentResult]]:
+        while not self._ended:
             frame = self._next_frame()
             if frame is None:
-                if not self._receive(idle):
-                    break
-                continue
+                return
             kind, *content = frame
             if kind == "agent":
                 yield content[0], content[1]
             else:
-                ended = True
-        self._close()
+                self._ended = True
 
     def _receive(self, idle: Callable[[], None] | None) -> bool:
         """Read what the worker sent; call `idle` first when that means waiting. Return False
@@ -182,12 +237,14 @@ class _Worker:
 
 def _fork(
     run: RunState,
-    agents: list[Agent],
+    agents: Sequence[Agent],
+    takes: _Takes,
     index: int,
     checkpoint: Callable[[RunState, Agent], AgentResult],
     other_pipes: list[int | None],
 ) -> _Worker | None:
-    """Fork a worker for `agents`; return it, or None when the system cannot fork now."""
+    """Fork a worker that takes from `agents`; return it, or None when the system cannot fork
+    now."""
     reader, writer = os.pipe()
     with contextlib.suppress(OSError):  # a smaller pipe only makes the worker wait sooner
         fcntl.fcntl(writer, _F_SETPIPE_SZ, _PIPE_BYTES)
@@ -205,17 +262,24 @@ def _fork(
         return None
     if pid == 0:  # the worker: never returns into the parent's code, whatever happens
         try:
-            _work(run, agents, index, writer, checkpoint, [reader, *other_pipes], mask)
+            _work(
+                run, _taken(takes, agents), index, writer, checkpoint, [reader, *other_pipes], mask
+            )
         finally:
             os._exit(_WORKER_FAILED)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(writer)
-    return _Worker(pid, reader, agents)
+    return _Worker(pid, reader, {agent.id: agent for agent in agents})
+
+
+def _taken(takes: _Takes, agents: Sequence[Agent]) -> Iterator[Agent]:
+    while (taken := takes.take(agents)) is not None:
+        yield from taken
 
 
 def _work(
     run: RunState,
-    agents: list[Agent],
+    agents: Iterator[Agent],
     index: int,
     pipe: int,
     checkpoint: Callable[[RunState, Agent], AgentResult],

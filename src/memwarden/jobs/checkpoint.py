@@ -104,6 +104,7 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
                     force=bool(options.force),
                     on_done=committer.done,
                     idle=committer.commit_while_waiting,
+                    between=committer.commit_between_agents,
                 )
             except BaseException:
                 committer.commit(refresh=False)  # stopped: keep what is done
@@ -140,6 +141,8 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
 
 
 IDLE_COMMIT_AGENTS = 4
+# Between agents it checkpoints itself, the parent commits larger batches: its own agents wait.
+BETWEEN_COMMIT_AGENTS = 8
 
 
 class _Committer:
@@ -172,6 +175,10 @@ class _Committer:
     def commit_while_waiting(self) -> None:
         # Each commit flushes the file systems twice: a few agents at a time, not one by one.
         if len(self.finished) - self.committed >= IDLE_COMMIT_AGENTS:
+            self.commit()
+
+    def commit_between_agents(self) -> None:
+        if len(self.finished) - self.committed >= BETWEEN_COMMIT_AGENTS:
             self.commit()
 
     def commit(self, *, refresh: bool = True) -> None:
@@ -347,6 +354,7 @@ def checkpoint_agents(
     force: bool,
     on_done: Callable[[Agent, AgentResult], None] | None = None,
     idle: Callable[[], None] | None = None,
+    between: Callable[[], None] | None = None,
 ) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
@@ -354,8 +362,9 @@ def checkpoint_agents(
     Agents whose store and transcripts did not change are settled next, with a few stats
     each. The others are checkpointed in `checkpoint.workers` processes (checkpoint.fanout).
     `on_done(agent, result)` is called in this process as soon as each agent's result is here,
-    so a run stopped part way can still commit what the agents done so far staged; `idle()`
-    whenever this process waits for a worker process.
+    so a run stopped part way can still commit what the agents done so far staged; `between()`
+    before this process takes another agent while worker processes run, `idle()` whenever it
+    waits for one.
     """
     from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
     from memwarden.checkpoint.fanout import checkpoint_in_processes, processes_for
@@ -392,6 +401,7 @@ def checkpoint_agents(
             processes,
             lambda run, agent: checkpoint_agent(run, agent, force=force),
             idle,
+            between,
         )
         with closing(done):  # stopped here (SIGTERM): the workers are killed at once
             for agent, result in done:
