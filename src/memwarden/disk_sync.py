@@ -31,6 +31,33 @@ def flush_folders(folders: Iterable[str]) -> None:
     _sync_file_systems(folders, syncfs)
 
 
+class Unflushed:
+    """Files written and renamed into place whose flush waits for one call for them all
+    (`flush`), made before anything relies on them: a write to file after file, each waiting
+    for the disk, becomes one flush."""
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+
+    def add(self, path: str) -> None:
+        self.files.append(path)
+
+    def flush(self) -> None:
+        """Make every file added, and its rename, durable. Raise OSError if the flush fails."""
+        files, self.files = self.files, []
+        if not files:
+            return
+        folders = {os.path.dirname(path) for path in files}
+        syncfs = _syncfs()
+        if syncfs is None:
+            for path in files:
+                _fsync(path, os.O_RDONLY)
+            for folder in folders:
+                _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            return
+        _sync_file_systems(folders, syncfs)  # data and entries alike
+
+
 def _sync_file_systems(folders: set[str], syncfs: Callable[[int], int]) -> None:
     by_device: dict[int, str] = {}
     for folder in sorted(folders):

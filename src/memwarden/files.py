@@ -16,8 +16,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memwarden.errors import MemwardenError, UnsafePathError
+
+if TYPE_CHECKING:
+    from memwarden.disk_sync import Unflushed
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -121,19 +125,30 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
 
 
 def atomic_write(
-    path: Path, data: bytes | str, root: Path | None = None, *, real_root: Path | None = None
+    path: Path,
+    data: bytes | str,
+    root: Path | None = None,
+    *,
+    real_root: Path | None = None,
+    unflushed: Unflushed | None = None,
 ) -> None:
     """Replace `path` with `data` atomically: temp file in the same folder, fsync, rename, fsync.
 
     With `root`, the target must stay inside it (see check_inside, and its `real_root`). The
-    file ends up 0600.
+    file ends up 0600. With `unflushed`, neither the data nor the rename is flushed here: the
+    file is added to it, for the caller to flush before anything relies on the file (a kill
+    leaves the old or the new file whole; a power cut before the flush may leave it empty).
     """
     target = (
         check_inside(path, root, real_root=real_root) if root is not None else _refuse_symlink(path)
     )
-    temp = _write_temp(target, data.encode("utf-8") if isinstance(data, str) else data)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    temp = _write_temp(target, payload, flush=unflushed is None)
     os.replace(temp, target)
-    fsync_dir(target.parent)
+    if unflushed is None:
+        fsync_dir(target.parent)
+    else:
+        unflushed.add(str(target))
 
 
 def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
@@ -184,8 +199,9 @@ def named_temp_files(namer: Callable[[Path], Path]) -> Iterator[None]:
         _temp_namer = previous
 
 
-def _write_temp(target: Path, payload: bytes) -> Path:
-    """Write `payload` to a fsynced 0600 temp file beside `target`; return its path."""
+def _write_temp(target: Path, payload: bytes, *, flush: bool = True) -> Path:
+    """Write `payload` to a 0600 temp file beside `target`, fsynced when `flush`; return its
+    path."""
     ensure_dir(target.parent)
     # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
     # never share a temp file, and a stale one left by a crash is never reused with its mode.
@@ -203,7 +219,8 @@ def _write_temp(target: Path, payload: bytes) -> Path:
         while view:
             written = os.write(descriptor, view)
             view = view[written:]
-        os.fsync(descriptor)
+        if flush:
+            os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)
         temp.unlink(missing_ok=True)

@@ -158,3 +158,72 @@ def test_checkpoint_agent_whose_files_cannot_be_put_in_place_does_not_stop_the_o
     assert second.exit_code == 0, second.stderr
     assert [daily_entries(workspaces[agent]) for agent in AGENTS] == [1, 1, 1]
     assert [name for agent in AGENTS for name in temp_files(workspaces[agent])] == []
+
+
+def test_checkpoint_flushes_the_manifests_at_once_before_it_clears_the_journal(
+    fleet, capsys, monkeypatch
+):
+    from memwarden import disk_sync
+    from memwarden.checkpoint import journal
+    from memwarden.indexing.manifest import MANIFEST_NAME
+
+    state_dir, workspaces = fleet
+    steps, fsynced = [], []
+    real_flush, real_clear, real_fsync = disk_sync.Unflushed.flush, journal.clear, os.fsync
+
+    def flush(self):
+        steps.append(("flush", sorted(self.files)))
+        real_flush(self)
+
+    def clear(*args):
+        steps.append(("clear", []))
+        real_clear(*args)
+
+    def fsync(descriptor):
+        fsynced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(disk_sync.Unflushed, "flush", flush)
+    monkeypatch.setattr(journal, "clear", clear)
+    monkeypatch.setattr(os, "fsync", fsync)
+    done = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
+
+    assert done.exit_code == 0, done.stderr
+    manifests = sorted(str(workspaces[agent] / "memory" / MANIFEST_NAME) for agent in AGENTS)
+    assert all(Path(path).is_file() for path in manifests)
+    assert steps == [("flush", manifests), ("clear", [])]
+    assert not [path for path in fsynced if MANIFEST_NAME in path]  # not one by one
+    assert pending_renames() == 0
+
+
+def test_checkpoint_whose_manifest_flush_fails_leaves_them_to_the_next_run(
+    fleet, capsys, monkeypatch
+):
+    from memwarden import disk_sync
+    from memwarden.indexing.manifest import MANIFEST_NAME
+
+    state_dir, workspaces = fleet
+    real_flush = disk_sync.Unflushed.flush
+
+    def failing(self):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(disk_sync.Unflushed, "flush", failing)
+    first = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
+
+    assert first.exit_code == 1
+    assert any(
+        "bootstrap manifests: input/output error; the next run writes them again" in line
+        for line in first.messages
+    ), first.messages
+    assert pending_renames() > 0  # the journal keeps the agents whose manifests it flushes
+    monkeypatch.setattr(disk_sync.Unflushed, "flush", real_flush)
+    for agent in AGENTS:  # as a power cut before the flush may leave them
+        (workspaces[agent] / "memory" / MANIFEST_NAME).write_text("")
+    second = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
+
+    assert second.exit_code == 0, second.stderr
+    assert pending_renames() == 0
+    for agent in AGENTS:
+        assert (workspaces[agent] / "memory" / MANIFEST_NAME).read_text().startswith("{")
+    assert [daily_entries(workspaces[agent]) for agent in AGENTS] == [1, 1, 1]

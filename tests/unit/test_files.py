@@ -189,3 +189,30 @@ def test_real_path_is_what_os_path_realpath_says_for_every_kind_of_path(tmp_path
     assert [real_path(path) for path in paths] == expected
     if sys.platform.startswith("linux"):  # the kernel answered for every path it could open
         assert asked == [tmp_path / "dangling", tmp_path / "loop", tmp_path / "missing" / "below"]
+
+
+def test_atomic_write_with_unflushed_leaves_the_flush_to_it(tmp_path, monkeypatch):
+    from memwarden import disk_sync
+
+    target = tmp_path / "memory" / "manifest.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    fsynced = []
+    real_fsync = os.fsync
+
+    def fsync(descriptor):
+        fsynced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    unflushed = disk_sync.Unflushed()
+    atomic_write(target, "new", root=tmp_path, unflushed=unflushed)
+
+    assert target.read_text() == "new"
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    assert fsynced == []
+    assert unflushed.files == [str(target)]
+    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS: each file and folder
+    unflushed.flush()
+    assert fsynced == [str(target), str(target.parent)]
+    assert unflushed.files == []

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal
 from memwarden.checkpoint.commit import AgentCommit, CommitReport, commit
+from memwarden.disk_sync import Unflushed
+from memwarden.errors import describe_error
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
@@ -36,6 +38,8 @@ class DurableWrites:
     writer: Writer | None
     rolled_forward: list[str]
     placed: list[str] = field(default_factory=list)
+    # The manifests refreshed during the run: flushed at once, before the journal is cleared.
+    unflushed: Unflushed = field(default_factory=Unflushed)
 
     def commit_agents(
         self, run: RunState, finished: Sequence[tuple[Agent, AgentResult]]
@@ -68,13 +72,19 @@ class DurableWrites:
         self.placed += report.placed
         return report
 
-    def done(self) -> None:
-        """The files are in place and the manifests refreshed: clear the journal rows of the
-        agents whose files are in place (the others stay for the next run)."""
-        if self.writer is not None:
-            journal.clear(
-                self.context.state, self.writer.token, [*self.rolled_forward, *self.placed]
-            )
+    def done(self) -> list[str]:
+        """The files are in place and the manifests refreshed: flush the manifests, then clear
+        the journal rows of the agents whose files are in place (the others stay for the next
+        run). Return the problem when the flush failed: the rows stay, and the next run
+        refreshes those manifests again."""
+        if self.writer is None:
+            return []
+        try:
+            self.unflushed.flush()
+        except OSError as error:
+            return [f"bootstrap manifests: {describe_error(error)}; the next run writes them again"]
+        journal.clear(self.context.state, self.writer.token, [*self.rolled_forward, *self.placed])
+        return []
 
 
 @contextmanager

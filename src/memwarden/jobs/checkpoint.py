@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run_state import RunState
     from memwarden.checkpoint.snapshots import RunSnapshots
+    from memwarden.disk_sync import Unflushed
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
@@ -114,12 +115,17 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
             read = []  # watched by the committer, batch by batch
         if options.session:
             indexed, index_problems = _refresh_indexes(
-                context, agents, outcomes, dry_run, also=writes.rolled_forward
+                context,
+                agents,
+                outcomes,
+                dry_run,
+                also=writes.rolled_forward,
+                unflushed=writes.unflushed,
             )
         else:
             indexed, index_problems = committer.indexed(also=writes.rolled_forward)
         problems += index_problems
-        writes.done()
+        problems += writes.done()
     # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
     problems += snapshots.take(agents, outcomes)
     result = job_result(outcomes, dry_run)
@@ -190,7 +196,13 @@ class _Committer:
         if refresh:
             outcomes = [outcome for _, result in batch for outcome in result.outcomes]
             self._add(
-                *_refresh_indexes(self.context, [a for a, _ in batch], outcomes, self.state.dry_run)
+                *_refresh_indexes(
+                    self.context,
+                    [a for a, _ in batch],
+                    outcomes,
+                    self.state.dry_run,
+                    unflushed=self.writes.unflushed,
+                )
             )
             # Their files are final: git hashes them while the run goes on (history.early).
             self.snapshots.send_ahead([a for a, _ in batch], outcomes)
@@ -215,7 +227,16 @@ class _Committer:
         done = {agent for item in self._indexed or [] for agent in item["agents"]}
         also = [agent_id for agent_id in also if agent_id not in done]
         if also:
-            self._add(*_refresh_indexes(self.context, [], [], self.state.dry_run, also=also))
+            self._add(
+                *_refresh_indexes(
+                    self.context,
+                    [],
+                    [],
+                    self.state.dry_run,
+                    also=also,
+                    unflushed=self.writes.unflushed,
+                )
+            )
         problems, self.problems = self.problems, []
         if self._indexed is None:
             return None, problems
@@ -239,9 +260,11 @@ def _refresh_indexes(
     dry_run: bool,
     *,
     also: Sequence[str] = (),
+    unflushed: Unflushed | None = None,
 ) -> tuple[list[dict[str, Any]] | None, list[str]]:
     """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
-    the agents `also` names (whose files it finished for a killed run).
+    the agents `also` names (whose files it finished for a killed run); with `unflushed`, the
+    manifests' flush is left to it.
 
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
@@ -258,7 +281,7 @@ def _refresh_indexes(
         ]
     if not changed:
         return None, []
-    indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
+    indexed = refresh_bootstrap(context, changed, dry_run=dry_run, unflushed=unflushed)
     problems = [
         f"index {item['workspace']}: {item.get('error') or 'failed'}"
         for item in indexed
@@ -268,7 +291,11 @@ def _refresh_indexes(
 
 
 def refresh_bootstrap(
-    context: JobContext, agents: list[Agent], *, dry_run: bool = False
+    context: JobContext,
+    agents: list[Agent],
+    *,
+    dry_run: bool = False,
+    unflushed: Unflushed | None = None,
 ) -> list[dict[str, Any]]:
     """Rewrite the bootstrap manifest of the agents' workspaces, so the hook injects the
     handoffs just written into their sessions, and rebuild INDEX.md when
@@ -278,7 +305,11 @@ def refresh_bootstrap(
     from memwarden.indexing.refresh import index_agents
 
     return index_agents(
-        context, agents, dry_run=dry_run, write_index=context.config.index.after_checkpoint
+        context,
+        agents,
+        dry_run=dry_run,
+        write_index=context.config.index.after_checkpoint,
+        unflushed=unflushed,
     )
 
 
@@ -310,8 +341,11 @@ def checkpoint_session(
             context, writes, agent, session, force=force, dry_run=dry_run, trigger=trigger
         )
         # Finished for a killed run: their manifests too.
-        _refresh_indexes(context, [], [], dry_run, also=writes.rolled_forward)
-        writes.done()  # the caller refreshes its agent's manifest (rotate: after the reset)
+        _refresh_indexes(
+            context, [], [], dry_run, also=writes.rolled_forward, unflushed=writes.unflushed
+        )
+        # The caller refreshes its agent's manifest (rotate: after the reset).
+        problems += writes.done()
     outcome.warnings[:0] = problems
     return outcome
 
