@@ -68,13 +68,14 @@ def loaded_by_checkpoint(state_dir) -> list[str]:
 
 def test_checkpoint_imports_only_what_its_run_uses(tmp_path, monkeypatch):
     # The capture's memory folder is far under index.threshold_kb: the bootstrap manifest is
-    # refreshed, INDEX.md is not built, so the catalog is never imported.
+    # refreshed, INDEX.md is not built, so the catalog is never imported; the handoff and the
+    # daily log are the bundled templates, written without jinja2.
     monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
     state = make_sqlite_era_state(tmp_path)
 
     first = loaded_by_checkpoint(state.state_dir)
     again = loaded_by_checkpoint(state.state_dir)
 
-    assert first == ["jinja2", "memwarden.indexing.refresh"]
-    # Nothing new: no template is rendered and no manifest refreshed.
+    assert first == ["memwarden.indexing.refresh"]
+    # Nothing new: no manifest refreshed.
     assert again == []

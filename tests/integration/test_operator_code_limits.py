@@ -110,3 +110,41 @@ def test_index_operator_template_cannot_reach_os_and_a_plain_one_renders(
     assert not marker.exists()
     assert rendered.exit_code == 0, rendered.stderr
     assert "1 file(s) Core state" in (workspace / "memory" / "INDEX.md").read_text()
+
+
+def memory_texts(workspace: Path) -> dict[str, str]:
+    return {path.name: path.read_text() for path in sorted((workspace / "memory").glob("*.md"))}
+
+
+def test_checkpoint_operator_templates_render_with_jinja2_and_a_copy_writes_the_same(
+    tmp_path, capsys, monkeypatch
+):
+    from importlib.resources import files
+
+    bundled = files("memwarden") / "templates" / "checkpoint"
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for name in ("active_context.md.j2", "daily_entry.md.j2"):
+        (copies / name).write_text((bundled / name).read_text())
+    default_state, default_workspace = one_agent(tmp_path / "default")
+    state, workspace = one_agent(tmp_path / "copied")
+
+    default = run_cli(capsys, "--state-dir", default_state, "checkpoint")
+    monkeypatch.setenv(
+        "MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE", str(copies / "active_context.md.j2")
+    )
+    monkeypatch.setenv(
+        "MEMWARDEN_CHECKPOINT_DAILY_ENTRY_TEMPLATE", str(copies / "daily_entry.md.j2")
+    )
+    copied = run_cli(capsys, "--state-dir", state, "checkpoint")
+
+    assert (default.exit_code, copied.exit_code) == (0, 0), copied.stderr
+    assert memory_texts(workspace) == memory_texts(default_workspace)
+    own = tmp_path / "own.md.j2"
+    own.write_text("> - session: `{{ session.key }}`\nmine: {{ current.requests | length }}\n")
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE", str(own))
+    mine = run_cli(capsys, "--state-dir", state, "checkpoint", "--force")
+    assert mine.exit_code == 0, mine.stderr
+    assert (
+        memory_texts(workspace)["ACTIVE_CONTEXT.md"] == "> - session: `agent:main:main`\nmine: 3\n"
+    )

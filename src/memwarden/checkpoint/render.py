@@ -1,10 +1,10 @@
 """Digests → the values the templates see, and the rendered files.
 
 Texts arrive masked (`extract` redacts every field whole, as it reads it) and are cut here, so
-a cut never leaves half a secret. jinja2 is imported only when something must be rendered (it
-costs tens of milliseconds to import). ACTIVE_CONTEXT.md is rendered with a placeholder for the
-run's time, so a run can tell whether anything but the time changed and leave an unchanged file
-alone.
+a cut never leaves half a secret. The bundled templates render as Python (`bundled`); jinja2 is
+imported only for an operator's own template (it costs tens of milliseconds). ACTIVE_CONTEXT.md
+is rendered with a placeholder for the run's time, so a run can tell whether anything but the
+time changed and leave an unchanged file alone.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
+from memwarden.checkpoint.bundled import BUNDLED
 from memwarden.checkpoint.daily_log import DayGroup, local
 from memwarden.checkpoint.extract import Excerpt, WindowDigest
 from memwarden.checkpoint.options import Limits
@@ -170,7 +171,10 @@ def pressure_text(
 
 
 def render_template(name: str, custom_path: str | None, values: dict[str, Any]) -> str:
-    """Render a bundled template (or the operator's own file) with `values`."""
+    """Render a bundled template (or the operator's own file, with jinja2) with `values`."""
+    bundled = None if custom_path else BUNDLED.get(name)
+    if bundled is not None:
+        return bundled(values)
     from memwarden.templating import render
 
     return render(name, custom_path or None, **values)
