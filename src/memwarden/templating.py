@@ -3,8 +3,9 @@
 One environment per process, templates compiled once and cached; an operator may point an option
 at a template file of their own, which is loaded from its folder instead. When the CLI names a
 cache folder (in memwarden's own state dir), compiled templates are kept there too, so the next
-run loads them instead of compiling them again (about 15 ms for the checkpoint's three). jinja2
-itself is imported on the first render, so a run that renders nothing never pays for it.
+run loads them instead of compiling them again (a few milliseconds a template). jinja2 itself is
+imported on the first render, so a run that renders nothing never pays for it (the checkpoint's
+bundled templates are written without it: checkpoint.bundled).
 
 An operator's template is code memwarden did not write: it renders in jinja2's immutable sandbox
 (no attributes starting with `_`, no calls to unsafe methods, no changes to the values it is
