@@ -97,6 +97,30 @@ def test_snapshot_store_is_private_and_outside_the_workspace(context, agent, gat
     assert not list((root / "snapshots.git" / "hooks").glob("*"))
 
 
+def test_snapshot_store_is_made_with_its_settings_in_one_git_process(context, agent, monkeypatch):
+    from memwarden.history import git
+
+    calls = []
+    real_run = git.GitStore.run
+    monkeypatch.setattr(
+        git.GitStore, "run", lambda self, a, **k: calls.append(a[0]) or real_run(self, a, **k)
+    )
+    write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
+    snapshot(context, agent, "manual")
+    store = context.storage_dir / "history" / "snapshots.git"
+
+    assert calls.count("init") == 1 and "config" not in calls
+    for key, value in git.STORE_CONFIG.items():
+        read = subprocess.run(
+            ["git", "config", "--file", str(store / "config"), "--get", key],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert read.stdout.strip() == value, key
+    assert sorted(path.name for path in store.iterdir()) == ["HEAD", "config", "objects", "refs"]
+
+
 def test_snapshot_leaves_operator_git_repository_untouched_and_ignores_git_env(
     context, agent, gateway, monkeypatch
 ):

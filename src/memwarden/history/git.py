@@ -350,13 +350,16 @@ class GitStore:
         return (self.git_dir / "HEAD").is_file()
 
     def init(self) -> None:
-        """Create the repository (0700 folders, 0600 files, no hooks) unless it exists."""
+        """Create the repository (0700 folders, 0600 files, no hooks) unless it exists, with
+        STORE_CONFIG: git copies it from a template folder holding only that config, so one
+        process makes the store (not one more for each setting) and no store is ever left
+        without it."""
         if self.exists():
             return
         ensure_dir(self.git_dir.parent)
-        self.run(["init", "--bare", "--quiet", "--template=", "--shared=0600"])
-        for key, value in STORE_CONFIG.items():
-            self.run(["config", key, value])
+        with tempfile.TemporaryDirectory(prefix="memwarden-git-template-") as template:
+            Path(template, "config").write_text(config_text(STORE_CONFIG), encoding="utf-8")
+            self.run(["init", "--bare", "--quiet", f"--template={template}", "--shared=0600"])
 
     def commit_batch(
         self,
@@ -566,6 +569,15 @@ def _widen_pipe(pipe: IO[bytes] | None) -> None:
         return
     with contextlib.suppress(OSError):
         fcntl.fcntl(pipe.fileno(), size_flag, PIPE_BYTES)
+
+
+def config_text(settings: Mapping[str, str]) -> str:
+    """Return `section.name = value` settings as the text of a git config file."""
+    sections: dict[str, list[str]] = {}
+    for key, value in settings.items():
+        section, name = key.split(".", 1)
+        sections.setdefault(section, []).append(f"\t{name} = {value}\n")
+    return "".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items())
 
 
 def sanitized_env(git_dir: Path, path_env: str | None = None) -> Mapping[str, str]:
