@@ -32,22 +32,29 @@ def flush_folders(folders: Iterable[str]) -> None:
 
 
 class Unflushed:
-    """Files written and renamed into place whose flush waits for one call for them all
-    (`flush`), made before anything relies on them: a write to file after file, each waiting
-    for the disk, becomes one flush."""
+    """Files written and renamed into place (and folders renamed into) whose flush waits for one
+    call for them all (`flush`), made before anything relies on them: a write to file after
+    file, each waiting for the disk, becomes one flush."""
 
     def __init__(self) -> None:
         self.files: list[str] = []
+        self.folders: set[str] = set()
 
     def add(self, path: str) -> None:
+        """Add a file: its data and its folder's entries are flushed."""
         self.files.append(path)
 
+    def add_folders(self, folders: Iterable[str]) -> None:
+        """Add folders whose entries (renames done in them) are flushed."""
+        self.folders.update(folders)
+
     def flush(self) -> None:
-        """Make every file added, and its rename, durable. Raise OSError if the flush fails."""
-        files, self.files = self.files, []
-        if not files:
+        """Make every file added (data and rename) and every folder added durable. Raise
+        OSError if the flush fails."""
+        files, folders = self.files, self.folders | {os.path.dirname(path) for path in self.files}
+        self.files, self.folders = [], set()
+        if not folders:
             return
-        folders = {os.path.dirname(path) for path in files}
         syncfs = _syncfs()
         if syncfs is None:
             for path in files:

@@ -160,10 +160,11 @@ def test_checkpoint_agent_whose_files_cannot_be_put_in_place_does_not_stop_the_o
     assert [name for agent in AGENTS for name in temp_files(workspaces[agent])] == []
 
 
-def test_checkpoint_flushes_the_manifests_at_once_before_it_clears_the_journal(
+def test_checkpoint_flushes_its_renames_and_manifests_at_once_before_it_clears_the_journal(
     fleet, capsys, monkeypatch
 ):
     from memwarden import disk_sync
+    from memwarden.checkpoint import commit as commit_module
     from memwarden.checkpoint import journal
     from memwarden.indexing.manifest import MANIFEST_NAME
 
@@ -173,6 +174,7 @@ def test_checkpoint_flushes_the_manifests_at_once_before_it_clears_the_journal(
 
     def flush(self):
         steps.append(("flush", sorted(self.files)))
+        folders.update(self.folders)
         real_flush(self)
 
     def clear(*args):
@@ -183,15 +185,21 @@ def test_checkpoint_flushes_the_manifests_at_once_before_it_clears_the_journal(
         fsynced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
         real_fsync(descriptor)
 
+    folders = set()
     monkeypatch.setattr(disk_sync.Unflushed, "flush", flush)
     monkeypatch.setattr(journal, "clear", clear)
     monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(
+        commit_module, "flush_folders", lambda found: steps.append(("commit flush", found))
+    )
     done = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
 
     assert done.exit_code == 0, done.stderr
     manifests = sorted(str(workspaces[agent] / "memory" / MANIFEST_NAME) for agent in AGENTS)
     assert all(Path(path).is_file() for path in manifests)
+    # The renames too: no commit flushes its folders, the run's last step flushes them all.
     assert steps == [("flush", manifests), ("clear", [])]
+    assert folders == {str(workspaces[agent] / "memory") for agent in AGENTS}
     assert not [path for path in fsynced if MANIFEST_NAME in path]  # not one by one
     assert pending_renames() == 0
 
@@ -213,10 +221,11 @@ def test_checkpoint_whose_manifest_flush_fails_leaves_them_to_the_next_run(
 
     assert first.exit_code == 1
     assert any(
-        "bootstrap manifests: input/output error; the next run writes them again" in line
+        "checkpoint: flushing the files put in place failed (input/output error); the next run "
+        "finishes them again" in line
         for line in first.messages
     ), first.messages
-    assert pending_renames() > 0  # the journal keeps the agents whose manifests it flushes
+    assert pending_renames() > 0  # the journal keeps the agents whose files it flushes
     monkeypatch.setattr(disk_sync.Unflushed, "flush", real_flush)
     for agent in AGENTS:  # as a power cut before the flush may leave them
         (workspaces[agent] / "memory" / MANIFEST_NAME).write_text("")

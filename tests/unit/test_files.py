@@ -212,7 +212,11 @@ def test_atomic_write_with_unflushed_leaves_the_flush_to_it(tmp_path, monkeypatc
     assert oct(target.stat().st_mode & 0o777) == "0o600"
     assert fsynced == []
     assert unflushed.files == [str(target)]
+    renamed_into = tmp_path / "sessions"
+    renamed_into.mkdir()
+    unflushed.add_folders([str(renamed_into)])
     monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS: each file and folder
     unflushed.flush()
-    assert fsynced == [str(target), str(target.parent)]
-    assert unflushed.files == []
+    assert fsynced[0] == str(target)
+    assert sorted(fsynced[1:]) == sorted([str(target.parent), str(renamed_into)])
+    assert (unflushed.files, unflushed.folders) == ([], set())

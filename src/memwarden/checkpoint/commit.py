@@ -6,9 +6,10 @@
    committed since this run read it (`checkpoint --session` beside the scheduled run) is left
    out whole: its temp files are removed and its outcome says so.
 3. The renames, agent by agent under the agent's memory lock.
-4. One flush of the folders renamed into. The journal rows stay until the run has refreshed
-   the agents' bootstrap manifests (`journal.clear`), so a kill before that makes the next run
-   refresh them too.
+4. One flush of the folders renamed into; in a run, the run's last step makes it, once for every
+   commit and manifest (`Unflushed`, flushed by `DurableWrites.done`). The journal rows stay
+   until then (`journal.clear`), so a kill or a power cut before it makes the next run place
+   those files again (or find them in place) and refresh their manifests.
 
 A kill anywhere leaves either nothing committed (the temp files are removed by the next run) or
 a journal the next run rolls forward (`journal.roll_forward`): no entry is lost or logged twice.
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.records import AgentRecord
     from memwarden.checkpoint.staging import StagedFile
+    from memwarden.disk_sync import Unflushed
     from memwarden.state import StateDB
 
 CONFLICT_REASON = "another checkpoint committed this session first; the next run goes on from there"
@@ -70,8 +72,11 @@ def commit(
     token: str,
     run_id: int | None,
     memory_lock: MemoryLock,
+    unflushed: Unflushed | None = None,
 ) -> CommitReport:
-    """Commit every agent's checkpoint as the module says; return what was left out."""
+    """Commit every agent's checkpoint as the module says; return what was left out. With
+    `unflushed`, the folders renamed into are added to it, for the caller to flush before it
+    clears the journal."""
     report = CommitReport()
     commits = [item for item in commits if _has_anything(item)]
     if not commits:
@@ -101,7 +106,9 @@ def commit(
             )
             continue
         report.placed.append(item.agent_id)
-    if folders:
+    if unflushed is not None:
+        unflushed.add_folders(folders)
+    elif folders:
         flush_folders(folders)
     return report
 

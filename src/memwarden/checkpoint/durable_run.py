@@ -38,7 +38,8 @@ class DurableWrites:
     writer: Writer | None
     rolled_forward: list[str]
     placed: list[str] = field(default_factory=list)
-    # The manifests refreshed during the run: flushed at once, before the journal is cleared.
+    # The folders renamed into and the manifests refreshed during the run: flushed at once,
+    # before the journal is cleared.
     unflushed: Unflushed = field(default_factory=Unflushed)
 
     def commit_agents(
@@ -68,21 +69,25 @@ class DurableWrites:
             token=self.writer.token,
             run_id=self.context.run_id,
             memory_lock=run.memory_lock or _no_lock,
+            unflushed=self.unflushed,
         )
         self.placed += report.placed
         return report
 
     def done(self) -> list[str]:
-        """The files are in place and the manifests refreshed: flush the manifests, then clear
-        the journal rows of the agents whose files are in place (the others stay for the next
-        run). Return the problem when the flush failed: the rows stay, and the next run
-        refreshes those manifests again."""
+        """The files are in place and the manifests refreshed: flush the renames and the
+        manifests, then clear the journal rows of the agents whose files are in place (the
+        others stay for the next run). Return the problem when the flush failed: the rows stay,
+        and the next run finishes those agents again."""
         if self.writer is None:
             return []
         try:
             self.unflushed.flush()
         except OSError as error:
-            return [f"bootstrap manifests: {describe_error(error)}; the next run writes them again"]
+            return [
+                f"checkpoint: flushing the files put in place failed ({describe_error(error)}); "
+                "the next run finishes them again"
+            ]
         journal.clear(self.context.state, self.writer.token, [*self.rolled_forward, *self.placed])
         return []
 
