@@ -17,6 +17,7 @@ import pytest
 
 from support.cli import run_cli, run_subprocess
 from support.deployments import make_generated_fleet
+from support.fsyncs import record_fsyncs
 
 AGENTS = ["alpha", "beta", "gamma"]
 ENTRY_MARK = "· checkpoint ·"
@@ -169,8 +170,8 @@ def test_checkpoint_flushes_its_renames_and_manifests_at_once_before_it_clears_t
     from memwarden.indexing.manifest import MANIFEST_NAME
 
     state_dir, workspaces = fleet
-    steps, fsynced = [], []
-    real_flush, real_clear, real_fsync = disk_sync.Unflushed.flush, journal.clear, os.fsync
+    steps = []
+    real_flush, real_clear = disk_sync.Unflushed.flush, journal.clear
 
     def flush(self):
         steps.append(("flush", sorted(self.files)))
@@ -181,14 +182,10 @@ def test_checkpoint_flushes_its_renames_and_manifests_at_once_before_it_clears_t
         steps.append(("clear", []))
         real_clear(*args)
 
-    def fsync(descriptor):
-        fsynced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
-        real_fsync(descriptor)
-
     folders = set()
     monkeypatch.setattr(disk_sync.Unflushed, "flush", flush)
     monkeypatch.setattr(journal, "clear", clear)
-    monkeypatch.setattr(os, "fsync", fsync)
+    fsynced = record_fsyncs(monkeypatch)
     monkeypatch.setattr(
         commit_module, "flush_folders", lambda found: steps.append(("commit flush", found))
     )

@@ -18,6 +18,7 @@ from memwarden.checkpoint import journal
 from memwarden.checkpoint.positions import load_stored
 from memwarden.checkpoint.staging import WRITERS_FOLDER, AgentFiles, Writer
 from memwarden.state import StateDB
+from support.fsyncs import record_fsyncs
 
 ENTRY = "\n### 10:00 · checkpoint · `agent:main:main`\n- session `s1`: 1 request, 1 reply\n"
 HEADER = "# 2026-11-25\n"
@@ -203,15 +204,8 @@ def test_flush_files_without_syncfs_fsyncs_each_file(tmp_path, monkeypatch):
     paths = [tmp_path / f"{name}.tmp" for name in "abc"]
     for path in paths:
         path.write_text("x")
-    flushed = []
-    real_fsync = os.fsync
-
-    def fsync(descriptor):
-        flushed.append(os.readlink(f"/proc/self/fd/{descriptor}"))
-        real_fsync(descriptor)
-
     monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS
-    monkeypatch.setattr(os, "fsync", fsync)
+    flushed = record_fsyncs(monkeypatch)
 
     disk_sync.flush_files(str(path) for path in paths)
 

@@ -11,6 +11,7 @@ import pytest
 
 from memwarden.errors import UnsafePathError
 from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir, real_path
+from support.fsyncs import record_fsyncs
 
 
 def mode(path) -> int:
@@ -197,14 +198,7 @@ def test_atomic_write_with_unflushed_leaves_the_flush_to_it(tmp_path, monkeypatc
     target = tmp_path / "memory" / "manifest.json"
     target.parent.mkdir()
     target.write_text("old")
-    fsynced = []
-    real_fsync = os.fsync
-
-    def fsync(descriptor):
-        fsynced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
-        real_fsync(descriptor)
-
-    monkeypatch.setattr(os, "fsync", fsync)
+    fsynced = record_fsyncs(monkeypatch)
     unflushed = disk_sync.Unflushed()
     atomic_write(target, "new", root=tmp_path, unflushed=unflushed)
 
