@@ -39,12 +39,11 @@ def file_tail(
     segments = backward(handle, status.st_size, chunk_size, max_line_bytes, tally)
     end, trailing = next(segments)
     start = end
-    while tally.count < max_entries:
-        segment = next(segments, None)
-        if segment is None:
-            break
-        start, line = segment
-        tally.take(line)
+    if max_entries > 0:
+        for start, line in segments:  # noqa: B007 - the last start taken is the tail's start
+            tally.take(line)
+            if tally.count >= max_entries:
+                break
     tally.entries.reverse()
     return tally.result(
         _file_position(start, status),
@@ -122,8 +121,9 @@ def backward(
         tally.bytes_read += read_size
         parts = chunk.split(b"\n")
         segment_end = position + read_size
-        for index in range(len(parts) - 1, 0, -1):
-            part = parts[index]
+        last = len(parts) - 1
+        if last:  # the chunk's last segment ends what the chunks after it began
+            part = parts[last]
             segment_start = segment_end - len(part)
             if too_long or kept + len(part) > max_line_bytes:
                 yield segment_start, None
@@ -133,6 +133,11 @@ def backward(
             else:
                 yield segment_start, part
             pieces, kept, too_long = [], 0, False
+            segment_end = segment_start - 1
+        for index in range(last - 1, 0, -1):  # whole in this chunk
+            part = parts[index]
+            segment_start = segment_end - len(part)
+            yield segment_start, part if len(part) <= max_line_bytes else None
             segment_end = segment_start - 1
         if not too_long:
             kept += len(parts[0])
