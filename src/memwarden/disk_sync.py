@@ -49,20 +49,16 @@ class Unflushed:
         self.folders.update(folders)
 
     def flush(self) -> None:
-        """Make every file added (data and rename) and every folder added durable. Raise
-        OSError if the flush fails."""
-        files, folders = self.files, self.folders | {os.path.dirname(path) for path in self.files}
+        """Make every file added (data and rename) and every folder added durable, but for
+        those gone since (a workspace removed meanwhile). Raise OSError if the flush fails: what
+        was added stays, to flush again."""
+        files = [path for path in self.files if os.path.isfile(path)]
+        folders = {os.path.dirname(path) for path in files}
+        folders.update(folder for folder in self.folders if os.path.isdir(folder))
+        if _syncfs() is None:
+            flush_files(files)
+        flush_folders(folders)  # with syncfs, the data and the entries alike
         self.files, self.folders = [], set()
-        if not folders:
-            return
-        syncfs = _syncfs()
-        if syncfs is None:
-            for path in files:
-                _fsync(path, os.O_RDONLY)
-            for folder in folders:
-                _fsync(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-            return
-        _sync_file_systems(folders, syncfs)  # data and entries alike
 
 
 def _sync_file_systems(folders: set[str], syncfs: Callable[[int], int]) -> None:

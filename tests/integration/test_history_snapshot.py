@@ -121,6 +121,16 @@ def test_snapshot_store_is_made_with_its_settings_in_one_git_process(context, ag
     assert sorted(path.name for path in store.iterdir()) == ["HEAD", "config", "objects", "refs"]
 
 
+@pytest.mark.parametrize(
+    "setting", [{"core.a.b": "x"}, {"core": "x"}, {"core.x": "two words"}, {"core.x": "a#b"}]
+)
+def test_store_settings_that_would_need_quoting_are_refused(setting):
+    from memwarden.history import git
+
+    with pytest.raises(ValueError, match="not a plain git setting"):
+        git._config_text(setting)
+
+
 def test_snapshot_leaves_operator_git_repository_untouched_and_ignores_git_env(
     context, agent, gateway, monkeypatch
 ):

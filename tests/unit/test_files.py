@@ -214,3 +214,31 @@ def test_atomic_write_with_unflushed_leaves_the_flush_to_it(tmp_path, monkeypatc
     assert fsynced[0] == str(target)
     assert sorted(fsynced[1:]) == sorted([str(target.parent), str(renamed_into)])
     assert (unflushed.files, unflushed.folders) == ([], set())
+
+
+def test_unflushed_skips_what_is_gone_and_keeps_everything_when_the_flush_fails(
+    tmp_path, monkeypatch
+):
+    from memwarden import disk_sync
+
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    kept.mkdir()
+    gone.mkdir()
+    unflushed = disk_sync.Unflushed()
+    unflushed.add_folders([str(kept), str(gone)])
+    gone.rmdir()  # a workspace removed during the run
+    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS: an fsync each
+
+    def failing(descriptor):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(OSError):
+        unflushed.flush()
+    assert unflushed.folders == {str(kept), str(gone)}  # kept for the next try
+    monkeypatch.undo()
+    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)
+    fsynced = record_fsyncs(monkeypatch)
+    unflushed.flush()
+    assert fsynced == [str(kept)]
+    assert unflushed.folders == set()

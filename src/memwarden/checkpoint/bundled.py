@@ -24,7 +24,7 @@ RUN_NOTE = (
 
 
 def active_context(values: dict[str, Any]) -> str:
-    """checkpoint/active_context.md.j2"""
+    """Given the values of a handoff, return the text checkpoint/active_context.md.j2 gives."""
     session, trigger = values["session"], values["trigger"]
     if session["kind"] == "main":
         title = f"# Active Context — agent {values['agent']}\n"
@@ -53,7 +53,8 @@ def active_context(values: dict[str, Any]) -> str:
 
 
 def daily_entry(values: dict[str, Any]) -> str:
-    """checkpoint/daily_entry.md.j2"""
+    """Given the values of a daily-log entry, return the text checkpoint/daily_entry.md.j2
+    gives."""
     requests, outputs = values["requests"], values["outputs"]
     time, first_time = values["time"], values["first_time"]
     span = f" ({first_time}–{time})" if first_time != time else ""  # noqa: RUF001 - en dash
@@ -71,7 +72,7 @@ def daily_entry(values: dict[str, Any]) -> str:
 
 
 def daily_header(values: dict[str, Any]) -> str:
-    """checkpoint/daily_header.md.j2"""
+    """Given a date and an agent, return the text checkpoint/daily_header.md.j2 gives."""
     return (
         f"# {values['date']}\n\nDaily log of agent {values['agent']}. Entries marked "
         '"checkpoint" are appended by memwarden from the live\ntranscript, one per run that saw '
@@ -89,18 +90,18 @@ BUNDLED: dict[str, Callable[[dict[str, Any]], str]] = {
 def _sections(window: dict[str, Any], level: str) -> str:
     parts = [f"{level} Recent Requests\n"]
     parts += _listed(
-        [f"- **{m['time']}** {_indent(m['text'])}\n" for m in window["requests"]],
+        [f"- **{message['time']}** {_indent(message['text'])}\n" for message in window["requests"]],
         "_No user messages in this window yet._\n",
     )
     parts.append(f"\n{level} Recent Work\n")
     parts += _listed(
-        [f"- **{m['time']}** {_indent(m['text'])}\n" for m in window["outputs"]],
+        [f"- **{message['time']}** {_indent(message['text'])}\n" for message in window["outputs"]],
         "_No assistant messages in this window yet._\n",
     )
     parts.append(f"\n{level} Files Referenced\n")
     parts += _listed([f"- `{path}`\n" for path in window["files"]], "_None._\n")
     parts.append(f"\n{level} Tools Used\n")
-    tools = [f"- {t['name']} × {t['count']}\n" for t in window["tools"]]  # noqa: RUF001
+    tools = [f"- {tool['name']} × {tool['count']}\n" for tool in window["tools"]]  # noqa: RUF001
     parts += _listed(tools, "_None._\n")
     parts.append(f"\n{level} Open TODOs\n")
     parts += _listed([f"- [ ] {todo}\n" for todo in window["todos"]], "_None._\n")

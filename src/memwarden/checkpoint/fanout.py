@@ -90,7 +90,7 @@ def checkpoint_in_processes(
     workers: list[_Worker] = []
     sent: set[str] = set()
     try:
-        for index in range(1, processes):
+        for index in range(1, min(processes, len(rest) + 1)):  # never more workers than agents
             worker = _fork(run, rest, takes, index, checkpoint, [w.reader for w in workers])
             if worker is not None:  # else no fork now (a process limit, no memory): here, then
                 workers.append(worker)

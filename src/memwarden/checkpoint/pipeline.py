@@ -19,9 +19,9 @@ from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSess
 from memwarden.checkpoint.render import (
     ACTIVE_CONTEXT_TEMPLATE,
     DAILY_ENTRY_TEMPLATE,
-    DAILY_HEADER_TEMPLATE,
     active_context_values,
     daily_entry_values,
+    daily_header,
     render_template,
     same_apart_from_time,
     stamp,
@@ -176,15 +176,11 @@ def _append_daily(
     run: RunState, agent: Agent, path: Path, day: str, entry: str, outcome: SessionOutcome
 ) -> None:
     if run.dry_run:
-        header = "" if path.is_file() else _daily_header(agent.id, day)
+        header = "" if path.is_file() else daily_header(agent.id, day)
         outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
         return
     files = run.staged_files()
-    files.append(path, entry, "" if files.exists(path) else _daily_header(agent.id, day))
-
-
-def _daily_header(agent_id: str, day: str) -> str:
-    return render_template(DAILY_HEADER_TEMPLATE, None, {"date": day, "agent": agent_id})
+    files.append(path, entry, "" if files.exists(path) else daily_header(agent.id, day))
 
 
 def _position_update(

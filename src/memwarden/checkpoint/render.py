@@ -180,6 +180,11 @@ def render_template(name: str, custom_path: str | None, values: dict[str, Any]) 
     return render(name, custom_path or None, **values)
 
 
+def daily_header(agent_id: str, day: str) -> str:
+    """Return the first lines of a new daily log (`YYYY-MM-DD.md`) of an agent."""
+    return render_template(DAILY_HEADER_TEMPLATE, None, {"date": day, "agent": agent_id})
+
+
 def stamp(rendered: str, generated_at: str) -> str:
     """Return the rendered file with the run's time in place of the placeholder."""
     return rendered.replace(GENERATED_AT_PLACEHOLDER, generated_at)

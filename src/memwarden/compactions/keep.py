@@ -14,11 +14,11 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from memwarden.checkpoint.daily_log import local
+from memwarden.checkpoint.render import daily_header
 from memwarden.compactions.assessment import Assessment
 from memwarden.errors import UnsafePathError
 from memwarden.files import atomic_append, ensure_dir, read_text_if_exists
 
-DAILY_HEADER_TEMPLATE = "checkpoint/daily_header.md.j2"
 SECTION_TEMPLATE = "compactions/lost_items.md.j2"
 
 
@@ -91,15 +91,9 @@ def keep_lost(
     current = read_text_if_exists(path)
     if current is not None and heading_mark(assessment.entry_id) in current:
         return Kept(name, written=False, already=True)
-    header = "" if current is not None else _header(agent_id, path.stem)
+    header = "" if current is not None else daily_header(agent_id, path.stem)
     if dry_run:
         return Kept(name, written=False, preview=header + section)
     ensure_dir(path.parent, root=workspace)
     atomic_append(path, section, root=workspace, header=header)
     return Kept(name, written=True)
-
-
-def _header(agent_id: str, day: str) -> str:
-    from memwarden.templating import render
-
-    return render(DAILY_HEADER_TEMPLATE, None, date=day, agent=agent_id)

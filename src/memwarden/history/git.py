@@ -52,6 +52,8 @@ STORE_CONFIG = {
     "fastimport.unpackLimit": "1",
     "pack.compression": "1",
 }
+_CONFIG_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*\.[A-Za-z][A-Za-z0-9-]*")
+_CONFIG_VALUE = re.compile(r"[\w./,-]*")
 # Deltas are left to retention (`repack_by_group`): fast-import would only try each file
 # against the file written just before it in the stream, another agent's, for nothing.
 FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
@@ -358,7 +360,7 @@ class GitStore:
             return
         ensure_dir(self.git_dir.parent)
         with tempfile.TemporaryDirectory(prefix="memwarden-git-template-") as template:
-            Path(template, "config").write_text(config_text(STORE_CONFIG), encoding="utf-8")
+            Path(template, "config").write_text(_config_text(STORE_CONFIG), encoding="utf-8")
             self.run(["init", "--bare", "--quiet", f"--template={template}", "--shared=0600"])
 
     def commit_batch(
@@ -571,11 +573,14 @@ def _widen_pipe(pipe: IO[bytes] | None) -> None:
         fcntl.fcntl(pipe.fileno(), size_flag, PIPE_BYTES)
 
 
-def config_text(settings: Mapping[str, str]) -> str:
-    """Return `section.name = value` settings as the text of a git config file."""
+def _config_text(settings: Mapping[str, str]) -> str:
+    """Given `section.name` settings with plain values (no quoting needed), return them as the
+    text of a git config file. Raise ValueError for any other key or value."""
     sections: dict[str, list[str]] = {}
     for key, value in settings.items():
-        section, name = key.split(".", 1)
+        if not _CONFIG_KEY.fullmatch(key) or not _CONFIG_VALUE.fullmatch(value):
+            raise ValueError(f"not a plain git setting: {key} = {value!r}")
+        section, name = key.split(".")
         sections.setdefault(section, []).append(f"\t{name} = {value}\n")
     return "".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items())
 
