@@ -143,8 +143,8 @@ def child_environment(base: Mapping[str, str] | None = None, **extra: str) -> di
 
 def default_settings_environment(work: Path, **extra: str) -> dict[str, str]:
     """The environment of a measured memwarden at its default settings: ours without any
-    memwarden, gateway or XDG variable, with state and config folders of its own under `work`,
-    plus `extra`."""
+    memwarden, gateway or XDG variable, with state, config and cache folders of its own under
+    `work`, plus `extra`."""
     (work / "config").mkdir(parents=True, exist_ok=True)
     base = {
         name: value
@@ -155,6 +155,7 @@ def default_settings_environment(work: Path, **extra: str) -> dict[str, str]:
         base,
         XDG_STATE_HOME=str(work / "state"),
         XDG_CONFIG_HOME=str(work / "config"),
+        XDG_CACHE_HOME=str(work / "cache"),
         TZ="UTC",
         **extra,
     )

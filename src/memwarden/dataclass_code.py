@@ -1,0 +1,142 @@
+"""The code of memwarden's dataclass methods, compiled once and kept between runs.
+
+`dataclasses` writes the source of the methods it gives a class (`__init__`, `__repr__`,
+`__eq__`, a frozen class's `__setattr__`...) and compiles it each time the class is created:
+about 0.3 ms a class, some 20 ms for the modules a checkpoint loads, in every run. That code
+depends on the source text alone, so it is kept, by module, in memwarden's cache folder
+(`$XDG_CACHE_HOME/memwarden/dataclasses/`, else `~/.cache/...`; 0700, files 0600) and read
+back when the module creates its first dataclass; a run that compiled anything new writes the
+module's file again at exit, with what the module uses now. A file that is missing, damaged
+(checked against its CRC) or made by another Python is only a compile; nothing is written
+where Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`) or the folder cannot be made.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import dataclasses
+import marshal
+import os
+import struct
+import sys
+import zlib
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+_HEADER = struct.Struct("<II")  # CRC-32 and length of what follows
+_MODULES = "memwarden."
+
+
+def install() -> None:
+    """Make the dataclasses of memwarden's modules use the kept code (once a process)."""
+    if getattr(dataclasses, "exec", None) is not None:  # installed already, or not ours to set
+        return
+    folder = _folder()
+    if folder is None:
+        return
+    cache = _Cache(folder)
+    dataclasses.exec = cache.exec  # type: ignore[attr-defined]  # shadows the builtin there
+    atexit.register(cache.save)
+
+
+def _folder() -> Path | None:
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    try:
+        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    except (KeyError, RuntimeError):  # no home to keep it in
+        return None
+    return root / "memwarden" / "dataclasses"
+
+
+class _Cache:
+    """The kept code of each module that made a dataclass in this process."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.kept: dict[str, dict[str, CodeType]] = {}
+        self.used: dict[str, dict[str, CodeType]] = {}
+        self.compiled: set[str] = set()
+        self.pid = os.getpid()
+
+    def exec(self, source: Any, globals: dict[str, Any] | None = None, *rest: Any) -> None:
+        """`exec` as dataclasses calls it, with the source compiled before if it was."""
+        module = globals.get("__name__") if globals is not None else None
+        if type(source) is str and isinstance(module, str) and module.startswith(_MODULES):
+            source = self._code(module, source)
+        builtins.exec(source, globals, *rest)  # noqa: S102 - dataclasses' own generated code
+
+    def _code(self, module: str, source: str) -> CodeType:
+        kept = self.kept.get(module)
+        if kept is None:
+            kept = self.kept[module] = self._read(module)
+            self.used[module] = {}
+        code = kept.get(source)
+        if code is None:
+            code = kept[source] = compile(source, "<string>", "exec")
+            self.compiled.add(module)
+        self.used[module][source] = code
+        return code
+
+    def _path(self, module: str) -> Path:
+        return self.folder / f"{module}.{sys.implementation.cache_tag}.bin"
+
+    def _read(self, module: str) -> dict[str, CodeType]:
+        try:
+            descriptor = os.open(self._path(module), os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                if not (_private(os.fstat(descriptor)) and _private(os.stat(self.folder))):
+                    return {}  # code only from files no one else could have written
+                with os.fdopen(descriptor, "rb", closefd=False) as handle:
+                    data = handle.read()
+            finally:
+                os.close(descriptor)
+            crc, size = _HEADER.unpack_from(data)
+            payload = data[_HEADER.size :]
+            if size != len(payload) or crc != zlib.crc32(payload):
+                return {}
+            codes = marshal.loads(payload)  # noqa: S302 - our own file, checked above
+        except (OSError, ValueError, EOFError, TypeError, struct.error):
+            return {}
+        if not isinstance(codes, dict):
+            return {}
+        return {
+            source: code
+            for source, code in codes.items()
+            if type(source) is str and type(code) is CodeType
+        }
+
+    def save(self) -> None:
+        """Write the file of each module that compiled anything new (this process only)."""
+        if not self.compiled or os.getpid() != self.pid or sys.flags.dont_write_bytecode:
+            return
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            return
+        for module in sorted(self.compiled):
+            payload = marshal.dumps(self.used[module])
+            data = _HEADER.pack(zlib.crc32(payload), len(payload)) + payload
+            path = self._path(module)
+            temp = path.with_name(f".{path.name}.{self.pid}.tmp")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            try:
+                descriptor = os.open(temp, flags, 0o600)
+            except OSError:
+                continue
+            try:
+                try:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(descriptor, view) :]
+                finally:
+                    os.close(descriptor)
+                os.replace(temp, path)
+            except OSError:
+                temp.unlink(missing_ok=True)
+
+
+def _private(status: os.stat_result) -> bool:
+    """Return True when this user owns the file or folder and no one else may write to it."""
+    return status.st_uid == os.getuid() and not status.st_mode & 0o022
