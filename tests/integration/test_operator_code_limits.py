@@ -148,3 +148,24 @@ def test_checkpoint_operator_templates_render_with_jinja2_and_a_copy_writes_the_
     assert (
         memory_texts(workspace)["ACTIVE_CONTEXT.md"] == "> - session: `agent:main:main`\nmine: 3\n"
     )
+
+
+def test_index_operator_copy_of_the_bundled_template_writes_the_same_index(
+    tmp_path, capsys, monkeypatch
+):
+    from importlib.resources import files
+
+    copy = tmp_path / "INDEX.md.j2"
+    copy.write_text((files("memwarden") / "templates" / "index" / "INDEX.md.j2").read_text())
+    written = {}
+    for name, template in (("bundled", ""), ("copy", str(copy))):
+        state, workspace = one_agent(tmp_path / name)
+        (workspace / "memory").mkdir()
+        (workspace / "memory" / "MEMORY.md").write_text("# Memory\n\n[FACT] kept\n[TODO] more\n")
+        monkeypatch.setenv("MEMWARDEN_INDEX_TEMPLATE", template)
+        result = run_cli(capsys, "--state-dir", state, "index", "--force")
+        assert result.exit_code == 0, result.stderr
+        written[name] = (workspace / "memory" / "INDEX.md").read_text()
+
+    assert written["copy"] == written["bundled"]
+    assert "[FACT] 1" in written["bundled"]

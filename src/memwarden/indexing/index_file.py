@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -117,36 +118,43 @@ def render_catalog(
 ) -> Catalog:
     """Given the categories and pool totals, return the INDEX.md that fits `cap` characters.
 
-    Raise TemplateFailed if the (custom) template does not render.
+    The bundled template renders as Python (`index_text`); an operator's own with jinja2. Raise
+    TemplateFailed if the operator's template does not render.
     """
-    import jinja2  # only when rendering: an unchanged index never needs it
+    marker = marker_line(generated)
+
+    def values(views: list[CategoryView], plan: Plan, notes: list[str]) -> dict[str, Any]:
+        return {
+            "marker": marker,
+            "generated": generated,
+            "totals": totals,
+            "marker_totals": list(zip(MARKERS, totals.markers, strict=True)),
+            "meanings": list(MEANINGS.items()),
+            "abbreviations": ABBREVIATIONS,
+            "views": views,
+            "plan": plan,
+            "notes": notes,
+            "cap": cap,
+            "size": format_size,
+            "count": format_count,
+            "markers": format_markers,
+        }
+
+    if not template_path:
+        from memwarden.indexing.index_text import index_text
+
+        return fit(categories, cap, lambda *shown: index_text(**values(*shown)))
+    import jinja2  # only for an operator's template
 
     from memwarden.templating import render
 
-    marker = marker_line(generated)
-
     def render_views(views: list[CategoryView], plan: Plan, notes: list[str]) -> str:
-        text = render(
-            TEMPLATE,
-            template_path or None,
-            marker=marker,
-            generated=generated,
-            totals=totals,
-            marker_totals=list(zip(MARKERS, totals.markers, strict=True)),
-            meanings=list(MEANINGS.items()),
-            abbreviations=ABBREVIATIONS,
-            views=views,
-            plan=plan,
-            notes=notes,
-            cap=cap,
-            size=format_size,
-            count=format_count,
-            markers=format_markers,
-        )
+        text = render(TEMPLATE, template_path, **values(views, plan, notes))
         return text if text.startswith(MARKER_PREFIX) else f"{marker}\n{text}"
 
     try:
         return fit(categories, cap, render_views)
     except jinja2.TemplateError as error:
-        where = template_path or f"templates/{TEMPLATE}"
-        raise TemplateFailed(f"{where}: the INDEX.md template does not render: {error}") from error
+        raise TemplateFailed(
+            f"{template_path}: the INDEX.md template does not render: {error}"
+        ) from error
