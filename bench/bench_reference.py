@@ -215,10 +215,11 @@ def run(report: Report) -> None:
     verdicts(section, results, reference is not None)
     section.text(
         f"Load average after the runs: {machine_info()['load average']}. What the reference "
-        "does not do, and memwarden does in these figures: fsync every file it writes "
-        "(atomically, 0600), redact secrets, read the SQLite era, keep a read position so a "
-        "turn is logged once, snapshot the memory folders into history and refresh INDEX.md; "
-        "it also re-reads every agent on every run, where memwarden settles an unchanged agent "
+        "does not do, and memwarden does in these figures: make every file it writes durable "
+        "before it records how far it read (atomically, 0600, one flush a batch), redact "
+        "secrets, read the SQLite era, keep a read position so a turn is logged once, snapshot "
+        "the memory folders into history and refresh INDEX.md; it also re-reads every agent "
+        "on every run, where memwarden settles an unchanged agent "
         "on a stat. See the checkpoint section for where memwarden's time goes."
     )
 
