@@ -20,6 +20,7 @@ from typing import Any
 from memwarden.envfile import parse_env_text
 from memwarden.errors import ConfigError
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
+from memwarden.xdg import xdg_home
 
 ENV_PREFIX = "MEMWARDEN_"
 RESERVED_ENV = frozenset({"MEMWARDEN_CONFIG"})
@@ -94,7 +95,7 @@ def config_path_for(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path
         return explicit.expanduser(), True
     if env.get("MEMWARDEN_CONFIG"):
         return Path(env["MEMWARDEN_CONFIG"]).expanduser(), True
-    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "config.toml", False
+    return xdg_home(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "config.toml", False
 
 
 def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
@@ -197,7 +198,7 @@ def _secrets_path(values: Mapping[str, Any], env: Mapping[str, str]) -> Path | N
     configured = env.get("MEMWARDEN_GENERAL_SECRETS_FILE") or values["general.secrets_file"]
     if configured:
         return Path(configured).expanduser()
-    candidate = _xdg(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "secrets.env"
+    candidate = xdg_home(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "secrets.env"
     return candidate if candidate.exists() else None
 
 
@@ -246,14 +247,6 @@ def _suggest(word: str, choices) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def _xdg(env: Mapping[str, str], variable: str, fallback: str) -> Path:
-    value = env.get(variable)
-    if value and Path(value).expanduser().is_absolute():  # the XDG spec ignores relative ones
-        return Path(value).expanduser()
-    home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / fallback
-
-
 def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
     """Return memwarden's storage root: the option, $STATE_DIRECTORY, or XDG state home.
 
@@ -271,4 +264,4 @@ def storage_location(config: Config, env: Mapping[str, str]) -> tuple[Path, str]
     if env.get("STATE_DIRECTORY"):
         return Path(env["STATE_DIRECTORY"].split(":")[0]), "$STATE_DIRECTORY (systemd)"
     source = "$XDG_STATE_HOME" if env.get("XDG_STATE_HOME") else "default"
-    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memwarden", source
+    return xdg_home(env, "XDG_STATE_HOME", ".local/state") / "memwarden", source

@@ -21,9 +21,12 @@ import os
 import struct
 import sys
 import zlib
+from functools import cached_property
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from memwarden.xdg import xdg_home
 
 _HEADER = struct.Struct("<II")  # CRC-32 and length of what follows
 _MODULES = "memwarden."
@@ -42,12 +45,10 @@ def install() -> None:
 
 
 def _folder() -> Path | None:
-    base = os.environ.get("XDG_CACHE_HOME", "")
     try:
-        root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+        return xdg_home(os.environ, "XDG_CACHE_HOME", ".cache") / "memwarden" / "dataclasses"
     except (KeyError, RuntimeError):  # no home to keep it in
         return None
-    return root / "memwarden" / "dataclasses"
 
 
 class _Cache:
@@ -79,6 +80,13 @@ class _Cache:
         self.used[module][source] = code
         return code
 
+    @cached_property
+    def _private_folder(self) -> bool:
+        try:
+            return _private(os.stat(self.folder))
+        except OSError:
+            return False
+
     def _path(self, module: str) -> Path:
         return self.folder / f"{module}.{sys.implementation.cache_tag}.bin"
 
@@ -86,7 +94,7 @@ class _Cache:
         try:
             descriptor = os.open(self._path(module), os.O_RDONLY | os.O_NOFOLLOW)
             try:
-                if not (_private(os.fstat(descriptor)) and _private(os.stat(self.folder))):
+                if not (self._private_folder and _private(os.fstat(descriptor))):
                     return {}  # code only from files no one else could have written
                 with os.fdopen(descriptor, "rb", closefd=False) as handle:
                     data = handle.read()
@@ -111,30 +119,17 @@ class _Cache:
         """Write the file of each module that compiled anything new (this process only)."""
         if not self.compiled or os.getpid() != self.pid or sys.flags.dont_write_bytecode:
             return
+        from memwarden.errors import MemwardenError
+        from memwarden.files import atomic_write, ensure_dir
+
         try:
-            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError:
+            ensure_dir(self.folder)
+            for module in sorted(self.compiled):
+                payload = marshal.dumps(self.used[module])
+                header = _HEADER.pack(zlib.crc32(payload), len(payload))
+                atomic_write(self._path(module), header + payload)
+        except (OSError, MemwardenError):  # a cache that cannot be written is only a miss
             return
-        for module in sorted(self.compiled):
-            payload = marshal.dumps(self.used[module])
-            data = _HEADER.pack(zlib.crc32(payload), len(payload)) + payload
-            path = self._path(module)
-            temp = path.with_name(f".{path.name}.{self.pid}.tmp")
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-            try:
-                descriptor = os.open(temp, flags, 0o600)
-            except OSError:
-                continue
-            try:
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(descriptor, view) :]
-                finally:
-                    os.close(descriptor)
-                os.replace(temp, path)
-            except OSError:
-                temp.unlink(missing_ok=True)
 
 
 def _private(status: os.stat_result) -> bool:

@@ -215,10 +215,7 @@ def _write_temp(target: Path, payload: bytes, *, flush: bool = True) -> Path:
         )
         temp = Path(name)
     try:
-        view = memoryview(payload)
-        while view:
-            written = os.write(descriptor, view)
-            view = view[written:]
+        write_all(descriptor, payload)
         if flush:
             os.fsync(descriptor)
     except BaseException:
@@ -227,6 +224,13 @@ def _write_temp(target: Path, payload: bytes, *, flush: bool = True) -> Path:
         raise
     os.close(descriptor)
     return temp
+
+
+def write_all(descriptor: int, data: bytes) -> None:
+    """Write all of `data` to a file or pipe (os.write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
 
 
 def _identity(path: Path) -> tuple[int, int, int] | None:

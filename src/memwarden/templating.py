@@ -1,4 +1,6 @@
-"""Jinja2 rendering for every file a person reads (ACTIVE_CONTEXT.md, INDEX.md, units, alerts).
+"""Jinja2 rendering for the files a person reads (units, alerts, summaries), and for operators'
+own templates (the bundled handoff, daily-log and INDEX.md templates are written in Python:
+checkpoint.bundled, indexing.index_text).
 
 One environment per process, templates compiled once and cached; an operator may point an option
 at a template file of their own, which is loaded from its folder instead. When the CLI names a

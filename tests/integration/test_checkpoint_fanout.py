@@ -105,7 +105,7 @@ def test_workers_write_the_bytes_one_process_writes(pristine, tmp_path, monkeypa
     three = copy_of(pristine, tmp_path / "three")
     forks = []
     real_fork = fanout._fork
-    monkeypatch.setattr(fanout, "_fork", lambda *a: forks.append(a[3]) or real_fork(*a))
+    monkeypatch.setattr(fanout, "_fork", lambda *a: forks.append(a[2]) or real_fork(*a))
 
     from memwarden.checkpoint.durable_run import DurableWrites
 

@@ -88,17 +88,18 @@ BUNDLED: dict[str, Callable[[dict[str, Any]], str]] = {
 
 
 def _sections(window: dict[str, Any], level: str) -> str:
-    parts = [f"{level} Recent Requests\n"]
-    parts += _listed(
-        [f"- **{message['time']}** {_indent(message['text'])}\n" for message in window["requests"]],
-        "_No user messages in this window yet._\n",
-    )
-    parts.append(f"\n{level} Recent Work\n")
-    parts += _listed(
-        [f"- **{message['time']}** {_indent(message['text'])}\n" for message in window["outputs"]],
-        "_No assistant messages in this window yet._\n",
-    )
-    parts.append(f"\n{level} Files Referenced\n")
+    parts: list[str] = []
+    for title, key, who in (
+        ("Recent Requests", "requests", "user"),
+        ("Recent Work", "outputs", "assistant"),
+    ):
+        parts.append(f"{level} {title}\n")
+        parts += _listed(
+            [f"- **{message['time']}** {_indent(message['text'])}\n" for message in window[key]],
+            f"_No {who} messages in this window yet._\n",
+        )
+        parts.append("\n")
+    parts.append(f"{level} Files Referenced\n")
     parts += _listed([f"- `{path}`\n" for path in window["files"]], "_None._\n")
     parts.append(f"\n{level} Tools Used\n")
     tools = [f"- {tool['name']} × {tool['count']}\n" for tool in window["tools"]]  # noqa: RUF001

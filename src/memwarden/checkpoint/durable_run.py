@@ -3,7 +3,8 @@
 `durable_writes` opens it: before anything, it finishes what a killed run left in the journal
 (`journal.roll_forward`), then hands out the run's `Writer` (its temp files, and the temp files
 of the manifests and INDEX.md it refreshes). `DurableWrites.commit_agents` commits the agents'
-results (`commit`); `DurableWrites.done` clears the journal once the manifests are refreshed.
+results (`commit`); `DurableWrites.done`, once the manifests are refreshed, flushes the
+renames and manifests at once, then clears the journal.
 A dry run gets no writer: it finishes nothing and only says what a stopped run left.
 """
 

@@ -34,6 +34,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from memwarden.files import write_all
 from memwarden.log_format import LOGGER_NAME
 
 if TYPE_CHECKING:
@@ -86,22 +87,22 @@ def checkpoint_in_processes(
         return
     yield agents[0], checkpoint(run, agents[0])
     rest = agents[1:]
-    takes = _Takes(len(rest))
+    takes = _Takes(rest)
     workers: list[_Worker] = []
     sent: set[str] = set()
     try:
         for index in range(1, min(processes, len(rest) + 1)):  # never more workers than agents
-            worker = _fork(run, rest, takes, index, checkpoint, [w.reader for w in workers])
+            worker = _fork(run, takes, index, checkpoint, [w.reader for w in workers])
             if worker is not None:  # else no fork now (a process limit, no memory): here, then
                 workers.append(worker)
         while True:
             for worker in workers:
                 for agent_id, result in worker.results_here():
                     sent.add(agent_id)
-                    yield worker.agents[agent_id], result
+                    yield takes.by_id[agent_id], result
             if between is not None:
                 between()
-            taken = takes.take(rest)
+            taken = takes.take()
             if taken is None:
                 break
             for agent in taken:
@@ -110,7 +111,7 @@ def checkpoint_in_processes(
         for worker in workers:
             for agent_id, result in worker.results(idle):
                 sent.add(agent_id)
-                yield worker.agents[agent_id], result
+                yield takes.by_id[agent_id], result
         for agent in rest:  # taken by a worker that died before it sent them: here
             if agent.id not in sent:
                 yield agent, checkpoint(run, agent)
@@ -124,26 +125,32 @@ class _Takes:
     """The agents still to take, as numbers in a pipe every process reads from: each read takes
     the next run of agents, whoever makes it."""
 
-    def __init__(self, agents: int) -> None:
-        self.run = -(-agents // _MAX_TAKES) or 1  # agents a number stands for
+    def __init__(self, agents: Sequence[Agent]) -> None:
+        self.agents = agents
+        self.by_id = {agent.id: agent for agent in agents}
+        self.run = -(-len(agents) // _MAX_TAKES) or 1  # agents a number stands for
+        self.reader: int | None
         self.reader, writer = os.pipe()
         try:
-            numbers = b"".join(_TAKE.pack(start) for start in range(0, agents, self.run))
-            view = memoryview(numbers)
-            while view:
-                view = view[os.write(writer, view) :]
+            write_all(
+                writer, b"".join(_TAKE.pack(start) for start in range(0, len(agents), self.run))
+            )
         finally:
             os.close(writer)  # read to its end, the pipe says no agent is left
 
-    def take(self, agents: Sequence[Agent]) -> Sequence[Agent] | None:
-        """Return the next run of `agents` to checkpoint, or None when none is left."""
+    def take(self) -> Sequence[Agent] | None:
+        """Return the next run of agents to checkpoint, or None when none is left."""
         if self.reader is None:
             return None
         number = os.read(self.reader, _TAKE.size)
         if len(number) < _TAKE.size:  # the end: every number was written before any read
             return None
         (start,) = _TAKE.unpack(number)
-        return agents[start : start + self.run]
+        return self.agents[start : start + self.run]
+
+    def __iter__(self) -> Iterator[Agent]:
+        while (taken := self.take()) is not None:
+            yield from taken
 
     def close(self) -> None:
         if self.reader is not None:
@@ -152,13 +159,11 @@ class _Takes:
 
 
 class _Worker:
-    """A forked worker: its process, the pipe its results come through, and the agents it may
-    take (by id)."""
+    """A forked worker: its process and the pipe its results come through."""
 
-    def __init__(self, pid: int, reader: int, agents: dict[str, Agent]) -> None:
+    def __init__(self, pid: int, reader: int) -> None:
         self.pid = pid
         self.reader: int | None = reader
-        self.agents = agents
         self._received = bytearray()
         self._ended = False
 
@@ -237,14 +242,13 @@ class _Worker:
 
 def _fork(
     run: RunState,
-    agents: Sequence[Agent],
     takes: _Takes,
     index: int,
     checkpoint: Callable[[RunState, Agent], AgentResult],
     other_pipes: list[int | None],
 ) -> _Worker | None:
-    """Fork a worker that takes from `agents`; return it, or None when the system cannot fork
-    now."""
+    """Fork a worker that takes its agents from `takes`; return it, or None when the system
+    cannot fork now."""
     reader, writer = os.pipe()
     with contextlib.suppress(OSError):  # a smaller pipe only makes the worker wait sooner
         fcntl.fcntl(writer, _F_SETPIPE_SZ, _PIPE_BYTES)
@@ -262,19 +266,12 @@ def _fork(
         return None
     if pid == 0:  # the worker: never returns into the parent's code, whatever happens
         try:
-            _work(
-                run, _taken(takes, agents), index, writer, checkpoint, [reader, *other_pipes], mask
-            )
+            _work(run, iter(takes), index, writer, checkpoint, [reader, *other_pipes], mask)
         finally:
             os._exit(_WORKER_FAILED)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(writer)
-    return _Worker(pid, reader, {agent.id: agent for agent in agents})
-
-
-def _taken(takes: _Takes, agents: Sequence[Agent]) -> Iterator[Agent]:
-    while (taken := takes.take(agents)) is not None:
-        yield from taken
+    return _Worker(pid, reader)
 
 
 def _work(
@@ -313,6 +310,4 @@ def _readable(descriptor: int) -> bool:
 
 def _send(pipe: int, frame: tuple) -> None:
     data = pickle.dumps(frame, pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_FRAME_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(pipe, view) :]
+    write_all(pipe, _FRAME_HEADER.pack(len(data)) + data)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.errors import MemwardenError
-from memwarden.files import FILE_MODE, check_inside, ensure_dir, real_path
+from memwarden.files import FILE_MODE, check_inside, ensure_dir, real_path, write_all
 
 WRITERS_FOLDER = "checkpoint-writers"
 _RUN_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -230,9 +230,7 @@ class AgentFiles:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         descriptor = os.open(temp, flags, FILE_MODE)
         try:
-            view = memoryview(body)
-            while view:
-                view = view[os.write(descriptor, view) :]
+            write_all(descriptor, body)
             inode = os.fstat(descriptor).st_ino
         except BaseException:
             os.close(descriptor)

@@ -1,7 +1,8 @@
 """memwarden's own bare git repository: blobs and trees in, blobs and trees out.
 
 git runs with an environment built from nothing: `GIT_DIR` at the store, no system or global
-config, no templates (so no hooks), no prompts, a fixed identity. There is no work tree: files go
+config, no template but one holding the store's config (so no hooks), no prompts, a fixed
+identity. There is no work tree: files go
 in through `git fast-import` and come out through `git cat-file`, so git never looks at, walks or
 writes the agent's workspace, nor any repository the operator keeps there.
 

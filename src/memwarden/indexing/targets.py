@@ -6,7 +6,6 @@ limits among them and by `index.max_chars`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,17 +26,11 @@ class Target:
     why a missing workspace is a failure (an agent of it has sessions), None when it is not."""
 
     workspace: Path
+    real: str  # the workspace's real path
     agents: list[str]
     max_chars: int
     total_max_chars: int
     lost: str | None = None
-    # The workspace's real path ("": resolved when needed).
-    real_workspace: str = ""
-
-    @property
-    def real(self) -> str:
-        """The workspace's real path."""
-        return self.real_workspace or real_path(self.workspace)
 
     @property
     def label(self) -> str:
@@ -62,9 +55,7 @@ def agent_targets(
         total = deployment.bootstrap_total_max_chars(agent.id)
         target = by_workspace.get(real)
         if target is None:
-            target = by_workspace[real] = Target(
-                agent.workspace, [agent.id], cap, total, real_workspace=real
-            )
+            target = by_workspace[real] = Target(agent.workspace, real, [agent.id], cap, total)
         else:
             target.agents.append(agent.id)
             target.max_chars = min(target.max_chars, cap)
@@ -85,7 +76,7 @@ def workspace_targets(
             f"--workspace {', '.join(missing)}: no such folder; give an agent's workspace "
             "folder (`memwarden sessions --all` lists them)"
         )
-    wanted = list(dict.fromkeys(os.path.realpath(folder.expanduser()) for folder in folders))
+    wanted = list(dict.fromkeys(real_path(folder.expanduser()) for folder in folders))
     by_real = {target_real: [] for target_real in wanted}
     for agent in deployment.agents:
         real = agent.real_workspace
@@ -100,7 +91,7 @@ def workspace_targets(
         default = deployment.default_agent().id
         cap = _cap(context, deployment.bootstrap_max_chars(default))
         total = deployment.bootstrap_total_max_chars(default)
-        targets.append(Target(Path(real), [], cap, total, real_workspace=real))
+        targets.append(Target(Path(real), real, [], cap, total))
     return targets
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 from contextlib import closing
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run
@@ -104,8 +105,8 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
                     agents,
                     force=bool(options.force),
                     on_done=committer.done,
-                    idle=committer.commit_while_waiting,
-                    between=committer.commit_between_agents,
+                    idle=partial(committer.commit_at_least, IDLE_COMMIT_AGENTS),
+                    between=partial(committer.commit_at_least, BETWEEN_COMMIT_AGENTS),
                 )
             except BaseException:
                 committer.commit(refresh=False)  # stopped: keep what is done
@@ -178,13 +179,9 @@ class _Committer:
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
 
-    def commit_while_waiting(self) -> None:
-        # Each commit flushes the file systems twice: a few agents at a time, not one by one.
-        if len(self.finished) - self.committed >= IDLE_COMMIT_AGENTS:
-            self.commit()
-
-    def commit_between_agents(self) -> None:
-        if len(self.finished) - self.committed >= BETWEEN_COMMIT_AGENTS:
+    def commit_at_least(self, agents: int) -> None:
+        # Each commit flushes the file system: a few agents at a time, not one by one.
+        if len(self.finished) - self.committed >= agents:
             self.commit()
 
     def commit(self, *, refresh: bool = True) -> None:
@@ -260,7 +257,7 @@ def _refresh_indexes(
     dry_run: bool,
     *,
     also: Sequence[str] = (),
-    unflushed: Unflushed | None = None,
+    unflushed: Unflushed,
 ) -> tuple[list[dict[str, Any]] | None, list[str]]:
     """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
     the agents `also` names (whose files it finished for a killed run); with `unflushed`, the

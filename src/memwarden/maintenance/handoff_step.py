@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import ExitStack
 from datetime import UTC, datetime
 
@@ -56,10 +55,10 @@ def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
 
 def _workspaces(context: JobContext, agents: list[Agent]) -> list[list[Agent]]:
     """Return, for each workspace of `agents` (by real path), every agent that uses it."""
-    wanted = {os.path.realpath(agent.workspace) for agent in agents}
+    wanted = {agent.real_workspace for agent in agents}
     by_workspace: dict[str, list[Agent]] = {}
     for agent in context.deployment.agents:
-        real = os.path.realpath(agent.workspace)
+        real = agent.real_workspace
         if real in wanted:
             by_workspace.setdefault(real, []).append(agent)
     return list(by_workspace.values())

@@ -216,20 +216,19 @@ def workspace_problem(
     agent_id: str,
     workspace: Path,
     settings: list[tuple[str, object]],
-    home: Path,
-    home_real: str | None = None,
-    workspace_real: str | None = None,
+    workspace_real: str,
+    home_real: str,
 ) -> str | None:
     """Given an agent, its resolved workspace, the settings it may come from (name, value:
     the entry's `workspace`, `agents.defaults.workspace`, `$OPENCLAW_WORKSPACE_DIR`) and the
-    home, return why memwarden must not write there, or None.
+    real paths of the workspace and the home, return why memwarden must not write there, or
+    None.
 
     A relative setting: the gateway resolves it with Node's `path.resolve` against its own
     working directory (`resolveUserPath`, infra/home-dir.ts, 2026.7.35 and 2026.9.6), which is
     $HOME under its systemd user service, `/` under launchd and the shell's folder when started
     by hand; memwarden cannot see which, so it refuses rather than write into another folder.
     `/`, the home folder itself and system folders are refused whatever the setting.
-    `home_real`, `workspace_real`: the real paths, when the caller has them already.
     """
     for name, value in settings:
         if isinstance(value, str) and value.strip() and not _is_absolute_setting(value):
@@ -238,10 +237,10 @@ def workspace_problem(
                 "resolves it against the folder it was started from, which memwarden cannot "
                 "know; write it as an absolute path (or ~/...)"
             )
-    real = workspace_real or real_path(workspace)
+    real = workspace_real
     if real in _SYSTEM_FOLDER_NAMES or str(workspace) in _SYSTEM_FOLDER_NAMES:
         what = "the root folder" if real == "/" else "a system folder"
-    elif real == (home_real or real_path(home)):
+    elif real == home_real:
         what = "the home folder itself"
     else:
         return None
@@ -315,7 +314,7 @@ def _make_agent(
         is_default=is_default,
         era=storage_era(agent_dir),
         configured=agent_id in roster,
-        workspace_problem=workspace_problem(agent_id, workspace, settings, home, home_real, real),
+        workspace_problem=workspace_problem(agent_id, workspace, settings, real, home_real),
         discovered_real_workspace=real,
     )
 
