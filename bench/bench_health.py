@@ -44,8 +44,8 @@ HEALTHY = "healthy host, 100 agents"
 HANGING = f"gateway and Slack hanging (timeouts {PROBE_TIMEOUT_S:g} s + {SLACK_TIMEOUT_S:g} s)"
 # health exits 1 when a check is critical, as it must with a hanging gateway: that run succeeded.
 RUN_HEALTH = (
-    "import sys; from memwarden.cli import main; code = main(sys.argv[1:]); "
-    "sys.exit(0 if code in (0, 1) else code)"
+    "import sys; from memwarden import entry; entry.start(); from memwarden.cli import main; "
+    "entry.end_process(0 if (code := main(sys.argv[1:])) in (0, 1) else code)"
 )
 
 

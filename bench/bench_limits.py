@@ -57,8 +57,8 @@ STORE_TARGET = Target(wall_s=2.0)
 CONFIG_TARGET = Target(wall_s=1.0)
 # Health and a checkpoint with a failing session exit 1 by design: that run succeeded.
 ACCEPT_1 = (
-    "import sys; from memwarden.cli import main; code = main(sys.argv[1:]); "
-    "sys.exit(0 if code in (0, 1) else code)"
+    "import sys; from memwarden import entry; entry.start(); from memwarden.cli import main; "
+    "entry.end_process(0 if (code := main(sys.argv[1:])) in (0, 1) else code)"
 )
 # Of every 10 entries: 6 automation (cron runs, sub-agents, heartbeats), 4 conversations.
 KEY_SHAPES = (

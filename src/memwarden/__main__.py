@@ -1,3 +1,3 @@
-from memwarden.cli import main
+from memwarden.entry import run
 
-raise SystemExit(main())
+run()
