@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from memwarden.openclaw.zstd_frames import zstd
+from memwarden.openclaw.zstd_frames import zstd_library
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
@@ -46,6 +46,7 @@ from support.transcripts import (  # noqa: E402
     transcript_lines,
 )
 
+zstd = zstd_library()
 WORK = BENCH_DIR / ".fleet" / "limits"
 ENTRIES = 100_000
 CONFIG_BYTES = 5 * 1024 * 1024

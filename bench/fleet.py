@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from memwarden.openclaw.zstd_frames import zstd
+from memwarden.openclaw.zstd_frames import zstd_library
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -40,6 +40,8 @@ from support.transcripts import (
     SESSION_WINDOWS_SQL,
     TRANSCRIPT_EVENTS_SQL,
 )
+
+zstd = zstd_library()
 
 START = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 COMPRESS_OVER_BYTES = 2048

@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +128,8 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
 
 
 def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> None:
+    import tomllib  # only when there is a config file
+
     try:
         with path.open("rb") as handle:
             data = tomllib.load(handle)

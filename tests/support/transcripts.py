@@ -24,7 +24,9 @@ from typing import Any
 
 import orjson
 
-from memwarden.openclaw.zstd_frames import zstd
+from memwarden.openclaw.zstd_frames import zstd_library
+
+zstd = zstd_library()
 
 DEFAULT_SESSION_ID = "5e551011-0000-4000-8000-000000000001"
 START = datetime(2026, 11, 22, 5, 0, tzinfo=UTC)

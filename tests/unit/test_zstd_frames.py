@@ -9,8 +9,10 @@ from memwarden.openclaw.zstd_frames import (
     FrameError,
     FrameTooLarge,
     decompress_capped,
-    zstd,
+    zstd_library,
 )
+
+zstd = zstd_library()
 
 
 def _streamed(chunk: bytes, times: int) -> bytes:

@@ -26,7 +26,6 @@ import contextlib
 import fcntl
 import logging
 import os
-import pickle
 import select
 import signal
 import struct
@@ -85,6 +84,8 @@ def checkpoint_in_processes(
     next result."""
     if not agents:
         return
+    import pickle  # noqa: F401 - results travel pickled: loaded once, before the forks
+
     yield agents[0], checkpoint(run, agents[0])
     rest = agents[1:]
     takes = _Takes(rest)
@@ -212,6 +213,8 @@ class _Worker:
         end = _FRAME_HEADER.size + size
         if len(self._received) < end:
             return None
+        import pickle
+
         # The worker's own bytes, through a pipe only it and this process hold.
         frame = pickle.loads(self._received[_FRAME_HEADER.size : end])  # noqa: S301
         del self._received[:end]
@@ -309,5 +312,7 @@ def _readable(descriptor: int) -> bool:
 
 
 def _send(pipe: int, frame: tuple) -> None:
+    import pickle
+
     data = pickle.dumps(frame, pickle.HIGHEST_PROTOCOL)
     write_all(pipe, _FRAME_HEADER.pack(len(data)) + data)

@@ -9,7 +9,6 @@ conversation a reset archive held. `memwarden maintain` may have gzip-compressed
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import orjson
@@ -28,6 +27,8 @@ def trajectory_session_key(sessions_dir: Path, session_id: str) -> str | None:
             with plain.open("rb") as handle:
                 first = handle.readline(MAX_FIRST_LINE)
         else:
+            import gzip  # an archive `maintain` compressed: rare
+
             with gzip.open(plain.with_name(plain.name + ".gz"), "rb") as handle:
                 first = handle.readline(MAX_FIRST_LINE)
     except (OSError, EOFError):

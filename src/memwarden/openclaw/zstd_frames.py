@@ -9,10 +9,8 @@ This module is the only one that calls the zstd library: the standard library's
 
 from __future__ import annotations
 
-try:
-    from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
-except ImportError:
-    from backports import zstd
+from functools import cache
+from types import ModuleType
 
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 """The gateway's limit on one transcript event, decompressed (its schema's CHECK)."""
@@ -32,6 +30,7 @@ def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes:
     At most `limit` + 1 bytes are ever produced. Raise FrameTooLarge if the content is longer
     than `limit`, FrameError if the data is not a valid zstd frame.
     """
+    zstd = zstd_library()
     decompressor = zstd.ZstdDecompressor()  # one frame each: never shared between threads
     try:
         content = decompressor.decompress(data, max_length=limit + 1)
@@ -42,3 +41,13 @@ def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes:
     if not decompressor.eof:
         raise FrameError("not a valid zstd frame: it ends before its content does")
     return content
+
+
+@cache
+def zstd_library() -> ModuleType:
+    """The zstd library, imported when a first frame is read (file-era runs never load it)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+    except ImportError:
+        from backports import zstd
+    return zstd
