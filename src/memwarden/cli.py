@@ -9,6 +9,7 @@ same job holds its lock.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -93,7 +94,8 @@ def _report_error(
         for line in lines:
             log.log(level, line)
     if options.json:
-        _print_json({"job": spec.name, "exit_code": exit_code, "error": lines})
+        with contextlib.suppress(OSError):  # the output itself may be what failed: logged above
+            _print_json({"job": spec.name, "exit_code": exit_code, "error": lines})
     return exit_code
 
 

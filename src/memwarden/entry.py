@@ -5,22 +5,25 @@ A job is a short-lived process, and two of Python's habits cost it time for noth
 garbage collector walks, while some 260 modules load and the run goes on, objects that live
 until the end (8 to 10 ms of a checkpoint); a run's memory is freed by reference counts, and
 bounded by what it reads, so the collector stays off. At exit, Python takes every module apart
-(about 15 ms); the process ends with `os._exit` instead, once the exit handlers have run
-(logging's, the dataclass cache's) and the output is flushed, unless a thread still runs, whose
-end Python's own exit waits for. `cli.main` called in another program (the tests) keeps Python's
+(about 15 ms); the process ends with `os._exit` instead, once the output is flushed and the exit
+handlers have run (logging's, the dataclass cache's), unless a thread still runs, whose end
+Python's own exit waits for. `cli.main` called in another program (the tests) keeps Python's
 defaults.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import logging
 import os
+import signal
 import sys
 import threading
 from typing import NoReturn
 
-# What Python's own exit returns when it cannot flush stdout.
+# What Python's own exit returns when it cannot write the rest of the output.
 EXIT_FLUSH_FAILED = 120
 
 
@@ -38,15 +41,37 @@ def start() -> None:
 
 
 def end_process(code: int) -> NoReturn:
-    """Run the exit handlers, flush the output and end the process with `code`."""
+    """Flush the output, run the exit handlers and end the process with `code`."""
     if threading.active_count() > 1:
         sys.exit(code)
+    # The job is over: a stop that comes now ends the process at once, as it would any program,
+    # rather than break into the flush or an exit handler with the job's exception.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    code = _flush_output(code)
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):  # the reader went away, or the stream is closed
-            if stream is sys.stdout and code == 0:
-                code = EXIT_FLUSH_FAILED
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.flush()
     os._exit(code)
+
+
+def _flush_output(code: int) -> int:
+    """Write what is left of the output; return the exit code: the broken-pipe status when the
+    reader went away (as `cli.main` returns it), EXIT_FLUSH_FAILED with one line on stderr when
+    the output cannot be written (a full disk), unless the job's own code says it failed."""
+    if sys.stdout is None:
+        return code
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from memwarden.cli import EXIT_BROKEN_PIPE
+
+        return code or EXIT_BROKEN_PIPE
+    except (OSError, ValueError) as error:
+        from memwarden.errors import describe_os_error
+        from memwarden.log_format import LOGGER_NAME
+
+        reason = describe_os_error(error) if isinstance(error, OSError) else str(error)
+        logging.getLogger(LOGGER_NAME).error("the output could not be written: %s", reason)
+        return code or EXIT_FLUSH_FAILED
+    return code

@@ -4,11 +4,16 @@ loses nothing for it: the exit code, every byte of output, the exit handlers' wo
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 
+from memwarden.cli import EXIT_BROKEN_PIPE
+from memwarden.entry import EXIT_FLUSH_FAILED
 from support.deployments import make_sqlite_era_state
+
+MEMWARDEN = (sys.executable, "-m", "memwarden")
 
 
 def run_python(program: str, **options) -> subprocess.CompletedProcess:
@@ -54,7 +59,7 @@ def test_a_thread_still_running_is_waited_for_as_python_does():
     assert completed.stdout == "thread done\n"
 
 
-def test_output_that_cannot_be_flushed_exits_as_python_does():
+def test_a_reader_gone_at_the_end_is_the_broken_pipe_status_without_a_word():
     reader, writer = os.pipe()
     os.close(reader)  # the reader went away: the flush at the end fails
     try:
@@ -70,7 +75,42 @@ def test_output_that_cannot_be_flushed_exits_as_python_does():
         )
     finally:
         os.close(writer)
-    assert completed.returncode == 120
+    assert completed.returncode == EXIT_BROKEN_PIPE
+    assert completed.stderr == ""
+
+
+def test_output_that_cannot_be_written_is_one_line_and_exit_120():
+    with open("/dev/full", "w") as full:
+        completed = run_python(
+            """
+            import sys
+            from memwarden.entry import end_process
+            sys.stdout.write("x")
+            end_process(0)
+            """,
+            stdout=full,
+            env={name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"},
+        )
+    assert completed.returncode == EXIT_FLUSH_FAILED
+    (line,) = completed.stderr.splitlines()
+    assert "the output could not be written: no space left on device" in line.lower()
+
+
+def test_a_stop_while_the_process_ends_ends_it_at_once_without_a_traceback():
+    # The job's SIGTERM handler raises; once the job is over, a stop kills the process.
+    completed = run_python(
+        """
+        import atexit, os, signal
+        from memwarden.entry import end_process
+        def terminated(signum, frame):
+            raise RuntimeError("the job's handler")
+        signal.signal(signal.SIGTERM, terminated)
+        atexit.register(lambda: os.kill(os.getpid(), signal.SIGTERM))
+        end_process(0)
+        """
+    )
+    assert completed.returncode == -signal.SIGTERM
+    assert completed.stderr == ""
 
 
 def test_the_program_keeps_the_exit_code_output_and_dataclass_cache(tmp_path, isolated_env):
@@ -78,7 +118,7 @@ def test_the_program_keeps_the_exit_code_output_and_dataclass_cache(tmp_path, is
     cache = tmp_path / "cache"
     environment = dict(os.environ, XDG_CACHE_HOME=str(cache))
     environment.pop("PYTHONDONTWRITEBYTECODE", None)
-    command = [sys.executable, "-m", "memwarden", "--state-dir", str(state.state_dir)]
+    command = [*MEMWARDEN, "--state-dir", str(state.state_dir)]
     status = subprocess.run(
         [*command, "--json", "status"],
         capture_output=True,
@@ -115,3 +155,21 @@ def test_the_collector_is_off_in_the_program_only():
     )
     assert completed.stdout.splitlines()[-1] == "collector off"
     assert run_python("import gc, memwarden.cli; print(gc.isenabled())").stdout == "True\n"
+
+
+def test_json_output_to_a_full_disk_is_one_line_without_a_traceback(tmp_path, isolated_env):
+    # Unbuffered, the job's own write fails; its error is not written to the same output again.
+    state = make_sqlite_era_state(tmp_path)
+    with open("/dev/full", "w") as full:
+        completed = subprocess.run(
+            [*MEMWARDEN, "--state-dir", str(state.state_dir), "--json", "status"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
+    assert completed.returncode == 1
+    (line,) = completed.stderr.splitlines()
+    assert "no space left on device" in line.lower()
