@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from types import ModuleType
 
-from memwarden import __version__, log_format, stopping
+from memwarden import __version__, dataclass_code, log_format, stopping
 from memwarden.errors import (
     EXIT_FAILURES,
     LockHeld,
@@ -194,6 +194,8 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     read_only = spec.read_only or bool(getattr(options, "dry_run", False))
     if hasattr(module, "read_only"):  # a command whose verbs differ (history list / rewind)
         read_only = read_only or module.read_only(options)
+    if read_only:
+        dataclass_code.write_nothing()
     context = JobContext(
         config=config,
         state_dir_override=options.state_dir,

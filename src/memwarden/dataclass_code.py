@@ -8,7 +8,8 @@ depends on the source text alone, so it is kept, by module, in memwarden's cache
 back when the module creates its first dataclass; a run that compiled anything new writes the
 module's file again at exit, with what the module uses now. A file that is missing, damaged
 (checked against its CRC) or made by another Python is only a compile; nothing is written
-where Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`) or the folder cannot be made.
+where Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`), by a run that must create nothing
+(a dry run, a read-only command: `write_nothing`), or when the folder cannot be made.
 """
 
 from __future__ import annotations
@@ -34,14 +35,25 @@ _MODULES = "memwarden."
 
 def install() -> None:
     """Make the dataclasses of memwarden's modules use the kept code (once a process)."""
+    global _installed
     if getattr(dataclasses, "exec", None) is not None:  # installed already, or not ours to set
         return
     folder = _folder()
     if folder is None:
         return
-    cache = _Cache(folder)
+    cache = _installed = _Cache(folder)
     dataclasses.exec = cache.exec  # type: ignore[attr-defined]  # shadows the builtin there
     atexit.register(cache.save)
+
+
+def write_nothing() -> None:
+    """This process must create nothing (a dry run, a read-only command): the kept code is
+    still read, never written."""
+    if _installed is not None:
+        _installed.writes = False
+
+
+_installed: _Cache | None = None
 
 
 def _folder() -> Path | None:
@@ -60,6 +72,7 @@ class _Cache:
         self.used: dict[str, dict[str, CodeType]] = {}
         self.compiled: set[str] = set()
         self.pid = os.getpid()
+        self.writes = True
 
     def exec(self, source: Any, globals: dict[str, Any] | None = None, *rest: Any) -> None:
         """`exec` as dataclasses calls it, with the source compiled before if it was."""
@@ -117,7 +130,9 @@ class _Cache:
 
     def save(self) -> None:
         """Write the file of each module that compiled anything new (this process only)."""
-        if not self.compiled or os.getpid() != self.pid or sys.flags.dont_write_bytecode:
+        if not (self.compiled and self.writes) or os.getpid() != self.pid:
+            return
+        if sys.flags.dont_write_bytecode:  # as Python's own bytecode
             return
         from memwarden.errors import MemwardenError
         from memwarden.files import atomic_write, ensure_dir

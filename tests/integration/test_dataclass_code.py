@@ -92,6 +92,28 @@ def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path, monkeypatc
     assert not (tmp_path / "memwarden").exists()
 
 
+def test_a_run_that_must_create_nothing_reads_the_kept_code_and_writes_none(
+    tmp_path, monkeypatch, writes_bytecode
+):
+    kept_before = fresh(tmp_path)
+    made(kept_before)
+    made(kept_before, module="memwarden.other")
+    kept_before.save()
+    (tmp_path / "memwarden" / "dataclasses" / kept_before._path("memwarden.other").name).unlink()
+    cache = fresh(tmp_path)
+    monkeypatch.setattr(dataclass_code, "_installed", cache)
+
+    dataclass_code.write_nothing()
+    made(cache)
+    made(cache, module="memwarden.other")  # compiled again: its file is gone
+    cache.save()
+
+    assert cache.compiled == {"memwarden.other"}  # memwarden.example came from its file
+    assert [path.name for path in (tmp_path / "memwarden" / "dataclasses").iterdir()] == [
+        kept_before._path("memwarden.example").name
+    ]
+
+
 def test_memwarden_dataclasses_behave_the_same_from_kept_code(tmp_path):
     probe = (
         "from memwarden.checkpoint.extract import Excerpt\n"

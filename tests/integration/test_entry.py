@@ -119,16 +119,27 @@ def test_the_program_keeps_the_exit_code_output_and_dataclass_cache(tmp_path, is
     environment = dict(os.environ, XDG_CACHE_HOME=str(cache))
     environment.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [*MEMWARDEN, "--state-dir", str(state.state_dir)]
-    status = subprocess.run(
-        [*command, "--json", "status"],
+    dry = subprocess.run(
+        [*command, "--json", "checkpoint", "--dry-run"],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
         env=environment,
     )
-    assert status.returncode == 0, status.stderr
-    assert status.stdout.rstrip().endswith("}")  # the JSON document whole
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.rstrip().endswith("}")  # the JSON document whole
+    assert not cache.exists()  # a dry run creates nothing, the dataclass cache included
+    run = subprocess.run(
+        [*command, "--json", "checkpoint"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=environment,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.rstrip().endswith("}")
     assert list((cache / "memwarden" / "dataclasses").iterdir())  # written by an exit handler
     bad = subprocess.run(
         [*command, "checkpoint", "--agent", "nobody"],
