@@ -118,37 +118,26 @@ def test_the_program_keeps_the_exit_code_output_and_dataclass_cache(tmp_path, is
     cache = tmp_path / "cache"
     environment = dict(os.environ, XDG_CACHE_HOME=str(cache))
     environment.pop("PYTHONDONTWRITEBYTECODE", None)
-    command = [*MEMWARDEN, "--state-dir", str(state.state_dir)]
-    dry = subprocess.run(
-        [*command, "--json", "checkpoint", "--dry-run"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=environment,
-    )
+
+    def memwarden(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*MEMWARDEN, "--state-dir", str(state.state_dir), *arguments],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env=environment,
+        )
+
+    dry = memwarden("--json", "checkpoint", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.rstrip().endswith("}")  # the JSON document whole
     assert not cache.exists()  # a dry run creates nothing, the dataclass cache included
-    run = subprocess.run(
-        [*command, "--json", "checkpoint"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=environment,
-    )
+    run = memwarden("--json", "checkpoint")
     assert run.returncode == 0, run.stderr
     assert run.stdout.rstrip().endswith("}")
     assert list((cache / "memwarden" / "dataclasses").iterdir())  # written by an exit handler
-    bad = subprocess.run(
-        [*command, "checkpoint", "--agent", "nobody"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=environment,
-    )
+    bad = memwarden("checkpoint", "--agent", "nobody")
     assert bad.returncode == 2
     assert "nobody" in bad.stderr
 
