@@ -194,8 +194,8 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     read_only = spec.read_only or bool(getattr(options, "dry_run", False))
     if hasattr(module, "read_only"):  # a command whose verbs differ (history list / rewind)
         read_only = read_only or module.read_only(options)
-    if read_only:
-        dataclass_code.write_nothing()
+    if not read_only:
+        dataclass_code.may_write()
     context = JobContext(
         config=config,
         state_dir_override=options.state_dir,
@@ -315,6 +315,8 @@ def _terminated(signum: int, frame: object) -> None:
 def _print_json(document: dict) -> None:
     import orjson
 
+    if sys.stdout is None:  # started with its output closed (`>&-`): as print() does
+        return
     sys.stdout.write(
         orjson.dumps(document, option=orjson.OPT_INDENT_2, default=str).decode() + "\n"
     )

@@ -8,8 +8,8 @@ depends on the source text alone, so it is kept, by module, in memwarden's cache
 back when the module creates its first dataclass; a run that compiled anything new writes the
 module's file again at exit, with what the module uses now. A file that is missing, damaged
 (checked against its CRC) or made by another Python is only a compile; nothing is written
-where Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`), by a run that must create nothing
-(a dry run, a read-only command: `write_nothing`), or when the folder cannot be made.
+by a run that must create nothing (only a run that may write says so: `may_write`), where Python
+writes no bytecode (`PYTHONDONTWRITEBYTECODE`), or when the folder cannot be made.
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ def install() -> None:
     atexit.register(cache.save)
 
 
-def write_nothing() -> None:
-    """This process must create nothing (a dry run, a read-only command): the kept code is
-    still read, never written."""
+def may_write() -> None:
+    """Let this process write the code it compiled at exit: a run that may create files (not a
+    dry run, a read-only command, `--help` or a usage error, which only read the kept code)."""
     if _installed is not None:
-        _installed.writes = False
+        _installed.writes = True
 
 
 _installed: _Cache | None = None
@@ -72,7 +72,7 @@ class _Cache:
         self.used: dict[str, dict[str, CodeType]] = {}
         self.compiled: set[str] = set()
         self.pid = os.getpid()
-        self.writes = True
+        self.writes = False  # until the run says it may write (may_write)
 
     def exec(self, source: Any, globals: dict[str, Any] | None = None, *rest: Any) -> None:
         """`exec` as dataclasses calls it, with the source compiled before if it was."""

@@ -32,7 +32,11 @@ def run() -> NoReturn:
     start()
     from memwarden.cli import main
 
-    end_process(main())
+    try:
+        code = main()
+    except SystemExit as stop:  # --help, --version, a usage error: argparse ends the run
+        code = _exit_code(stop)
+    end_process(code)
 
 
 def start() -> None:
@@ -45,20 +49,34 @@ def end_process(code: int) -> NoReturn:
     if threading.active_count() > 1:
         sys.exit(code)
     # The job is over: a stop that comes now ends the process at once, as it would any program,
-    # rather than break into the flush or an exit handler with the job's exception.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # rather than break into the flush or an exit handler with the job's exception. A signal
+    # the process was started with ignored (SIGINT of a background job) stays ignored.
+    for number in (signal.SIGTERM, signal.SIGINT):
+        if signal.getsignal(number) not in (signal.SIG_IGN, None):
+            signal.signal(number, signal.SIG_DFL)
     code = _flush_output(code)
     atexit._run_exitfuncs()
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # what the exit handlers wrote
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
     os._exit(code)
+
+
+def _exit_code(stop: SystemExit) -> int:
+    """Return the exit code `sys.exit` was given, as Python's own exit makes it (a message is
+    printed to stderr and is exit 1)."""
+    if stop.code is None or isinstance(stop.code, int):
+        return stop.code or 0
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        sys.stderr.write(f"{stop.code}\n")
+    return 1
 
 
 def _flush_output(code: int) -> int:
     """Write what is left of the output; return the exit code: the broken-pipe status when the
-    reader went away (as `cli.main` returns it), EXIT_FLUSH_FAILED with one line on stderr when
-    the output cannot be written (a full disk), unless the job's own code says it failed."""
+    reader went away (as `cli.main` returns it); when the output cannot be written (a full disk),
+    EXIT_FLUSH_FAILED and one line on stderr, unless the run failed already (an output that
+    failed during the run was reported then, and its code is kept)."""
     if sys.stdout is None:
         return code
     try:
@@ -68,10 +86,12 @@ def _flush_output(code: int) -> int:
 
         return code or EXIT_BROKEN_PIPE
     except (OSError, ValueError) as error:
+        if code:
+            return code
         from memwarden.errors import describe_os_error
         from memwarden.log_format import LOGGER_NAME
 
         reason = describe_os_error(error) if isinstance(error, OSError) else str(error)
         logging.getLogger(LOGGER_NAME).error("the output could not be written: %s", reason)
-        return code or EXIT_FLUSH_FAILED
+        return EXIT_FLUSH_FAILED
     return code

@@ -16,8 +16,10 @@ from memwarden import dataclass_code
 SOURCE = "def __create_fn__():\n def answer(self):\n  return 42\n return answer"
 
 
-def fresh(folder) -> dataclass_code._Cache:
-    return dataclass_code._Cache(folder / "memwarden" / "dataclasses")
+def fresh(folder, *, may_write: bool = True) -> dataclass_code._Cache:
+    cache = dataclass_code._Cache(folder / "memwarden" / "dataclasses")
+    cache.writes = may_write
+    return cache
 
 
 def made(cache: dataclass_code._Cache, module: str = "memwarden.example"):
@@ -92,18 +94,17 @@ def test_nothing_is_written_where_python_writes_no_bytecode(tmp_path, monkeypatc
     assert not (tmp_path / "memwarden").exists()
 
 
-def test_a_run_that_must_create_nothing_reads_the_kept_code_and_writes_none(
+def test_a_run_that_never_says_it_may_write_reads_the_kept_code_and_writes_none(
     tmp_path, monkeypatch, writes_bytecode
 ):
+    # A dry run, a read-only command, --help or a usage error: the CLI never calls may_write.
     kept_before = fresh(tmp_path)
     made(kept_before)
     made(kept_before, module="memwarden.other")
     kept_before.save()
     (tmp_path / "memwarden" / "dataclasses" / kept_before._path("memwarden.other").name).unlink()
-    cache = fresh(tmp_path)
-    monkeypatch.setattr(dataclass_code, "_installed", cache)
+    cache = fresh(tmp_path, may_write=False)
 
-    dataclass_code.write_nothing()
     made(cache)
     made(cache, module="memwarden.other")  # compiled again: its file is gone
     cache.save()
@@ -112,10 +113,16 @@ def test_a_run_that_must_create_nothing_reads_the_kept_code_and_writes_none(
     assert [path.name for path in (tmp_path / "memwarden" / "dataclasses").iterdir()] == [
         kept_before._path("memwarden.example").name
     ]
+    monkeypatch.setattr(dataclass_code, "_installed", cache)
+    dataclass_code.may_write()  # a run that may write
+    cache.save()
+    assert cache._path("memwarden.other").exists()
 
 
 def test_memwarden_dataclasses_behave_the_same_from_kept_code(tmp_path):
     probe = (
+        "from memwarden import dataclass_code\n"
+        "dataclass_code.may_write()\n"
         "from memwarden.checkpoint.extract import Excerpt\n"
         "from memwarden.openclaw.transcripts import ReadPosition\n"
         "a, b = Excerpt('user', 'hi', None), Excerpt('user', 'hi', None)\n"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from memwarden.cli import EXIT_BROKEN_PIPE
 from memwarden.entry import EXIT_FLUSH_FAILED
 from support.deployments import make_sqlite_era_state
@@ -145,31 +147,50 @@ def test_the_program_keeps_the_exit_code_output_and_dataclass_cache(tmp_path, is
 def test_the_collector_is_off_in_the_program_only():
     completed = run_python(
         """
-        import gc, runpy, sys
+        import atexit, gc, runpy, sys
+        atexit.register(lambda: print("collector on" if gc.isenabled() else "collector off"))
         sys.argv = ["memwarden", "--version"]
-        try:
-            runpy.run_module("memwarden", run_name="__main__")
-        except SystemExit:
-            print("collector on" if gc.isenabled() else "collector off")
+        runpy.run_module("memwarden", run_name="__main__")
         """
     )
-    assert completed.stdout.splitlines()[-1] == "collector off"
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.splitlines() == ["memwarden 0.3.0", "collector off"]
     assert run_python("import gc, memwarden.cli; print(gc.isenabled())").stdout == "True\n"
 
 
-def test_json_output_to_a_full_disk_is_one_line_without_a_traceback(tmp_path, isolated_env):
-    # Unbuffered, the job's own write fails; its error is not written to the same output again.
-    state = make_sqlite_era_state(tmp_path)
-    with open("/dev/full", "w") as full:
+@pytest.mark.parametrize(
+    ("arguments", "code"), [(["--help"], 0), (["--version"], 0), (["nosuch"], 2)], ids=str
+)
+def test_runs_argparse_ends_go_through_the_end_of_the_process(arguments, code):
+    # Their output too: a reader gone is the broken-pipe status, without Python's warning.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
         completed = subprocess.run(
-            [*MEMWARDEN, "--state-dir", str(state.state_dir), "--json", "status"],
-            stdout=full,
+            [*MEMWARDEN, *arguments],
+            stdout=writer,
             stderr=subprocess.PIPE,
             text=True,
-            timeout=120,
+            timeout=60,
             check=False,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            env={name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"},
         )
-    assert completed.returncode == 1
-    (line,) = completed.stderr.splitlines()
-    assert "no space left on device" in line.lower()
+    finally:
+        os.close(writer)
+    assert completed.returncode == (code or EXIT_BROKEN_PIPE)
+    assert "Exception ignored" not in completed.stderr
+
+
+def test_a_signal_the_process_started_with_ignored_stays_ignored():
+    completed = run_python(
+        """
+        import atexit, os, signal
+        from memwarden.entry import end_process
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job of a script
+        atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))
+        atexit.register(lambda: print("handlers ran"))
+        end_process(0)
+        """
+    )
+    assert completed.returncode == 0
+    assert completed.stdout == "handlers ran\n"
