@@ -22,9 +22,16 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from bench_health import RUN_HEALTH, add_memory_files, healthy_gateway  # noqa: E402
+from bench_health import add_memory_files, healthy_gateway  # noqa: E402
 from fleet import FleetSpec, build_fleet  # noqa: E402
-from harness import PYTHON, Command, Report, child_environment, measure_interleaved, run_child  # noqa: E402
+from harness import (  # noqa: E402
+    Command,
+    Report,
+    child_environment,
+    measure_interleaved,
+    memwarden_accepting_1,
+    run_child,
+)
 
 FLEETS = BENCH_DIR / ".fleet"
 WORK = FLEETS / "fleet-work"
@@ -56,7 +63,7 @@ def run(report: Report) -> None:
                 MEMWARDEN_HEALTH_METRICS_FILE=str(WORK / f"{agents}.prom"),
                 MEMWARDEN_ALERTMANAGER_URLS=f'["{manager.url}"]',
             )
-            argv = [PYTHON, "-c", RUN_HEALTH, "-q", "--state-dir", str(state_dir), "health"]
+            argv = memwarden_accepting_1("--state-dir", str(state_dir), "health")
             results = measure_interleaved(
                 {
                     f"{agents} agents: plain": Command(argv, plain),
@@ -126,7 +133,7 @@ def alerts_payload(manager: StandIn, state_dir: Path) -> dict[str, object]:
         "http://127.0.0.1:9",  # nothing listens on the discard port: the gateway is down
         MEMWARDEN_ALERTMANAGER_URLS=f'["{manager.url}"]',
     )
-    run_child([PYTHON, "-c", RUN_HEALTH, "-q", "--state-dir", str(state_dir), "health"], env)
+    run_child(memwarden_accepting_1("--state-dir", str(state_dir), "health"), env)
     sizes = [len(body) for body in manager.bodies]
     alerts = [body.count(b'"labels"') for body in manager.bodies]
     return {

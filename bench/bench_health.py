@@ -28,7 +28,13 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from fleet import FleetSpec, build_fleet  # noqa: E402
-from harness import PYTHON, Report, Target, child_environment, measure  # noqa: E402
+from harness import (  # noqa: E402
+    Report,
+    Target,
+    child_environment,
+    measure,
+    memwarden_accepting_1,
+)
 
 FLEETS = BENCH_DIR / ".fleet"
 WORK = FLEETS / "health-work"
@@ -42,11 +48,6 @@ HEALTHY_TARGET_S = 1.0
 REPEAT = 5
 HEALTHY = "healthy host, 100 agents"
 HANGING = f"gateway and Slack hanging (timeouts {PROBE_TIMEOUT_S:g} s + {SLACK_TIMEOUT_S:g} s)"
-# health exits 1 when a check is critical, as it must with a hanging gateway: that run succeeded.
-RUN_HEALTH = (
-    "import sys; from memwarden import entry; entry.start(); from memwarden.cli import main; "
-    "entry.end_process(0 if (code := main(sys.argv[1:])) in (0, 1) else code)"
-)
 
 
 def run(report: Report) -> None:
@@ -104,7 +105,7 @@ def add_memory_files(workspaces: Iterable[Path], count: int) -> None:
 
 
 def _argv(state_dir: Path) -> list[str]:
-    return [PYTHON, "-c", RUN_HEALTH, "-q", "--state-dir", str(state_dir), "health"]
+    return memwarden_accepting_1("--state-dir", str(state_dir), "health")
 
 
 def _environment(gateway_url: str, **extra: str) -> dict[str, str]:

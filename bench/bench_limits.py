@@ -35,7 +35,15 @@ sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
 
 from bench_health import healthy_gateway  # noqa: E402
-from harness import PYTHON, Measurement, Report, Target, child_environment, measure  # noqa: E402
+from harness import (  # noqa: E402
+    PYTHON,
+    Measurement,
+    Report,
+    Target,
+    child_environment,
+    measure,
+    memwarden_accepting_1,
+)
 
 from support.drip_server import DripServer, http_body_drip, http_headers_drip  # noqa: E402
 from support.transcripts import (  # noqa: E402
@@ -56,11 +64,6 @@ TIMEOUT_S = 1.0
 REPEAT = 3
 STORE_TARGET = Target(wall_s=2.0)
 CONFIG_TARGET = Target(wall_s=1.0)
-# Health and a checkpoint with a failing session exit 1 by design: that run succeeded.
-ACCEPT_1 = (
-    "import sys; from memwarden import entry; entry.start(); from memwarden.cli import main; "
-    "entry.end_process(0 if (code := main(sys.argv[1:])) in (0, 1) else code)"
-)
 # Of every 10 entries: 6 automation (cron runs, sub-agents, heartbeats), 4 conversations.
 KEY_SHAPES = (
     "cron:job{n}:run:{id}",
@@ -371,16 +374,9 @@ def _hostile_inputs() -> list[Measurement]:
     results.append(
         measure(
             "zstd row claiming 1 GiB: checkpoint",
-            [
-                PYTHON,
-                "-c",
-                ACCEPT_1,
-                "-q",
-                "--state-dir",
-                str(_bomb_state(root / "bomb")),
-                "checkpoint",
-                "--force",
-            ],
+            memwarden_accepting_1(
+                "--state-dir", str(_bomb_state(root / "bomb")), "checkpoint", "--force"
+            ),
             env=_environment(),
             repeat=REPEAT,
         )
@@ -394,18 +390,9 @@ def _hostile_inputs() -> list[Measurement]:
     results.append(
         measure(
             "redaction pattern (a|aa)+$ on forty a's and a b: checkpoint",
-            [
-                PYTHON,
-                "-c",
-                ACCEPT_1,
-                "-q",
-                "--config",
-                str(config),
-                "--state-dir",
-                str(pattern_state),
-                "checkpoint",
-                "--force",
-            ],
+            memwarden_accepting_1(
+                "--config", str(config), "--state-dir", str(pattern_state), "checkpoint", "--force"
+            ),
             env=_environment(),
             repeat=REPEAT,
         )
@@ -421,7 +408,7 @@ def _hostile_inputs() -> list[Measurement]:
             measure(
                 f"gateway and Slack dripping bytes (timeouts {TIMEOUT_S:g} s + {TIMEOUT_S:g} s): "
                 "health",
-                [PYTHON, "-c", ACCEPT_1, "-q", "--state-dir", str(health_state), "health"],
+                memwarden_accepting_1("--state-dir", str(health_state), "health"),
                 env=env,
                 repeat=REPEAT,
                 prepare=lambda: _reset_alerts(),
@@ -489,7 +476,7 @@ def _bomb_state(root: Path) -> Path:
 
 def _argv(state: Path, *arguments: str) -> list[str]:
     if arguments and arguments[0] == "health":
-        return [PYTHON, "-c", ACCEPT_1, "-q", "--state-dir", str(state), *arguments]
+        return memwarden_accepting_1("--state-dir", str(state), *arguments)
     return [PYTHON, "-m", "memwarden", "-q", "--state-dir", str(state), *arguments]
 
 

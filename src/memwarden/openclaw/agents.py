@@ -237,10 +237,9 @@ def workspace_problem(
                 "resolves it against the folder it was started from, which memwarden cannot "
                 "know; write it as an absolute path (or ~/...)"
             )
-    real = workspace_real
-    if real in _SYSTEM_FOLDER_NAMES or str(workspace) in _SYSTEM_FOLDER_NAMES:
-        what = "the root folder" if real == "/" else "a system folder"
-    elif real == home_real:
+    if workspace_real in _SYSTEM_FOLDER_NAMES or str(workspace) in _SYSTEM_FOLDER_NAMES:
+        what = "the root folder" if workspace_real == "/" else "a system folder"
+    elif workspace_real == home_real:
         what = "the home folder itself"
     else:
         return None
