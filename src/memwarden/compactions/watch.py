@@ -3,11 +3,11 @@ assessed, its lost items kept, and recorded once.
 
 For each conversation (automation sessions are left out) whose transcript has something new
 since the watch last read it (consumer `compactions`), the new lines are searched for compaction
-entries; the first time a conversation is seen, its last FIRST_SIGHT_ENTRIES entries are (the
-tail checkpoint reads). When there is one, the whole transcript is read to find each
-compaction's span, and older compactions found there are recorded too. Compactions already
-in the ledger are skipped; each new one is assessed, its lost items appended to the day's log
-(under the agent's memory lock), then recorded.
+entries; the first time a conversation is seen, its last FIRST_SIGHT_ENTRIES entries are (a
+recent stretch, not the whole transcript). When there is one, the whole transcript is read to
+find each compaction's span, and older compactions found there are recorded too. Compactions
+already in the ledger are skipped; each new one is assessed, its lost items appended to the
+day's log (under the agent's memory lock), then recorded.
 The read position moves on only when every compaction of the conversation was settled, so one
 that failed is tried again by the next run. A file-era reset renames the transcript away: the
 reset archive of the conversation's previous session is read on from the stored position too,
@@ -335,7 +335,7 @@ def _watch_transcript(
         if not has_new_data(location, position):
             return None, True
         read = read_since(location, position, only_lines_with=COMPACTION_LINE)
-    else:  # first sight: as much as checkpoint reads, not the whole transcript
+    else:  # first sight: a recent stretch, not the whole transcript
         read = read_tail(location, FIRST_SIGHT_ENTRIES, only_lines_with=COMPACTION_LINE)
     if not any(type(entry) is Compaction for entry in read.entries):
         return read.end, True
