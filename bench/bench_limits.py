@@ -28,8 +28,6 @@ from typing import Any
 
 import orjson
 
-from memwarden.openclaw.zstd_frames import zstd_library
-
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 sys.path.insert(0, str(BENCH_DIR.parent / "tests"))
@@ -52,9 +50,9 @@ from support.transcripts import (  # noqa: E402
     SESSION_WINDOWS_SQL,
     TRANSCRIPT_EVENTS_SQL,
     transcript_lines,
+    zstd,
 )
 
-zstd = zstd_library()
 WORK = BENCH_DIR / ".fleet" / "limits"
 ENTRIES = 100_000
 CONFIG_BYTES = 5 * 1024 * 1024

@@ -29,8 +29,6 @@ from typing import Any
 
 import orjson
 
-from memwarden.openclaw.zstd_frames import zstd_library
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 # The tests' schema of the gateway's tables.
@@ -39,9 +37,8 @@ from support.transcripts import (
     SESSION_NODES_SQL,
     SESSION_WINDOWS_SQL,
     TRANSCRIPT_EVENTS_SQL,
+    zstd,
 )
-
-zstd = zstd_library()
 
 START = datetime(2026, 11, 1, 8, 0, tzinfo=UTC)
 COMPRESS_OVER_BYTES = 2048

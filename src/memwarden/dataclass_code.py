@@ -106,13 +106,10 @@ class _Cache:
     def _read(self, module: str) -> dict[str, CodeType]:
         try:
             descriptor = os.open(self._path(module), os.O_RDONLY | os.O_NOFOLLOW)
-            try:
-                if not (self._private_folder and _private(os.fstat(descriptor))):
+            with os.fdopen(descriptor, "rb") as handle:
+                if not (self._private_folder and _private(os.fstat(handle.fileno()))):
                     return {}  # code only from files no one else could have written
-                with os.fdopen(descriptor, "rb", closefd=False) as handle:
-                    data = handle.read()
-            finally:
-                os.close(descriptor)
+                data = handle.read()
             crc, size = _HEADER.unpack_from(data)
             payload = data[_HEADER.size :]
             if size != len(payload) or crc != zlib.crc32(payload):
@@ -135,10 +132,9 @@ class _Cache:
         if sys.flags.dont_write_bytecode:  # as Python's own bytecode
             return
         from memwarden.errors import MemwardenError
-        from memwarden.files import atomic_write, ensure_dir
+        from memwarden.files import atomic_write
 
         try:
-            ensure_dir(self.folder)
             for module in sorted(self.compiled):
                 payload = marshal.dumps(self.used[module])
                 header = _HEADER.pack(zlib.crc32(payload), len(payload))

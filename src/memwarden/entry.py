@@ -2,7 +2,7 @@
 teardown.
 
 A job is a short-lived process, and two of Python's habits cost it time for nothing. The cyclic
-garbage collector walks, while some 260 modules load and the run goes on, objects that live
+garbage collector walks, while some 200 modules load and the run goes on, objects that live
 until the end (8 to 10 ms of a checkpoint); a run's memory is freed by reference counts, and
 bounded by what it reads, so the collector stays off. At exit, Python takes every module apart
 (about 15 ms); the process ends with `os._exit` instead, once the output is flushed and the exit

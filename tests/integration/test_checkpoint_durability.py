@@ -165,7 +165,6 @@ def test_checkpoint_flushes_its_renames_and_manifests_at_once_before_it_clears_t
     fleet, capsys, monkeypatch
 ):
     from memwarden import disk_sync
-    from memwarden.checkpoint import commit as commit_module
     from memwarden.checkpoint import journal
     from memwarden.indexing.manifest import MANIFEST_NAME
 
@@ -186,9 +185,6 @@ def test_checkpoint_flushes_its_renames_and_manifests_at_once_before_it_clears_t
     monkeypatch.setattr(disk_sync.Unflushed, "flush", flush)
     monkeypatch.setattr(journal, "clear", clear)
     fsynced = record_fsyncs(monkeypatch)
-    monkeypatch.setattr(
-        commit_module, "flush_folders", lambda found: steps.append(("commit flush", found))
-    )
     done = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
 
     assert done.exit_code == 0, done.stderr

@@ -231,6 +231,8 @@ def commit_one(state, storage, workspace, expected):
     from memwarden.checkpoint.commit import AgentCommit, commit
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.records import PositionUpdate
+    from memwarden.disk_sync import Unflushed
+    from memwarden.files import real_path
 
     writer = Writer(storage)
     files = AgentFiles("main", workspace)
@@ -238,8 +240,14 @@ def commit_one(state, storage, workspace, expected):
     outcome = SessionOutcome("main", str(workspace), "written", "wrote", "agent:main:main", "s1")
     outcome.files = [str(workspace / "memory" / "2026-11-25.md")]
     outcome.update = PositionUpdate("main", "agent:main:main", "s1", {"offset": 2}, None, {})
-    item = AgentCommit("main", [outcome], files.stage(writer), expected=expected)
-    report = commit(state, [item], token=writer.token, run_id=None, memory_lock=no_lock)
+    item = AgentCommit(
+        "main", [outcome], real_path(workspace), files.stage(writer), expected=expected
+    )
+    unflushed = Unflushed()
+    report = commit(
+        state, [item], token=writer.token, run_id=None, memory_lock=no_lock, unflushed=unflushed
+    )
+    unflushed.flush()
     writer.close(pending=journal.pending_count(state, writer.token) > 0)
     return report, outcome
 

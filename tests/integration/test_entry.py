@@ -13,9 +13,16 @@ import pytest
 
 from memwarden.cli import EXIT_BROKEN_PIPE
 from memwarden.entry import EXIT_FLUSH_FAILED
+from support.cli import CliResult, run_subprocess
 from support.deployments import make_sqlite_era_state
 
 MEMWARDEN = (sys.executable, "-m", "memwarden")
+
+
+def buffered_environment() -> dict[str, str]:
+    """The test's environment with Python's output buffered, as an operator's shell has it (the
+    output is then written at the end, by the flush this program makes)."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
 
 
 def run_python(program: str, **options) -> subprocess.CompletedProcess:
@@ -73,7 +80,7 @@ def test_a_reader_gone_at_the_end_is_the_broken_pipe_status_without_a_word():
             end_process(0)
             """,
             stdout=writer,
-            env={name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"},
+            env=buffered_environment(),
         )
     finally:
         os.close(writer)
@@ -91,7 +98,7 @@ def test_output_that_cannot_be_written_is_one_line_and_exit_120():
             end_process(0)
             """,
             stdout=full,
-            env={name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"},
+            env=buffered_environment(),
         )
     assert completed.returncode == EXIT_FLUSH_FAILED
     (line,) = completed.stderr.splitlines()
@@ -121,26 +128,21 @@ def test_the_program_keeps_the_exit_code_output_and_dataclass_cache(tmp_path, is
     environment = dict(os.environ, XDG_CACHE_HOME=str(cache))
     environment.pop("PYTHONDONTWRITEBYTECODE", None)
 
-    def memwarden(*arguments: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [*MEMWARDEN, "--state-dir", str(state.state_dir), *arguments],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            env=environment,
+    def memwarden(*arguments: str) -> CliResult:
+        return run_subprocess(
+            "--state-dir", state.state_dir, *arguments, env=environment, timeout=120
         )
 
     dry = memwarden("--json", "checkpoint", "--dry-run")
-    assert dry.returncode == 0, dry.stderr
+    assert dry.exit_code == 0, dry.stderr
     assert dry.stdout.rstrip().endswith("}")  # the JSON document whole
     assert not cache.exists()  # a dry run creates nothing, the dataclass cache included
     run = memwarden("--json", "checkpoint")
-    assert run.returncode == 0, run.stderr
+    assert run.exit_code == 0, run.stderr
     assert run.stdout.rstrip().endswith("}")
     assert list((cache / "memwarden" / "dataclasses").iterdir())  # written by an exit handler
     bad = memwarden("checkpoint", "--agent", "nobody")
-    assert bad.returncode == 2
+    assert bad.exit_code == 2
     assert "nobody" in bad.stderr
 
 
@@ -173,7 +175,7 @@ def test_runs_argparse_ends_go_through_the_end_of_the_process(arguments, code):
             text=True,
             timeout=60,
             check=False,
-            env={name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"},
+            env=buffered_environment(),
         )
     finally:
         os.close(writer)

@@ -47,23 +47,30 @@ def test_jobs_that_send_nothing_do_not_import_the_network_clients(tmp_path, argu
 MODULES = """
 import sys
 from memwarden.cli import main
-code = main(sys.argv[1:])
-names = ("jinja2", "memwarden.indexing.catalog", "memwarden.indexing.refresh")
-print("LOADED", ",".join(name for name in names if name in sys.modules))
+code = main(sys.argv[2:])
+names = sys.argv[1].split(",")
+print("LOADED", code, ",".join(name for name in names if name in sys.modules))
 """
+# What a checkpoint must not load unless its run uses it.
+RUN_MODULES = ("jinja2", "memwarden.indexing.catalog", "memwarden.indexing.refresh")
+LIBRARIES = ("backports.zstd", "compression.zstd", "tomllib", "pickle", "gzip")
 
 
-def loaded_by_checkpoint(state_dir) -> list[str]:
+def loaded_by_checkpoint(state_dir, names) -> list[str]:
+    """Run a checkpoint of `state_dir` in a process of its own; require exit 0 and return which
+    of `names` it loaded."""
+    program = [sys.executable, "-c", MODULES, ",".join(names)]
     completed = subprocess.run(
-        [sys.executable, "-c", MODULES, "-q", "--state-dir", str(state_dir), "checkpoint"],
+        [*program, "-q", "--state-dir", str(state_dir), "checkpoint"],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    assert completed.returncode == 0, completed.stderr
     line = next(line for line in completed.stdout.splitlines() if line.startswith("LOADED"))
-    return [name for name in line.removeprefix("LOADED ").split(",") if name]
+    code, _, loaded = line.removeprefix("LOADED ").partition(" ")
+    assert code == "0", completed.stdout + completed.stderr
+    return [name for name in loaded.split(",") if name]
 
 
 def test_checkpoint_imports_only_what_its_run_uses(tmp_path, monkeypatch):
@@ -73,32 +80,16 @@ def test_checkpoint_imports_only_what_its_run_uses(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
     state = make_sqlite_era_state(tmp_path)
 
-    first = loaded_by_checkpoint(state.state_dir)
-    again = loaded_by_checkpoint(state.state_dir)
+    first = loaded_by_checkpoint(state.state_dir, RUN_MODULES)
+    again = loaded_by_checkpoint(state.state_dir, RUN_MODULES)
 
     assert first == ["memwarden.indexing.refresh"]
     # Nothing new: no manifest refreshed.
     assert again == []
 
 
-LIBRARIES = """
-import sys
-from memwarden.cli import main
-code = main(sys.argv[1:])
-names = ("backports.zstd", "compression.zstd", "tomllib", "pickle", "gzip")
-print("LOADED", code, ",".join(name for name in names if name in sys.modules))
-"""
-
-
 def test_a_file_era_checkpoint_without_config_loads_no_library_it_does_not_use(tmp_path):
     # No zstd (file-era transcripts are plain), no TOML parser (no config file), no pickle (one
     # agent: no worker process), no gzip (no compressed reset archive).
     state = make_file_era_state(tmp_path)
-    completed = subprocess.run(
-        [sys.executable, "-c", LIBRARIES, "-q", "--state-dir", str(state.state_dir), "checkpoint"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert completed.stdout.splitlines()[-1] == "LOADED 0 ", completed.stdout + completed.stderr
+    assert loaded_by_checkpoint(state.state_dir, LIBRARIES) == []

@@ -33,7 +33,6 @@ from memwarden.openclaw.transcripts import (
     read_to_end,
     transcript_size,
 )
-from memwarden.openclaw.zstd_frames import zstd_library
 from support.transcripts import (
     MINIMAL_NAVIGATION_JSON,
     assistant_text,
@@ -43,9 +42,8 @@ from support.transcripts import (
     user_text,
     write_jsonl,
     write_jsonl_transcript,
+    zstd,
 )
-
-zstd = zstd_library()
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FILE_ERA_SESSIONS = FIXTURES / "openclaw-2026.7.35" / "agents" / "main" / "sessions"

@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal, positions
-from memwarden.disk_sync import flush_files, flush_folders
+from memwarden.disk_sync import flush_files
 from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import real_path
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.journal import MemoryLock
@@ -47,12 +46,11 @@ class AgentCommit:
 
     agent_id: str
     outcomes: list[SessionOutcome]
+    real_workspace: str  # the agent's workspace's real path
     staged: list[StagedFile] = field(default_factory=list)
     record: AgentRecord | None = None
     forget_record: bool = False
     expected: Mapping[str, float | None] = field(default_factory=dict)
-    # The agent's workspace's real path, when known (else resolved when its files are placed).
-    real_workspace: str | None = None
 
 
 @dataclass
@@ -72,11 +70,11 @@ def commit(
     token: str,
     run_id: int | None,
     memory_lock: MemoryLock,
-    unflushed: Unflushed | None = None,
+    unflushed: Unflushed,
 ) -> CommitReport:
-    """Commit every agent's checkpoint as the module says; return what was left out. With
-    `unflushed`, the folders renamed into are added to it, for the caller to flush before it
-    clears the journal."""
+    """Commit every agent's checkpoint as the module says; return what was left out. The
+    folders renamed into are added to `unflushed`, for the caller to flush before it clears the
+    journal."""
     report = CommitReport()
     commits = [item for item in commits if _has_anything(item)]
     if not commits:
@@ -95,7 +93,7 @@ def commit(
         try:
             with memory_lock(item.agent_id):
                 # An agent's files are all in its workspace.
-                real = item.real_workspace or real_path(item.staged[0].workspace)
+                real = item.real_workspace
                 for staged in item.staged:
                     journal.place(staged, verify=False, real_root=Path(real))
                     folders.add(os.path.dirname(staged.target))
@@ -106,10 +104,7 @@ def commit(
             )
             continue
         report.placed.append(item.agent_id)
-    if unflushed is not None:
-        unflushed.add_folders(folders)
-    elif folders:
-        flush_folders(folders)
+    unflushed.add_folders(folders)
     return report
 
 

@@ -56,11 +56,11 @@ class DurableWrites:
             AgentCommit(
                 agent.id,
                 result.outcomes,
+                agent.real_workspace,
                 result.staged,
                 record=result.record if result.record and not result.skipped_fast else None,
                 forget_record=result.record is None,
                 expected=expected_rows(run, agent.id, result.outcomes),
-                real_workspace=agent.real_workspace,
             )
             for agent, result in finished
         ]

@@ -2,9 +2,9 @@
 
 git runs with an environment built from nothing: `GIT_DIR` at the store, no system or global
 config, no template but one holding the store's config (so no hooks), no prompts, a fixed
-identity. There is no work tree: files go
-in through `git fast-import` and come out through `git cat-file`, so git never looks at, walks or
-writes the agent's workspace, nor any repository the operator keeps there.
+identity. There is no work tree: files go in through `git fast-import` and come out through
+`git cat-file`, so git never looks at, walks or writes the agent's workspace, nor any repository
+the operator keeps there.
 
 Every snapshot is a parentless commit. The snapshots written together (one `git fast-import` for
 a whole run, whatever the number of agents) are kept reachable by one *batch* commit whose

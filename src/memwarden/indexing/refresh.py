@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden import stopping
@@ -259,7 +260,7 @@ def _write_index(
             outcome.migrated = _keep_in_history(context, target, dry_run)
         if not dry_run:
             ensure_dir(workspace / "memory", root=workspace)
-            atomic_write(index_path, text, root=workspace)
+            atomic_write(index_path, text, root=workspace, real_root=Path(real))
             current = text
     if not dry_run and not outcome.unreadable and current is not None:
         store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
