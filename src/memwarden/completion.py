@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memwarden.xdg import xdg_home
+
 SHELLS = ("bash", "zsh", "fish")
 MARKER = "memwarden shell completion"
 
@@ -33,11 +35,11 @@ class Location:
     note: str = ""
 
 
-def locations(env: Mapping[str, str], home: Path) -> list[Location]:
+def locations(env: Mapping[str, str]) -> list[Location]:
     """Return the per-user completion file of each shell, following the XDG folders that
     bash-completion 2 and fish read on their own; zsh reads only its `fpath`."""
-    data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
-    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+    data = xdg_home(env, "XDG_DATA_HOME", ".local/share")
+    config = xdg_home(env, "XDG_CONFIG_HOME", ".config")
     zsh_folder = data / "zsh" / "site-functions"
     return [
         Location("bash", data / "bash-completion" / "completions" / "memwarden"),

@@ -199,8 +199,13 @@ def _secrets_path(values: Mapping[str, Any], env: Mapping[str, str]) -> Path | N
     configured = env.get("MEMWARDEN_GENERAL_SECRETS_FILE") or values["general.secrets_file"]
     if configured:
         return Path(configured).expanduser()
-    candidate = xdg_home(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "secrets.env"
+    candidate = default_secrets_file(env)
     return candidate if candidate.exists() else None
+
+
+def default_secrets_file(env: Mapping[str, str]) -> Path:
+    """Return where the secrets file is looked for when general.secrets_file is empty."""
+    return xdg_home(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "secrets.env"
 
 
 def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from memwarden.cli import available_jobs
-from memwarden.completion import SHELLS, script
+from memwarden.completion import SHELLS, locations, script
 from support.cli import run_cli
 
 
@@ -111,6 +111,16 @@ def test_install_completion_writes_each_present_shell_and_uninstall_removes_them
     assert not bash_file.exists() and not fish_file.exists()
     assert foreign.read_text() == "#compdef memwarden\n# the operator's own\n"
     assert f"kept {foreign}" in removed.stdout
+
+
+def test_locations_ignore_relative_xdg_folders():
+    env = {"HOME": "/home/a", "XDG_DATA_HOME": "share", "XDG_CONFIG_HOME": "/cfg"}
+    paths = {location.shell: str(location.path) for location in locations(env)}
+    assert paths == {
+        "bash": "/home/a/.local/share/bash-completion/completions/memwarden",
+        "zsh": "/home/a/.local/share/zsh/site-functions/_memwarden",
+        "fish": "/cfg/fish/completions/memwarden.fish",
+    }
 
 
 def test_every_shell_has_a_script():

@@ -105,6 +105,15 @@ def test_load_secrets_file_private_is_read(tmp_path):
     assert loaded.gateway.token == "s3cr3t"
 
 
+def test_load_default_secrets_file_ignores_a_relative_xdg_config_home(tmp_path):
+    (tmp_path / ".config" / "memwarden").mkdir(parents=True)
+    secrets = write(tmp_path / ".config/memwarden/secrets.env", "MEMWARDEN_GATEWAY_TOKEN=t\n")
+    secrets.chmod(0o600)
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": "relative"}
+    assert config.default_secrets_file(env) == secrets
+    assert config.load(None, env=env).gateway.token == "t"
+
+
 def test_load_secrets_file_readable_by_others_is_refused(tmp_path):
     secrets = write(tmp_path / "secrets.env", "MEMWARDEN_GATEWAY_TOKEN=s3cr3t\n")
     secrets.chmod(0o644)

@@ -11,6 +11,7 @@ from memwarden.errors import UsageError
 from memwarden.scheduling.host import (
     HostFacts,
     choose_target,
+    default_systemd_dir,
     pinned_environment,
     resolve_executable,
     unpinned_variables,
@@ -125,6 +126,37 @@ def test_pinned_environment_keeps_the_cache_folder_of_the_installing_shell(tmp_p
         )
     )
     assert pinned["XDG_CACHE_HOME"] == "/srv/cache"
+
+
+def test_pinned_environment_leaves_out_relative_xdg_folders_and_anchors_gateway_paths(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    env = {
+        "PATH": "/usr/bin",
+        "XDG_CONFIG_HOME": "cfg",  # relative: the XDG spec says to ignore it
+        "XDG_STATE_HOME": "/srv/state",
+        "OPENCLAW_STATE_DIR": "gateway/state",  # relative to the installing shell's folder
+        "OPENCLAW_CONFIG_PATH": "~/openclaw.json",
+    }
+    pinned = dict(
+        pinned_environment(
+            env, storage_dir=tmp_path / "state", config_file=None, gateway_state_dir=None
+        )
+    )
+    assert "XDG_CONFIG_HOME" not in pinned
+    assert pinned["XDG_STATE_HOME"] == "/srv/state"
+    assert pinned["OPENCLAW_STATE_DIR"] == str(tmp_path / "gateway" / "state")
+    assert pinned["OPENCLAW_CONFIG_PATH"] == "~/openclaw.json"
+
+
+def test_default_systemd_dir_ignores_a_relative_xdg_config_home_as_config_does():
+    assert default_systemd_dir({"HOME": "/home/a", "XDG_CONFIG_HOME": "cfg"}) == Path(
+        "/home/a/.config/systemd/user"
+    )
+    assert default_systemd_dir({"HOME": "/home/a", "XDG_CONFIG_HOME": "/cfg"}) == Path(
+        "/cfg/systemd/user"
+    )
 
 
 def test_unpinned_variables_lists_settings_and_gateway_tokens_timers_miss():

@@ -3,8 +3,6 @@ written where that shell looks for it (and removed again, when memwarden wrote i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from memwarden.completion import is_ours, locations, script, shells_present
 from memwarden.files import atomic_write, ensure_dir
 from memwarden.runtime import JobContext, JobResult
@@ -14,7 +12,7 @@ def install_completion(context: JobContext, dry_run: bool) -> JobResult:
     """Write the completion script of each shell present (login shell or on PATH)."""
     present = shells_present(context.env)
     result = JobResult("install", data={"target": "completion", "dry_run": dry_run, "files": []})
-    for location in locations(context.env, _home(context)):
+    for location in locations(context.env):
         if location.shell not in present:
             continue
         verb = "would write" if dry_run else "wrote"
@@ -32,7 +30,7 @@ def install_completion(context: JobContext, dry_run: bool) -> JobResult:
 def uninstall_completion(context: JobContext, dry_run: bool) -> JobResult:
     """Remove the completion files memwarden wrote; leave any other file alone."""
     result = JobResult("uninstall", data={"target": "completion", "dry_run": dry_run, "files": []})
-    for location in locations(context.env, _home(context)):
+    for location in locations(context.env):
         if not location.path.exists():
             continue
         if not is_ours(location.path):
@@ -45,7 +43,3 @@ def uninstall_completion(context: JobContext, dry_run: bool) -> JobResult:
     if not result.lines:
         result.lines.append("no completion files installed")
     return result
-
-
-def _home(context: JobContext) -> Path:
-    return Path(context.env.get("HOME") or Path.home())

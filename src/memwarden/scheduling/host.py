@@ -13,6 +13,7 @@ from pathlib import Path
 from memwarden.envfile import parse_env_text
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import read_text_if_exists
+from memwarden.xdg import xdg_home
 
 # Variables copied from the installing shell into every timer when set there: they decide which
 # config, state, cache and gateway memwarden sees. None of them holds a secret.
@@ -27,6 +28,16 @@ PASSTHROUGH_VARIABLES = (
     "CLAWDBOT_STATE_DIR",
     "CLAWDBOT_CONFIG_PATH",
     "TZ",
+)
+# Gateway paths read relative to the current folder when they are not absolute or under `~`.
+RELATIVE_TO_CWD = frozenset(
+    {
+        "OPENCLAW_HOME",
+        "OPENCLAW_STATE_DIR",
+        "OPENCLAW_CONFIG_PATH",
+        "CLAWDBOT_STATE_DIR",
+        "CLAWDBOT_CONFIG_PATH",
+    }
 )
 GATEWAY_SECRET_VARIABLES = ("OPENCLAW_GATEWAY_TOKEN", "CLAWDBOT_GATEWAY_TOKEN")
 
@@ -122,18 +133,12 @@ def resolve_executable(
     )
 
 
-def default_systemd_dir(env: Mapping[str, str], home: Path) -> Path:
-    config_home = env.get("XDG_CONFIG_HOME")
-    return (Path(config_home) if config_home else home / ".config") / "systemd" / "user"
+def default_systemd_dir(env: Mapping[str, str]) -> Path:
+    return xdg_home(env, "XDG_CONFIG_HOME", ".config") / "systemd" / "user"
 
 
 def default_launchd_dir(home: Path) -> Path:
     return home / "Library" / "LaunchAgents"
-
-
-def default_secrets_file(env: Mapping[str, str], home: Path) -> Path:
-    config_home = env.get("XDG_CONFIG_HOME")
-    return (Path(config_home) if config_home else home / ".config") / "memwarden" / "secrets.env"
 
 
 def home_dir(env: Mapping[str, str]) -> Path:
@@ -151,12 +156,19 @@ def pinned_environment(
 
     PATH (so the timers find the commands this shell finds), the config file, memwarden's
     storage dir, the secrets file when this shell names it, the gateway state dir when
-    `--state-dir` chose it, and PASSTHROUGH_VARIABLES that are set. Never a secret.
+    `--state-dir` chose it, and PASSTHROUGH_VARIABLES that are set (a relative XDG folder left
+    out, as memwarden ignores it; a relative gateway path made absolute). Never a secret.
     """
     pinned = {"PATH": env.get("PATH", os.defpath)}
     for name in PASSTHROUGH_VARIABLES:
-        if env.get(name):
-            pinned[name] = env[name]
+        value = env.get(name)
+        if not value:
+            continue
+        if name.startswith("XDG_") and not os.path.isabs(os.path.expanduser(value)):
+            continue  # the XDG spec says to ignore a relative value, and memwarden does
+        if name in RELATIVE_TO_CWD and not value.strip().startswith(("/", "~")):
+            value = os.path.abspath(value.strip())  # a timer starts in another folder
+        pinned[name] = value
     if config_file is not None:
         pinned["MEMWARDEN_CONFIG"] = os.path.abspath(config_file)
     pinned["MEMWARDEN_GENERAL_STORAGE_DIR"] = os.path.abspath(storage_dir)

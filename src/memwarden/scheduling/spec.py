@@ -7,11 +7,11 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from memwarden.config import default_secrets_file
 from memwarden.errors import MemwardenError
 from memwarden.runtime import JobContext
 from memwarden.scheduling.host import (
     default_launchd_dir,
-    default_secrets_file,
     default_systemd_dir,
     home_dir,
     pinned_environment,
@@ -50,7 +50,7 @@ def unit_spec(context: JobContext) -> UnitSpec:
         systemd_dir=_absolute(
             Path(install.systemd_unit_dir).expanduser()
             if install.systemd_unit_dir
-            else default_systemd_dir(env, home)
+            else default_systemd_dir(env)
         ),
         launchd_dir=_absolute(
             Path(install.launchd_agents_dir).expanduser()
@@ -67,7 +67,7 @@ def secrets_file_path(context: JobContext) -> Path:
     configured = context.config.general.secrets_file
     if configured:
         return _absolute(Path(configured).expanduser())
-    return _absolute(default_secrets_file(context.env, home_dir(context.env)))
+    return _absolute(default_secrets_file(context.env))
 
 
 def writable_paths(context: JobContext, job: str) -> tuple[WritablePath, ...]:
