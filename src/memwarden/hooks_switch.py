@@ -47,6 +47,7 @@ class HooksPlan:
     now: datetime
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    written_files: dict[str, str] = field(default_factory=dict)  # as HooksRecord.files
 
     @property
     def hooks_dir(self) -> Path:
@@ -249,6 +250,7 @@ def _record(
             installed_at=plan.now.isoformat(),
             memwarden_version=__version__,
             created_dirs=list(dict.fromkeys([*earlier, *map(str, created_dirs)])),
+            files={**(record.files if record else {}), **plan.written_files},
         ),
     )
 

@@ -130,7 +130,7 @@ def test_doctor_hook_left_from_an_older_memwarden_needs_reinstall(
     assert result.exit_code == 1
     finding = findings(result)["hooks.memory-index-inject"]
     assert finding["severity"] == "action"
-    assert "handler.js differs (installed by another memwarden version)" in finding["message"]
+    assert "handler.js differs from this memwarden's (another version, or ed" in finding["message"]
     assert finding["fix"] == "memwarden install hooks"
     assert findings(result)["hooks.session-summary"]["severity"] == "ok"
 

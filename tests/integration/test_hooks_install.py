@@ -309,6 +309,108 @@ def test_uninstall_leaves_a_folder_that_is_not_memwardens(state, tmp_path):
     assert any("not memwarden's session-summary hook" in line for line in result.problems)
 
 
+@pytest.mark.parametrize("kind", ["their own hook", "a symlink"])
+def test_install_refuses_a_hook_folder_that_is_not_memwardens_and_writes_nothing(
+    state, tmp_path, isolated_env, kind
+):
+    hooks = state.state_dir / "hooks"
+    theirs = tmp_path / "their-hook"
+    theirs.mkdir()
+    (theirs / "HOOK.md").write_text("---\nname: session-summary\ndescription: mine\n---\n")
+    (theirs / "handler.js").write_text("export default async () => {};\n")
+    (theirs / "data.json").write_text('{"important": 1}\n')
+    hooks.mkdir()
+    if kind == "a symlink":
+        (hooks / "session-summary").symlink_to(theirs)
+    else:
+        theirs.rename(hooks / "session-summary")
+    before = listing(state.state_dir)
+
+    with pytest.raises(UsageError, match=r"move or rename it.*nothing was changed"):
+        install_hooks(context(state, tmp_path), dry_run=False)
+
+    assert listing(state.state_dir) == before
+    assert not (storage(isolated_env) / "install" / "hooks.json").exists()
+    result = uninstall_hooks(context(state, tmp_path), dry_run=False)  # and it stays there
+    assert listing(state.state_dir) == before
+    assert result.exit_code == 1
+    assert any("not memwarden's session-summary hook" in line for line in result.problems)
+
+
+def test_install_keeps_a_copy_of_a_hook_file_edited_since_and_says_so(
+    state, tmp_path, isolated_env
+):
+    install_hooks(context(state, tmp_path), dry_run=False)
+    handler = state.state_dir / "hooks" / "session-summary" / "handler.js"
+    edited = handler.read_bytes() + b"// my tweak\n"
+    handler.write_bytes(edited)
+
+    result = install_hooks(context(state, tmp_path), dry_run=False)
+
+    assert result.exit_code == 1
+    assert handler.read_bytes() == (REPO_HOOKS / "session-summary" / "handler.js").read_bytes()
+    (kept,) = (storage(isolated_env) / "hook-backups").glob("*-session-summary/handler.js")
+    assert kept.read_bytes() == edited
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert result.problems == [
+        f"{handler.parent}: handler.js changed since memwarden installed it; replaced, "
+        f"kept a copy in {kept.parent}"
+    ]
+    assert install_hooks(context(state, tmp_path), dry_run=False).exit_code == 0
+
+
+def test_install_over_hooks_of_an_install_without_hashes_keeps_what_it_replaces(
+    state, tmp_path, isolated_env
+):
+    install_hooks(context(state, tmp_path), dry_run=False)
+    record = storage(isolated_env) / "install" / "hooks.json"
+    data = orjson.loads(record.read_bytes())
+    del data["files"]  # as an earlier memwarden wrote it
+    record.write_bytes(orjson.dumps(data))
+    handler = state.state_dir / "hooks" / "memory-index-inject" / "handler.js"
+    older = b"// an earlier memwarden's handler\n"
+    handler.write_bytes(older)
+
+    result = install_hooks(context(state, tmp_path), dry_run=False)
+
+    assert result.exit_code == 0, result.problems
+    (kept,) = (storage(isolated_env) / "hook-backups").glob("*-memory-index-inject/handler.js")
+    assert kept.read_bytes() == older
+    assert any("kept a copy in" in line and "(handler.js)" in line for line in result.lines)
+    assert "memory-index-inject/handler.js" in orjson.loads(record.read_bytes())["files"]
+
+
+def test_uninstall_keeps_an_edited_hook_file_and_files_not_memwardens_unless_forced(
+    state, tmp_path
+):
+    install_hooks(context(state, tmp_path), dry_run=False)
+    folder = state.state_dir / "hooks" / "session-summary"
+    (folder / "handler.js").write_text("// mine now\n")
+    (folder / "notes.txt").write_text("the operator's\n")
+
+    kept = uninstall_hooks(context(state, tmp_path), dry_run=False)
+
+    assert kept.exit_code == 1
+    names = ["HOOK.md", "handler.js", "memwarden.json", "notes.txt"]
+    assert sorted(path.name for path in folder.iterdir()) == names  # the hook, whole
+    assert kept.problems == [
+        f"{folder}: handler.js changed since memwarden installed it; the hook is kept "
+        "(`memwarden uninstall hooks --force` removes memwarden's files)"
+    ]
+    assert not (state.state_dir / "hooks" / "memory-index-inject").exists()
+
+    forced = uninstall_hooks(context(state, tmp_path), dry_run=False, force=True)
+
+    assert forced.exit_code == 0, forced.problems
+    assert sorted(path.name for path in folder.iterdir()) == ["notes.txt"]  # never theirs
+    assert (
+        f"hook session-summary: removed HOOK.md, handler.js, memwarden.json from {folder}; "
+        "kept notes.txt: not memwarden's"
+    ) in forced.lines
+    again = uninstall_hooks(context(state, tmp_path), dry_run=False)
+    assert again.exit_code == 0, again.problems
+
+
 def test_install_hooks_command_line(capsys, state, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setenv(

@@ -186,7 +186,10 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
         changed = outdated_files(folder, name)
     except UsageError:
         changed = []  # no hook sources in this install: `memwarden install hooks` says so
-    problems = [f"{file} differs (installed by another memwarden version)" for file in changed]
+    problems = [
+        f"{file} differs from this memwarden's (another version, or edited; install keeps a copy)"
+        for file in changed
+    ]
     if name not in NEEDS_SETTINGS:
         return problems
     executable = settings_executable(folder)

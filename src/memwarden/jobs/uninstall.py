@@ -27,7 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, summary in TARGETS.items():
         sub = add_verb(targets, name, summary)
         add_dry_run(sub)
-        if name not in ("hooks", "completion"):
+        if name == "hooks":
+            sub.add_argument(
+                "--force",
+                action="store_true",
+                help="also remove hook files changed since install (never another file)",
+            )
+        elif name != "completion":
             sub.add_argument(
                 "--force",
                 action="store_true",
@@ -37,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if options.target == "hooks":
-        return _hooks(context, options.dry_run)
+        return _hooks(context, options.dry_run, options.force)
     if options.target == "completion":
         from memwarden.scheduling.completion_files import uninstall_completion
 
@@ -61,7 +67,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     )
 
 
-def _hooks(context: JobContext, dry_run: bool) -> JobResult:
+def _hooks(context: JobContext, dry_run: bool, force: bool) -> JobResult:
     from memwarden.errors import UsageError
 
     try:
@@ -70,4 +76,4 @@ def _hooks(context: JobContext, dry_run: bool) -> JobResult:
         raise UsageError(
             "this memwarden has no hook installer (memwarden.hooks_install is missing)"
         ) from error
-    return uninstall_hooks(context, dry_run)
+    return uninstall_hooks(context, dry_run, force)
