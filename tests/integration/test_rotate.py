@@ -173,6 +173,26 @@ def test_rotate_checkpoint_fails_session_is_not_reset_and_exit_1(
     ]
 
 
+def test_rotate_leaves_a_session_whose_handoff_file_is_the_operators_own(
+    capsys, sqlite_state, monkeypatch
+):
+    memory = sqlite_state.workspace / "memory"
+    memory.mkdir(exist_ok=True)
+    (memory / "ACTIVE_CONTEXT.md").write_text("# Written by hand\n- keep this\n")
+    with gateway_for(sqlite_state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        result = rotate(capsys, sqlite_state)
+        resets = sim.calls("sessions.reset")
+
+    assert result.exit_code == 1
+    assert resets == []  # the next turn would find no handoff
+    item = by_key(result)[MAIN]
+    assert item["status"] == "failed"
+    assert item["detail"].startswith("checkpoint incomplete, session not reset: ")
+    assert "was not written by memwarden" in item["detail"]
+    assert active_context(sqlite_state) == "# Written by hand\n- keep this\n"
+
+
 def test_rotate_session_changed_before_reset_is_postponed_not_failed(
     capsys, sqlite_state, monkeypatch
 ):

@@ -14,6 +14,7 @@ from memwarden.checkpoint import gather as gather_module
 from memwarden.checkpoint.daily_log import group_by_day
 from memwarden.checkpoint.extract import kept_messages
 from memwarden.checkpoint.gather import Material, gather
+from memwarden.checkpoint.handoff_files import replaceable
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
 from memwarden.checkpoint.render import (
@@ -116,7 +117,15 @@ def _write_handoff(
         trigger=run.trigger,
     )
     rendered = render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
-    if not force and same_apart_from_time(read_existing(target), rendered):
+    existing = read_existing(target)
+    if not replaceable(existing):
+        outcome.warnings.append(
+            f"{target}: exists and was not written by memwarden (no `> - session:` line), so "
+            "this conversation's handoff was not written; move it (your notes into MEMORY.md, "
+            "say), then run `memwarden checkpoint --force`"
+        )
+        return False
+    if not force and same_apart_from_time(existing, rendered):
         return False
     text = stamp(rendered, run.generated_at)
     outcome.files.append(str(target))

@@ -10,7 +10,8 @@ OUTCOME_ORDER = ("written", "unchanged", "skipped", "failed")
 
 def job_result(outcomes: list[SessionOutcome], dry_run: bool) -> JobResult:
     """Given a run's outcomes, return the JobResult: summary and per-session data for --json,
-    one line per session (and the files a dry run would write), a problem per failure."""
+    one line per session (and the files a dry run would write), a problem per failure and per
+    warning."""
     counts = {name: 0 for name in OUTCOME_ORDER}
     redactions = 0
     for outcome in outcomes:
@@ -36,6 +37,9 @@ def job_result(outcomes: list[SessionOutcome], dry_run: bool) -> JobResult:
             result.lines.extend(f"    {line}" for line in text.rstrip("\n").split("\n"))
         if outcome.outcome == "failed":
             result.problems.append(f"checkpoint of agent {outcome.agent} failed: {outcome.reason}")
+        result.problems.extend(outcome.warnings)
+    if result.problems:
+        result.exit_code = 1
     return result
 
 

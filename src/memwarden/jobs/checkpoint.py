@@ -91,7 +91,6 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
                 context, writes, agent, session, force=True, dry_run=dry_run, trigger="session"
             )
             outcomes = [outcome]
-            problems += outcome.warnings
         else:
             from memwarden.checkpoint.run_state import build_run_state
             from memwarden.jobs.common import select_agents

@@ -160,6 +160,10 @@ def _rotate(
     if not checkpoint.ok:
         detail = f"checkpoint failed, session not reset: {saved['reason'] or saved['outcome']}"
         return Outcome("failed", detail, checkpoint=saved)
+    if checkpoint.warnings:
+        # Its handoff may not be on disk (a file of the operator's in its place): keep the session.
+        detail = f"checkpoint incomplete, session not reset: {'; '.join(checkpoint.warnings)}"
+        return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.outcome not in SAVED_OUTCOMES:
         # Nothing was written for this session: resetting it would lose what it holds.
         detail = f"checkpoint {checkpoint.outcome} it ({checkpoint.reason}): not reset"
