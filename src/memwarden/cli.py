@@ -204,7 +204,10 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
         claims_storage=not read_only,
         read_only=read_only,
     )
-    if spec.records_run and not read_only:  # timers' jobs: the next run loads what this compiled
+    if spec.records_run and not read_only:
+        if not spec.runs_without_state:  # health reports a wrong folder, and alerts on it
+            context.check_gateway_before_writing()
+        # Timers' jobs: the next run loads what this one compiled.
         templating.cache_compiled_templates(context.storage_dir)
     lock_name = spec.name if spec.locks and not read_only else None
     if lock_name and hasattr(module, "lock_name"):

@@ -98,13 +98,13 @@ class JobContext:
         that `claims_storage` (a job that writes) records the root's owner when it has none."""
         from memwarden.storage import claim, locate
 
-        found = locate(storage_dir(self.config, self.env), self.gateway_state_dir)
+        found = locate(self.storage_root, self.gateway_state_dir)
         return claim(found) if self.claims_storage else found
 
     @cached_property
-    def storage_dir(self) -> Path:
-        """memwarden's own state folder for this gateway: state.db, locks, logs, history.
-        Raise ConfigError if the storage root is a file."""
+    def storage_root(self) -> Path:
+        """The root of memwarden's storage (every gateway's state is in it). Raise ConfigError
+        if it is a file."""
         root = storage_dir(self.config, self.env)
         if root.exists() and not root.is_dir():
             source = self.config.sources.get("general.storage_dir", "default")
@@ -115,6 +115,12 @@ class JobContext:
                     "general.storage_dir to a folder (memwarden creates it)"
                 ]
             )
+        return root
+
+    @cached_property
+    def storage_dir(self) -> Path:
+        """memwarden's own state folder for this gateway: state.db, locks, logs, history.
+        Raise ConfigError if the storage root is a file."""
         return self.storage.path
 
     @cached_property
@@ -171,6 +177,17 @@ class JobContext:
                 reason,
             )
         return deployment
+
+    def check_gateway_before_writing(self) -> None:
+        """Raise GatewayNotFound (exit 2) when the state dir holds no gateway and memwarden keeps
+        no state for it yet, before a job creates any: a mistyped folder leaves nothing behind,
+        while a gateway that has state (gone since) still gets its runs recorded."""
+        from memwarden.storage import locate
+
+        found = locate(self.storage_root, self.gateway_state_dir)
+        if found.owner == found.gateway or (not found.shared_root and found.path.is_dir()):
+            return
+        self.deployment  # noqa: B018 (raises GatewayNotFound)
 
     def lock(self, name: str) -> RunLock:
         return RunLock(self.storage_dir / "locks", name)

@@ -130,7 +130,8 @@ def test_sigterm_during_a_job_records_the_run_as_failed(tmp_path, isolated_env):
             MEMWARDEN_HEALTH_PROBE_TIMEOUT_SECONDS="30",
             MEMWARDEN_GATEWAY_URL=f"ws://127.0.0.1:{silent_gateway.getsockname()[1]}",
         )
-        command = [sys.executable, "-m", "memwarden", "--state-dir", tmp_path, "health"]
+        state = make_sqlite_era_state(tmp_path).state_dir
+        command = [sys.executable, "-m", "memwarden", "--state-dir", state, "health"]
         process = subprocess.Popen(
             [*command, "--no-alert"], env=env, stderr=subprocess.PIPE, text=True
         )

@@ -12,6 +12,7 @@ import pytest
 from memwarden.errors import LockHeld
 from memwarden.locks import RunLock
 from support.cli import run_subprocess
+from support.deployments import make_sqlite_era_state
 
 HOLDER = textwrap.dedent(
     """
@@ -65,7 +66,10 @@ def test_cli_job_while_locked_exits_75_with_message(tmp_path, isolated_env):
     holder = hold_lock(locks, "checkpoint")
     try:
         result = run_subprocess(
-            "--state-dir", tmp_path / "gateway", "checkpoint", env=dict(os.environ)
+            "--state-dir",
+            make_sqlite_era_state(tmp_path).state_dir,
+            "checkpoint",
+            env=dict(os.environ),
         )
     finally:
         holder.communicate("\n", timeout=10)
@@ -77,8 +81,9 @@ def test_cli_locked_with_json_prints_error_document(tmp_path, isolated_env):
     locks = isolated_env / ".local" / "state" / "memwarden" / "locks"
     holder = hold_lock(locks, "checkpoint")
     try:
+        state_dir = make_sqlite_era_state(tmp_path).state_dir
         result = run_subprocess(
-            "--state-dir", tmp_path, "checkpoint", "--json", env=dict(os.environ)
+            "--state-dir", state_dir, "checkpoint", "--json", env=dict(os.environ)
         )
     finally:
         holder.communicate("\n", timeout=10)
@@ -89,8 +94,6 @@ def test_cli_locked_with_json_prints_error_document(tmp_path, isolated_env):
 
 
 def test_cli_checkpoint_of_one_session_is_not_turned_away_by_the_job_lock(tmp_path, isolated_env):
-    from support.deployments import make_sqlite_era_state
-
     state = make_sqlite_era_state(tmp_path)
     locks = isolated_env / ".local" / "state" / "memwarden" / "locks"
     holder = hold_lock(locks, "checkpoint")

@@ -56,6 +56,23 @@ def test_missing_state_dir_named_by_flag_is_exit_2_with_one_line(job, tmp_path, 
     assert not missing.exists()
 
 
+@pytest.mark.parametrize("job", ["checkpoint", "rotate", "index", "maintain"])
+def test_a_wrong_state_dir_leaves_nothing_in_memwardens_storage(job, tmp_path, isolated_env):
+    """A typo creates no state to be taken for the real gateway's (a failed run in `status`)."""
+    storage = isolated_env / ".local" / "state" / "memwarden"
+
+    result = run_subprocess("-q", "--state-dir", tmp_path / "typo", job)
+
+    assert result.exit_code == 2, result.stderr
+    assert not storage.exists()
+    storage.mkdir(parents=True)  # claimed by the real gateway: no gateways/typo-<hash>/ either
+    state = make_sqlite_era_state(tmp_path)
+    assert run_subprocess("-q", "--state-dir", state.state_dir, "index").exit_code == 0
+    before = sorted(path.name for path in storage.iterdir())
+    assert run_subprocess("-q", "--state-dir", tmp_path / "typo", job).exit_code == 2
+    assert sorted(path.name for path in storage.iterdir()) == before
+
+
 @pytest.mark.parametrize("job", GATEWAY_JOBS, ids=" ".join)
 def test_empty_state_dir_named_by_variable_is_exit_2_with_one_line(job, tmp_path, live_gateway):
     empty = tmp_path / "empty-state"
