@@ -426,6 +426,21 @@ def test_index_workspace_option_indexes_that_folder(capsys, state, tmp_path):
     assert not (state.workspace / "memory" / "INDEX.md").exists()
 
 
+@pytest.mark.parametrize("folder", ["home", "/", "/etc"])
+def test_index_workspace_refuses_the_home_the_root_and_system_folders(
+    capsys, state, isolated_env, folder
+):
+    target = isolated_env if folder == "home" else Path(folder)
+    had_memory = (target / "memory").exists()
+
+    result = index(capsys, state, "--workspace", str(target), "--force")
+
+    assert result.exit_code == 2
+    assert f"--workspace {target} is " in result.stderr
+    assert "memwarden will not create memory/ there" in result.stderr
+    assert (target / "memory").exists() == had_memory
+
+
 def test_index_workspace_that_does_not_exist_is_a_usage_error(capsys, state, tmp_path):
     result = index(capsys, state, "--workspace", str(tmp_path / "typo"))
 

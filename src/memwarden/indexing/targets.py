@@ -69,7 +69,8 @@ def workspace_targets(
 ) -> list[Target]:
     """Given workspace folders, return their targets with the agents that use each of them.
 
-    Raise UsageError for a folder that does not exist (a typo is not "nothing to index")."""
+    Raise UsageError for a folder that does not exist (a typo is not "nothing to index"), and for
+    one no agent uses that is the root, a system folder or the home folder itself."""
     missing = [str(folder) for folder in folders if not folder.expanduser().is_dir()]
     if missing:
         raise UsageError(
@@ -82,6 +83,20 @@ def workspace_targets(
         real = agent.real_workspace
         if real in by_real:
             by_real[real].append(agent)
+    from memwarden.openclaw.agents import unsafe_folder
+    from memwarden.openclaw.paths import resolve_home
+
+    home_real = real_path(resolve_home(context.env))
+    refused = [
+        f"{real} is {what}"
+        for real, agents in by_real.items()
+        if not agents and (what := unsafe_folder(Path(real), real, home_real))
+    ]
+    if refused:
+        raise UsageError(
+            f"--workspace {'; '.join(refused)}: memwarden will not create memory/ there; give "
+            "an agent's workspace folder (`memwarden sessions --all` lists them)"
+        )
     targets = []
     for real, agents in by_real.items():
         found = agent_targets(context, deployment, agents)

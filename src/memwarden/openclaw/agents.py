@@ -237,16 +237,23 @@ def workspace_problem(
                 "resolves it against the folder it was started from, which memwarden cannot "
                 "know; write it as an absolute path (or ~/...)"
             )
-    if workspace_real in _SYSTEM_FOLDER_NAMES or str(workspace) in _SYSTEM_FOLDER_NAMES:
-        what = "the root folder" if workspace_real == "/" else "a system folder"
-    elif workspace_real == home_real:
-        what = "the home folder itself"
-    else:
+    what = unsafe_folder(workspace, workspace_real, home_real)
+    if what is None:
         return None
     return (
         f"agent {agent_id}: its workspace {workspace} is {what}; memwarden will not create "
         "memory/ there: give the agent a folder of its own (its `workspace` in openclaw.json)"
     )
+
+
+def unsafe_folder(folder: Path, folder_real: str, home_real: str) -> str | None:
+    """Given a folder, its real path and the home's, return what it is when memwarden must never
+    create memory/ in it (`the root folder`, `a system folder`, `the home folder itself`)."""
+    if folder_real in _SYSTEM_FOLDER_NAMES or str(folder) in _SYSTEM_FOLDER_NAMES:
+        return "the root folder" if folder_real == "/" else "a system folder"
+    if folder_real == home_real:
+        return "the home folder itself"
+    return None
 
 
 def _is_absolute_setting(text: str) -> bool:
