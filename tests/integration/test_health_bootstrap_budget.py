@@ -3,6 +3,7 @@ workspace (recording the bootstrap files' lengths), and the check reads their gr
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
 import pytest
@@ -214,8 +215,11 @@ def test_a_rewind_to_a_longer_memory_md_is_not_taken_for_growth(state, capsys, m
         first = records.snapshots(context.state, "main")[-1]
     finally:
         context.close()
+    ticks = itertools.count()  # the rewind's moments follow each other, as on a real clock
     with monkeypatch.context() as patched:
-        patched.setattr(JobContext, "now", lambda self: T0 + 2.2 * DAY)
+        patched.setattr(
+            JobContext, "now", lambda self: T0 + 2.2 * DAY + timedelta(milliseconds=next(ticks))
+        )
         rewound = run_cli(
             capsys, "--state-dir", state.state_dir, "history", "rewind", first.id, "--path",
             "MEMORY.md",
@@ -225,13 +229,14 @@ def test_a_rewind_to_a_longer_memory_md_is_not_taken_for_growth(state, capsys, m
 
     after = budget_of(runner.run(at=T0 + 3.5 * DAY, no_alert=True))
     row = file_row(after, "MEMORY.md")
-    # from the trim, 6,000 -> 16,000 in 2.5 days would be +4,000/day, cut within a day
-    assert (after["status"], row["growth_per_day"]) == ("ok", None)
-    assert row["no_rate"] == "less than 1 day since it was created, trimmed or rewound"
+    # from the trim, 6,000 -> 16,000 in 2.5 days would be +4,000/day, cut within a day; from
+    # the rewind's snapshot of the restored file (day 2.2), it has not grown
+    assert (after["status"], row["growth_per_day"], row["growth_days"]) == ("ok", 0, 1.3)
 
     (state.workspace / "MEMORY.md").write_bytes(text_of(16_100))
     later = file_row(budget_of(runner.run(at=T0 + 4.5 * DAY, no_alert=True)), "MEMORY.md")
-    assert later["growth_per_day"] == 100
+    # measured from the rewind's own snapshot of the restored file (16,000 at day 2.2)
+    assert later["growth_per_day"] == pytest.approx(100 / 2.3, abs=0.01), later
 
 
 def test_a_fleet_is_one_line_for_the_agents_within_budget_and_one_warning_per_agent_at_risk(

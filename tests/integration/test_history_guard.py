@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memwarden.history import records
 from memwarden.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
@@ -99,6 +100,36 @@ def test_memory_md_rewritten_is_warned_by_health_and_one_file_rewind_restores_it
     (resolved,) = memory_rewrite_results(third)
     assert (resolved["key"], resolved["status"]) == ("memory.rewrite", "ok")
     assert "memory.rewrite:main:MEMORY.md" in [n["key"] for n in third.data["alerts"]["notices"]]
+
+
+def test_rewinding_memory_md_to_a_shorter_version_is_not_taken_for_a_destructive_rewrite(
+    state, capsys, monkeypatch
+):
+    runner = HealthRunner(state.state_dir)
+    short = b"# MEMORY.md\n\n- [FACT] one\n- [FACT] two\n"
+    (state.workspace / "MEMORY.md").write_bytes(short)
+    runner.run(at=T0)
+    context = runner.context()
+    try:
+        small = records.latest(context.state, "main").id
+    finally:
+        context.close()
+    (state.workspace / "MEMORY.md").write_bytes(original_memory())  # it grows to 160 entries
+    runner.run(at=T0 + timedelta(minutes=5))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(JobContext, "now", lambda self: T0 + timedelta(minutes=7))
+        rewound = run_cli(
+            capsys, "--state-dir", state.state_dir, "--json", "history", "rewind", small,
+            "--path", "MEMORY.md",
+        )  # fmt: skip
+    assert rewound.exit_code == 0, rewound.stderr
+    assert (state.workspace / "MEMORY.md").read_bytes() == short
+    assert rewound.json()["rewound_snapshot"] is not None  # what the rewind chose, on record
+
+    after = runner.run(at=T0 + timedelta(minutes=10))
+    (check,) = memory_rewrite_results(after)
+    assert (check["key"], check["status"]) == ("memory.rewrite", "ok")
 
 
 def test_health_scan_reports_a_missing_workspace_and_snapshots_nothing(state, tmp_path):

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.files import atomic_write, check_inside, fsync_dir
@@ -26,6 +26,9 @@ from memwarden.history.snapshots import snapshot
 from memwarden.history.store import locked_memory, snapshot_tree, store_of
 from memwarden.runtime import JobContext
 from memwarden.state import StateDB
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.agents import Agent
 
 # (state, agent id, workspace-relative paths restored or removed, the snapshot's marks or None)
 RewindHook = Callable[[StateDB, str, Sequence[str], Marks | None], None]
@@ -67,6 +70,8 @@ class RewindReport:
     saved_now: bool
     dry_run: bool
     outcomes: list[Outcome] = field(default_factory=list)
+    rewound_id: str | None = None  # the snapshot of the memory as the rewind left it
+    problems: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[Outcome]:
@@ -82,6 +87,7 @@ class RewindReport:
         return {
             "snapshot": self.target.to_json(),
             "undo_snapshot": self.undo_id,
+            "rewound_snapshot": self.rewound_id,
             "dry_run": self.dry_run,
             "files": [
                 {"path": o.path, "status": o.status, "error": o.error} for o in self.outcomes
@@ -169,7 +175,23 @@ def rewind(
             marks = records.marks_of(context.state, target_snapshot.id or "")
             on_rewound(context.state, agent.id, changed, marks)
         _record(context, report)
+        if changed:  # after rewind.done: the bootstrap forecast starts again from this snapshot
+            _snapshot_rewound(context, agent, report)
     return report
+
+
+def _snapshot_rewound(context: JobContext, agent: Agent, report: RewindReport) -> None:
+    """Snapshot the memory as the rewind left it (trigger `rewind`), so the next snapshot
+    compares with what the operator chose and does not report the rewind as a rewrite."""
+    try:
+        taken = snapshot(context, agent, "rewind")
+    except MemwardenError as error:
+        report.problems.append(
+            f"the rewound memory could not be snapshotted ({error}); the next snapshot may "
+            "report the rewind as a destructive rewrite of a root file"
+        )
+        return
+    report.rewound_id = taken.id if taken is not None else None
 
 
 @dataclass(frozen=True)

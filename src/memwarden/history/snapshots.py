@@ -254,7 +254,8 @@ def _rewrites(
     for plan in plans:
         changes = saved[plan.agent_id].changes
         paths = guarded_paths(changes.modified, changes.removed, settings.root_files)
-        if paths and plan.previous is not None:
+        # What a rewind wrote is what the operator chose, not a rewrite to warn about.
+        if paths and plan.previous is not None and plan.request.trigger != "rewind":
             wanted[plan.agent_id] = paths
     if not wanted:
         return {}

@@ -192,8 +192,11 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
         f"{verb} agent {target.agent_id} to snapshot {target.id} ({target.time}): "
         f"{counts or 'no files'}"
     )
+    if report.rewound_id:
+        result.lines.append(f"saved the rewound memory as snapshot {report.rewound_id}")
     result.problems = [f"rewind: {outcome.line().strip()}" for outcome in report.failed]
-    result.exit_code = 1 if report.failed else 0
+    result.problems += [f"rewind: {problem}" for problem in report.problems]
+    result.exit_code = 1 if result.problems else 0
     return result
 
 
