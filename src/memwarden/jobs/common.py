@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from memwarden.errors import EXIT_USAGE, MemwardenError, UsageError
+from memwarden.errors import MemwardenError, UsageError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.layout import Deployment
 
 
+class CommandLineError(UsageError):
+    """The command line does not parse: an unknown command or option, a missing or bad value."""
+
+
 class Parser(argparse.ArgumentParser):
     """The parser of memwarden and of each command and verb (sub-parsers inherit the class).
 
     Options are never abbreviated: `--conf X` is an unknown option, not `--config X`. A usage
-    error is one line through memwarden's log (time-stamped in a timer's log), then exit 2.
+    error raises CommandLineError, reported as every usage error is (one line through
+    memwarden's log, the JSON document under --json, exit 2).
     """
 
     def __init__(self, *arguments, **options) -> None:
@@ -27,8 +31,19 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*arguments, **options)
 
     def error(self, message: str) -> NoReturn:
-        logging.getLogger("memwarden").error("%s (see `%s --help`)", message, self.prog)
-        self.exit(EXIT_USAGE)
+        raise CommandLineError(f"{message} (see `{self.prog} --help`)")
+
+
+def asks_for_json(arguments: Sequence[str]) -> bool:
+    """Given a command line that did not parse, return whether it asked for --json: the flag
+    anywhere before `--`, after the argument that failed too (argparse stops at the first
+    error). No option of memwarden takes a value that starts with `--`."""
+    for argument in arguments:
+        if argument == "--":
+            return False
+        if argument == "--json":
+            return True
+    return False
 
 
 def global_options_parent() -> argparse.ArgumentParser:
