@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -160,11 +160,27 @@ def select_agents(deployment: Deployment, wanted: Sequence[str] | None) -> list[
     if not wanted:
         return [agent for agent in deployment.agents if agent.workspace_problem is None]
     by_id = {agent.id: agent for agent in deployment.agents}
-    unknown = [name for name in wanted if name.lower() not in by_id]
-    if unknown:
-        known = ", ".join(sorted(by_id)) or "none"
-        raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {known})")
+    require_known_agents(wanted, by_id)
     return [writable(deployment, by_id[name.lower()]) for name in dict.fromkeys(wanted)]
+
+
+def require_known_agents(
+    wanted: Sequence[str] | None,
+    known: Iterable[str],
+    recorded: Callable[[], Iterable[str]] | None = None,
+) -> None:
+    """Given the agent ids asked for (any case; None or empty: every agent), the deployment's
+    ids and, for a command that reads memwarden's records, a function returning the ids those
+    hold (an agent removed from the gateway since), raise UsageError naming the ids asked for
+    that are none of them, and the ones found. `recorded` is called only when needed."""
+    found = set(known)
+    unknown = [name for name in wanted or () if name.lower() not in found]
+    if unknown and recorded is not None:
+        found |= set(recorded())
+        unknown = [name for name in unknown if name.lower() not in found]
+    if unknown:
+        named = ", ".join(sorted(found)) or "none"
+        raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {named})")
 
 
 def writable(deployment: Deployment, agent: Agent) -> Agent:
