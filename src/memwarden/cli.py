@@ -32,7 +32,14 @@ from memwarden.errors import (
     describe_os_error,
 )
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
-from memwarden.jobs.common import Parser, add_global_options, global_options_parent, sentence
+from memwarden.jobs.common import (
+    CommandLineError,
+    Parser,
+    add_global_options,
+    asks_for_json,
+    global_options_parent,
+    sentence,
+)
 
 log = logging.getLogger(log_format.LOGGER_NAME)
 
@@ -55,9 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     log_format.configure(logging.WARNING, sys.stderr)
     parser, chosen = build_parser(arguments)
     unknown = _unknown_long_option(parser, arguments) if chosen is None else None
-    if unknown is not None:
-        parser.error(f"unrecognized option: {unknown}")
-    options = parser.parse_args(arguments)
+    try:
+        if unknown is not None:
+            parser.error(f"unrecognized option: {unknown}")
+        options = parser.parse_args(arguments)
+    except CommandLineError as error:
+        said = argparse.Namespace(json=asks_for_json(arguments))
+        return _report_error(chosen, said, error.lines(), error.exit_code)
     verbosity = options.verbose - options.quiet
     levels = {2: logging.DEBUG, 1: logging.INFO}
     log.setLevel(levels.get(min(verbosity, 2), logging.WARNING))
@@ -83,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report_error(
-    spec: JobSpec,
+    spec: JobSpec | None,
     options: argparse.Namespace,
     lines: list[str],
     exit_code: int,
@@ -95,7 +106,8 @@ def _report_error(
             log.log(level, line)
     if options.json:
         with contextlib.suppress(OSError):  # the output itself may be what failed: logged above
-            _print_json({"job": spec.name, "exit_code": exit_code, "error": lines})
+            job = spec.name if spec is not None else None
+            _print_json({"job": job, "exit_code": exit_code, "error": lines})
     return exit_code
 
 

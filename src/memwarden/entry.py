@@ -39,9 +39,28 @@ def run() -> NoReturn:
     end_process(code)
 
 
+class _ErrorsSaid(logging.Filter):
+    """Remembers the text of each error line the run logged (they are few)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            self.lines.add(record.getMessage())
+        return True
+
+
+_errors_said = _ErrorsSaid()
+
+
 def start() -> None:
-    """Set up this process for one run (the collector off)."""
+    """Set up this process for one run (the collector off; the error lines remembered)."""
+    from memwarden.log_format import LOGGER_NAME
+
     gc.disable()
+    logging.getLogger(LOGGER_NAME).addFilter(_errors_said)
 
 
 def end_process(code: int) -> NoReturn:
@@ -75,8 +94,10 @@ def _exit_code(stop: SystemExit) -> int:
 def _flush_output(code: int) -> int:
     """Write what is left of the output; return the exit code: the broken-pipe status when the
     reader went away (as `cli.main` returns it); when the output cannot be written (a full disk),
-    EXIT_FLUSH_FAILED and one line on stderr, unless the run failed already (an output that
-    failed during the run was reported then, and its code is kept)."""
+    one line on stderr, and EXIT_FLUSH_FAILED unless the run failed already (its code is kept).
+    The line is said whatever the code (doctor with a finding that needs action, health with a
+    critical check, still lost their report), unless the run said that error already: its
+    output failed while it ran, and what is left (its --json error document) fails again."""
     if sys.stdout is None:
         return code
     try:
@@ -86,12 +107,11 @@ def _flush_output(code: int) -> int:
 
         return code or EXIT_BROKEN_PIPE
     except (OSError, ValueError) as error:
-        if code:
-            return code
         from memwarden.errors import describe_os_error
         from memwarden.log_format import LOGGER_NAME
 
         reason = describe_os_error(error) if isinstance(error, OSError) else str(error)
-        logging.getLogger(LOGGER_NAME).error("the output could not be written: %s", reason)
-        return EXIT_FLUSH_FAILED
+        if not (code and reason in _errors_said.lines):
+            logging.getLogger(LOGGER_NAME).error("the output could not be written: %s", reason)
+        return code or EXIT_FLUSH_FAILED
     return code

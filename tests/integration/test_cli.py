@@ -68,14 +68,44 @@ def test_every_command_and_sub_command_description_is_its_summary_as_a_sentence(
 
 @pytest.mark.parametrize("arguments", [(), ("history",), ("install",), ("config",)])
 def test_missing_command_or_verb_prints_usage_to_stderr_and_exits_2(capsys, arguments):
-    with pytest.raises(SystemExit) as raised:
-        run_cli(capsys, *arguments)
-    assert raised.value.code == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    (line,) = captured.err.splitlines()  # the same one line, time-stamped, for all of them
+    result = run_cli(capsys, *arguments)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()  # the same one line, time-stamped, for all of them
     assert " ERROR memwarden: the following arguments are required: <" in line
     assert line.endswith(f"(see `{' '.join(('memwarden', *arguments))} --help`)")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "job", "error"),
+    [
+        (("--json", "checkpoint", "--bogus"), "checkpoint", "unrecognized arguments: --bogus"),
+        (("--json", "nosuchcmd"), None, "argument <command>: invalid choice: 'nosuchcmd'"),
+        (("--json", "rotate", "--threshold", "abc"), "rotate", "argument --threshold: invalid"),
+        (("rotate", "--threshold", "abc", "--json"), "rotate", "argument --threshold: invalid"),
+        (("--json", "events", "--since", "-5h"), "events", "argument --since: expected one"),
+        (("--json", "--conf", "x", "status"), None, "unrecognized option: --conf"),
+        (("history", "list", "--bogus", "--json"), "history", "unrecognized arguments: --bogus"),
+        (("--json",), None, "the following arguments are required: <command>"),
+    ],
+)
+def test_command_line_that_does_not_parse_under_json_prints_the_error_document(
+    arguments, job, error
+):
+    result = run_subprocess(*arguments)
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    document = result.json()
+    assert document == {"job": job, "exit_code": 2, "error": [document["error"][0]]}
+    assert document["error"][0].startswith(error)
+    assert line.endswith(f" ERROR memwarden: {document['error'][0]}")
+
+
+def test_command_line_that_does_not_parse_prints_no_json_without_asking(capsys):
+    for arguments in (("checkpoint", "--bogus"), ("status", "--", "--json")):
+        result = run_cli(capsys, *arguments)
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert len(result.stderr.splitlines()) == 1
 
 
 def test_bad_config_value_exits_2_with_one_line_per_problem(capsys, tmp_path):

@@ -295,3 +295,23 @@ def test_a_reset_archive_whose_compaction_failed_once_is_read_again(
     assert retried.exit_code == 0, retried.stderr
     assert [row["entry_id"] for row in ledger_rows(isolated_env)] == [COMPACTION_ID]
     assert day_log.read_text().count(f"dropped by compaction `{COMPACTION_ID}`") == 1
+
+
+def test_compactions_unknown_agent_exits_2_and_a_removed_agent_keeps_its_ledger(
+    tmp_path, capsys, isolated_env, fixture_clock
+):
+    state, workspace = file_era(tmp_path)
+    assert run_cli(capsys, "--state-dir", state, "checkpoint").exit_code == 0
+
+    unknown = run_cli(capsys, "--state-dir", state, "compactions", "--agent", "nosuch")
+    assert unknown.exit_code == 2
+    assert unknown.messages == ["memwarden: unknown agent(s): nosuch (agents found: main)"]
+
+    (state / "agents" / "main").rename(state / "agents" / "ops")
+    config = {"agents": {"list": [{"id": "ops", "workspace": str(workspace)}]}}
+    write_json5_config(state / "openclaw.json", config)
+    removed = run_cli(capsys, "--state-dir", state, "--json", "compactions", "--agent", "MAIN")
+    assert removed.exit_code == 0, removed.stderr
+    assert [row["compaction"] for row in removed.json()["compactions"]] == [COMPACTION_ID]
+    unknown = run_cli(capsys, "--state-dir", state, "compactions", "--agent", "nosuch")
+    assert unknown.messages == ["memwarden: unknown agent(s): nosuch (agents found: main, ops)"]

@@ -13,7 +13,7 @@ import pytest
 from memwarden.hooks_install import hook_sources
 from memwarden.state import StateDB
 from support.cli import run_cli
-from support.deployments import make_file_era_state, write_json5_config
+from support.deployments import make_file_era_state, make_generated_fleet, write_json5_config
 from support.gateway_sim import GatewaySimulator
 from support.schedulers import crontab_stub
 
@@ -295,3 +295,43 @@ def test_doctor_shell_gateway_token_is_fine_when_the_gateway_config_holds_one(
     edit_config(state, lambda config: config["gateway"]["auth"].pop("token"))
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
     assert findings(result)["secrets.OPENCLAW_GATEWAY_TOKEN"]["severity"] == "warning"
+
+
+def test_doctor_one_workspace_replaced_by_a_file_leaves_the_other_permission_findings(
+    capsys, tmp_path, isolated_env
+):
+    state_dir, workspaces = make_generated_fleet(tmp_path, ["main", "legacy"], 1_795_000_000_000)
+    config = state_dir / "openclaw.json"
+    write_json5_config(
+        config,
+        {
+            "gateway": {"auth": {"token": "test-token-123"}},
+            "agents": {"list": [{"id": n, "workspace": str(w)} for n, w in workspaces.items()]},
+        },
+    )
+    config.chmod(0o644)
+    (workspaces["main"] / "memory").mkdir(mode=0o755)
+    (workspaces["main"] / "memory").chmod(0o755)
+    storage = isolated_env / ".local" / "state" / "memwarden"
+    storage.mkdir(parents=True, mode=0o755)
+    storage.chmod(0o755)
+    shutil.rmtree(workspaces["legacy"])
+    workspaces["legacy"].write_text("hi\n")
+
+    result = run_cli(capsys, "--state-dir", state_dir, "doctor", "--skip-gateway", "--json")
+
+    found = findings(result)
+    assert "permissions" not in found
+    assert found["permissions.memory.main"]["severity"] == "warning"
+    assert found["permissions.storage_dir"]["severity"] == "warning"
+    assert found["permissions.gateway_config"]["severity"] == "action"
+    legacy = found["permissions.memory.legacy"]
+    assert legacy["severity"] == "warning"
+    assert legacy["message"] == (
+        f"could not check the mode of memory folder of legacy: {workspaces['legacy']}/memory: "
+        "not a directory (a file is where a folder should be: move it away)"
+    )
+    assert "Errno" not in result.stdout
+
+    text = run_cli(capsys, "--state-dir", state_dir, "doctor", "--skip-gateway").stdout
+    assert "Errno" not in text and "permissions.memory.main" in text

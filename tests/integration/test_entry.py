@@ -105,6 +105,64 @@ def test_output_that_cannot_be_written_is_one_line_and_exit_120():
     assert "the output could not be written: no space left on device" in line.lower()
 
 
+def test_output_that_cannot_be_written_after_a_failed_run_is_one_line_and_keeps_its_code():
+    with open("/dev/full", "w") as full:
+        completed = run_python(
+            """
+            import sys
+            from memwarden.entry import end_process
+            sys.stdout.write("the report")
+            end_process(1)
+            """,
+            stdout=full,
+            env=buffered_environment(),
+        )
+    assert completed.returncode == 1
+    (line,) = completed.stderr.splitlines()
+    assert "the output could not be written: no space left on device" in line.lower()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "exit_code"),
+    [(("doctor", "--skip-gateway"), 1), (("sessions",), EXIT_FLUSH_FAILED)],
+)
+def test_a_report_lost_to_a_full_disk_is_one_line_whatever_the_run_found(
+    tmp_path, isolated_env, arguments, exit_code
+):
+    state = make_sqlite_era_state(tmp_path)  # no hooks, no timers: doctor finds actions
+    with open("/dev/full", "w") as full:
+        completed = subprocess.run(
+            [*MEMWARDEN, "--state-dir", str(state.state_dir), *arguments],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=buffered_environment(),
+            timeout=60,
+            check=False,
+        )
+    assert completed.returncode == exit_code
+    (line,) = completed.stderr.splitlines()
+    assert line.endswith(
+        " ERROR memwarden: the output could not be written: no space left on device "
+        "(the disk is full: free space there)"
+    )
+
+
+def test_output_that_failed_while_the_run_went_on_is_said_once(tmp_path, isolated_env):
+    state = make_sqlite_era_state(tmp_path)
+    arguments = [*MEMWARDEN, "--state-dir", str(state.state_dir), "--json", "config", "show"]
+    options = {"env": buffered_environment(), "timeout": 60, "check": False}
+    whole = subprocess.run(arguments, capture_output=True, **options)
+    assert len(whole.stdout) > 8192, "more than the buffer: the write fails while the run goes"
+    with open("/dev/full", "w") as full:
+        completed = subprocess.run(
+            arguments, stdout=full, stderr=subprocess.PIPE, text=True, **options
+        )
+    assert completed.returncode == 1
+    (line,) = completed.stderr.splitlines()  # not again when the error document fails too
+    assert "no space left on device" in line
+
+
 def test_a_stop_while_the_process_ends_ends_it_at_once_without_a_traceback():
     # The job's SIGTERM handler raises; once the job is over, a stop kills the process.
     completed = run_python(

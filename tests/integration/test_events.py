@@ -122,3 +122,19 @@ def test_events_bad_since_exits_2_with_one_line(capsys, timeline):
     result = run_cli(capsys, "events", "--since", "last tuesday")
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and "--since last tuesday" in result.stderr
+
+
+@pytest.mark.parametrize("since", ["99999999999d", "999999999w", "1" + "0" * 5000 + "s"])
+def test_events_since_too_far_back_is_a_usage_error_naming_the_option(capsys, timeline, since):
+    result = run_cli(capsys, "events", "--since", since, "--json")
+    assert result.exit_code == 2
+    (message,) = result.messages
+    assert message == (
+        f"memwarden: --since {since}: too far back (before the year 1); give a shorter "
+        "duration or a date"
+    )
+    assert result.json() == {
+        "job": "events",
+        "exit_code": 2,
+        "error": [message.removeprefix("memwarden: ")],
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import stat
 
@@ -72,6 +73,7 @@ def test_health_quiet_prints_nothing_on_stdout(capsys, monkeypatch, state, sim):
 
 def test_health_writes_metrics_file_private_by_default(capsys, monkeypatch, state, sim, tmp_path):
     target = tmp_path / "textfile" / "memwarden.prom"
+    target.parent.mkdir()
     monkeypatch.setenv("MEMWARDEN_HEALTH_GATEWAY_HTTP_URL", sim.http_url)
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(target))
     monkeypatch.setenv("MEMWARDEN_HEALTH_GATEWAY_NAME", "gw-1")
@@ -88,6 +90,68 @@ def test_health_writes_metrics_file_private_by_default(capsys, monkeypatch, stat
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE_MODE", "0644")
     run_cli(capsys, "--state-dir", state.state_dir, "health")
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_health_metrics_file_in_missing_folder_is_a_problem_and_creates_nothing(
+    capsys, monkeypatch, state, sim, tmp_path, dry_run
+):
+    target = tmp_path / "textfle" / "memwarden.prom"  # the operator's typo
+    monkeypatch.setenv("MEMWARDEN_HEALTH_GATEWAY_HTTP_URL", sim.http_url)
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(target))
+    arguments = ["--dry-run"] if dry_run else []
+    result = run_cli(capsys, "-q", "--state-dir", state.state_dir, "health", *arguments)
+    assert result.exit_code == 1
+    [line] = result.stderr.splitlines()
+    assert line.endswith(
+        f" ERROR memwarden: health.metrics_file: {target}: folder {target.parent} does not "
+        "exist; create it first (node_exporter's textfile folder), or fix health.metrics_file"
+    )
+    assert not target.parent.exists()
+
+
+def test_health_metrics_file_symlink_is_refused_and_left_alone(
+    capsys, monkeypatch, state, sim, tmp_path
+):
+    folder = tmp_path / "textfile"
+    folder.mkdir()
+    elsewhere = tmp_path / "elsewhere.prom"
+    elsewhere.write_text("# someone else's\n")
+    target = folder / "memwarden.prom"
+    target.symlink_to(elsewhere)
+    monkeypatch.setenv("MEMWARDEN_HEALTH_GATEWAY_HTTP_URL", sim.http_url)
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(target))
+    result = run_cli(capsys, "--state-dir", state.state_dir, "health")
+    assert result.exit_code == 1
+    assert (
+        f"health.metrics_file: {target}: is a symlink; memwarden does not write through links"
+        in result.stderr
+    )
+    assert "metrics: wrote" not in result.stdout
+    assert target.is_symlink() and target.readlink() == elsewhere
+    assert elsewhere.read_text() == "# someone else's\n"
+    assert [p.name for p in folder.iterdir()] == ["memwarden.prom"]
+
+
+def test_health_metrics_file_replaced_keeps_no_temp_file_and_clears_stale_ones(
+    capsys, monkeypatch, state, sim, tmp_path
+):
+    folder = tmp_path / "textfile"
+    folder.mkdir()
+    target = folder / "memwarden.prom"
+    stale = folder / ".memwarden.prom.abcd1234.tmp"  # a run killed mid-write, hours ago
+    stale.write_text("partial")
+    os.utime(stale, (0, 0))
+    other = folder / "node.prom"
+    other.write_text("node 1\n")
+    monkeypatch.setenv("MEMWARDEN_HEALTH_GATEWAY_HTTP_URL", sim.http_url)
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(target))
+    for _run in range(2):
+        result = run_cli(capsys, "--state-dir", state.state_dir, "health")
+        assert result.exit_code == 0, result.stderr
+        assert f"metrics: wrote {target}" in result.stdout
+    assert sorted(p.name for p in folder.iterdir()) == ["memwarden.prom", "node.prom"]
+    assert other.read_text() == "node 1\n"
 
 
 def test_health_dry_run_writes_and_sends_nothing(capsys, monkeypatch, state, tmp_path):

@@ -152,3 +152,31 @@ def test_history_snapshot_one_broken_agent_does_not_stop_the_others(capsys, gate
     assert result.stdout.startswith("main: snapshot ")
     assert "agent ops: snapshot failed:" in result.stderr
     assert "outside the workspace" in result.stderr
+
+
+def test_history_list_unknown_agent_exits_2_as_snapshot_does(capsys, gateway):
+    (gateway.workspace / "memory" / "MEMORY.md").write_text("a\n")
+    take(capsys, gateway)
+    result = history(capsys, gateway, "list", "--agent", "nobody", "--json")
+    assert result.exit_code == 2
+    (message,) = result.messages
+    assert message == "memwarden: unknown agent(s): nobody (agents found: main)"
+    assert result.json()["error"] == ["unknown agent(s): nobody (agents found: main)"]
+
+
+def test_history_list_of_an_agent_removed_from_the_gateway_still_lists_its_snapshots(
+    capsys, gateway
+):
+    (gateway.workspace / "memory" / "MEMORY.md").write_text("a\n")
+    snapshot_id = take(capsys, gateway)
+    (gateway.state_dir / "agents" / "main").rename(gateway.state_dir / "agents" / "ops")
+    config = json5.loads(gateway.config_path.read_text())
+    config["agents"]["list"] = [{"id": "ops", "default": True, "workspace": str(gateway.workspace)}]
+    write_json5_config(gateway.config_path, config)
+
+    listed = history(capsys, gateway, "list", "--agent", "main", "--json")
+    assert listed.exit_code == 0, listed.stderr
+    assert [s["id"] for s in listed.json()["snapshots"]] == [snapshot_id]
+    unknown = history(capsys, gateway, "list", "--agent", "nobody")
+    assert unknown.exit_code == 2
+    assert "unknown agent(s): nobody (agents found: main, ops)" in unknown.stderr

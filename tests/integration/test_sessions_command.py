@@ -74,3 +74,14 @@ def test_sessions_corrupt_store_fails_that_agent_only(capsys, tmp_path):
     assert result.exit_code == 1
     (agent,) = result.json()["agents"]
     assert "sessions.json" in agent["error"]
+
+
+def test_sessions_unknown_agent_exits_2_as_checkpoint_does(capsys, tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    for command in ("sessions", "checkpoint"):
+        result = run_cli(
+            capsys, "--state-dir", state.state_dir, command, "--agent", "main", "--agent", "nosuch"
+        )
+        assert result.exit_code == 2, command
+        assert result.messages == ["memwarden: unknown agent(s): nosuch (agents found: main)"]
+        assert result.stdout == ""

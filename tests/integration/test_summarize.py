@@ -259,10 +259,10 @@ def test_summarize_reset_never_written_summarises_the_open_window_with_a_note(
 def test_summarize_bad_event_time_is_a_usage_error(capsys, tmp_path, value):
     state = make_sqlite_era_state(tmp_path)
 
-    with pytest.raises(SystemExit) as raised:
-        summarize(capsys, state, "agent:main:main", "--event-time", value)
+    result = summarize(capsys, state, "agent:main:main", "--event-time", value)
 
-    assert raised.value.code == 2
+    assert result.exit_code == 2
+    assert "argument --event-time" in result.stderr
 
 
 def test_summarize_masks_secrets_as_the_checkpoint_does(capsys, tmp_path):

@@ -43,3 +43,16 @@ def test_anything_writable_by_others_needs_action():
 
 def test_readable_code_is_fine():
     assert judge(0o755, "code").severity == "ok"
+
+
+def test_unreadable_path_is_a_warning_of_its_own_and_the_others_are_still_judged():
+    facts = [
+        PathFacts("a", "memory folder of a", "/a", 0, False, "private", "/a: not a directory"),
+        PathFacts("b", "memory folder of b", "/b", stat.S_IFDIR | 0o755, True, "private"),
+    ]
+    unreadable, judged = check_permissions(facts)
+    assert (unreadable.key, unreadable.severity) == ("a", "warning")
+    assert (
+        unreadable.message == "could not check the mode of memory folder of a: /a: not a directory"
+    )
+    assert (judged.severity, judged.fix) == ("warning", "chmod 700 /b")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,14 @@ from memwarden.doctor.permissions import PathFacts, check_permissions
 from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
 from memwarden.doctor.workspaces import WorkspaceFacts, check_workspaces
-from memwarden.errors import GatewayConfigError, GatewayNotFound, MemwardenError, UsageError
+from memwarden.errors import (
+    GatewayConfigError,
+    GatewayNotFound,
+    MemwardenError,
+    UsageError,
+    describe_error,
+    describe_os_error,
+)
 from memwarden.files import read_text_if_exists
 from memwarden.hooks_install import (
     HOOK_NAMES,
@@ -139,8 +147,7 @@ def _exporter_is_me() -> bool | None:
 
 def _broken(key: str, error: Exception) -> list[Finding]:
     """A check that could not run is a finding of its own; the other checks still run."""
-    reason = error.message if isinstance(error, MemwardenError) else str(error)
-    return [Finding(key, "warning", f"could not check {key}: {reason}")]
+    return [Finding(key, "warning", f"could not check {key}: {describe_error(error)}")]
 
 
 def gateway_config(context: JobContext) -> tuple[list[Finding], Deployment | None]:
@@ -373,11 +380,15 @@ def permissions(
 
 
 def _add(facts: list[PathFacts], key: str, label: str, path: Path, kind) -> None:
+    """Add the facts of `path`; nothing when it does not exist; why, when it cannot be read."""
     try:
         info = path.stat()
     except FileNotFoundError:
         return
-    facts.append(PathFacts(key, label, str(path), info.st_mode, path.is_dir(), kind))
+    except OSError as error:
+        facts.append(PathFacts(key, label, str(path), 0, False, kind, describe_os_error(error)))
+        return
+    facts.append(PathFacts(key, label, str(path), info.st_mode, stat.S_ISDIR(info.st_mode), kind))
 
 
 def gateway_reachable(context: JobContext, deployment: Deployment | None) -> list[Finding]:

@@ -17,7 +17,8 @@ class PathFacts:
 
     `secret`: only its owner may read it (secrets file, a config holding a token, memwarden's
     state). `private`: holds conversations; readable by others is a warning, as is a readable
-    `secret` folder. `code`: run by the timers; writable by others is a way in.
+    `secret` folder. `code`: run by the timers; writable by others is a way in. `unreadable`
+    says why the path could not be looked at (a file where a folder should be, no access).
     """
 
     key: str
@@ -26,6 +27,7 @@ class PathFacts:
     mode: int
     is_dir: bool
     kind: Kind
+    unreadable: str | None = None  # why its mode could not be read (then mode, is_dir: unknown)
 
 
 def check_permissions(facts: list[PathFacts]) -> list[Finding]:
@@ -34,6 +36,9 @@ def check_permissions(facts: list[PathFacts]) -> list[Finding]:
 
 
 def _judge(fact: PathFacts) -> Finding:
+    if fact.unreadable is not None:
+        message = f"could not check the mode of {fact.label}: {fact.unreadable}"
+        return Finding(fact.key, "warning", message)
     bits = stat.S_IMODE(fact.mode)
     shown = f"{fact.label} {fact.path} is {bits:04o}"
     private_mode = "700" if fact.is_dir else "600"

@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from memwarden.errors import EXIT_USAGE, MemwardenError, UsageError
+from memwarden.errors import MemwardenError, UsageError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.layout import Deployment
 
 
+class CommandLineError(UsageError):
+    """The command line does not parse: an unknown command or option, a missing or bad value."""
+
+
 class Parser(argparse.ArgumentParser):
     """The parser of memwarden and of each command and verb (sub-parsers inherit the class).
 
     Options are never abbreviated: `--conf X` is an unknown option, not `--config X`. A usage
-    error is one line through memwarden's log (time-stamped in a timer's log), then exit 2.
+    error raises CommandLineError, reported as every usage error is (one line through
+    memwarden's log, the JSON document under --json, exit 2).
     """
 
     def __init__(self, *arguments, **options) -> None:
@@ -27,8 +31,19 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*arguments, **options)
 
     def error(self, message: str) -> NoReturn:
-        logging.getLogger("memwarden").error("%s (see `%s --help`)", message, self.prog)
-        self.exit(EXIT_USAGE)
+        raise CommandLineError(f"{message} (see `{self.prog} --help`)")
+
+
+def asks_for_json(arguments: Sequence[str]) -> bool:
+    """Given a command line that did not parse, return whether it asked for --json: the flag
+    anywhere before `--`, after the argument that failed too (argparse stops at the first
+    error). No option of memwarden takes a value that starts with `--`."""
+    for argument in arguments:
+        if argument == "--":
+            return False
+        if argument == "--json":
+            return True
+    return False
 
 
 def global_options_parent() -> argparse.ArgumentParser:
@@ -145,11 +160,27 @@ def select_agents(deployment: Deployment, wanted: Sequence[str] | None) -> list[
     if not wanted:
         return [agent for agent in deployment.agents if agent.workspace_problem is None]
     by_id = {agent.id: agent for agent in deployment.agents}
-    unknown = [name for name in wanted if name.lower() not in by_id]
-    if unknown:
-        known = ", ".join(sorted(by_id)) or "none"
-        raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {known})")
+    require_known_agents(wanted, by_id)
     return [writable(deployment, by_id[name.lower()]) for name in dict.fromkeys(wanted)]
+
+
+def require_known_agents(
+    wanted: Sequence[str] | None,
+    known: Iterable[str],
+    recorded: Callable[[], Iterable[str]] | None = None,
+) -> None:
+    """Given the agent ids asked for (any case; None or empty: every agent), the deployment's
+    ids and, for a command that reads memwarden's records, a function returning the ids those
+    hold (an agent removed from the gateway since), raise UsageError naming the ids asked for
+    that are none of them, and the ones found. `recorded` is called only when needed."""
+    found = set(known)
+    unknown = [name for name in wanted or () if name.lower() not in found]
+    if unknown and recorded is not None:
+        found |= set(recorded())
+        unknown = [name for name in unknown if name.lower() not in found]
+    if unknown:
+        named = ", ".join(sorted(found)) or "none"
+        raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {named})")
 
 
 def writable(deployment: Deployment, agent: Agent) -> Agent:

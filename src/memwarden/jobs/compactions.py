@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
+from memwarden.jobs.common import require_known_agents
 from memwarden.runtime import JobContext, JobResult
 
 
@@ -27,12 +28,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.compactions.ledger import recorded
+    from memwarden.compactions.ledger import recorded, totals
     from memwarden.errors import UsageError
     from memwarden.health.checks.compactions import lost_text
 
     if options.limit < 1:
         raise UsageError(f"--limit: expected a number ≥ 1, got {options.limit}")
+    if options.agent:
+        require_known_agents(
+            options.agent,
+            (agent.id for agent in context.deployment.agents),
+            lambda: totals(context.state),
+        )
     agents = [agent.lower() for agent in options.agent or []]
     rows = recorded(
         context.state,

@@ -71,12 +71,19 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 def parse_since(text: str, now: datetime, zone: tzinfo) -> datetime:
     """Given `--since` text, the current time and the zone for times without one, return the
-    moment it names (aware). Raise UsageError if it is neither ISO nor a duration like 2h.
+    moment it names (aware). Raise UsageError if it is neither ISO nor a duration like 2h, or
+    a duration that reaches before the year 1.
     """
     relative = RELATIVE.match(text)
     if relative:
-        amount, unit = int(relative[1]), relative[2].lower()
-        return now - timedelta(seconds=amount * UNIT_SECONDS[unit])
+        try:
+            amount, unit = int(relative[1]), relative[2].lower()
+            return now - timedelta(seconds=amount * UNIT_SECONDS[unit])
+        except (OverflowError, ValueError):  # before the year 1, or digits past int's limit
+            raise UsageError(
+                f"--since {text}: too far back (before the year 1); give a shorter duration "
+                "or a date"
+            ) from None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:

@@ -24,7 +24,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.errors import EXIT_FAILURES, EXIT_USAGE, GatewayNotFound, StateError
+from memwarden.errors import (
+    EXIT_FAILURES,
+    EXIT_USAGE,
+    GatewayNotFound,
+    MemwardenError,
+    StateError,
+)
 from memwarden.health.model import critical
 from memwarden.jobs.common import add_dry_run, select_agents
 from memwarden.runtime import JobContext, JobResult, Problem
@@ -476,7 +482,11 @@ def _metrics(
 ) -> bool:
     """Write the metrics textfile when one is configured; return False if writing failed."""
     from memwarden.health.identity import gateway_name
-    from memwarden.health.metrics.exposition import render_metrics, write_metrics
+    from memwarden.health.metrics.exposition import (
+        check_metrics_target,
+        render_metrics,
+        write_metrics,
+    )
     from memwarden.health.metrics.families import FAMILIES
     from memwarden.health.metrics.sources import MetricSources
 
@@ -485,6 +495,11 @@ def _metrics(
         return True
     path = Path(configured).expanduser()
     if options.dry_run:
+        try:
+            check_metrics_target(path)
+        except MemwardenError as error:
+            result.problems.append(error.message)
+            return False
         result.lines.append(f"metrics: would write {path}")
         return True
     sources = MetricSources(
@@ -499,8 +514,13 @@ def _metrics(
     result.problems += problems
     try:
         write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
+    except MemwardenError as error:
+        result.problems.append(error.message)
+        return False
     except OSError as error:
-        result.problems.append(f"{path}: cannot write the metrics file: {error.strerror or error}")
+        result.problems.append(
+            f"health.metrics_file: {path}: cannot write the metrics file: {error.strerror or error}"
+        )
         return False
     result.lines.append(f"metrics: wrote {path}")
     return True

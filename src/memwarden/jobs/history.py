@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.jobs.common import add_agent_filter, add_dry_run, add_verb, select_agents
+from memwarden.jobs.common import (
+    add_agent_filter,
+    add_dry_run,
+    add_verb,
+    require_known_agents,
+    select_agents,
+)
 from memwarden.runtime import JobContext, JobResult
 
 NO_SNAPSHOTS = (
@@ -75,6 +81,11 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.history import list_snapshots
 
+    require_known_agents(
+        options.agent,
+        (agent.id for agent in context.deployment.agents),
+        lambda: {snapshot.agent_id for snapshot in list_snapshots(context)},
+    )
     wanted = {agent_id.lower() for agent_id in options.agent or []}
     found = [
         snapshot

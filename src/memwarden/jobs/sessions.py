@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
+from memwarden.jobs.common import require_known_agents
 from memwarden.runtime import JobContext, JobResult
 
 
@@ -27,6 +28,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     agents_out = []
     result.lines.append(f"gateway state: {deployment.state_dir}")
     result.lines.append(f"gateway config: {deployment.config_path}")
+    require_known_agents(options.agent, (agent.id for agent in deployment.agents))
     wanted = {agent_id.lower() for agent_id in options.agent or []}
     for agent in deployment.agents:
         if wanted and agent.id not in wanted:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.errors import MemwardenError
-from memwarden.files import atomic_write, fsync_dir
+from memwarden.errors import MemwardenError, UnsafePathError
+from memwarden.files import fsync_dir, remove_stale_temp_files, write_all
 from memwarden.health.metrics.families import Family
 from memwarden.health.metrics.sources import MetricSources
 
@@ -47,18 +48,55 @@ def render_metrics(families: Sequence[Family], sources: MetricSources) -> tuple[
     return render("health/metrics.prom.j2", families=rendered), problems
 
 
+def check_metrics_target(path: Path) -> None:
+    """Raise MemwardenError if health could not write the textfile at `path`: its folder does
+    not exist (memwarden never creates it: a mistyped path would hide the metrics for good),
+    or the path is a symlink (memwarden does not write through links)."""
+    if path.is_symlink():
+        raise UnsafePathError(
+            f"health.metrics_file: {path}: is a symlink; memwarden does not write through "
+            "links: point health.metrics_file at the file itself"
+        )
+    if not path.parent.is_dir():
+        raise _missing_folder(path)
+
+
 def write_metrics(path: Path, text: str, mode: int) -> None:
     """Replace the textfile at `path` with `text`, atomically and already carrying `mode`.
 
     node_exporter may read it at any moment: the content is written to a temp file beside it,
     given its mode, then renamed over it, so a reader never sees a partial file or one it may
-    not read.
+    not read. Raise MemwardenError as check_metrics_target says, OSError if the file cannot be
+    written; the folder is never created.
     """
-    temporary = path.with_name(f".{path.name}.memwarden")
-    atomic_write(temporary, text)
-    os.chmod(temporary, mode)
-    os.replace(temporary, path)
-    fsync_dir(path.parent)
+    check_metrics_target(path)
+    folder = path.parent
+    remove_stale_temp_files(folder, of=lambda target: target == path.name)
+    try:
+        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except FileNotFoundError:  # the folder went away since the check
+        raise _missing_folder(path) from None
+    temporary = Path(name)
+    try:
+        try:
+            write_all(descriptor, text.encode("utf-8"))
+            os.fchmod(descriptor, mode)
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        check_metrics_target(path)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    fsync_dir(folder)
+
+
+def _missing_folder(path: Path) -> MemwardenError:
+    return MemwardenError(
+        f"health.metrics_file: {path}: folder {path.parent} does not exist; create it first "
+        "(node_exporter's textfile folder), or fix health.metrics_file"
+    )
 
 
 def format_labels(labels: Mapping[str, str]) -> str:
