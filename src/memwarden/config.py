@@ -120,6 +120,7 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
         secret_env = _read_env_file(secrets_path, problems)
     _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
     _apply_env(env, "environment", values, sources, problems)
+    problems += _unreadable_files(values, sources)
 
     if problems:
         raise ConfigError(problems)
@@ -193,6 +194,47 @@ def _apply_env(
             sources[option.key] = f"{origin} {name}"
         except ValueError as error:
             problems.append(f"{origin}: {name} ({option.key}): {error}")
+
+
+def _unreadable_files(values: Mapping[str, Any], sources: Mapping[str, str]) -> list[str]:
+    """Return a problem for each `existing_file` option set to what is not a file memwarden can
+    read, naming where it was set: checked once every source is read, so a value overridden by
+    another source is never reported."""
+    problems = []
+    for option in ALL_OPTIONS:
+        value = values[option.key]
+        if not option.existing_file or not value:
+            continue
+        path = Path(value).expanduser()
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            reason = "no such file"
+        except OSError as error:
+            reason = _reason(error)
+        else:
+            if not stat.S_ISREG(info.st_mode):
+                reason = (
+                    "it is a folder, not a file" if stat.S_ISDIR(info.st_mode) else "not a file"
+                )
+            elif not os.access(path, os.R_OK):
+                reason = "memwarden may not read it"
+            else:
+                continue
+        problems.append(
+            f"{_where(option, sources[option.key])}: {reason}: {path} (fix the path, or leave "
+            "it empty for the default)"
+        )
+    return problems
+
+
+def _where(option: Option, source: str) -> str:
+    """Given an option and its source as `load` records it, return the start of a problem
+    line: `file: key` or `origin: VARIABLE (key)`, as the line for a value that does not fit."""
+    origin, _, variable = source.rpartition(" ")
+    if variable == option.env_name:
+        return f"{origin}: {variable} ({option.key})"
+    return f"{source}: {option.key}"
 
 
 def _secrets_path(values: Mapping[str, Any], env: Mapping[str, str]) -> Path | None:

@@ -160,17 +160,6 @@ def test_alertmanager_destination_names_urls_without_credentials():
     assert alertmanager_sink(settings()) is None
 
 
-def test_alertmanager_destination_bad_url_and_own_labels_are_config_errors():
-    with pytest.raises(ConfigError) as raised:
-        alertmanager_destination(
-            settings(urls='["am:9093", "http://ok:9093"]', labels='{"severity": "x", "env": "p"}')
-        )
-    assert raised.value.problems == [
-        "alertmanager.urls: expected http(s) URLs such as http://127.0.0.1:9093, got 'am:9093'",
-        "alertmanager.labels: 'severity' is one of memwarden's own labels; choose another name",
-    ]
-
-
 def test_alertmanager_labels_setting_checks_label_names():
     with pytest.raises(ConfigError) as raised:
         settings(labels='{"bad-name": "x"}')

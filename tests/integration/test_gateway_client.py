@@ -219,9 +219,16 @@ def test_connect_to_plain_http_server_raises_unreachable():
         server.server_close()
 
 
-def test_invalid_url_raises_unreachable_naming_gateway_url():
-    with pytest.raises(GatewayUnreachable, match=r"fix gateway\.url"):
-        call("http//nowhere", "t", "health", timeout=1)
+@pytest.mark.parametrize("url", ["http//nowhere", "ws://[bad", "ws://127.0.0.1:99999"])
+def test_invalid_url_raises_unreachable_naming_gateway_url(url):
+    with pytest.raises(GatewayUnreachable, match=r"is not a ws:// or wss:// URL: fix gateway\.url"):
+        call(url, "t", "health", timeout=1)
+
+
+def test_connect_failure_that_is_not_the_url_is_not_blamed_on_gateway_url(sim):
+    # A timeout no setting can hold any more (NaN): websockets refuses it with a ValueError.
+    with pytest.raises(ValueError, match="NaN"):
+        call(sim.url, sim.token, "health", timeout=float("nan"))
 
 
 def test_http_base_maps_websocket_schemes():

@@ -7,29 +7,23 @@ again on its next run.
 A message carries what each kind of sink reads: text and blocks for people (Slack), and `alerts`
 for machines (Alertmanager: one `Alert` per open or resolved check).
 
-`slack_destination` / `alertmanager_destination` validate the settings and name the destination
-without importing the sink's libraries; `sinks.slack_sink` / `sinks.alertmanager_sink` build
-the sink, so a run with nothing to send never pays for those imports.
+`slack_destination` / `alertmanager_destination` name the destination without importing the
+sink's libraries (URLs and labels are checked when the settings are loaded: `memwarden.config`);
+`sinks.slack_sink` / `sinks.alertmanager_sink` build the sink, so a run with nothing to send
+never pays for those imports.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 from memwarden.errors import ConfigError
+from memwarden.urls import shown_url
 
 WEBHOOK_DESCRIPTION = "Slack incoming webhook"
-# Labels memwarden sets itself on Alertmanager alerts: alertmanager.labels may not replace them.
-OWN_LABELS = frozenset(
-    {"alertname", "check", "severity", "gateway", "instance", "agent", "session", "mount"}
-    | {"memwarden_job"}
-)
-_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -85,8 +79,7 @@ def slack_destination(slack: Any) -> str | None:
     """Given the `[slack]` settings, return where alerts go, for people (None: nowhere).
 
     A bot token with a channel wins over a webhook URL. Raise ConfigError if a bot token has no
-    channel, or the API base URL or the webhook URL is not http(s) (the webhook URL, a secret,
-    is never shown).
+    channel.
     """
     token = (slack.bot_token or "").strip()
     if token:
@@ -97,58 +90,15 @@ def slack_destination(slack: Any) -> str | None:
                     "set MEMWARDEN_SLACK_CHANNEL or [slack] channel)"
                 ]
             )
-        if not slack.api_base_url.startswith(("https://", "http://")):
-            raise ConfigError(
-                [f"slack.api_base_url: expected an http(s) URL, got {slack.api_base_url!r}"]
-            )
         return web_api_description(slack.channel.strip())
-    webhook = (slack.webhook_url or "").strip()
-    if webhook:
-        if not webhook.startswith(("https://", "http://")):
-            raise ConfigError(
-                ["slack.webhook_url: expected an https:// URL (not shown here: it is a secret)"]
-            )
+    if (slack.webhook_url or "").strip():
         return WEBHOOK_DESCRIPTION
     return None
 
 
 def alertmanager_destination(alertmanager: Any) -> str | None:
-    """Given the `[alertmanager]` settings, return where alerts go, for people (None: nowhere).
-
-    Raise ConfigError if a URL is not http(s) or an extra label is one memwarden sets itself.
-    """
+    """Given the `[alertmanager]` settings, return where alerts go, for people (None: nowhere)."""
     urls = [url.strip() for url in alertmanager.urls if url.strip()]
-    problems = [
-        f"alertmanager.urls: expected http(s) URLs such as http://127.0.0.1:9093, got "
-        f"{shown_url(url)!r}"
-        for url in urls
-        if not _is_http_url(url)
-    ]
-    problems += [
-        f"alertmanager.labels: {name!r} is one of memwarden's own labels; choose another name"
-        for name in alertmanager.labels
-        if name in OWN_LABELS or not _LABEL_NAME.match(name)
-    ]
-    if problems:
-        raise ConfigError(problems)
     if not urls:
         return None
     return "Alertmanager " + ", ".join(shown_url(url) for url in urls)
-
-
-def shown_url(url: str) -> str:
-    """Given a URL, return it without user name or password, to show to people."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url.rstrip("/")
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=netloc)).rstrip("/")
-
-
-def _is_http_url(url: str) -> bool:
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname)

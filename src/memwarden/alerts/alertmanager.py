@@ -17,7 +17,8 @@ from datetime import UTC, datetime
 import httpx
 import orjson
 
-from memwarden.alerts import Alert, AlertMessage, SendResult, shown_url
+from memwarden.alerts import Alert, AlertMessage, SendResult
+from memwarden.urls import shown_url
 
 API_PATH = "/api/v2/alerts"
 _BODY_SHOWN = 200

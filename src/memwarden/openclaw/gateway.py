@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.sync.client import ClientConnection, connect
+from websockets.uri import parse_uri
 
 from memwarden import __version__
 from memwarden.errors import EXIT_USAGE, MemwardenError
@@ -239,6 +240,12 @@ class GatewayClient:
 
     def _open(self) -> ClientConnection:
         try:
+            parse_uri(self.url)  # apart from connect(): its other ValueErrors are not the URL's
+        except (InvalidURI, ValueError) as error:
+            raise GatewayUnreachable(
+                f"gateway URL {self.url!r} is not a ws:// or wss:// URL: fix gateway.url"
+            ) from error
+        try:
             # Entered as a context manager, as websockets ≥ 17 wants; close() exits it.
             return connect(
                 self.url,
@@ -248,10 +255,6 @@ class GatewayClient:
                 proxy=None,
                 user_agent_header=f"memwarden/{__version__}",
             ).__enter__()
-        except (InvalidURI, ValueError) as error:
-            raise GatewayUnreachable(
-                f"gateway URL {self.url!r} is not a ws:// or wss:// URL: fix gateway.url"
-            ) from error
         except InvalidStatus as error:
             status = error.response.status_code
             raise GatewayUnreachable(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memwarden.config import Config
-from memwarden.errors import ConfigError
 from memwarden.settings.install import SCHEDULABLE_JOBS
 
 SUMMARIES = {
@@ -76,17 +75,9 @@ class ScheduledJob:
 
 
 def scheduled_jobs(config: Config) -> list[ScheduledJob]:
-    """Given the settings, return the jobs named in install.jobs with their schedule.
-
-    Raise ConfigError if install.jobs names a job that cannot be scheduled or is empty.
-    """
-    names = list(dict.fromkeys(config.install.jobs))
-    unknown = [name for name in names if name not in SCHEDULABLE_JOBS]
-    if unknown or not names:
-        got = ", ".join(unknown) if unknown else "an empty list"
-        raise ConfigError(
-            [f"install.jobs: expected jobs among {', '.join(SCHEDULABLE_JOBS)}, got {got}"]
-        )
+    """Given the settings, return the jobs named in install.jobs (schedulable jobs, at least
+    one: checked when the settings are loaded) with their schedule, in SCHEDULABLE_JOBS order."""
+    chosen = set(config.install.jobs)
     return [
         ScheduledJob(
             name=name,
@@ -94,7 +85,8 @@ def scheduled_jobs(config: Config) -> list[ScheduledJob]:
             summary=SUMMARIES[name],
             offset_minutes=OFFSETS[name],
         )
-        for name in sorted(names, key=SCHEDULABLE_JOBS.index)
+        for name in SCHEDULABLE_JOBS
+        if name in chosen
     ]
 
 

@@ -27,8 +27,7 @@ MEMORY_WRITERS = frozenset({"checkpoint", "rotate", "index"})
 def unit_spec(context: JobContext) -> UnitSpec:
     """Given a job context, return the spec the timers are rendered from.
 
-    Raise ConfigError or UsageError if install.jobs is invalid or memwarden's executable cannot
-    be found.
+    Raise UsageError if memwarden's executable cannot be found.
     """
     config, env = context.config, context.env
     home = home_dir(env)

@@ -6,6 +6,18 @@ DESCRIPTION = (
     "gateways (docs/fleet.md): every open check is re-sent each health run, each resolution once."
 )
 LABEL_NAME = r"[a-zA-Z_][a-zA-Z0-9_]*"
+# Labels memwarden sets itself on every alert: alertmanager.labels may not replace them.
+OWN_LABELS = (
+    "alertname",
+    "check",
+    "severity",
+    "gateway",
+    "instance",
+    "agent",
+    "session",
+    "memwarden_job",
+    "mount",
+)
 
 OPTIONS = [
     Option(
@@ -15,6 +27,7 @@ OPTIONS = [
         "Base URLs of Alertmanager (http://host:9093). Several (the members of a cluster) are "
         "tried in turn until one accepts the alerts. Empty: no Alertmanager.",
         example=["http://127.0.0.1:9093"],
+        url_schemes=("http", "https"),
     ),
     Option(
         "alertmanager.timeout_seconds",
@@ -41,10 +54,10 @@ OPTIONS = [
         "str_map",
         {},
         'Extra labels on every alert, for routing and silences (e.g. { team = "ai-ops" }). They '
-        "may not replace memwarden's own labels (alertname, check, severity, gateway, instance, "
-        "agent, session, memwarden_job, mount).",
+        "may not replace memwarden's own labels (" + ", ".join(OWN_LABELS) + ").",
         example={"env": "prod"},
         pattern=LABEL_NAME,
+        reserved_names=OWN_LABELS,
     ),
     Option(
         "alertmanager.generator_url",

@@ -166,6 +166,7 @@ OPTIONS = [
         "Empty: the bundled one (templates/checkpoint/active_context.md.j2 shows every "
         "variable). Keep the `session:` line of its provenance block: the bootstrap hook injects "
         "a handoff only into that session, and into none without it. Rendered in jinja2's sandbox.",
+        existing_file=True,
     ),
     Option(
         "checkpoint.daily_entry_template",
@@ -173,5 +174,6 @@ OPTIONS = [
         "",
         "Your own jinja2 template for one daily-log entry. Empty: the bundled one. Rendered in "
         "jinja2's sandbox.",
+        existing_file=True,
     ),
 ]

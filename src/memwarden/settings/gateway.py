@@ -17,6 +17,7 @@ OPTIONS = [
         "",
         "WebSocket URL of the gateway. Empty: ws://127.0.0.1:<gateway.port from its config, "
         "else $OPENCLAW_GATEWAY_PORT, else 18789>.",
+        url_schemes=("ws", "wss"),
     ),
     Option(
         "gateway.token",

@@ -24,6 +24,7 @@ OPTIONS = [
         "Base HTTP URL of the gateway for /healthz and /readyz. Empty: from gateway.url "
         "(ws → http), else http://127.0.0.1:<gateway port>.",
         example="http://127.0.0.1:18789",
+        url_schemes=("http", "https"),
     ),
     Option(
         "health.rpc_check",

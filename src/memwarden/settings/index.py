@@ -101,6 +101,7 @@ OPTIONS = [
         "",
         "Your own jinja2 template for INDEX.md. Empty: the built-in templates/index/INDEX.md.j2. "
         "Rendered in jinja2's sandbox.",
+        existing_file=True,
     ),
     Option(
         "index.summary_template",
@@ -108,6 +109,7 @@ OPTIONS = [
         "",
         "Your own jinja2 template for session summaries. Empty: the built-in "
         "templates/summary/session_summary.md.j2. Rendered in jinja2's sandbox.",
+        existing_file=True,
     ),
     Option(
         "index.summary_excerpt_messages",

@@ -13,7 +13,9 @@ OPTIONS = [
         "install.jobs",
         "str_list",
         list(SCHEDULABLE_JOBS),
-        "Jobs to schedule (any of " + ", ".join(SCHEDULABLE_JOBS) + ").",
+        "Jobs `memwarden install` schedules, each on its own timer.",
+        choices=SCHEDULABLE_JOBS,
+        non_empty=True,
     ),
     Option(
         "install.executable",

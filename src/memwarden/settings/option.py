@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from memwarden.urls import shown_url, url_problem
+
 KINDS = ("int", "float", "bool", "str", "path", "choice", "str_list", "str_map", "table_list")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
+# Texts an operator's named pattern is tried on for an empty match (one that mangles every text).
+_PROBES = ("", "x a-Z_0.9:/\n")
 
 
 @dataclass(frozen=True)
@@ -20,7 +25,11 @@ class Option:
     For `choice`, `choices` lists the allowed strings; for `table_list`, `fields` names the string
     fields every table must have (others are optional and listed in `optional_fields`); a
     `str_map` is one table of string values (`{ env = "prod" }`), whose names `pattern` must
-    match when it is set. A `name_list` is a list of plain file names (no folder, no `..`).
+    match when it is set, and which may not be one of `reserved_names`. A `name_list` is a list
+    of plain file names (no folder, no `..`). A `str_list` with `choices` takes only those
+    strings, and with `non_empty` at least one. A `str` or `str_list` with `url_schemes` holds
+    URLs of those schemes (an empty string: none). A `path` that is an `existing_file` must name
+    a file memwarden can read when set: `memwarden.config` checks that once every source is read.
     """
 
     key: str
@@ -37,6 +46,10 @@ class Option:
     name_list: bool = False
     example: Any = None
     pattern: str | None = None
+    reserved_names: tuple[str, ...] = ()
+    non_empty: bool = False
+    url_schemes: tuple[str, ...] = ()
+    existing_file: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -99,11 +112,20 @@ class Option:
             "str": "string",
             "path": "absolute path",
             "choice": "one of " + ", ".join(self.choices),
-            "str_list": "list of strings",
+            "str_list": "list of any of " + ", ".join(self.choices)
+            if self.choices
+            else "list of strings",
             "str_map": "table of strings",
             "table_list": "list of tables {" + ", ".join(self.fields + self.optional_fields) + "}",
         }
         text = names[self.kind]
+        if self.url_schemes:
+            urls = " or ".join(f"{scheme}://" for scheme in self.url_schemes) + " URL"
+            text = f"list of {urls}s" if self.kind == "str_list" else urls
+        if self.non_empty:
+            text = "non-empty " + text
+        if self.existing_file:
+            text += " of a file"
         if self.minimum is not None and self.maximum is not None:
             text += f" {_fmt(self.minimum)} to {_fmt(self.maximum)}"
         elif self.minimum is not None:
@@ -134,6 +156,8 @@ class Option:
     def _coerce_float(self, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(self._expected_number("a number", value))
+        if not math.isfinite(value):  # NaN compares false with every limit: never in range
+            raise ValueError(self._expected_number("a number", value))
         self._check_range(float(value), "a number", value)
         return float(value)
 
@@ -145,6 +169,8 @@ class Option:
     def _coerce_str(self, value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {value!r}")
+        if self.url_schemes and value.strip():
+            self._check_url(value.strip())
         return value
 
     def _coerce_path(self, value: Any) -> str:
@@ -171,6 +197,17 @@ class Option:
                 _check_regex(item)
             if self.name_list:
                 _check_file_name(item)
+            if self.url_schemes and item.strip():
+                self._check_url(item.strip())
+        if self.choices:
+            wrong = [item for item in value if item not in self.choices]
+            if wrong:
+                raise ValueError(
+                    f"expected any of {', '.join(self.choices)}, got {', '.join(map(repr, wrong))}"
+                )
+        if self.non_empty and not value:
+            among = f" of {', '.join(self.choices)}" if self.choices else ""
+            raise ValueError(f"expected at least one{among}, got []")
         return list(value)
 
     def _coerce_str_map(self, value: Any) -> dict[str, str]:
@@ -182,6 +219,12 @@ class Option:
                 raise ValueError(
                     f"invalid name(s) {', '.join(map(repr, wrong))}: expected {self.pattern}"
                 )
+        reserved = [name for name in value if name in self.reserved_names]
+        if reserved:
+            raise ValueError(
+                f"{', '.join(map(repr, reserved))}: memwarden sets this name itself; choose "
+                "another name"
+            )
         return dict(value)
 
     def _coerce_table_list(self, value: Any) -> list[dict[str, str]]:
@@ -199,16 +242,37 @@ class Option:
             if unknown:
                 raise ValueError(f"item {position}: unknown field(s) {', '.join(unknown)}")
             if self.pattern_list and "pattern" in table:
-                _check_regex(table["pattern"])
+                _check_regex(table["pattern"], table.get("name"))
             tables.append(dict(table))
         return tables
 
+    def _check_url(self, url: str) -> None:
+        problem = url_problem(url, self.url_schemes)
+        if problem is None:
+            return
+        expected = "expected a URL starting with " + " or ".join(
+            f"{scheme}://" for scheme in self.url_schemes
+        )
+        if self.secret:
+            raise ValueError(f"{expected} ({problem}; the value is a secret, not shown)")
+        raise ValueError(f"{expected}, got {shown_url(url)!r} ({problem})")
 
-def _check_regex(pattern: str) -> None:
+
+def _check_regex(pattern: str, name: str | None = None) -> None:
+    """Raise ValueError if `pattern` does not compile, or if it belongs to a named rule (a table
+    {name, pattern}) and matches an empty text: every match is replaced, and an empty one would
+    be replaced between every two characters."""
     try:
-        re.compile(pattern)
+        compiled = re.compile(pattern)
     except re.error as error:
         raise ValueError(f"invalid regular expression {pattern!r}: {error}") from None
+    if name is not None and any(
+        not match.group() for probe in _PROBES for match in compiled.finditer(probe)
+    ):
+        raise ValueError(
+            f"rule {name!r}: pattern {pattern!r} matches an empty text, so it would be replaced "
+            "between every two characters: make it match at least one character (+ instead of *)"
+        )
 
 
 def _check_file_name(name: str) -> None:

@@ -31,12 +31,14 @@ OPTIONS = [
         "secrets file). Used when no bot token is set. Empty with no token: alerts are only "
         "printed and recorded.",
         secret=True,
+        url_schemes=("https", "http"),
     ),
     Option(
         "slack.api_base_url",
         "str",
         "https://slack.com/api/",
         "Base URL of Slack's Web API (change it for a proxy or a test server).",
+        url_schemes=("https", "http"),
     ),
     Option(
         "slack.timeout_seconds",
