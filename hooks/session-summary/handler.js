@@ -4,7 +4,9 @@
 // session:compact:before     -> `memwarden checkpoint --session KEY --force`.
 // The hook returns at once and never throws. Only ids and the event time are passed, as
 // arguments; never the event's cfg or any token. memwarden.json beside this file (written by
-// `memwarden install hooks`) names the executable and its --config / --state-dir.
+// `memwarden install hooks`) names the executable, its --config / --state-dir and the environment
+// the timers were given (storage dir, secrets file path, XDG folders: never a secret), so the
+// run it starts keeps its state where the timers keep theirs.
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -14,6 +16,7 @@ export const HOOK_NAME = "session-summary";
 export const SETTINGS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "memwarden.json");
 const SUMMARY_ACTIONS = new Set(["new", "reset"]);
 const SAFE_VALUE = /^[^\0-\x1f\x7f]{1,1024}$/;
+const VARIABLE_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 
 function log(message) {
   console.warn(`[${HOOK_NAME}] ${message}`);
@@ -62,6 +65,18 @@ export function commandFor(event, settings) {
   return args;
 }
 
+/** Given the settings, return the environment of memwarden's run: the gateway's, with the
+ * variables memwarden.json pins (names of the usual form, values without control characters). */
+export function environmentFor(settings, base = process.env) {
+  const pinned = settings?.environment;
+  const environment = { ...base };
+  if (!pinned || typeof pinned !== "object" || Array.isArray(pinned)) return environment;
+  for (const [name, value] of Object.entries(pinned)) {
+    if (VARIABLE_NAME.test(name) && safe(value)) environment[name] = value;
+  }
+  return environment;
+}
+
 /** Read memwarden.json; throw when it is missing or names no executable. */
 export async function readSettings(settingsPath = SETTINGS_PATH) {
   const settings = JSON.parse(await readFile(settingsPath, "utf8"));
@@ -80,7 +95,11 @@ export default async function sessionSummary(event) {
     const settings = await readSettings();
     const args = commandFor(event, settings);
     if (!args) return;
-    const child = spawn(settings.executable, args, { detached: true, stdio: "ignore" });
+    const child = spawn(settings.executable, args, {
+      detached: true,
+      stdio: "ignore",
+      env: environmentFor(settings),
+    });
     child.on("error", (error) => log(`could not start ${settings.executable}: ${error.message}`));
     child.unref();
   } catch (error) {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 
-import { agentIdOf, commandFor } from "../session-summary/handler.js";
+import { agentIdOf, commandFor, environmentFor } from "../session-summary/handler.js";
 import { VERSIONS, capture, eventFrom } from "./fixtures.mjs";
 
 const SOURCE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "session-summary");
@@ -130,6 +130,34 @@ test("the installed hook starts memwarden detached and returns before it finishe
   assert.equal(argv[0], "--state-dir=/srv/state");
   assert.ok(argv.includes("summarize"));
   assert.ok(argv.includes("--previous-session-id=101fbd0d-c6e3-4b83-94f5-65435a94d00e"));
+});
+
+test("the environment memwarden.json pins overlays the gateway's, nothing of another form", () => {
+  const settings = {
+    environment: { MEMWARDEN_GENERAL_STORAGE_DIR: "/srv/mw", "bad name": "x", EVIL: "a\nb", N: 5 },
+  };
+  const environment = environmentFor(settings, { HOME: "/home/gw", MEMWARDEN_GENERAL_STORAGE_DIR: "/old" });
+  assert.deepEqual(environment, { HOME: "/home/gw", MEMWARDEN_GENERAL_STORAGE_DIR: "/srv/mw" });
+  assert.deepEqual(environmentFor({ environment: ["X=1"] }, { HOME: "/h" }), { HOME: "/h" });
+});
+
+test("the run the installed hook starts has the pinned environment", async () => {
+  const out = path.join(folder, "env.txt");
+  const script = path.join(folder, "fake-memwarden-env");
+  writeFileSync(
+    script,
+    `#!/bin/sh\nprintf '%s\\n' "$MEMWARDEN_GENERAL_STORAGE_DIR" > '${out}.tmp' && mv '${out}.tmp' '${out}'\n`,
+  );
+  chmodSync(script, 0o755);
+  const handler = await installedHandler({
+    executable: script,
+    environment: { MEMWARDEN_GENERAL_STORAGE_DIR: "/srv/memwarden" },
+  });
+  writeFileSync(`${out}.go`, "");
+
+  await handler(eventFrom(capture("openclaw-2026.9.6", "command", "reset"), { workspaceDir: "/w" }));
+
+  assert.deepEqual(await waitFor(out), ["/srv/memwarden"]);
 });
 
 test("an executable that does not exist logs one line and never throws", async () => {

@@ -150,11 +150,22 @@ def resolve_executable(context: JobContext, override: str | None = None) -> Path
 
 
 def hook_settings(context: JobContext, executable: Path) -> bytes:
-    """Return session-summary's memwarden.json: the executable, --config and --state-dir."""
+    """Return session-summary's memwarden.json: the executable, --config, --state-dir and the
+    environment the timers get (`pinned_environment`: never a secret), so a run the hook starts
+    uses the storage, secrets file and folders the timers use."""
+    from memwarden.scheduling.host import pinned_environment
+
+    environment = pinned_environment(
+        context.env,
+        storage_dir=context.storage.root,
+        config_file=context.config.path,
+        gateway_state_dir=context.gateway_state_dir,
+    )
     settings = {
         "executable": str(executable),
         "config": str(context.config.path.resolve()) if context.config.path else None,
         "stateDir": str(context.gateway_state_dir),
+        "environment": dict(environment),
     }
     return orjson.dumps(settings, option=orjson.OPT_INDENT_2) + b"\n"
 

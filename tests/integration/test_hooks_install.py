@@ -52,7 +52,7 @@ def entries(state) -> dict:
     return json5.loads(state.config_path.read_text())["hooks"]["internal"]["entries"]
 
 
-def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path):
+def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path, isolated_env):
     result = install_hooks(context(state, tmp_path), dry_run=False)
 
     assert result.exit_code == 0, result.problems
@@ -61,11 +61,27 @@ def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path):
             installed = state.state_dir / "hooks" / name / file
             assert installed.read_bytes() == (REPO_HOOKS / name / file).read_bytes()
     settings = orjson.loads((state.state_dir / "hooks/session-summary/memwarden.json").read_bytes())
+    environment = settings.pop("environment")
     assert settings == {
         "executable": str(tmp_path / "bin" / "memwarden"),
         "config": None,
         "stateDir": str(state.state_dir),
     }
+    # what the timers get: the run the hook starts keeps its state where theirs is
+    assert environment["MEMWARDEN_GENERAL_STORAGE_DIR"] == str(storage(isolated_env))
+    assert environment["MEMWARDEN_GATEWAY_STATE_DIR"] == str(state.state_dir)
+    assert environment["XDG_CONFIG_HOME"] == str(isolated_env / ".config")
+
+
+def test_the_hook_environment_never_holds_a_secret(state, tmp_path):
+    secret = "xoxb-never-in-a-file"
+    install_hooks(
+        context(state, tmp_path, MEMWARDEN_SLACK_BOT_TOKEN=secret, OPENCLAW_GATEWAY_TOKEN=secret),
+        dry_run=False,
+    )
+
+    text = (state.state_dir / "hooks/session-summary/memwarden.json").read_text()
+    assert secret not in text
 
 
 def storage(home: Path) -> Path:
