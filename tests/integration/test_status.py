@@ -51,6 +51,21 @@ def test_status_shows_outcome_age_and_last_success_of_each_job(capsys):
     assert "last success 3.3 h ago: workspace not writable" in line
 
 
+def test_quiet_status_says_only_what_needs_a_look_one_line_each(capsys):
+    record_run("checkpoint", 0, 30)
+    quiet = run_cli(capsys, "-q", "status")
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, "", "")
+
+    record_run("index", 2, 5, {"error": "config.toml: index.max_chars: expected an integer"})
+    record_run("rotate", 75, 3)  # skipped, another run held the lock: nothing to look at
+    quiet = run_cli(capsys, "-q", "status")
+
+    assert quiet.exit_code == 0 and quiet.stdout == ""
+    (line,) = quiet.stderr.splitlines()
+    assert "status: index       config error" in line
+    assert line.endswith("never succeeded: config.toml: index.max_chars: expected an integer")
+
+
 @pytest.fixture
 def sim():
     with GatewaySimulator() as simulator:
@@ -79,6 +94,11 @@ def test_status_lists_open_alerts_and_pending_sends(capsys, tmp_path, sim):
     assert "pending sends:" in result.stdout
     assert "1 new (critical)" in result.stdout
     assert "1 attempt(s); last error: Slack Web API answered HTTP 503" in result.stdout
+    quiet = run_cli(capsys, "-q", "status").stderr.splitlines()
+    assert len(quiet) == 3
+    assert "status: health      failed" in quiet[0]  # the health run that found it
+    assert "status: open alert critical gateway.live: gateway not live" in quiet[1]
+    assert "status: pending send #" in quiet[2] and "Slack Web API answered HTTP 503" in quiet[2]
     data = run_cli(capsys, "status", "--json").json()
     assert {alert["key"] for alert in data["open_alerts"]} == {"gateway.live"}
     assert data["pending_sends"][0]["keys"] == ["gateway.live"]

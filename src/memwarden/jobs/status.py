@@ -11,6 +11,7 @@ from memwarden.runtime import JobContext, JobResult
 from memwarden.state import Run
 
 OUTCOMES = {0: "ok", 1: "failed", 2: "config error"}
+QUIET = ("ok", "never run", "exit 75")  # what `-q status` does not mention
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +43,17 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     result.lines.append("pending sends:" if waiting or unaccepted else "pending sends: none")
     result.lines += [_outbox_line(row, now) for row in waiting]
     result.lines += [_feed_line(alert) for alert in unaccepted]
+    if context.verbosity < 0:  # the report is not shown: say what needs a look, a line each
+        result.problems = [
+            f"status: {_job_line(job).strip()}" for job in jobs if job["outcome"] not in QUIET
+        ]
+        result.problems += [
+            f"status: open alert {line}" for line in describe_open(open_alerts, now)
+        ]
+        result.problems += [
+            f"status: pending send {_outbox_line(row, now).strip()}" for row in waiting
+        ]
+        result.problems += [f"status: {_feed_line(alert).strip()}" for alert in unaccepted]
     result.data = {
         "storage": context.storage.to_json(),
         "jobs": jobs,
