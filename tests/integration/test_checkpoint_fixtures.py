@@ -56,10 +56,11 @@ def test_checkpoint_sqlite_era_capture_writes_context_matching_the_transcript(tm
     assert f"> - session: `agent:main:main` (id `{SQLITE_MAIN_ID}`, model fake-model)\n" in text
     assert "> - generated at: 2026-11-22T06:00:00Z\n" in text
     assert "> - entries read: 14\n" in text
-    # The store's count is stale after the compaction: the transcript's last call is shown.
+    # The store's count is stale after the compaction, and the transcript's last call (1,234
+    # at 05:29) came before it: what the compaction left is shown.
     assert (
-        "> - context size: 1,234 of 32,000 tokens (4%) as of 2026-11-22T05:29+00:00: the last "
-        "model call's prompt in the transcript (the gateway's count is stale)\n"
+        "> - context size: 80 of 32,000 tokens (0%) as of 2026-11-22T05:31+00:00: what the last "
+        "compaction left, in the transcript (the gateway's count is stale)\n"
     ) in text
     assert (
         section(text, "Recent Requests")

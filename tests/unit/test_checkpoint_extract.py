@@ -142,8 +142,21 @@ def test_digest_keeps_latest_compaction_summary_model_and_prompt_size():
 
     assert digest.compaction_summary == "## Decisions\nship it"
     assert digest.model == "fake-model"
-    assert digest.context_tokens == 2000
+    assert digest.context_tokens == 2000  # the last compaction does not say what it left
+    assert digest.compacted_since_at == datetime(2026, 11, 22, 5, 30, tzinfo=UTC)
     assert digest.last_entry_at == datetime(2026, 11, 22, 5, 30, tzinfo=UTC)
+
+
+def test_digest_after_a_compaction_that_says_what_it_left_takes_its_size():
+    window = entries(
+        message("assistant", [{"type": "text", "text": "A reply."}], usage={"input": 150_000}),
+        line("compaction", summary="s", tokensAfter=9_000, timestamp="2026-11-22T05:30:00Z"),
+    )
+
+    digest = digested(window)
+
+    assert (digest.context_tokens, digest.context_after_compaction) == (9_000, True)
+    assert digest.context_tokens_at == datetime(2026, 11, 22, 5, 30, tzinfo=UTC)
 
 
 def test_open_todos_keeps_open_items_and_drops_the_ticked_ones():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -188,6 +188,23 @@ def test_pressure_text_says_which_count_it_is_and_as_of_when(
     text = pressure_text(session(total, fresh, window), last, UTC)
 
     assert text == (expected.format(at="2026-11-22T05:30+00:00") if expected else None)
+
+
+def test_pressure_text_after_a_compaction_says_what_the_size_is():
+    left = WindowDigest(context_tokens=80, context_tokens_at=AT, context_after_compaction=True)
+    before = WindowDigest(
+        context_tokens=1234, context_tokens_at=AT, compacted_since_at=AT + timedelta(minutes=2)
+    )
+
+    assert pressure_text(session(1234, False, 32000), left, UTC) == (
+        "80 of 32,000 tokens (0%) as of 2026-11-22T05:30+00:00: what the last compaction left, "
+        "in the transcript (the gateway's count is stale)"
+    )
+    assert pressure_text(session(1234, False, 32000), before, UTC) == (
+        "1,234 of 32,000 tokens (4%) as of 2026-11-22T05:30+00:00: the last model call's prompt "
+        "in the transcript, before the compaction at 2026-11-22T05:32+00:00 (the gateway's count "
+        "is stale)"
+    )
 
 
 def test_cut_and_demote_headings():

@@ -9,7 +9,8 @@ import pytest
 from memwarden.config import defaults
 from memwarden.openclaw.entries import parse_entry
 from memwarden.openclaw.gateway import SessionRow, parse_session_row
-from memwarden.rotation import Policy, context_from_entries, decide, needs_confirmation
+from memwarden.rotation import Policy, decide, needs_confirmation, transcript_context
+from memwarden.rotation.policy import TranscriptContext
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 HOUR_AGO_MS = int((NOW - timedelta(hours=1)).timestamp() * 1000)
@@ -121,7 +122,9 @@ def test_decide_stale_count_without_transcript_skips_with_reason():
 def test_decide_stale_count_confirmed_over_limit_rotates_from_transcript():
     stale = row(totalTokens=1_234, totalTokensFresh=False)
 
-    decision = only(decide([stale], Policy(), NOW, {stale.key: 170_000}))
+    decision = only(
+        decide([stale], Policy(), NOW, {stale.key: TranscriptContext(170_000, "prompt")})
+    )
 
     assert (decision.action, decision.tokens, decision.token_source) == (
         "rotate",
@@ -134,10 +137,23 @@ def test_decide_stale_count_confirmed_over_limit_rotates_from_transcript():
     )
 
 
+def test_decide_stale_count_after_a_compaction_says_it_is_what_the_compaction_left():
+    stale = row(totalTokens=900_000, totalTokensFresh=False)
+
+    decision = only(
+        decide([stale], Policy(), NOW, {stale.key: TranscriptContext(80, "compaction")})
+    )
+
+    assert decision.reason.startswith(
+        "80 tokens (what the last compaction left, in the transcript; the gateway's count is "
+        "stale) < limit"
+    )
+
+
 def test_decide_stale_count_confirmed_low_skips_below_threshold():
     stale = row(totalTokens=900_000, totalTokensFresh=False)
 
-    decision = only(decide([stale], Policy(), NOW, {stale.key: 2_000}))
+    decision = only(decide([stale], Policy(), NOW, {stale.key: TranscriptContext(2_000, "prompt")}))
 
     assert (decision.check, decision.tokens) == ("below_threshold", 2_000)
 
@@ -254,30 +270,28 @@ ASSISTANT = {
 }
 
 
-def test_context_from_entries_last_assistant_usage_is_prompt_size():
+def test_transcript_context_last_assistant_usage_is_prompt_size():
     entries = _entries(
         {"type": "message", "id": "u1", "message": {"role": "user", "content": "x"}}, ASSISTANT
     )
 
-    assert context_from_entries(entries) == 170_500
+    assert transcript_context(entries) == (170_500, "prompt")
 
 
-def test_context_from_entries_compaction_after_usage_gives_tokens_after():
+def test_transcript_context_compaction_after_usage_gives_tokens_after():
     entries = _entries(
         ASSISTANT, {"type": "compaction", "id": "c1", "summary": "s", "tokensAfter": 9_000}
     )
 
-    assert context_from_entries(entries) == 9_000
+    assert transcript_context(entries) == (9_000, "compaction")
 
 
-def test_context_from_entries_reset_after_usage_is_empty_window():
-    assert (
-        context_from_entries(_entries(ASSISTANT, {"type": "reset", "id": "r", "reason": "new"}))
-        == 0
-    )
+def test_transcript_context_reset_after_usage_is_empty_window():
+    reset = {"type": "reset", "id": "r", "reason": "new"}
+    assert transcript_context(_entries(ASSISTANT, reset)) == (0, "reset")
 
 
-def test_context_from_entries_without_usage_is_unknown():
+def test_transcript_context_without_usage_is_unknown():
     user = {"type": "message", "id": "u1", "message": {"role": "user", "content": "x"}}
 
-    assert context_from_entries(_entries(user)) is None
+    assert transcript_context(_entries(user)) is None

@@ -91,6 +91,9 @@ class WindowDigest:
     model: str | None = None
     context_tokens: int | None = None
     context_tokens_at: datetime | None = None
+    context_after_compaction: bool = False  # the size is what a compaction left (tokensAfter)
+    # A compaction after the measured prompt that did not say what it left: when it was.
+    compacted_since_at: datetime | None = None
     entries: int = 0
     first_entry_at: datetime | None = None
     last_entry_at: datetime | None = None
@@ -124,8 +127,10 @@ def digest_window(entries: Sequence[Entry], max_files: int = 20, *, redact: Reda
         kind = type(entry)
         if kind is Message:
             _take_message(entry, digest, tools, paths, todo_texts, redact)
-        elif kind is Compaction and entry.summary.strip():
-            digest.compaction_summary = entry.summary.strip()
+        elif kind is Compaction:
+            if entry.summary.strip():
+                digest.compaction_summary = entry.summary.strip()
+            _take_compaction(entry, digest)
         elif kind is ModelChange and entry.model_id:
             digest.model = entry.model_id
     if digest.compaction_summary is not None:
@@ -194,6 +199,8 @@ def _take_message(
         if message.usage is not None and message.usage.context_tokens:
             digest.context_tokens = message.usage.context_tokens
             digest.context_tokens_at = message.time or message.timestamp
+            digest.context_after_compaction = False
+            digest.compacted_since_at = None
         for block in message.blocks:
             if type(block) is ToolCallBlock:
                 tools[block.name or "?"] += 1
@@ -204,6 +211,18 @@ def _take_message(
     digest.messages.append(excerpt)
     paths.extend(find_paths(excerpt.text))
     todo_texts.append(excerpt.text)
+
+
+def _take_compaction(entry: Compaction, digest: WindowDigest) -> None:
+    """The prompt measured before a compaction is no longer the context: take what it left, or
+    remember when it came when it does not say."""
+    if entry.tokens_after is not None:
+        digest.context_tokens = entry.tokens_after
+        digest.context_tokens_at = entry.timestamp
+        digest.context_after_compaction = True
+        digest.compacted_since_at = None
+    elif digest.context_tokens:
+        digest.compacted_since_at = entry.timestamp
 
 
 def _excerpt(message: Message, redact: Redact | None) -> Excerpt | None:

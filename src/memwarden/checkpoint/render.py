@@ -145,9 +145,9 @@ def pressure_text(
     which count it is and as of when. None if unknown.
 
     The store's `totalTokens` when non-zero and not marked stale ("the gateway's count", "fresh"
-    when it says so), else the prompt size of the window's last model call, from the transcript
-    (and then whether the gateway's count is stale or missing); out of the session's context
-    window when known.
+    when it says so), else the prompt size of the window's last model call, from the transcript,
+    or what a compaction after that call left (and then whether the gateway's count is stale or
+    missing); out of the session's context window when known.
     """
     if session.total_tokens and session.total_tokens_fresh is not False:
         tokens, moment = session.total_tokens, session.updated
@@ -155,9 +155,14 @@ def pressure_text(
     else:
         tokens, moment = digest.context_tokens, digest.context_tokens_at
         missing = "stale" if session.total_tokens_fresh is False else "missing"
-        source = (
-            f"the last model call's prompt in the transcript (the gateway's count is {missing})"
-        )
+        if digest.context_after_compaction:
+            measure = "what the last compaction left, in the transcript"
+        else:
+            measure = "the last model call's prompt in the transcript"
+            compacted = _time(digest.compacted_since_at, zone)
+            if compacted:
+                measure += f", before the compaction at {compacted}"
+        source = f"{measure} (the gateway's count is {missing})"
     if not tokens:
         return None
     window = session.context_tokens

@@ -14,9 +14,9 @@ from memwarden.rotation.lineage import (
 from memwarden.rotation.policy import (
     Decision,
     Policy,
-    context_from_entries,
     decide,
     needs_confirmation,
+    transcript_context,
 )
 
 __all__ = [
@@ -24,10 +24,10 @@ __all__ = [
     "Policy",
     "Rotation",
     "RotationFailure",
-    "context_from_entries",
     "decide",
     "last_rotations",
     "needs_confirmation",
     "recent_rotation_failures",
     "record_rotation",
+    "transcript_context",
 ]

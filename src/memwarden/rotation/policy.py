@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from memwarden.openclaw.entries import Compaction, Message, Reset
 from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
@@ -110,7 +110,7 @@ def decide(
     rows: Sequence[SessionRow],
     policy: Policy,
     now: datetime,
-    confirmed: Mapping[str, int | None] | None = None,
+    confirmed: Mapping[str, TranscriptContext | None] | None = None,
 ) -> list[Decision]:
     """Given the listed rows, the policy, the time and the counts confirmed from transcripts
     (by key; None when the transcript could not tell), return one Decision per row.
@@ -135,7 +135,15 @@ def decide(
     return chosen + postponed + skipped
 
 
-def context_from_entries(entries: Sequence[Entry]) -> int | None:
+class TranscriptContext(NamedTuple):
+    """The context size a transcript shows, and what gives it: the last model call's `prompt`,
+    what a `compaction` after it left (its tokensAfter), or 0 after a `reset`."""
+
+    tokens: int
+    measure: str
+
+
+def transcript_context(entries: Sequence[Entry]) -> TranscriptContext | None:
     """Given a transcript's last entries in order, return its current context size, or None.
 
     The size is the prompt of the last assistant message with usage (input + cache), unless a
@@ -144,11 +152,12 @@ def context_from_entries(entries: Sequence[Entry]) -> int | None:
     """
     for entry in reversed(entries):
         if type(entry) is Reset:
-            return 0
+            return TranscriptContext(0, "reset")
         if type(entry) is Compaction:
-            return entry.tokens_after
+            after = entry.tokens_after
+            return None if after is None else TranscriptContext(after, "compaction")
         if type(entry) is Message and entry.role == "assistant" and entry.usage is not None:
-            return entry.usage.context_tokens
+            return TranscriptContext(entry.usage.context_tokens, "prompt")
     return None
 
 
@@ -156,7 +165,10 @@ def context_from_entries(entries: Sequence[Entry]) -> int | None:
 
 
 def _judge(
-    row: SessionRow, policy: Policy, now_ms: int, confirmed: Mapping[str, int | None]
+    row: SessionRow,
+    policy: Policy,
+    now_ms: int,
+    confirmed: Mapping[str, TranscriptContext | None],
 ) -> Decision:
     limit = policy.limit_for(row.context_tokens)
     tokens, source = _count(row, confirmed)
@@ -172,7 +184,9 @@ def _judge(
         return skip(*key_problem, held_back=False)
     if tokens is None:
         return skip("stale_count", _unconfirmed_reason(row, confirmed))
-    counted = _count_text(tokens, source, row.total_tokens_fresh)
+    found = confirmed.get(row.key)
+    measure = found.measure if source == "transcript" and found is not None else None
+    counted = _count_text(tokens, measure, row.total_tokens_fresh)
     if not wanted:
         return skip("below_threshold", f"{counted} < limit {_limit_text(limit, row, policy)}")
     busy = _mid_turn(row, policy, now_ms)
@@ -192,26 +206,33 @@ def _eligible_key(key: str, policy: Policy) -> tuple[str, str] | None:
     return None
 
 
-def _count(row: SessionRow, confirmed: Mapping[str, int | None]) -> tuple[int | None, str | None]:
+def _count(
+    row: SessionRow, confirmed: Mapping[str, TranscriptContext | None]
+) -> tuple[int | None, str | None]:
     if row.total_tokens is not None and row.total_tokens_fresh is not False:
         return row.total_tokens, "gateway"
-    value = confirmed.get(row.key)
-    return (value, "transcript") if value is not None else (None, None)
+    found = confirmed.get(row.key)
+    return (found.tokens, "transcript") if found is not None else (None, None)
 
 
-def _count_text(tokens: int, source: str | None, fresh: bool | None) -> str:
+# What a count read from the transcript is, by TranscriptContext.measure.
+_MEASURES = {
+    "prompt": "the last model call's prompt in the transcript",
+    "compaction": "what the last compaction left, in the transcript",
+    "reset": "none since the reset in the transcript",
+}
+
+
+def _count_text(tokens: int, measure: str | None, fresh: bool | None) -> str:
     """Return a token count saying which count it is: the gateway's (fresh when it says so), or
-    the last model call's in the transcript when the gateway's is stale or missing."""
-    if source == "transcript":
+    the one read from the transcript (`measure`) when the gateway's is stale or missing."""
+    if measure is not None:
         missing = "stale" if fresh is False else "missing"
-        return (
-            f"{tokens:,} tokens (the last model call's prompt in the transcript; the gateway's "
-            f"count is {missing})"
-        )
+        return f"{tokens:,} tokens ({_MEASURES[measure]}; the gateway's count is {missing})"
     return f"{tokens:,} tokens (the gateway's count{', fresh' if fresh else ''})"
 
 
-def _unconfirmed_reason(row: SessionRow, confirmed: Mapping[str, int | None]) -> str:
+def _unconfirmed_reason(row: SessionRow, confirmed: Mapping[str, TranscriptContext | None]) -> str:
     what = "unknown" if row.total_tokens is None else f"stale ({row.total_tokens:,}, not fresh)"
     if row.key in confirmed:
         return f"token count is {what} and the transcript does not show the context size"

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from memwarden.openclaw.gateway import SessionRow
     from memwarden.openclaw.layout import Deployment
     from memwarden.openclaw.sessions import SessionRecord
-    from memwarden.rotation.policy import Decision
+    from memwarden.rotation.policy import Decision, TranscriptContext
 
 log = logging.getLogger("memwarden.rotate")
 
@@ -46,7 +46,7 @@ class SessionStores:
             )
         return agent, record
 
-    def confirm_tokens(self, row: SessionRow) -> int | None:
+    def confirm_tokens(self, row: SessionRow) -> TranscriptContext | None:
         """Given a row with a stale count, return the context size its transcript shows, or None.
 
         None also when the session is not on disk, moved to another id, or cannot be read (a
@@ -54,7 +54,7 @@ class SessionStores:
         """
         from memwarden.openclaw.entries import current_window
         from memwarden.openclaw.transcripts import read_tail
-        from memwarden.rotation.policy import context_from_entries
+        from memwarden.rotation.policy import transcript_context
 
         agent = self.deployment.agent(row.agent_id or "")
         try:
@@ -66,7 +66,7 @@ class SessionStores:
             log.warning("%s: cannot read its transcript to confirm tokens: %s", row.key, error)
             return None
         window = current_window(tail.entries)
-        return context_from_entries(window) if window or tail.reached_start else None
+        return transcript_context(window) if window or tail.reached_start else None
 
     def _by_key(self, agent: Agent) -> dict[str, SessionRecord]:
         from memwarden.openclaw.sessions import load_sessions
