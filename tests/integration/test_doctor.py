@@ -187,6 +187,16 @@ def test_doctor_unparsable_gateway_config_needs_action_and_other_checks_still_ru
     assert "timers.installed" in found
 
 
+def test_doctor_without_a_gateway_asks_for_the_state_dir_not_for_a_token(capsys, tmp_path):
+    result = run_cli(capsys, "--state-dir", tmp_path / "typo", "doctor", "--json")
+
+    found = findings(result)
+    assert found["gateway.state_dir"]["severity"] == "action"
+    assert found["gateway.token"]["severity"] == "info"
+    assert found["gateway.token"]["fix"] is None
+    assert "not checked: no gateway config was read" in found["gateway.token"]["message"]
+
+
 def test_doctor_oversized_active_context_warns_with_cap_to_set(capsys, tmp_path):
     state = make_file_era_state(tmp_path)
     memory = state.workspace / "memory"

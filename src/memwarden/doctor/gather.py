@@ -404,6 +404,17 @@ def gateway_reachable(context: JobContext, deployment: Deployment | None) -> lis
     token_line = (
         f"MEMWARDEN_GATEWAY_TOKEN=<the gateway token>   (a line in {secrets_file_path(context)})"
     )
+    if token is None and deployment is None:
+        # The token is usually in the gateway config, which was not found (gateway.state_dir
+        # says why): asking for one here would send the operator the wrong way.
+        return [
+            Finding(
+                "gateway.token",
+                "info",
+                "not checked: no gateway config was read (see gateway.state_dir); the token is "
+                "usually in it (gateway.auth.token)",
+            )
+        ]
     if token is None:
         return [
             Finding(
