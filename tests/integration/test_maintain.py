@@ -171,6 +171,28 @@ def test_maintain_backs_up_config_once_per_change_and_warns_when_it_shrank(
     db.close()
 
 
+def test_maintain_keeps_the_last_good_config_through_a_series_of_broken_edits(
+    capsys, file_era, isolated_env, tmp_path
+):
+    config = tmp_path / "memwarden.toml"
+    config.write_text("[maintain]\nconfig_backups_keep = 2\n")
+    arguments = ("--config", config, "--state-dir", file_era.state_dir, "maintain")
+    backups = storage(isolated_env) / "config-backups"
+    good = file_era.config_path.read_bytes()
+    run_cli(capsys, *arguments)
+
+    for broken in ("{ gateway: { port: 1 ", "{ gateway: ", "{"):
+        file_era.config_path.write_text(broken)
+        result = run_cli(capsys, *arguments)
+    file_era.config_path.write_bytes(b"")
+    result = run_cli(capsys, *arguments)
+
+    kept = [path.read_bytes() for path in sorted(backups.iterdir())]
+    assert good in kept  # not pushed out by the broken copies
+    assert kept[-1] == b""  # and what is there now is kept too
+    assert "shrank from" in result.stderr and "to 0 B" in result.stderr
+
+
 def test_maintain_rotates_oversized_logs(capsys, file_era, isolated_env, tmp_path):
     logs = storage(isolated_env) / "logs"
     logs.mkdir(parents=True)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from memwarden.files import atomic_write, ensure_dir
 from memwarden.maintenance.config_backup import (
     backup_name,
     backups_to_prune,
     decide_backup,
+    is_backup,
     latest_backup,
 )
 from memwarden.maintenance.report import StepReport, size_text
+from memwarden.openclaw.config_file import is_gateway_config
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext, Problem
 
@@ -37,7 +40,9 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     names = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
     latest = latest_backup(names)
     latest_bytes = (folder / latest).read_bytes() if latest else None
-    decision = decide_backup(current, latest_bytes, context.config.maintain.config_shrink_ratio)
+    good, good_bytes = _latest_good(folder, names, latest, latest_bytes)
+    ratio = context.config.maintain.config_shrink_ratio
+    decision = decide_backup(current, latest_bytes, good_bytes, ratio)
     report.data = {
         "config": str(source),
         "backed_up": None,
@@ -45,12 +50,13 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
         "size": decision.current_size,
     }
     if decision.shrunk:
-        _warn_shrunk(context, report, source, latest, decision, dry_run)
+        _warn_shrunk(context, report, source, good, decision, dry_run)
     if not decision.take:
         report.lines.append(f"config: {source.name} unchanged since {latest}")
         return report
     name = backup_name(source.name, context.now())
-    pruned = backups_to_prune([*names, name], context.config.maintain.config_backups_keep)
+    spare = None if is_gateway_config(current) else good
+    pruned = backups_to_prune([*names, name], context.config.maintain.config_backups_keep, spare)
     if dry_run:
         report.lines.append(f"config: would back up {source} to {folder / name}")
         report.lines += [f"  would delete old backup {old}" for old in pruned]
@@ -72,6 +78,20 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
         + (f"; deleted {len(pruned)} old backup(s)" if pruned else "")
     )
     return report
+
+
+def _latest_good(
+    folder: Path, names: list[str], latest: str | None, latest_bytes: bytes | None
+) -> tuple[str | None, bytes | None]:
+    """Return the newest backup holding a config the gateway could load (name, bytes)."""
+    for name in sorted((name for name in names if is_backup(name)), reverse=True):
+        try:
+            data = latest_bytes if name == latest else (folder / name).read_bytes()
+        except OSError:
+            continue
+        if data is not None and is_gateway_config(data):
+            return name, data
+    return None, None
 
 
 def _warn_shrunk(context, report, source, latest, decision, dry_run) -> None:

@@ -49,6 +49,14 @@ def parse_json5(raw: bytes) -> Any:
         raise _json5_error(text, error) from None
 
 
+def is_gateway_config(raw: bytes) -> bool:
+    """Whether the bytes are a gateway config the gateway could load: JSON5 holding an object."""
+    try:
+        return isinstance(parse_json5(raw), dict)
+    except (UnicodeDecodeError, ValueError):
+        return False
+
+
 def load_gateway_config(path: Path) -> dict[str, Any]:
     """Given the path of openclaw.json, return its content as a dict (`{}` if it does not exist).
 
