@@ -85,6 +85,7 @@ def enable(plan: HooksPlan, created_dirs: list[Path], dry_run: bool) -> str:
                 folder = plan.storage_dir / BACKUP_DIR
                 plan.lines.append(f"hooks: would back up {path} to {folder}/")
             plan.lines.append(f"hooks: would enable {', '.join(plan.names)} in {path}")
+            plan.lines += _diff_lines(path, original, written)
         elif not _write(plan, original, written, "enabled " + ", ".join(plan.names)):
             return _manual(plan, enable=True)
     if not dry_run:
@@ -253,6 +254,16 @@ def _record(
             files={**(record.files if record else {}), **plan.written_files},
         ),
     )
+
+
+def _diff_lines(path: Path, before: bytes | None, after: bytes) -> list[str]:
+    """The change to the gateway config as a unified diff, indented, for a dry run."""
+    import difflib
+
+    old = (before or b"").decode("utf-8", "replace").splitlines()
+    new = after.decode("utf-8", "replace").splitlines()
+    diff = difflib.unified_diff(old, new, f"{path} (now)", f"{path} (after)", lineterm="")
+    return [f"    {line}" for line in diff]
 
 
 def _read(path: Path) -> bytes | None:

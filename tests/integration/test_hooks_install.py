@@ -153,6 +153,11 @@ def test_install_dry_run_changes_nothing_and_says_everything(state, tmp_path):
     assert "hook session-summary: would copy" in text and "memwarden.json" in text
     assert "hooks: would back up" in text
     assert "hooks: would enable memory-index-inject, session-summary in" in text
+    # the config change itself, as a diff of what is there now and what install would write
+    assert f"    --- {state.config_path} (now)" in result.lines
+    assert f"    +++ {state.config_path} (after)" in result.lines
+    added = [line for line in result.lines if line.startswith("    +") and "+++" not in line]
+    assert any('"memory-index-inject"' in line for line in added)
 
 
 def test_install_with_openclaw_on_path_still_edits_the_config_itself(state, tmp_path):
