@@ -24,6 +24,7 @@ from types import ModuleType
 from memwarden import __version__, dataclass_code, log_format, stopping
 from memwarden.errors import (
     EXIT_FAILURES,
+    EXIT_USAGE,
     LockHeld,
     MemwardenError,
     StateError,
@@ -77,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _unless_stopped(_run, chosen, options, returned=False)
     except (MemwardenError, Terminated) as error:
+        if error.exit_code == EXIT_USAGE:  # a usage or configuration error creates nothing
+            dataclass_code.write_nothing()
         # A run skipped because another holds the lock is not news for a quiet timer.
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
         level = logging.WARNING if isinstance(error, LockHeld) else logging.ERROR

@@ -53,6 +53,12 @@ def may_write() -> None:
         _installed.writes = True
 
 
+def write_nothing() -> None:
+    """Take back `may_write`: the run ended in a usage or configuration error."""
+    if _installed is not None:
+        _installed.writes = False
+
+
 _installed: _Cache | None = None
 
 

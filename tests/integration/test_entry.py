@@ -195,6 +195,9 @@ def test_the_program_keeps_the_exit_code_output_and_dataclass_cache(tmp_path, is
     assert dry.exit_code == 0, dry.stderr
     assert dry.stdout.rstrip().endswith("}")  # the JSON document whole
     assert not cache.exists()  # a dry run creates nothing, the dataclass cache included
+    refused = memwarden("checkpoint", "--agent", "nobody")  # a usage error found by the job
+    assert refused.exit_code == 2, refused.stderr
+    assert not cache.exists()  # creates nothing either
     run = memwarden("--json", "checkpoint")
     assert run.exit_code == 0, run.stderr
     assert run.stdout.rstrip().endswith("}")
