@@ -150,6 +150,16 @@ def test_pinned_environment_leaves_out_relative_xdg_folders_and_anchors_gateway_
     assert pinned["OPENCLAW_CONFIG_PATH"] == "~/openclaw.json"
 
 
+def test_pinned_path_names_each_folder_once_in_its_first_place(tmp_path):
+    env = {"PATH": "/home/a/bin:/usr/bin:/bin:/home/a/bin:/usr/bin"}
+    pinned = dict(
+        pinned_environment(
+            env, storage_dir=tmp_path / "state", config_file=None, gateway_state_dir=None
+        )
+    )
+    assert pinned["PATH"] == "/home/a/bin:/usr/bin:/bin"
+
+
 def test_default_systemd_dir_ignores_a_relative_xdg_config_home_as_config_does():
     assert default_systemd_dir({"HOME": "/home/a", "XDG_CONFIG_HOME": "cfg"}) == Path(
         "/home/a/.config/systemd/user"

@@ -159,7 +159,8 @@ def pinned_environment(
     `--state-dir` chose it, and PASSTHROUGH_VARIABLES that are set (a relative XDG folder left
     out, as memwarden ignores it; a relative gateway path made absolute). Never a secret.
     """
-    pinned = {"PATH": env.get("PATH", os.defpath)}
+    folders = env.get("PATH", os.defpath).split(os.pathsep)
+    pinned = {"PATH": os.pathsep.join(dict.fromkeys(folders))}  # each folder once, first kept
     for name in PASSTHROUGH_VARIABLES:
         value = env.get(name)
         if not value:

@@ -91,9 +91,12 @@ def scheduled_jobs(config: Config) -> list[ScheduledJob]:
 
 
 def describe_interval(minutes: int) -> str:
-    """Given minutes, return them as a person says them: "20 minutes", "6 hours", "1 day"."""
-    for size, unit in ((1440, "day"), (60, "hour")):
-        if minutes % size == 0:
-            count = minutes // size
-            return f"{count} {unit}{'s' if count != 1 else ''}"
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    """Given minutes, return what follows "every" as a person says it: "20 minutes", "6 hours",
+    "day"."""
+    size, unit = next(
+        (size, unit)
+        for size, unit in ((1440, "day"), (60, "hour"), (1, "minute"))
+        if not minutes % size
+    )
+    count = minutes // size
+    return unit if count == 1 else f"{count} {unit}s"
