@@ -145,6 +145,16 @@ def test_summarize_automation_session_is_skipped(capsys, tmp_path):
     assert summaries(state.workspace) == []
 
 
+def test_summarize_a_key_with_no_session_says_no_id_was_given(capsys, tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+
+    result = summarize(capsys, state, "agent:main:no-such-conversation")
+
+    assert result.exit_code == 0
+    assert "no transcript found for it (no --session-id given): no summary" in result.stdout
+    assert summaries(state.workspace) == []
+
+
 def test_summarize_unknown_agent_is_a_usage_error(capsys, tmp_path):
     state = make_sqlite_era_state(tmp_path)
 

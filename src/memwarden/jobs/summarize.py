@@ -99,7 +99,8 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     session_id = options.previous_session_id or options.session_id
     location = transcript_of(agent, session_id, key)
     if location is None:
-        return _skipped(f"{key}: no transcript found for session {session_id or '?'}: no summary")
+        which = f"session {session_id}" if session_id else "it (no --session-id given)"
+        return _skipped(f"{key}: no transcript found for {which}: no summary")
     window, note = read_window(location, options.event_time, context)
     messages = conversation(window)
     if not messages:
