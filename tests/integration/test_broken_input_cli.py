@@ -187,6 +187,36 @@ def test_odd_column_types_are_reported_not_misread(tmp_path):
     assert keys == [good[0]]
 
 
+# --- transcripts -----------------------------------------------------------------------------
+
+
+def test_skipped_jsonl_lines_are_reported_once_by_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_SESSIONS", "main")
+    state = make_file_era_state(tmp_path)
+    session_id = orjson.loads(state.session_store.read_bytes())["agent:main:main"]["sessionId"]
+    transcript = state.sessions_dir / f"{session_id}.jsonl"
+    first = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint")
+    assert (first.exit_code, first.stderr) == (0, "")
+    with transcript.open("ab") as handle:
+        handle.write(b'{"type":"message","x":"' + b"a" * (32 * 1024 * 1024) + b'"}\n')
+        handle.write(b"not json\n")
+        handle.write(b'{"type":"message","x":"\xff\xfe"}\n')
+
+    result = run_subprocess("--state-dir", state.state_dir, "-q", "--json", "checkpoint")
+
+    assert result.exit_code == 0, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert " WARNING memwarden: " in line
+    assert line.endswith(
+        f"{transcript}: 3 transcript line(s) skipped: 1 longer than 33554432 bytes (memwarden's "
+        "limit per line), 1 not JSON, 1 not UTF-8"
+    )
+    (session,) = result.json()["agents"]
+    assert session["counts"]["skipped_lines"] == 3
+    again = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint", "--force")
+    assert (again.exit_code, again.stderr) == (0, ""), "reported once, by the run that met them"
+
+
 # --- files in the workspace -------------------------------------------------------------------
 
 
