@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -335,10 +336,28 @@ def lost_workspace(agent: Agent) -> str | None:
     """
     if agent.era == "none" or agent.workspace.is_dir():
         return None
+    what = not_a_folder(agent.workspace)
+    if what is not None:
+        return (
+            f"{agent.workspace}: the workspace of agent {agent.id} is {what} where a folder "
+            "should be; move it away, or fix the agent's `workspace` in openclaw.json"
+        )
     return (
         f"{agent.workspace}: the workspace of agent {agent.id} is gone, though the agent has "
         "sessions; restore it, or fix the agent's `workspace` in openclaw.json"
     )
+
+
+def not_a_folder(path: Path) -> str | None:
+    """Given a path that should be a folder, return what is there instead ("a file", "not a
+    folder"), or None when it is a folder or nothing is there."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return None
+    return "a file" if stat.S_ISREG(mode) else "not a folder"
 
 
 def storage_era(agent_dir: Path) -> Era:
