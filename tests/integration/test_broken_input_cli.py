@@ -93,6 +93,36 @@ def test_huge_bootstrap_cap_is_no_cap(tmp_path):
     assert workspace["cap"] == 2**53 - 1
 
 
+@pytest.mark.parametrize("job", ["checkpoint", "index", "sessions"])
+def test_agent_entries_the_gateway_ignores_or_misreads_are_named(tmp_path, job):
+    state = make_sqlite_era_state(tmp_path)
+    entries = [
+        {"id": "main", "default": True, "workspace": str(state.workspace)},
+        "x",
+        {"id": 5, "workspace": str(tmp_path / "five")},
+        {"workspace": str(tmp_path / "nameless")},
+    ]
+    edit_config(state, lambda config: config["agents"].update(list=entries))
+
+    result = run_subprocess("--state-dir", state.state_dir, "-q", job)
+
+    assert result.exit_code == 1
+    config = str(state.config_path)
+    assert_clear(result, config, "agents.list[1]: a string ('x')", "ignore", "make it an object")
+    assert_clear(result, config, "agents.list[2].id: a number (5)", "as agent main's", "a string")
+    assert_clear(result, config, "agents.list[3].id: missing", "as agent main's")
+    assert len(result.stderr.splitlines()) == 3, result.stderr
+
+
+def test_agent_entries_map_with_a_value_that_is_not_an_entry_is_named(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    entries = {"main": {"workspace": str(state.workspace)}, "ops": "/srv/ops"}
+    edit_config(state, lambda config: config["agents"].update(entries=entries))
+    result = run_subprocess("--state-dir", state.state_dir, "-q", "sessions")
+    assert result.exit_code == 1
+    assert_clear(result, str(state.config_path), "agents.entries.ops: a string ('/srv/ops')")
+
+
 # --- session stores ---------------------------------------------------------------------------
 
 
