@@ -50,6 +50,14 @@ def test_config_not_utf8_is_one_line_exit_2(tmp_path):
     assert_clear(result, str(config), "not UTF-8")
 
 
+@pytest.mark.parametrize("option", ["--config", "--state-dir"])
+def test_empty_path_option_says_it_is_empty(tmp_path, option):
+    result = run_subprocess(option, "", "sessions", cwd=str(tmp_path))
+    assert result.exit_code == 2
+    assert_clear(result, f"argument {option}: the option is empty", "leave the option out")
+    assert "folder" not in result.stderr and "no OpenClaw gateway state" not in result.stderr
+
+
 def test_relative_storage_dir_is_refused(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[general]\nstorage_dir = "relative/state"\n')
