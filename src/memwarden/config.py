@@ -128,12 +128,14 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     return Config(values, sources, path, secrets_path, others)
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> None:
     import tomllib  # only when there is a config file
 
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        raw = path.read_bytes()
     except FileNotFoundError:
         problems.append(
             f"{path}: no such config file (create it or drop --config/MEMWARDEN_CONFIG)"
@@ -142,8 +144,12 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
     except OSError as error:
         problems.append(f"{path}: cannot read: {_reason(error)}")
         return
+    # TOML 1.0 forbids a byte-order mark, but Windows editors write one: tolerated.
+    bom = len(UTF8_BOM) if raw.startswith(UTF8_BOM) else 0
+    try:
+        data = tomllib.loads(raw[bom:].decode("utf-8"))
     except UnicodeDecodeError as error:
-        problems.append(f"{path}: not UTF-8 text (byte {error.start + 1}); save it as UTF-8")
+        problems.append(f"{path}: not UTF-8 text (byte {bom + error.start + 1}); save it as UTF-8")
         return
     except tomllib.TOMLDecodeError as error:
         problems.append(f"{path}: invalid TOML: {error}")

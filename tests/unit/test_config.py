@@ -70,6 +70,20 @@ def test_load_invalid_toml_names_file(tmp_path):
         config.load(path, env={})
 
 
+def test_load_toml_starting_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"\xef\xbb\xbf[schedule]\nhealth_minutes = 7\n")
+    assert config.load(path, env={}).schedule.health_minutes == 7
+
+
+def test_load_toml_not_utf8_after_a_byte_order_mark_names_the_byte(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"\xef\xbb\xbf#\xff\n")
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={})
+    assert raised.value.lines() == [f"{path}: not UTF-8 text (byte 5); save it as UTF-8"]
+
+
 def test_load_explicit_missing_file_is_an_error(tmp_path):
     with pytest.raises(ConfigError, match="no such config file"):
         config.load(tmp_path / "absent.toml", env={})
