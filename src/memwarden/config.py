@@ -18,6 +18,7 @@ from typing import Any
 
 from memwarden.envfile import parse_env_text
 from memwarden.errors import ConfigError
+from memwarden.files import NotRegularFileError, read_regular_file
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 from memwarden.xdg import xdg_home
 
@@ -135,11 +136,14 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
     import tomllib  # only when there is a config file
 
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)
     except FileNotFoundError:
         problems.append(
             f"{path}: no such config file (create it or drop --config/MEMWARDEN_CONFIG)"
         )
+        return
+    except NotRegularFileError as error:
+        problems.append(f"{path}: {_reason(error)}; name the TOML file itself")
         return
     except OSError as error:
         problems.append(f"{path}: cannot read: {_reason(error)}")
@@ -263,9 +267,12 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
     """
     try:
         info = path.stat()
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path).decode("utf-8")
     except FileNotFoundError:
         problems.append(f"{path}: secrets file not found (create it with mode 0600 or unset it)")
+        return {}
+    except NotRegularFileError as error:
+        problems.append(f"{path}: {_reason(error)}; name the secrets file itself")
         return {}
     except OSError as error:
         problems.append(f"{path}: cannot read the secrets file: {_reason(error)}")
@@ -287,6 +294,8 @@ def _reason(error: OSError) -> str:
     """The reason of an OSError without Python's `[Errno N] … 'path'` dressing."""
     if error.errno == errno.EISDIR:
         return "it is a folder, not a file"
+    if isinstance(error, NotRegularFileError):
+        return error.strerror
     return (error.strerror or str(error)).lower()
 
 

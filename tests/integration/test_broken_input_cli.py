@@ -58,6 +58,26 @@ def test_empty_path_option_says_it_is_empty(tmp_path, option):
     assert "folder" not in result.stderr and "no OpenClaw gateway state" not in result.stderr
 
 
+def test_config_files_that_are_fifos_are_refused_without_blocking(tmp_path, monkeypatch):
+    state = make_sqlite_era_state(tmp_path)
+    fifos = {name: tmp_path / name for name in ("config.toml", "secrets.env")}
+    for fifo in fifos.values():
+        os.mkfifo(fifo)
+    state.config_path.unlink()
+    os.mkfifo(state.config_path)
+    monkeypatch.setenv("MEMWARDEN_GENERAL_SECRETS_FILE", str(fifos["secrets.env"]))
+
+    checked = run_subprocess("--config", fifos["config.toml"], "config", "check", timeout=20)
+
+    assert checked.exit_code == 2
+    assert_clear(checked, str(fifos["config.toml"]), "named pipe (FIFO)", "the TOML file itself")
+    assert_clear(checked, str(fifos["secrets.env"]), "named pipe (FIFO)", "the secrets file")
+    monkeypatch.delenv("MEMWARDEN_GENERAL_SECRETS_FILE")
+    listed = run_subprocess("--state-dir", state.state_dir, "sessions", timeout=20)
+    assert listed.exit_code == 2
+    assert_clear(listed, str(state.config_path), "gateway config is a named pipe (FIFO)")
+
+
 def test_relative_storage_dir_is_refused(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[general]\nstorage_dir = "relative/state"\n')
