@@ -2,8 +2,9 @@
 
 `record` adds a run's staged files to `checkpoint_journal` in the transaction that saves their
 read positions; `place` renames one of them (or, for a daily log someone changed since it was
-read, appends the run's entries to their version); `clear` deletes the run's rows once the
-renames are durable and the agents' bootstrap manifests refreshed. `roll_forward` finishes what
+read, appends the run's entries to their version; a rename that fails removes its temp file);
+`clear` deletes the run's rows once the renames are durable and the agents' bootstrap manifests
+refreshed. `roll_forward` finishes what
 killed runs left: at the start of every checkpoint, each row of a run that is no longer alive is
 placed (its temp file intact), found done (the target already holds it), appended again from the
 journal's own text (a daily log whose temp file is gone), or given up (a handoff whose temp file
@@ -118,7 +119,7 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
     if not verify or _intact(temp, staged):
         current = identity(target)
         if staged.appended is None or current == staged.before or current is None:
-            os.replace(temp, target)
+            _replace(temp, target)
             return "placed"
         # Someone (the agent) changed the daily log since this run read it: keep their version.
         temp.unlink(missing_ok=True)
@@ -136,6 +137,18 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
         return "done"
     atomic_append(target, staged.appended, root=Path(staged.workspace))
     return "appended"
+
+
+def _replace(temp: Path, target: Path) -> None:
+    """Rename `temp` over `target`. If that fails (an immutable target, say), remove the temp
+    file, or every run would leave one more: the journal row stays, and the next run treats it
+    as a row whose temp file is gone (a handoff is rewritten by that run, a daily log gets its
+    entries appended from the journal's text). Raise the OSError, naming the target."""
+    try:
+        os.replace(temp, target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise type(error)(error.errno, error.strerror, str(target)) from None
 
 
 @dataclass
