@@ -4,13 +4,13 @@
 read positions; `place` renames one of them (or, for a daily log someone changed since it was
 read, appends the run's entries to their version; a rename that fails removes its temp file);
 `clear` deletes the run's rows once the renames are durable and the agents' bootstrap manifests
-refreshed. `roll_forward` finishes what
-killed runs left: at the start of every checkpoint, each row of a run that is no longer alive is
-placed (its temp file intact), found done (the target already holds it), appended again from the
-journal's own text (a daily log whose temp file is gone), or given up (a handoff whose temp file
-is gone: it stays as it was, whole, and its session no longer owns it, so the next run rewrites
-it). Its rows then pass to the live run, which refreshes those agents' manifests before it clears
-them; the dead run's leftover temp files are removed.
+refreshed. `roll_forward` finishes what killed runs left: at the start of every checkpoint, each
+row of a run that is no longer alive is placed (its temp file intact), found done (the target
+already holds it), appended again from the journal's own text (a daily log whose temp file is
+gone), or given up (a handoff whose temp file is gone: it stays as it was, whole, and its
+session no longer owns it, so the next run rewrites it). Its rows then pass to the live run,
+which refreshes those agents' manifests before it clears them; the dead run's leftover temp
+files are removed.
 """
 
 from __future__ import annotations
