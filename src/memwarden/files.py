@@ -145,7 +145,7 @@ def atomic_write(
     )
     payload = data.encode("utf-8") if isinstance(data, str) else data
     temp = _write_temp(target, payload, flush=unflushed is None)
-    os.replace(temp, target)
+    replace_or_remove(temp, target)
     if unflushed is None:
         fsync_dir(target.parent)
     else:
@@ -173,10 +173,21 @@ def atomic_append(path: Path, text: str, root: Path | None = None, header: str =
         if _identity(target) != before:
             temp.unlink(missing_ok=True)
             continue
-        os.replace(temp, target)
+        replace_or_remove(temp, target)
         fsync_dir(target.parent)
         return
     raise MemwardenError(f"{target}: kept changing while memwarden appended to it; run again")
+
+
+def replace_or_remove(temp: Path, target: Path) -> None:
+    """Rename `temp` over `target`; if that fails (an immutable target, a folder in the way),
+    remove `temp`, so that a run failing again and again leaves no temp files behind, and raise
+    the OSError naming the target, not the temp file."""
+    try:
+        os.replace(temp, target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise type(error)(error.errno, error.strerror, str(target)) from None
 
 
 def is_temp_name(name: str) -> bool:

@@ -257,3 +257,12 @@ def test_read_regular_file_refuses_a_fifo_a_device_and_a_folder_without_blocking
         assert (raised.value.strerror, raised.value.filename) == (words, str(path))
     (tmp_path / "config.toml").write_bytes(b"[general]\n")
     assert files.read_regular_file(tmp_path / "config.toml") == b"[general]\n"
+
+
+def test_atomic_write_whose_rename_fails_leaves_no_temp_file_and_names_the_target(tmp_path):
+    target = tmp_path / "INDEX.md"
+    (target / "in the way").mkdir(parents=True)  # a rename over it fails, as over chattr +i
+    with pytest.raises(OSError) as raised:
+        atomic_write(target, "# index\n")
+    assert raised.value.filename == str(target)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["INDEX.md"]

@@ -36,7 +36,7 @@ from memwarden.checkpoint.staging import (
 )
 from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import atomic_append, check_inside, real_path
+from memwarden.files import atomic_append, check_inside, real_path, replace_or_remove
 
 if TYPE_CHECKING:
     import sqlite3
@@ -119,7 +119,9 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
     if not verify or _intact(temp, staged):
         current = identity(target)
         if staged.appended is None or current == staged.before or current is None:
-            _replace(temp, target)
+            # A failed rename removes the temp file, or every run would leave one more: the
+            # row stays, and the next run takes it for a row whose temp file is gone.
+            replace_or_remove(temp, target)
             return "placed"
         # Someone (the agent) changed the daily log since this run read it: keep their version.
         temp.unlink(missing_ok=True)
@@ -137,18 +139,6 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
         return "done"
     atomic_append(target, staged.appended, root=Path(staged.workspace))
     return "appended"
-
-
-def _replace(temp: Path, target: Path) -> None:
-    """Rename `temp` over `target`. If that fails (an immutable target, say), remove the temp
-    file, or every run would leave one more: the journal row stays, and the next run treats it
-    as a row whose temp file is gone (a handoff is rewritten by that run, a daily log gets its
-    entries appended from the journal's text). Raise the OSError, naming the target."""
-    try:
-        os.replace(temp, target)
-    except OSError as error:
-        temp.unlink(missing_ok=True)
-        raise type(error)(error.errno, error.strerror, str(target)) from None
 
 
 @dataclass
