@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 
 from memwarden.envfile import parse_env_text
 from memwarden.errors import ConfigError
+from memwarden.files import NotRegularFileError, read_regular_file
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 from memwarden.xdg import xdg_home
 
@@ -121,6 +123,7 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
     _apply_env(env, "environment", values, sources, problems)
     problems += _unreadable_files(values, sources)
+    problems += _unknown_time_zone(values, sources, env)
 
     if problems:
         raise ConfigError(problems)
@@ -128,22 +131,31 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     return Config(values, sources, path, secrets_path, others)
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> None:
     import tomllib  # only when there is a config file
 
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
+        raw = read_regular_file(path)
     except FileNotFoundError:
         problems.append(
             f"{path}: no such config file (create it or drop --config/MEMWARDEN_CONFIG)"
         )
         return
+    except NotRegularFileError as error:
+        problems.append(f"{path}: {_reason(error)}; name the TOML file itself")
+        return
     except OSError as error:
         problems.append(f"{path}: cannot read: {_reason(error)}")
         return
+    # TOML 1.0 forbids a byte-order mark, but Windows editors write one: tolerated.
+    bom = len(UTF8_BOM) if raw.startswith(UTF8_BOM) else 0
+    try:
+        data = tomllib.loads(raw[bom:].decode("utf-8"))
     except UnicodeDecodeError as error:
-        problems.append(f"{path}: not UTF-8 text (byte {error.start + 1}); save it as UTF-8")
+        problems.append(f"{path}: not UTF-8 text (byte {bom + error.start + 1}); save it as UTF-8")
         return
     except tomllib.TOMLDecodeError as error:
         problems.append(f"{path}: invalid TOML: {error}")
@@ -228,6 +240,46 @@ def _unreadable_files(values: Mapping[str, Any], sources: Mapping[str, str]) -> 
     return problems
 
 
+def _unknown_time_zone(
+    values: Mapping[str, Any], sources: Mapping[str, str], env: Mapping[str, str]
+) -> list[str]:
+    """Return a problem, naming where it was set, for a `general.timezone` that is no known
+    zone or, when that is empty, for a `$TZ` the C library cannot read (it would date the daily
+    logs in UTC without a word)."""
+    name = values["general.timezone"].strip()
+    if name:
+        if _known_zone(name):
+            return []
+        option = OPTIONS_BY_KEY["general.timezone"]
+        return [
+            f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
+            "name such as Europe/Paris, or leave it empty for the machine's zone"
+        ]
+    tz = env.get("TZ", "").strip()
+    if not tz or _known_zone(tz.removeprefix(":")) or _POSIX_TZ.match(tz):
+        return []
+    return [
+        f"environment: TZ: {tz!r} is no time zone this system knows (the daily logs would be "
+        "dated in UTC); set an IANA name such as Europe/Paris, or set general.timezone"
+    ]
+
+
+# A POSIX TZ rule (`EST5EDT`, `CET-1CEST,M3.5.0,M10.5.0/3`, `<+03>-3`): read without a zone file.
+_POSIX_TZ = re.compile(r"^(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]{3,}>)[+-]?\d{1,2}(?::\d{1,2}){0,2}")
+
+
+def _known_zone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only when a zone is set
+
+    if name.startswith("/"):
+        return os.path.isfile(name)
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return False
+    return True
+
+
 def _where(option: Option, source: str) -> str:
     """Given an option and its source as `load` records it, return the start of a problem
     line: `file: key` or `origin: VARIABLE (key)`, as the line for a value that does not fit."""
@@ -257,9 +309,12 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
     """
     try:
         info = path.stat()
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_file(path).decode("utf-8")
     except FileNotFoundError:
         problems.append(f"{path}: secrets file not found (create it with mode 0600 or unset it)")
+        return {}
+    except NotRegularFileError as error:
+        problems.append(f"{path}: {_reason(error)}; name the secrets file itself")
         return {}
     except OSError as error:
         problems.append(f"{path}: cannot read the secrets file: {_reason(error)}")
@@ -281,6 +336,8 @@ def _reason(error: OSError) -> str:
     """The reason of an OSError without Python's `[Errno N] … 'path'` dressing."""
     if error.errno == errno.EISDIR:
         return "it is a folder, not a file"
+    if isinstance(error, NotRegularFileError):
+        return error.strerror
     return (error.strerror or str(error)).lower()
 
 

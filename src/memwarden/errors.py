@@ -109,8 +109,10 @@ _OS_ERROR_HINTS = {
     errno.EDQUOT: "the disk quota is used up: free space or raise the quota",
     errno.EFBIG: "the file size limit was reached (ulimit -f), or the disk is full",
     errno.EROFS: "the filesystem is read-only",
-    errno.EACCES: "permission denied: check the owner and mode of the folder",
-    errno.EPERM: "operation not permitted: check the owner and mode of the folder",
+    # The reason already says "permission denied" / "operation not permitted": only the fix.
+    errno.EACCES: "check the owner and mode of the folder",
+    errno.EPERM: "check the owner and mode of the folder, and its attributes with lsattr: an "
+    "immutable or append-only file or folder refuses changes, even to root",
     errno.ENOTDIR: "a file is where a folder should be: move it away",
     errno.EISDIR: "a folder is where a file should be: move it away",
 }

@@ -7,6 +7,7 @@ path that leaves the folder it belongs to (an agent's workspace, memwarden's sta
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -144,7 +145,7 @@ def atomic_write(
     )
     payload = data.encode("utf-8") if isinstance(data, str) else data
     temp = _write_temp(target, payload, flush=unflushed is None)
-    os.replace(temp, target)
+    replace_or_remove(temp, target)
     if unflushed is None:
         fsync_dir(target.parent)
     else:
@@ -172,10 +173,21 @@ def atomic_append(path: Path, text: str, root: Path | None = None, header: str =
         if _identity(target) != before:
             temp.unlink(missing_ok=True)
             continue
-        os.replace(temp, target)
+        replace_or_remove(temp, target)
         fsync_dir(target.parent)
         return
     raise MemwardenError(f"{target}: kept changing while memwarden appended to it; run again")
+
+
+def replace_or_remove(temp: Path, target: Path) -> None:
+    """Rename `temp` over `target`; if that fails (an immutable target, a folder in the way),
+    remove `temp`, so that a run failing again and again leaves no temp files behind, and raise
+    the OSError naming the target, not the temp file."""
+    try:
+        os.replace(temp, target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise type(error)(error.errno, error.strerror, str(target)) from None
 
 
 def is_temp_name(name: str) -> bool:
@@ -239,6 +251,39 @@ def _identity(path: Path) -> tuple[int, int, int] | None:
     except FileNotFoundError:
         return None
     return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+class NotRegularFileError(OSError):
+    """A file memwarden was to read is a folder, a FIFO, a device or a socket; `strerror`
+    says which, in words."""
+
+
+def read_regular_file(path: Path) -> bytes:
+    """Return the bytes of a file the operator names (a config, the secrets file), refusing
+    before reading what is not a regular file: a FIFO would block the run for ever, a device
+    may never end. Raise FileNotFoundError, NotRegularFileError or another OSError."""
+    _refuse_not_regular(path, os.stat(path))
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        _refuse_not_regular(path, os.fstat(handle.fileno()))  # replaced since the stat
+        return handle.read()
+
+
+def _refuse_not_regular(path: Path, status: os.stat_result) -> None:
+    mode = status.st_mode
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise NotRegularFileError(errno.EISDIR, "it is a folder, not a file", str(path))
+    if stat.S_ISFIFO(mode):
+        what = "a named pipe (FIFO)"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        what = "a device"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket"
+    else:
+        what = "something other than a file"
+    raise NotRegularFileError(errno.EINVAL, f"it is {what}, not a regular file", str(path))
 
 
 def read_text_if_exists(path: Path) -> str | None:

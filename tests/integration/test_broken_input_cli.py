@@ -50,6 +50,34 @@ def test_config_not_utf8_is_one_line_exit_2(tmp_path):
     assert_clear(result, str(config), "not UTF-8")
 
 
+@pytest.mark.parametrize("option", ["--config", "--state-dir"])
+def test_empty_path_option_says_it_is_empty(tmp_path, option):
+    result = run_subprocess(option, "", "sessions", cwd=str(tmp_path))
+    assert result.exit_code == 2
+    assert_clear(result, f"argument {option}: the option is empty", "leave the option out")
+    assert "folder" not in result.stderr and "no OpenClaw gateway state" not in result.stderr
+
+
+def test_config_files_that_are_fifos_are_refused_without_blocking(tmp_path, monkeypatch):
+    state = make_sqlite_era_state(tmp_path)
+    fifos = {name: tmp_path / name for name in ("config.toml", "secrets.env")}
+    for fifo in fifos.values():
+        os.mkfifo(fifo)
+    state.config_path.unlink()
+    os.mkfifo(state.config_path)
+    monkeypatch.setenv("MEMWARDEN_GENERAL_SECRETS_FILE", str(fifos["secrets.env"]))
+
+    checked = run_subprocess("--config", fifos["config.toml"], "config", "check", timeout=20)
+
+    assert checked.exit_code == 2
+    assert_clear(checked, str(fifos["config.toml"]), "named pipe (FIFO)", "the TOML file itself")
+    assert_clear(checked, str(fifos["secrets.env"]), "named pipe (FIFO)", "the secrets file")
+    monkeypatch.delenv("MEMWARDEN_GENERAL_SECRETS_FILE")
+    listed = run_subprocess("--state-dir", state.state_dir, "sessions", timeout=20)
+    assert listed.exit_code == 2
+    assert_clear(listed, str(state.config_path), "gateway config is a named pipe (FIFO)")
+
+
 def test_relative_storage_dir_is_refused(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[general]\nstorage_dir = "relative/state"\n')
@@ -91,6 +119,36 @@ def test_huge_bootstrap_cap_is_no_cap(tmp_path):
     (workspace,) = result.json()["workspaces"]
     assert workspace["status"] == "written"
     assert workspace["cap"] == 2**53 - 1
+
+
+@pytest.mark.parametrize("job", ["checkpoint", "index", "sessions"])
+def test_agent_entries_the_gateway_ignores_or_misreads_are_named(tmp_path, job):
+    state = make_sqlite_era_state(tmp_path)
+    entries = [
+        {"id": "main", "default": True, "workspace": str(state.workspace)},
+        "x",
+        {"id": 5, "workspace": str(tmp_path / "five")},
+        {"workspace": str(tmp_path / "nameless")},
+    ]
+    edit_config(state, lambda config: config["agents"].update(list=entries))
+
+    result = run_subprocess("--state-dir", state.state_dir, "-q", job)
+
+    assert result.exit_code == 1
+    config = str(state.config_path)
+    assert_clear(result, config, "agents.list[1]: a string ('x')", "ignore", "make it an object")
+    assert_clear(result, config, "agents.list[2].id: a number (5)", "as agent main's", "a string")
+    assert_clear(result, config, "agents.list[3].id: missing", "as agent main's")
+    assert len(result.stderr.splitlines()) == 3, result.stderr
+
+
+def test_agent_entries_map_with_a_value_that_is_not_an_entry_is_named(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    entries = {"main": {"workspace": str(state.workspace)}, "ops": "/srv/ops"}
+    edit_config(state, lambda config: config["agents"].update(entries=entries))
+    result = run_subprocess("--state-dir", state.state_dir, "-q", "sessions")
+    assert result.exit_code == 1
+    assert_clear(result, str(state.config_path), "agents.entries.ops: a string ('/srv/ops')")
 
 
 # --- session stores ---------------------------------------------------------------------------
@@ -185,6 +243,36 @@ def test_odd_column_types_are_reported_not_misread(tmp_path):
     assert_clear(result, third[0], "current_session_id", "a number (12345)")
     keys = [session["key"] for session in result.json()["agents"][0]["sessions"]]
     assert keys == [good[0]]
+
+
+# --- transcripts -----------------------------------------------------------------------------
+
+
+def test_skipped_jsonl_lines_are_reported_once_by_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_SESSIONS", "main")
+    state = make_file_era_state(tmp_path)
+    session_id = orjson.loads(state.session_store.read_bytes())["agent:main:main"]["sessionId"]
+    transcript = state.sessions_dir / f"{session_id}.jsonl"
+    first = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint")
+    assert (first.exit_code, first.stderr) == (0, "")
+    with transcript.open("ab") as handle:
+        handle.write(b'{"type":"message","x":"' + b"a" * (32 * 1024 * 1024) + b'"}\n')
+        handle.write(b"not json\n")
+        handle.write(b'{"type":"message","x":"\xff\xfe"}\n')
+
+    result = run_subprocess("--state-dir", state.state_dir, "-q", "--json", "checkpoint")
+
+    assert result.exit_code == 0, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert " WARNING memwarden: " in line
+    assert line.endswith(
+        f"{transcript}: 3 transcript line(s) skipped: 1 longer than 33554432 bytes (memwarden's "
+        "limit per line), 1 not JSON, 1 not UTF-8"
+    )
+    (session,) = result.json()["agents"]
+    assert session["counts"]["skipped_lines"] == 3
+    again = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint", "--force")
+    assert (again.exit_code, again.stderr) == (0, ""), "reported once, by the run that met them"
 
 
 # --- files in the workspace -------------------------------------------------------------------

@@ -139,6 +139,36 @@ def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_
     assert "file" not in load_stored(state)[("main", "agent:main:main")].data
 
 
+def test_a_rename_that_fails_removes_its_temp_file_and_the_next_run_rewrites_the_handoff(setup):
+    state, storage, workspace = setup
+    handoff = workspace / "memory" / "ACTIVE_CONTEXT.md"
+    handoff.write_text("old handoff\n")
+    state.set_position(
+        "checkpoint", "main", "agent:main:main", "s1", {"offset": 1}, data={"file": handoff.name}
+    )
+    writer = Writer(storage)
+    files = AgentFiles("main", workspace)
+    files.replace(handoff, "new handoff\n")
+    (staged,) = stage_and_record(state, writer, files)
+    handoff.unlink()
+    (handoff / "in the way").mkdir(parents=True)  # a rename over it fails, as over chattr +i
+
+    with pytest.raises(OSError) as raised:
+        journal.place(staged, verify=False)
+
+    assert raised.value.filename == str(handoff)
+    assert temp_files(workspace) == []
+    writer.close(pending=True)
+    assert journal.pending_count(state) == 1
+    (handoff / "in the way").rmdir()
+    handoff.rmdir()
+    handoff.write_text("old handoff\n")
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+    assert handoff.read_text() == "old handoff\n"
+    assert report.counts == {"lost": 1}
+    assert "file" not in load_stored(state)[("main", "agent:main:main")].data  # rewritten next
+
+
 def test_roll_forward_leaves_a_live_run_alone(setup):
     state, storage, workspace = setup
     daily, writer, _ = staged_daily_append(state, storage, workspace)

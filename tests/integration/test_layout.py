@@ -128,7 +128,7 @@ def test_load_gateway_config_unreadable_error_names_file(tmp_path):
 def test_load_gateway_config_directory_error_names_file(tmp_path):
     path = tmp_path / "openclaw.json"
     path.mkdir()
-    with pytest.raises(GatewayConfigError, match=r"openclaw\.json: cannot read"):
+    with pytest.raises(GatewayConfigError, match=r"openclaw\.json: the gateway config is a folder"):
         config_file.load_gateway_config(path)
 
 

@@ -110,3 +110,37 @@ def test_maintain_removes_compression_leftovers_in_the_sessions_folder(tmp_path)
     assert not left.exists()
     assert fresh.exists() and gateway_own.exists()
     assert left.name in result.stdout
+
+
+def immutable(path: Path, on: bool) -> None:
+    """Set or clear `path`'s immutable attribute (root, on a file system that has it)."""
+    completed = subprocess.run(
+        ["chattr", "+i" if on else "-i", str(path)], capture_output=True, check=False
+    )
+    if completed.returncode != 0:
+        pytest.skip(f"chattr is not available here: {completed.stderr.decode().strip()}")
+
+
+def test_a_handoff_that_cannot_be_replaced_leaves_no_temp_file_run_after_run(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    first = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint")
+    assert first.exit_code == 0, first.stderr
+    handoff = memory / "ACTIVE_CONTEXT.md"
+    immutable(handoff, True)
+    try:
+        for _run in range(3):
+            result = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint", "--force")
+            assert result.exit_code == 1
+            assert f"{handoff}: operation not permitted" in result.stderr
+            assert ".tmp" not in result.stderr
+            assert [p.name for p in memory.iterdir() if p.name.endswith(".tmp")] == []
+    finally:
+        immutable(handoff, False)
+    handoff.write_text("# an older handoff\n> - session: `agent:main:main`\n")
+
+    result = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint")
+
+    assert result.exit_code == 0, result.stderr
+    assert "an older handoff" not in handoff.read_text(), "the next run rewrote the handoff"
+    assert [p.name for p in memory.iterdir() if p.name.endswith(".tmp")] == []

@@ -9,6 +9,7 @@ workspace of an agent that never ran is skipped.
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import timedelta
 
 import json5
@@ -152,6 +153,40 @@ def test_vanished_workspace_fails_its_agent_and_the_run(job, tmp_path):
     (line,) = result.messages
     assert f"{state.workspace}: the workspace of agent main is gone, though the agent has " in line
     assert "restore it, or fix the agent's `workspace` in openclaw.json" in line
+
+
+@pytest.mark.parametrize("job", ["checkpoint", "index"])
+def test_workspace_that_is_a_file_is_named_so(job, tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    shutil.rmtree(state.workspace)
+    state.workspace.write_text("not a folder\n")
+
+    result = run_subprocess("-q", "--state-dir", state.state_dir, job)
+
+    assert result.exit_code == 1
+    (line,) = result.messages
+    assert (
+        f"{state.workspace}: the workspace of agent main is a file where a folder should " in line
+    )
+    assert "move it away, or fix the agent's `workspace` in openclaw.json" in line
+    assert "gone" not in line
+    assert state.workspace.read_text() == "not a folder\n"
+
+
+def test_doctor_says_a_workspace_that_is_a_file_is_a_file(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    shutil.rmtree(state.workspace)
+    state.workspace.write_text("not a folder\n")
+
+    result = run_subprocess("--state-dir", state.state_dir, "doctor", "--json", "--skip-gateway")
+
+    finding = {f["key"]: f for f in result.json()["findings"]}["workspace.main"]
+    assert finding["severity"] == "action"
+    assert (
+        f"its workspace {state.workspace} is a file where a folder should be" in finding["message"]
+    )
+    assert "does not exist" not in finding["message"]
+    assert finding["fix"].startswith(f"move {state.workspace} away, or set agent main's")
 
 
 @pytest.mark.parametrize("job", ["checkpoint", "index"])

@@ -70,6 +70,20 @@ def test_load_invalid_toml_names_file(tmp_path):
         config.load(path, env={})
 
 
+def test_load_toml_starting_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"\xef\xbb\xbf[schedule]\nhealth_minutes = 7\n")
+    assert config.load(path, env={}).schedule.health_minutes == 7
+
+
+def test_load_toml_not_utf8_after_a_byte_order_mark_names_the_byte(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_bytes(b"\xef\xbb\xbf#\xff\n")
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={})
+    assert raised.value.lines() == [f"{path}: not UTF-8 text (byte 5); save it as UTF-8"]
+
+
 def test_load_explicit_missing_file_is_an_error(tmp_path):
     with pytest.raises(ConfigError, match="no such config file"):
         config.load(tmp_path / "absent.toml", env={})
@@ -201,3 +215,35 @@ def test_load_secrets_file_dollar_is_literal_and_other_variables_reach_the_job(t
     assert context.env["OPENCLAW_GATEWAY_TOKEN"] == "gw$1"
     real = JobContext(config=loaded, env={**env, "OPENCLAW_GATEWAY_TOKEN": "from-env"})
     assert real.env["OPENCLAW_GATEWAY_TOKEN"] == "from-env"  # the environment wins
+
+
+def test_unknown_time_zone_names_the_file_or_variable_it_came_from(tmp_path):
+    path = write(tmp_path / "c.toml", '[general]\ntimezone = "Mars/Olympus"\n')
+    with pytest.raises(ConfigError) as from_file:
+        config.load(path, env={})
+    assert from_file.value.lines() == [
+        f"{path}: general.timezone: unknown time zone 'Mars/Olympus'; set an IANA name such as "
+        "Europe/Paris, or leave it empty for the machine's zone"
+    ]
+    with pytest.raises(ConfigError) as from_env:
+        config.load(path, env={"MEMWARDEN_GENERAL_TIMEZONE": "Europe/Pariss"})
+    (line,) = from_env.value.lines()
+    assert line.startswith(
+        "environment: MEMWARDEN_GENERAL_TIMEZONE (general.timezone): unknown time zone "
+        "'Europe/Pariss'"
+    )
+
+
+@pytest.mark.parametrize("tz", ["Europe/Paris", ":Europe/Paris", "EST5EDT", "<+03>-3", "UTC", ""])
+def test_tz_the_system_reads_is_taken(tz):
+    assert config.load(None, env={"TZ": tz}).general.timezone == ""
+
+
+def test_tz_the_system_cannot_read_is_named_unless_general_timezone_is_set(tmp_path):
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, env={"TZ": "Mars/Olympus"})
+    (line,) = raised.value.lines()
+    assert line.startswith("environment: TZ: 'Mars/Olympus' is no time zone this system knows")
+    assert line.endswith("set an IANA name such as Europe/Paris, or set general.timezone")
+    chosen = {"TZ": "Mars/Olympus", "MEMWARDEN_GENERAL_TIMEZONE": "Europe/Paris"}
+    assert config.load(None, env=chosen).general.timezone == "Europe/Paris"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memwarden import files
 from memwarden.errors import UnsafePathError
 from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir, real_path
 from support.fsyncs import record_fsyncs
@@ -242,3 +243,26 @@ def test_unflushed_skips_what_is_gone_and_keeps_everything_when_the_flush_fails(
     unflushed.flush()
     assert fsynced == [str(kept)]
     assert unflushed.folders == set()
+
+
+def test_read_regular_file_refuses_a_fifo_a_device_and_a_folder_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    refused = {fifo: "it is a named pipe (FIFO), not a regular file"}
+    refused |= {Path("/dev/null"): "it is a device, not a regular file"}
+    refused |= {tmp_path: "it is a folder, not a file"}
+    for path, words in refused.items():
+        with pytest.raises(files.NotRegularFileError) as raised:
+            files.read_regular_file(path)
+        assert (raised.value.strerror, raised.value.filename) == (words, str(path))
+    (tmp_path / "config.toml").write_bytes(b"[general]\n")
+    assert files.read_regular_file(tmp_path / "config.toml") == b"[general]\n"
+
+
+def test_atomic_write_whose_rename_fails_leaves_no_temp_file_and_names_the_target(tmp_path):
+    target = tmp_path / "INDEX.md"
+    (target / "in the way").mkdir(parents=True)  # a rename over it fails, as over chattr +i
+    with pytest.raises(OSError) as raised:
+        atomic_write(target, "# index\n")
+    assert raised.value.filename == str(target)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["INDEX.md"]

@@ -74,6 +74,19 @@ def test_describe_os_error_names_path_reason_and_fix():
     )
 
 
+@pytest.mark.parametrize(
+    ("code", "reason", "said"),
+    [
+        (errno.EPERM, "Operation not permitted", "operation not permitted (check the owner"),
+        (errno.EACCES, "Permission denied", "permission denied (check the owner"),
+    ],
+)
+def test_describe_os_error_says_a_permission_reason_once(code, reason, said):
+    line = describe_os_error(OSError(code, reason, "/w/memory"), "cannot write")
+    assert line.startswith(f"/w/memory: cannot write: {said} and mode of the folder")
+    assert line.lower().count(reason.lower()) == 1, line
+
+
 def test_describe_error_keeps_messages_and_types():
     assert describe_error(StateError("state.db: locked")) == "state.db: locked"
     assert describe_error(ValueError("odd")) == "ValueError: odd"

@@ -3,6 +3,7 @@ the last run, and, while the live window is thin after a reset, the window befor
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,8 @@ from memwarden.openclaw.transcripts import TranscriptLocation
 if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.sessions import SessionRecord
+
+log = logging.getLogger("memwarden.checkpoint")
 
 
 @dataclass
@@ -44,7 +47,9 @@ def gather(
     """Read the session (and its previous window when needed) and extract the digests."""
     settings = run.settings
     read, current = _read_enough(run, location, same)
+    _report_skipped_lines(read)
     old_read, old_id, old_reset_at = _read_old_session(run, session, location, stored, same)
+    _report_skipped_lines(old_read)
     material = Material(read, current, None, 0, [], False)
     if old_read is not None:
         material.old_new_entries = old_read.new_entries
@@ -63,6 +68,7 @@ def gather(
         return material
     if old_read is None and stored is None:
         old_read, old_id, old_reset_at = _read_matching_archive(run, session, read)
+        _report_skipped_lines(old_read)
         if old_read is not None:
             # Never checkpointed before: the archive's messages were never logged either.
             material.old_new_entries = old_read.new_entries
@@ -76,6 +82,13 @@ def gather(
             material.previous_bytes = old_read.bytes_seen
             material.previous_entries_read = old_read.entries_read
     return material
+
+
+def _report_skipped_lines(read: reader.TranscriptRead | None) -> None:
+    """Warn, on stderr, of the lines of a transcript skipped since the last run (stderr, not a
+    problem of the run: the rest of the transcript was read and checkpointed)."""
+    if read is not None and read.skipped_report:
+        log.warning("%s", read.skipped_report)
 
 
 def _read_enough(
@@ -132,8 +145,9 @@ def _read_old_session(
         return None, None, None
     location, reset_at = found
     old_read = reader.read_session(location, position, last_at, run.settings.tail_entries)
-    if position is None and same is not None:
+    if position is None and same is not None:  # read before: nothing in it is new
         old_read.new_entries, old_read.new_partial = [], False
+        old_read.skipped_report = None
     return old_read, old_id, reset_at
 
 

@@ -2,14 +2,15 @@
 
 `record` adds a run's staged files to `checkpoint_journal` in the transaction that saves their
 read positions; `place` renames one of them (or, for a daily log someone changed since it was
-read, appends the run's entries to their version); `clear` deletes the run's rows once the
-renames are durable and the agents' bootstrap manifests refreshed. `roll_forward` finishes what
-killed runs left: at the start of every checkpoint, each row of a run that is no longer alive is
-placed (its temp file intact), found done (the target already holds it), appended again from the
-journal's own text (a daily log whose temp file is gone), or given up (a handoff whose temp file
-is gone: it stays as it was, whole, and its session no longer owns it, so the next run rewrites
-it). Its rows then pass to the live run, which refreshes those agents' manifests before it clears
-them; the dead run's leftover temp files are removed.
+read, appends the run's entries to their version; a rename that fails removes its temp file);
+`clear` deletes the run's rows once the renames are durable and the agents' bootstrap manifests
+refreshed. `roll_forward` finishes what killed runs left: at the start of every checkpoint, each
+row of a run that is no longer alive is placed (its temp file intact), found done (the target
+already holds it), appended again from the journal's own text (a daily log whose temp file is
+gone), or given up (a handoff whose temp file is gone: it stays as it was, whole, and its
+session no longer owns it, so the next run rewrites it). Its rows then pass to the live run,
+which refreshes those agents' manifests before it clears them; the dead run's leftover temp
+files are removed.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from memwarden.checkpoint.staging import (
 )
 from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import atomic_append, check_inside, real_path
+from memwarden.files import atomic_append, check_inside, real_path, replace_or_remove
 
 if TYPE_CHECKING:
     import sqlite3
@@ -118,7 +119,9 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
     if not verify or _intact(temp, staged):
         current = identity(target)
         if staged.appended is None or current == staged.before or current is None:
-            os.replace(temp, target)
+            # A failed rename removes the temp file, or every run would leave one more: the
+            # row stays, and the next run takes it for a row whose temp file is gone.
+            replace_or_remove(temp, target)
             return "placed"
         # Someone (the agent) changed the daily log since this run read it: keep their version.
         temp.unlink(missing_ok=True)

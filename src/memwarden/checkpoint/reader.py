@@ -23,6 +23,7 @@ from memwarden.openclaw.transcripts import (
     TranscriptLocation,
     read_since,
     read_tail,
+    skipped_lines_report,
     transcript_size,
 )
 
@@ -34,6 +35,8 @@ class TranscriptRead:
     `window` is the current window (after the last reset line in the tail) and `before_window`
     the entries of the tail before it (ending with that reset line). `new_entries` are those
     the last run did not see; `new_partial` says there were more than the tail held.
+    `skipped_lines` counts the lines of the tail that were skipped; `skipped_report` says, by
+    reason, those among the new lines (None: none), so each is reported by one run.
     """
 
     location: TranscriptLocation
@@ -46,6 +49,7 @@ class TranscriptRead:
     reached_start: bool
     bytes_seen: int
     skipped_lines: int
+    skipped_report: str | None = None
 
     @property
     def last_entry_at(self) -> datetime | None:
@@ -68,7 +72,7 @@ def read_session(
     Raise StoreError if the transcript cannot be read.
     """
     tail = read_tail(location, tail_entries)
-    new_entries, partial, end = _new_since(location, tail, position, last_entry_at)
+    new_entries, partial, end, new_read = _new_since(location, tail, position, last_entry_at)
     before, window = split_windows(tail.entries)
     return TranscriptRead(
         location=location,
@@ -81,6 +85,7 @@ def read_session(
         reached_start=tail.reached_start,
         bytes_seen=_bytes_seen(location, tail),
         skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
+        skipped_report=skipped_lines_report(location, new_read),
     )
 
 
@@ -143,8 +148,9 @@ def _new_since(
     tail: TailResult,
     position: ReadPosition | None,
     last_entry_at: float | None,
-) -> tuple[list[Entry], bool, ReadPosition]:
-    """Return (new entries, more new than the tail held, position to store).
+) -> tuple[list[Entry], bool, ReadPosition, TailResult]:
+    """Return (new entries, more new than the tail held, position to store, the read that
+    holds the new lines).
 
     Without a position, what is newer than `last_entry_at` is new (every entry without either).
     """
@@ -152,14 +158,14 @@ def _new_since(
     if where == "inside":
         delta = read_since(location, position)
         if not delta.reset_detected:
-            return delta.entries, False, delta.end
+            return delta.entries, False, delta.end, delta
     elif where == "before":
-        return tail.entries, True, tail.end
+        return tail.entries, True, tail.end, tail
     if last_entry_at is None:
-        return tail.entries, not tail.reached_start, tail.end
+        return tail.entries, not tail.reached_start, tail.end, tail
     cutoff = datetime.fromtimestamp(last_entry_at, UTC)
     newer = [entry for entry in tail.entries if entry.timestamp and entry.timestamp > cutoff]
-    return newer, False, tail.end
+    return newer, False, tail.end, tail
 
 
 def _locate(position: ReadPosition, tail: TailResult) -> str:

@@ -36,7 +36,7 @@ from memwarden.hooks_install import (
 from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
 from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.measures import js_length
-from memwarden.openclaw.agents import Agent
+from memwarden.openclaw.agents import Agent, not_a_folder
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
     hook_selection,
@@ -113,6 +113,7 @@ def _workspace_facts(agent: Agent) -> WorkspaceFacts:
         refused=agent.workspace_problem,
         exists=exists,
         writable=exists and os.access(target, os.W_OK | os.X_OK),
+        not_a_folder=None if agent.workspace_problem else not_a_folder(workspace),
     )
 
 

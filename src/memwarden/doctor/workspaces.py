@@ -20,6 +20,7 @@ class WorkspaceFacts:
     refused: str | None  # why memwarden will not write there (`Agent.workspace_problem`)
     exists: bool
     writable: bool  # its memory/ (or the workspace, before memory/ exists) can be written
+    not_a_folder: str | None = None  # what is at its path instead of a folder ("a file")
 
 
 def check_workspaces(config_path: str, agents: list[WorkspaceFacts]) -> list[Finding]:
@@ -35,6 +36,14 @@ def _check_one(config_path: str, facts: WorkspaceFacts) -> Finding:
     )
     if facts.refused is not None:
         return Finding(key, "action", facts.refused, fix)
+    if facts.not_a_folder is not None:
+        return Finding(
+            key,
+            "action",
+            f"agent {facts.agent_id}: its workspace {facts.workspace} is {facts.not_a_folder} "
+            "where a folder should be: checkpoint and index fail it on every run",
+            f"move {facts.workspace} away, or {fix}",
+        )
     if not facts.exists:
         return Finding(
             key,

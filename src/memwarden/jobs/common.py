@@ -56,6 +56,19 @@ def global_options_parent() -> argparse.ArgumentParser:
     return parent
 
 
+def _given_path(what: str):
+    """Return an argparse type: a Path, refusing an empty value (which Path reads as `.`)."""
+
+    def given_path(text: str) -> Path:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(
+                f"the option is empty: name {what}, or leave the option out for the default"
+            )
+        return Path(text)
+
+    return given_path
+
+
 def add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     """Add --config, --state-dir, -v, -q and --json to `parser`."""
 
@@ -65,7 +78,7 @@ def add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     group = parser.add_argument_group("global options")
     group.add_argument(
         "--config",
-        type=Path,
+        type=_given_path("a TOML file"),
         default=default(None),
         metavar="FILE",
         help="memwarden's TOML config (default: $MEMWARDEN_CONFIG, "
@@ -73,7 +86,7 @@ def add_global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     )
     group.add_argument(
         "--state-dir",
-        type=Path,
+        type=_given_path("the gateway's state dir"),
         default=default(None),
         metavar="DIR",
         help="the OpenClaw gateway's state dir (default: $OPENCLAW_STATE_DIR, ~/.openclaw, ...)",

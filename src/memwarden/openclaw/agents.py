@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from memwarden.files import real_path
-from memwarden.openclaw.fields import mapping
+from memwarden.openclaw.fields import describe, mapping
 from memwarden.openclaw.paths import (
     LEGACY_STATE_DIR_NAMES,
     STATE_DIR_NAME,
@@ -107,6 +108,44 @@ def configured_agents(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     for raw_id, entry in pairs:
         roster.setdefault(normalize_agent_id(raw_id), entry)
     return roster
+
+
+def roster_problems(config: Mapping[str, Any]) -> list[str]:
+    """Given the gateway config, return one line per agent entry that `configured_agents`
+    (like the gateway) skips or takes for another agent than meant: an entry that is not an
+    object, a list entry whose `id` is missing or not a string (read as agent `main`'s)."""
+    agents = mapping(config.get("agents"))
+    entries, listed = agents.get("entries"), agents.get("list")
+    if isinstance(entries, dict):
+        return [
+            f"agents.entries.{key}: {describe(value)} where an agent entry (an object) should "
+            "be; the gateway and memwarden ignore it: make it an object or remove it"
+            for key, value in entries.items()
+            if not isinstance(value, dict)
+        ]
+    if listed is None:
+        return []
+    if not isinstance(listed, list):
+        return [
+            f"agents.list: {describe(listed)} where a list of agent entries should be; the "
+            "gateway and memwarden ignore it: make it a list of objects with `id` and `workspace`"
+        ]
+    problems = []
+    for index, entry in enumerate(listed):
+        where = f"agents.list[{index}]"
+        if not isinstance(entry, dict):
+            problems.append(
+                f"{where}: {describe(entry)} where an agent entry (an object with `id` and "
+                "`workspace`) should be; the gateway and memwarden ignore it: make it an object "
+                "or remove it"
+            )
+        elif not isinstance(entry.get("id"), str):
+            found = "missing" if "id" not in entry else describe(entry["id"])
+            problems.append(
+                f"{where}.id: {found}, where the agent's id (a string) should be; the entry is "
+                f"read as agent {normalize_agent_id(entry.get('id'))}'s: write the id as a string"
+            )
+    return problems
 
 
 def default_agent_id(config: Mapping[str, Any]) -> str:
@@ -335,10 +374,28 @@ def lost_workspace(agent: Agent) -> str | None:
     """
     if agent.era == "none" or agent.workspace.is_dir():
         return None
+    what = not_a_folder(agent.workspace)
+    if what is not None:
+        return (
+            f"{agent.workspace}: the workspace of agent {agent.id} is {what} where a folder "
+            "should be; move it away, or fix the agent's `workspace` in openclaw.json"
+        )
     return (
         f"{agent.workspace}: the workspace of agent {agent.id} is gone, though the agent has "
         "sessions; restore it, or fix the agent's `workspace` in openclaw.json"
     )
+
+
+def not_a_folder(path: Path) -> str | None:
+    """Given a path that should be a folder, return what is there instead ("a file", "not a
+    folder"), or None when it is a folder or nothing is there."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return None
+    return "a file" if stat.S_ISREG(mode) else "not a folder"
 
 
 def storage_era(agent_dir: Path) -> Era:

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from memwarden.errors import GatewayConfigError
+from memwarden.files import NotRegularFileError, read_regular_file
 
 _NEAR = re.compile(r" near (?P<position>\d+)")
 _UNCLOSED = re.compile(r"Unclosed b'(?P<what>\w+)'")
@@ -64,9 +65,14 @@ def load_gateway_config(path: Path) -> dict[str, Any]:
     fix) if the file cannot be read, is not JSON5, or is not an object.
     """
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(path)
     except FileNotFoundError:
         return {}
+    except NotRegularFileError as error:
+        raise GatewayConfigError(
+            f"{path}: the gateway config {error.strerror.removeprefix('it ')}; point memwarden "
+            "at the gateway's own openclaw.json (--state-dir, $OPENCLAW_CONFIG_PATH)"
+        ) from error
     except OSError as error:
         raise GatewayConfigError(
             f"{path}: cannot read the gateway config ({error.strerror or error}); {_fix_hint(path)}"

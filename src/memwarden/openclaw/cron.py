@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from memwarden.files import read_regular_file
 from memwarden.openclaw.config_file import parse_json5
 from memwarden.openclaw.paths import resolve_home, user_path
 
@@ -104,7 +105,7 @@ def parse_run_line(line: bytes) -> CronRun | None:
 def job_names(store: Path) -> dict[str, str]:
     """Given the cron store, return job names by id (empty when it cannot be read)."""
     try:
-        data = parse_json5(store.read_bytes())
+        data = parse_json5(read_regular_file(store))
     except (OSError, ValueError):
         return {}
     jobs = data.get("jobs") if isinstance(data, dict) else None

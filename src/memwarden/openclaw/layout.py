@@ -20,6 +20,7 @@ from memwarden.openclaw.agents import (
     discover_agents,
     disk_agent_ids,
     normalize_agent_id,
+    roster_problems,
 )
 from memwarden.openclaw.config_file import load_gateway_config
 from memwarden.openclaw.fields import JS_SAFE_INTEGER_MAX, describe, mapping
@@ -58,9 +59,10 @@ class Deployment:
 
     @property
     def problems(self) -> list[str]:
-        """One line per agent whose workspace memwarden refuses (see `workspace_problem`),
-        naming the gateway config."""
-        return [
+        """One line per agent entry of the config that is ignored or misread (see
+        `roster_problems`) and per agent whose workspace memwarden refuses (see
+        `workspace_problem`), naming the gateway config."""
+        return [f"{self.config_path}: {problem}" for problem in roster_problems(self.config)] + [
             f"{self.config_path}: {agent.workspace_problem}"
             for agent in self.agents
             if agent.workspace_problem

@@ -31,6 +31,7 @@ __all__ = [
     "read_since",
     "read_tail",
     "read_to_end",
+    "skipped_lines_report",
     "transcript_size",
 ]
 
@@ -209,6 +210,28 @@ def _position_fields(
         if value is not None and type(value) is not int:
             return None
     return fields if fields[0] is not None or fields[3] is not None else None
+
+
+def skipped_lines_report(
+    location: TranscriptLocation,
+    result: TailResult,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> str | None:
+    """Given a file-era transcript and what a read of it returned, return one line that says
+    how many lines the read skipped, by reason, or None when it skipped none. None for SQLite
+    too: a row past the gateway's limit per event is reported as it is met."""
+    if location.kind != "file":
+        return None
+    reasons = [
+        (result.oversized, f"longer than {max_line_bytes} bytes (memwarden's limit per line)"),
+        (result.malformed, "not JSON"),
+        (result.invalid_utf8, "not UTF-8"),
+    ]
+    counted = [f"{count} {reason}" for count, reason in reasons if count]
+    if not counted:
+        return None
+    total = result.oversized + result.malformed + result.invalid_utf8
+    return f"{location.path}: {total} transcript line(s) skipped: {', '.join(counted)}"
 
 
 def transcript_size(location: TranscriptLocation) -> int:
