@@ -9,7 +9,7 @@
 // logged. It never spawns a process and never throws: a failure logs one line and leaves
 // bootstrapFiles untouched.
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 
 export const HOOK_NAME = "memory-index-inject";
@@ -78,25 +78,47 @@ export function handoffSession(text, agents) {
   return undefined;
 }
 
-/** Read a file's bytes without following a symlink; return null when it does not exist. */
-async function readOwnFile(filePath) {
+/**
+ * Read a file of the workspace (`relative` to it, as the manifest names it); return its bytes, or
+ * null when it does not exist. Never through a symlink: the file itself must not be one
+ * (O_NOFOLLOW), and its real path must lie inside the workspace's real path, so a symlinked
+ * folder on the way (`memory/sessions` leading elsewhere) is refused too. The file opened must be
+ * the one its real path names (same device and inode), so a swap in between is refused as well.
+ */
+async function readOwnFile(workspaceDir, relative) {
+  const filePath = insideWorkspace(workspaceDir, relative);
   let handle;
   try {
     handle = await open(filePath, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (error) {
     if (error && error.code === "ENOENT") return null;
+    if (error && error.code === "ELOOP") throw new Error(`${relative}: is a symlink; the hook does not follow links`);
     throw error;
   }
   try {
-    const { size } = await handle.stat();
-    if (size > MAX_FILE_BYTES) throw new Error(`${filePath}: ${size} bytes, too large to inject`);
+    const opened = await handle.stat();
+    await checkRealPath(workspaceDir, relative, filePath, opened);
+    if (opened.size > MAX_FILE_BYTES) throw new Error(`${relative}: ${opened.size} bytes, too large to inject`);
     return await handle.readFile();
   } finally {
     await handle.close();
   }
 }
 
-/** Given the workspace and a manifest path, return the absolute path inside the workspace. */
+/** Throw unless `filePath`, opened as `opened`, really is inside the workspace. */
+async function checkRealPath(workspaceDir, relative, filePath, opened) {
+  const [root, real] = await Promise.all([realpath(workspaceDir), realpath(filePath)]);
+  if (!real.startsWith(root + path.sep)) {
+    throw new Error(`${relative}: leads out of the workspace through a symlink (to ${real}); not read`);
+  }
+  const found = await stat(real);
+  if (found.dev !== opened.dev || found.ino !== opened.ino) {
+    throw new Error(`${relative}: replaced while it was opened; not read`);
+  }
+}
+
+/** Given the workspace and a manifest path, return the absolute path inside the workspace, as
+ * written (a path with `..` or an absolute one is refused; links are checked by readOwnFile). */
 function insideWorkspace(workspaceDir, relative) {
   if (typeof relative !== "string" || relative === "" || path.isAbsolute(relative)) {
     throw new Error(`manifest path ${JSON.stringify(relative)} is not relative to the workspace`);
@@ -116,7 +138,7 @@ export async function entriesFor(event) {
   if (!context || typeof context.workspaceDir !== "string" || !Array.isArray(context.bootstrapFiles)) {
     return [];
   }
-  const manifestBytes = await readOwnFile(path.join(context.workspaceDir, MANIFEST_PATH));
+  const manifestBytes = await readOwnFile(context.workspaceDir, MANIFEST_PATH);
   if (manifestBytes === null) return [];
   const manifest = JSON.parse(manifestBytes.toString("utf8"));
   if (!manifest || manifest.version !== MANIFEST_VERSION || !Array.isArray(manifest.files)) {
@@ -135,7 +157,7 @@ export async function entriesFor(event) {
     if (isPrivate && !isSessionOf(file.session, event)) continue;
     const filePath = insideWorkspace(context.workspaceDir, file?.path);
     if (present.has(filePath)) continue;
-    const bytes = await readOwnFile(filePath);
+    const bytes = await readOwnFile(context.workspaceDir, file.path);
     if (bytes === null) continue;
     const content = bytes.toString("utf8");
     if (isPrivate && !isSessionOf(handoffSession(content, manifest.agents), event)) continue;

@@ -154,6 +154,50 @@ test("a symlinked file is not followed: one line logged, nothing injected", asyn
 
   assert.equal(event.context.bootstrapFiles.length, count);
   assert.equal(warn.mock.callCount(), 1);
+  const line = String(warn.mock.calls[0].arguments[0]);
+  assert.match(line, /memory\/ACTIVE_CONTEXT\.md: is a symlink/);
+  assert.doesNotMatch(line, /ELOOP|too many symbolic links/);
+});
+
+test("a file under a symlinked folder leading out of the workspace is not read", async () => {
+  const outside = mkdtempSync(path.join(tmpdir(), "mw-outside-"));
+  try {
+    writeFileSync(path.join(outside, "x.md"), handoffText("agent:main:main", "OUTSIDE-SECRET"));
+    writeMemory("INDEX.md", "index");
+    symlinkSync(outside, path.join(workspace, "memory", "sessions"), "dir");
+    const handoff = { name: "memory/sessions/x.md", path: "memory/sessions/x.md", session: "agent:main:main" };
+    writeManifest(manifestOf([handoff, INDEX_ENTRY]));
+    const warn = mock.method(console, "warn", () => {});
+    const event = bootstrapOf("agent:main:main");
+    const before = structuredClone(event.context.bootstrapFiles);
+
+    await handler(event);
+
+    assert.deepEqual(event.context.bootstrapFiles, before);
+    assert.equal(warn.mock.callCount(), 1);
+    assert.match(String(warn.mock.calls[0].arguments[0]), /memory\/sessions\/x\.md: leads out of the workspace through a symlink/);
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
+  }
+});
+
+test("a symlinked folder inside the workspace, and a workspace reached through a link, are read", async () => {
+  const shared = path.join(workspace, "shared-sessions");
+  mkdirSync(shared);
+  writeFileSync(path.join(shared, "x.md"), handoffText("agent:main:main", "INSIDE"));
+  mkdirSync(path.join(workspace, "memory"), { recursive: true });
+  symlinkSync(shared, path.join(workspace, "memory", "sessions"), "dir");
+  writeManifest(manifestOf([{ name: "memory/sessions/x.md", path: "memory/sessions/x.md", session: "agent:main:main" }]));
+  const linked = `${workspace}-link`;
+  symlinkSync(workspace, linked, "dir");
+  try {
+    const event = bootstrapOf("agent:main:main");
+    event.context.workspaceDir = linked;
+
+    assert.deepEqual(await injectedNames(event), ["memory/sessions/x.md"]);
+  } finally {
+    rmSync(linked);
+  }
 });
 
 test("group and channel sessions get nothing unless the manifest allows group chats", async () => {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import orjson
 import pytest
 
 from memwarden.runtime import JobContext
@@ -101,3 +102,62 @@ def test_index_job_snapshots_the_workspaces_it_indexed(tmp_path, capsys):
     assert taken["trigger"] == "index" and taken["changes"]["added"] == ["MEMORY.md"]
     cli(capsys, state.state_dir, "index")
     assert len(cli(capsys, state.state_dir, "history", "list")["snapshots"]) == 1
+
+
+def manifest_paths(workspace) -> list[str]:
+    manifest = orjson.loads((workspace / "memory" / ".memwarden-bootstrap.json").read_bytes())
+    return [item["path"] for item in manifest["files"]]
+
+
+def test_rewind_of_the_bootstrap_manifest_refreshes_it_at_once(tmp_path, capsys):
+    agent = FileAgent(tmp_path)
+    (agent.workspace / "MEMORY.md").write_text("# Memory\n- a fact\n")
+    (before,) = cli(capsys, agent.state, "history", "snapshot")["agents"]
+    cli(capsys, agent.state, "checkpoint")
+    assert manifest_paths(agent.workspace) == ["memory/ACTIVE_CONTEXT.md"]
+    manifest = "memory/.memwarden-bootstrap.json"
+
+    rewound = cli(
+        capsys, agent.state, "history", "rewind", before["snapshot"]["id"], "--path", manifest
+    )
+
+    assert [item["status"] for item in rewound["files"]] == ["removed"]
+    assert manifest_paths(agent.workspace) == ["memory/ACTIVE_CONTEXT.md"]
+    assert rewound["index"][0]["manifest"] == "written"
+    assert rewound["rewound_snapshot"] is None, "the memory is as the pre-rewind snapshot has it"
+    assert cli(capsys, agent.state, "checkpoint")["agents"][0]["outcome"] == "unchanged"
+    again = run_cli(
+        capsys,
+        *("--state-dir", agent.state, "history", "rewind", before["snapshot"]["id"]),
+        *("--path", manifest),
+    )
+    assert "removed         memory/.memwarden-bootstrap.json\n" in again.stdout
+    assert "bootstrap manifest written (1 conversation handoff)\n" in again.stdout
+
+
+def test_rewind_of_index_md_rebuilds_it_when_the_checkpoint_would(tmp_path, capsys):
+    state = make_sqlite_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    memory.mkdir(parents=True)
+    (state.workspace / "MEMORY.md").write_text("# Memory\n- a fact\n")
+    (before,) = cli(capsys, state.state_dir, "history", "snapshot")["agents"]
+    for day in range(1, 21):
+        (memory / f"2026-10-{day:02d}.md").write_text(f"# Day {day}\n\n" + "[FACT] noted.\n" * 300)
+    cli(capsys, state.state_dir, "checkpoint")
+    built = (memory / "INDEX.md").read_text()
+    assert "memory/INDEX.md" in manifest_paths(state.workspace)
+
+    cli(
+        capsys,
+        state.state_dir,
+        "history",
+        "rewind",
+        before["snapshot"]["id"],
+        "--path",
+        "memory/INDEX.md",
+        "--path",
+        "memory/.memwarden-bootstrap.json",
+    )
+
+    assert (memory / "INDEX.md").read_text() == built
+    assert "memory/INDEX.md" in manifest_paths(state.workspace)

@@ -164,6 +164,33 @@ def test_rewind_refuses_symlinked_folder_leading_out_of_memory(context, agent, t
     assert list(outside.iterdir()) == []
 
 
+DONE = {"would restore": "restored", "would remove": "removed"}
+
+
+def test_rewind_dry_run_predicts_the_refusals_of_the_real_run(context, agent, tmp_path):
+    """memory/sessions, a folder of the snapshot, is now a symlink leading out of the workspace:
+    the dry run refuses to restore the file under it, as the real run does."""
+    write_tree(agent.memory_dir, {**BEFORE, "sessions/x.md": b"a handoff\n"})
+    good = snapshot(context, agent, "manual")
+    damage(agent.memory_dir)
+    outside = tmp_path / "outside-folder"
+    outside.mkdir()
+    (agent.memory_dir / "sessions" / "x.md").unlink()
+    (agent.memory_dir / "sessions").rmdir()
+    (agent.memory_dir / "sessions").symlink_to(outside, target_is_directory=True)
+
+    predicted = rewind(context, good.id, dry_run=True).outcomes
+    done = rewind(context, good.id).outcomes
+
+    assert [(o.path, DONE.get(o.status, o.status), o.error) for o in predicted] == [
+        (o.path, o.status, o.error) for o in done
+    ]
+    failed = {o.path: o.error for o in predicted if o.status == "failed"}
+    assert set(failed) == {"memory/sessions", "memory/sessions/x.md"}
+    assert "resolves outside" in failed["memory/sessions/x.md"]
+    assert list(outside.iterdir()) == []
+
+
 def test_rewind_memory_folder_linked_outside_workspace_is_refused(context, agent, tmp_path):
     write_tree(agent.memory_dir, BEFORE)
     good = snapshot(context, agent, "manual")

@@ -1,14 +1,17 @@
 """The compaction ledger in memwarden's state (table `compactions`, migration 0010).
 
 One row per compaction (agent, session id, compaction entry id), inserted once: a second insert
-of the same compaction changes nothing. The read position of each conversation (consumer
-`compactions` in `read_positions`) says how far its transcript was searched for compactions.
+of the same compaction changes nothing. `kept_file` names the daily log of its lost items; `kept`
+is 0 there while they are to be written again (a rewind took them out of that log). The read
+position of each conversation (consumer `compactions` in `read_positions`) says how far its
+transcript was searched for compactions.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -169,6 +172,43 @@ def recorded(
         parameters.append(limit)
     rows = state.connection.execute(query, parameters).fetchall()
     return [_recorded(row) for row in reversed(rows)]
+
+
+def forget_kept(state: StateDB, agent_id: str, files: Sequence[str]) -> int:
+    """Given workspace-relative files a rewind restored or removed, mark the agent's
+    compactions whose lost items were kept in one of them as to be written again there;
+    return how many."""
+    if not files:
+        return 0
+    marks = ", ".join("?" * len(files))
+    with state.transaction() as connection:
+        return connection.execute(
+            f"UPDATE compactions SET kept = 0 WHERE agent_id = ? AND kept = 1 "  # noqa: S608
+            f"AND kept_file IN ({marks})",
+            (agent_id, *files),
+        ).rowcount
+
+
+def to_keep_again(state: StateDB, agent_id: str, session_key: str | None = None) -> list[Recorded]:
+    """Return the agent's compactions (of one session, with `session_key`) whose lost items
+    are to be written again (`forget_kept`), oldest first."""
+    query = "SELECT * FROM compactions WHERE agent_id = ? AND kept = 0 AND kept_file IS NOT NULL"
+    parameters = [agent_id]
+    if session_key is not None:
+        query += " AND lower(session_key) = lower(?)"
+        parameters.append(session_key)
+    rows = state.connection.execute(f"{query} ORDER BY {_TIME}, rowid", parameters)
+    return [_recorded(row) for row in rows]
+
+
+def mark_kept(state: StateDB, row: Recorded, kept_file: str) -> None:
+    """Record that a compaction's lost items are in `kept_file` again."""
+    with state.transaction() as connection:
+        connection.execute(
+            "UPDATE compactions SET kept = 1, kept_file = ? "
+            "WHERE agent_id = ? AND session_id = ? AND entry_id = ?",
+            (kept_file, row.agent_id, row.session_id, row.entry_id),
+        )
 
 
 def totals(state: StateDB) -> dict[str, tuple[int, int, int]]:

@@ -12,6 +12,8 @@ The read position moves on only when every compaction of the conversation was se
 that failed is tried again by the next run. A file-era reset renames the transcript away: the
 reset archive of the conversation's previous session is read on from the stored position too,
 and the stored session stays the previous one until every compaction of its archive is settled.
+Compactions whose daily log a rewind restored or removed (ledger.forget_kept) have their lost
+items written there again, from the ledger.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +88,17 @@ class Found:
             text += f"; {'would append' if dry_run else 'appended'} to {kept.file}"
         return text
 
+    def again_line(self, dry_run: bool) -> str:
+        """Return the line about lost items kept again after a rewind of their daily log."""
+        where = f"agent {self.agent_id} {self.session_key}"
+        assert self.assessment is not None and self.kept is not None  # noqa: S101
+        lost, file = len(self.assessment.lost), self.kept.file
+        text = f"compaction of {where} at {_when(self.assessment)}: {lost} lost item(s)"
+        if self.kept.already:
+            return f"{text} already in {file} (rewound)"
+        verb = "would be written" if dry_run else "written"
+        return f"{text} {verb} again to {file} (rewound)"
+
 
 @dataclass
 class WatchReport:
@@ -94,6 +107,8 @@ class WatchReport:
     found: list[Found] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     sessions: int = 0
+    # Compactions recorded before whose lost items were kept again (their daily log rewound).
+    again: list[Found] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         settled = [found for found in self.found if found.error is None]
@@ -102,6 +117,7 @@ class WatchReport:
             "new": len(settled),
             "lossy": sum(1 for found in settled if found.assessment.lossy),  # type: ignore[union-attr]
             "compactions": [found.to_json() for found in self.found],
+            "kept_again": [found.to_json() for found in self.again],
         }
 
 
@@ -189,6 +205,7 @@ def watch_into(
 
     report = watched or watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
     result.data["compactions"] = report.to_json()
+    result.lines += [f"  {found.again_line(dry_run)}" for found in report.again]
     for found in report.found:
         line = found.line(dry_run)
         result.lines.append(f"  {line}")
@@ -231,6 +248,7 @@ def _watch_agent(
     sessions = list(known)
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
+    _keep_again(watcher, agent, session_key, report)
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
     # Most conversations of a big store are quiet: a stat of the file settles each, or a query
     # of the database (asked together, a thousand to a read transaction).
@@ -399,6 +417,61 @@ def _settle(
         found.error = f"compaction {entry_id}: {describe_error(error)}"
         log.debug("compaction watch: %s %s failed", agent.id, session_key, exc_info=True)
     return found
+
+
+def _keep_again(
+    watcher: _Watcher, agent: Agent, session_key: str | None, report: WatchReport
+) -> None:
+    """Write again the lost items of the agent's compactions whose daily log was rewound, from
+    the ledger (the transcript is not read again), and record where they are."""
+    from memwarden.compactions.keep import keep_lost
+
+    for row in ledger.to_keep_again(watcher.context.state, agent.id, session_key):
+        found = Found(agent.id, row.session_key, row.session_id, recorded_assessment(row))
+        try:
+            with watcher.locked(agent.id):
+                found.kept = keep_lost(
+                    agent.workspace,
+                    agent.id,
+                    found.assessment,  # type: ignore[arg-type]
+                    row.session_key,
+                    watcher.zone,
+                    watcher.now,
+                    dry_run=watcher.dry_run,
+                )
+            if not watcher.dry_run:
+                ledger.mark_kept(watcher.context.state, row, found.kept.file)
+        except Exception as error:  # noqa: BLE001 - one compaction never stops the others
+            stopping.check()
+            report.problems.append(
+                f"compaction watch: agent {agent.id} {row.session_key}: compaction "
+                f"{row.entry_id}: its lost items could not be written again to "
+                f"{row.kept_file}: {describe_error(error)}"
+            )
+            continue
+        report.again.append(found)
+
+
+def recorded_assessment(row: ledger.Recorded) -> Assessment:
+    """Return the assessment of a recorded compaction as the ledger keeps it (its lost items,
+    not the others)."""
+    from memwarden.compactions.assessment import Assessment
+    from memwarden.compactions.items import Item
+
+    lost = [Item(item["kind"], item["text"], item.get("marker")) for item in row.lost]
+    return Assessment(
+        entry_id=row.entry_id,
+        compacted_at=None
+        if row.compacted_at is None
+        else datetime.fromtimestamp(row.compacted_at, UTC),
+        tokens_before=row.tokens_before,
+        tokens_after=row.tokens_after,
+        summary_chars=row.summary_chars,
+        span_messages=row.span_messages,
+        items=lost,
+        lost=lost,
+        severity=row.severity,
+    )
 
 
 def _reset_archives(agent: Agent, session_id: str) -> list[Path]:

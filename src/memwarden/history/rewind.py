@@ -220,7 +220,7 @@ def _apply(rewinding: _Rewinding, dry_run: bool) -> list[Outcome]:
     links = scan.symlinks + [name for name in scan.root_symlinks if name in target]
     steps = [s for s in plan_rewind(target, current, links, wanted) if s.path not in failed]
     if dry_run:
-        outcomes += [_dry_run_outcome(step) for step in steps]
+        outcomes += [_dry_run_outcome(step, workspace) for step in steps]
         return sorted(outcomes, key=lambda outcome: outcome.path)
     blobs = rewinding.store.blobs(step.sha for step in steps if step.action == RESTORE)
     # Removals first: a file may give way to a folder of the same name, or the reverse.
@@ -229,10 +229,23 @@ def _apply(rewinding: _Rewinding, dry_run: bool) -> list[Outcome]:
     return sorted(outcomes, key=lambda outcome: outcome.path)
 
 
-def _dry_run_outcome(step: Step) -> Outcome:
+def _dry_run_outcome(step: Step, workspace: Path) -> Outcome:
+    """Return what the real rewind would do with the step, refusals included: the same checks
+    of the path (a symlink, a folder leading out of its root) that it makes before writing."""
     if step.action == REFUSE:
         return Outcome(step.path, "failed", step.reason)
+    if step.action != UNCHANGED:
+        try:
+            check_inside(workspace / step.path, _root_of(step.path, workspace))
+        except (OSError, MemwardenError) as error:
+            return Outcome(step.path, "failed", _reason(error))
     return Outcome(step.path, DRY_RUN_WORDS[step.action])
+
+
+def _root_of(path: str, workspace: Path) -> Path:
+    """Return the folder a file must stay in: memory/ for a file of memory/, the workspace's
+    top folder for a root file."""
+    return workspace / "memory" if path.startswith(MEMORY_PREFIX) else workspace
 
 
 def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes]) -> Outcome:
@@ -241,8 +254,7 @@ def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes]) -> Outco
     if step.action == UNCHANGED:
         return Outcome(step.path, DONE_WORDS[UNCHANGED])
     path = workspace / step.path
-    # A file of memory/ stays in memory/; a root file in the workspace's top folder.
-    root = workspace / "memory" if step.path.startswith(MEMORY_PREFIX) else workspace
+    root = _root_of(step.path, workspace)
     try:
         if step.action == REMOVE:
             _remove(path, root)

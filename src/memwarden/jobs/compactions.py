@@ -69,8 +69,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         )
         if row.lost:
             line += f"; lost {lost_text(row.lost)}"
-        if row.kept_file:
+        if row.kept_file and row.kept:
             line += f" (kept in {row.kept_file})"
+        elif row.kept_file:  # its daily log was rewound
+            line += f" (to be written again to {row.kept_file} by the next checkpoint)"
         result.lines.append(line)
     return result
 
