@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -123,7 +122,7 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
     _apply_env(env, "environment", values, sources, problems)
     problems += _unreadable_files(values, sources)
-    problems += _unknown_time_zone(values, sources, env)
+    problems += _unknown_time_zone(values, sources)
 
     if problems:
         raise ConfigError(problems)
@@ -240,32 +239,18 @@ def _unreadable_files(values: Mapping[str, Any], sources: Mapping[str, str]) -> 
     return problems
 
 
-def _unknown_time_zone(
-    values: Mapping[str, Any], sources: Mapping[str, str], env: Mapping[str, str]
-) -> list[str]:
+def _unknown_time_zone(values: Mapping[str, Any], sources: Mapping[str, str]) -> list[str]:
     """Return a problem, naming where it was set, for a `general.timezone` that is no known
-    zone or, when that is empty, for a `$TZ` the C library cannot read (it would date the daily
-    logs in UTC without a word)."""
+    zone. `$TZ` is the C library's, read as it reads it: never a configuration error here (a
+    system without zone files reads `TZ=UTC` well, where Python's zoneinfo would not)."""
     name = values["general.timezone"].strip()
-    if name:
-        if _known_zone(name):
-            return []
-        option = OPTIONS_BY_KEY["general.timezone"]
-        return [
-            f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
-            "name such as Europe/Paris, or leave it empty for the machine's zone"
-        ]
-    tz = env.get("TZ", "").strip()
-    if not tz or _known_zone(tz.removeprefix(":")) or _POSIX_TZ.match(tz):
+    if not name or _known_zone(name):
         return []
+    option = OPTIONS_BY_KEY["general.timezone"]
     return [
-        f"environment: TZ: {tz!r} is no time zone this system knows (the daily logs would be "
-        "dated in UTC); set an IANA name such as Europe/Paris, or set general.timezone"
+        f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
+        "name such as Europe/Paris, or leave it empty for the machine's zone"
     ]
-
-
-# A POSIX TZ rule (`EST5EDT`, `CET-1CEST,M3.5.0,M10.5.0/3`, `<+03>-3`): read without a zone file.
-_POSIX_TZ = re.compile(r"^(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]{3,}>)[+-]?\d{1,2}(?::\d{1,2}){0,2}")
 
 
 def _known_zone(name: str) -> bool:

@@ -234,16 +234,7 @@ def test_unknown_time_zone_names_the_file_or_variable_it_came_from(tmp_path):
     )
 
 
-@pytest.mark.parametrize("tz", ["Europe/Paris", ":Europe/Paris", "EST5EDT", "<+03>-3", "UTC", ""])
-def test_tz_the_system_reads_is_taken(tz):
+@pytest.mark.parametrize("tz", ["Europe/Paris", ":Europe/Paris", "EST5EDT", "UTC", "Mars/Olympus"])
+def test_tz_is_left_to_the_system_and_never_a_configuration_error(tz):
+    # glibc reads TZ=UTC without zone files, where zoneinfo would not: not memwarden's to judge
     assert config.load(None, env={"TZ": tz}).general.timezone == ""
-
-
-def test_tz_the_system_cannot_read_is_named_unless_general_timezone_is_set(tmp_path):
-    with pytest.raises(ConfigError) as raised:
-        config.load(None, env={"TZ": "Mars/Olympus"})
-    (line,) = raised.value.lines()
-    assert line.startswith("environment: TZ: 'Mars/Olympus' is no time zone this system knows")
-    assert line.endswith("set an IANA name such as Europe/Paris, or set general.timezone")
-    chosen = {"TZ": "Mars/Olympus", "MEMWARDEN_GENERAL_TIMEZONE": "Europe/Paris"}
-    assert config.load(None, env=chosen).general.timezone == "Europe/Paris"
