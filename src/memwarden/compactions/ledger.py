@@ -189,6 +189,14 @@ def forget_kept(state: StateDB, agent_id: str, files: Sequence[str]) -> int:
         ).rowcount
 
 
+def agents_to_keep_again(state: StateDB) -> frozenset[str]:
+    """Return the agents that have compactions whose lost items are to be written again."""
+    rows = state.connection.execute(
+        "SELECT DISTINCT agent_id FROM compactions WHERE kept = 0 AND kept_file IS NOT NULL"
+    )
+    return frozenset(row[0] for row in rows)
+
+
 def to_keep_again(state: StateDB, agent_id: str, session_key: str | None = None) -> list[Recorded]:
     """Return the agent's compactions (of one session, with `session_key`) whose lost items
     are to be written again (`forget_kept`), oldest first."""

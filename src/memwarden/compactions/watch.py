@@ -91,10 +91,9 @@ class Found:
     def again_line(self, dry_run: bool) -> str:
         """Return the line about lost items kept again after a rewind of their daily log."""
         where = f"agent {self.agent_id} {self.session_key}"
-        assert self.assessment is not None and self.kept is not None  # noqa: S101
-        lost, file = len(self.assessment.lost), self.kept.file
+        lost, file = len(self.assessment.lost), self.kept.file  # type: ignore[union-attr]
         text = f"compaction of {where} at {_when(self.assessment)}: {lost} lost item(s)"
-        if self.kept.already:
+        if self.kept.already:  # type: ignore[union-attr]
             return f"{text} already in {file} (rewound)"
         verb = "would be written" if dry_run else "written"
         return f"{text} {verb} again to {file} (rewound)"
@@ -130,6 +129,8 @@ class _Watcher:
     zone: tzinfo | None
     now: datetime
     dry_run: bool
+    # The agents with compactions to keep again after a rewind (one query a run, not an agent).
+    rewound: frozenset[str] = frozenset()
 
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         if self.dry_run:
@@ -170,6 +171,7 @@ def watch_compactions(
         resolve_timezone(context.config.general.timezone),
         context.now(),
         dry_run,
+        ledger.agents_to_keep_again(context.state),
     )
     for agent in agents:
         stopping.check()
@@ -248,7 +250,8 @@ def _watch_agent(
     sessions = list(known)
     if session_key is not None:
         sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
-    _keep_again(watcher, agent, session_key, report)
+    if agent.id in watcher.rewound:
+        _keep_again(watcher, agent, session_key, report)
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
     # Most conversations of a big store are quiet: a stat of the file settles each, or a query
     # of the database (asked together, a thousand to a read transaction).
