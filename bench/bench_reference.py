@@ -184,6 +184,9 @@ def run(report: Report) -> None:
         ),
         repeat=REPEAT,
     )
+    # The twin keeps no memory from an earlier bench run: its pool would grow past the index
+    # threshold run after run, and the twin pay for an INDEX.md the fleet does not.
+    forget_memwarden(off_work, twin)
     results[ONE_TURN] = measure_interleaved(
         with_reference(
             {
