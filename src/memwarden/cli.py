@@ -62,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     log_format.configure(logging.WARNING, sys.stderr)
     parser, chosen = build_parser(arguments)
+    if chosen is not None:  # an option argparse leaves over is the command's: point at its help
+        parser.command_prog = f"{parser.prog} {chosen.name}"
     unknown = _unknown_long_option(parser, arguments) if chosen is None else None
     try:
         if unknown is not None:

@@ -191,6 +191,7 @@ def test_abbreviated_command_options_are_refused(arguments):
     assert result.exit_code == 2
     (line,) = result.messages
     assert "unrecognized arguments:" in line
+    assert line.endswith(f"(see `memwarden {arguments[0]} --help`)")  # that command's options
 
 
 def test_cron_runner_logs_a_time_stamped_critical_line_when_the_gateway_is_down(

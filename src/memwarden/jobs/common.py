@@ -30,8 +30,11 @@ class Parser(argparse.ArgumentParser):
         options.setdefault("allow_abbrev", False)
         super().__init__(*arguments, **options)
 
+    # The command line's own command, once known: an unknown option after it is that command's.
+    command_prog: str | None = None
+
     def error(self, message: str) -> NoReturn:
-        raise CommandLineError(f"{message} (see `{self.prog} --help`)")
+        raise CommandLineError(f"{message} (see `{self.command_prog or self.prog} --help`)")
 
 
 def asks_for_json(arguments: Sequence[str]) -> bool:
@@ -54,6 +57,17 @@ def global_options_parent() -> argparse.ArgumentParser:
     parent = Parser(add_help=False)
     add_global_options(parent, suppress=True)
     return parent
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (a count of things to show)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: give 1 or more")
+    return value
 
 
 def _given_path(what: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
-from memwarden.jobs.common import require_known_agents
+from memwarden.jobs.common import positive_int, require_known_agents
 from memwarden.runtime import JobContext, JobResult
 
 
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lossy", action="store_true", help="only compactions that lost items (or summaries)"
     )
     parser.add_argument(
-        "--limit", type=int, default=100, metavar="N", help="the N newest (default 100)"
+        "--limit", type=positive_int, default=100, metavar="N", help="the N newest (default 100)"
     )
 
 

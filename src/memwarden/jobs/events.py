@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import orjson
 
 from memwarden.errors import UsageError
+from memwarden.jobs.common import positive_int
 from memwarden.runtime import JobContext, JobResult
 from memwarden.state import StateDB
 
@@ -48,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "a family (rotation, run) or a glob (alert.*)",
     )
     parser.add_argument(
-        "--limit", type=int, default=500, metavar="N", help="the N newest (default 500)"
+        "--limit", type=positive_int, default=500, metavar="N", help="the N newest (default 500)"
     )
 
 

@@ -11,6 +11,7 @@ from memwarden.jobs.common import (
     add_agent_filter,
     add_dry_run,
     add_verb,
+    positive_int,
     require_known_agents,
     select_agents,
 )
@@ -32,7 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing = add_verb(verbs, "list", "list snapshots, newest first")
     add_agent_filter(listing)
     listing.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="at most N snapshots (default 50)"
+        "--limit",
+        type=positive_int,
+        default=50,
+        metavar="N",
+        help="at most N snapshots (default 50)",
     )
     show = add_verb(verbs, "show", "show one snapshot: its details and files")
     show.add_argument("id", help="snapshot id (or a unique prefix of 4+ digits)")
