@@ -89,3 +89,19 @@ def test_environment_sources_and_the_human_header(tmp_path):
     assert "#   gateway URL:       ws://127.0.0.1:4242 (gateway.url (environment " in "\n".join(
         shown
     )
+
+
+def test_config_check_says_which_secrets_file_it_read(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    without = run_subprocess("--state-dir", state.state_dir, "config", "check")
+    assert without.exit_code == 0, without.stderr
+    assert "secrets file: none read" in without.stdout.splitlines()
+
+    secrets = tmp_path / "secrets.env"
+    secrets.write_text("MEMWARDEN_SLACK_BOT_TOKEN=xoxb-t\n")
+    secrets.chmod(0o600)
+    env = dict(os.environ, MEMWARDEN_GENERAL_SECRETS_FILE=str(secrets))
+    read = run_subprocess("--state-dir", state.state_dir, "--json", "config", "check", env=env)
+    assert read.exit_code == 0, read.stderr
+    assert read.json()["secrets_file"] == str(secrets)
+    assert "xoxb-t" not in read.stdout

@@ -55,11 +55,17 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         }
     elif options.verb == "check":
         deployment = context.deployment
+        secrets = config.secrets_path
         result.lines = [
             f"memwarden config: ok ({config.path or 'defaults'})",
+            f"secrets file: {f'ok ({secrets})' if secrets else 'none read'}",
             f"gateway config: ok ({deployment.config_path}), {len(deployment.agents)} agent(s)",
         ]
-        result.data = {"ok": True, "gateway_config": str(deployment.config_path)}
+        result.data = {
+            "ok": True,
+            "secrets_file": str(secrets) if secrets else None,
+            "gateway_config": str(deployment.config_path),
+        }
     elif options.verb == "example":
         result.lines = render.example_toml().splitlines()
     else:
