@@ -82,19 +82,24 @@ for (const version of VERSIONS) {
 
     test("without a manifest, the bootstrap files are untouched and nothing is logged", async () => {
       writeMemory("INDEX.md", "# Memory index\n");
-      const warn = mock.method(console, "warn", () => {});
-      const event = eventFrom(capture(version, "agent", "bootstrap"), { workspaceDir: workspace });
-      const before = structuredClone(event.context.bootstrapFiles);
 
-      await handler(event);
-
-      assert.deepEqual(event.context.bootstrapFiles, before);
-      assert.equal(warn.mock.callCount(), 0);
+      await expectUntouched(eventFrom(capture(version, "agent", "bootstrap"), { workspaceDir: workspace }));
     });
   });
 }
 
 /** A bootstrap event of the 2026.9.6 capture, renamed to `sessionKey` (and `agentId`). */
+/** Run the hook on `event`: the bootstrap files must stay as they were, with one log line
+ * matching `warning`, or none when it is null. */
+async function expectUntouched(event, warning = null) {
+  const warn = mock.method(console, "warn", () => {});
+  const before = structuredClone(event.context.bootstrapFiles);
+  await handler(event);
+  assert.deepEqual(event.context.bootstrapFiles, before);
+  assert.equal(warn.mock.callCount(), warning ? 1 : 0);
+  if (warning) assert.match(String(warn.mock.calls[0].arguments[0]), warning);
+}
+
 function bootstrapOf(sessionKey, agentId = "main") {
   const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: workspace });
   event.sessionKey = event.context.sessionKey = sessionKey;
@@ -117,15 +122,8 @@ test("a corrupt manifest logs one line and leaves bootstrap untouched", async ()
   mkdirSync(path.join(workspace, "memory"), { recursive: true });
   writeFileSync(path.join(workspace, "memory", ".memwarden-bootstrap.json"), "{not json");
   writeMemory("INDEX.md", "index");
-  const warn = mock.method(console, "warn", () => {});
-  const event = bootstrapOf("agent:main:main");
-  const before = structuredClone(event.context.bootstrapFiles);
 
-  await handler(event);
-
-  assert.deepEqual(event.context.bootstrapFiles, before);
-  assert.equal(warn.mock.callCount(), 1);
-  assert.match(String(warn.mock.calls[0].arguments[0]), /^\[memory-index-inject\] bootstrap left unchanged/);
+  await expectUntouched(bootstrapOf("agent:main:main"), /^\[memory-index-inject\] bootstrap left unchanged/);
 });
 
 test("a manifest path leaving the workspace is refused and nothing is injected", async () => {
@@ -167,15 +165,11 @@ test("a file under a symlinked folder leading out of the workspace is not read",
     symlinkSync(outside, path.join(workspace, "memory", "sessions"), "dir");
     const handoff = { name: "memory/sessions/x.md", path: "memory/sessions/x.md", session: "agent:main:main" };
     writeManifest(manifestOf([handoff, INDEX_ENTRY]));
-    const warn = mock.method(console, "warn", () => {});
-    const event = bootstrapOf("agent:main:main");
-    const before = structuredClone(event.context.bootstrapFiles);
 
-    await handler(event);
-
-    assert.deepEqual(event.context.bootstrapFiles, before);
-    assert.equal(warn.mock.callCount(), 1);
-    assert.match(String(warn.mock.calls[0].arguments[0]), /memory\/sessions\/x\.md: leads out of the workspace through a symlink/);
+    await expectUntouched(
+      bootstrapOf("agent:main:main"),
+      /memory\/sessions\/x\.md: leads out of the workspace through a symlink/,
+    );
   } finally {
     rmSync(outside, { recursive: true, force: true });
   }
@@ -367,12 +361,5 @@ test("without a manifest, handoffs on disk are not injected and nothing is logge
 });
 
 test("a workspace without a memory folder at all leaves the bootstrap untouched, silently", async () => {
-  const warn = mock.method(console, "warn", () => {});
-  const event = bootstrapOf("agent:main:main");
-  const before = structuredClone(event.context.bootstrapFiles);
-
-  await handler(event);
-
-  assert.deepEqual(event.context.bootstrapFiles, before);
-  assert.equal(warn.mock.callCount(), 0);
+  await expectUntouched(bootstrapOf("agent:main:main"));
 });

@@ -118,8 +118,9 @@ def test_roll_forward_daily_log_the_agent_changed_meanwhile_keeps_its_text(setup
     assert temp_files(workspace) == []
 
 
-def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_owner(setup):
-    state, storage, workspace = setup
+def staged_handoff(state, storage, workspace):
+    """Stage a new main handoff over the one a recorded position owns; return the path, the
+    writer and the staged file."""
     handoff = workspace / "memory" / "ACTIVE_CONTEXT.md"
     handoff.write_text("old handoff\n")
     state.set_position(
@@ -129,6 +130,12 @@ def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_
     files = AgentFiles("main", workspace)
     files.replace(handoff, "new handoff\n")
     (staged,) = stage_and_record(state, writer, files)
+    return handoff, writer, staged
+
+
+def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_owner(setup):
+    state, storage, workspace = setup
+    handoff, writer, staged = staged_handoff(state, storage, workspace)
     Path(staged.temp).unlink()
     killed(writer)
 
@@ -141,15 +148,7 @@ def test_roll_forward_handoff_whose_temp_file_is_gone_stays_whole_and_loses_its_
 
 def test_a_rename_that_fails_removes_its_temp_file_and_the_next_run_rewrites_the_handoff(setup):
     state, storage, workspace = setup
-    handoff = workspace / "memory" / "ACTIVE_CONTEXT.md"
-    handoff.write_text("old handoff\n")
-    state.set_position(
-        "checkpoint", "main", "agent:main:main", "s1", {"offset": 1}, data={"file": handoff.name}
-    )
-    writer = Writer(storage)
-    files = AgentFiles("main", workspace)
-    files.replace(handoff, "new handoff\n")
-    (staged,) = stage_and_record(state, writer, files)
+    handoff, writer, staged = staged_handoff(state, storage, workspace)
     handoff.unlink()
     (handoff / "in the way").mkdir(parents=True)  # a rename over it fails, as over chattr +i
 

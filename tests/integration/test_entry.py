@@ -88,36 +88,22 @@ def test_a_reader_gone_at_the_end_is_the_broken_pipe_status_without_a_word():
     assert completed.stderr == ""
 
 
-def test_output_that_cannot_be_written_is_one_line_and_exit_120():
+@pytest.mark.parametrize(("run_code", "exit_code"), [(0, EXIT_FLUSH_FAILED), (1, 1)])
+def test_output_that_cannot_be_written_is_one_line_and_keeps_a_failed_runs_code(
+    run_code, exit_code
+):
     with open("/dev/full", "w") as full:
         completed = run_python(
-            """
-            import sys
-            from memwarden.entry import end_process
-            sys.stdout.write("x")
-            end_process(0)
-            """,
-            stdout=full,
-            env=buffered_environment(),
-        )
-    assert completed.returncode == EXIT_FLUSH_FAILED
-    (line,) = completed.stderr.splitlines()
-    assert "the output could not be written: no space left on device" in line.lower()
-
-
-def test_output_that_cannot_be_written_after_a_failed_run_is_one_line_and_keeps_its_code():
-    with open("/dev/full", "w") as full:
-        completed = run_python(
-            """
+            f"""
             import sys
             from memwarden.entry import end_process
             sys.stdout.write("the report")
-            end_process(1)
+            end_process({run_code})
             """,
             stdout=full,
             env=buffered_environment(),
         )
-    assert completed.returncode == 1
+    assert completed.returncode == exit_code
     (line,) = completed.stderr.splitlines()
     assert "the output could not be written: no space left on device" in line.lower()
 

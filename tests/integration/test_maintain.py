@@ -140,12 +140,17 @@ def test_maintain_unreadable_store_skips_that_agent_only_and_exits_1(
     assert len(list((storage(isolated_env) / "config-backups").iterdir())) == 1
 
 
+def keeping_two_backups(file_era, tmp_path) -> tuple:
+    """The maintain command line with `config_backups_keep = 2`."""
+    config = tmp_path / "memwarden.toml"
+    config.write_text("[maintain]\nconfig_backups_keep = 2\n")
+    return ("--config", config, "--state-dir", file_era.state_dir, "maintain")
+
+
 def test_maintain_backs_up_config_once_per_change_and_warns_when_it_shrank(
     capsys, file_era, isolated_env, tmp_path
 ):
-    config = tmp_path / "memwarden.toml"
-    config.write_text("[maintain]\nconfig_backups_keep = 2\n")
-    arguments = ("--config", config, "--state-dir", file_era.state_dir, "maintain")
+    arguments = keeping_two_backups(file_era, tmp_path)
     backups = storage(isolated_env) / "config-backups"
 
     assert run_cli(capsys, *arguments).exit_code == 0
@@ -174,9 +179,7 @@ def test_maintain_backs_up_config_once_per_change_and_warns_when_it_shrank(
 def test_maintain_keeps_the_last_good_config_through_a_series_of_broken_edits(
     capsys, file_era, isolated_env, tmp_path
 ):
-    config = tmp_path / "memwarden.toml"
-    config.write_text("[maintain]\nconfig_backups_keep = 2\n")
-    arguments = ("--config", config, "--state-dir", file_era.state_dir, "maintain")
+    arguments = keeping_two_backups(file_era, tmp_path)
     backups = storage(isolated_env) / "config-backups"
     good = file_era.config_path.read_bytes()
     run_cli(capsys, *arguments)
