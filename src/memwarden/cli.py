@@ -264,6 +264,10 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
                 raise
             context.state_problem = context.state_problem or error
     try:
+        if spec.renders:  # recorded as the run's failure: health sees the job fail
+            from memwarden.config import check_files
+
+            check_files(context.config)
         result = _unless_stopped(module.run, context, options)
     except StateError:
         raise  # the run cannot be recorded either

@@ -121,7 +121,6 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
         secret_env = _read_env_file(secrets_path, problems)
     _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
     _apply_env(env, "environment", values, sources, problems)
-    problems += _unreadable_files(values, sources)
     problems += _unknown_time_zone(values, sources)
 
     if problems:
@@ -205,6 +204,18 @@ def _apply_env(
             sources[option.key] = f"{origin} {name}"
         except ValueError as error:
             problems.append(f"{origin}: {name} ({option.key}): {error}")
+
+
+def check_files(config: Config) -> None:
+    """Raise ConfigError naming each file option (a template) set to no file memwarden can read.
+
+    Checked by the commands that use those files, not at every load: a template deleted or on a
+    mount not up yet stops the jobs that render, while health (which alerts on their failed
+    runs), doctor and status still run.
+    """
+    problems = _unreadable_files(config.values, config.sources)
+    if problems:
+        raise ConfigError(problems)
 
 
 def _unreadable_files(values: Mapping[str, Any], sources: Mapping[str, str]) -> list[str]:

@@ -87,8 +87,8 @@ def test_missing_command_or_verb_prints_usage_to_stderr_and_exits_2(capsys, argu
         (("--json", "--conf", "x", "status"), None, "unrecognized option: --conf"),
         (("history", "list", "--bogus", "--json"), "history", "unrecognized arguments: --bogus"),
         (("--json",), None, "the following arguments are required: <command>"),
-        (("--json", "events", "--limit", "0"), "events", "argument --limit: 0: give 1 or more"),
-        (("compactions", "--limit", "-1", "--json"), "compactions", "argument --limit: -1: give"),
+        (("--json", "events", "--limit", "0"), "events", "argument --limit: expected a number ≥ 1"),
+        (("compactions", "--limit", "-1", "--json"), "compactions", "argument --limit: expected"),
     ],
 )
 def test_command_line_that_does_not_parse_under_json_prints_the_error_document(

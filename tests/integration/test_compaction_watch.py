@@ -259,7 +259,10 @@ def test_compactions_limit_below_one_is_a_usage_error(tmp_path, capsys):
     state, _ = file_era(tmp_path)
     result = run_cli(capsys, "--state-dir", state, "compactions", "--limit", "0")
     assert result.exit_code == 2
-    assert result.messages == ["memwarden: --limit: expected a number ≥ 1, got 0"]
+    assert result.messages == [
+        "memwarden: argument --limit: expected a number ≥ 1, got 0 "
+        "(see `memwarden compactions --help`)"
+    ]
 
 
 def test_a_reset_archive_whose_compaction_failed_once_is_read_again(

@@ -53,3 +53,18 @@ def test_config_check_and_the_job_exit_2_with_one_line(tmp_path, variable, value
         assert all(word in line for word in words), line
         if variable == "MEMWARDEN_SLACK_WEBHOOK_URL":  # a secret
             assert value not in line
+
+
+def test_a_missing_template_stops_only_the_jobs_that_render_and_health_sees_it(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    env = dict(os.environ, MEMWARDEN_INDEX_TEMPLATE=str(tmp_path / "gone.j2"))
+
+    index = run_subprocess("--state-dir", state.state_dir, "index", env=env)
+    status = run_subprocess("--state-dir", state.state_dir, "--json", "status", env=env)
+    doctor = run_subprocess("--state-dir", state.state_dir, "doctor", "--skip-gateway", env=env)
+
+    assert index.exit_code == 2 and "(index.template): no such file" in index.stderr
+    assert status.exit_code == 0, status.stderr
+    (job,) = [job for job in status.json()["jobs"] if job["job"] == "index"]
+    assert job["outcome"] == "config error"  # recorded: health's job check sees it fail
+    assert doctor.exit_code != 2, doctor.stderr

@@ -168,6 +168,22 @@ def test_load_alertmanager_label_memwarden_sets_itself_is_refused(tmp_path):
 TEMPLATE_OPTIONS = [option for option in ALL_OPTIONS if option.existing_file]
 
 
+def file_problems(path: Path | None = None, **env: str) -> list[str]:
+    """Load the settings and check their files, as the jobs that render do; return the problem
+    lines (none: both succeeded)."""
+    try:
+        config.check_files(config.load(path, env=env))
+    except ConfigError as error:
+        assert error.exit_code == 2
+        return error.lines()
+    return []
+
+
+def test_a_missing_template_does_not_stop_the_load_health_and_doctor_make():
+    loaded = config.load(None, env={"MEMWARDEN_INDEX_TEMPLATE": "/nowhere/t.j2"})
+    assert loaded.index.template == "/nowhere/t.j2"
+
+
 def test_every_template_option_must_name_an_existing_file():
     templates = {option.key for option in ALL_OPTIONS if "template" in option.name}
     assert templates == {option.key for option in TEMPLATE_OPTIONS}
@@ -175,17 +191,17 @@ def test_every_template_option_must_name_an_existing_file():
 
 
 @pytest.mark.parametrize("option", TEMPLATE_OPTIONS, ids=lambda option: option.key)
-def test_load_missing_template_names_option_and_path(tmp_path, option):
+def test_missing_template_names_option_and_path(tmp_path, option):
     missing = tmp_path / "nowhere" / "t.j2"
     path = toml(tmp_path, f'[{option.section}]\n{option.name} = "{missing}"\n')
-    assert problems(path) == [
+    assert file_problems(path) == [
         f"{path}: {option.key}: no such file: {missing} (fix the path, or leave it empty for "
         "the default)"
     ]
 
 
-def test_load_template_folder_from_environment_names_the_variable(tmp_path):
-    (line,) = problems(MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE=str(tmp_path))
+def test_template_folder_from_environment_names_the_variable(tmp_path):
+    (line,) = file_problems(MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE=str(tmp_path))
     assert line == (
         "environment: MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE "
         f"(checkpoint.active_context_template): it is a folder, not a file: {tmp_path} (fix the "
@@ -194,11 +210,11 @@ def test_load_template_folder_from_environment_names_the_variable(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_load_unreadable_template_is_refused(tmp_path):
+def test_unreadable_template_is_refused(tmp_path):
     template = tmp_path / "t.j2"
     template.write_text("{{ agent }}\n")
     template.chmod(0)
-    (line,) = problems(MEMWARDEN_INDEX_TEMPLATE=str(template))
+    (line,) = file_problems(MEMWARDEN_INDEX_TEMPLATE=str(template))
     assert "(index.template): memwarden may not read it" in line
 
 
@@ -214,7 +230,7 @@ def test_load_template_under_home_is_found_with_tilde(tmp_path, isolated_env):
     (isolated_env / "t.j2").write_text("{{ agent }}\n")
     loaded = config.load(None, env={"MEMWARDEN_INDEX_SUMMARY_TEMPLATE": "~/t.j2"})
     assert loaded.index.summary_template == "~/t.j2"
-    assert problems(MEMWARDEN_INDEX_SUMMARY_TEMPLATE="~/absent.j2") == [
+    assert file_problems(MEMWARDEN_INDEX_SUMMARY_TEMPLATE="~/absent.j2") == [
         "environment: MEMWARDEN_INDEX_SUMMARY_TEMPLATE (index.summary_template): no such file: "
         f"{isolated_env / 'absent.j2'} (fix the path, or leave it empty for the default)"
     ]

@@ -18,6 +18,9 @@ class JobSpec:
     `runs_without_state`: when memwarden's state cannot be written (disk full, locked), the job
     still runs, without its lock and its run record, and reports the problem itself (health:
     nothing else would alert about it).
+
+    `renders`: the job writes files from the templates; a template option naming no file it can
+    read stops it as a configuration error (the other commands, health and doctor first, run).
     """
 
     name: str
@@ -27,6 +30,7 @@ class JobSpec:
     records_run: bool = False
     read_only: bool = False
     runs_without_state: bool = False
+    renders: bool = False
     examples: tuple[str, ...] = ()
 
 
@@ -37,6 +41,7 @@ JOBS: tuple[JobSpec, ...] = (
         "write each conversation's handoff (ACTIVE_CONTEXT.md for the main one) and the daily log",
         locks=True,
         records_run=True,
+        renders=True,
         examples=(
             "memwarden checkpoint --dry-run",
             "memwarden checkpoint --agent main",
@@ -49,6 +54,7 @@ JOBS: tuple[JobSpec, ...] = (
         "reset sessions whose context passed the threshold, after checkpointing them",
         locks=True,
         records_run=True,
+        renders=True,
         examples=(
             "memwarden rotate --dry-run",
             "memwarden rotate --threshold 120000 --max 2",
@@ -61,6 +67,7 @@ JOBS: tuple[JobSpec, ...] = (
         "rebuild memory/INDEX.md catalogs and the bootstrap hook's manifest",
         locks=True,
         records_run=True,
+        renders=True,
         examples=(
             "memwarden index --dry-run",
             "memwarden index --force --agent main",
@@ -86,6 +93,7 @@ JOBS: tuple[JobSpec, ...] = (
         "apply daily retention: old transcripts, logs, state; back up the gateway config",
         locks=True,
         records_run=True,
+        renders=True,
         examples=(
             "memwarden maintain --dry-run",
             "memwarden -v maintain",
@@ -142,6 +150,7 @@ JOBS: tuple[JobSpec, ...] = (
         "summarize",
         "memwarden.jobs.summarize",
         "write a session summary for a window that just ended (run by the session-summary hook)",
+        renders=True,
         examples=(
             "memwarden summarize --agent main --session-key agent:main:main "
             "--session-id 101fbd0d-c6e3-4b83-94f5-65435a94d00e --event command:reset",

@@ -64,9 +64,9 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{value}: give 1 or more")
+        raise argparse.ArgumentTypeError(f"expected a number ≥ 1, got {value}")
     return value
 
 

@@ -29,11 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.compactions.ledger import recorded, totals
-    from memwarden.errors import UsageError
     from memwarden.health.checks.compactions import lost_text
 
-    if options.limit < 1:
-        raise UsageError(f"--limit: expected a number ≥ 1, got {options.limit}")
     if options.agent:
         require_known_agents(
             options.agent,

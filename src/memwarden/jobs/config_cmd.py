@@ -54,6 +54,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
+        from memwarden.config import check_files
+
+        check_files(config)
         deployment = context.deployment
         secrets = config.secrets_path
         result.lines = [
