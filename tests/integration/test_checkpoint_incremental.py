@@ -261,6 +261,7 @@ def test_checkpoint_leaves_a_handoff_file_it_did_not_write_and_says_how_to_resol
     assert entries_in(agent.memory("2026-11-22.md")) == 1  # the daily log goes on
     (outcome,) = result.json()["agents"]
     assert outcome["files"] == [str(memory / "2026-11-22.md")]
+    assert outcome["kept_in_place"] == str(theirs)
     (problem,) = outcome["warnings"]
     assert problem.startswith(f"{theirs}: exists and was not written by memwarden")
     assert problem.endswith("then run `memwarden checkpoint --force`")

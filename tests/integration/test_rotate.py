@@ -188,9 +188,29 @@ def test_rotate_leaves_a_session_whose_handoff_file_is_the_operators_own(
     assert resets == []  # the next turn would find no handoff
     item = by_key(result)[MAIN]
     assert item["status"] == "failed"
-    assert item["detail"].startswith("checkpoint incomplete, session not reset: ")
-    assert "was not written by memwarden" in item["detail"]
+    assert item["detail"] == (
+        f"its handoff was not written, session not reset: {memory / 'ACTIVE_CONTEXT.md'} was not "
+        "written by memwarden; move it, then run rotate again"
+    )
     assert active_context(sqlite_state) == "# Written by hand\n- keep this\n"
+
+
+def test_rotate_resets_a_session_whose_checkpoint_is_written_while_another_agent_is_stuck(
+    capsys, sqlite_state, monkeypatch
+):
+    from memwarden.checkpoint import journal
+
+    def stuck_elsewhere(*arguments, **options):
+        return journal.RollForward(problems=["checkpoint journal of agent other: read-only"])
+
+    monkeypatch.setattr(journal, "roll_forward", stuck_elsewhere)
+    with gateway_for(sqlite_state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        result = rotate(capsys, sqlite_state)
+        resets = sim.calls("sessions.reset")
+
+    assert [call["key"] for call in resets] == [MAIN]  # one agent's problem stops no other
+    assert by_key(result)[MAIN]["status"] == "rotated"
 
 
 def test_rotate_session_changed_before_reset_is_postponed_not_failed(

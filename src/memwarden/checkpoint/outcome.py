@@ -21,7 +21,9 @@ class SessionOutcome:
     `outcome` is one of written, unchanged, skipped, failed; `ok` is False only for failed.
     `files` are the paths written (or, in a dry run, that would have been); `previews` the text
     a dry run would have written, by path; `snapshot` the memory-history snapshot taken after
-    the writes (None when none was), `warnings` what went wrong after the files were written.
+    the writes (None when none was), `warnings` what went wrong after the files were written;
+    `kept_in_place` the file memwarden did not write that it left at the handoff's path (the
+    handoff was not written).
     """
 
     agent: str
@@ -40,6 +42,7 @@ class SessionOutcome:
     previews: dict[str, str] = field(default_factory=dict)
     snapshot: str | None = None
     warnings: list[str] = field(default_factory=list)
+    kept_in_place: str | None = None
     update: PositionUpdate | None = field(default=None, repr=False)
     events: list[EventRecord] = field(default_factory=list, repr=False)
 
@@ -71,6 +74,8 @@ class SessionOutcome:
         }
         if self.warnings:
             data["warnings"] = list(self.warnings)
+        if self.kept_in_place is not None:
+            data["kept_in_place"] = self.kept_in_place
         if self.dry_run:
             data["dry_run"] = True
             data["previews"] = dict(self.previews)

@@ -119,6 +119,7 @@ def _write_handoff(
     rendered = render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
     existing = read_existing(target)
     if not replaceable(existing):
+        outcome.kept_in_place = str(target)
         outcome.warnings.append(
             f"{target}: exists and was not written by memwarden (no `> - session:` line), so "
             "this conversation's handoff was not written; move it (your notes into MEMORY.md, "

@@ -160,9 +160,12 @@ def _rotate(
     if not checkpoint.ok:
         detail = f"checkpoint failed, session not reset: {saved['reason'] or saved['outcome']}"
         return Outcome("failed", detail, checkpoint=saved)
-    if checkpoint.warnings:
-        # Its handoff may not be on disk (a file of the operator's in its place): keep the session.
-        detail = f"checkpoint incomplete, session not reset: {'; '.join(checkpoint.warnings)}"
+    if checkpoint.kept_in_place is not None:
+        # A file of the operator's is where its handoff goes: the next turn would find none.
+        detail = (
+            f"its handoff was not written, session not reset: {checkpoint.kept_in_place} was "
+            "not written by memwarden; move it, then run rotate again"
+        )
         return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.outcome not in SAVED_OUTCOMES:
         # Nothing was written for this session: resetting it would lose what it holds.
