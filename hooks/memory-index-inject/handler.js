@@ -17,7 +17,7 @@ export const MANIFEST_PATH = path.join("memory", ".memwarden-bootstrap.json");
 const MANIFEST_VERSION = 3;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
 // The provenance line memwarden writes at the top of a handoff: "> - session: `KEY` (id …".
-const PROVENANCE_SESSION = /^> - session: `([^`\s]+)`/;
+const PROVENANCE_SESSION = /^> - session: `([^`]+)`/;
 
 /** Return true for session keys of group or channel conversations (`…:group:…`, `…:channel:…`). */
 export function isGroupSession(sessionKey) {

@@ -363,3 +363,8 @@ test("without a manifest, handoffs on disk are not injected and nothing is logge
 test("a workspace without a memory folder at all leaves the bootstrap untouched, silently", async () => {
   await expectUntouched(bootstrapOf("agent:main:main"));
 });
+
+test("the provenance line names a key with a space as the checkpoint writes it", () => {
+  const text = "# Conversation Handoff\n\n> - session: `agent:x:discord:channel:my room` (id `1`)\n";
+  assert.equal(handoffSession(text, ["x"]), "agent:x:discord:channel:my room");
+});

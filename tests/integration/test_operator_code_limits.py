@@ -86,6 +86,23 @@ def test_checkpoint_operator_template_cannot_reach_os(tmp_path, capsys, monkeypa
     assert not (workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
 
 
+def test_checkpoint_operator_template_without_the_session_line_writes_no_handoff(
+    tmp_path, capsys, monkeypatch
+):
+    state, workspace = one_agent(tmp_path)
+    template = tmp_path / "bare.md.j2"
+    template.write_text("---\nmine: {{ current.requests | length }}\n---\n")
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE", str(template))
+
+    result = run_cli(capsys, "--state-dir", state, "checkpoint")
+
+    assert result.exit_code == 1
+    assert "has no `> - session: `KEY`` line" in result.stderr
+    assert "checkpoint.active_context_template" in result.stderr
+    # Never a file memwarden would take for the operator's own on the next run.
+    assert not (workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
+
+
 def test_index_operator_template_cannot_reach_os_and_a_plain_one_renders(
     tmp_path, capsys, monkeypatch
 ):

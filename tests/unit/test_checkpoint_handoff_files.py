@@ -146,6 +146,7 @@ def test_handoff_session_bundled_template_gives_its_key():
         ("# My notes\n- the deploy key rotates on Friday\n", False),
         ("# Active Context — main\nwritten by hand, with the reference's title\n", False),
         ("# Notes\n\n## Chat\n> - session: `agent:x:main` quoted in a section\n", False),
+        ("# Handoff\n\n> - session: `agent:x:discord:channel:my room` (id `1`)\n", True),
     ],
 )
 def test_replaceable_only_for_no_file_a_blank_one_or_a_generated_one(text, expected):

@@ -45,7 +45,7 @@ _PLAIN_PART = re.compile(r"[a-z0-9_-]+")
 _UNSAFE = re.compile(r"[^a-z0-9_.-]+")
 _PUNCTUATION_RUN = re.compile(r"[.-]{2,}")
 # The provenance line of the template: "> - session: `KEY` (id …".
-_PROVENANCE_SESSION = re.compile(r"^> - session: `([^`\s]+)`")
+_PROVENANCE_SESSION = re.compile(r"^> - session: `([^`]+)`")
 _UNSCOPED_MAIN = "main"
 # The ACTIVE_CONTEXT.md of the reference script memwarden replaces (clawdbot-memory-infra's
 # memory-checkpoint.js), which it regenerates from the transcript on every run.

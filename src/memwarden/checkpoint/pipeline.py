@@ -14,7 +14,7 @@ from memwarden.checkpoint import gather as gather_module
 from memwarden.checkpoint.daily_log import group_by_day
 from memwarden.checkpoint.extract import kept_messages
 from memwarden.checkpoint.gather import Material, gather
-from memwarden.checkpoint.handoff_files import replaceable
+from memwarden.checkpoint.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
 from memwarden.checkpoint.render import (
@@ -28,6 +28,7 @@ from memwarden.checkpoint.render import (
     stamp,
 )
 from memwarden.checkpoint.writer import memory_folder, read_existing
+from memwarden.errors import MemwardenError
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
@@ -117,6 +118,13 @@ def _write_handoff(
         trigger=run.trigger,
     )
     rendered = render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
+    if settings.active_context_template and handoff_session(rendered, ()) is None:
+        raise MemwardenError(
+            f"{settings.active_context_template} (checkpoint.active_context_template): the handoff "
+            "it renders has no `> - session: `KEY`` line in its first quoted block, so memwarden "
+            "could not tell the file is its own next time, nor the hook whose it is; keep the "
+            "bundled template's header lines"
+        )
     existing = read_existing(target)
     if not replaceable(existing):
         outcome.kept_in_place = str(target)
