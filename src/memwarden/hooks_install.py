@@ -28,7 +28,14 @@ import memwarden
 from memwarden.errors import UsageError
 from memwarden.files import atomic_write, ensure_dir
 from memwarden.hooks_record import load_record
-from memwarden.hooks_switch import HooksPlan, enable, forget, recorded_dirs, restore
+from memwarden.hooks_switch import (
+    HooksPlan,
+    enable,
+    forget,
+    recorded_dirs,
+    remember_files,
+    restore,
+)
 from memwarden.maintenance.config_backup import backup_name
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext, JobResult
@@ -66,6 +73,8 @@ def install_hooks(
             files[SETTINGS_FILE] = settings
         copied.append(_copy_hook(plan, name, files, known, dry_run))
     enabled = enable(plan, created, dry_run)
+    if enabled == "manual" and not dry_run:
+        remember_files(plan, created)
     data = {
         "dry_run": dry_run,
         "hooks_dir": str(plan.hooks_dir),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,34 @@ def restore(plan: HooksPlan, dry_run: bool) -> str:
     if unchanged and sha256_file(path) == record.config_after_sha256:
         return _restore_exactly(plan, record, current, dry_run)
     return _restore_keys(plan, record, current, dry_run)
+
+
+def remember_files(plan: HooksPlan, created_dirs: list[Path]) -> None:
+    """Record the hook files install wrote (and the folders it made) when the config was left to
+    the operator (`manual`): uninstall and the next install must know them all the same. With no
+    record yet, the config is recorded as it is now: install did not change it."""
+    record = load_record(plan.storage_dir)
+    if record is None:
+        try:
+            current = _read(plan.config_path)
+            text = current.decode("utf-8") if current is not None else None
+        except (OSError, UnicodeDecodeError):
+            return  # unreadable: `uninstall hooks` then treats the files as an earlier install's
+        record = HooksRecord(
+            config_path=str(plan.config_path),
+            config_before=text,
+            config_after_sha256=sha256_text(text) if text is not None else None,
+            installed_at=plan.now.isoformat(),
+            memwarden_version=__version__,
+        )
+    save_record(
+        plan.storage_dir,
+        replace(
+            record,
+            created_dirs=list(dict.fromkeys([*record.created_dirs, *map(str, created_dirs)])),
+            files={**record.files, **plan.written_files},
+        ),
+    )
 
 
 def forget(plan: HooksPlan) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
@@ -188,6 +189,23 @@ def test_install_with_a_broken_config_prints_the_exact_steps(state, tmp_path):
     )
     assert '"session-summary":{"enabled":true}' in steps
     assert (state.state_dir / "hooks" / "session-summary" / "handler.js").is_file()
+
+
+def test_install_whose_config_is_left_to_the_operator_still_records_the_files_it_wrote(
+    state, tmp_path
+):
+    older = tmp_path / "older-hooks"  # a memwarden whose handler differs from this one's
+    shutil.copytree(REPO_HOOKS, older)
+    handler = older / "session-summary" / "handler.js"
+    handler.write_text(handler.read_text() + "// an older memwarden's line\n")
+    state.config_path.write_text("{ hooks: { internal: ")  # the steps are printed: manual
+
+    installed = install_hooks(context(state, tmp_path), dry_run=False, source=older)
+    state.config_path.write_text("{}\n")  # the operator fixed the config, hooks not enabled
+    removed = uninstall_hooks(context(state, tmp_path), dry_run=False)
+
+    assert installed.data["enabled_by"] == "manual"
+    assert [hook["files"] for hook in removed.data["hooks"]] == ["removed", "removed"]
 
 
 def test_install_executable_override_must_be_executable(state, tmp_path):
