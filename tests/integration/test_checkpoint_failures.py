@@ -147,10 +147,11 @@ def test_checkpoint_invalid_redaction_pattern_is_a_config_error(tmp_path, capsys
     config = tmp_path / "memwarden.toml"
     config.write_text('[checkpoint]\nredact_patterns = [{name = "Bad Name", pattern = "x"}]\n')
 
-    result = run_cli(capsys, "--config", config, "--state-dir", state, "checkpoint")
+    for command in (("checkpoint",), ("config", "check"), ("health", "--dry-run")):
+        result = run_cli(capsys, "--config", config, "--state-dir", state, *command)
 
-    assert result.exit_code == 2
-    assert "checkpoint.redact_patterns: name 'Bad Name'" in result.stderr
+        assert result.exit_code == 2  # refused at load, whatever the command
+        assert f"{config}: checkpoint.redact_patterns: rule 'Bad Name': a name is" in result.stderr
 
 
 def context_for(state_dir: Path) -> JobContext:

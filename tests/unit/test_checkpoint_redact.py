@@ -164,19 +164,11 @@ def test_redact_extra_config_pattern_uses_its_name_and_secret_group():
     assert redactor.take_counts() == {"internal-token": 1, "pin": 1}
 
 
-@pytest.mark.parametrize(
-    ("rule", "message"),
-    [
-        ({"name": "Bad Name", "pattern": "x"}, "name 'Bad Name'"),
-        ({"name": "broken", "pattern": "(unclosed"}, "broken: invalid pattern"),
-    ],
-)
-def test_build_redactor_invalid_extra_rule_raises_config_error(rule, message):
+def test_build_redactor_invalid_extra_rule_raises_config_error():
     with pytest.raises(ConfigError) as raised:
-        build_redactor([rule])
+        build_redactor([{"name": "broken", "pattern": "(unclosed"}])
 
-    assert "checkpoint.redact_patterns" in str(raised.value)
-    assert message in str(raised.value)
+    assert "checkpoint.redact_patterns: broken: invalid pattern" in str(raised.value)
 
 
 def test_build_redactor_disabled_masks_nothing():

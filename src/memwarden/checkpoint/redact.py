@@ -30,7 +30,6 @@ from memwarden.checkpoint.secret_rules import (
 from memwarden.checkpoint.timed_pattern import PatternError
 from memwarden.errors import ConfigError
 
-_TYPE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 # Texts remembered per redactor (one session's); past this the memory starts again.
 _MEMO_LIMIT = 4096
 
@@ -255,20 +254,13 @@ def build_redactor(
     """Given the operator's extra rules ({name, pattern}) and the switch, return a redactor.
 
     The operator's rules run after the provider shapes and before the generic ones. Raise
-    ConfigError naming `checkpoint.redact_patterns` if a name is not a short lower-case word or
-    a pattern does not compile.
+    ConfigError naming `checkpoint.redact_patterns` if a pattern does not compile.
     """
     if not enabled:
         return _Identity()
     problems, extra = [], []
     for rule in extra_rules:
-        name, pattern = rule["name"], rule["pattern"]
-        if not _TYPE_NAME.match(name):
-            problems.append(
-                f"checkpoint.redact_patterns: name {name!r} must be lower-case letters, "
-                "digits, - or _"
-            )
-            continue
+        name, pattern = rule["name"], rule["pattern"]  # the names are checked at load
         try:
             extra.append(Rule(name, pattern, operator=True))
             extra[-1].pattern  # noqa: B018 - compiled now, so a bad pattern stops the run early

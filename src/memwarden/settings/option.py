@@ -16,6 +16,8 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 # Texts an operator's named pattern is tried on for an empty match (one that mangles every text).
 _PROBES = ("", "x a-Z_0.9:/\n")
+# The name of a rule {name, pattern}: it is shown in the text, as `[REDACTED:<name>]`.
+RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,7 @@ class Option:
             if unknown:
                 raise ValueError(f"item {position}: unknown field(s) {', '.join(unknown)}")
             if self.pattern_list and "pattern" in table:
+                _check_rule_name(table.get("name"))
                 _check_regex(table["pattern"], table.get("name"))
             tables.append(dict(table))
         return tables
@@ -256,6 +259,13 @@ class Option:
         if self.secret:
             raise ValueError(f"{expected} ({problem}; the value is a secret, not shown)")
         raise ValueError(f"{expected}, got {shown_url(url)!r} ({problem})")
+
+
+def _check_rule_name(name: str | None) -> None:
+    if name is not None and not RULE_NAME.match(name):
+        raise ValueError(
+            f"rule {name!r}: a name is lower-case letters, digits, - or _ (up to 41 characters)"
+        )
 
 
 def _check_regex(pattern: str, name: str | None = None) -> None:
