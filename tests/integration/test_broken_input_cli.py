@@ -15,6 +15,11 @@ import pytest
 
 from support.cli import CliResult, run_subprocess
 from support.deployments import make_file_era_state, make_sqlite_era_state, write_json5_config
+from support.transcripts import (
+    MINIMAL_NAVIGATION_JSON,
+    make_sqlite_agent_db,
+    transcript_lines,
+)
 
 RAW_PYTHON = ("Traceback", "Error:", "[Errno", "Is a directory: ")
 
@@ -272,6 +277,40 @@ def test_skipped_jsonl_lines_are_reported_once_by_reason(tmp_path, monkeypatch):
     (session,) = result.json()["agents"]
     assert session["counts"]["skipped_lines"] == 3
     again = run_subprocess("--state-dir", state.state_dir, "-q", "checkpoint", "--force")
+    assert (again.exit_code, again.stderr) == (0, ""), "reported once, by the run that met them"
+
+
+def test_skipped_sqlite_rows_are_reported_once_by_reason(tmp_path):
+    session_id = "5e551011-0000-4000-8000-00000000000a"
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    database = tmp_path / "state" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    make_sqlite_agent_db(database, {session_id: transcript_lines(3, session_id=session_id)})
+    config = {"agents": {"list": [{"id": "main", "workspace": str(workspace)}]}}
+    (tmp_path / "state" / "openclaw.json").write_bytes(orjson.dumps(config))
+    state_dir = tmp_path / "state"
+    first = run_subprocess("--state-dir", state_dir, "-q", "checkpoint")
+    assert (first.exit_code, first.stderr) == (0, "")
+    with sqlite3.connect(database) as connection:
+        (last,) = connection.execute("SELECT max(seq) FROM transcript_events").fetchone()
+        connection.executemany(
+            "INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (session_id, last + 1, "not json", 0, None, 8, None),
+                (session_id, last + 2, None, 0, b"not a zstd frame", 16, MINIMAL_NAVIGATION_JSON),
+            ],
+        )
+    connection.close()
+
+    result = run_subprocess("--state-dir", state_dir, "-q", "checkpoint")
+
+    assert result.exit_code == 0, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.endswith(
+        f"{database} (session {session_id}): 2 transcript_events row(s) skipped: 2 not JSON, or "
+        "no event that can be read"
+    )
+    again = run_subprocess("--state-dir", state_dir, "-q", "checkpoint", "--force")
     assert (again.exit_code, again.stderr) == (0, ""), "reported once, by the run that met them"
 
 

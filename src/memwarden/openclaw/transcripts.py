@@ -217,21 +217,28 @@ def skipped_lines_report(
     result: TailResult,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> str | None:
-    """Given a file-era transcript and what a read of it returned, return one line that says
-    how many lines the read skipped, by reason, or None when it skipped none. None for SQLite
-    too: a row past the gateway's limit per event is reported as it is met."""
-    if location.kind != "file":
-        return None
-    reasons = [
-        (result.oversized, f"longer than {max_line_bytes} bytes (memwarden's limit per line)"),
-        (result.malformed, "not JSON"),
-        (result.invalid_utf8, "not UTF-8"),
-    ]
+    """Given a transcript and what a read of it returned, return one line that says how many
+    lines (rows, in the SQLite era) the read skipped, by reason, or None when it skipped none. A
+    row past the gateway's limit per event is left out: it is reported as it is met."""
+    if location.kind == "file":
+        where, what = str(location.path), "transcript line(s)"
+        reasons = [
+            (result.oversized, f"longer than {max_line_bytes} bytes (memwarden's limit per line)"),
+            (result.malformed, "not JSON"),
+            (result.invalid_utf8, "not UTF-8"),
+        ]
+    else:
+        where = f"{location.path} (session {location.session_id})"
+        what = "transcript_events row(s)"
+        reasons = [
+            (result.malformed, "not JSON, or no event that can be read"),
+            (result.invalid_utf8, "not UTF-8"),
+        ]
     counted = [f"{count} {reason}" for count, reason in reasons if count]
     if not counted:
         return None
-    total = result.oversized + result.malformed + result.invalid_utf8
-    return f"{location.path}: {total} transcript line(s) skipped: {', '.join(counted)}"
+    total = sum(count for count, _ in reasons)
+    return f"{where}: {total} {what} skipped: {', '.join(counted)}"
 
 
 def transcript_size(location: TranscriptLocation) -> int:
