@@ -267,9 +267,7 @@ def _unknown_time_zone(values: Mapping[str, Any], sources: Mapping[str, str]) ->
 def _known_zone(name: str) -> bool:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only when a zone is set
 
-    if name.startswith("/"):
-        return os.path.isfile(name)
-    try:
+    try:  # as the jobs read it (checkpoint.daily_log.resolve_timezone): a key, never a path
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         return False

@@ -217,6 +217,11 @@ def test_load_secrets_file_dollar_is_literal_and_other_variables_reach_the_job(t
     assert real.env["OPENCLAW_GATEWAY_TOKEN"] == "from-env"  # the environment wins
 
 
+def test_a_time_zone_file_path_is_refused_at_load_as_the_jobs_would_refuse_it():
+    with pytest.raises(ConfigError, match="unknown time zone '/etc/localtime'"):
+        config.load(None, env={"MEMWARDEN_GENERAL_TIMEZONE": "/etc/localtime"})
+
+
 def test_unknown_time_zone_names_the_file_or_variable_it_came_from(tmp_path):
     path = write(tmp_path / "c.toml", '[general]\ntimezone = "Mars/Olympus"\n')
     with pytest.raises(ConfigError) as from_file:
