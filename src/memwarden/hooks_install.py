@@ -15,7 +15,6 @@ created it and it is empty again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sys
@@ -39,6 +38,7 @@ from memwarden.hooks_switch import (
 from memwarden.maintenance.config_backup import backup_name
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext, JobResult
+from memwarden.scheduling.manifest import sha256_bytes
 
 HOOK_NAMES = ("memory-index-inject", "session-summary")
 HOOK_FILES = ("HOOK.md", "handler.js")
@@ -270,7 +270,7 @@ def _copy_hook(
             atomic_write(folder / file, files[file], root=plan.state_dir)
     if not dry_run:
         for file, payload in files.items():
-            plan.written_files[f"{name}/{file}"] = _sha256(payload)
+            plan.written_files[f"{name}/{file}"] = sha256_bytes(payload)
     verb = {"unchanged": "already installed", "would_copy": "would copy", "copied": "copied"}
     detail = f" ({', '.join(changed)})" if changed else ""
     plan.lines.append(f"hook {name}: {verb[status]} in {folder}{detail}")
@@ -290,7 +290,7 @@ def _origin(current: bytes, recorded_sha256: str | None) -> str:
     of `unknown` origin (no record: installed by a memwarden that kept none)."""
     if recorded_sha256 is None:
         return "unknown"
-    return "installed" if _sha256(current) == recorded_sha256 else "edited"
+    return "installed" if sha256_bytes(current) == recorded_sha256 else "edited"
 
 
 def _report_replaced(
@@ -357,7 +357,7 @@ def _unchanged(path: Path, recorded_sha256: str | None, shipped: bytes | None) -
     if current is None:
         return False
     if recorded_sha256 is not None:
-        return _sha256(current) == recorded_sha256
+        return sha256_bytes(current) == recorded_sha256
     return shipped is None or current == shipped
 
 
@@ -367,10 +367,6 @@ def _shipped_files(name: str) -> dict[str, bytes]:
     except UsageError:
         return {}
     return {file: (folder / file).read_bytes() for file in HOOK_FILES}
-
-
-def _sha256(payload: bytes) -> str:
-    return hashlib.sha256(payload).hexdigest()
 
 
 def _current_bytes(path: Path) -> bytes | None:

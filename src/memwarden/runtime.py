@@ -96,10 +96,16 @@ class JobContext:
     def storage(self) -> Storage:
         """This gateway's storage under the storage root (see memwarden.storage). A context
         that `claims_storage` (a job that writes) records the root's owner when it has none."""
-        from memwarden.storage import claim, locate
+        from memwarden.storage import claim
 
-        found = locate(self.storage_root, self.gateway_state_dir)
-        return claim(found) if self.claims_storage else found
+        return claim(self._located) if self.claims_storage else self._located
+
+    @cached_property
+    def _located(self) -> Storage:
+        """Where this gateway's storage is under the root, before any claim (read once)."""
+        from memwarden.storage import locate
+
+        return locate(self.storage_root, self.gateway_state_dir)
 
     @cached_property
     def storage_root(self) -> Path:
@@ -182,9 +188,7 @@ class JobContext:
         """Raise GatewayNotFound (exit 2) when the state dir holds no gateway and memwarden keeps
         no state for it yet, before a job creates any: a mistyped folder leaves nothing behind,
         while a gateway that has state (gone since) still gets its runs recorded."""
-        from memwarden.storage import locate
-
-        found = locate(self.storage_root, self.gateway_state_dir)
+        found = self._located
         if found.owner == found.gateway or (not found.shared_root and found.path.is_dir()):
             return
         self.deployment  # noqa: B018 (raises GatewayNotFound)

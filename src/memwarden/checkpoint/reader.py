@@ -72,7 +72,7 @@ def read_session(
     Raise StoreError if the transcript cannot be read.
     """
     tail = read_tail(location, tail_entries)
-    new_entries, partial, end, new_read = _new_since(location, tail, position, last_entry_at)
+    new_entries, partial, new_read = _new_since(location, tail, position, last_entry_at)
     before, window = split_windows(tail.entries)
     return TranscriptRead(
         location=location,
@@ -80,7 +80,7 @@ def read_session(
         before_window=before,
         new_entries=new_entries,
         new_partial=partial,
-        end=end,
+        end=new_read.end,
         entries_read=len(tail.entries),
         reached_start=tail.reached_start,
         bytes_seen=_bytes_seen(location, tail),
@@ -148,9 +148,9 @@ def _new_since(
     tail: TailResult,
     position: ReadPosition | None,
     last_entry_at: float | None,
-) -> tuple[list[Entry], bool, ReadPosition, TailResult]:
-    """Return (new entries, more new than the tail held, position to store, the read that
-    holds the new lines).
+) -> tuple[list[Entry], bool, TailResult]:
+    """Return (new entries, more new than the tail held, the read that holds the new lines:
+    its `end` is the position to store).
 
     Without a position, what is newer than `last_entry_at` is new (every entry without either).
     """
@@ -158,14 +158,14 @@ def _new_since(
     if where == "inside":
         delta = read_since(location, position)
         if not delta.reset_detected:
-            return delta.entries, False, delta.end, delta
+            return delta.entries, False, delta
     elif where == "before":
-        return tail.entries, True, tail.end, tail
+        return tail.entries, True, tail
     if last_entry_at is None:
-        return tail.entries, not tail.reached_start, tail.end, tail
+        return tail.entries, not tail.reached_start, tail
     cutoff = datetime.fromtimestamp(last_entry_at, UTC)
     newer = [entry for entry in tail.entries if entry.timestamp and entry.timestamp > cutoff]
-    return newer, False, tail.end, tail
+    return newer, False, tail
 
 
 def _locate(position: ReadPosition, tail: TailResult) -> str:

@@ -62,7 +62,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         agent_id=agent,
         since=since.timestamp() if since else None,
         types=types,
-        limit=max(options.limit, 0),
+        limit=options.limit,
     )
     result = JobResult("events", data={"since": since.isoformat() if since else None})
     result.data |= {"count": len(timeline), "events": [_public(event) for event in timeline]}

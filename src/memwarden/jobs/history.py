@@ -104,7 +104,7 @@ def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
         snapshot
         for snapshot in list_snapshots(context, None if len(wanted) != 1 else next(iter(wanted)))
         if not wanted or snapshot.agent_id in wanted
-    ][: max(options.limit, 0)]
+    ][: options.limit]
     result = JobResult("history", data={"snapshots": [s.to_json() for s in found]})
     result.lines = [snapshot.line() for snapshot in found] or [NO_SNAPSHOTS]
     return result
