@@ -329,7 +329,7 @@ def _remove_hook(
     ]
     if edited and not force:
         plan.problems.append(
-            f"{folder}: {', '.join(edited)} changed since memwarden installed it; the hook is "
+            f"{folder}: {', '.join(edited)} {_edited_since(known, name)}; the hook is "
             "kept (`memwarden uninstall hooks --force` removes memwarden's files)"
         )
         return entry | {"files": "kept", "edited": edited}
@@ -348,6 +348,14 @@ def _remove_hook(
     else:
         plan.lines.append(f"hook {name}: {verb} {folder}")
     return entry | {"files": "would_remove" if dry_run else "removed", "kept": not_ours}
+
+
+def _edited_since(known: Mapping[str, str], name: str) -> str:
+    """How an uninstall words a hook file it keeps: changed since install, when install recorded
+    what it wrote; else (an earlier memwarden recorded nothing) only that it differs."""
+    if any(key.startswith(f"{name}/") for key in known):
+        return "changed since memwarden installed it"
+    return "differs from this memwarden's (installed by an earlier one, or edited)"
 
 
 def _unchanged(path: Path, recorded_sha256: str | None, shipped: bytes | None) -> bool:
