@@ -84,20 +84,19 @@ def test_load_redact_pattern_with_a_secret_group_matching_text_is_accepted():
 # --- install.jobs ------------------------------------------------------------------------------
 
 
-def test_load_install_jobs_unknown_name_is_refused(tmp_path):
-    path = toml(tmp_path, '[install]\njobs = ["checkpoint", "bogus"]\n')
-    assert problems(path) == [
-        f"{path}: install.jobs: expected any of checkpoint, rotate, index, health, maintain, "
-        "got 'bogus'"
-    ]
-
-
-def test_load_install_jobs_empty_is_refused(tmp_path):
-    path = toml(tmp_path, "[install]\njobs = []\n")
-    assert problems(path) == [
-        f"{path}: install.jobs: expected at least one of checkpoint, rotate, index, health, "
-        "maintain, got []"
-    ]
+@pytest.mark.parametrize(
+    ("jobs", "expected"),
+    [
+        (
+            '["checkpoint", "bogus"]',
+            "any of checkpoint, rotate, index, health, maintain, got 'bogus'",
+        ),
+        ("[]", "at least one of checkpoint, rotate, index, health, maintain, got []"),
+    ],
+)
+def test_load_install_jobs_unknown_or_none_is_refused(tmp_path, jobs, expected):
+    path = toml(tmp_path, f"[install]\njobs = {jobs}\n")
+    assert problems(path) == [f"{path}: install.jobs: expected {expected}"]
 
 
 def test_load_install_jobs_subset_is_accepted():
@@ -224,12 +223,14 @@ def test_load_missing_template_in_toml_overridden_by_environment_is_fine(tmp_pat
     path = toml(tmp_path, f'[index]\ntemplate = "{tmp_path / "gone.j2"}"\n')
     loaded = config.load(path, env={"MEMWARDEN_INDEX_TEMPLATE": str(template)})
     assert loaded.index.template == str(template)
+    assert file_problems(path, MEMWARDEN_INDEX_TEMPLATE=str(template)) == []
 
 
 def test_load_template_under_home_is_found_with_tilde(tmp_path, isolated_env):
     (isolated_env / "t.j2").write_text("{{ agent }}\n")
     loaded = config.load(None, env={"MEMWARDEN_INDEX_SUMMARY_TEMPLATE": "~/t.j2"})
     assert loaded.index.summary_template == "~/t.j2"
+    assert file_problems(MEMWARDEN_INDEX_SUMMARY_TEMPLATE="~/t.j2") == []
     assert file_problems(MEMWARDEN_INDEX_SUMMARY_TEMPLATE="~/absent.j2") == [
         "environment: MEMWARDEN_INDEX_SUMMARY_TEMPLATE (index.summary_template): no such file: "
         f"{isolated_env / 'absent.j2'} (fix the path, or leave it empty for the default)"

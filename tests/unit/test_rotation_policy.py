@@ -270,28 +270,21 @@ ASSISTANT = {
 }
 
 
-def test_transcript_context_last_assistant_usage_is_prompt_size():
-    entries = _entries(
-        {"type": "message", "id": "u1", "message": {"role": "user", "content": "x"}}, ASSISTANT
-    )
-
-    assert transcript_context(entries) == (170_500, "prompt")
+USER = {"type": "message", "id": "u1", "message": {"role": "user", "content": "x"}}
 
 
-def test_transcript_context_compaction_after_usage_gives_tokens_after():
-    entries = _entries(
-        ASSISTANT, {"type": "compaction", "id": "c1", "summary": "s", "tokensAfter": 9_000}
-    )
-
-    assert transcript_context(entries) == (9_000, "compaction")
-
-
-def test_transcript_context_reset_after_usage_is_empty_window():
-    reset = {"type": "reset", "id": "r", "reason": "new"}
-    assert transcript_context(_entries(ASSISTANT, reset)) == (0, "reset")
-
-
-def test_transcript_context_without_usage_is_unknown():
-    user = {"type": "message", "id": "u1", "message": {"role": "user", "content": "x"}}
-
-    assert transcript_context(_entries(user)) is None
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        ((USER, ASSISTANT), (170_500, "prompt")),  # the last call's prompt: input + cache
+        (
+            (ASSISTANT, {"type": "compaction", "id": "c1", "summary": "s", "tokensAfter": 9_000}),
+            (9_000, "compaction"),
+        ),
+        ((ASSISTANT, {"type": "reset", "id": "r", "reason": "new"}), (0, "reset")),
+        ((USER,), None),  # no usage: unknown
+    ],
+    ids=["prompt", "compaction after it", "reset after it", "no usage"],
+)
+def test_transcript_context_is_the_last_measure_in_the_transcript(lines, expected):
+    assert transcript_context(_entries(*lines)) == expected
