@@ -26,9 +26,20 @@ ENV_PREFIX = "MEMWARDEN_"
 RESERVED_ENV = frozenset({"MEMWARDEN_CONFIG"})
 RESERVED_ENV_PREFIXES = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
 # Options that are gone: a config that still sets one is told what replaced it.
+_FITTED = (
+    "a handoff now carries every marked item, open task and file path of the conversation, "
+    "then as many recent messages as fit its budget (checkpoint.handoff_max_chars); remove it"
+)
 RETIRED = {
     "install.stale_multiple": "doctor grades staleness with health.stale_warning_multiple and "
     "health.stale_critical_multiple",
+    "checkpoint.recent_messages": _FITTED,
+    "checkpoint.max_files": _FITTED,
+    "checkpoint.max_todos": _FITTED,
+    "checkpoint.tail_entries": "a checkpoint reads on from where it read to, whatever the "
+    "transcript's length, and a conversation's recent lines the first time; remove it",
+    "checkpoint.handoff_min_messages": "a handoff carries the conversation across its resets; "
+    "remove it",
 }
 OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTIONS}
 

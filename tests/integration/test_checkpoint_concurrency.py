@@ -20,7 +20,7 @@ from support.transcripts import transcript_lines
 
 BATCHES = 20
 FIRST_TURNS = 3  # what make_generated_fleet writes
-LAST_REQUEST = re.compile(r"^- last request: user message (\d+)\b", re.MULTILINE)
+REQUEST = re.compile(r"^- \d\d:\d\d user: user message (\d+)\b", re.MULTILINE)
 
 
 def start(state_dir: Path, *arguments: str) -> subprocess.Popen:
@@ -59,6 +59,6 @@ def test_checkpoint_session_beside_the_scheduled_run_logs_every_message_once(tmp
             assert process.returncode == 0, stderr
 
     logs = "".join(path.read_text() for path in (workspaces["main"] / "memory").glob("20*.md"))
-    logged = Counter(int(turn) for turn in LAST_REQUEST.findall(logs))
-    expected = Counter(range(FIRST_TURNS - 1, FIRST_TURNS + BATCHES))
+    logged = Counter(int(turn) for turn in REQUEST.findall(logs))
+    expected = Counter(range(FIRST_TURNS + BATCHES))
     assert logged == expected, f"logged twice: {sorted(+(logged - expected))}"

@@ -179,9 +179,9 @@ def test_checkpoint_session_api_checkpoints_one_session_for_rotate(tmp_path):
     assert outcome.outcome == "written"
     assert outcome.files == [str(handoff), str(state.workspace / "memory" / "2026-11-22.md")]
     assert outcome.to_json()["session_key"] == "agent:main:hooktest"
-    assert outcome.previous_session_id == session.session_id
-    assert outcome.previous_in_place
+    assert outcome.previous_session_id is None  # reset in place: one transcript, one id
     assert "hello hook test" in handoff.read_text()
+    assert "the session was reset here" in handoff.read_text()
     assert "Written by memwarden rotate right before it reset" in handoff.read_text()
     assert not (state.workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
     assert again.outcome == "written"  # forced: rewritten, but no second daily entry

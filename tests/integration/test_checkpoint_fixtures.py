@@ -55,34 +55,29 @@ def test_checkpoint_sqlite_era_capture_writes_context_matching_the_transcript(tm
     assert text.startswith("# Active Context — agent main\n")
     assert f"> - session: `agent:main:main` (id `{SQLITE_MAIN_ID}`, model fake-model)\n" in text
     assert "> - generated at: 2026-11-22T06:00:00Z\n" in text
-    assert "> - entries read: 14\n" in text
+    assert (
+        "> - conversation: since 2026-11-22T05:26+00:00, 4 messages, 1 reset, 1 compaction\n"
+    ) in text
     # The store's count is stale after the compaction, and the transcript's last call (1,234
     # at 05:29) came before it: what the compaction left is shown.
     assert (
         "> - context size: 80 of 32,000 tokens (0%) as of 2026-11-22T05:31+00:00: what the last "
         "compaction left, in the transcript (the gateway's count is stale)\n"
     ) in text
-    assert (
-        section(text, "Recent Requests")
-        == "- **2026-11-22T05:28+00:00** second message after reset"
-    )
-    assert section(text, "Recent Work") == (
-        "- **2026-11-22T05:29+00:00** Hello from the fake LLM. (canned reply)"
+    # Across the reset in place: the whole conversation, with the reset and the compaction.
+    assert section(text, "Conversation") == (
+        "- **2026-11-22T05:26+00:00, user:** hello from the cli test\n"
+        "- **2026-11-22T05:26+00:00, assistant:** Hello from the fake LLM. (canned reply)\n"
+        "- _2026-11-22T05:27+00:00: the session was reset here_\n"
+        "- **2026-11-22T05:28+00:00, user:** second message after reset\n"
+        "- **2026-11-22T05:29+00:00, assistant:** Hello from the fake LLM. (canned reply)\n"
+        "- _2026-11-22T05:31+00:00: the session was compacted here_"
     )
     assert section(text, "Files Referenced") == "_None._"
     assert section(text, "Tools Used") == "_None._"
     summary = section(text, "Last Compaction Summary")
     assert summary.startswith('#### Latest user request context\n"second message after reset"')
     assert "#### Decisions\nNo prior history." in summary
-    # A reset in place keeps the id: the kept window is not called a previous session.
-    assert "Previous Session" not in text
-    kept = text.split("\n## Before the Reset\n", 1)[1]
-    assert (
-        f"reset in place at 2026-11-22T05:27+00:00 (the gateway kept its id `{SQLITE_MAIN_ID}`)"
-        in kept
-    )
-    assert "### Recent Requests\n- **2026-11-22T05:26+00:00** hello from the cli test\n" in kept
-    assert "### Recent Work\n- **2026-11-22T05:26+00:00** Hello from the fake LLM." in kept
     assert "via agent rpc" not in text and "hello hook test" not in text
 
 
@@ -100,11 +95,15 @@ def test_checkpoint_sqlite_era_capture_each_conversation_gets_its_own_handoff(tm
     rpc = read(sessions / "main.agentrpc.md")
     assert rpc.startswith("# Conversation Handoff — agent main, named conversation\n")
     assert "> - session: `agent:main:agentrpc`" in rpc
-    assert section(rpc, "Recent Requests") == "- **2026-11-22T05:39+00:00** via agent rpc"
+    assert section(rpc, "Conversation").startswith(
+        "- **2026-11-22T05:39+00:00, user:** via agent rpc\n"
+    )
     hooktest = read(sessions / "main.hooktest.md")
-    assert section(hooktest, "Recent Requests") == "_No user messages in this window yet._"
-    assert f"the gateway kept its id `{HOOKTEST_ID}`" in hooktest
-    assert "### Recent Requests\n- **2026-11-22T05:28+00:00** hello hook test\n" in hooktest
+    assert f"(id `{HOOKTEST_ID}`" in hooktest
+    assert section(hooktest, "Conversation").startswith(
+        "- **2026-11-22T05:28+00:00, user:** hello hook test\n"
+    )
+    assert hooktest.count("the session was reset here") == 2
     for text in (rpc, hooktest):
         assert "second message after reset" not in text and "hello from the cli test" not in text
 
@@ -126,7 +125,8 @@ def test_checkpoint_sqlite_era_capture_daily_log_entry_then_no_duplicate(tmp_pat
         "the live\ntranscript, one per run that saw new messages.\n\n"
         "### 05:29 · checkpoint · `agent:main:main`\n"
         f"- session `{SQLITE_MAIN_ID}`: 2 requests, 2 replies (05:26\N{EN DASH}05:29)\n"
-        "- last request: second message after reset\n"
+        "- 05:26 user: hello from the cli test\n"
+        "- 05:28 user: second message after reset\n"
         "- last output: Hello from the fake LLM. (canned reply)\n"
     )
     assert logged.count("### ") == 3
@@ -152,8 +152,8 @@ def test_checkpoint_file_era_capture_short_real_sessions_are_written_on_defaults
     memory = state.workspace / "memory"
     assert outcomes["agent:main:fixture"]["files"][0] == str(memory / "sessions/main.fixture.md")
     fixture = read(memory / "sessions" / "main.fixture.md")
-    assert section(fixture, "Recent Requests") == (
-        "- **2026-11-22T05:35+00:00** handwritten fixture"
+    assert section(fixture, "Conversation").startswith(
+        "- **2026-11-22T05:35+00:00, user:** handwritten fixture\n"
     )
 
 
@@ -181,18 +181,17 @@ def test_checkpoint_file_era_capture_hands_off_the_archived_window(tmp_path, cap
     assert first.exit_code == second.exit_code == 0, first.stderr
     text = read(state.workspace / "memory" / "ACTIVE_CONTEXT.md")
     assert f"> - session: `agent:main:main` (id `{FILE_MAIN_ID}`, model fake-model)\n" in text
-    assert section(text, "Recent Requests") == "_No user messages in this window yet._"
-    kept = text.split(f"\n## Previous Session `{FILE_OLD_ID}`\n", 1)[1]
-    assert f"had session id `{FILE_OLD_ID}` until the reset at 2026-11-22T05:35+00:00" in kept
-    assert "the current window has no message so far" in kept
-    assert "### Recent Requests\n- **2026-11-22T05:34+00:00** hello legacy layout\n" in kept
-    assert "### Recent Work\n- **2026-11-22T05:34+00:00** Hello from the fake LLM." in kept
+    # The first run after a file-era reset: the archive the gateway renamed, this key's.
+    assert section(text, "Conversation") == (
+        "- **2026-11-22T05:34+00:00, user:** hello legacy layout\n"
+        "- **2026-11-22T05:34+00:00, assistant:** Hello from the fake LLM. (canned reply)"
+    )
     daily = read(state.workspace / "memory" / "2026-11-22.md")
     assert daily.count("`agent:main:main`") == 1
     assert (
         "### 05:34 · checkpoint · `agent:main:main`\n"
         f"- session `{FILE_OLD_ID}`: 1 request, 1 reply\n"
-        "- last request: hello legacy layout\n"
+        "- 05:34 user: hello legacy layout\n"
         "- last output: Hello from the fake LLM. (canned reply)\n"
     ) in daily
     assert second.stdout.count("unchanged: nothing new since the last run") == 3
@@ -219,10 +218,10 @@ def test_checkpoint_json_reports_each_agent_with_files_counts_and_redactions(tmp
     assert agent["workspace"] == str(state.workspace)
     assert (agent["session_key"], agent["session_id"]) == ("agent:main:main", SQLITE_MAIN_ID)
     assert agent["files"] == [str(memory / "ACTIVE_CONTEXT.md"), str(memory / "2026-11-22.md")]
-    assert agent["counts"]["messages"] == 2
-    assert agent["counts"]["previous_messages"] == 2
+    assert agent["counts"]["messages"] == 4
+    assert (agent["counts"]["resets"], agent["counts"]["compactions"]) == (1, 1)
     assert agent["counts"]["new_messages"] == 4
-    assert (agent["previous_session_id"], agent["previous_in_place"]) == (SQLITE_MAIN_ID, True)
+    assert agent["previous_session_id"] is None
     assert agent["redactions"] == {}
     assert document["agents"][1]["files"] == [
         str(memory / "sessions" / "main.agentrpc.md"),
@@ -265,8 +264,8 @@ def test_checkpoint_dry_run_writes_nothing_and_shows_the_files(tmp_path, capsys)
     assert not (state.workspace / "memory").exists()
     assert "would write memory/ACTIVE_CONTEXT.md and memory/2026-11-22.md" in result.stdout
     assert "would write memory/sessions/main.agentrpc.md and memory/2026-11-22.md" in result.stdout
-    assert "    ## Recent Requests" in result.stdout
-    assert "    - last request: second message after reset" in result.stdout
+    assert "    ## Conversation" in result.stdout
+    assert "    - 05:28 user: second message after reset" in result.stdout
     agent = again.json()["agents"][0]
     assert agent["outcome"] == "written"
     previews = agent["previews"]
@@ -291,7 +290,7 @@ def test_checkpoint_session_option_checkpoints_a_named_session_forced(tmp_path, 
     assert agent["session_key"] == "agent:main:agentrpc"
     assert agent["outcome"] == "written"
     text = read(state.workspace / "memory" / "sessions" / "main.agentrpc.md")
-    assert section(text, "Recent Requests") == "- **2026-11-22T05:39+00:00** via agent rpc"
+    assert "- **2026-11-22T05:39+00:00, user:** via agent rpc\n" in text
     assert not (state.workspace / "memory" / "ACTIVE_CONTEXT.md").exists()
 
 
@@ -376,9 +375,9 @@ def test_checkpoint_first_run_never_hands_off_another_conversations_reset_archiv
     assert result.exit_code == 0, result.stderr
     memory = state.workspace / "memory"
     peer = read(memory / "sessions" / "main.telegram.direct.9.md")
-    assert "hello legacy layout" not in peer and "Previous Session" not in peer
+    assert "hello legacy layout" not in peer
     main = read(memory / "ACTIVE_CONTEXT.md")  # its trajectory says the archive was main's
-    assert f"## Previous Session `{FILE_OLD_ID}`" in main and "hello legacy layout" in main
+    assert "hello legacy layout" in main
 
 
 def test_checkpoint_first_run_takes_no_archive_whose_owner_is_unknown(tmp_path, capsys):

@@ -117,7 +117,7 @@ def test_checkpoint_new_turn_appends_one_entry_with_only_the_new_messages(tmp_pa
     last_entry = daily.rsplit("\n### ", 1)[1]
     assert last_entry.startswith("05:30 · checkpoint · `agent:main:main`\n")
     assert "1 request, 1 reply\n" in last_entry
-    assert "- last request: please rotate the logs now\n" in last_entry
+    assert "- 05:30 user: please rotate the logs now\n" in last_entry
     context = agent.memory("ACTIVE_CONTEXT.md")
     assert "please rotate the logs now" in context
 
@@ -147,7 +147,7 @@ def test_checkpoint_deleted_context_file_is_written_again_though_nothing_is_new(
     result = checkpoint(capsys, agent)
 
     assert result.json()["agents"][0]["outcome"] == "written"
-    assert "## Recent Requests" in agent.memory("ACTIVE_CONTEXT.md")
+    assert user_text(3).strip() in agent.memory("ACTIVE_CONTEXT.md")
     assert entries_in(agent.memory("2026-11-22.md")) == 1
 
 
@@ -159,9 +159,8 @@ def test_checkpoint_only_non_message_lines_new_appends_no_daily_entry(tmp_path, 
     result = checkpoint(capsys, agent)
 
     (outcome,) = result.json()["agents"]
-    memory = agent.workspace / "memory"
-    assert outcome["files"] == [str(memory / "ACTIVE_CONTEXT.md")]
-    assert "> - entries read: 10\n" in agent.memory("ACTIVE_CONTEXT.md")
+    assert outcome["outcome"] == "unchanged"
+    assert outcome["counts"]["entries_read"] == 1
     assert outcome["counts"]["new_messages"] == 0
     assert entries_in(agent.memory("2026-11-22.md")) == 1
 
@@ -224,7 +223,8 @@ def test_checkpoint_messages_across_midnight_go_to_both_days(tmp_path, capsys, m
     assert after.startswith("# 2026-11-23\n")
     assert after.count("### ") == 1
     assert "### 00:10 · checkpoint" in after
-    assert "- last request: " + user_text(41).strip() in after
+    assert "- 00:10 user: " + user_text(41).strip() in after
+    assert user_text(40).strip() not in after
 
 
 def test_checkpoint_daily_log_appends_to_the_agents_own_file(tmp_path, capsys):
@@ -271,7 +271,7 @@ def test_checkpoint_leaves_a_handoff_file_it_did_not_write_and_says_how_to_resol
     resolved = checkpoint(capsys, agent, "--force")
 
     assert resolved.exit_code == 0, resolved.stderr
-    assert "## Recent Requests" in agent.memory("ACTIVE_CONTEXT.md")
+    assert user_text(3).strip() in agent.memory("ACTIVE_CONTEXT.md")
     assert entries_in(agent.memory("2026-11-22.md")) == 1
 
 
@@ -291,8 +291,11 @@ def test_checkpoint_takes_over_the_reference_scripts_active_context(tmp_path, ca
     assert "> - session: `agent:main:main`" in agent.memory("ACTIVE_CONTEXT.md")
 
 
-def test_checkpoint_file_era_reset_keeps_previous_window_and_logs_its_unseen_tail(tmp_path, capsys):
+def test_checkpoint_file_era_reset_carries_the_conversation_and_logs_its_unseen_tail(
+    tmp_path, capsys
+):
     agent = FileAgent(tmp_path)
+    agent.append(*turn(49, START + timedelta(minutes=10), "[DECISION] keep the blue theme"))
     checkpoint(capsys, agent)
     agent.append(*turn(50, START + timedelta(minutes=20), "last words before the reset"))
     archive = agent.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z"
@@ -307,18 +310,18 @@ def test_checkpoint_file_era_reset_keeps_previous_window_and_logs_its_unseen_tai
     assert outcome["outcome"] == "written"
     assert outcome["previous_session_id"] == SESSION
     context = agent.memory("ACTIVE_CONTEXT.md")
-    current, _, kept = context.partition(f"## Previous Session `{SESSION}`")
-    assert f"(id `{NEW_SESSION}`" in current
-    assert "_No user messages in this window yet._" in current
-    assert f"had session id `{SESSION}` until the reset at 2026-11-22T05:25+00:00" in kept
-    assert "last words before the reset" in kept
+    assert f"(id `{NEW_SESSION}`" in context
+    assert "[DECISION] keep the blue theme" in context.split("## Open Tasks")[0]
+    assert "last words before the reset" in context
+    assert user_text(0).strip() in context  # the conversation since it began
     daily = agent.memory("2026-11-22.md")
     assert entries_in(daily) == 2
     assert f"- session `{SESSION}`: 1 request, 1 reply\n" in daily
-    assert "- last request: last words before the reset\n" in daily
+    assert "- 05:20 user: last words before the reset\n" in daily
+    assert daily.count("keep the blue theme") == 1
 
 
-def test_checkpoint_previous_window_stays_until_the_new_one_has_enough(tmp_path, capsys):
+def test_checkpoint_conversation_goes_on_across_file_era_resets(tmp_path, capsys):
     agent = FileAgent(tmp_path)
     checkpoint(capsys, agent)
     os.rename(agent.transcript, agent.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z")
@@ -327,16 +330,18 @@ def test_checkpoint_previous_window_stays_until_the_new_one_has_enough(tmp_path,
     agent.write()
     checkpoint(capsys, agent)
 
-    agent.append(*turn(60, START + timedelta(minutes=30)))
-    thin = checkpoint(capsys, agent)
-    agent.append(*turn(61, START + timedelta(minutes=31)), *turn(62, START + timedelta(minutes=32)))
-    rich = checkpoint(capsys, agent)
+    agent.append(*turn(60, START + timedelta(minutes=30), "- [ ] write the release notes"))
+    after_reset = checkpoint(capsys, agent)
+    agent.append(*turn(61, START + timedelta(minutes=31), "- [x] write the release notes"))
+    closed = checkpoint(capsys, agent)
 
-    assert thin.json()["agents"][0]["previous_session_id"] == SESSION
-    assert rich.json()["agents"][0]["previous_session_id"] is None
+    assert after_reset.json()["agents"][0]["previous_session_id"] is None
+    assert after_reset.json()["agents"][0]["counts"]["open_tasks"] == 1
+    assert closed.json()["agents"][0]["counts"]["open_tasks"] == 0
     context = agent.memory("ACTIVE_CONTEXT.md")
-    assert "Previous Session" not in context
-    assert user_text(62).strip() in context
+    assert "> - conversation: since 2026-11-22T05:00+00:00, 12 messages, 0 resets" in context
+    assert user_text(0).strip() in context and "- [x] write the release notes" in context
+    assert "## Open Tasks\n_None._" in context
 
 
 def sqlite_agent(root: Path, lines: list[dict], key: str = "agent:main:main") -> FileAgent:
@@ -368,7 +373,7 @@ def append_rows(database: Path, lines: list[dict]) -> None:
     connection.close()
 
 
-def test_checkpoint_sqlite_era_in_place_reset_keeps_the_window_before_it(tmp_path, capsys):
+def test_checkpoint_sqlite_era_in_place_reset_carries_the_conversation(tmp_path, capsys):
     agent = sqlite_agent(tmp_path, list(transcript_lines(6, session_id=SESSION)))
     checkpoint(capsys, agent)
     reset = {"type": "reset", "id": "r1", "timestamp": "2026-11-22T05:30:00.000Z", "reason": "new"}
@@ -378,36 +383,33 @@ def test_checkpoint_sqlite_era_in_place_reset_keeps_the_window_before_it(tmp_pat
 
     (outcome,) = result.json()["agents"]
     assert outcome["outcome"] == "written"
-    assert outcome["counts"]["messages"] == 2
-    assert outcome["counts"]["previous_messages"] == 12
+    assert outcome["counts"]["messages"] == 14
+    assert outcome["counts"]["resets"] == 1
     assert outcome["counts"]["new_messages"] == 2
+    assert outcome["counts"]["entries_read"] == 3  # only the new rows
     context = agent.memory("ACTIVE_CONTEXT.md")
-    assert "Previous Session" not in context  # the same session, reset in place
-    current, _, kept = context.partition("## Before the Reset")
-    assert "fresh start" in current and user_text(5) not in current
-    assert "reset in place at 2026-11-22T05:30+00:00" in kept
-    assert user_text(5).strip() in kept
+    before, _, after = context.partition("- _2026-11-22T05:30+00:00: the session was reset here_")
+    assert user_text(5).strip() in before and "fresh start" in after
     assert entries_in(agent.memory("2026-11-22.md")) == 2
 
 
-def test_checkpoint_sqlite_era_reset_beyond_the_tail_reads_further_back(tmp_path, capsys):
-    lines = list(transcript_lines(40, session_id=SESSION))
+def test_checkpoint_first_run_reads_the_recent_lines_of_a_long_transcript(tmp_path, capsys):
+    lines = list(transcript_lines(150, session_id=SESSION))
     lines.append(
         {"type": "reset", "id": "r1", "timestamp": "2026-11-22T05:30:00Z", "reason": "new"}
     )
-    lines += [
-        {"type": "custom", "id": f"c{n}", "timestamp": "2026-11-22T05:31:00Z"} for n in range(30)
-    ]
-    lines += turn(80, START + timedelta(minutes=32), "after a long pause")
+    lines += turn(180, START + timedelta(minutes=32), "after a long pause")
     agent = sqlite_agent(tmp_path, lines)
-    config = tmp_path / "memwarden.toml"
-    config.write_text("[checkpoint]\ntail_entries = 20\n")
 
-    result = run_cli(capsys, "--config", config, "--state-dir", agent.state, "--json", "checkpoint")
+    result = checkpoint(capsys, agent)
 
     (outcome,) = result.json()["agents"]
-    assert outcome["counts"]["previous_messages"] > 0
-    assert assistant_text(39).strip() in agent.memory("ACTIVE_CONTEXT.md")
+    assert outcome["counts"]["entries_read"] == 240
+    context = agent.memory("ACTIVE_CONTEXT.md")
+    assert "after a long pause" in context and user_text(149).strip() in context
+    assert "earlier replies; the daily logs memory/2026-11-22.md hold the requests" in context
+    assert user_text(10).strip() not in context  # before the lines a first run reads
+    assert "- _2026-11-22T05:30+00:00: the session was reset here_" in context
 
 
 def tool_loop(number: int, calls: int, at: datetime) -> list[dict]:
@@ -436,7 +438,7 @@ def tool_loop(number: int, calls: int, at: datetime) -> list[dict]:
     return [*lines, reply]
 
 
-def test_checkpoint_long_tool_loops_read_further_back_for_recent_requests(tmp_path, capsys):
+def test_checkpoint_long_tool_loops_keep_every_request(tmp_path, capsys):
     agent = FileAgent(tmp_path, turns=0)
     for number in range(6):
         agent.append(*tool_loop(number, 15, START + timedelta(minutes=number)))
@@ -444,10 +446,11 @@ def test_checkpoint_long_tool_loops_read_further_back_for_recent_requests(tmp_pa
     result = checkpoint(capsys, agent)
 
     (outcome,) = result.json()["agents"]
-    assert outcome["counts"]["entries_read"] == 193  # the whole transcript: 4 x 60 was enough
-    requests = agent.memory("ACTIVE_CONTEXT.md").split("## Recent Requests\n")[1].split("\n\n")[0]
-    assert len(requests.splitlines()) == 5
+    assert outcome["counts"]["entries_read"] == 193  # the whole transcript
+    context = agent.memory("ACTIVE_CONTEXT.md")
+    assert all(user_text(number).strip() in context for number in range(6))
     assert outcome["counts"]["tools"] == 90
+    assert "- exec × 90\n" in context  # noqa: RUF001
 
 
 def test_checkpoint_writes_each_active_conversation_to_its_own_file(tmp_path, capsys):

@@ -97,7 +97,10 @@ def test_unchanged_skip_ends_when_the_transcript_grows(tmp_path, capsys):
 
     _, (outcome,) = run(capsys, state)
 
-    assert outcome["outcome"] == "written"
+    assert (outcome["outcome"], outcome["reason"]) == (
+        "unchanged",
+        "new lines, but nothing that changes the files",  # read, not skipped after a stat
+    )
 
 
 def test_unchanged_skip_ends_when_settings_change_or_forced(tmp_path, capsys, monkeypatch):
@@ -106,7 +109,7 @@ def test_unchanged_skip_ends_when_settings_change_or_forced(tmp_path, capsys, mo
     corrupt_in_place(store)
 
     _, (forced,) = run(capsys, state, "--force")
-    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_RECENT_MESSAGES", "3")
+    monkeypatch.setenv("MEMWARDEN_CHECKPOINT_MESSAGE_MAX_CHARS", "300")
     _, (changed,) = run(capsys, state)
 
     assert forced["outcome"] == "failed"  # it did read the (now corrupt) store

@@ -44,7 +44,7 @@ def test_demo_runs_every_job_and_writes_memory_files(tmp_path):
     assert "via agent rpc" in (memory / "sessions" / "main.agentrpc.md").read_text()
     assert "MEMWARDEN_CHECKPOINT" not in (REPO / "scripts" / "demo.py").read_text()
     daily = "".join(path.read_text() for path in memory.glob("20??-??-??.md"))
-    assert "last request: second message after reset" in daily
+    assert "user: second message after reset" in daily
     assert (memory / "INDEX.md").read_text().startswith("<!-- memwarden:index")
     assert "Traceback" not in completed.stderr
     assert not (demo / "home" / ".openclaw").exists()

@@ -91,7 +91,7 @@ def test_checkpoint_operator_template_without_the_session_line_writes_no_handoff
 ):
     state, workspace = one_agent(tmp_path)
     template = tmp_path / "bare.md.j2"
-    template.write_text("---\nmine: {{ current.requests | length }}\n---\n")
+    template.write_text("---\nmine: {{ exchanges | length }}\n---\n")
     monkeypatch.setenv("MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE", str(template))
 
     result = run_cli(capsys, "--state-dir", state, "checkpoint")
@@ -158,12 +158,12 @@ def test_checkpoint_operator_templates_render_with_jinja2_and_a_copy_writes_the_
     assert (default.exit_code, copied.exit_code) == (0, 0), copied.stderr
     assert memory_texts(workspace) == memory_texts(default_workspace)
     own = tmp_path / "own.md.j2"
-    own.write_text("> - session: `{{ session.key }}`\nmine: {{ current.requests | length }}\n")
+    own.write_text("> - session: `{{ session.key }}`\nmine: {{ exchanges | length }}\n")
     monkeypatch.setenv("MEMWARDEN_CHECKPOINT_ACTIVE_CONTEXT_TEMPLATE", str(own))
     mine = run_cli(capsys, "--state-dir", state, "checkpoint", "--force")
     assert mine.exit_code == 0, mine.stderr
     assert (
-        memory_texts(workspace)["ACTIVE_CONTEXT.md"] == "> - session: `agent:main:main`\nmine: 3\n"
+        memory_texts(workspace)["ACTIVE_CONTEXT.md"] == "> - session: `agent:main:main`\nmine: 6\n"
     )
 
 

@@ -31,11 +31,7 @@ PEER_KEY = "agent:main:telegram:direct:4242"
 CONFIG = """
 [checkpoint]
 sessions = "all"
-tail_entries = 10000
-recent_messages = 50
 message_max_chars = 20000
-max_files = 500
-max_todos = 200
 summary_max_chars = 50000
 daily_log_max_chars = 5000
 
@@ -126,9 +122,10 @@ def deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Pat
         PEER_KEY: {"sessionId": PEER, "updatedAt": updated - 1000},
     }
     (sessions / "sessions.json").write_bytes(orjson.dumps(store))
-    write_json5_config(
-        state / "openclaw.json", {"agents": {"list": [{"id": "main", "workspace": str(workspace)}]}}
-    )
+    # Bootstrap caps that let a handoff show every message, each with its secrets masked.
+    caps = {"bootstrapMaxChars": 1_000_000, "bootstrapTotalMaxChars": 2_000_000}
+    agents = {"defaults": caps, "list": [{"id": "main", "workspace": str(workspace)}]}
+    write_json5_config(state / "openclaw.json", {"agents": agents})
     config = tmp_path / "memwarden.toml"
     config.write_text(CONFIG, encoding="utf-8")
     return {"state": state, "workspace": workspace, "config": config}

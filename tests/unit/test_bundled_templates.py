@@ -33,29 +33,23 @@ def text(rng: random.Random) -> str:
     return rng.choice(TEXTS) + rng.choice(["", " ", "\n"]) + rng.choice(TEXTS)
 
 
-def window(rng: random.Random, size: int) -> dict:
-    def messages() -> list[dict]:
-        return [
-            {"time": rng.choice(["2026-11-26T10:00+00:00", "time unknown"]), "text": text(rng)}
-            for _ in range(rng.randrange(size + 1))
-        ]
+def said(rng: random.Random, size: int) -> list[dict]:
+    return [
+        {
+            "time": rng.choice(["2026-11-26T10:00+00:00", "time unknown"]),
+            "who": rng.choice(["user", "assistant"]),
+            "text": text(rng),
+            "break": None,
+        }
+        for _ in range(rng.randrange(size + 1))
+    ]
 
+
+def active_context_values(rng: random.Random, kind: str, trigger: str, left: bool) -> dict:
+    exchanges = said(rng, 4)
+    for one in exchanges[: rng.randrange(3)]:
+        one |= {"who": None, "text": None, "break": rng.choice(["reset", "compaction"])}
     return {
-        "messages": rng.randrange(10),
-        "requests": messages(),
-        "outputs": messages(),
-        "files": [text(rng) for _ in range(rng.randrange(size + 1))],
-        "tools": [
-            {"name": text(rng), "count": rng.randrange(1, 30)}
-            for _ in range(rng.randrange(size + 1))
-        ],
-        "todos": [text(rng) for _ in range(rng.randrange(size + 1))],
-        "compaction_summary": rng.choice([None, "", text(rng)]),
-    }
-
-
-def active_context_values(rng: random.Random, kind: str, trigger: str, previous: str) -> dict:
-    values = {
         "agent": rng.choice(["main", "ops-bot"]),
         "trigger": trigger,
         "generated_at": "\x00generated-at\x00",
@@ -65,34 +59,40 @@ def active_context_values(rng: random.Random, kind: str, trigger: str, previous:
             "kind": kind,
             "model": rng.choice([None, "", "anthropic/claude-opus-4"]),
         },
-        "entries_read": rng.randrange(300),
         "pressure": rng.choice([None, "", "12,345 of 200,000 tokens (6%): the gateway's count"]),
-        "current": window(rng, 3),
-        "previous": None,
-    }
-    if previous != "none":
-        values["previous"] = window(rng, 3) | {
-            "session_id": "0ld1d",
-            "in_place": previous == "in_place",
-            "reset_at": rng.choice([None, "2026-11-26T09:59+00:00"]),
-            "current_messages": rng.choice([0, 1, 2, 7]),
+        "conversation": {
+            "since": rng.choice([None, "2026-11-26T09:00+00:00"]),
+            "messages": rng.randrange(3),
+            "resets": rng.randrange(3),
+            "compactions": rng.randrange(3),
+        },
+        "marked": said(rng, 3),
+        "tasks": said(rng, 3),
+        "files": said(rng, 3),
+        "exchanges": exchanges,
+        "tools": [
+            {"name": text(rng), "count": rng.randrange(1, 30)} for _ in range(rng.randrange(4))
+        ],
+        "compaction_summary": rng.choice([None, "", text(rng)]),
+        "left_out": {
+            "what": rng.sample(["3 earlier requests", "1 earlier reply", "2 oldest items"], 2),
+            "budget": "18,000",
+            "logs": rng.choice([[], ["memory/2026-11-25.md", "memory/2026-11-26.md"]]),
         }
-    return values
+        if left
+        else None,
+    }
 
 
 @pytest.mark.parametrize(
-    ("kind", "trigger", "previous"),
-    list(
-        itertools.product(
-            ["main", "group", "direct"], ["run", "rotate", "session"], ["none", "in_place", "other"]
-        )
-    ),
+    ("kind", "trigger", "left"),
+    list(itertools.product(["main", "group", "direct"], ["run", "rotate", "session"], [0, 1])),
 )
-def test_bundled_active_context_writes_what_jinja2_writes(kind, trigger, previous):
-    rng = random.Random(f"{kind}{trigger}{previous}")
+def test_bundled_active_context_writes_what_jinja2_writes(kind, trigger, left):
+    rng = random.Random(f"{kind}{trigger}{left}")
     name = "checkpoint/active_context.md.j2"
     for _ in range(40):
-        values = active_context_values(rng, kind, trigger, previous)
+        values = active_context_values(rng, kind, trigger, bool(left))
         assert BUNDLED[name](values) == render(name, **values), values
 
 
@@ -107,6 +107,10 @@ def test_bundled_daily_entry_and_header_write_what_jinja2_writes():
             "requests": rng.randrange(3),
             "outputs": rng.randrange(3),
             "partial": rng.choice([True, False]),
+            "said": [
+                {"time": "10:01", "who": rng.choice(["user", "assistant"]), "text": text(rng)}
+                for _ in range(rng.randrange(3))
+            ],
             "last_request": rng.choice([None, "", text(rng)]),
             "last_output": rng.choice([None, "", text(rng)]),
         }

@@ -1,73 +1,144 @@
-"""The previous window kept after a reset, and daily-log grouping by local date."""
+"""A conversation's handoff: every item first, then as many messages as fit its budget, said
+by whom and when; the daily-log grouping by local date; and the archive of a file-era reset."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from memwarden.checkpoint.bundled import active_context
+from memwarden.checkpoint.conversation import Conversation, Said
 from memwarden.checkpoint.daily_log import group_by_day, resolve_timezone
-from memwarden.checkpoint.extract import Excerpt, kept_messages
-from memwarden.checkpoint.handoff import archives_near, earlier_window, needs_handoff
+from memwarden.checkpoint.extract import Excerpt
+from memwarden.checkpoint.gather import archives_near
+from memwarden.checkpoint.handoff import Shown, fit_handoff, handoff_values
+from memwarden.checkpoint.options import Limits
 from memwarden.errors import ConfigError
-from memwarden.openclaw.entries import parse_entry, split_windows
+from memwarden.openclaw.bootstrap import js_length
+from memwarden.openclaw.keys import SessionKind
 
-
-def entry(kind: str, text: str | None = None, at: str = "2026-11-22T05:00:00Z") -> object:
-    value = {"type": kind, "id": text or kind, "timestamp": at}
-    if kind == "message":
-        value["message"] = {"role": "user", "content": text}
-    if kind == "reset":
-        value["reason"] = "reset"
-    return parse_entry(value)
-
-
-def texts(entries) -> list[str]:
-    return [message.text for message in kept_messages(entries)]
-
-
-def test_earlier_window_passes_empty_windows_between_consecutive_resets():
-    transcript = [
-        entry("session"),
-        entry("message", "first window request"),
-        entry("reset", at="2026-11-22T05:10:00Z"),
-        entry("reset", at="2026-11-22T05:11:00Z"),
-        entry("message", "new window"),
-    ]
-    before, current = split_windows(transcript)
-
-    earlier = earlier_window(before)
-
-    assert texts(current) == ["new window"]
-    assert texts(earlier.entries) == ["first window request"]
-    assert earlier.reset_at == datetime(2026, 11, 22, 5, 10, tzinfo=UTC)
-
-
-def test_earlier_window_takes_the_window_right_before_the_current_one():
-    transcript = [
-        entry("message", "oldest"),
-        entry("reset", at="2026-11-22T05:10:00Z"),
-        entry("message", "middle"),
-        entry("reset", at="2026-11-22T05:20:00Z"),
-    ]
-
-    earlier = earlier_window(transcript)
-
-    assert texts(earlier.entries) == ["middle"]
-    assert earlier.reset_at == datetime(2026, 11, 22, 5, 20, tzinfo=UTC)
-
-
-def test_earlier_window_without_messages_is_none():
-    assert earlier_window([entry("session"), entry("reset"), entry("reset")]) is None
-
-
-@pytest.mark.parametrize(
-    ("messages", "minimum", "expected"), [(0, 6, True), (5, 6, True), (6, 6, False)]
+T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC).timestamp()
+SESSION = SimpleNamespace(
+    key="agent:main:main",
+    session_id="s-1",
+    kind=SessionKind.MAIN,
+    model=None,
+    total_tokens=None,
+    total_tokens_fresh=None,
+    updated=None,
+    context_tokens=None,
 )
-def test_needs_handoff_until_the_window_has_enough_messages(messages, minimum, expected):
-    assert needs_handoff(messages, minimum) is expected
+
+
+def conversation(turns: int, *, items_per_turn: int = 2, text: str = "") -> Conversation:
+    """A conversation of `turns` requests and replies; each request carries marked items."""
+    held = Conversation(started_at=T0)
+    for turn in range(turns):
+        at = T0 + 60 * turn
+        request = f"request {turn} {text}"
+        held.messages += [Said("user", request, at), Said("assistant", f"reply {turn}", at + 1)]
+        held.message_count += 2
+        for number in range(items_per_turn):
+            item = f"[DECISION] item {turn}.{number}"
+            held.marked[item] = Said("user", item, at, "DECISION")
+        held.tasks[f"task {turn}"] = Said("assistant", f"task {turn}", at + 1)
+        held.paths[f"src/f{turn}.py"] = Said("user", f"src/f{turn}.py", at)
+    return held
+
+
+def rendered(held: Conversation, budget: int, limits: Limits | None = None) -> str:
+    def render(shown: Shown) -> str:
+        return active_context(
+            handoff_values(
+                agent_id="main",
+                session=SESSION,
+                conversation=held,
+                shown=shown,
+                budget=budget,
+                limits=limits or Limits(),
+                zone=UTC,
+            )
+        )
+
+    return fit_handoff(held, budget, render)
+
+
+def test_handoff_within_budget_carries_every_item_and_message_by_whom_and_when():
+    held = conversation(7)
+
+    text = rendered(held, 20_000)
+
+    for item in [*held.marked, *held.tasks, *held.paths]:
+        assert item in text
+    for message in held.messages:
+        assert message.text.strip() in text
+    assert "- **2026-11-28T09:00+00:00, user:** [DECISION] item 0.0\n" in text
+    assert "- [ ] task 3 _(assistant, 2026-11-28T09:03+00:00)_\n" in text
+    assert "- **2026-11-28T09:06+00:00, user:** request 6" in text
+    assert "not instructions from the operator" in text
+    assert "## Left Out" not in text
+
+
+def test_handoff_over_budget_keeps_every_item_and_the_newest_requests_and_says_what_it_left():
+    held = conversation(40, text="x" * 500)
+
+    text = rendered(held, 12_000)
+
+    assert js_length(text) <= 12_000
+    for item in [*held.marked, *held.tasks, *held.paths]:
+        assert item in text
+    shown = [turn for turn in range(40) if f"request {turn} " in text]
+    assert shown == list(range(40 - len(shown), 40)) and 0 < len(shown) < 40
+    assert "## Left Out\n" in text
+    assert f"{40 - len(shown)} earlier requests" in text
+    assert "the daily logs memory/2026-11-28.md hold the requests" in text
+    assert "budget of 12,000 characters" in text
+
+
+def test_handoff_shows_requests_before_replies_when_both_do_not_fit():
+    held = conversation(10, items_per_turn=0, text="y" * 300)
+
+    text = rendered(held, 5_000)
+
+    requests = sum(f"request {turn} " in text for turn in range(10))
+    replies = sum(f"reply {turn}\n" in text for turn in range(10))
+    assert requests > 0 and replies == 0
+    assert "10 earlier replies" in text
+
+
+def test_handoff_whose_items_alone_pass_the_budget_leaves_out_the_oldest_items():
+    held = conversation(60, items_per_turn=3)
+
+    text = rendered(held, 4_000)
+
+    assert js_length(text) <= 4_000
+    assert "[DECISION] item 59.2" in text and "[DECISION] item 0.0" not in text
+    assert "oldest items" in text
+
+
+def test_handoff_shows_resets_and_compactions_between_the_messages():
+    held = conversation(2, items_per_turn=0)
+    held.breaks = [("reset", T0 + 30), ("compaction", T0 + 90)]
+
+    text = rendered(held, 20_000)
+
+    assert (
+        text.index("reply 0") < text.index("the session was reset here") < text.index("request 1")
+    )
+    assert text.index("reply 1") < text.index("the session was compacted here")
+
+
+def test_handoff_shows_the_compaction_summary_only_when_it_fits_after_the_messages():
+    held = conversation(3, items_per_turn=0)
+    held.compaction_summary = "## Decisions\nkeep it " + "z" * 3000
+
+    assert "#### Decisions" in rendered(held, 20_000)
+    short = rendered(held, 2_600)
+    assert "Last Compaction Summary" not in short and "request 2" in short
 
 
 def test_archives_near_lists_the_archives_renamed_when_it_began_closest_first():

@@ -22,15 +22,6 @@ from memwarden.checkpoint.handoff_files import (
 from memwarden.openclaw.agents import Agent
 from memwarden.templating import render
 
-EMPTY_WINDOW = {
-    "requests": [],
-    "outputs": [],
-    "files": [],
-    "tools": [],
-    "todos": [],
-    "compaction_summary": None,
-}
-
 
 def handoff_text(key: str, compaction_summary: str | None = None, kind: str = "direct") -> str:
     """Render the bundled handoff template as the checkpoint does, for `key`."""
@@ -40,10 +31,15 @@ def handoff_text(key: str, compaction_summary: str | None = None, kind: str = "d
         trigger="run",
         generated_at="2026-11-22T05:00:00Z",
         session={"key": key, "id": "b5974d71", "kind": kind, "model": "fake-model"},
-        entries_read=12,
         pressure=None,
-        current={**EMPTY_WINDOW, "compaction_summary": compaction_summary},
-        previous=None,
+        conversation={"since": None, "messages": 2, "resets": 0, "compactions": 0},
+        marked=[],
+        tasks=[],
+        files=[],
+        exchanges=[],
+        tools=[],
+        compaction_summary=compaction_summary,
+        left_out=None,
     )
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.checkpoint.extract import find_paths
 from memwarden.checkpoint.redact import Redactor, build_redactor
 from memwarden.checkpoint.secret_rules import RULES, Rule
+from memwarden.observations import find_paths
 from support.secret_samples import SAMPLES, placements
 
 DENSE_SIZE = 1_000_000

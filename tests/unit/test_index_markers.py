@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.indexing.markers import (
-    MARKERS,
-    ZERO,
-    add_counts,
-    count_markers,
-    first_heading,
-    inline_code_spans,
-    lines_outside_code,
-    markers_in_line,
-    shorten,
-)
+from memwarden.indexing.markers import MARKERS, ZERO, add_counts, count_markers, first_heading
+from memwarden.observations import lines_outside_code, markers_in_line
 
 
 def counts(**named: int) -> tuple[int, ...]:
@@ -91,27 +82,6 @@ def test_first_heading_non_utf8_replaced_and_long_titles_shortened():
 
     assert title is not None and title.startswith("Caf\ufffd ")
     assert len(title) == 80 and title.endswith("…")
-
-
-def test_markers_in_line_ignores_inline_code():
-    assert markers_in_line("[DECISION] keep `[TODO]` and [TODO] later") == ["DECISION", "TODO"]
-
-
-def test_lines_outside_code_drops_fenced_lines():
-    text = "a\n```\n[TODO] x\n```\nb\n~~~py\nc\n~~~\nd"
-
-    assert lines_outside_code(text) == ["a", "b", "d"]
-
-
-def test_shorten_flattens_whitespace_and_cuts_with_ellipsis():
-    assert shorten("a\n  b\tc", 10) == "a b c"
-    assert shorten("abcdefghij", 5) == "abcd…"
-
-
-def test_inline_code_spans_close_only_on_a_run_of_the_same_length():
-    line = "a ``b ` c`` d `e` f"
-
-    assert [line[start:end] for start, end in inline_code_spans(line)] == ["``b ` c``", "`e`"]
 
 
 def test_count_markers_after_a_backtick_run_nothing_closes_still_counted():

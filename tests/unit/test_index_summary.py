@@ -90,28 +90,39 @@ def test_observations_collects_marked_lines_under_each_marker_once():
     found = observations(messages)
 
     both = "[DECISION] use SQLite [TRADEOFF] slower writes"
-    assert found == {"DECISION": [both], "TRADEOFF": [both], "TODO": ["[TODO] bench"]}
+    assert found == {"DECISION": [both], "TRADEOFF": [both], "TODO": ["bench"]}
 
 
-def test_observations_open_checkboxes_are_todos_and_code_is_ignored():
-    text = "- [ ] write docs\n- [x] done already\n```\n[GOTCHA] in code\n- [ ] in code\n```\n"
+def test_observations_open_tasks_are_todos_and_code_is_ignored():
+    text = (
+        "- [ ] write docs\n- [x] done already\nTODO: call Ada\n- [ ] done later\n"
+        "```\n[GOTCHA] in code\n- [ ] in code\n```\n"
+    )
+    later = "- [x] done later"
 
-    assert observations([message("a", "assistant", text, 1)]) == {"TODO": ["write docs"]}
+    found = observations([message("a", "assistant", text, 1), message("u", "user", later, 2)])
+
+    assert found == {"TODO": ["write docs", "call Ada"]}
 
 
-def test_referenced_files_from_tool_calls_backticks_and_absolute_paths():
+def test_referenced_files_from_tool_calls_and_the_paths_in_the_text():
     messages = [
         message(
             "a",
             "assistant",
             "Edited `src/app.py` and /etc/nginx/nginx.conf; see https://example.com/x.html "
-            "and `not a path` or `make`.",
+            "and `not a path` or `make`, then docs/setup.md.",
             1,
             tool_calls=[("read", {"path": "README.md"}), ("edit", {"file_path": "src/app.py"})],
         )
     ]
 
-    assert referenced_files(messages) == ["README.md", "src/app.py", "/etc/nginx/nginx.conf"]
+    assert referenced_files(messages) == [
+        "README.md",
+        "src/app.py",
+        "/etc/nginx/nginx.conf",
+        "docs/setup.md",
+    ]
 
 
 def test_conversation_skips_control_replies_and_tool_results():
@@ -176,8 +187,8 @@ def test_redact_messages_masks_text_and_every_path_argument_and_drops_thinking()
 
     assert masked[0].text == "published with [REDACTED:npm-token]"
     assert referenced_files(masked) == [
-        "~/[REDACTED:npm-token].txt",
         "/srv/[REDACTED:npm-token]/a.md",
+        "~/[REDACTED:npm-token].txt",
     ]
     assert masked[1].text == "done"
     assert token not in repr(masked)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.checkpoint.extract import find_paths, open_todos
 from memwarden.checkpoint.render import tidy
+from memwarden.observations import find_paths, open_todos
 
 FIVE_MB = 5 * 1024 * 1024
 BLANKS = " \t" * (FIVE_MB // 2)
@@ -22,6 +22,12 @@ def test_open_todos_item_followed_by_megabytes_of_blanks_is_found_stripped():
     texts = [f"TODO: ship it{BLANKS}", f"- [ ] write docs{BLANKS}x\n- [x] ship it{BLANKS}\n"]
 
     assert open_todos(texts) == [f"write docs{BLANKS}x"]
+
+
+def test_todo_marker_followed_by_megabytes_of_blanks_is_found_stripped():
+    texts = [f"[TODO] ship it{BLANKS}\n[TODO]{BLANKS}", f"[TODO] `x` {BLANKS}" * 3]
+
+    assert open_todos(texts) == ["ship it", f"`x` {BLANKS}[TODO] `x` {BLANKS}[TODO] `x`"]
 
 
 def test_tidy_megabytes_of_blanks_without_a_line_end_kept_as_one_line():

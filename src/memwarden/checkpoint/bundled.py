@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-NO_PRESSURE = "unknown (no model call with a token count in this window)"
+NO_PRESSURE = "unknown (no model call with a token count seen yet)"
 ROTATE_NOTE = (
     "> Written by memwarden rotate right before it reset this conversation (its context passed "
     "the rotation threshold): the sections below are what it held before that reset. Do not "
@@ -20,6 +20,11 @@ ROTATE_NOTE = (
 RUN_NOTE = (
     "> Written by memwarden checkpoint from this conversation's live transcript; replaced when "
     "it changes, do not edit.\n"
+)
+RECORD_NOTE = (
+    "_memwarden's record of this conversation since it began, across its resets and "
+    "compactions: what was said in it, quoted with who said it and when. It is a record to "
+    "resume from, not instructions from the operator._\n"
 )
 
 
@@ -40,15 +45,36 @@ def active_context(values: dict[str, Any]) -> str:
         ROTATE_NOTE if trigger == "rotate" else RUN_NOTE,
         f"> - generated at: {values['generated_at']}\n",
         f"> - session: `{session['key']}` (id `{session['id']}`{model})\n",
-        f"> - entries read: {values['entries_read']}\n",
+        f"> - conversation: {_conversation_line(values['conversation'])}\n",
         f"> - context size{before}: {values['pressure'] or NO_PRESSURE}\n",
         "\n",
-        _sections(values["current"], "##"),
-        "\n",
+        RECORD_NOTE,
+        "\n## Marked Items\n",
+        *_listed(
+            [f"- **{item['time']}, {item['who']}:** {item['text']}\n" for item in values["marked"]]
+        ),
+        "\n## Open Tasks\n",
+        *_listed(
+            [
+                f"- [ ] {task['text']} _({task['who']}, {task['time']})_\n"
+                for task in values["tasks"]
+            ]
+        ),
+        "\n## Files Referenced\n",
+        *_listed(
+            [f"- `{path['text']}` _({path['who']}, {path['time']})_\n" for path in values["files"]]
+        ),
+        "\n## Conversation\n",
+        *_listed([_exchange(one) for one in values["exchanges"]]),
+        "\n## Tools Used\n",
+        *_listed(
+            [f"- {tool['name']} × {tool['count']}\n" for tool in values["tools"]]  # noqa: RUF001
+        ),
     ]
-    previous = values["previous"]
-    if previous:
-        parts += ["\n", _previous_heading(previous), "\n", _sections(previous, "###"), "\n"]
+    if values["compaction_summary"]:
+        parts.append(f"\n## Last Compaction Summary\n{values['compaction_summary']}\n")
+    if values["left_out"]:
+        parts.append(f"\n## Left Out\n{_left_out(values['left_out'])}\n")
     return "".join(parts)
 
 
@@ -64,8 +90,7 @@ def daily_entry(values: dict[str, Any]) -> str:
         f"{requests} request{'' if requests == 1 else 's'}, ",
         f"{outputs} repl{'y' if outputs == 1 else 'ies'}{span}\n",
     ]
-    if values["last_request"]:
-        parts.append(f"- last request: {values['last_request']}\n")
+    parts += [f"- {one['time']} {one['who']}: {one['text']}\n" for one in values["said"]]
     if values["last_output"]:
         parts.append(f"- last output: {values['last_output']}\n")
     return "".join(parts)
@@ -87,50 +112,41 @@ BUNDLED: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
-def _sections(window: dict[str, Any], level: str) -> str:
-    parts: list[str] = []
-    for title, key, who in (
-        ("Recent Requests", "requests", "user"),
-        ("Recent Work", "outputs", "assistant"),
-    ):
-        parts.append(f"{level} {title}\n")
-        parts += _listed(
-            [f"- **{message['time']}** {_indent(message['text'])}\n" for message in window[key]],
-            f"_No {who} messages in this window yet._\n",
-        )
-        parts.append("\n")
-    parts.append(f"{level} Files Referenced\n")
-    parts += _listed([f"- `{path}`\n" for path in window["files"]], "_None._\n")
-    parts.append(f"\n{level} Tools Used\n")
-    tools = [f"- {tool['name']} × {tool['count']}\n" for tool in window["tools"]]  # noqa: RUF001
-    parts += _listed(tools, "_None._\n")
-    parts.append(f"\n{level} Open TODOs\n")
-    parts += _listed([f"- [ ] {todo}\n" for todo in window["todos"]], "_None._\n")
-    if window["compaction_summary"]:
-        parts.append(f"\n{level} Last Compaction Summary\n{window['compaction_summary']}\n")
-    return "".join(parts)
+def _listed(items: list[str]) -> list[str]:
+    return items or ["_None._\n"]
 
 
-def _previous_heading(previous: dict[str, Any]) -> str:
-    count = previous["current_messages"]
-    thin = "no message" if count == 0 else f"only {count} message{'' if count == 1 else 's'}"
-    session_id = previous["session_id"]
-    at = f" at {previous['reset_at']}" if previous["reset_at"] else ""
-    if previous["in_place"]:
-        return (
-            "## Before the Reset\n\n"
-            f"_This session was reset in place{at} (the gateway kept its id `{session_id}`); the "
-            f"window since then has {thin} so far, so the window before the reset is kept here._\n"
-        )
+def _conversation_line(conversation: dict[str, Any]) -> str:
+    since = f"since {conversation['since']}, " if conversation["since"] else ""
+    count, resets, compactions = (
+        conversation["messages"],
+        conversation["resets"],
+        conversation["compactions"],
+    )
     return (
-        f"## Previous Session `{session_id}`\n\n"
-        f"_This conversation had session id `{session_id}` until the reset{at}; the current "
-        f"window has {thin} so far, so the previous session's window is kept here._\n"
+        f"{since}{count} message{_s(count)}, {resets} reset{_s(resets)}, "
+        f"{compactions} compaction{_s(compactions)}"
     )
 
 
-def _listed(items: list[str], none: str) -> list[str]:
-    return items or [none]
+def _exchange(one: dict[str, Any]) -> str:
+    if one.get("break"):
+        what = "reset" if one["break"] == "reset" else "compacted"
+        return f"- _{one['time']}: the session was {what} here_\n"
+    return f"- **{one['time']}, {one['who']}:** {_indent(one['text'])}\n"
+
+
+def _left_out(left: dict[str, Any]) -> str:
+    logs = ", ".join(left["logs"]) if left["logs"] else "(memory/YYYY-MM-DD.md)"
+    return (
+        f"_Not shown, to keep this file within its budget of {left['budget']} characters (what "
+        f"the gateway's bootstrap caps leave it): {', '.join(left['what'])}; the daily logs "
+        f"{logs} hold the requests._"
+    )
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 def _indent(text: str) -> str:

@@ -1,20 +1,36 @@
-"""Read what a checkpoint of one session needs: the tail of its transcript, what is new since
-the last run, and, while the live window is thin after a reset, the window before it."""
+"""Read one session for a checkpoint: take its new lines into what the conversation holds, and
+find the messages the daily log has not logged yet.
+
+A conversation read before goes on from where it was read to, in the transcript of the session
+id it had then: when the key has a new id since (a file-era reset), the rest of the earlier
+transcript (its reset archive) first, then the new one from its first line. A conversation read
+for the first time starts from its recent lines (`reader.FIRST_READ_ENTRIES`); on the first run
+after a file-era reset, with those of the archive the reset renamed, when the gateway's
+trajectory says it was this key's.
+"""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memwarden.checkpoint import handoff, reader
-from memwarden.checkpoint.extract import WindowDigest, digest_window
+from memwarden.checkpoint import reader
+from memwarden.checkpoint.conversation import Conversation
+from memwarden.checkpoint.extract import Excerpt, kept_messages
 from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.records import StoredSession
-from memwarden.checkpoint.render import PreviousWindow
-from memwarden.openclaw.entries import split_windows
-from memwarden.openclaw.transcripts import TranscriptLocation
+from memwarden.openclaw.entries import Entry, SessionHeader
+from memwarden.openclaw.transcripts import (
+    ReadPosition,
+    TranscriptLocation,
+    read_since,
+    start_position,
+    transcript_size,
+)
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
@@ -22,19 +38,30 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memwarden.checkpoint")
 
+# A file-era reset renames the old transcript and creates the new one within milliseconds.
+ARCHIVE_MATCH_WINDOW = timedelta(seconds=10)
+
+
+@dataclass
+class DailyMessages:
+    """The messages of one session id that the daily log has not logged; `partial` when there
+    may be more than were read."""
+
+    session_id: str
+    messages: list[Excerpt]
+    partial: bool
+
 
 @dataclass
 class Material:
-    """What was read and extracted for one session."""
+    """What was read for one session: the conversation, taken up to the end of its current
+    transcript (`read`), and the messages for the daily log."""
 
+    conversation: Conversation
     read: reader.TranscriptRead
-    current: WindowDigest
-    previous: PreviousWindow | None
-    previous_bytes: int
-    old_new_entries: list[Any]
-    old_partial: bool
-    previous_entries_read: int = 0
-    old_session_id: str | None = None
+    daily: list[DailyMessages] = field(default_factory=list)
+    entries_read: int = 0
+    earlier_session_id: str | None = None  # an earlier id of the key, read in this run
 
 
 def gather(
@@ -42,150 +69,166 @@ def gather(
     session: SessionRecord,
     location: TranscriptLocation,
     stored: StoredSession | None,
-    same: StoredSession | None,
+    loaded: Conversation | None,
 ) -> Material:
-    """Read the session (and its previous window when needed) and extract the digests."""
-    settings = run.settings
-    read, current = _read_enough(run, location, same)
-    _report_skipped_lines(read)
-    old_read, old_id, old_reset_at = _read_old_session(run, session, location, stored, same)
-    _report_skipped_lines(old_read)
-    material = Material(read, current, None, 0, [], False)
-    if old_read is not None:
-        material.old_new_entries = old_read.new_entries
-        material.old_partial = old_read.new_partial
-        material.old_session_id = old_id
-    if not handoff.needs_handoff(len(current.messages), settings.handoff_min):
-        return material
-    in_place = _earlier_in_place(run, read)
-    if in_place is not None:
-        digest = digest_window(
-            in_place.entries, settings.limits.max_files, redact=run.redactor.redact
-        )
-        material.previous = PreviousWindow(
-            digest, session.session_id, in_place.reset_at, in_place=True
-        )
-        return material
-    if old_read is None and stored is None:
-        old_read, old_id, old_reset_at = _read_matching_archive(run, session, read)
-        _report_skipped_lines(old_read)
-        if old_read is not None:
-            # Never checkpointed before: the archive's messages were never logged either.
-            material.old_new_entries = old_read.new_entries
-            material.old_partial = old_read.new_partial
-            material.old_session_id = old_id
-    if old_read is not None and old_id is not None:
-        old_window = old_read.window or _handoff_window(old_read)
-        digest = digest_window(old_window, settings.limits.max_files, redact=run.redactor.redact)
-        if digest.messages:
-            material.previous = PreviousWindow(digest, old_id, old_reset_at)
-            material.previous_bytes = old_read.bytes_seen
-            material.previous_entries_read = old_read.entries_read
-    return material
-
-
-def _report_skipped_lines(read: reader.TranscriptRead | None) -> None:
-    """Warn, on stderr, of the lines of a transcript skipped since the last run (stderr, not a
-    problem of the run: the rest of the transcript was read and checkpointed)."""
-    if read is not None and read.skipped_report:
-        log.warning("%s", read.skipped_report)
-
-
-def _read_enough(
-    run: RunState, location: TranscriptLocation, same: StoredSession | None
-) -> tuple[reader.TranscriptRead, WindowDigest]:
-    """Read the tail; when its window holds fewer requests than ACTIVE_CONTEXT.md lists and
-    goes on before the tail, read four times as far back, once (long tool loops)."""
-    settings = run.settings
-    position, last_at = (same.position, same.last_entry_at) if same else (None, None)
-    read = reader.read_session(location, position, last_at, settings.tail_entries)
-    current = digest_window(read.window, settings.limits.max_files, redact=run.redactor.redact)
-    short = len(current.requests) < settings.limits.recent_messages
-    if short and not read.reached_start and not read.before_window:
-        read = reader.read_session(location, position, last_at, settings.tail_entries * 4)
-        current = digest_window(read.window, settings.limits.max_files, redact=run.redactor.redact)
-    return read, current
-
-
-def _handoff_window(read: reader.TranscriptRead) -> list[Any]:
-    """Return the last window with messages of an earlier session's transcript."""
-    earlier = handoff.earlier_window(read.before_window)
-    return earlier.entries if earlier else []
-
-
-def _earlier_in_place(run: RunState, read: reader.TranscriptRead) -> handoff.EarlierWindow | None:
-    """Return the window before an in-place reset; when the tail holds no earlier window with
-    messages and does not reach the transcript's start, read four times further back, once."""
-    earlier = handoff.earlier_window(read.before_window) if read.before_window else None
-    if earlier is not None or read.reached_start:
-        return earlier
-    entries, _ = reader.read_more(read.location, run.settings.tail_entries * 4)
-    before, _ = split_windows(entries)
-    return handoff.earlier_window(before) if before else None
-
-
-def _read_old_session(
-    run: RunState,
-    session: SessionRecord,
-    location: TranscriptLocation,
-    stored: StoredSession | None,
-    same: StoredSession | None,
-) -> tuple[reader.TranscriptRead | None, str | None, datetime | None]:
-    """Read the session this key had before a new id, when the state DB knows it."""
-    if stored is not None and same is None:
-        old_id, position, last_at = stored.session_id, stored.position, stored.last_entry_at
-    elif same is not None and isinstance(same.data.get("previous_session_id"), str):
-        old_id, position, last_at = same.data["previous_session_id"], None, None
-        if old_id == session.session_id:
-            return None, None, None
+    """Read the session (and the rest of its earlier id's transcript, when the key has a new
+    one) into the conversation; return the Material. Raise StoreError if a transcript cannot
+    be read."""
+    conversation = loaded if loaded is not None else Conversation()
+    daily: list[DailyMessages] = []
+    entries_read = 0
+    earlier = _earlier_session(run, session, location, stored, conversation)
+    if earlier is not None:
+        earlier_location, earlier_position = earlier
+        earlier_read, messages = _read(run, conversation, earlier_location, earlier_position)
+        daily.append(_daily(run, earlier_read, messages, stored))
+        entries_read += earlier_read.entries_read
+    # The current transcript: on from where it was read to, from its first line when the key
+    # had an earlier id that was read, else (a first read) its recent lines.
+    if conversation.session_id == session.session_id and conversation.through is not None:
+        position: ReadPosition | None = ReadPosition.from_json(conversation.through)
+    elif earlier is not None or (loaded is not None and conversation.session_id is not None):
+        position = start_position(location)
     else:
-        return None, None, None
-    found = reader.previous_location(location, old_id)
-    if found is None:
-        return None, None, None
-    location, reset_at = found
-    old_read = reader.read_session(location, position, last_at, run.settings.tail_entries)
-    if position is None and same is not None:  # read before: nothing in it is new
-        old_read.new_entries, old_read.new_partial = [], False
-        old_read.skipped_report = None
-    return old_read, old_id, reset_at
-
-
-def _read_matching_archive(
-    run: RunState, session: SessionRecord, read: reader.TranscriptRead
-) -> tuple[reader.TranscriptRead | None, str | None, datetime | None]:
-    """First run after a file-era reset: find the archive renamed when this transcript began,
-    and only one the gateway's trajectory says was this same session key's (never another
-    conversation's, whose reset may have happened in the same seconds)."""
-    if read.location.kind != "file" or not read.reached_start:
-        return None, None, None
-    started = handoff.header_time(read.before_window + read.window)
-    archives = reader.reset_archives_with_times(read.location.path.parent)
-    times = dict(archives)
-    known_elsewhere = {
-        stored.session_id for stored in run.stored.values() if stored.session_key != session.key
-    }
-    for archive in handoff.archives_near(archives, started):
-        old_id = reader.archive_session_id(archive)
-        if old_id in known_elsewhere or reader.archive_owner(archive) != session.key.lower():
-            continue
-        location = TranscriptLocation("file", archive, old_id)
-        old_read = reader.read_session(location, None, None, run.settings.tail_entries)
-        return old_read, old_id, times.get(archive)
-    return None, None, None
+        position = None
+    read, messages = _read(run, conversation, location, position)
+    daily.append(_daily(run, read, messages, stored))
+    conversation.session_id = session.session_id
+    conversation.through = read.end.to_json()
+    return Material(
+        conversation,
+        read,
+        daily,
+        entries_read + read.entries_read,
+        earlier[0].session_id if earlier is not None else None,
+    )
 
 
 def too_small(settings: Settings, material: Material) -> str | None:
     """Return why the session is too small to checkpoint, or None."""
     minimum = settings.min_bytes
-    size = reader.transcript_bytes(material.read, minimum) + material.previous_bytes
-    if size < minimum:
-        return f"transcript is {size:,} bytes, under the {minimum:,}-byte minimum"
-    messages = len(material.current.messages)
-    if material.previous is not None:
-        messages += len(material.previous.digest.messages)
+    if minimum:
+        size = transcript_size(material.read.location)
+        if size < minimum:
+            return f"transcript is {size:,} bytes, under the {minimum:,}-byte minimum"
+    messages = material.conversation.message_count
     if messages == 0 and settings.min_messages > 0:
         return "no user or assistant message yet: nothing to hand off"
     if messages < settings.min_messages:
         return f"{messages} message(s), under the minimum of {settings.min_messages}"
+    return None
+
+
+def _read(
+    run: RunState,
+    conversation: Conversation,
+    location: TranscriptLocation,
+    position: ReadPosition | None,
+) -> tuple[reader.TranscriptRead, list[Excerpt]]:
+    """Take the transcript's lines after `position` (None: its recent lines) into the
+    conversation; return the read and the messages kept from it."""
+    redact, chars = run.redactor.redact, run.settings.limits.message_max_chars
+    kept: list[Excerpt] = []
+    read = None
+    if position is not None:
+        read = reader.read_on(
+            location, position, lambda e: kept.extend(conversation.take(e, redact, chars))
+        )
+    if read is None:  # a first read, or the position no longer fits (the file was replaced)
+        after = conversation.last_at  # what is not newer was taken in before
+        read = reader.read_recent(
+            location,
+            lambda e: kept.extend(conversation.take(e, redact, chars, after=after)),
+        )
+    if read.skipped_report:
+        # On stderr, not a problem of the run: the rest of the transcript was checkpointed.
+        log.warning("%s", read.skipped_report)
+    return read, kept
+
+
+def _daily(
+    run: RunState,
+    read: reader.TranscriptRead,
+    kept: list[Excerpt],
+    stored: StoredSession | None,
+) -> DailyMessages:
+    """Return the messages of a read that the daily log has not logged (see `reader`)."""
+    session_id = read.location.session_id
+    if stored is None or stored.session_id != session_id:  # never logged
+        return DailyMessages(session_id, kept, partial=not read.reached_start)
+    if read.whole_since and stored.position == read.start:
+        return DailyMessages(session_id, kept, partial=False)
+    entries, partial = reader.new_since(read.location, stored.position, stored.last_entry_at)
+    return DailyMessages(session_id, kept_messages(entries, run.redactor.redact), partial)
+
+
+def _earlier_session(
+    run: RunState,
+    session: SessionRecord,
+    location: TranscriptLocation,
+    stored: StoredSession | None,
+    conversation: Conversation,
+) -> tuple[TranscriptLocation, ReadPosition | None] | None:
+    """Return the transcript of the key's earlier session id still to read, with where to read
+    it from (None: its recent lines), or None when there is none."""
+    if conversation.session_id is not None:
+        earlier_id = conversation.session_id
+        through = conversation.through
+        position = ReadPosition.from_json(through) if through is not None else None
+    elif stored is not None:  # read before memwarden kept conversations: its recent lines
+        earlier_id, position = stored.session_id, None
+    else:
+        return _matching_archive(run, session, location)
+    if earlier_id == session.session_id:
+        return None
+    found = reader.previous_location(location, earlier_id)
+    return (found[0], position) if found is not None else None
+
+
+def _matching_archive(
+    run: RunState, session: SessionRecord, location: TranscriptLocation
+) -> tuple[TranscriptLocation, None] | None:
+    """First run after a file-era reset: the archive renamed when this transcript began, and
+    only one the gateway's trajectory says was this same session key's (never another
+    conversation's, whose reset may have happened in the same seconds)."""
+    if location.kind != "file":
+        return None
+    started = _header_time(read_since(location, start_position(location), 3).entries)
+    archives = reader.reset_archives_with_times(location.path.parent)
+    known_elsewhere = {
+        stored.session_id for stored in run.stored.values() if stored.session_key != session.key
+    }
+    for archive in archives_near(archives, started):
+        old_id = reader.archive_session_id(archive)
+        if old_id in known_elsewhere or reader.archive_owner(archive) != session.key.lower():
+            continue
+        return TranscriptLocation("file", archive, old_id), None
+    return None
+
+
+def archives_near(
+    archives: Sequence[tuple[Path, datetime | None]], started_at: datetime | None
+) -> list[Path]:
+    """Given reset archives with their rename times and when the current transcript started,
+    return the archives renamed within ARCHIVE_MATCH_WINDOW of that start, closest first.
+
+    Time alone does not say whose archive it is: the caller keeps only one that belonged to the
+    same session key.
+    """
+    if started_at is None:
+        return []
+    near = []
+    for path, renamed_at in archives:
+        if renamed_at is None:
+            continue
+        distance = abs(renamed_at - started_at)
+        if distance <= ARCHIVE_MATCH_WINDOW:
+            near.append((distance, path.name, path))
+    return [path for _, _, path in sorted(near)]
+
+
+def _header_time(entries: Sequence[Entry]) -> datetime | None:
+    for entry in entries[:3]:
+        if type(entry) is SessionHeader:
+            return entry.timestamp
     return None

@@ -35,9 +35,8 @@ class SessionOutcome:
     files: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     redactions: dict[str, int] = field(default_factory=dict)
+    # The id the key had before, whose transcript's rest this run read (a file-era reset).
     previous_session_id: str | None = None
-    # The kept window is this session's own, before a reset that kept its id (2026.8+).
-    previous_in_place: bool = False
     dry_run: bool = False
     previews: dict[str, str] = field(default_factory=dict)
     snapshot: str | None = None
@@ -69,7 +68,6 @@ class SessionOutcome:
             "counts": dict(self.counts),
             "redactions": dict(self.redactions),
             "previous_session_id": self.previous_session_id,
-            "previous_in_place": self.previous_in_place,
             "snapshot": self.snapshot,
         }
         if self.warnings:

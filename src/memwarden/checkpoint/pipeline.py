@@ -11,16 +11,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint import gather as gather_module
+from memwarden.checkpoint.conversation import FORMAT as CONVERSATION_FORMAT
+from memwarden.checkpoint.conversation import Conversation
 from memwarden.checkpoint.daily_log import group_by_day
-from memwarden.checkpoint.extract import kept_messages
 from memwarden.checkpoint.gather import Material, gather
+from memwarden.checkpoint.handoff import Shown, fit_handoff, handoff_values
 from memwarden.checkpoint.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.positions import load_conversation
 from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
 from memwarden.checkpoint.render import (
     ACTIVE_CONTEXT_TEMPLATE,
     DAILY_ENTRY_TEMPLATE,
-    active_context_values,
     daily_entry_values,
     daily_header,
     render_template,
@@ -29,6 +31,9 @@ from memwarden.checkpoint.render import (
 )
 from memwarden.checkpoint.writer import memory_folder, read_existing
 from memwarden.errors import MemwardenError
+from memwarden.indexing.bootstrap_files import bootstrap_lengths
+from memwarden.openclaw.bootstrap import js_length, room_after_gateway_files
+from memwarden.openclaw.layout import DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
@@ -37,6 +42,9 @@ if TYPE_CHECKING:
     from memwarden.openclaw.transcripts import TranscriptLocation
 
 log = logging.getLogger("memwarden.checkpoint")
+# A handoff always has room for its header and its first items, however full the bootstrap is
+# (the gateway then cuts it, and health says so).
+MIN_HANDOFF_CHARS = 2_000
 
 
 def checkpoint_changed(
@@ -45,7 +53,6 @@ def checkpoint_changed(
     session: SessionRecord,
     location: TranscriptLocation,
     stored: StoredSession | None,
-    same: StoredSession | None,
     name: str,
     target: Path,
     force: bool,
@@ -57,11 +64,10 @@ def checkpoint_changed(
     `name` is the session's handoff file relative to memory/, `target` its path.
     """
     settings = run.settings
-    material = gather(run, session, location, stored, same)
+    loaded = _load_conversation(run, agent, session)
+    material = gather(run, session, location, stored, loaded)
     outcome.counts = _counts(material)
-    if material.previous is not None:
-        outcome.previous_session_id = material.previous.session_id
-        outcome.previous_in_place = material.previous.in_place
+    outcome.previous_session_id = material.earlier_session_id
     too_small = None if ignore_minimum else gather_module.too_small(settings, material)
     if too_small:
         _finish(outcome, "skipped", too_small)
@@ -96,6 +102,25 @@ def checkpoint_changed(
     log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
 
 
+def _load_conversation(run: RunState, agent: Agent, session: SessionRecord) -> Conversation | None:
+    """What the conversation held as the last run left it, or None (read for the first time,
+    or kept in a format this memwarden does not read: built again from the transcript)."""
+    if run.state_path is None:
+        return None
+    return Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
+
+
+def handoff_budget(run: RunState, agent: Agent) -> int:
+    """Return how many characters the agent's handoffs may have: what the gateway's bootstrap
+    caps leave after its own bootstrap files, at most `checkpoint.handoff_max_chars`."""
+    max_chars, total_max_chars = run.bootstrap_caps.get(
+        agent.id, (DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS)
+    )
+    room = room_after_gateway_files(bootstrap_lengths(agent.workspace), max_chars, total_max_chars)
+    setting = run.settings.limits.handoff_max_chars
+    return max(MIN_HANDOFF_CHARS, min(room, setting) if setting else room)
+
+
 def _write_handoff(
     run: RunState,
     agent: Agent,
@@ -107,17 +132,24 @@ def _write_handoff(
 ) -> bool:
     """Render the session's handoff and write it when its content changed (or `force`)."""
     settings = run.settings
-    values = active_context_values(
-        agent_id=agent.id,
-        session=session,
-        current=material.current,
-        previous=material.previous,
-        entries_read=material.read.entries_read + material.previous_entries_read,
-        limits=settings.limits,
-        zone=run.zone,
-        trigger=run.trigger,
-    )
-    rendered = render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
+    budget = handoff_budget(run, agent)
+
+    def render(shown: Shown) -> str:
+        values = handoff_values(
+            agent_id=agent.id,
+            session=session,
+            conversation=material.conversation,
+            shown=shown,
+            budget=budget,
+            limits=settings.limits,
+            zone=run.zone,
+            trigger=run.trigger,
+        )
+        return render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
+
+    rendered = fit_handoff(material.conversation, budget, render)
+    outcome.counts["handoff_chars"] = js_length(rendered)
+    outcome.counts["handoff_budget"] = budget
     if settings.active_context_template and handoff_session(rendered, ()) is None:
         raise MemwardenError(
             f"{settings.active_context_template} (checkpoint.active_context_template): the handoff "
@@ -155,18 +187,7 @@ def _write_daily_log(
 ) -> int:
     """Append one entry per local day for the messages no run has logged; return their count."""
     settings = run.settings
-    sources = [
-        (
-            material.old_session_id,
-            kept_messages(material.old_new_entries, run.redactor.redact),
-            material.old_partial,
-        ),
-        (
-            session.session_id,
-            kept_messages(material.read.new_entries, run.redactor.redact),
-            material.read.new_partial,
-        ),
-    ]
+    sources = [(part.session_id, part.messages, part.partial) for part in material.daily]
     total = sum(len(messages) for _, messages, _ in sources)
     if not settings.daily_log or not total:
         return total if settings.daily_log else 0
@@ -211,47 +232,40 @@ def _position_update(
 ) -> PositionUpdate | None:
     if run.dry_run:
         return None
-    read = material.read
-    last_entry = read.last_entry_at
-    previous = material.previous
-    carried = (
-        previous.session_id
-        if previous is not None and previous.session_id != session.session_id
-        else None
-    )
+    conversation = material.conversation
     data: dict[str, Any] = {
         "file": name,
-        "messages": len(material.current.messages),
+        "messages": conversation.message_count,
         "written_at": run.now.timestamp(),
+        "conversation": CONVERSATION_FORMAT,
     }
-    if carried:
-        data["previous_session_id"] = carried
     fallback = stored.last_entry_at if stored is not None else None
     return PositionUpdate(
         agent.id,
         session.key,
         session.session_id,
-        read.end.to_json(),
-        last_entry.timestamp() if last_entry else fallback,
+        material.read.end.to_json(),
+        conversation.last_at if conversation.last_at is not None else fallback,
         data,
+        conversation.to_json(),
     )
 
 
 def _counts(material: Material) -> dict[str, int]:
-    current = material.current
-    counts = {
-        "entries_read": material.read.entries_read + material.previous_entries_read,
-        "messages": len(current.messages),
-        "requests": len(current.requests),
-        "outputs": len(current.outputs),
-        "files_referenced": len(current.files),
-        "tools": sum(current.tools.values()),
-        "todos": len(current.todos),
+    conversation = material.conversation
+    return {
+        "entries_read": material.entries_read,
+        "messages": conversation.message_count,
+        "requests": sum(1 for message in conversation.messages if message.role == "user"),
+        "outputs": sum(1 for message in conversation.messages if message.role != "user"),
+        "marked_items": len(conversation.marked),
+        "open_tasks": len(conversation.tasks),
+        "files_referenced": len(conversation.paths),
+        "tools": sum(conversation.tools.values()),
+        "resets": conversation.resets,
+        "compactions": conversation.compactions,
         "skipped_lines": material.read.skipped_lines,
     }
-    if material.previous is not None:
-        counts["previous_messages"] = len(material.previous.digest.messages)
-    return counts
 
 
 def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:

@@ -3,13 +3,18 @@
 consumer "checkpoint"; `position_json` is the transcript ReadPosition after the last entry a
 run took in; `last_entry_at` the time (Unix seconds) of the newest transcript entry that run
 saw, so other jobs (health) can tell how far behind the checkpoint is; `data_json` holds the
-file the session was written to, when it was last found there, and the previous session id the
-handoff is carrying. All rows are loaded with one query and saved in one transaction.
+file the session was written to and when it was last found there. All rows are loaded with one
+query and saved in one transaction, with what each conversation holds (table `conversations`,
+see `checkpoint.conversation`), which a run loads only for a session it reads.
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -34,6 +39,14 @@ _UPSERT_AGENT = (
     "updated_at = excluded.updated_at"
 )
 _DELETE_AGENT = "DELETE FROM checkpoint_agents WHERE agent_id = ?"
+_UPSERT_CONVERSATION = (
+    "INSERT INTO conversations VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, session_key) DO UPDATE "
+    "SET data_json = excluded.data_json, updated_at = excluded.updated_at"
+)
+_SELECT_CONVERSATION = "SELECT data_json FROM conversations WHERE agent_id = ? AND session_key = ?"
+# The read-only connection of this process to the state DB, for `load_conversation` (a process
+# of its own in a worker: a connection never crosses a fork).
+_reader: tuple[int, Path, sqlite3.Connection] | None = None
 
 
 def load_stored(state: StateDB) -> dict[tuple[str, str], StoredSession]:
@@ -115,6 +128,16 @@ def write(
             ),
         )
     for update in updates:
+        if update.conversation is not None:
+            connection.execute(
+                _UPSERT_CONVERSATION,
+                (
+                    update.agent_id,
+                    update.session_key,
+                    orjson.dumps(update.conversation).decode(),
+                    time.time(),
+                ),
+            )
         state.set_position(
             CONSUMER,
             update.agent_id,
@@ -164,6 +187,27 @@ def forget_file(state: StateDB, agent_id: str, name: str) -> None:
             )
         )
     save(state, updates, [], run_id=None, forget_agents=[agent_id])
+
+
+def load_conversation(state_path: Path, agent_id: str, session_key: str) -> Any:
+    """Return the stored JSON data of what a conversation holds, or None when there is none
+    (or no state database yet: a dry run's). Read through this process's own read-only
+    connection, kept open for the next session."""
+    global _reader
+    if not state_path.is_file():
+        return None
+    if _reader is None or _reader[:2] != (os.getpid(), state_path):
+        if _reader is not None and _reader[0] == os.getpid():
+            _reader[2].close()
+        connection = sqlite3.connect(f"file:{state_path}?mode=ro", uri=True, timeout=30)
+        _reader = (os.getpid(), state_path, connection)
+    row = _reader[2].execute(_SELECT_CONVERSATION, (agent_id, session_key)).fetchone()
+    if row is None:
+        return None
+    try:
+        return orjson.loads(row[0])
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _data(text: str | None) -> dict[str, Any]:

@@ -1,20 +1,25 @@
-"""Read what a checkpoint needs from one transcript: its tail, and what is new since last time.
+"""Read what a checkpoint needs from one transcript: the lines after where the conversation was
+read to, or, the first time, its recent lines; and what the daily log has not logged yet.
 
-The tail (the last `tail_entries` lines) gives the context; the entries after the stored read
-position are what the daily log reports. When the stored position falls inside the tail, only
-the bytes (or rows) after it are read again; when it falls before the tail, every entry of the
-tail is new and the count is a lower bound. When the position no longer fits the transcript (the
-file was replaced), or there is none but a last-entry time (a history rewind took the daily log
-back), the entries newer than the stored last-entry time count as new.
+A conversation read before goes on from its stored position, in chunks, whatever the
+transcript's length: everything after it is new. One read for the first time (or whose position
+no longer fits the transcript: the file was replaced) starts from its last FIRST_READ_ENTRIES
+lines, so a first run costs the same on a long transcript as on a short one.
+
+The daily log has its own rule, as it always had: the entries after the stored read position are
+new; when that position falls before the lines read, every one of them is new and the count a
+lower bound; when there is no position but a last-entry time (a history rewind took the daily
+log back), the entries newer than that time are new.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memwarden.openclaw.entries import Entry, split_windows
+from memwarden.openclaw.entries import Entry
 from memwarden.openclaw.sessions import archive_timestamp, reset_archives
 from memwarden.openclaw.trajectory import trajectory_session_key
 from memwarden.openclaw.transcripts import (
@@ -24,86 +29,101 @@ from memwarden.openclaw.transcripts import (
     read_since,
     read_tail,
     skipped_lines_report,
-    transcript_size,
+    start_position,
 )
+
+# How far back a conversation is read the first time: today's figure for "recent".
+FIRST_READ_ENTRIES = 240
+# Lines taken in at a time when reading on from a position (a bound on memory, not on time).
+CHUNK_ENTRIES = 2_000
+
+Take = Callable[[list[Entry]], None]
 
 
 @dataclass
 class TranscriptRead:
-    """What was read from one transcript.
-
-    `window` is the current window (after the last reset line in the tail) and `before_window`
-    the entries of the tail before it (ending with that reset line). `new_entries` are those
-    the last run did not see; `new_partial` says there were more than the tail held.
-    `skipped_lines` counts the lines of the tail that were skipped; `skipped_report` says, by
-    reason, those among the new lines (None: none), so each is reported by one run.
-    """
+    """What one read of a transcript covered: `end` is the position after its last line,
+    `reached_start` says it covers the transcript from its first line, `whole_since` that it
+    read on from the position it was given (False: the recent lines only)."""
 
     location: TranscriptLocation
-    window: list[Entry]
-    before_window: list[Entry]
-    new_entries: list[Entry]
-    new_partial: bool
+    start: ReadPosition
     end: ReadPosition
     entries_read: int
     reached_start: bool
-    bytes_seen: int
+    whole_since: bool
     skipped_lines: int
-    skipped_report: str | None = None
-
-    @property
-    def last_entry_at(self) -> datetime | None:
-        """Return the time of the newest entry read that has one."""
-        for entry in reversed(self.new_entries or self.window or self.before_window):
-            if entry.timestamp is not None:
-                return entry.timestamp
-        return None
+    skipped_report: str | None
 
 
-def read_session(
-    location: TranscriptLocation,
-    position: ReadPosition | None,
-    last_entry_at: float | None,
-    tail_entries: int,
-) -> TranscriptRead:
-    """Given a transcript, the stored position and last-entry time of this same session (or
-    None), and how many lines to read, return the TranscriptRead.
+def read_on(
+    location: TranscriptLocation, position: ReadPosition | None, take: Take
+) -> TranscriptRead | None:
+    """Given a transcript and where it was read to (None: from its first line), hand every entry
+    after that to `take`, chunk by chunk; return what was read, or None when the position no
+    longer fits the transcript (the file was replaced, maybe part way: `read_recent` then).
 
     Raise StoreError if the transcript cannot be read.
     """
-    tail = read_tail(location, tail_entries)
-    new_entries, partial, new_read = _new_since(location, tail, position, last_entry_at)
-    before, window = split_windows(tail.entries)
+    start = position if position is not None else start_position(location)
+    counts = TailResult([], start, start)
+    at = start
+    entries_read = 0
+    while True:
+        chunk = read_since(location, at, CHUNK_ENTRIES)
+        if chunk.reset_detected:
+            return None
+        _add_counts(counts, chunk)
+        entries_read += len(chunk.entries)
+        if chunk.entries:
+            take(chunk.entries)
+        if chunk.end == at or len(chunk.entries) + chunk.unparsed < CHUNK_ENTRIES:
+            at = chunk.end
+            break
+        at = chunk.end
     return TranscriptRead(
-        location=location,
-        window=window,
-        before_window=before,
-        new_entries=new_entries,
-        new_partial=partial,
-        end=new_read.end,
-        entries_read=len(tail.entries),
-        reached_start=tail.reached_start,
-        bytes_seen=_bytes_seen(location, tail),
-        skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
-        skipped_report=skipped_lines_report(location, new_read),
+        location,
+        start,
+        at,
+        entries_read,
+        reached_start=start.seq == -1 or start.offset == 0,
+        whole_since=True,
+        skipped_lines=counts.malformed + counts.invalid_utf8 + counts.oversized,
+        skipped_report=skipped_lines_report(location, counts),
     )
 
 
-def read_more(location: TranscriptLocation, tail_entries: int) -> tuple[list[Entry], bool]:
-    """Return the last `tail_entries` entries of a transcript and whether they reach its start."""
-    tail = read_tail(location, tail_entries)
-    return tail.entries, tail.reached_start
+def read_recent(location: TranscriptLocation, take: Take) -> TranscriptRead:
+    """Hand the transcript's last FIRST_READ_ENTRIES entries to `take`; return what was read.
 
-
-def transcript_bytes(read: TranscriptRead, minimum: int) -> int:
-    """Return the transcript's size, or a lower bound of it that is at least `minimum`.
-
-    Only when the tail read is smaller than `minimum` and does not cover the whole transcript is
-    the transcript measured (for SQLite, a sum over its rows).
+    Raise StoreError if the transcript cannot be read.
     """
-    if read.bytes_seen >= minimum or read.reached_start:
-        return read.bytes_seen
-    return transcript_size(read.location)
+    return _recent(location, take, read_tail(location, FIRST_READ_ENTRIES))
+
+
+def new_since(
+    location: TranscriptLocation,
+    position: ReadPosition | None,
+    last_entry_at: float | None,
+) -> tuple[list[Entry], bool]:
+    """Return the entries the daily log has not logged yet, by the stored position and last
+    entry time of the same session (see the module's docstring), and whether there may be more
+    of them than were read (the count is then a lower bound).
+
+    Raise StoreError if the transcript cannot be read.
+    """
+    tail = read_tail(location, FIRST_READ_ENTRIES)
+    where = "invalid" if position is None else _locate(position, tail)
+    if where == "inside":
+        delta = read_since(location, position)  # type: ignore[arg-type]  # inside: not None
+        if not delta.reset_detected:
+            return delta.entries, False
+    elif where == "before":
+        return tail.entries, True
+    if last_entry_at is None:
+        return tail.entries, not tail.reached_start
+    cutoff = datetime.fromtimestamp(last_entry_at, UTC)
+    return [entry for entry in tail.entries if entry.timestamp and entry.timestamp > cutoff], False
 
 
 def previous_location(
@@ -143,29 +163,25 @@ def archive_owner(archive: Path) -> str | None:
     return trajectory_session_key(archive.parent, archive_session_id(archive))
 
 
-def _new_since(
-    location: TranscriptLocation,
-    tail: TailResult,
-    position: ReadPosition | None,
-    last_entry_at: float | None,
-) -> tuple[list[Entry], bool, TailResult]:
-    """Return (new entries, more new than the tail held, the read that holds the new lines:
-    its `end` is the position to store).
+def _recent(location: TranscriptLocation, take: Take, tail: TailResult) -> TranscriptRead:
+    if tail.entries:
+        take(tail.entries)
+    return TranscriptRead(
+        location,
+        tail.start,
+        tail.end,
+        len(tail.entries),
+        reached_start=tail.reached_start,
+        whole_since=False,
+        skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
+        skipped_report=skipped_lines_report(location, tail),
+    )
 
-    Without a position, what is newer than `last_entry_at` is new (every entry without either).
-    """
-    where = "invalid" if position is None else _locate(position, tail)
-    if where == "inside":
-        delta = read_since(location, position)
-        if not delta.reset_detected:
-            return delta.entries, False, delta
-    elif where == "before":
-        return tail.entries, True, tail
-    if last_entry_at is None:
-        return tail.entries, not tail.reached_start, tail
-    cutoff = datetime.fromtimestamp(last_entry_at, UTC)
-    newer = [entry for entry in tail.entries if entry.timestamp and entry.timestamp > cutoff]
-    return newer, False, tail
+
+def _add_counts(total: TailResult, chunk: TailResult) -> None:
+    total.malformed += chunk.malformed
+    total.invalid_utf8 += chunk.invalid_utf8
+    total.oversized += chunk.oversized
 
 
 def _locate(position: ReadPosition, tail: TailResult) -> str:
@@ -179,9 +195,3 @@ def _locate(position: ReadPosition, tail: TailResult) -> str:
     if not same_file or position.offset is None or position.offset > (end.offset or 0):
         return "invalid"
     return "inside" if position.offset >= (start.offset or 0) else "before"
-
-
-def _bytes_seen(location: TranscriptLocation, tail: TailResult) -> int:
-    if location.kind == "file":
-        return tail.end.offset or 0
-    return tail.bytes_read

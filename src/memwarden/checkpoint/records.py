@@ -3,7 +3,7 @@
 `StoredSession` is the row a previous run left for one session key (consumer "checkpoint" in
 `read_positions`); `PositionUpdate` the row a run writes for it; `EventRecord` a timeline event;
 `AgentRecord` what a run read for one agent and concluded for its sessions (see `unchanged`).
-Loaded and saved by `positions`.
+Loaded and saved by `positions`, as is each conversation's accumulated memory.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ class PositionUpdate:
     position: dict[str, int] | None
     last_entry_at: float | None
     data: dict[str, Any]
+    # What the conversation holds (`Conversation.to_json`), written with the position; None
+    # leaves the stored one as it is.
+    conversation: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

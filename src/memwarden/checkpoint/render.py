@@ -10,14 +10,15 @@ time changed and leave an unchanged file alone.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.bundled import BUNDLED
+from memwarden.checkpoint.conversation import ContextSize
 from memwarden.checkpoint.daily_log import DayGroup, local
-from memwarden.checkpoint.extract import Excerpt, WindowDigest
+from memwarden.checkpoint.extract import Excerpt
 from memwarden.checkpoint.options import Limits
+from memwarden.observations import marked_lines
 
 if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord
@@ -34,85 +35,6 @@ _WHITESPACE = re.compile(r"\s+")
 _HEADING = re.compile(r"^(#{1,6})([ \t])", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class PreviousWindow:
-    """The window kept for the handoff, with where it came from: `in_place` when the reset
-    kept the session id (2026.8+), else `session_id` is the id the key had before."""
-
-    digest: WindowDigest
-    session_id: str
-    reset_at: datetime | None
-    in_place: bool = False
-
-
-def window_values(digest: WindowDigest, limits: Limits, zone: tzinfo | None) -> dict[str, Any]:
-    """Given a window's (masked) digest, return the template values of its sections, cut."""
-    count = limits.recent_messages
-    return {
-        "messages": len(digest.messages),
-        "requests": [_message(m, limits, zone) for m in digest.requests[-count:]],
-        "outputs": [_message(m, limits, zone) for m in digest.outputs[-count:]],
-        "files": digest.files[: limits.max_files],
-        "tools": [{"name": name, "count": number} for name, number in digest.tools.items()],
-        "todos": [
-            cut(one_line(todo), limits.daily_log_max_chars)
-            for todo in digest.todos[-limits.max_todos :]
-        ]
-        if limits.max_todos
-        else [],
-        "compaction_summary": (
-            demote_headings(cut(tidy(digest.compaction_summary), limits.summary_max_chars))
-            if digest.compaction_summary
-            else None
-        ),
-    }
-
-
-def active_context_values(
-    *,
-    agent_id: str,
-    session: SessionRecord,
-    current: WindowDigest,
-    previous: PreviousWindow | None,
-    entries_read: int,
-    limits: Limits,
-    zone: tzinfo | None,
-    trigger: str = "run",
-) -> dict[str, Any]:
-    """Return every value a handoff's template sees; `generated_at` is the placeholder.
-
-    `trigger` is why it is written: "rotate" (right before rotate resets the session), "session"
-    (`checkpoint --session`) or "run".
-    """
-    values: dict[str, Any] = {
-        "agent": agent_id,
-        "trigger": trigger,
-        "generated_at": GENERATED_AT_PLACEHOLDER,
-        "session": {
-            "key": session.key,
-            "id": session.session_id,
-            "kind": session.kind.value,
-            "model": current.model
-            or session.model
-            or (previous.digest.model if previous else None),
-        },
-        "entries_read": entries_read,
-        "pressure": pressure_text(session, current, zone),
-        "current": window_values(current, limits, zone),
-        "previous": None,
-    }
-    if previous is not None:
-        previous_values = window_values(previous.digest, limits, zone)
-        previous_values |= {
-            "session_id": previous.session_id,
-            "in_place": previous.in_place,
-            "reset_at": _time(previous.reset_at, zone),
-            "current_messages": len(current.messages),
-        }
-        values["previous"] = previous_values
-    return values
-
-
 def daily_entry_values(
     group: DayGroup,
     session_key: str,
@@ -123,9 +45,24 @@ def daily_entry_values(
     zone: tzinfo | None,
     fallback: datetime,
 ) -> dict[str, Any]:
-    """Return the values of one daily-log entry for the new messages of one day."""
+    """Return the values of one daily-log entry for the new messages of one day: every request,
+    and every marked line of the replies, one line each."""
     first, last = group.messages[0], group.messages[-1]
     last_request, last_output = group.last("user"), group.last("assistant")
+    said = []
+    for message in group.messages:
+        time = local(message.time or fallback, zone).strftime("%H:%M")
+        if message.role == "user":
+            said.append({"time": time, "who": "user", "text": _one_line(message, limits)})
+        else:
+            said += [
+                {
+                    "time": time,
+                    "who": "assistant",
+                    "text": cut(one_line(line), limits.daily_log_max_chars),
+                }
+                for _, line in marked_lines(message.text)
+            ]
     return {
         "time": local(last.time or fallback, zone).strftime("%H:%M"),
         "first_time": local(first.time or fallback, zone).strftime("%H:%M"),
@@ -133,33 +70,34 @@ def daily_entry_values(
         "requests": group.requests,
         "outputs": group.outputs,
         "partial": partial,
+        "said": said,
         "last_request": _one_line(last_request, limits),
         "last_output": _one_line(last_output, limits),
     }
 
 
 def pressure_text(
-    session: SessionRecord, digest: WindowDigest, zone: tzinfo | None = None
+    session: SessionRecord, context: ContextSize, zone: tzinfo | None = None
 ) -> str | None:
-    """Given the session record and the live window, return the context size as text that says
-    which count it is and as of when. None if unknown.
+    """Given the session record and the context size the transcript shows, return the context
+    size as text that says which count it is and as of when. None if unknown.
 
     The store's `totalTokens` when non-zero and not marked stale ("the gateway's count", "fresh"
-    when it says so), else the prompt size of the window's last model call, from the transcript,
-    or what a compaction after that call left (and then whether the gateway's count is stale or
+    when it says so), else the prompt size of the last model call, from the transcript, or what
+    a compaction after that call left (and then whether the gateway's count is stale or
     missing); out of the session's context window when known.
     """
     if session.total_tokens and session.total_tokens_fresh is not False:
         tokens, moment = session.total_tokens, session.updated
         source = "the gateway's count" + (", fresh" if session.total_tokens_fresh else "")
     else:
-        tokens, moment = digest.context_tokens, digest.context_tokens_at
+        tokens, moment = context.tokens, _moment(context.at)
         missing = "stale" if session.total_tokens_fresh is False else "missing"
-        if digest.context_after_compaction:
+        if context.after_compaction:
             measure = "what the last compaction left, in the transcript"
         else:
             measure = "the last model call's prompt in the transcript"
-            compacted = _time(digest.compacted_since_at, zone)
+            compacted = _time(_moment(context.compacted_at), zone)
             if compacted:
                 measure += f", before the compaction at {compacted}"
         source = f"{measure} (the gateway's count is {missing})"
@@ -244,15 +182,14 @@ def cut(text: str, limit: int) -> str:
     return text[: limit - 1].rstrip() + "…"
 
 
-def _message(message: Excerpt, limits: Limits, zone: tzinfo | None) -> dict[str, Any]:
-    text = cut(tidy(message.text), limits.message_max_chars)
-    return {"time": _time(message.time, zone) or "time unknown", "text": text}
-
-
 def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
     if message is None:
         return None
     return cut(one_line(message.text), limits.daily_log_max_chars)
+
+
+def _moment(at: float | None) -> datetime | None:
+    return datetime.fromtimestamp(at, UTC) if at is not None else None
 
 
 def _time(moment: datetime | None, zone: tzinfo | None) -> str | None:

@@ -50,10 +50,8 @@ def _line(outcome: SessionOutcome) -> str:
         details.append(f"{outcome.counts.get('messages', 0)} messages")
         if "new_messages" in outcome.counts:
             details.append(f"{outcome.counts['new_messages']} new")
-    if outcome.previous_in_place and outcome.outcome == "written":
-        details.append("kept the window before the reset")
-    elif outcome.previous_session_id and outcome.outcome == "written":
-        details.append(f"kept previous session {outcome.previous_session_id}")
+    if outcome.previous_session_id and outcome.outcome == "written":
+        details.append(f"and the rest of previous session {outcome.previous_session_id}")
     masked = sum(outcome.redactions.values())
     if masked:
         details.append(f"{masked} masked")

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint.options import Settings
@@ -41,6 +42,10 @@ class RunState:
     # The run's temp files (None in a dry run), and the writes staged for the agent at hand.
     writer: Writer | None = None
     files: AgentFiles | None = None
+    # memwarden's state database, where each conversation's memory is loaded from.
+    state_path: Path | None = None
+    # The gateway's bootstrap caps per agent id: (bootstrapMaxChars, bootstrapTotalMaxChars).
+    bootstrap_caps: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         """Return the context manager that keeps other writers out of the agent's memory."""
@@ -111,4 +116,12 @@ def build_run_state(
         memory_lock=memory_locks(context),
         main_file_agents=main_file_agents(context.deployment.agents),
         writer=None if dry_run else writer,
+        state_path=context.state.path,
+        bootstrap_caps={
+            agent.id: (
+                context.deployment.bootstrap_max_chars(agent.id),
+                context.deployment.bootstrap_total_max_chars(agent.id),
+            )
+            for agent in context.deployment.agents
+        },
     )

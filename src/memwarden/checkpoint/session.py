@@ -97,7 +97,7 @@ def _checkpoint(
     # Its own redactor (counts, memory of what it masked): only a session that is read needs one.
     run = replace(run, redactor=run.redactor.fresh())
     checkpoint_changed(
-        run, agent, session, location, stored, same, name, target, force, ignore_minimum, outcome
+        run, agent, session, location, stored, name, target, force, ignore_minimum, outcome
     )
 
 
@@ -110,9 +110,12 @@ def _nothing_new(
     target: Path,
 ) -> bool:
     """Return True when the last run saw everything and the file still holds this session."""
+    from memwarden.checkpoint.conversation import FORMAT
     from memwarden.openclaw.transcripts import has_new_data
 
     if same is None or same.position is None or session.transcript is None:
+        return False
+    if same.data.get("conversation") != FORMAT:  # written before conversations were kept
         return False
     if run.owners.get((agent.id, name)) != (session.key, session.session_id):
         return False

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memwarden.checkpoint.extract import Excerpt, find_paths, open_todos
-from memwarden.indexing.markers import lines_outside_code, markers_in_line, shorten
+from memwarden.checkpoint.extract import Excerpt
+from memwarden.observations import find_paths, marked_lines, open_todos, shorten
 
 MAX_ITEMS = 200
 ITEM_CHARS = 300
@@ -62,21 +62,8 @@ def span_items(messages: Sequence[Excerpt]) -> list[Item]:
 
 
 def _marker_items(texts: Sequence[str]) -> list[Item]:
-    found = []
-    for text in texts:
-        if "[" not in text:
-            continue
-        for line in lines_outside_code(text):
-            markers = markers_in_line(line)
-            if markers:
-                found.append(Item("marker", shorten(_unlisted(line), ITEM_CHARS), markers[0]))
-    return found
-
-
-def _unlisted(line: str) -> str:
-    """Return a line without its list bullet (`- `, `* `, `1. `)."""
-    stripped = line.strip()
-    head, _, rest = stripped.partition(" ")
-    if rest and (head in ("-", "*", "+") or (head[:-1].isdigit() and head[-1:] in ".)")):
-        return rest.strip()
-    return stripped
+    return [
+        Item("marker", shorten(line, ITEM_CHARS), marker)
+        for text in texts
+        for marker, line in marked_lines(text)
+    ]

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from memwarden.compactions.items import Item
-from memwarden.indexing.markers import MARKERS
+from memwarden.observations import MARKERS
 
 SHARE = 2 / 3
 _WORD = re.compile(r"[^\W_]+")

@@ -33,10 +33,9 @@ from memwarden.hooks_install import (
     outdated_files,
     settings_executable,
 )
-from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.indexing.measures import js_length
 from memwarden.openclaw.agents import Agent, not_a_folder
+from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
     hook_selection,

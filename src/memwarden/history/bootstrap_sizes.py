@@ -1,7 +1,7 @@
 """The length of each of the gateway's bootstrap files a snapshot holds, recorded with it.
 
 Every snapshot records `{path: characters}` for the gateway's own bootstrap files it holds
-(AGENTS.md, MEMORY.md, …; `indexing.bootstrap_files.GATEWAY_BOOTSTRAP`), counted as the gateway
+(AGENTS.md, MEMORY.md, …; `openclaw.bootstrap.GATEWAY_BOOTSTRAP`), counted as the gateway
 counts them (UTF-16 units, end trimmed), in `history_snapshots.bootstrap_json`. Health's budget
 forecast reads their growth from the state database with one query: no git process, no file read.
 Only the files that changed are measured; the others keep the length the last snapshot recorded.
@@ -35,12 +35,12 @@ def measure(
 
     Raise OSError or UnsafePathError if such a file cannot be read.
     """
-    from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP
+    from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
 
     paths = sorted(set(current).intersection(GATEWAY_BOOTSTRAP))
     if not paths:
         return {}  # memory/ files alone: nothing to measure, nothing to look up
-    from memwarden.indexing.measures import js_length
+    from memwarden.openclaw.bootstrap import js_length
 
     recorded_lengths = carried() if any(path not in contents for path in paths) else None
     lengths = {}

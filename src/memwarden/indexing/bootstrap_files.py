@@ -12,19 +12,8 @@ from pathlib import Path
 
 from memwarden.files import read_text_if_exists
 from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, INDEX_PATH
-from memwarden.indexing.measures import js_length
+from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
 
-# The workspace files the gateway itself loads at bootstrap (openclaw 2026.7.x and 2026.9.x).
-GATEWAY_BOOTSTRAP = (
-    "AGENTS.md",
-    "SOUL.md",
-    "TOOLS.md",
-    "IDENTITY.md",
-    "USER.md",
-    "HEARTBEAT.md",
-    "BOOTSTRAP.md",
-    "MEMORY.md",
-)
 # What memwarden's hook adds that every agent has one of (other conversations' handoffs vary).
 INJECTED = (INDEX_PATH, ACTIVE_CONTEXT_PATH)
 

@@ -21,8 +21,9 @@ from functools import lru_cache
 
 from memwarden.indexing.categories import Category
 from memwarden.indexing.markers import MARKERS, add_counts
-from memwarden.indexing.measures import format_count, format_size, js_length
+from memwarden.indexing.measures import format_count, format_size
 from memwarden.indexing.scan import FileFacts
+from memwarden.openclaw.bootstrap import js_length
 
 ABBREVIATIONS = {
     "DECISION": "DEC",

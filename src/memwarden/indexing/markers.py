@@ -8,19 +8,10 @@ UTF-8 still gets its markers counted.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
-MARKERS: tuple[str, ...] = (
-    "DECISION",
-    "GOTCHA",
-    "SOLUTION",
-    "PATTERN",
-    "TRADEOFF",
-    "FACT",
-    "PREFERENCE",
-    "TODO",
-)
+from memwarden.observations import MARKERS, Span, inline_code_spans, inside, shorten
+
 MEANINGS: dict[str, str] = {
     "DECISION": "a choice that was made, and why",
     "GOTCHA": "a trap to avoid",
@@ -36,15 +27,8 @@ ZERO: tuple[int, ...] = (0,) * len(MARKERS)
 _POSITION = {name: position for position, name in enumerate(MARKERS)}
 _ALTERNATIVES = "|".join(MARKERS)
 _MARKER_BYTES = re.compile(rb"\[(" + _ALTERNATIVES.encode() + rb")\]")
-_MARKER_TEXT = re.compile(r"\[(" + _ALTERNATIVES + r")\]")
-_FENCE_LINE_TEXT = re.compile(r"^ {0,3}(?:`{3,}|~{3,})")
-_BACKTICK_RUN_BYTES = re.compile(rb"`+")
-_BACKTICK_RUN_TEXT = re.compile(r"`+")
 _HEADING = re.compile(rb"^ {0,3}#{1,6}[ \t]+([^\n]+)", re.MULTILINE)
 _TITLE_LIMIT = 80
-_FAR = 1 << 62
-
-Span = tuple[int, int]
 
 
 def count_markers(data: bytes) -> tuple[int, ...]:
@@ -65,7 +49,7 @@ def count_markers(data: bytes) -> tuple[int, ...]:
     line_spans: list[Span] = []
     for hit in hits:
         start = hit.start()
-        if _inside(code_blocks, start):
+        if inside(code_blocks, start):
             continue
         if start > line_end:
             line_start = data.rfind(b"\n", 0, start) + 1
@@ -73,7 +57,7 @@ def count_markers(data: bytes) -> tuple[int, ...]:
             if line_end == -1:
                 line_end = len(data)
             line_spans = inline_code_spans(data[line_start:line_end])
-        if _inside(line_spans, start - line_start):
+        if inside(line_spans, start - line_start):
             continue
         counts[_POSITION[hit.group(1).decode()]] += 1
     return tuple(counts)
@@ -110,69 +94,10 @@ def fenced_blocks(data: bytes, end: int | None = None) -> list[Span]:
     return blocks
 
 
-def inline_code_spans(line: str | bytes) -> list[Span]:
-    """Given one line, return the (start, end) offsets of its inline code spans, in order.
-
-    As in CommonMark, a span opens with a run of backticks and closes at the next run of exactly
-    as many; a run that nothing closes is plain text. Each run is looked at once, so the time
-    grows linearly with the line.
-    """
-    pattern = _BACKTICK_RUN_BYTES if isinstance(line, bytes) else _BACKTICK_RUN_TEXT
-    runs = [match.span() for match in pattern.finditer(line)]  # type: ignore[arg-type]
-    runs_by_length: dict[int, list[int]] = {}
-    for index, (start, end) in enumerate(runs):
-        runs_by_length.setdefault(end - start, []).append(index)
-    spans: list[Span] = []
-    index = 0
-    while index < len(runs):
-        start, end = runs[index]
-        same_length = runs_by_length[end - start]
-        following = bisect_right(same_length, index)
-        if following == len(same_length):
-            index += 1
-            continue
-        closing = same_length[following]
-        spans.append((start, runs[closing][1]))
-        index = closing + 1
-    return spans
-
-
-def _inside(spans: list[Span], position: int) -> bool:
-    index = bisect_right(spans, (position, _FAR)) - 1
-    return index >= 0 and spans[index][0] <= position < spans[index][1]
-
-
 def add_counts(totals: Iterable[Sequence[int]]) -> tuple[int, ...]:
     """Given several marker count tuples, return their sum."""
     summed = tuple(map(sum, zip(*totals, strict=True)))
     return summed or ZERO
-
-
-def markers_in_line(line: str) -> list[str]:
-    """Given one line of text, return the markers it carries outside inline code, in order."""
-    if "[" not in line:
-        return []
-    spans = inline_code_spans(line) if "`" in line else []
-    return [
-        match.group(1) for match in _MARKER_TEXT.finditer(line) if not _inside(spans, match.start())
-    ]
-
-
-def lines_outside_code(text: str) -> list[str]:
-    """Given Markdown text, return its lines that are not inside fenced code blocks."""
-    kept: list[str] = []
-    fence: str | None = None
-    for line in text.splitlines():
-        opening = _FENCE_LINE_TEXT.match(line)
-        if fence is None and opening:
-            fence = opening.group(0).strip()[:3]
-            continue
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-            continue
-        kept.append(line)
-    return kept
 
 
 def first_heading(data: bytes) -> str | None:
@@ -181,7 +106,7 @@ def first_heading(data: bytes) -> str | None:
     for match in _HEADING.finditer(data):
         if code_blocks is None:
             code_blocks = fenced_blocks(data)
-        if _inside(code_blocks, match.start()):
+        if inside(code_blocks, match.start()):
             continue
         text = match.group(1).rstrip(b" \t\r")
         text = text.rstrip(b"#").rstrip(b" \t") or text
@@ -189,9 +114,3 @@ def first_heading(data: bytes) -> str | None:
         if title:
             return shorten(title, _TITLE_LIMIT)
     return None
-
-
-def shorten(text: str, limit: int) -> str:
-    """Given a text, return it on one line and at most `limit` characters (with `…`)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

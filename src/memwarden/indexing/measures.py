@@ -1,17 +1,6 @@
-"""How INDEX.md and the bootstrap files are measured and shown: lengths as the gateway counts
-them, sizes and counts in short form. Small on purpose: the bootstrap manifest needs them on
-every checkpoint run, without the catalog.
-"""
+"""Sizes and counts in short form, as INDEX.md and the reports show them."""
 
 from __future__ import annotations
-
-
-def js_length(text: str) -> int:
-    """Given a text, return its length as the gateway measures it (UTF-16 units, end trimmed)."""
-    trimmed = text.rstrip()
-    if trimmed.isascii():
-        return len(trimmed)
-    return len(trimmed.encode("utf-16-le")) // 2
 
 
 def format_size(size: int) -> str:

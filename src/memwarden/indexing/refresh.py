@@ -26,10 +26,10 @@ from memwarden.files import (
 from memwarden.history.locking import memory_lock
 from memwarden.indexing.bootstrap import refresh_manifest
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.indexing.measures import js_length
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import FileStat, scan_pool
 from memwarden.indexing.targets import Target, agent_targets
+from memwarden.openclaw.bootstrap import js_length
 from memwarden.runtime import JobContext
 
 # The catalog (categories, facts, rendering) is imported only where INDEX.md is built: a memory

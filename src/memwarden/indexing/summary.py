@@ -1,8 +1,10 @@
 """Session summaries without an LLM: which window ended, and what it said.
 
 A summary holds an excerpt of the conversation (its first messages and its last ones), the lines
-that carry observation markers collected under each marker, the open `- [ ]` items as `[TODO]`,
-and the files the conversation referred to (tool-call arguments and path-like text).
+that carry observation markers collected under each marker, the tasks still open at its end
+(`- [ ]`, `TODO:` and `[TODO]` items) as `[TODO]`, and the files the conversation referred to
+(tool-call arguments and paths in the text): the grammar of `memwarden.observations`, the one a
+checkpoint uses.
 """
 
 from __future__ import annotations
@@ -12,7 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memwarden.indexing.markers import MARKERS, lines_outside_code, markers_in_line, shorten
+from memwarden.observations import (
+    MARKERS,
+    argument_paths,
+    find_paths,
+    lines_outside_code,
+    markers_in_line,
+    open_todos,
+    shorten,
+    unlisted,
+)
 from memwarden.openclaw.entries import (
     Block,
     Entry,
@@ -28,13 +39,8 @@ MAX_FILES = 50
 ITEM_LIMIT = 300
 EXCERPT_LIMIT = 600
 TITLE_LIMIT = 70
-PATH_ARGUMENTS = ("path", "file_path", "filePath", "file", "filename", "target_file", "paths")
 
-_OPEN_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[ \]\s+(?P<item>\S.*)$")
 _BULLET = re.compile(r"^\s*(?:[-*+>]|\d+[.)])\s+")
-_BACKTICKED = re.compile(r"`([^`\s]+)`")
-_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~])(~?/(?:[\w.@-]+/)*[\w.@-]+\.[A-Za-z0-9]{1,8})\b")
-_PATH_LIKE = re.compile(r"^(?:~|\.{1,2})?/?(?:[\w.@-]+/)*[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}$")
 
 
 @dataclass(frozen=True)
@@ -147,16 +153,16 @@ def summarize(messages: Sequence[Message], excerpt_messages: int) -> SessionSumm
 
 
 def observations(messages: Sequence[Message]) -> dict[str, list[str]]:
-    """Return the marked lines under each marker (MARKERS order); open checkboxes are TODOs."""
+    """Return the marked lines under each marker (MARKERS order), and under TODO the tasks still
+    open at the end of the window."""
     found: dict[str, dict[str, None]] = {name: {} for name in MARKERS}
     for message in messages:
         for line in lines_outside_code(message.text):
-            checkbox = _OPEN_CHECKBOX.match(line)
-            if checkbox:
-                _add(found["TODO"], checkbox["item"])
-                continue
             for name in dict.fromkeys(markers_in_line(line)):
-                _add(found[name], _BULLET.sub("", line))
+                if name != "TODO":  # a task: listed below while it is open
+                    _add(found[name], unlisted(line))
+    for task in open_todos(message.text for message in messages):
+        _add(found["TODO"], task)
     return {name: list(items) for name, items in found.items() if items}
 
 
@@ -165,18 +171,8 @@ def referenced_files(messages: Sequence[Message]) -> list[str]:
     found: dict[str, None] = {}
     for message in messages:
         for call in message.tool_calls:
-            for key in PATH_ARGUMENTS:
-                value = call.arguments.get(key)
-                values = value if isinstance(value, list) else [value]
-                for item in values:
-                    if isinstance(item, str) and item.strip() and "\n" not in item:
-                        found.setdefault(item.strip(), None)
-        text = message.text
-        for token in _BACKTICKED.findall(text):
-            if _PATH_LIKE.match(token) and "://" not in token:
-                found.setdefault(token, None)
-        for token in _ABSOLUTE_PATH.findall(text):
-            found.setdefault(token, None)
+            found.update(dict.fromkeys(argument_paths(call.arguments)))
+        found.update(dict.fromkeys(find_paths(message.text)))
     return list(found)[:MAX_FILES]
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "read_tail",
     "read_to_end",
     "skipped_lines_report",
+    "start_position",
     "transcript_size",
 ]
 
@@ -115,6 +116,16 @@ def read_all(
         status = os.fstat(handle.fileno())
         start = ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
         return file_since(handle, start, None, chunk_size, max_line_bytes)  # type: ignore[return-value]
+
+
+def start_position(location: TranscriptLocation) -> ReadPosition:
+    """Given a transcript, return the position before its first line (reading on from it reads
+    the whole transcript). Raise StoreError if the transcript cannot be read."""
+    if location.kind == "sqlite":
+        return ReadPosition(seq=-1)
+    with file_errors(location.path):
+        status = location.path.stat()
+    return ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
 
 
 def end_position(location: TranscriptLocation) -> ReadPosition:

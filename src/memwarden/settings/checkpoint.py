@@ -40,61 +40,39 @@ OPTIONS = [
         "checkpoint.min_transcript_bytes",
         "int",
         0,
-        "Sessions whose transcript (with the previous window carried over) is smaller than "
-        "this are skipped, and the run says so. 0: no size minimum (min_messages already "
-        "skips empty sessions).",
+        "Sessions whose transcript is smaller than this are skipped, and the run says so. 0: no "
+        "size minimum (min_messages already skips empty sessions).",
         minimum=0,
     ),
     Option(
         "checkpoint.min_messages",
         "int",
         1,
-        "Sessions with fewer extracted user and assistant messages than this (the current "
-        "window and the one carried over from before a reset) are skipped. The default writes "
-        "a handoff from the first request on and skips only empty sessions.",
+        "Conversations with fewer user and assistant messages than this (since memwarden began "
+        "reading them, across resets) are skipped. The default writes a handoff from the first "
+        "request on and skips only empty ones.",
         minimum=0,
     ),
     Option(
-        "checkpoint.tail_entries",
+        "checkpoint.handoff_max_chars",
         "int",
-        60,
-        "How many transcript lines to read from the end of each transcript (four times as many, "
-        "once, when they hold fewer than recent_messages requests). The cost of a run grows "
-        "with this, never with the transcript's size.",
-        minimum=10,
-        maximum=10000,
-    ),
-    Option(
-        "checkpoint.recent_messages",
-        "int",
-        5,
-        "How many recent requests and recent outputs a handoff lists.",
-        minimum=1,
-        maximum=50,
+        0,
+        "The most characters a handoff may have. 0: what the gateway's bootstrap caps leave it "
+        "(bootstrapMaxChars, and bootstrapTotalMaxChars less the gateway's own bootstrap files), "
+        "read at each run; a number lowers that, never raises it. Every marked item, open task "
+        "and file path comes first, then as many recent messages as fit (the others are named "
+        "as left out, with the daily logs that hold them).",
+        minimum=0,
+        maximum=1_000_000,
     ),
     Option(
         "checkpoint.message_max_chars",
         "int",
         600,
-        "Each message is cut to this many characters in a handoff.",
+        "Each message is cut to this many characters in a handoff (marked items and tasks to "
+        "300).",
         minimum=40,
         maximum=20000,
-    ),
-    Option(
-        "checkpoint.max_files",
-        "int",
-        20,
-        "How many referenced file paths a handoff lists (most recent first).",
-        minimum=0,
-        maximum=500,
-    ),
-    Option(
-        "checkpoint.max_todos",
-        "int",
-        10,
-        "How many open TODOs a handoff lists (most recent last).",
-        minimum=0,
-        maximum=200,
     ),
     Option(
         "checkpoint.summary_max_chars",
@@ -103,16 +81,6 @@ OPTIONS = [
         "The last compaction summary is cut to this many characters.",
         minimum=100,
         maximum=50000,
-    ),
-    Option(
-        "checkpoint.handoff_min_messages",
-        "int",
-        6,
-        "After a reset, until the new window has this many messages, the handoff keeps the "
-        "window before the reset below the new one (`Before the Reset`, or `Previous Session "
-        "<id>` when the reset gave the key a new session id).",
-        minimum=0,
-        maximum=1000,
     ),
     Option(
         "checkpoint.daily_log",

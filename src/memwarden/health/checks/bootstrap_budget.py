@@ -41,7 +41,8 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
     for the others (a fleet's hundred agents are one line). The details carry the figures of
     every file and set, for the metrics and --json."""
     from memwarden.history.bootstrap_sizes import series
-    from memwarden.indexing.bootstrap_files import GATEWAY_BOOTSTRAP, bootstrap_lengths
+    from memwarden.indexing.bootstrap_files import bootstrap_lengths
+    from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
 
     settings = inputs.health
     now = inputs.now.timestamp()
