@@ -69,8 +69,7 @@ OPTIONS = [
         "checkpoint.message_max_chars",
         "int",
         600,
-        "Each message is cut to this many characters in a handoff (marked items and tasks to "
-        "300).",
+        "Each message is cut to this many characters in a handoff (marked items and tasks to 300).",
         minimum=40,
         maximum=20000,
     ),
