@@ -8,9 +8,16 @@
 // every session. No manifest (memwarden has not written one yet): nothing is added, nothing is
 // logged. It never spawns a process and never throws: a failure logs one line and leaves
 // bootstrapFiles untouched.
+//
+// It leaves a receipt of each delivery, for memwarden's health, status and metrics: which files
+// it added for which session, their lengths, and whether the gateway's bootstrap caps will cut
+// them, in <deliveries>/<sha256 of the session key>.json, the folder memwarden.json beside this
+// file names (written by `memwarden install hooks`; without it, no receipt).
+import { createHash } from "node:crypto";
 import { constants } from "node:fs";
-import { open, realpath, stat } from "node:fs/promises";
+import { mkdir, open, readFile, realpath, rename, stat, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 export const HOOK_NAME = "memory-index-inject";
 export const MANIFEST_PATH = path.join("memory", ".memwarden-bootstrap.json");
@@ -18,6 +25,17 @@ const MANIFEST_VERSION = 3;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
 // The provenance line memwarden writes at the top of a handoff: "> - session: `KEY` (id …".
 const PROVENANCE_SESSION = /^> - session: `([^`]+)`/;
+export const SETTINGS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "memwarden.json");
+const RECEIPT_VERSION = 1;
+const RECEIPT_DELIVERIES = 10;
+// The gateway's bootstrap caps (openclaw 2026.7.x and 2026.9.x): per file, in all, USER.md's own,
+// and the least room in which it still adds a file.
+const DEFAULT_MAX_CHARS = 20000;
+const DEFAULT_TOTAL_MAX_CHARS = 60000;
+const USER_FILE_MAX_CHARS = 4000;
+const MIN_FILE_BUDGET_CHARS = 64;
+// Sessions the gateway runs for automation: no conversation to hand off, no receipt.
+const AUTOMATION_KEY = /(^|:)(cron|subagent|acp|boot)(:|$)|:heartbeat$|^(hook:|node-)/i;
 
 /** Return true for session keys of group or channel conversations (`…:group:…`, `…:channel:…`). */
 export function isGroupSession(sessionKey) {
@@ -162,16 +180,146 @@ export async function entriesFor(event) {
     const content = bytes.toString("utf8");
     if (isPrivate && !isSessionOf(handoffSession(content, manifest.agents), event)) continue;
     const name = typeof file.name === "string" && file.name ? file.name : file.path;
-    entries.push({ name, path: filePath, content, missing: false });
+    entries.push({ name, path: filePath, content, missing: false, ...(isPrivate ? { handoff: true } : {}) });
   }
   return entries;
 }
 
-export default async function memoryIndexInject(event) {
+/** Given a positive number (as the gateway reads its caps), return it floored, else undefined. */
+function positive(value) {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+}
+
+/** Given the gateway config and an agent id, return its bootstrap caps: the agent's own, else
+ * agents.defaults, else the gateway's defaults. */
+export function bootstrapCaps(cfg, agentId) {
+  const agents = cfg?.agents ?? {};
+  const listed = Array.isArray(agents.list) ? agents.list : Object.entries(agents.entries ?? {}).map(([id, entry]) => ({ id, ...entry }));
+  const own = listed.find((entry) => typeof entry?.id === "string" && entry.id.toLowerCase() === agentId) ?? {};
+  const defaults = agents.defaults ?? {};
+  return {
+    maxChars: positive(own.bootstrapMaxChars) ?? positive(defaults.bootstrapMaxChars) ?? DEFAULT_MAX_CHARS,
+    totalMaxChars:
+      positive(own.bootstrapTotalMaxChars) ?? positive(defaults.bootstrapTotalMaxChars) ?? DEFAULT_TOTAL_MAX_CHARS,
+  };
+}
+
+/**
+ * Given the bootstrap files before ours, ours and the caps, return for each of ours what the
+ * gateway will do with it: its length, and whether it is cut or left out. The gateway takes the
+ * files in order, each trimmed at its end and cut past the per-file cap, until they pass the
+ * total cap (`buildBootstrapContextFiles`).
+ */
+export function budgetOf(before, added, caps) {
+  let remaining = caps.totalMaxChars;
+  for (const file of before) {
+    if (remaining <= 0) break;
+    const content = file?.missing ? `[MISSING] Expected at: ${file?.path ?? ""}` : String(file?.content ?? "").trimEnd();
+    const cap = String(file?.name ?? "").toLowerCase() === "user.md" ? Math.min(caps.maxChars, USER_FILE_MAX_CHARS) : caps.maxChars;
+    remaining -= Math.min(content.length, file?.missing ? remaining : Math.min(cap, remaining));
+  }
+  return added.map((file) => {
+    const chars = file.content.trimEnd().length;
+    if (remaining < MIN_FILE_BUDGET_CHARS) return { chars, cut: true, leftOut: true };
+    const room = Math.min(caps.maxChars, remaining);
+    remaining -= Math.min(chars, room);
+    return { chars, cut: chars > room, leftOut: false };
+  });
+}
+
+/** Read memwarden.json beside this file; return its `deliveries` folder, or undefined. */
+async function deliveriesFolder(settingsPath) {
+  let settings;
   try {
-    const entries = await entriesFor(event);
-    if (entries.length > 0) event.context.bootstrapFiles.push(...entries);
+    settings = JSON.parse(await readFile(settingsPath, "utf8"));
+  } catch (error) {
+    if (error && error.code === "ENOENT") return undefined;
+    throw new Error(`${settingsPath}: ${error?.message ?? String(error)}`);
+  }
+  const folder = settings?.deliveries;
+  return typeof folder === "string" && path.isAbsolute(folder) ? folder : undefined;
+}
+
+/** Given a session key, return its receipt's file name: the first 32 hex digits of its SHA-256. */
+export function receiptName(sessionKey) {
+  return `${createHash("sha256").update(sessionKey).digest("hex").slice(0, 32)}.json`;
+}
+
+/**
+ * Record this bootstrap's delivery for the session: the receipt keeps the session's last
+ * RECEIPT_DELIVERIES deliveries, newest last, and is replaced whole (a temp file, then a rename).
+ */
+export async function recordDelivery(event, entries, before, settingsPath = SETTINGS_PATH) {
+  const key = sessionKeyOf(event);
+  if (key === undefined || AUTOMATION_KEY.test(key)) return;
+  const folder = await deliveriesFolder(settingsPath);
+  if (folder === undefined) return;
+  const agentId = agentIdOf(event);
+  const budgets = budgetOf(before, entries, bootstrapCaps(event.context?.cfg, agentId));
+  const files = entries.map((entry, index) => ({
+    path: path.relative(event.context.workspaceDir, entry.path),
+    handoff: entry.handoff === true,
+    ...budgets[index],
+  }));
+  const handoff = files.find((file) => file.handoff);
+  const delivery = {
+    at: new Date().toISOString(),
+    sessionId: typeof event.context?.sessionId === "string" ? event.context.sessionId : null,
+    handoff: handoff === undefined ? "none" : handoff.leftOut ? "left out" : handoff.cut ? "cut" : "whole",
+    files,
+  };
+  const target = path.join(folder, receiptName(key));
+  let deliveries = [];
+  try {
+    const previous = JSON.parse(await readFile(target, "utf8"));
+    if (previous?.version === RECEIPT_VERSION && Array.isArray(previous.deliveries)) deliveries = previous.deliveries;
+  } catch {
+    // none yet, or unreadable: this receipt starts over
+  }
+  const receipt = {
+    version: RECEIPT_VERSION,
+    sessionKey: key,
+    agentId: agentId ?? null,
+    workspace: event.context.workspaceDir,
+    deliveries: [...deliveries, delivery].slice(-RECEIPT_DELIVERIES),
+  };
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const temporary = `${target}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    await writeFile(temporary, `${JSON.stringify(receipt)}\n`, { mode: 0o600, flag: "wx" });
+    await rename(temporary, target);
+  } catch (error) {
+    await unlink(temporary).catch(() => {});
+    throw error;
+  }
+}
+
+export default async function memoryIndexInject(event) {
+  let entries = [];
+  const before = Array.isArray(event?.context?.bootstrapFiles) ? [...event.context.bootstrapFiles] : [];
+  try {
+    entries = await entriesFor(event);
+    if (entries.length > 0) {
+      event.context.bootstrapFiles.push(...entries.map(({ handoff, ...entry }) => entry));
+    }
   } catch (error) {
     console.warn(`[${HOOK_NAME}] bootstrap left unchanged: ${error?.message ?? String(error)}`);
+    return;
+  }
+  if (!event?.context?.workspaceDir || !(await manifestExists(event.context.workspaceDir))) return;
+  try {
+    await recordDelivery(event, entries, before);
+  } catch (error) {
+    console.warn(`[${HOOK_NAME}] no delivery receipt: ${error?.message ?? String(error)}`);
+  }
+}
+
+/** Return true when memwarden has written the workspace's manifest (it keeps this workspace). */
+async function manifestExists(workspaceDir) {
+  try {
+    await stat(path.join(workspaceDir, MANIFEST_PATH));
+    return true;
+  } catch {
+    return false;
   }
 }

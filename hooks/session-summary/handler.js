@@ -1,8 +1,12 @@
-// session-summary: start memwarden, detached, when a conversation ends or is about to be compacted.
+// session-summary: run memwarden when a conversation is about to be reset or compacted.
 //
-// command:new / command:reset -> `memwarden summarize` (a summary of the window that ended);
-// session:compact:before     -> `memwarden checkpoint --session KEY --force`.
-// The hook returns at once and never throws. Only ids and the event time are passed, as
+// command:new / command:reset / session:compact:before -> `memwarden checkpoint --session KEY
+// --force`, waited for (at most CHECKPOINT_WAIT_MS): the gateway runs this hook before it resets or
+// compacts, so the conversation's handoff holds every turn up to that moment when the next
+// prompt's bootstrap injects it, also between two timer ticks;
+// command:new / command:reset -> then `memwarden summarize` (a summary of the window that
+// ended), started detached.
+// The hook never throws. Only ids and the event time are passed, as
 // arguments; never the event's cfg or any token. memwarden.json beside this file (written by
 // `memwarden install hooks`) names the executable, its --config / --state-dir and the environment
 // the timers were given (storage dir, secrets file path, XDG folders: never a secret), so the
@@ -15,6 +19,8 @@ import { fileURLToPath } from "node:url";
 export const HOOK_NAME = "session-summary";
 export const SETTINGS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "memwarden.json");
 const SUMMARY_ACTIONS = new Set(["new", "reset"]);
+// How long a reset or a compaction waits for the checkpoint (a run takes well under a second).
+export const CHECKPOINT_WAIT_MS = 20000;
 const SAFE_VALUE = /^[^\0-\x1f\x7f]{1,1024}$/;
 const VARIABLE_NAME = /^[A-Z_][A-Z0-9_]{0,127}$/;
 
@@ -40,17 +46,33 @@ function isoTime(value) {
   return Number.isNaN(moment.getTime()) ? undefined : moment.toISOString();
 }
 
-/** Given an event and the settings, return memwarden's arguments, or null for no run. */
-export function commandFor(event, settings) {
-  const key = safe(event?.sessionKey);
-  if (!event || !key) return null;
+function globalOptions(settings) {
   const global = [];
   if (safe(settings?.config)) global.push(`--config=${settings.config}`);
   if (safe(settings?.stateDir)) global.push(`--state-dir=${settings.stateDir}`);
   global.push("-q");
-  if (event.type === "session" && event.action === "compact:before") {
-    return [...global, "checkpoint", `--session=${key}`, "--force"];
-  }
+  return global;
+}
+
+function isResetOrCompaction(event) {
+  return (
+    (event?.type === "command" && SUMMARY_ACTIONS.has(event.action)) ||
+    (event?.type === "session" && event.action === "compact:before")
+  );
+}
+
+/** Given an event and the settings, return the checkpoint's arguments, or null for none. */
+export function checkpointFor(event, settings) {
+  const key = safe(event?.sessionKey);
+  if (!key || !isResetOrCompaction(event)) return null;
+  return [...globalOptions(settings), "checkpoint", `--session=${key}`, "--force"];
+}
+
+/** Given an event and the settings, return the summary's arguments, or null for none. */
+export function commandFor(event, settings) {
+  const key = safe(event?.sessionKey);
+  if (!event || !key) return null;
+  const global = globalOptions(settings);
   if (event.type !== "command" || !SUMMARY_ACTIONS.has(event.action)) return null;
   const context = event.context ?? {};
   const args = [...global, "summarize", `--session-key=${key}`, `--event=command:${event.action}`];
@@ -86,22 +108,41 @@ export async function readSettings(settingsPath = SETTINGS_PATH) {
   return settings;
 }
 
-export default async function sessionSummary(event) {
-  try {
-    const isOurs =
-      (event?.type === "command" && SUMMARY_ACTIONS.has(event.action)) ||
-      (event?.type === "session" && event.action === "compact:before");
-    if (!isOurs) return;
-    const settings = await readSettings();
-    const args = commandFor(event, settings);
-    if (!args) return;
+/** Start memwarden detached with `args`; resolve once it has ended, or after `waitMs` (0: at
+ * once), leaving it to run on: to true, or to false when it could not start (logged in one
+ * line). Never rejects. */
+export function start(settings, args, waitMs = 0) {
+  return new Promise((resolve) => {
     const child = spawn(settings.executable, args, {
       detached: true,
       stdio: "ignore",
       env: environmentFor(settings),
     });
-    child.on("error", (error) => log(`could not start ${settings.executable}: ${error.message}`));
+    const timer = setTimeout(() => {
+      if (waitMs > 0) log(`${args.find((arg) => !arg.startsWith("-"))} still running after ${waitMs} ms: not waited for`);
+      resolve(true);
+    }, waitMs);
+    const done = (started) => {
+      clearTimeout(timer);
+      resolve(started);
+    };
+    child.on("error", (error) => {
+      log(`could not start ${settings.executable}: ${error.message}`);
+      done(false);
+    });
+    child.on("exit", () => done(true));
     child.unref();
+  });
+}
+
+export default async function sessionSummary(event, waitMs = CHECKPOINT_WAIT_MS) {
+  try {
+    if (!isResetOrCompaction(event)) return;
+    const settings = await readSettings();
+    const checkpoint = checkpointFor(event, settings);
+    if (checkpoint && !(await start(settings, checkpoint, waitMs))) return;
+    const summary = commandFor(event, settings);
+    if (summary) await start(settings, summary);
   } catch (error) {
     log(`skipped: ${error?.message ?? String(error)}`);
   }

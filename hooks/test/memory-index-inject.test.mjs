@@ -1,10 +1,19 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 
-import handler, { entriesFor, handoffSession, isGroupSession, isSessionOf } from "../memory-index-inject/handler.js";
+import handler, {
+  bootstrapCaps,
+  entriesFor,
+  handoffSession,
+  isGroupSession,
+  isSessionOf,
+  receiptName,
+  recordDelivery,
+  sessionKeyOf,
+} from "../memory-index-inject/handler.js";
 import { VERSIONS, capture, eventFrom } from "./fixtures.mjs";
 
 let workspace;
@@ -367,4 +376,99 @@ test("a workspace without a memory folder at all leaves the bootstrap untouched,
 test("the provenance line names a key with a space as the checkpoint writes it", () => {
   const text = "# Conversation Handoff\n\n> - session: `agent:x:discord:channel:my room` (id `1`)\n";
   assert.equal(handoffSession(text, ["x"]), "agent:x:discord:channel:my room");
+});
+
+describe("delivery receipts", () => {
+  let folder;
+  let settings;
+
+  beforeEach(() => {
+    folder = mkdtempSync(path.join(tmpdir(), "mw-deliveries-"));
+    settings = path.join(folder, "memwarden.json");
+    writeFileSync(settings, JSON.stringify({ executable: "/usr/bin/true", deliveries: path.join(folder, "deliveries") }));
+  });
+
+  afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+  function receiptOf(key) {
+    return JSON.parse(readFileSync(path.join(folder, "deliveries", receiptName(key)), "utf8"));
+  }
+
+  async function deliver(event) {
+    const before = [...event.context.bootstrapFiles];
+    const entries = await entriesFor(event);
+    await recordDelivery(event, entries, before, settings);
+    return receiptOf(sessionKeyOf(event));
+  }
+
+  for (const version of VERSIONS) {
+    test(`${version}: the receipt says the session's handoff went in whole, and what else`, async () => {
+      const event = eventFrom(capture(version, "agent", "bootstrap"), { workspaceDir: workspace });
+      standardMemory(event.sessionKey);
+
+      const receipt = await deliver(event);
+
+      assert.equal(receipt.version, 1);
+      assert.equal(receipt.sessionKey, event.sessionKey.toLowerCase());
+      const [delivery] = receipt.deliveries;
+      assert.equal(delivery.handoff, "whole");
+      assert.ok(Math.abs(Date.parse(delivery.at) - Date.now()) < 60_000);
+      assert.deepEqual(
+        delivery.files.map(({ path: name, handoff, cut }) => [name, handoff, cut]),
+        [
+          [path.join("memory", "ACTIVE_CONTEXT.md"), true, false],
+          [path.join("memory", "INDEX.md"), false, false],
+        ],
+      );
+      assert.equal(delivery.files[0].chars, handoffText(event.sessionKey, "ACTIVE-BODY").trimEnd().length);
+    });
+  }
+
+  test("a handoff past what the gateway's files leave of the total cap is recorded as cut", async () => {
+    const event = bootstrapOf("agent:main:main");
+    event.context.cfg = { agents: { defaults: { bootstrapMaxChars: 5000, bootstrapTotalMaxChars: 6000 } } };
+    event.context.bootstrapFiles = [{ name: "AGENTS.md", path: "/w/AGENTS.md", content: "a".repeat(5500), missing: false }];
+    writeManifest(manifestOf([writeHandoff("ACTIVE_CONTEXT.md", "agent:main:main", "b".repeat(2000))]));
+
+    const receipt = await deliver(event);
+
+    assert.equal(receipt.deliveries[0].handoff, "cut");
+  });
+
+  test("a session whose handoff the manifest does not list gets a receipt that says none", async () => {
+    standardMemory("agent:main:main");
+
+    const receipt = await deliver(bootstrapOf("agent:main:telegram:direct:7"));
+
+    assert.equal(receipt.deliveries[0].handoff, "none");
+  });
+
+  test("the receipt keeps the last ten deliveries, and automation sessions get none", async () => {
+    standardMemory("agent:main:main");
+    for (let turn = 0; turn < 12; turn += 1) await deliver(bootstrapOf("agent:main:main"));
+
+    assert.equal(receiptOf("agent:main:main").deliveries.length, 10);
+    const cron = bootstrapOf("agent:main:cron:nightly:run:42");
+    await recordDelivery(cron, await entriesFor(cron), [], settings);
+    assert.throws(() => receiptOf("agent:main:cron:nightly:run:42"), /ENOENT/);
+  });
+
+  test("bootstrap caps are the agent's own, else the defaults, else the gateway's", () => {
+    const cfg = {
+      agents: { defaults: { bootstrapMaxChars: 9000 }, list: [{ id: "Ops", bootstrapTotalMaxChars: 30000 }] },
+    };
+    assert.deepEqual(bootstrapCaps(cfg, "ops"), { maxChars: 9000, totalMaxChars: 30000 });
+    assert.deepEqual(bootstrapCaps({}, "main"), { maxChars: 20000, totalMaxChars: 60000 });
+    assert.deepEqual(bootstrapCaps({ agents: { entries: { main: { bootstrapMaxChars: -1 } } } }, "main"), {
+      maxChars: 20000,
+      totalMaxChars: 60000,
+    });
+  });
+
+  test("without memwarden.json beside the hook, no receipt is written", async () => {
+    standardMemory("agent:main:main");
+    const event = bootstrapOf("agent:main:main");
+    await recordDelivery(event, await entriesFor(event), [], path.join(folder, "missing.json"));
+    assert.throws(() => receiptOf("agent:main:main"), /ENOENT/);
+  });
 });

@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, mock, test } from "node:test";
 
-import { agentIdOf, commandFor, environmentFor } from "../session-summary/handler.js";
+import { agentIdOf, checkpointFor, commandFor, environmentFor } from "../session-summary/handler.js";
 import { VERSIONS, capture, eventFrom } from "./fixtures.mjs";
 
 const SOURCE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "session-summary");
@@ -42,11 +42,12 @@ function fakeExecutable(out) {
   return script;
 }
 
-async function waitFor(file) {
-  for (let attempt = 0; attempt < 200 && !existsSync(file); attempt++) {
+async function waitFor(file, lines = 1) {
+  const read = () => (existsSync(file) ? readFileSync(file, "utf8").trim().split("\n") : []);
+  for (let attempt = 0; attempt < 200 && read().length < lines; attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  return readFileSync(file, "utf8").trim().split("\n");
+  return read();
 }
 
 for (const version of VERSIONS) {
@@ -90,21 +91,38 @@ test("command:new from 2026.9.6 runs summarize with --event=command:new", () => 
   assert.ok(commandFor(event, SETTINGS).includes("--event=command:new"));
 });
 
-test("session:compact:before runs an immediate forced checkpoint of the session", () => {
+test("session:compact:before runs a forced checkpoint of the session, and no summary", () => {
   const event = eventFrom(capture("openclaw-2026.9.6", "session", "compact:before"));
 
-  assert.deepEqual(commandFor(event, { executable: "/x/memwarden" }), [
+  assert.deepEqual(checkpointFor(event, { executable: "/x/memwarden" }), [
     "-q",
     "checkpoint",
     "--session=agent:main:main",
     "--force",
   ]);
+  assert.equal(commandFor(event, SETTINGS), null);
 });
+
+for (const version of VERSIONS) {
+  test(`command:reset from ${version} runs a forced checkpoint of the session first`, () => {
+    const event = eventFrom(capture(version, "command", "reset"), { workspaceDir: "/w" });
+
+    assert.deepEqual(checkpointFor(event, SETTINGS), [
+      "--config=/etc/mw.toml",
+      "--state-dir=/srv/state",
+      "-q",
+      "checkpoint",
+      `--session=${event.sessionKey}`,
+      "--force",
+    ]);
+  });
+}
 
 test("events the hook does not handle give no command", () => {
   const event = eventFrom(capture("openclaw-2026.9.6", "agent", "bootstrap"), { workspaceDir: "/w" });
 
   assert.equal(commandFor(event, SETTINGS), null);
+  assert.equal(checkpointFor(event, SETTINGS), null);
 });
 
 test("the agent id comes from the context, else from the session key", () => {
@@ -113,23 +131,47 @@ test("the agent id comes from the context, else from the session key", () => {
   assert.equal(agentIdOf({ sessionKey: "global", context: {} }), undefined);
 });
 
-test("the installed hook starts memwarden detached and returns before it finishes", async () => {
-  const out = path.join(folder, "argv.txt");
-  const handler = await installedHandler({ executable: fakeExecutable(out), stateDir: "/srv/state" });
+/** A fake memwarden that appends its command to `<log>`; a checkpoint takes `seconds` first. */
+function loggingExecutable(log, seconds) {
+  const script = path.join(folder, "fake-memwarden-log");
+  writeFileSync(
+    script,
+    `#!/bin/sh\ncase "$*" in *checkpoint*) sleep ${seconds};; esac\necho "$*" >> '${log}'\n`,
+  );
+  chmodSync(script, 0o755);
+  return script;
+}
+
+test("a reset waits for the session's checkpoint, then starts its summary detached", async () => {
+  const log = path.join(folder, "runs.txt");
+  const handler = await installedHandler({ executable: loggingExecutable(log, 0.3), stateDir: "/srv/state" });
   const event = eventFrom(capture("openclaw-2026.7.35", "command", "reset"), {
     workspaceDir: "/w",
     previousSessionEntryId: "101fbd0d-c6e3-4b83-94f5-65435a94d00e",
   });
 
   await handler(event);
-  // The fake is still waiting for its go file: the handler did not wait for the child.
-  assert.equal(existsSync(out), false);
-  writeFileSync(`${out}.go`, "");
-  const argv = await waitFor(out);
+  // The checkpoint had ended when the handler returned: the gateway resets after it.
+  const [checkpoint] = readFileSync(log, "utf8").trim().split("\n");
+  assert.equal(checkpoint, `--state-dir=/srv/state -q checkpoint --session=${event.sessionKey} --force`);
+  const runs = await waitFor(log, 2);
 
-  assert.equal(argv[0], "--state-dir=/srv/state");
-  assert.ok(argv.includes("summarize"));
-  assert.ok(argv.includes("--previous-session-id=101fbd0d-c6e3-4b83-94f5-65435a94d00e"));
+  assert.match(runs[1], /^--state-dir=\/srv\/state -q summarize /);
+  assert.ok(runs[1].includes("--previous-session-id=101fbd0d-c6e3-4b83-94f5-65435a94d00e"));
+});
+
+test("a checkpoint that outlasts the wait is left running and said once", async () => {
+  const log = path.join(folder, "runs.txt");
+  const handler = await installedHandler({ executable: loggingExecutable(log, 3) });
+  const warn = mock.method(console, "warn", () => {});
+  const started = Date.now();
+
+  await handler(eventFrom(capture("openclaw-2026.9.6", "session", "compact:before")), 300);
+
+  assert.ok(Date.now() - started < 2500);
+  assert.equal(warn.mock.callCount(), 1);
+  assert.match(String(warn.mock.calls[0].arguments[0]), /checkpoint still running after 300 ms/);
+  assert.equal(existsSync(log), false);
 });
 
 test("the environment memwarden.json pins overlays the gateway's, nothing of another form", () => {

@@ -184,7 +184,8 @@ def test_checkpoint_file_era_capture_hands_off_the_archived_window(tmp_path, cap
     # The first run after a file-era reset: the archive the gateway renamed, this key's.
     assert section(text, "Conversation") == (
         "- **2026-11-22T05:34+00:00, user:** hello legacy layout\n"
-        "- **2026-11-22T05:34+00:00, assistant:** Hello from the fake LLM. (canned reply)"
+        "- **2026-11-22T05:34+00:00, assistant:** Hello from the fake LLM. (canned reply)\n"
+        "- _2026-11-22T05:35+00:00: the session was reset here_"
     )
     daily = read(state.workspace / "memory" / "2026-11-22.md")
     assert daily.count("`agent:main:main`") == 1

@@ -339,7 +339,7 @@ def test_checkpoint_conversation_goes_on_across_file_era_resets(tmp_path, capsys
     assert after_reset.json()["agents"][0]["counts"]["open_tasks"] == 1
     assert closed.json()["agents"][0]["counts"]["open_tasks"] == 0
     context = agent.memory("ACTIVE_CONTEXT.md")
-    assert "> - conversation: since 2026-11-22T05:00+00:00, 12 messages, 0 resets" in context
+    assert "> - conversation: since 2026-11-22T05:00+00:00, 12 messages, 1 reset" in context
     assert user_text(0).strip() in context and "- [x] write the release notes" in context
     assert "## Open Tasks\n_None._" in context
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from support.bootstrap_hook import bootstrap_files
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 
@@ -43,42 +43,6 @@ def test_hooks_node_test_runner_passes():
 
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
     assert "# fail 0" in completed.stdout
-
-
-INJECT = """
-const [handlerPath, workspace, sessionKey] = process.argv.slice(1);
-const { default: handler } = await import(handlerPath);
-const event = {
-  type: "agent", action: "bootstrap", sessionKey, timestamp: new Date(),
-  context: { workspaceDir: workspace, sessionKey, agentId: "main",
-             bootstrapFiles: [{ name: "AGENTS.md", path: workspace + "/AGENTS.md",
-                                content: "agents", missing: false }] },
-  messages: [],
-};
-await handler(event);
-process.stdout.write(JSON.stringify(event.context.bootstrapFiles));
-"""
-
-
-def bootstrap_files(workspace: Path, session_key: str) -> list[dict]:
-    """Run the hook on an agent:bootstrap event of `session_key`; return its bootstrap files."""
-    completed = subprocess.run(
-        [
-            NODE,
-            "--input-type=module",
-            "-e",
-            INJECT,
-            str(REPO / "hooks" / "memory-index-inject" / "handler.js"),
-            str(workspace),
-            session_key,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
 
 
 def test_index_manifest_is_what_the_bootstrap_hook_injects(

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import json5
 
+from support.bootstrap_hook import bootstrap_files, install_hook
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state, write_json5_config
 from support.gateway_sim import GatewaySimulator
@@ -91,6 +92,12 @@ def build_textfile(root: Path) -> Textfile:
         assert busy["key"] == "agent:main:busy"
         runs["rotate-postponed"] = _run(state.state_dir, env, "rotate")
         _age_history(root / "home", days=2)
+        # The bootstrap hook's receipt of main's next turn (the handoff delivery metrics).
+        (database,) = (root / "home").rglob("state.db")
+        handler = install_hook(
+            root / "hooks" / "memory-index-inject", database.parent / "deliveries"
+        )
+        bootstrap_files(state.workspace, main, handler)
         (state.workspace / "AGENTS.md").write_text("# Agents\n\nBe brief.\n" + "Be kind.\n" * 50)
         runs["health"] = _run(state.state_dir, env, "health")
     return Textfile(metrics, metrics.read_text(encoding="utf-8"), runs)

@@ -303,3 +303,17 @@ def test_kept_messages_masks_with_the_redactor_given_and_keeps_text_without_one(
         "my token [REDACTED:huggingface-token] works"
     ]
     assert [m.text for m in kept_messages(window)] == [f"my token {secret} works"]
+
+
+def test_a_session_header_after_messages_is_a_reset_the_first_one_is_not():
+    header = {"type": "session", "version": 3, "id": "new", "timestamp": "2026-11-22T05:40:00Z"}
+
+    conversation = taken(
+        {**header, "id": "old", "timestamp": "2026-11-22T05:00:00Z"},
+        message("user", "before the reset"),
+        header,
+        message("user", "after the reset", T0 + 3_600_000),
+    )
+
+    assert conversation.resets == 1
+    assert conversation.breaks == [("reset", datetime(2026, 11, 22, 5, 40, tzinfo=UTC).timestamp())]

@@ -19,7 +19,15 @@ from typing import Any
 
 from memwarden.checkpoint.extract import Excerpt, excerpt_of
 from memwarden.observations import argument_paths, find_paths, marked_lines, shorten, task_changes
-from memwarden.openclaw.entries import Compaction, Entry, Message, ModelChange, Reset, ToolCallBlock
+from memwarden.openclaw.entries import (
+    Compaction,
+    Entry,
+    Message,
+    ModelChange,
+    Reset,
+    SessionHeader,
+    ToolCallBlock,
+)
 
 Redact = Callable[[str], str]
 FORMAT = 1
@@ -104,7 +112,8 @@ class Conversation:
                     kept.append(excerpt)
             elif kind is Compaction:
                 self._take_compaction(entry, at, redact)
-            elif kind is Reset:
+            elif kind is Reset or (kind is SessionHeader and self.message_count):
+                # A header after messages: the key's new session id, after a file-era reset.
                 self.resets += 1
                 self._add_break("reset", at)
             elif kind is ModelChange and entry.model_id:

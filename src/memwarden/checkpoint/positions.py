@@ -40,8 +40,10 @@ _UPSERT_AGENT = (
 )
 _DELETE_AGENT = "DELETE FROM checkpoint_agents WHERE agent_id = ?"
 _UPSERT_CONVERSATION = (
-    "INSERT INTO conversations VALUES (?, ?, ?, ?) ON CONFLICT (agent_id, session_key) DO UPDATE "
-    "SET data_json = excluded.data_json, updated_at = excluded.updated_at"
+    "INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_key) "
+    "DO UPDATE SET data_json = excluded.data_json, updated_at = excluded.updated_at, "
+    "last_break_kind = excluded.last_break_kind, last_break_at = excluded.last_break_at, "
+    "next_request_at = excluded.next_request_at"
 )
 _SELECT_CONVERSATION = "SELECT data_json FROM conversations WHERE agent_id = ? AND session_key = ?"
 # The read-only connection of this process to the state DB, for `load_conversation` (a process
@@ -129,6 +131,7 @@ def write(
         )
     for update in updates:
         if update.conversation is not None:
+            kind, at, request_at = _last_break(update.conversation)
             connection.execute(
                 _UPSERT_CONVERSATION,
                 (
@@ -136,6 +139,9 @@ def write(
                     update.session_key,
                     orjson.dumps(update.conversation).decode(),
                     time.time(),
+                    kind,
+                    at,
+                    request_at,
                 ),
             )
         state.set_position(
@@ -187,6 +193,21 @@ def forget_file(state: StateDB, agent_id: str, name: str) -> None:
             )
         )
     save(state, updates, [], run_id=None, forget_agents=[agent_id])
+
+
+def _last_break(conversation: Mapping[str, Any]) -> tuple[str | None, float | None, float | None]:
+    """(kind, time) of a conversation's last reset or compaction, and the time of its first
+    request after it (None: none yet), from `Conversation.to_json`'s data."""
+    breaks = [one for one in conversation.get("breaks", ()) if one[1] is not None]
+    if not breaks:
+        return None, None, None
+    kind, at = breaks[-1]
+    requests = (
+        said_at
+        for role, said_at, _ in conversation.get("messages", ())
+        if role == "user" and said_at is not None and said_at >= at
+    )
+    return kind, at, next(requests, None)
 
 
 def load_conversation(state_path: Path, agent_id: str, session_key: str) -> Any:

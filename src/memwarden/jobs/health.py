@@ -509,6 +509,7 @@ def _metrics(
         config=context.config,
         state=_readable_state(context),
         deployment_loader=lambda: inputs.deployment,
+        storage_dir=inputs.storage_dir,
     )
     text, problems = render_metrics(FAMILIES, sources)
     result.problems += problems

@@ -1,5 +1,6 @@
-"""`memwarden status`: the last run of each job with its outcome and age, the open alerts, and
-the alert messages waiting for delivery (Slack messages, Alertmanager alerts). Read-only."""
+"""`memwarden status`: the last run of each job with its outcome and age, the open alerts, the
+alert messages waiting for delivery (Slack messages, Alertmanager alerts), and the last delivery
+of each conversation's handoff the bootstrap hook recorded. Read-only."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.alerts import alertmanager_destination
     from memwarden.health import feed_store, store
+    from memwarden.health.deliveries import FOLDER, read_receipts
     from memwarden.health.message import describe_open
     from memwarden.jobs import JOBS
 
@@ -43,6 +45,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     result.lines.append("pending sends:" if waiting or unaccepted else "pending sends: none")
     result.lines += [_outbox_line(row, now) for row in waiting]
     result.lines += [_feed_line(alert) for alert in unaccepted]
+    receipts = [r for r in read_receipts(context.storage_dir / FOLDER) if r.last is not None]
+    result.lines.append("handoff deliveries:" if receipts else "handoff deliveries: none recorded")
+    result.lines += [_delivery_line(receipt, now) for receipt in receipts]
     if context.verbosity < 0:  # the report is not shown: say what needs a look, a line each
         result.problems = [
             f"status: {_job_line(job).strip()}" for job in jobs if job["outcome"] not in QUIET
@@ -87,8 +92,27 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             }
             for alert in unaccepted
         ],
+        "handoff_deliveries": [
+            {
+                "agent": receipt.agent_id,
+                "session_key": receipt.session_key,
+                "at": _iso(receipt.last.at),
+                "session_id": receipt.last.session_id,
+                "handoff": receipt.last.handoff,
+                "handoff_chars": receipt.last.handoff_chars,
+            }
+            for receipt in receipts
+            if receipt.last is not None
+        ],
     }
     return result
+
+
+def _delivery_line(receipt, now: datetime) -> str:
+    last = receipt.last
+    chars = f" ({last.handoff_chars:,} characters)" if last.handoff_chars is not None else ""
+    age = _ago(now.timestamp() - last.at)
+    return f"  {receipt.session_key}  {last.handoff}{chars}, {age}"
 
 
 def _job_json(name: str, runs: list[Run], success: Run | None, now: datetime) -> dict[str, Any]:

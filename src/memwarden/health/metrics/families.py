@@ -214,6 +214,29 @@ def _compactions(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
     return collect
 
 
+def _deliveries(field: str) -> Callable[[MetricSources], Iterator[Sample]]:
+    def collect(sources: MetricSources) -> Iterator[Sample]:
+        from memwarden.health.deliveries import FOLDER, read_receipts
+
+        folder = sources.storage_dir
+        if folder is None:
+            return
+        receipts = sources.memo("deliveries", lambda: list(read_receipts(folder / FOLDER)))
+        for receipt in receipts:
+            last = receipt.last
+            if last is None:
+                continue
+            labels = {"agent": receipt.agent_id or "", "session": receipt.session_key}
+            if field == "at":
+                yield labels, last.at
+            elif field == "whole":
+                yield labels, 1 if last.handoff == "whole" else 0
+            elif last.handoff_chars is not None:
+                yield labels, last.handoff_chars
+
+    return collect
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("memwarden_build_info", "gauge", "memwarden's version (always 1).", _build_info),
     Family(
@@ -370,6 +393,25 @@ FAMILIES: tuple[Family, ...] = (
         "counter",
         "Items recorded compactions dropped from the model's context (kept in the daily log).",
         _compactions(2),
+    ),
+    Family(
+        "memwarden_handoff_delivery_timestamp_seconds",
+        "gauge",
+        "When the bootstrap hook last injected into a conversation (Unix time), by its receipt.",
+        _deliveries("at"),
+    ),
+    Family(
+        "memwarden_handoff_delivery_whole",
+        "gauge",
+        "1 when a conversation's last bootstrap carried its handoff whole, 0 when the handoff "
+        "was cut, left out or missing.",
+        _deliveries("whole"),
+    ),
+    Family(
+        "memwarden_handoff_delivery_chars",
+        "gauge",
+        "Length of the handoff a conversation's last bootstrap carried, as the gateway counts it.",
+        _deliveries("chars"),
     ),
     Family(
         "memwarden_rotations_total",

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.health.model import CheckResult
@@ -27,6 +28,7 @@ class MetricSources:
     config: Any
     state: StateDB
     deployment_loader: Callable[[], Deployment]
+    storage_dir: Path | None = None  # memwarden's state folder for this gateway (receipts)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @cached_property

@@ -1,0 +1,183 @@
+"""Handoff deliveries: the receipts the bootstrap hook leaves, and whether each conversation's
+next bootstrap after a reset or a compaction carried its handoff whole.
+
+The memory-index-inject hook writes `<storage>/deliveries/<first 32 hex digits of the SHA-256
+of the session key>.json` at each bootstrap of a conversation (see hooks/memory-index-inject):
+its last deliveries, each with when, the session id, and whether the session's handoff went in
+whole, cut by the gateway's bootstrap caps, left out, or not at all (`none`). The checkpoint
+records, per conversation, its last reset or compaction and its first request after it
+(`conversations` in the state DB). Reading is here; `judge` is pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from memwarden.state import StateDB
+
+FOLDER = "deliveries"
+RECEIPT_VERSION = 1
+# The break's time comes from the transcript, the delivery's from the hook: both are the gateway
+# host's clock, but the line may be stamped a moment after the work began.
+SLACK_SECONDS = 5.0
+MAX_RECEIPT_BYTES = 256 * 1024
+_BREAKS = (
+    "SELECT agent_id, session_key, last_break_kind, last_break_at, next_request_at "
+    "FROM conversations WHERE last_break_at >= ?"
+)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One bootstrap of a conversation, as its receipt tells it."""
+
+    at: float
+    session_id: str | None
+    handoff: str  # whole, cut, left out, none
+    handoff_chars: int | None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """A conversation's last deliveries, oldest first."""
+
+    session_key: str
+    agent_id: str | None
+    deliveries: tuple[Delivery, ...]
+
+    @property
+    def last(self) -> Delivery | None:
+        return self.deliveries[-1] if self.deliveries else None
+
+
+@dataclass(frozen=True)
+class Break:
+    """A conversation's last reset or compaction, and the first request after it (None: no
+    turn since, so no bootstrap to check yet)."""
+
+    agent_id: str
+    session_key: str
+    kind: str
+    at: float
+    next_request_at: float | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the first bootstrap after a break carried: `ok`, or why not (one line)."""
+
+    ok: bool
+    text: str
+    delivery: Delivery | None = None
+
+
+def receipt_name(session_key: str) -> str:
+    """Given a session key, return its receipt's file name (the hook's rule)."""
+    return hashlib.sha256(session_key.lower().encode()).hexdigest()[:32] + ".json"
+
+
+def read_receipt(folder: Path, session_key: str) -> Receipt | None:
+    """Return the receipt of a conversation, or None when there is none that can be read."""
+    return _parse(folder / receipt_name(session_key))
+
+
+def read_receipts(folder: Path) -> Iterator[Receipt]:
+    """Yield every receipt of the folder that can be read."""
+    try:
+        paths = sorted(folder.glob("*.json"))
+    except OSError:
+        return
+    for path in paths:
+        receipt = _parse(path)
+        if receipt is not None:
+            yield receipt
+
+
+def recent_breaks(state: StateDB, since: float) -> list[Break]:
+    """Return each conversation's last reset or compaction that came after `since`."""
+    return [
+        Break(agent, key, kind, at, request_at)
+        for agent, key, kind, at, request_at in state.connection.execute(_BREAKS, (since,))
+    ]
+
+
+def judge(moment: Break, receipt: Receipt | None) -> Verdict | None:
+    """Given a conversation's last break and its receipt, return whether the first bootstrap
+    after the break carried its handoff whole; None when no turn came since (nothing to judge).
+    """
+    if moment.next_request_at is None:
+        return None
+    since = moment.at - SLACK_SECONDS
+    after = [one for one in (receipt.deliveries if receipt else ()) if one.at >= since]
+    if not after:
+        return Verdict(
+            False,
+            f"no bootstrap since the {_what(moment.kind)} at {_when(moment.at)} left a receipt, "
+            f"though a request came at {_when(moment.next_request_at)}: the memory-index-inject "
+            "hook did not run for it (run `memwarden doctor`)",
+        )
+    first = after[0]
+    if first.handoff == "whole":
+        return Verdict(True, f"its handoff reached the bootstrap at {_when(first.at)}", first)
+    why = {
+        "cut": "cut by the gateway's bootstrap caps (bootstrapMaxChars, bootstrapTotalMaxChars)",
+        "left out": "left out: the gateway's bootstrap total cap was already spent",
+        "none": "missing: the bootstrap manifest names no handoff for it",
+    }.get(first.handoff, first.handoff)
+    return Verdict(
+        False,
+        f"the bootstrap at {_when(first.at)}, after the {_what(moment.kind)} at "
+        f"{_when(moment.at)}, carried its handoff {why}",
+        first,
+    )
+
+
+def _parse(path: Path) -> Receipt | None:
+    try:
+        with path.open("rb") as handle:
+            data = orjson.loads(handle.read(MAX_RECEIPT_BYTES + 1)[:MAX_RECEIPT_BYTES])
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != RECEIPT_VERSION:
+        return None
+    key = data.get("sessionKey")
+    if not isinstance(key, str):
+        return None
+    deliveries = tuple(
+        delivery for one in data.get("deliveries") or () if (delivery := _delivery(one))
+    )
+    agent = data.get("agentId")
+    return Receipt(key, agent if isinstance(agent, str) else None, deliveries)
+
+
+def _delivery(data: object) -> Delivery | None:
+    if not isinstance(data, dict) or not isinstance(data.get("at"), str):
+        return None
+    try:
+        at = datetime.fromisoformat(data["at"].replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+    handoff = data.get("handoff")
+    files = [one for one in data.get("files") or () if isinstance(one, dict) and one.get("handoff")]
+    chars = files[0].get("chars") if files else None
+    session_id = data.get("sessionId")
+    return Delivery(
+        at,
+        session_id if isinstance(session_id, str) else None,
+        handoff if isinstance(handoff, str) else "none",
+        chars if isinstance(chars, int) else None,
+    )
+
+
+def _what(kind: str) -> str:
+    return "compaction" if kind == "compaction" else "reset"
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")

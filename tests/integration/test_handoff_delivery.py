@@ -1,0 +1,90 @@
+"""Proof of delivery with no model: after a conversation's reset, the real bootstrap hook leaves a
+receipt in memwarden's storage, and health, status and the metrics read it.
+
+One SQLite-era agent whose main conversation was reset in place and got a request after the
+reset; checkpoint records the reset. Before any bootstrap, health warns that no bootstrap after
+the reset left a receipt; once the installed hook (Node) has injected the handoff whole, it is
+ok; when the gateway's caps would cut the handoff, health names the conversation and the caps.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+
+from memwarden.runtime import JobContext
+from support.bootstrap_hook import bootstrap_files, install_hook
+from support.cli import run_cli
+from support.transcripts import START, make_sqlite_agent_db, transcript_lines
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+KEY = "agent:main:main"
+SESSION = "de11fe12-0000-4000-8000-000000000001"
+
+
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> dict[str, Path]:
+    monkeypatch.setattr(JobContext, "now", lambda self: START + timedelta(hours=1))
+    monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
+    state, workspace = tmp_path / "state", tmp_path / "workspace"
+    workspace.mkdir()
+    lines = list(transcript_lines(4, session_id=SESSION, with_reset_at=3))
+    database = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    make_sqlite_agent_db(database, {SESSION: lines}, session_keys={SESSION: KEY})
+    config = {"agents": {"list": [{"id": "main", "workspace": str(workspace)}]}}
+    (state / "openclaw.json").write_bytes(orjson.dumps(config))
+    storage = isolated_env / ".local" / "state" / "memwarden"
+    return {"state": state, "workspace": workspace, "storage": storage}
+
+
+def health(capsys, agent) -> dict:
+    result = run_cli(capsys, "--state-dir", agent["state"], "--json", "health")
+    return {check["key"]: check for check in result.json()["checks"]}
+
+
+def deliveries(agent) -> Path:
+    (state_db,) = agent["storage"].rglob("state.db")
+    return state_db.parent / "deliveries"
+
+
+def test_health_warns_until_the_bootstrap_hook_delivers_the_handoff_whole(capsys, agent, tmp_path):
+    assert run_cli(capsys, "--state-dir", agent["state"], "checkpoint").exit_code == 0
+
+    before = health(capsys, agent)
+    handler = install_hook(tmp_path / "hooks" / "memory-index-inject", deliveries(agent))
+    files = bootstrap_files(agent["workspace"], KEY, handler)
+    after = health(capsys, agent)
+    status = run_cli(capsys, "--state-dir", agent["state"], "--json", "status")
+
+    warned = before[f"handoff.delivery:main:{KEY}"]
+    assert warned["status"] == "warning"
+    assert warned["message"].startswith(
+        f"agent main: {KEY}: no bootstrap since the reset at 2026-11-22 05:00 UTC left a receipt"
+    )
+    assert [file["name"] for file in files] == ["AGENTS.md", "memory/ACTIVE_CONTEXT.md"]
+    assert after["handoff.delivery"]["status"] == "ok"
+    assert after["handoff.delivery"]["value"] == 1
+    (delivered,) = status.json()["handoff_deliveries"]
+    assert (delivered["session_key"], delivered["handoff"]) == (KEY, "whole")
+    handoff = (agent["workspace"] / "memory" / "ACTIVE_CONTEXT.md").read_text()
+    assert delivered["handoff_chars"] == len(handoff.rstrip())
+
+
+def test_health_names_a_handoff_the_gateway_caps_cut(capsys, agent, tmp_path):
+    assert run_cli(capsys, "--state-dir", agent["state"], "checkpoint").exit_code == 0
+    handler = install_hook(tmp_path / "hooks" / "memory-index-inject", deliveries(agent))
+    crowded = [
+        {"name": "AGENTS.md", "path": "/w/AGENTS.md", "content": "a" * 59_900, "missing": False}
+    ]
+    cfg = {"agents": {"defaults": {"bootstrapMaxChars": 60_000}}}
+
+    bootstrap_files(agent["workspace"], KEY, handler, files=crowded, cfg=cfg)
+    checks = health(capsys, agent)
+
+    warned = checks[f"handoff.delivery:main:{KEY}"]
+    assert warned["value"] == "cut"
+    assert "carried its handoff cut by the gateway's bootstrap caps" in warned["message"]
