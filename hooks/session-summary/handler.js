@@ -1,7 +1,7 @@
 // session-summary: run memwarden when a conversation is about to be reset or compacted.
 //
-// command:new / command:reset / session:compact:before -> `memwarden checkpoint --session KEY
-// --force`, waited for (at most CHECKPOINT_WAIT_MS): the gateway runs this hook before it resets or
+// command:new / command:reset / session:compact:before -> `memwarden checkpoint --session KEY`,
+// waited for (at most CHECKPOINT_WAIT_MS): the gateway runs this hook before it resets or
 // compacts, so the conversation's handoff holds every turn up to that moment when the next
 // prompt's bootstrap injects it, also between two timer ticks;
 // command:new / command:reset -> then `memwarden summarize` (a summary of the window that
@@ -65,7 +65,7 @@ function isResetOrCompaction(event) {
 export function checkpointFor(event, settings) {
   const key = safe(event?.sessionKey);
   if (!key || !isResetOrCompaction(event)) return null;
-  return [...globalOptions(settings), "checkpoint", `--session=${key}`, "--force"];
+  return [...globalOptions(settings), "checkpoint", `--session=${key}`];
 }
 
 /** Given an event and the settings, return the summary's arguments, or null for none. */

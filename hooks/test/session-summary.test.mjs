@@ -98,7 +98,6 @@ test("session:compact:before runs a forced checkpoint of the session, and no sum
     "-q",
     "checkpoint",
     "--session=agent:main:main",
-    "--force",
   ]);
   assert.equal(commandFor(event, SETTINGS), null);
 });
@@ -113,7 +112,6 @@ for (const version of VERSIONS) {
       "-q",
       "checkpoint",
       `--session=${event.sessionKey}`,
-      "--force",
     ]);
   });
 }
@@ -153,7 +151,7 @@ test("a reset waits for the session's checkpoint, then starts its summary detach
   await handler(event);
   // The checkpoint had ended when the handler returned: the gateway resets after it.
   const [checkpoint] = readFileSync(log, "utf8").trim().split("\n");
-  assert.equal(checkpoint, `--state-dir=/srv/state -q checkpoint --session=${event.sessionKey} --force`);
+  assert.equal(checkpoint, `--state-dir=/srv/state -q checkpoint --session=${event.sessionKey}`);
   const runs = await waitFor(log, 2);
 
   assert.match(runs[1], /^--state-dir=\/srv\/state -q summarize /);

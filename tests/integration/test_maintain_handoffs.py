@@ -8,6 +8,8 @@ in use (the store saw it yesterday) and `fixture` is not.
 from __future__ import annotations
 
 import os
+import sqlite3
+from contextlib import closing
 from datetime import timedelta
 
 import orjson
@@ -41,7 +43,16 @@ def forty_days_on(tmp_path, capsys, monkeypatch, fixture_clock):
     return state
 
 
-def test_maintain_archives_the_handoff_of_an_idle_conversation_only(capsys, forty_days_on):
+def held_conversations(home) -> list[str]:
+    (database,) = home.rglob("state.db")
+    with closing(sqlite3.connect(database)) as connection:
+        rows = connection.execute("SELECT session_key FROM conversations ORDER BY 1").fetchall()
+    return [key for (key,) in rows]
+
+
+def test_maintain_archives_the_handoff_of_an_idle_conversation_only(
+    capsys, forty_days_on, isolated_env
+):
     memory = forty_days_on.workspace / "memory"
     text = (memory / FIXTURE_HANDOFF).read_text()
 
@@ -62,6 +73,8 @@ def test_maintain_archives_the_handoff_of_an_idle_conversation_only(capsys, fort
     ]
     index = (memory / "INDEX.md").read_text()
     assert f"| {HOT_HANDOFF} |" in index and "main.fixture" not in index
+    # What the archived conversation held is forgotten with it; the others' stays.
+    assert held_conversations(isolated_env) == ["agent:main:hot", "agent:main:main"]
 
 
 def test_maintain_handoff_archive_dry_run_says_what_it_would_move(capsys, forty_days_on):

@@ -195,6 +195,17 @@ def forget_file(state: StateDB, agent_id: str, name: str) -> None:
     save(state, updates, [], run_id=None, forget_agents=[agent_id])
 
 
+def forget_conversation(state: StateDB, agent_ids: Iterable[str], session_key: str) -> None:
+    """Forget what a conversation held (its handoff was archived: the operator's retention
+    ended it); if it goes on, it is read again from its recent lines."""
+    with state.transaction():
+        for agent_id in agent_ids:
+            state.connection.execute(
+                "DELETE FROM conversations WHERE agent_id = ? AND session_key = ?",
+                (agent_id, session_key),
+            )
+
+
 def _last_break(conversation: Mapping[str, Any]) -> tuple[str | None, float | None, float | None]:
     """(kind, time) of a conversation's last reset or compaction, and the time of its first
     request after it (None: none yet), from `Conversation.to_json`'s data."""

@@ -1,14 +1,14 @@
 """`memwarden checkpoint`: write what each conversation was doing into its workspace, no LLM.
 
-For every agent (or `--agent ID`), choose its conversations from the session store, read the
-tail of each transcript, and write that conversation's handoff (`memory/ACTIVE_CONTEXT.md` for
+For every agent (or `--agent ID`), choose its conversations from the session store, read what
+is new in each transcript, and write that conversation's handoff (`memory/ACTIVE_CONTEXT.md` for
 the main session, `memory/sessions/<conversation>.md` for the others) and an entry in
 `memory/YYYY-MM-DD.md`, secrets masked, all committed at once with the read positions (a
 journal the next run finishes after a kill: `checkpoint.commit`); then the bootstrap manifest,
 so the hook injects each handoff into its own session. A session with nothing new since the
-last run is skipped after one stat. `--session KEY` checkpoints that one session, forced (the
-session-summary hook runs it before a compaction; the rotate job calls `checkpoint_session`
-before a reset).
+last run is skipped after one stat. `--session KEY` checkpoints that one session, even under
+the size minimums (the session-summary hook runs it before a reset or a compaction; the rotate
+job calls `checkpoint_session` before a reset).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--session",
         metavar="KEY",
-        help="checkpoint only this session (e.g. agent:main:main), forced; its agent comes "
-        "from the key (or --agent for a key without one)",
+        help="checkpoint only this session (e.g. agent:main:main), even under the size "
+        "minimums; its agent comes from the key (or --agent for a key without one)",
     )
     parser.add_argument(
         "--force",
@@ -88,7 +88,13 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
             agents = [agent]
             read = agents
             outcome = _checkpoint_committed(
-                context, writes, agent, session, force=True, dry_run=dry_run, trigger="session"
+                context,
+                writes,
+                agent,
+                session,
+                force=bool(options.force),
+                dry_run=dry_run,
+                trigger="session",
             )
             outcomes = [outcome]
         else:
@@ -442,13 +448,13 @@ def checkpoint_agents(
 def _checkpoint_single(
     state: RunState, agent: Agent, session: SessionRecord, *, force: bool
 ) -> SessionOutcome:
-    """Checkpoint one given session (not chosen by the selection rules); a forced one is
-    written even under the size minimums."""
+    """Checkpoint one given session (not chosen by the selection rules), even under the size
+    minimums; when not `force`, left alone when nothing is new since the last run."""
     from memwarden.checkpoint.agents import release_gateway_database
     from memwarden.checkpoint.session import checkpoint_one
 
     try:
-        return checkpoint_one(state, agent, session, force=force, ignore_minimum=force)
+        return checkpoint_one(state, agent, session, force=force, ignore_minimum=True)
     finally:
         release_gateway_database(agent)
 

@@ -1,5 +1,6 @@
 """Maintain step: archive the handoffs of conversations idle longer than
-`maintain.archive_handoffs_after_days`, then refresh the index and the hook's manifest."""
+`maintain.archive_handoffs_after_days` (and forget what those conversations held), then refresh
+the index and the hook's manifest."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from memwarden.checkpoint.handoff_files import (
     main_file_agents,
     read_handoffs,
 )
+from memwarden.checkpoint.positions import forget_conversation
 from memwarden.errors import MemwardenError
 from memwarden.files import check_inside, ensure_dir
 from memwarden.maintenance.archive_step import hold_memory_lock, move_without_overwrite
@@ -109,6 +111,7 @@ def _move_all(
                 report.fail(f"{memory / move.name}: kept: {target} already exists")
                 continue
             moved += 1
+            forget_conversation(context.state, [agent.id for agent in sharing], move.session)
             report.lines.append(f"  {sharing[0].id}: moved {_describe(move)}")
     return moved
 
