@@ -109,13 +109,17 @@ def conversation(session_id: str, name: str, minute: int) -> list[dict]:
 
 
 @pytest.fixture
-def deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+def deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     monkeypatch.setattr(JobContext, "now", lambda self: START + timedelta(hours=2))
     state, workspace = tmp_path / "state", tmp_path / "workspace"
     workspace.mkdir()
     sessions = state / "agents" / "main" / "sessions"
-    write_jsonl(sessions / f"{MAIN}.jsonl", conversation(MAIN, "m", 1))
-    write_jsonl(sessions / f"{PEER}.jsonl", conversation(PEER, "p", 2))
+    # A timer run comes halfway: a first run reads a conversation's recent lines only.
+    rest = {}
+    for session_id, name, minute in ((MAIN, "m", 1), (PEER, "p", 2)):
+        lines = conversation(session_id, name, minute)
+        write_jsonl(sessions / f"{session_id}.jsonl", lines[:50])
+        rest[sessions / f"{session_id}.jsonl"] = lines[50:]
     updated = int((START + timedelta(hours=1)).timestamp() * 1000)
     store = {
         "agent:main:main": {"sessionId": MAIN, "updatedAt": updated},
@@ -128,10 +132,10 @@ def deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Pat
     write_json5_config(state / "openclaw.json", {"agents": agents})
     config = tmp_path / "memwarden.toml"
     config.write_text(CONFIG, encoding="utf-8")
-    return {"state": state, "workspace": workspace, "config": config}
+    return {"state": state, "workspace": workspace, "config": config, "rest": rest}
 
 
-def run(capsys, deployment: dict[str, Path], *arguments: str):
+def run(capsys, deployment: dict, *arguments: str):
     result = run_cli(
         capsys, "--config", deployment["config"], "--state-dir", deployment["state"], *arguments
     )
@@ -141,6 +145,10 @@ def run(capsys, deployment: dict[str, Path], *arguments: str):
 
 def test_no_secret_reaches_any_written_file_or_the_history(capsys, deployment, isolated_env):
     outputs = [run(capsys, deployment, "--json", "checkpoint")]
+    for transcript, lines in deployment["rest"].items():
+        with transcript.open("ab") as handle:
+            handle.write(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    outputs.append(run(capsys, deployment, "--json", "checkpoint"))
     outputs.append(
         run(
             capsys,

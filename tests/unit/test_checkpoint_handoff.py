@@ -15,7 +15,7 @@ from memwarden.checkpoint.conversation import Conversation, Said
 from memwarden.checkpoint.daily_log import group_by_day, resolve_timezone
 from memwarden.checkpoint.extract import Excerpt
 from memwarden.checkpoint.gather import archives_near
-from memwarden.checkpoint.handoff import Shown, fit_handoff, handoff_values
+from memwarden.checkpoint.handoff import Handoff, fit_handoff
 from memwarden.checkpoint.options import Limits
 from memwarden.errors import ConfigError
 from memwarden.openclaw.bootstrap import js_length
@@ -51,20 +51,15 @@ def conversation(turns: int, *, items_per_turn: int = 2, text: str = "") -> Conv
 
 
 def rendered(held: Conversation, budget: int, limits: Limits | None = None) -> str:
-    def render(shown: Shown) -> str:
-        return active_context(
-            handoff_values(
-                agent_id="main",
-                session=SESSION,
-                conversation=held,
-                shown=shown,
-                budget=budget,
-                limits=limits or Limits(),
-                zone=UTC,
-            )
-        )
-
-    return fit_handoff(held, budget, render)
+    handoff = Handoff(
+        agent_id="main",
+        session=SESSION,
+        conversation=held,
+        budget=budget,
+        limits=limits or Limits(),
+        zone=UTC,
+    )
+    return fit_handoff(handoff, budget, lambda shown: active_context(handoff.values(shown)))
 
 
 def test_handoff_within_budget_carries_every_item_and_message_by_whom_and_when():
@@ -184,3 +179,19 @@ def test_resolve_timezone_empty_is_local_and_unknown_is_a_config_error():
     assert resolve_timezone("Asia/Tokyo") == ZoneInfo("Asia/Tokyo")
     with pytest.raises(ConfigError, match=r"general\.timezone: unknown time zone 'Mars/Olympus'"):
         resolve_timezone("Mars/Olympus")
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 7, 33])
+def test_the_search_for_how_many_fit_finds_the_largest_from_any_guess(size):
+    from memwarden.checkpoint.handoff import _nearest
+
+    for largest in range(size + 1):
+        for guess in range(size + 1):
+            tried: list[int] = []
+
+            def fits(count: int, largest: int = largest, tried: list[int] = tried) -> bool:
+                tried.append(count)
+                return count <= largest
+
+            assert _nearest(fits, guess, size) == largest, (guess, largest)
+            assert all(0 <= count <= size for count in tried)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.checkpoint.conversation import ContextSize, Conversation, Said
-from memwarden.checkpoint.handoff import Shown, handoff_values
+from memwarden.checkpoint.handoff import Handoff, Shown
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render import (
     ACTIVE_CONTEXT_TEMPLATE,
@@ -45,16 +45,16 @@ def render(values) -> str:
 
 
 def values_for(conversation, record=None, trigger="run"):
-    return handoff_values(
+    handoff = Handoff(
         agent_id="main",
         session=record or session(1234, True, 32000),
         conversation=conversation,
-        shown=Shown(0, len(conversation.messages)),
         budget=20_000,
         limits=Limits(),
         zone=UTC,
         trigger=trigger,
     )
+    return handoff.values(Shown(0, len(conversation.messages)))
 
 
 def test_handoff_header_says_who_wrote_it_whose_it_is_and_what_the_conversation_held():

@@ -9,12 +9,15 @@ In the order one session's data flows (no import circles: tests/unit/test_import
   conversation a file holds; also read by indexing, doctor and maintenance), `agents` (one
   agent: skip, or choose and checkpoint its sessions), `session` (one session: skip when
   nothing is new, else the pipeline).
-- Read: `reader` (transcript tails and what is new since the stored position), `gather` (all a
-  session needs: its tail, its delta, and the window before a reset).
+- Read: `reader` (the lines after the stored position, or a transcript's recent lines the first
+  time; what the daily log has not logged), `gather` (a session's new lines, and the rest of
+  its earlier id's transcript after a file-era reset, into its conversation).
 - Digest (pure): `timed_pattern` and `secret_rules` (secret patterns), `redact` (secrets → typed
-  placeholders), `extract` (typed entries → a window digest), `handoff` (the window before a
-  reset), `daily_log` (new messages → entries by local date).
-- Render (pure): `render` (digests → template values and text; unchanged detection).
+  placeholders), `extract` (which messages are kept), `conversation` (what a conversation held
+  since it began, accumulated from new entries), `daily_log` (new messages → entries by local
+  date).
+- Render (pure): `render` (values and text of the files; unchanged detection), `handoff` (a
+  conversation's handoff fitted into its budget), `bundled` (the bundled templates as Python).
 - Stage: `pipeline` (gather, render and stage one session's files; its position update),
   `writer` (where files go in the workspace), `staging` (an agent's writes as temp files).
 - Commit: `disk_sync` (one syncfs), `positions` (the state DB: loaded once), `journal` (the

@@ -32,9 +32,10 @@ from memwarden.openclaw.entries import (
 Redact = Callable[[str], str]
 FORMAT = 1
 ITEM_CHARS = 300
-# The latest messages kept, in characters: more than any handoff shows (the gateway's per-file
-# cap is 20,000 characters by default), so the budget, not this, decides what a handoff leaves out.
-KEPT_MESSAGE_CHARS = 60_000
+# The latest messages kept, in characters: twice what a handoff shows at the gateway's default
+# per-file cap (20,000 characters), or twice its budget when that is larger, so the budget, not
+# this, decides what a handoff leaves out.
+KEPT_MESSAGE_CHARS = 40_000
 MAX_MARKED = 2_000
 MAX_TASKS = 1_000
 MAX_PATHS = 1_000
@@ -85,6 +86,8 @@ class Conversation:
     # How far it was read: the session id the key had and the position in its transcript.
     session_id: str | None = None
     through: dict[str, int] | None = None
+    # How many characters of the latest messages to keep (a run's setting, not kept itself).
+    keep_chars: int = field(default=KEPT_MESSAGE_CHARS, compare=False)
 
     def take(
         self,
@@ -184,11 +187,11 @@ class Conversation:
         del self.breaks[:-MAX_BREAKS]
 
     def _bound(self) -> None:
-        """Keep the latest messages within KEPT_MESSAGE_CHARS and each kind of item within its
+        """Keep the latest messages within `keep_chars` and each kind of item within its
         maximum (the oldest go first; how many went is counted)."""
         total = sum(len(message.text) for message in self.messages)
         drop = 0
-        while total > KEPT_MESSAGE_CHARS and drop < len(self.messages) - 1:
+        while total > self.keep_chars and drop < len(self.messages) - 1:
             total -= len(self.messages[drop].text)
             drop += 1
         if drop:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import reader
-from memwarden.checkpoint.conversation import Conversation
+from memwarden.checkpoint.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.extract import Excerpt, kept_messages
 from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.records import StoredSession
@@ -70,11 +70,13 @@ def gather(
     location: TranscriptLocation,
     stored: StoredSession | None,
     loaded: Conversation | None,
+    keep_chars: int = KEPT_MESSAGE_CHARS,
 ) -> Material:
     """Read the session (and the rest of its earlier id's transcript, when the key has a new
-    one) into the conversation; return the Material. Raise StoreError if a transcript cannot
-    be read."""
+    one) into the conversation, keeping `keep_chars` of its latest messages; return the
+    Material. Raise StoreError if a transcript cannot be read."""
     conversation = loaded if loaded is not None else Conversation()
+    conversation.keep_chars = keep_chars
     daily: list[DailyMessages] = []
     entries_read = 0
     earlier = _earlier_session(run, session, location, stored, conversation)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 # The run's time takes up to this many more characters than its placeholder.
 TIME_ALLOWANCE = 16
+# What a message's list line adds to its text and time: `- **…, assistant:** …` and its end.
+LINE_OVERHEAD = 20
 WHO = {"user": "user", "assistant": "assistant"}
 
 
@@ -47,141 +49,169 @@ class Shown:
     summary: bool = False
 
 
-def fit_handoff(conversation: Conversation, budget: int, render: Callable[[Shown], str]) -> str:
-    """Given a conversation, a budget in characters (as the gateway counts them) and the
-    function that renders the handoff showing what a `Shown` says, return the longest handoff
-    that fits: every item, then as many messages as fit, then the compaction summary when it
-    fits too; when the items alone do not fit, without the oldest of them."""
+def fit_handoff(handoff: Handoff, budget: int, render: Callable[[Shown], str]) -> str:
+    """Given a prepared handoff, a budget in characters (as the gateway counts them) and the
+    function that renders it showing what a `Shown` says, return the longest rendering that
+    fits: every item, then as many messages as fit, then the compaction summary when it fits
+    too; when the items alone do not fit, without the oldest of them."""
     room = budget - TIME_ALLOWANCE
+    messages = len(handoff.messages)
+    whole = render(Shown(0, messages, summary=handoff.summary is not None))
+    if js_length(whole) <= room:  # a conversation of a few dozen turns
+        return whole
 
     def fits(shown: Shown) -> bool:
         return js_length(render(shown)) <= room
 
-    messages = len(conversation.messages)
-    if not fits(Shown()):
-        items = len(_items_oldest_first(conversation))
-        left_out = _least(lambda count: fits(Shown(count)), 1, items)
+    base = render(Shown())
+    if js_length(base) > room:
+        left_out = _least(lambda count: fits(Shown(count)), 1, len(handoff.items))
         return render(Shown(left_out))
-    if fits(Shown(0, messages)):
-        shown = messages
-    else:
-        shown = _most(lambda count: fits(Shown(0, count)), 0, messages - 1)
-    if conversation.compaction_summary and fits(Shown(0, shown, summary=True)):
+    # Start from what the messages' own lengths allow, then move to the exact count.
+    guess = handoff.messages_within(room - js_length(base))
+    shown = _nearest(lambda count: fits(Shown(0, count)), guess, messages)
+    if handoff.summary and fits(Shown(0, shown, summary=True)):
         return render(Shown(0, shown, summary=True))
     return render(Shown(0, shown))
 
 
-def handoff_values(
-    *,
-    agent_id: str,
-    session: SessionRecord,
-    conversation: Conversation,
-    shown: Shown,
-    budget: int,
-    limits: Limits,
-    zone: tzinfo | None,
-    trigger: str = "run",
-) -> dict[str, Any]:
-    """Return every value a handoff's template sees, showing what `shown` says; `generated_at`
-    is the placeholder. `trigger` is why it is written: "rotate" (right before rotate resets
-    the session), "session" (`checkpoint --session`) or "run"."""
-    items = _items_oldest_first(conversation)[shown.items_left_out :]
-    kept = set(map(id, items))
-    chosen = set(map(id, _by_priority(conversation.messages)[: shown.messages]))
-    messages = [message for message in conversation.messages if id(message) in chosen]
-    summary = conversation.compaction_summary if shown.summary else None
-    return {
-        "agent": agent_id,
-        "trigger": trigger,
-        "generated_at": GENERATED_AT_PLACEHOLDER,
-        "session": {
-            "key": session.key,
-            "id": session.session_id,
-            "kind": session.kind.value,
-            "model": conversation.model or session.model,
-        },
-        "pressure": pressure_text(session, conversation.context, zone),
-        "conversation": {
-            "since": _time(conversation.started_at, zone),
-            "messages": conversation.message_count,
-            "resets": conversation.resets,
-            "compactions": conversation.compactions,
-        },
-        "marked": [_item(item, zone) for item in conversation.marked.values() if id(item) in kept],
-        "tasks": [_item(task, zone) for task in conversation.tasks.values() if id(task) in kept],
-        "files": [
-            _item(path, zone) for path in reversed(conversation.paths.values()) if id(path) in kept
-        ],
-        "exchanges": _exchanges(conversation, messages, limits, zone),
-        "tools": [{"name": name, "count": count} for name, count in _tools(conversation)],
-        "compaction_summary": (
-            demote_headings(cut(tidy(summary), limits.summary_max_chars)) if summary else None
-        ),
-        "left_out": _left_out(conversation, shown, messages, budget, zone),
-    }
+class Handoff:
+    """A conversation's handoff, prepared once: the values of every item and message, so that
+    rendering it showing more or less (`values`) costs little."""
 
-
-def _items_oldest_first(conversation: Conversation) -> list[Said]:
-    items = [*conversation.marked.values(), *conversation.tasks.values()]
-    items += conversation.paths.values()
-    return sorted(items, key=lambda item: item.at if item.at is not None else 0.0)
-
-
-def _by_priority(messages: list[Said]) -> list[Said]:
-    """The user's requests, newest first, then the assistant's replies, newest first."""
-    requests = [message for message in reversed(messages) if message.role == "user"]
-    return requests + [message for message in reversed(messages) if message.role != "user"]
-
-
-def _exchanges(
-    conversation: Conversation, messages: list[Said], limits: Limits, zone: tzinfo | None
-) -> list[dict[str, Any]]:
-    """The messages shown, in the order they were said, with the resets and compactions that
-    came between them."""
-    if not messages:
-        return []
-    first = messages[0].at
-    shown: list[tuple[float, int, dict[str, Any]]] = []
-    for order, message in enumerate(messages):
-        text = cut(tidy(message.text), limits.message_max_chars)
-        time = _time(message.at, zone) or "time unknown"
-        entry = {"time": time, "who": WHO.get(message.role), "text": text, "break": None}
-        shown.append((message.at or 0.0, order, entry))
-    for kind, at in conversation.breaks:
-        if at is not None and first is not None and at > first:
-            entry = {"time": _time(at, zone), "who": None, "text": None, "break": kind}
-            shown.append((at, -1, entry))
-    return [entry for _, _, entry in sorted(shown, key=lambda one: (one[0], one[1]))]
-
-
-def _left_out(
-    conversation: Conversation,
-    shown: Shown,
-    messages: list[Said],
-    budget: int,
-    zone: tzinfo | None,
-) -> dict[str, Any] | None:
-    requests = sum(1 for message in conversation.messages if message.role == "user")
-    shown_requests = sum(1 for message in messages if message.role == "user")
-    outputs = len(conversation.messages) - requests - (len(messages) - shown_requests)
-    counts = (
-        (requests - shown_requests, "earlier request", "earlier requests"),
-        (outputs, "earlier reply", "earlier replies"),
-        (conversation.dropped_messages, "message before those", "messages before those"),
-        (shown.items_left_out + conversation.dropped_items, "oldest item", "oldest items"),
-    )
-    what = [f"{count} {one if count == 1 else many}" for count, one, many in counts if count]
-    if not what:
-        return None
-    kept = set(map(id, messages))
-    days = sorted(
-        {
-            local(datetime.fromtimestamp(message.at, UTC), zone).date().isoformat()
-            for message in conversation.messages
-            if id(message) not in kept and message.at is not None
+    def __init__(
+        self,
+        *,
+        agent_id: str,
+        session: SessionRecord,
+        conversation: Conversation,
+        budget: int,
+        limits: Limits,
+        zone: tzinfo | None,
+        trigger: str = "run",
+    ) -> None:
+        self.budget = budget
+        self.dropped = (conversation.dropped_messages, conversation.dropped_items)
+        self.header = {
+            "agent": agent_id,
+            "trigger": trigger,
+            "generated_at": GENERATED_AT_PLACEHOLDER,
+            "session": {
+                "key": session.key,
+                "id": session.session_id,
+                "kind": session.kind.value,
+                "model": conversation.model or session.model,
+            },
+            "pressure": pressure_text(session, conversation.context, zone),
+            "conversation": {
+                "since": _time(conversation.started_at, zone),
+                "messages": conversation.message_count,
+                "resets": conversation.resets,
+                "compactions": conversation.compactions,
+            },
+            "tools": [{"name": name, "count": count} for name, count in _tools(conversation)],
         }
-    )
-    return {"what": what, "budget": f"{budget:,}", "logs": [f"memory/{day}.md" for day in days]}
+        self.lists = {
+            "marked": list(conversation.marked.values()),
+            "tasks": list(conversation.tasks.values()),
+            "files": list(reversed(conversation.paths.values())),
+        }
+        self.items = sorted(
+            (item for kind in self.lists.values() for item in kind),
+            key=lambda item: item.at if item.at is not None else 0.0,
+        )
+        self.item_values = {id(item): _item(item, zone) for item in self.items}
+        self.messages = conversation.messages
+        self.message_values = [
+            {
+                "time": _time(message.at, zone) or "time unknown",
+                "who": WHO.get(message.role),
+                "text": cut(tidy(message.text), limits.message_max_chars),
+                "break": None,
+            }
+            for message in self.messages
+        ]
+        self.days = [_day(message.at, zone) for message in self.messages]
+        self.priority = _by_priority(self.messages)
+        self.breaks = [
+            (at, {"time": _time(at, zone), "who": None, "text": None, "break": kind})
+            for kind, at in conversation.breaks
+            if at is not None
+        ]
+        summary = conversation.compaction_summary
+        self.summary = (
+            demote_headings(cut(tidy(summary), limits.summary_max_chars)) if summary else None
+        )
+
+    def messages_within(self, room: int) -> int:
+        """Return how many messages, by priority, take at most `room` characters as list lines
+        (an estimate of what a rendering shows: `fit_handoff` checks it)."""
+        taken = 0
+        for count, index in enumerate(self.priority):
+            value = self.message_values[index]
+            taken += len(value["text"]) + len(value["time"]) + LINE_OVERHEAD
+            if taken > room:
+                return count
+        return len(self.priority)
+
+    def values(self, shown: Shown) -> dict[str, Any]:
+        """Return every value the template sees, showing what `shown` says; `generated_at` is
+        the placeholder."""
+        kept = {id(item) for item in self.items[shown.items_left_out :]}
+        chosen = set(self.priority[: shown.messages])
+        listed = {
+            name: [self.item_values[id(item)] for item in items if id(item) in kept]
+            for name, items in self.lists.items()
+        }
+        return {
+            **self.header,
+            **listed,
+            "exchanges": self._exchanges(sorted(chosen)),
+            "compaction_summary": self.summary if shown.summary else None,
+            "left_out": self._left_out(shown, chosen),
+        }
+
+    def _exchanges(self, shown: list[int]) -> list[dict[str, Any]]:
+        """The messages shown, in the order they were said, with the resets and compactions
+        that came between them."""
+        if not shown:
+            return []
+        first = self.messages[shown[0]].at
+        ordered = [
+            (self.messages[index].at or 0.0, 0, index, self.message_values[index])
+            for index in shown
+        ]
+        if first is not None:
+            ordered += [(at, -1, 0, value) for at, value in self.breaks if at > first]
+        return [value for *_, value in sorted(ordered, key=lambda one: one[:3])]
+
+    def _left_out(self, shown: Shown, chosen: set[int]) -> dict[str, Any] | None:
+        messages = self.messages
+        hidden = [index for index in range(len(messages)) if index not in chosen]
+        requests = sum(1 for index in hidden if messages[index].role == "user")
+        dropped_messages, dropped_items = self.dropped
+        counts = (
+            (requests, "earlier request", "earlier requests"),
+            (len(hidden) - requests, "earlier reply", "earlier replies"),
+            (dropped_messages, "message before those", "messages before those"),
+            (shown.items_left_out + dropped_items, "oldest item", "oldest items"),
+        )
+        what = [f"{count} {one if count == 1 else many}" for count, one, many in counts if count]
+        if not what:
+            return None
+        days = sorted({self.days[index] for index in hidden if self.days[index] is not None})
+        return {
+            "what": what,
+            "budget": f"{self.budget:,}",
+            "logs": [f"memory/{day}.md" for day in days],
+        }
+
+
+def _by_priority(messages: list[Said]) -> list[int]:
+    """The indexes of the user's requests, newest first, then of the assistant's replies."""
+    newest_first = range(len(messages) - 1, -1, -1)
+    requests = [index for index in newest_first if messages[index].role == "user"]
+    return requests + [index for index in newest_first if messages[index].role != "user"]
 
 
 def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:
@@ -202,6 +232,12 @@ def _time(at: float | None, zone: tzinfo | None) -> str | None:
     return local(datetime.fromtimestamp(at, UTC), zone).isoformat(timespec="minutes")
 
 
+def _day(at: float | None, zone: tzinfo | None) -> str | None:
+    if at is None:
+        return None
+    return local(datetime.fromtimestamp(at, UTC), zone).date().isoformat()
+
+
 def _least(good: Callable[[int], bool], low: int, high: int) -> int:
     """The smallest count in [low, high] that is good (high when none is below it); `good`
     holds from some count on."""
@@ -212,6 +248,21 @@ def _least(good: Callable[[int], bool], low: int, high: int) -> int:
         else:
             low = middle + 1
     return low
+
+
+def _nearest(good: Callable[[int], bool], guess: int, high: int) -> int:
+    """The largest count in [0, high] that is good, looked for from `guess` in steps that
+    double, then halve (a few tries when the guess is close); `good(0)` holds, and `good` holds
+    up to some count."""
+    if good(guess):
+        low, step = guess, 1
+        while low < high and good(upper := min(high, low + step)):
+            low, step = upper, step * 2
+        return _most(good, low, min(high, low + step) - 1) if low < high else low
+    high, step = guess - 1, 1
+    while high > 0 and not good(lower := max(0, high - step)):
+        high, step = lower - 1, step * 2
+    return _most(good, max(0, high - step), high)
 
 
 def _most(good: Callable[[int], bool], low: int, high: int) -> int:

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint import gather as gather_module
 from memwarden.checkpoint.conversation import FORMAT as CONVERSATION_FORMAT
-from memwarden.checkpoint.conversation import Conversation
+from memwarden.checkpoint.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.daily_log import group_by_day
 from memwarden.checkpoint.gather import Material, gather
-from memwarden.checkpoint.handoff import Shown, fit_handoff, handoff_values
+from memwarden.checkpoint.handoff import Handoff, Shown, fit_handoff
 from memwarden.checkpoint.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.positions import load_conversation
@@ -65,7 +65,9 @@ def checkpoint_changed(
     """
     settings = run.settings
     loaded = _load_conversation(run, agent, session)
-    material = gather(run, session, location, stored, loaded)
+    budget = handoff_budget(run, agent)
+    keep = max(KEPT_MESSAGE_CHARS, 2 * budget)
+    material = gather(run, session, location, stored, loaded, keep)
     outcome.counts = _counts(material)
     outcome.previous_session_id = material.earlier_session_id
     too_small = None if ignore_minimum else gather_module.too_small(settings, material)
@@ -73,7 +75,7 @@ def checkpoint_changed(
         _finish(outcome, "skipped", too_small)
         return
     # Staged, not written: `commit` puts the run's files in place with the positions.
-    _write_handoff(run, agent, session, material, target, force, outcome)
+    _write_handoff(run, agent, session, material, budget, target, force, outcome)
     appended = _write_daily_log(run, agent, session, material, outcome)
     outcome.redactions = run.redactor.take_counts()
     outcome.counts["new_messages"] = appended
@@ -126,30 +128,31 @@ def _write_handoff(
     agent: Agent,
     session: SessionRecord,
     material: Material,
+    budget: int,
     target: Path,
     force: bool,
     outcome: SessionOutcome,
 ) -> bool:
-    """Render the session's handoff and write it when its content changed (or `force`)."""
+    """Render the session's handoff within `budget` and write it when its content changed (or
+    `force`)."""
     settings = run.settings
-    budget = handoff_budget(run, agent)
+    handoff = Handoff(
+        agent_id=agent.id,
+        session=session,
+        conversation=material.conversation,
+        budget=budget,
+        limits=settings.limits,
+        zone=run.zone,
+        trigger=run.trigger,
+    )
+    template = settings.active_context_template
 
     def render(shown: Shown) -> str:
-        values = handoff_values(
-            agent_id=agent.id,
-            session=session,
-            conversation=material.conversation,
-            shown=shown,
-            budget=budget,
-            limits=settings.limits,
-            zone=run.zone,
-            trigger=run.trigger,
-        )
-        return render_template(ACTIVE_CONTEXT_TEMPLATE, settings.active_context_template, values)
+        return render_template(ACTIVE_CONTEXT_TEMPLATE, template, handoff.values(shown))
 
-    rendered = fit_handoff(material.conversation, budget, render)
+    rendered = fit_handoff(handoff, handoff.budget, render)
     outcome.counts["handoff_chars"] = js_length(rendered)
-    outcome.counts["handoff_budget"] = budget
+    outcome.counts["handoff_budget"] = handoff.budget
     if settings.active_context_template and handoff_session(rendered, ()) is None:
         raise MemwardenError(
             f"{settings.active_context_template} (checkpoint.active_context_template): the handoff "

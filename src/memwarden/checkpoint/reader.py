@@ -3,8 +3,9 @@ read to, or, the first time, its recent lines; and what the daily log has not lo
 
 A conversation read before goes on from its stored position, in chunks, whatever the
 transcript's length: everything after it is new. One read for the first time (or whose position
-no longer fits the transcript: the file was replaced) starts from its last FIRST_READ_ENTRIES
-lines, so a first run costs the same on a long transcript as on a short one.
+no longer fits the transcript: the file was replaced) starts from its recent lines (60, or 240
+when those hold fewer than 5 requests), so a first run costs the same on a long transcript as
+on a short one.
 
 The daily log has its own rule, as it always had: the entries after the stored read position are
 new; when that position falls before the lines read, every one of them is new and the count a
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memwarden.checkpoint.extract import kept_messages
 from memwarden.openclaw.entries import Entry
 from memwarden.openclaw.sessions import archive_timestamp, reset_archives
 from memwarden.openclaw.trajectory import trajectory_session_key
@@ -32,8 +34,10 @@ from memwarden.openclaw.transcripts import (
     start_position,
 )
 
-# How far back a conversation is read the first time: today's figure for "recent".
-FIRST_READ_ENTRIES = 240
+# How far back a conversation is read the first time: its last 60 lines, four times as many when
+# those hold fewer than 5 requests (long tool loops).
+FIRST_READ_ENTRIES = 60
+FIRST_READ_REQUESTS = 5
 # Lines taken in at a time when reading on from a position (a bound on memory, not on time).
 CHUNK_ENTRIES = 2_000
 
@@ -94,11 +98,15 @@ def read_on(
 
 
 def read_recent(location: TranscriptLocation, take: Take) -> TranscriptRead:
-    """Hand the transcript's last FIRST_READ_ENTRIES entries to `take`; return what was read.
+    """Hand the transcript's recent entries to `take` (its last FIRST_READ_ENTRIES, four times
+    as many when those hold fewer than FIRST_READ_REQUESTS requests); return what was read.
 
     Raise StoreError if the transcript cannot be read.
     """
-    return _recent(location, take, read_tail(location, FIRST_READ_ENTRIES))
+    tail = read_tail(location, FIRST_READ_ENTRIES)
+    if not tail.reached_start and _requests(tail.entries) < FIRST_READ_REQUESTS:
+        tail = read_tail(location, FIRST_READ_ENTRIES * 4)
+    return _recent(location, take, tail)
 
 
 def new_since(
@@ -176,6 +184,10 @@ def _recent(location: TranscriptLocation, take: Take, tail: TailResult) -> Trans
         skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
         skipped_report=skipped_lines_report(location, tail),
     )
+
+
+def _requests(entries: list[Entry]) -> int:
+    return sum(1 for message in kept_messages(entries) if message.role == "user")
 
 
 def _add_counts(total: TailResult, chunk: TailResult) -> None:

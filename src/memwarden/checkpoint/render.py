@@ -161,6 +161,8 @@ def same_apart_from_time(existing: str | None, rendered: str) -> bool:
 
 def tidy(text: str) -> str:
     """Return text without trailing spaces and with at most one blank line in a row."""
+    if "\n" not in text:
+        return text.strip()
     return _BLANK_LINES.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
 
 

@@ -7,7 +7,7 @@ the checkpoint remembers about them, so that its next run writes them again.
 - When a daily log (`memory/YYYY-MM-DD.md`) was rewound, each session's read position goes back
   to what the snapshot's marks say it had taken in then (its last entry time), so the entries
   logged after the snapshot are logged again; a session the snapshot did not know starts over.
-  How far back that reaches is bounded by the recent lines a run reads (240).
+  How far back that reaches is bounded by the recent lines a run reads (60).
 """
 
 from __future__ import annotations
