@@ -28,12 +28,15 @@ const PROVENANCE_SESSION = /^> - session: `([^`]+)`/;
 export const SETTINGS_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), "memwarden.json");
 const RECEIPT_VERSION = 1;
 const RECEIPT_DELIVERIES = 10;
+const SINCE_FILE = ".since";
 // The gateway's bootstrap caps (openclaw 2026.7.x and 2026.9.x): per file, in all, USER.md's own,
 // and the least room in which it still adds a file.
 const DEFAULT_MAX_CHARS = 20000;
 const DEFAULT_TOTAL_MAX_CHARS = 60000;
 const USER_FILE_MAX_CHARS = 4000;
 const MIN_FILE_BUDGET_CHARS = 64;
+// How much shorter than its cap the gateway's digest of a long AGENTS.md may come out.
+const AGENTS_DIGEST_SLACK = 1000;
 // Sessions the gateway runs for automation: no conversation to hand off, no receipt.
 const AUTOMATION_KEY = /(^|:)(cron|subagent|acp|boot)(:|$)|:heartbeat$|^(hook:|node-)/i;
 
@@ -197,10 +200,11 @@ export function bootstrapCaps(cfg, agentId) {
   const listed = Array.isArray(agents.list) ? agents.list : Object.entries(agents.entries ?? {}).map(([id, entry]) => ({ id, ...entry }));
   const own = listed.find((entry) => typeof entry?.id === "string" && entry.id.toLowerCase() === agentId) ?? {};
   const defaults = agents.defaults ?? {};
+  // As the gateway reads them (resolveBootstrapCharLimit): the agent's value when it has one,
+  // else the defaults', and a value that is not a positive number is the gateway's default.
   return {
-    maxChars: positive(own.bootstrapMaxChars) ?? positive(defaults.bootstrapMaxChars) ?? DEFAULT_MAX_CHARS,
-    totalMaxChars:
-      positive(own.bootstrapTotalMaxChars) ?? positive(defaults.bootstrapTotalMaxChars) ?? DEFAULT_TOTAL_MAX_CHARS,
+    maxChars: positive(own.bootstrapMaxChars ?? defaults.bootstrapMaxChars) ?? DEFAULT_MAX_CHARS,
+    totalMaxChars: positive(own.bootstrapTotalMaxChars ?? defaults.bootstrapTotalMaxChars) ?? DEFAULT_TOTAL_MAX_CHARS,
   };
 }
 
@@ -215,8 +219,12 @@ export function budgetOf(before, added, caps) {
   for (const file of before) {
     if (remaining <= 0) break;
     const content = file?.missing ? `[MISSING] Expected at: ${file?.path ?? ""}` : String(file?.content ?? "").trimEnd();
-    const cap = String(file?.name ?? "").toLowerCase() === "user.md" ? Math.min(caps.maxChars, USER_FILE_MAX_CHARS) : caps.maxChars;
-    remaining -= Math.min(content.length, file?.missing ? remaining : Math.min(cap, remaining));
+    const name = String(file?.name ?? "").toLowerCase();
+    const cap = name === "user.md" ? Math.min(caps.maxChars, USER_FILE_MAX_CHARS) : caps.maxChars;
+    // An AGENTS.md past its cap becomes a digest that may be shorter than the cap: counted at
+    // the least it takes, so a receipt never says "cut" of a handoff the gateway kept whole.
+    const taken = name === "agents.md" && content.length > cap ? cap - AGENTS_DIGEST_SLACK : content.length;
+    remaining -= Math.min(taken, file?.missing ? remaining : Math.min(cap, remaining));
   }
   return added.map((file) => {
     const chars = file.content.trimEnd().length;
@@ -240,6 +248,12 @@ async function deliveriesFolder(settingsPath) {
   return typeof folder === "string" && path.isAbsolute(folder) ? folder : undefined;
 }
 
+/** Given the event's key and agent, return the key a receipt is filed under: an agent's main
+ * session named `main` (a legacy unscoped key) as `agent:<id>:main`, as memwarden names it. */
+export function canonicalKey(key, agentId) {
+  return key === "main" && agentId ? `agent:${agentId}:main` : key;
+}
+
 /** Given a session key, return its receipt's file name: the first 32 hex digits of its SHA-256. */
 export function receiptName(sessionKey) {
   return `${createHash("sha256").update(sessionKey).digest("hex").slice(0, 32)}.json`;
@@ -250,11 +264,11 @@ export function receiptName(sessionKey) {
  * RECEIPT_DELIVERIES deliveries, newest last, and is replaced whole (a temp file, then a rename).
  */
 export async function recordDelivery(event, entries, before, settingsPath = SETTINGS_PATH) {
-  const key = sessionKeyOf(event);
+  const agentId = agentIdOf(event);
+  const key = canonicalKey(sessionKeyOf(event), agentId);
   if (key === undefined || AUTOMATION_KEY.test(key)) return;
   const folder = await deliveriesFolder(settingsPath);
   if (folder === undefined) return;
-  const agentId = agentIdOf(event);
   const budgets = budgetOf(before, entries, bootstrapCaps(event.context?.cfg, agentId));
   const files = entries.map((entry, index) => ({
     path: path.relative(event.context.workspaceDir, entry.path),
@@ -284,6 +298,10 @@ export async function recordDelivery(event, entries, before, settingsPath = SETT
     deliveries: [...deliveries, delivery].slice(-RECEIPT_DELIVERIES),
   };
   await mkdir(folder, { recursive: true, mode: 0o700 });
+  // When receipts began: health judges no reset or compaction before it.
+  await writeFile(path.join(folder, SINCE_FILE), `${delivery.at}\n`, { mode: 0o600, flag: "wx" }).catch((error) => {
+    if (error?.code !== "EEXIST") throw error;
+  });
   const temporary = `${target}.${process.pid}.${Date.now()}.tmp`;
   try {
     await writeFile(temporary, `${JSON.stringify(receipt)}\n`, { mode: 0o600, flag: "wx" });
@@ -306,7 +324,10 @@ export default async function memoryIndexInject(event) {
     console.warn(`[${HOOK_NAME}] bootstrap left unchanged: ${error?.message ?? String(error)}`);
     return;
   }
-  if (!event?.context?.workspaceDir || !(await manifestExists(event.context.workspaceDir))) return;
+  const workspace = event?.context?.workspaceDir;
+  const manifest = workspace ? await manifestOf(workspace) : undefined;
+  // Nothing is meant for a group chat unless the manifest says so: no receipt either.
+  if (!manifest || (manifest.groupChats !== true && isGroupSession(sessionKeyOf(event)))) return;
   try {
     await recordDelivery(event, entries, before);
   } catch (error) {
@@ -314,12 +335,12 @@ export default async function memoryIndexInject(event) {
   }
 }
 
-/** Return true when memwarden has written the workspace's manifest (it keeps this workspace). */
-async function manifestExists(workspaceDir) {
+/** Return the workspace's manifest when memwarden keeps it (and it can be read), else undefined. */
+async function manifestOf(workspaceDir) {
   try {
-    await stat(path.join(workspaceDir, MANIFEST_PATH));
-    return true;
+    const bytes = await readOwnFile(workspaceDir, MANIFEST_PATH);
+    return bytes === null ? undefined : JSON.parse(bytes.toString("utf8"));
   } catch {
-    return false;
+    return undefined;
   }
 }

@@ -3,7 +3,8 @@
 // command:new / command:reset / session:compact:before -> `memwarden checkpoint --session KEY`,
 // waited for (at most CHECKPOINT_WAIT_MS): the gateway runs this hook before it resets or
 // compacts, so the conversation's handoff holds every turn up to that moment when the next
-// prompt's bootstrap injects it, also between two timer ticks;
+// prompt's bootstrap injects it, also between two timer ticks (one still running then is
+// stopped: a hung run never holds up the gateway, nor piles up);
 // command:new / command:reset -> then `memwarden summarize` (a summary of the window that
 // ended), started detached.
 // The hook never throws. Only ids and the event time are passed, as
@@ -108,9 +109,9 @@ export async function readSettings(settingsPath = SETTINGS_PATH) {
   return settings;
 }
 
-/** Start memwarden detached with `args`; resolve once it has ended, or after `waitMs` (0: at
- * once), leaving it to run on: to true, or to false when it could not start (logged in one
- * line). Never rejects. */
+/** Start memwarden detached with `args`; resolve once it has ended, or at once when `waitMs`
+ * is 0 (it runs on), or after `waitMs`, stopping it then (SIGTERM: memwarden keeps what it has
+ * done): to true, or to false when it could not start (logged in one line). Never rejects. */
 export function start(settings, args, waitMs = 0) {
   return new Promise((resolve) => {
     const child = spawn(settings.executable, args, {
@@ -119,7 +120,10 @@ export function start(settings, args, waitMs = 0) {
       env: environmentFor(settings),
     });
     const timer = setTimeout(() => {
-      if (waitMs > 0) log(`${args.find((arg) => !arg.startsWith("-"))} still running after ${waitMs} ms: not waited for`);
+      if (waitMs > 0) {
+        log(`${args.find((arg) => !arg.startsWith("-"))} still running after ${waitMs} ms: stopped`);
+        child.kill("SIGTERM");
+      }
       resolve(true);
     }, waitMs);
     const done = (started) => {

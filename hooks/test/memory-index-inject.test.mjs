@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, mock, test } from "node:test";
 
 import handler, {
   bootstrapCaps,
+  budgetOf,
+  canonicalKey,
   entriesFor,
   handoffSession,
   isGroupSession,
@@ -459,10 +461,41 @@ describe("delivery receipts", () => {
     };
     assert.deepEqual(bootstrapCaps(cfg, "ops"), { maxChars: 9000, totalMaxChars: 30000 });
     assert.deepEqual(bootstrapCaps({}, "main"), { maxChars: 20000, totalMaxChars: 60000 });
-    assert.deepEqual(bootstrapCaps({ agents: { entries: { main: { bootstrapMaxChars: -1 } } } }, "main"), {
-      maxChars: 20000,
-      totalMaxChars: 60000,
-    });
+    // An agent's own value that is not a positive number is the gateway's default, not the
+    // defaults' value (resolveBootstrapCharLimit).
+    const own = { agents: { defaults: { bootstrapTotalMaxChars: 30000 }, entries: { main: { bootstrapTotalMaxChars: 0 } } } };
+    assert.deepEqual(bootstrapCaps(own, "main"), { maxChars: 20000, totalMaxChars: 60000 });
+  });
+
+  test("an AGENTS.md past its cap, which the gateway digests, is not taken for the whole cap", () => {
+    const agents = { name: "AGENTS.md", path: "/w/AGENTS.md", content: "a".repeat(30000), missing: false };
+    const handoff = { content: "h".repeat(2500) };
+    const caps = { maxChars: 20000, totalMaxChars: 22000 };
+
+    assert.deepEqual(budgetOf([agents], [handoff], caps), [{ chars: 2500, cut: false, leftOut: false }]);
+    assert.deepEqual(budgetOf([agents], [{ content: "h".repeat(3500) }], caps), [
+      { chars: 3500, cut: true, leftOut: false },
+    ]);
+  });
+
+  test("a legacy `main` event files its receipt under the agent's main session key", async () => {
+    const event = bootstrapOf("main");
+    writeManifest(manifestOf([writeHandoff("ACTIVE_CONTEXT.md", "agent:main:main", "body")]));
+
+    await recordDelivery(event, await entriesFor(event), [], settings);
+
+    assert.equal(receiptOf("agent:main:main").deliveries[0].handoff, "whole");
+    assert.equal(canonicalKey("main", "ops"), "agent:ops:main");
+  });
+
+  test("the first receipt says since when receipts are written, and later ones keep it", async () => {
+    standardMemory("agent:main:main");
+    await deliver(bootstrapOf("agent:main:main"));
+    const since = readFileSync(path.join(folder, "deliveries", ".since"), "utf8");
+    await deliver(bootstrapOf("agent:main:main"));
+
+    assert.ok(Math.abs(Date.parse(since.trim()) - Date.now()) < 60_000);
+    assert.equal(readFileSync(path.join(folder, "deliveries", ".since"), "utf8"), since);
   });
 
   test("without memwarden.json beside the hook, no receipt is written", async () => {

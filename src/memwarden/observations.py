@@ -71,6 +71,7 @@ _OPEN_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+(\S[^\n]*)", re.MULTILINE
 _DONE_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[xX]\][ \t]+(\S[^\n]*)", re.MULTILINE)
 _TODO_LINE = re.compile(r"\bTODO:[ \t]*(\S[^\n]*)", re.MULTILINE)
 _TODO_MARKER = re.compile(r"\[TODO\][ \t]*(\S[^\n]*)", re.MULTILINE)
+_TASK_PREFIX = re.compile(r"^(?:TODO:|\[TODO\])[ \t]*")
 
 Span = tuple[int, int]
 
@@ -105,14 +106,26 @@ def task_changes(text: str) -> list[tuple[str, bool]]:
         return []
     if "```" in text or "~~~" in text:
         text = "\n".join(lines_outside_code(text))
-    found = [
-        (match.start(), match.group(1).rstrip(" \t"), is_open)
-        for pattern, is_open in ((_OPEN_ITEM, True), (_TODO_LINE, True), (_DONE_ITEM, False))
+    boxes = [
+        (match.start(), match.end(), match.group(1).rstrip(" \t"), is_open)
+        for pattern, is_open in ((_OPEN_ITEM, True), (_DONE_ITEM, False))
         for match in pattern.finditer(text)
     ]
+    found = [(start, _task_text(item), is_open) for start, _, item, is_open in boxes]
+    lines = [
+        (match.start(), match.group(1).rstrip(" \t"), True) for match in _TODO_LINE.finditer(text)
+    ]
     if "[TODO]" in text:
-        found += _todo_marker_lines(text)
+        lines += _todo_marker_lines(text)
+    # `- [ ] TODO: item` is one task, not two: a TODO inside a checkbox's text is its name.
+    spans = sorted((start, end) for start, end, *_ in boxes)
+    found += [one for one in lines if not inside(spans, one[0])]
     return [(item, is_open) for _, item, is_open in sorted(found)]
+
+
+def _task_text(item: str) -> str:
+    """A checkbox's task without a leading `TODO:` or `[TODO]`, as a TODO line names it."""
+    return _TASK_PREFIX.sub("", item, count=1) or item
 
 
 def open_todos(texts: Iterable[str]) -> list[str]:

@@ -505,3 +505,19 @@ def test_checkpoint_from_a_second_storage_folder_logs_no_entry_twice(tmp_path, c
     assert result.exit_code == 0, result.stderr
     assert agent.memory("2026-11-22.md") == before
     assert entries_in(before) == 1
+
+
+def test_checkpoint_storage_whose_path_has_uri_characters_works_and_leaves_nothing_beside(
+    tmp_path, capsys, monkeypatch
+):
+    storage = tmp_path / "mw#1?x=%20"
+    monkeypatch.setenv("MEMWARDEN_GENERAL_STORAGE_DIR", str(storage))
+    agent = FileAgent(tmp_path / "deployment")
+    checkpoint(capsys, agent)
+    agent.append(*turn(10, START + timedelta(minutes=30), "[DECISION] keep the blue theme"))
+
+    result = checkpoint(capsys, agent)
+
+    assert result.exit_code == 0, result.stderr
+    assert "[DECISION] keep the blue theme" in agent.memory("ACTIVE_CONTEXT.md")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["deployment", storage.name]

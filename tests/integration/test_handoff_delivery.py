@@ -26,19 +26,24 @@ KEY = "agent:main:main"
 SESSION = "de11fe12-0000-4000-8000-000000000001"
 
 
-@pytest.fixture
-def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> dict[str, Path]:
+def deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home: Path, key: str) -> dict:
+    """A SQLite-era agent whose conversation `key` was reset, then got a request."""
     monkeypatch.setattr(JobContext, "now", lambda self: START + timedelta(hours=1))
     monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
     state, workspace = tmp_path / "state", tmp_path / "workspace"
     workspace.mkdir()
     lines = list(transcript_lines(4, session_id=SESSION, with_reset_at=3))
     database = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    make_sqlite_agent_db(database, {SESSION: lines}, session_keys={SESSION: KEY})
+    make_sqlite_agent_db(database, {SESSION: lines}, session_keys={SESSION: key})
     config = {"agents": {"list": [{"id": "main", "workspace": str(workspace)}]}}
     (state / "openclaw.json").write_bytes(orjson.dumps(config))
-    storage = isolated_env / ".local" / "state" / "memwarden"
+    storage = home / ".local" / "state" / "memwarden"
     return {"state": state, "workspace": workspace, "storage": storage}
+
+
+@pytest.fixture
+def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> dict:
+    return deployment(tmp_path, monkeypatch, isolated_env, KEY)
 
 
 def health(capsys, agent) -> dict:
@@ -47,19 +52,25 @@ def health(capsys, agent) -> dict:
 
 
 def deliveries(agent) -> Path:
+    """The receipts folder, as `memwarden install hooks` makes it: since before the reset."""
     (state_db,) = agent["storage"].rglob("state.db")
-    return state_db.parent / "deliveries"
+    folder = state_db.parent / "deliveries"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    (folder / ".since").write_text(f"{START.isoformat()}\n")
+    return folder
 
 
 def test_health_warns_until_the_bootstrap_hook_delivers_the_handoff_whole(capsys, agent, tmp_path):
     assert run_cli(capsys, "--state-dir", agent["state"], "checkpoint").exit_code == 0
+    unhooked = health(capsys, agent)
 
-    before = health(capsys, agent)
     handler = install_hook(tmp_path / "hooks" / "memory-index-inject", deliveries(agent))
+    before = health(capsys, agent)
     files = bootstrap_files(agent["workspace"], KEY, handler)
     after = health(capsys, agent)
     status = run_cli(capsys, "--state-dir", agent["state"], "--json", "status")
 
+    assert unhooked["handoff.delivery"]["message"].startswith("no delivery receipt yet")
     warned = before[f"handoff.delivery:main:{KEY}"]
     assert warned["status"] == "warning"
     assert warned["message"].startswith(
@@ -88,3 +99,25 @@ def test_health_names_a_handoff_the_gateway_caps_cut(capsys, agent, tmp_path):
     warned = checks[f"handoff.delivery:main:{KEY}"]
     assert warned["value"] == "cut"
     assert "carried its handoff cut by the gateway's bootstrap caps" in warned["message"]
+
+
+@pytest.mark.parametrize(
+    ("key", "setting"),
+    [
+        ("agent:main:telegram:group:77", {}),  # nothing is injected into a group chat
+        (KEY, {"MEMWARDEN_INDEX_INJECT_ACTIVE_CONTEXT": "false"}),  # no handoff injected at all
+    ],
+)
+def test_health_judges_no_conversation_the_hook_is_not_meant_to_give_a_handoff(
+    capsys, tmp_path, monkeypatch, isolated_env, key, setting
+):
+    for name, value in setting.items():
+        monkeypatch.setenv(name, value)
+    agent = deployment(tmp_path, monkeypatch, isolated_env, key)
+    assert run_cli(capsys, "--state-dir", agent["state"], "checkpoint").exit_code == 0
+    deliveries(agent)
+
+    checks = health(capsys, agent)
+
+    assert checks["handoff.delivery"]["status"] == "ok"
+    assert not [name for name in checks if name.startswith("handoff.delivery:")]

@@ -11,8 +11,10 @@ import types
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import orjson
 import pytest
 
+from memwarden.health.deliveries import receipt_name
 from memwarden.runtime import JobResult
 from memwarden.state import StateDB
 from support.cli import run_cli
@@ -224,13 +226,21 @@ def test_maintain_prunes_old_runs_and_events_but_keeps_each_jobs_last_success(
     db.record_event("alert.sent", ts=old)
     db.record_event("alert.sent")
     db.close()
+    receipts = storage(isolated_env) / "deliveries"
+    receipts.mkdir()
+    for key, at in (("agent:main:old", old), ("agent:main:new", time.time() - DAY)):
+        delivery = {"at": datetime.fromtimestamp(at, UTC).isoformat(), "handoff": "whole"}
+        receipt = {"version": 1, "sessionKey": key, "deliveries": [delivery]}
+        (receipts / receipt_name(key)).write_bytes(orjson.dumps(receipt))
 
     result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain", "--json")
 
     assert result.exit_code == 0, result.stderr
+    assert [path.name for path in receipts.iterdir()] == [receipt_name("agent:main:new")]
     assert result.json()["summary"]["state"] == {
         "runs": 1,
         "events": 1,
+        "receipts": 1,
         "vacuum": False,
         "free_bytes": result.json()["summary"]["state"]["free_bytes"],
     }

@@ -75,7 +75,7 @@ def active_context_values(rng: random.Random, kind: str, trigger: str, left: boo
         ],
         "compaction_summary": rng.choice([None, "", text(rng)]),
         "left_out": {
-            "what": rng.sample(["3 earlier requests", "1 earlier reply", "2 oldest items"], 2),
+            "what": rng.sample(["3 requests", "1 reply", "2 oldest items"], 2),
             "budget": "18,000",
             "logs": rng.choice([[], ["memory/2026-11-25.md", "memory/2026-11-26.md"]]),
         }

@@ -88,21 +88,22 @@ def test_handoff_over_budget_keeps_every_item_and_the_newest_requests_and_says_w
         assert item in text
     shown = [turn for turn in range(40) if f"request {turn} " in text]
     assert shown == list(range(40 - len(shown), 40)) and 0 < len(shown) < 40
+    assert "reply 39\n" in text  # the last reply stays with the last request
     assert "## Left Out\n" in text
-    assert f"{40 - len(shown)} earlier requests" in text
-    assert "the daily logs memory/2026-11-28.md hold the requests" in text
+    assert f"{40 - len(shown)} requests, 39 replies of earlier turns" in text
+    assert "the daily logs memory/2026-11-28.md list every request" in text
     assert "budget of 12,000 characters" in text
 
 
-def test_handoff_shows_requests_before_replies_when_both_do_not_fit():
+def test_handoff_shows_requests_before_older_replies_when_both_do_not_fit():
     held = conversation(10, items_per_turn=0, text="y" * 300)
 
     text = rendered(held, 5_000)
 
     requests = sum(f"request {turn} " in text for turn in range(10))
-    replies = sum(f"reply {turn}\n" in text for turn in range(10))
-    assert requests > 0 and replies == 0
-    assert "10 earlier replies" in text
+    replies = [turn for turn in range(10) if f"reply {turn}\n" in text]
+    assert requests > 1 and replies == [9]  # the newest reply, and no older one
+    assert "9 replies" in text
 
 
 def test_handoff_whose_items_alone_pass_the_budget_leaves_out_the_oldest_items():

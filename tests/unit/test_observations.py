@@ -100,3 +100,18 @@ def test_find_paths_ignores_urls_dates_and_plain_words():
 )
 def test_argument_paths_read_only_path_arguments(arguments, expected):
     assert argument_paths(arguments) == expected
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["- [ ] TODO: write tests", "- [x] TODO: write tests"],
+        ["- [ ] [TODO] write tests", "- [x] [TODO] write tests"],
+        ["- [ ] TODO: write tests", "- [x] write tests"],
+        ["TODO: write tests", "- [x] write tests"],
+        ["[TODO] write tests", "- [X] TODO: write tests"],
+    ],
+)
+def test_a_task_named_with_todo_in_a_checkbox_is_one_task_and_closes(texts):
+    assert task_changes(texts[0]) == [("write tests", True)]
+    assert open_todos(texts) == []

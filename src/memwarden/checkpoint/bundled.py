@@ -140,8 +140,8 @@ def _left_out(left: dict[str, Any]) -> str:
     logs = ", ".join(left["logs"]) if left["logs"] else "(memory/YYYY-MM-DD.md)"
     return (
         f"_Not shown, to keep this file within its budget of {left['budget']} characters (what "
-        f"the gateway's bootstrap caps leave it): {', '.join(left['what'])}; the daily logs "
-        f"{logs} hold the requests._"
+        f"the gateway's bootstrap caps leave it): {', '.join(left['what'])} of earlier turns; "
+        f"the daily logs {logs} list every request, and each run's last reply._"
     )
 
 

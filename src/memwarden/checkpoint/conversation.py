@@ -197,12 +197,14 @@ class Conversation:
         if drop:
             del self.messages[:drop]
             self.dropped_messages += drop
-        for items, limit in ((self.marked, MAX_MARKED), (self.tasks, MAX_TASKS)):
+        for items, limit in (
+            (self.marked, MAX_MARKED),
+            (self.tasks, MAX_TASKS),
+            (self.paths, MAX_PATHS),
+        ):
             while len(items) > limit:
                 del items[next(iter(items))]
                 self.dropped_items += 1
-        while len(self.paths) > MAX_PATHS:
-            del self.paths[next(iter(self.paths))]
 
     def to_json(self) -> dict[str, Any]:
         """Return the conversation as plain JSON data for the state database."""

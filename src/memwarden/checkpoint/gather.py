@@ -95,6 +95,10 @@ def gather(
         position = None
     read, messages = _read(run, conversation, location, position)
     daily.append(_daily(run, read, messages, stored))
+    earlier_id = earlier[0].session_id if earlier is not None else None
+    lost = _rewound_archive(run, location, stored, {session.session_id, earlier_id or ""})
+    if lost is not None:
+        daily.insert(0, lost)
     conversation.session_id = session.session_id
     conversation.through = read.end.to_json()
     return Material(
@@ -102,7 +106,7 @@ def gather(
         read,
         daily,
         entries_read + read.entries_read,
-        earlier[0].session_id if earlier is not None else None,
+        earlier_id,
     )
 
 
@@ -156,12 +160,37 @@ def _daily(
 ) -> DailyMessages:
     """Return the messages of a read that the daily log has not logged (see `reader`)."""
     session_id = read.location.session_id
+    if _rewound(stored):  # a history rewind took the daily log back to a time, any session's
+        return _logged_after(run, read.location, stored)  # type: ignore[arg-type]
     if stored is None or stored.session_id != session_id:  # never logged
         return DailyMessages(session_id, kept, partial=not read.reached_start)
     if read.whole_since and stored.position == read.start:
         return DailyMessages(session_id, kept, partial=False)
     entries, partial = reader.new_since(read.location, stored.position, stored.last_entry_at)
     return DailyMessages(session_id, kept_messages(entries, run.redactor.redact), partial)
+
+
+def _rewound(stored: StoredSession | None) -> bool:
+    """A rewind leaves no read position, only the time of the last entry the log kept."""
+    return stored is not None and stored.position is None and stored.last_entry_at is not None
+
+
+def _logged_after(
+    run: RunState, location: TranscriptLocation, stored: StoredSession
+) -> DailyMessages:
+    entries, partial = reader.new_since(location, None, stored.last_entry_at)
+    return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
+
+
+def _rewound_archive(
+    run: RunState, location: TranscriptLocation, stored: StoredSession | None, read: set[str]
+) -> DailyMessages | None:
+    """After a rewind to before a file-era reset: what the log lost of the session id the
+    rewind went back to, when this run did not read that transcript anyway."""
+    if not _rewound(stored) or stored.session_id in read:  # type: ignore[union-attr]
+        return None
+    found = reader.previous_location(location, stored.session_id)  # type: ignore[union-attr]
+    return _logged_after(run, found[0], stored) if found is not None else None  # type: ignore[arg-type]
 
 
 def _earlier_session(

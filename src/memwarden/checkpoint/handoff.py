@@ -2,8 +2,9 @@
 
 What a handoff carries, in this order: every marked item, every open task and every referenced
 file of the conversation since it began (each with who said it and when), then its recent
-messages (the user's requests before the assistant's replies, newest first, shown in the order
-they were said, with the resets and compactions between them), the tools it used and its last
+messages (the last request and reply, then the user's other requests before the assistant's
+other replies, newest first, shown in the order they were said, with the resets and compactions
+between them), the tools it used and its last
 compaction summary. It must fit the characters the gateway's bootstrap caps leave it (see
 `openclaw.bootstrap`): the messages that do not fit are left out, the oldest first (then, only
 if the items alone are too long, the oldest items), and the file says how many and which daily
@@ -191,8 +192,8 @@ class Handoff:
         requests = sum(1 for index in hidden if messages[index].role == "user")
         dropped_messages, dropped_items = self.dropped
         counts = (
-            (requests, "earlier request", "earlier requests"),
-            (len(hidden) - requests, "earlier reply", "earlier replies"),
+            (requests, "request", "requests"),
+            (len(hidden) - requests, "reply", "replies"),
             (dropped_messages, "message before those", "messages before those"),
             (shown.items_left_out + dropped_items, "oldest item", "oldest items"),
         )
@@ -208,10 +209,13 @@ class Handoff:
 
 
 def _by_priority(messages: list[Said]) -> list[int]:
-    """The indexes of the user's requests, newest first, then of the assistant's replies."""
+    """The indexes of the messages in the order a handoff keeps them: the last request and the
+    last reply, then the user's other requests, newest first, then the other replies."""
     newest_first = range(len(messages) - 1, -1, -1)
     requests = [index for index in newest_first if messages[index].role == "user"]
-    return requests + [index for index in newest_first if messages[index].role != "user"]
+    replies = [index for index in newest_first if messages[index].role != "user"]
+    latest = requests[:1] + replies[:1]
+    return latest + requests[1:] + replies[1:]
 
 
 def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:

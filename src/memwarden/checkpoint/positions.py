@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import orjson
 
@@ -231,7 +232,7 @@ def load_conversation(state_path: Path, agent_id: str, session_key: str) -> Any:
     if _reader is None or _reader[:2] != (os.getpid(), state_path):
         if _reader is not None and _reader[0] == os.getpid():
             _reader[2].close()
-        connection = sqlite3.connect(f"file:{state_path}?mode=ro", uri=True, timeout=30)
+        connection = sqlite3.connect(f"file:{quote(str(state_path))}?mode=ro", uri=True, timeout=30)
         _reader = (os.getpid(), state_path, connection)
     row = _reader[2].execute(_SELECT_CONVERSATION, (agent_id, session_key)).fetchone()
     if row is None:

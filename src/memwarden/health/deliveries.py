@@ -23,9 +23,7 @@ from memwarden.state import StateDB
 
 FOLDER = "deliveries"
 RECEIPT_VERSION = 1
-# The break's time comes from the transcript, the delivery's from the hook: both are the gateway
-# host's clock, but the line may be stamped a moment after the work began.
-SLACK_SECONDS = 5.0
+SINCE_FILE = ".since"  # when the hook wrote its first receipt (or install hooks made the folder)
 MAX_RECEIPT_BYTES = 256 * 1024
 _BREAKS = (
     "SELECT agent_id, session_key, last_break_kind, last_break_at, next_request_at "
@@ -99,6 +97,30 @@ def read_receipts(folder: Path) -> Iterator[Receipt]:
             yield receipt
 
 
+def receipts_since(folder: Path) -> float | None:
+    """Return since when the folder has receipts (Unix time), or None when it has none: the
+    hook was never installed, or never ran."""
+    try:
+        text = (folder / SINCE_FILE).read_text(encoding="utf-8").strip()
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except (OSError, ValueError):
+        return None
+
+
+def prune_receipts(folder: Path, before: float, dry_run: bool) -> int:
+    """Delete the receipts whose last delivery came before `before` (Unix time), and those that
+    cannot be read; return how many (would) go."""
+    gone = 0
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        receipt = _parse(path)
+        if receipt is not None and receipt.last is not None and receipt.last.at >= before:
+            continue
+        gone += 1
+        if not dry_run:
+            path.unlink(missing_ok=True)
+    return gone
+
+
 def recent_breaks(state: StateDB, since: float) -> list[Break]:
     """Return each conversation's last reset or compaction that came after `since`."""
     return [
@@ -113,8 +135,7 @@ def judge(moment: Break, receipt: Receipt | None) -> Verdict | None:
     """
     if moment.next_request_at is None:
         return None
-    since = moment.at - SLACK_SECONDS
-    after = [one for one in (receipt.deliveries if receipt else ()) if one.at >= since]
+    after = [one for one in (receipt.deliveries if receipt else ()) if one.at >= moment.at]
     if not after:
         return Verdict(
             False,

@@ -8,6 +8,7 @@ import sqlite3
 from datetime import timedelta
 
 from memwarden.files import check_inside
+from memwarden.health.deliveries import FOLDER, prune_receipts
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.logs import plan_log_rotation
 from memwarden.maintenance.report import StepReport, size_text
@@ -47,10 +48,16 @@ def logs_step(context: JobContext, dry_run: bool) -> StepReport:
 
 
 def state_step(context: JobContext, dry_run: bool) -> StepReport:
-    """Delete runs and events older than maintain.state_retention_days; VACUUM when it pays."""
+    """Delete runs, events and handoff delivery receipts older than
+    maintain.state_retention_days; VACUUM when it pays."""
     report = StepReport("state")
     maintain = context.config.maintain
     cutoff = context.now() - timedelta(days=maintain.state_retention_days)
+    try:
+        receipts = prune_receipts(context.storage_dir / FOLDER, cutoff.timestamp(), dry_run)
+    except OSError as error:
+        report.fail(f"state: cannot prune the delivery receipts: {error}")
+        receipts = 0
     try:
         counts = prune_state(context.state, cutoff.timestamp(), dry_run)
         stats = page_stats(context.state)
@@ -66,12 +73,13 @@ def state_step(context: JobContext, dry_run: bool) -> StepReport:
         vacuumed = f"; {'would compact' if dry_run else 'compacted'} state.db (freed "
         vacuumed += f"{size_text(stats.free_bytes)})"
     report.lines.append(
-        f"state: {verb} {counts.runs} run(s) and {counts.events} event(s) older than "
-        f"{maintain.state_retention_days} days{vacuumed}"
+        f"state: {verb} {counts.runs} run(s), {counts.events} event(s) and {receipts} delivery "
+        f"receipt(s) older than {maintain.state_retention_days} days{vacuumed}"
     )
     report.data = {
         "runs": counts.runs,
         "events": counts.events,
+        "receipts": receipts,
         "vacuum": pays,
         "free_bytes": stats.free_bytes,
     }

@@ -44,7 +44,8 @@ OPTIONS = [
         "maintain.state_retention_days",
         "int",
         90,
-        "Job runs and timeline events older than this many days are deleted from state.db.",
+        "Job runs and timeline events older than this many days are deleted from state.db, and "
+        "the bootstrap hook's delivery receipts of conversations with no delivery since.",
         minimum=1,
         maximum=36500,
     ),
