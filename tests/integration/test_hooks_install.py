@@ -17,6 +17,7 @@ from memwarden import config
 from memwarden.errors import UsageError
 from memwarden.gateway_hooks.install import install_hooks, uninstall_hooks
 from memwarden.gateway_hooks.shipped import HOOK_NAMES
+from memwarden.health.deliveries import FOLDER
 from memwarden.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state, write_json5_config
@@ -55,7 +56,7 @@ def entries(state) -> dict:
     return json5.loads(state.config_path.read_text())["hooks"]["internal"]["entries"]
 
 
-def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path, isolated_env):
+def test_install_copies_both_hooks_and_writes_their_settings(state, tmp_path, isolated_env):
     result = install_hooks(context(state, tmp_path), dry_run=False)
 
     assert result.exit_code == 0, result.problems
@@ -63,13 +64,19 @@ def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path, is
         for file in ("HOOK.md", "handler.js"):
             installed = state.state_dir / "hooks" / name / file
             assert installed.read_bytes() == (REPO_HOOKS / name / file).read_bytes()
-    settings = orjson.loads((state.state_dir / "hooks/session-summary/memwarden.json").read_bytes())
+    raw = (state.state_dir / "hooks/session-summary/memwarden.json").read_bytes()
+    assert (state.state_dir / "hooks/memory-index-inject/memwarden.json").read_bytes() == raw
+    settings = orjson.loads(raw)
     environment = settings.pop("environment")
+    # the folder the bootstrap hook writes its receipts to is the one health reads
+    deliveries = context(state, tmp_path).storage_dir / FOLDER
     assert settings == {
         "executable": str(tmp_path / "bin" / "memwarden"),
         "config": None,
         "stateDir": str(state.state_dir),
+        "deliveries": str(deliveries),
     }
+    assert deliveries.is_absolute() and deliveries.parent == storage(isolated_env)
     # what the timers get: the run the hook starts keeps its state where theirs is
     assert environment["MEMWARDEN_GENERAL_STORAGE_DIR"] == str(storage(isolated_env))
     assert environment["MEMWARDEN_GATEWAY_STATE_DIR"] == str(state.state_dir)
@@ -83,8 +90,8 @@ def test_the_hook_environment_never_holds_a_secret(state, tmp_path):
         dry_run=False,
     )
 
-    text = (state.state_dir / "hooks/session-summary/memwarden.json").read_text()
-    assert secret not in text
+    for name in HOOK_NAMES:
+        assert secret not in (state.state_dir / "hooks" / name / "memwarden.json").read_text()
 
 
 def storage(home: Path) -> Path:

@@ -1,7 +1,7 @@
 """`memwarden install hooks` and `memwarden uninstall hooks`: the steps in order, and the result.
 
 Install copies `hooks/memory-index-inject/` and `hooks/session-summary/` into the gateway's
-managed hooks folder `<state>/hooks/` with session-summary's `memwarden.json` (`folders`), selects
+managed hooks folder `<state>/hooks/` with a `memwarden.json` beside each (`folders`), selects
 both in the gateway config (`config`), and records what it did (`record`). Running it again
 changes nothing. Uninstall undoes it: the config as it was, the files install wrote and nobody
 changed, the folders when empty, and `<state>/hooks/` when install created it and it is empty.
@@ -19,7 +19,6 @@ from memwarden.gateway_hooks.shipped import (
     HOOK_FILES,
     HOOK_NAMES,
     SETTINGS_FILE,
-    STARTS_EXECUTABLE,
     hook_settings,
     hook_sources,
     resolve_executable,
@@ -52,7 +51,7 @@ def install_hooks(
     created = [] if plan.hooks_dir.exists() or dry_run else [plan.hooks_dir]
     payloads = {
         name: {file: (plan.source / name / file).read_bytes() for file in HOOK_FILES}
-        | ({SETTINGS_FILE: settings} if name in STARTS_EXECUTABLE else {})
+        | {SETTINGS_FILE: settings}
         for name in HOOK_NAMES
     }
     copied = [

@@ -1,4 +1,4 @@
-"""The hooks this memwarden ships, and the settings file install writes beside session-summary."""
+"""The hooks this memwarden ships, and the settings file install writes beside each of them."""
 
 from __future__ import annotations
 
@@ -70,7 +70,9 @@ def resolve_executable(context: JobContext, override: str | None = None) -> Path
 def hook_settings(context: JobContext, executable: Path) -> bytes:
     """Return memwarden.json: the executable, --config, --state-dir and the environment the
     timers get (`pinned_environment`: never a secret), so a run a hook starts uses the storage,
-    secrets file and folders the timers use."""
+    secrets file and folders the timers use; and the folder of the bootstrap hook's delivery
+    receipts, `<storage>/deliveries`, which health reads."""
+    from memwarden.health.deliveries import FOLDER
     from memwarden.scheduling.host import pinned_environment
 
     environment = pinned_environment(
@@ -84,6 +86,7 @@ def hook_settings(context: JobContext, executable: Path) -> bytes:
         "config": str(context.config.path.resolve()) if context.config.path else None,
         "stateDir": str(context.gateway_state_dir),
         "environment": dict(environment),
+        "deliveries": str(context.storage_dir / FOLDER),
     }
     return orjson.dumps(settings, option=orjson.OPT_INDENT_2) + b"\n"
 
