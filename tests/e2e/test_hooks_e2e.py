@@ -5,8 +5,9 @@ One private gateway per version: `memwarden index` writes INDEX.md and the boots
 place, though the `openclaw` CLI is on PATH), then the gateway starts and:
 
 - an agent turn's system prompt, as the fake model receives it, holds INDEX.md and that
-  conversation's handoff (memory-index-inject); another session's holds INDEX.md only, as the
-  handoff names the session it was written from;
+  conversation's handoff (memory-index-inject), which leaves a delivery receipt in the folder
+  install named in its memwarden.json; another session's holds INDEX.md only, as the handoff
+  names the session it was written from;
 - `sessions.reset` makes the session-summary hook start `memwarden summarize`, which writes
   `memory/YYYY-MM-DD-<slug>.md` for the window that ended;
 - `sessions.compact` makes it start `memwarden checkpoint --session KEY --force`, which writes
@@ -19,6 +20,7 @@ as it was and its state dir without a backup file or a hooks folder of memwarden
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import uuid
@@ -104,6 +106,13 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     assert "# Memory index" in prompts
     assert f"active-{tag}: migrating" in prompts  # the conversation's own handoff
     assert str(memory / "INDEX.md") in prompts
+    # its receipt, in the folder install named in memwarden.json, which status reads
+    settings = json.loads((gateway.hooks_dir / "memory-index-inject/memwarden.json").read_text())
+    receipt = Path(settings["deliveries"]) / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+    wait_for(receipt.is_file, f"no delivery receipt {receipt}", gateway)
+    status = json.loads(memwarden(gateway, "status", "--json").stdout)
+    delivered = {item["session_key"]: item for item in status["handoff_deliveries"]}
+    assert delivered[key]["handoff"] == "whole", delivered
 
     gateway.llm.clear_requests()  # another session: INDEX.md, never this session's context
     other = gateway.agent_turn(f"Hello from another peer {tag}", session_key=f"{key}-other")

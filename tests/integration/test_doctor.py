@@ -10,7 +10,7 @@ from pathlib import Path
 import json5
 import pytest
 
-from memwarden.hooks_install import hook_sources
+from memwarden.gateway_hooks.shipped import hook_sources
 from memwarden.state import StateDB
 from support.cli import run_cli
 from support.deployments import make_file_era_state, make_generated_fleet, write_json5_config

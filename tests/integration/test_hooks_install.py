@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -14,7 +15,9 @@ import pytest
 
 from memwarden import config
 from memwarden.errors import UsageError
-from memwarden.hooks_install import HOOK_NAMES, install_hooks, uninstall_hooks
+from memwarden.gateway_hooks.install import install_hooks, uninstall_hooks
+from memwarden.gateway_hooks.shipped import HOOK_NAMES
+from memwarden.health.deliveries import FOLDER
 from memwarden.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state, write_json5_config
@@ -53,7 +56,7 @@ def entries(state) -> dict:
     return json5.loads(state.config_path.read_text())["hooks"]["internal"]["entries"]
 
 
-def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path, isolated_env):
+def test_install_copies_both_hooks_and_writes_their_settings(state, tmp_path, isolated_env):
     result = install_hooks(context(state, tmp_path), dry_run=False)
 
     assert result.exit_code == 0, result.problems
@@ -61,13 +64,19 @@ def test_install_copies_both_hooks_and_writes_the_executable(state, tmp_path, is
         for file in ("HOOK.md", "handler.js"):
             installed = state.state_dir / "hooks" / name / file
             assert installed.read_bytes() == (REPO_HOOKS / name / file).read_bytes()
-    settings = orjson.loads((state.state_dir / "hooks/session-summary/memwarden.json").read_bytes())
+    raw = (state.state_dir / "hooks/session-summary/memwarden.json").read_bytes()
+    assert (state.state_dir / "hooks/memory-index-inject/memwarden.json").read_bytes() == raw
+    settings = orjson.loads(raw)
     environment = settings.pop("environment")
+    # the folder the bootstrap hook writes its receipts to is the one health reads
+    deliveries = context(state, tmp_path).storage_dir / FOLDER
     assert settings == {
         "executable": str(tmp_path / "bin" / "memwarden"),
         "config": None,
         "stateDir": str(state.state_dir),
+        "deliveries": str(deliveries),
     }
+    assert deliveries.is_absolute() and deliveries.parent == storage(isolated_env)
     # what the timers get: the run the hook starts keeps its state where theirs is
     assert environment["MEMWARDEN_GENERAL_STORAGE_DIR"] == str(storage(isolated_env))
     assert environment["MEMWARDEN_GATEWAY_STATE_DIR"] == str(state.state_dir)
@@ -81,8 +90,8 @@ def test_the_hook_environment_never_holds_a_secret(state, tmp_path):
         dry_run=False,
     )
 
-    text = (state.state_dir / "hooks/session-summary/memwarden.json").read_text()
-    assert secret not in text
+    for name in HOOK_NAMES:
+        assert secret not in (state.state_dir / "hooks" / name / "memwarden.json").read_text()
 
 
 def storage(home: Path) -> Path:
@@ -184,10 +193,9 @@ def test_install_with_a_broken_config_prints_the_exact_steps(state, tmp_path):
     assert result.data["enabled_by"] == "manual"
     assert state.config_path.read_bytes() == broken
     steps = result.problems[-1]
-    assert "openclaw hooks enable memory-index-inject && openclaw hooks enable session-summary" in (
-        steps
-    )
-    assert '"session-summary":{"enabled":true}' in steps
+    entries = '{"memory-index-inject":{"enabled":true},"session-summary":{"enabled":true}}'
+    assert f'merge {{"hooks":{{"internal":{{"entries":{entries}}}}}}} into' in steps
+    assert "not with `openclaw hooks enable`" in steps  # it sets hooks.internal.enabled
     assert (state.state_dir / "hooks" / "session-summary" / "handler.js").is_file()
 
 
@@ -216,15 +224,79 @@ def test_install_executable_override_must_be_executable(state, tmp_path):
         install_hooks(context(state, tmp_path), dry_run=False, executable=str(plain))
 
 
-def test_install_into_open_selection_warns_that_only_listed_hooks_will_load(state, tmp_path):
+def test_install_into_an_open_selection_leaves_the_config_as_it_is(state, tmp_path):
     value = json5.loads(state.config_path.read_text())
-    value["hooks"] = {"internal": {"enabled": True}}
+    value["hooks"] = {"internal": {"enabled": True}}  # every hook found loads, memwarden's too
     state.config_path.write_text(orjson.dumps(value).decode())
+    before = state.config_path.read_bytes()
 
     result = install_hooks(context(state, tmp_path), dry_run=False)
 
-    assert any("lists no entries" in problem for problem in result.problems)
-    assert result.exit_code == 0
+    # a first entry would make the list an allowlist, and 2026.9.x would load only those hooks
+    assert (result.exit_code, result.problems) == (0, [])
+    assert result.data["enabled_by"] == "already"
+    assert state.config_path.read_bytes() == before
+    assert uninstall_hooks(context(state, tmp_path), dry_run=False).data["disabled_by"] == "already"
+    assert state.config_path.read_bytes() == before
+
+
+def test_install_adds_memwardens_entries_and_never_the_master_switch(state, tmp_path):
+    value = json5.loads(state.config_path.read_text())
+    del value["hooks"]
+    write_json5_config(state.config_path, value)
+
+    install_hooks(context(state, tmp_path), dry_run=False)
+
+    # hooks.internal.enabled: true would make 2026.7.x load every bundled hook
+    assert json5.loads(state.config_path.read_text())["hooks"] == {
+        "internal": {"entries": {name: {"enabled": True} for name in HOOK_NAMES}}
+    }
+
+
+def test_install_leaves_internal_hooks_turned_off_to_the_operator(state, tmp_path):
+    value = json5.loads(state.config_path.read_text())
+    value["hooks"]["internal"]["enabled"] = False
+    write_json5_config(state.config_path, value)
+    before = state.config_path.read_bytes()
+
+    result = install_hooks(context(state, tmp_path), dry_run=False)
+
+    assert (result.exit_code, result.data["enabled_by"]) == (1, "manual")
+    assert state.config_path.read_bytes() == before
+    assert result.problems == [
+        f"{state.config_path}: hooks.internal.enabled is false (every internal hook is off); "
+        "memwarden does not turn internal hooks on: remove that key (the gateway then loads the "
+        "hooks named in hooks.internal.entries) and run `memwarden install hooks` again"
+    ]
+    removed = uninstall_hooks(context(state, tmp_path), dry_run=False)
+    assert [hook["files"] for hook in removed.data["hooks"]] == ["removed", "removed"]
+    assert state.config_path.read_bytes() == before
+
+
+def test_install_again_takes_back_the_master_switch_an_earlier_memwarden_set(
+    state, tmp_path, isolated_env
+):
+    value = json5.loads(state.config_path.read_text())
+    del value["hooks"]
+    write_json5_config(state.config_path, value)
+    original = state.config_path.read_bytes()
+    install_hooks(context(state, tmp_path), dry_run=False)
+    earlier = state.config_path.read_text().replace(
+        '"internal": {\n', '"internal": {\n    "enabled": true,\n'
+    )  # what an earlier memwarden wrote, as `openclaw hooks enable` does
+    state.config_path.write_text(earlier)
+    record = storage(isolated_env) / "install" / "hooks.json"
+    data = orjson.loads(record.read_bytes())
+    data["config_after_sha256"] = hashlib.sha256(earlier.encode()).hexdigest()
+    record.write_bytes(orjson.dumps(data))
+
+    result = install_hooks(context(state, tmp_path), dry_run=False)
+
+    assert result.data["enabled_by"] == "config"
+    assert "enabled" not in json5.loads(state.config_path.read_text())["hooks"]["internal"]
+    removed = uninstall_hooks(context(state, tmp_path), dry_run=False)
+    assert removed.data["disabled_by"] == "restored"
+    assert state.config_path.read_bytes() == original
 
 
 @pytest.mark.parametrize("style", ["json5", "json", "no hooks key", "no config"])
@@ -297,8 +369,9 @@ def test_uninstall_keeps_the_master_switch_when_other_hooks_were_listed_since(st
     write_json5_config(state.config_path, value)
     install_hooks(context(state, tmp_path), dry_run=False)
     now = json5.loads(state.config_path.read_text())
+    now["hooks"]["internal"]["enabled"] = True  # `openclaw hooks enable their-hook`, which
     now["hooks"]["internal"]["entries"]["their-hook"] = {"enabled": True}
-    state.config_path.write_bytes(orjson.dumps(now))  # the gateway rewrote it as JSON
+    state.config_path.write_bytes(orjson.dumps(now))  # rewrote it as JSON
 
     result = uninstall_hooks(context(state, tmp_path), dry_run=False)
 

@@ -65,8 +65,10 @@ def internal(**settings) -> dict:
         (internal(entries={"session-summary": {}}), True),
         (internal(enabled=True, entries={"session-summary": {"enabled": False}}), False),
         (internal(enabled=True, entries={"oc-probe": {"enabled": True}}), False),
-        (internal(enabled=True, entries={"oc-probe": {"enabled": False}}), True),
+        # 2026.9.x: any named entry, a disabled one too, makes the list (2026.7.x loads all)
+        (internal(enabled=True, entries={"oc-probe": {"enabled": False}}), False),
         (internal(load={"extraDirs": ["/srv/hooks"]}), True),
+        (internal(load={"extraDirs": ["/srv/hooks"]}, entries={"oc-probe": {}}), True),
     ],
 )
 def test_hook_selection_follows_the_gateways_rules(config, loaded):

@@ -26,10 +26,10 @@ from memwarden.errors import (
     describe_os_error,
 )
 from memwarden.files import read_text_if_exists
-from memwarden.hooks_install import (
+from memwarden.gateway_hooks.shipped import (
     HOOK_NAMES,
-    NEEDS_SETTINGS,
     SETTINGS_FILE,
+    STARTS_EXECUTABLE,
     outdated_files,
     settings_executable,
 )
@@ -197,7 +197,7 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
         f"{file} differs from this memwarden's (another version, or edited; install keeps a copy)"
         for file in changed
     ]
-    if name not in NEEDS_SETTINGS:
+    if name not in STARTS_EXECUTABLE:
         return problems
     executable = settings_executable(folder)
     if executable is None:

@@ -31,7 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if options.target == "hooks":
-        return _hooks(context, options.dry_run)
+        from memwarden.gateway_hooks.install import install_hooks
+
+        return install_hooks(context, options.dry_run)
     if options.target == "completion":
         from memwarden.scheduling.completion_files import install_completion
 
@@ -43,15 +45,3 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if target == "auto":
         target = choose_target(gather_host_facts(context.env))
     return install(context, target, options.dry_run)
-
-
-def _hooks(context: JobContext, dry_run: bool) -> JobResult:
-    from memwarden.errors import UsageError
-
-    try:
-        from memwarden.hooks_install import install_hooks
-    except ImportError as error:
-        raise UsageError(
-            "this memwarden has no hook installer (memwarden.hooks_install is missing)"
-        ) from error
-    return install_hooks(context, dry_run)

@@ -43,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if options.target == "hooks":
-        return _hooks(context, options.dry_run, options.force)
+        from memwarden.gateway_hooks.install import uninstall_hooks
+
+        return uninstall_hooks(context, options.dry_run, options.force)
     if options.target == "completion":
         from memwarden.scheduling.completion_files import uninstall_completion
 
@@ -65,15 +67,3 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         problems=[problem for result in results for problem in result.problems],
         exit_code=max(result.exit_code for result in results),
     )
-
-
-def _hooks(context: JobContext, dry_run: bool, force: bool) -> JobResult:
-    from memwarden.errors import UsageError
-
-    try:
-        from memwarden.hooks_install import uninstall_hooks
-    except ImportError as error:
-        raise UsageError(
-            "this memwarden has no hook installer (memwarden.hooks_install is missing)"
-        ) from error
-    return uninstall_hooks(context, dry_run, force)

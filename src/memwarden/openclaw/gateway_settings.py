@@ -44,12 +44,14 @@ def hook_installed(folder: Path) -> bool:
 
 
 def hook_selection(config: Mapping[str, Any], name: str) -> tuple[bool, str]:
-    """Given the gateway config and a managed hook's name, return (loaded, why).
+    """Given the gateway config and a managed hook's name, return (loaded, why): whether both
+    2026.7.x and 2026.9.x load it (their `hooks/configured` modules).
 
     `hooks.internal.enabled: false` turns every internal hook off; `entries.<name>.enabled:
-    false` turns this one off; named entries (or tracked installs) form an allowlist; with no
-    entry, the master switch `true` (or extra hook folders) discovers every managed hook;
-    with neither, the gateway loads no directory hook.
+    false` turns this one off; its entry selects it; a non-empty `load.extraDirs` opens
+    discovery to every hook; other named entries (2026.9.x counts disabled ones too) or tracked
+    installs form an allowlist; with none, the master switch `true` discovers every hook; with
+    neither, the gateway loads no directory hook.
     """
     internal = mapping(_get(config, "hooks", "internal"))
     entries = mapping(internal.get("entries"))
@@ -60,18 +62,15 @@ def hook_selection(config: Mapping[str, Any], name: str) -> tuple[bool, str]:
         return False, f"hooks.internal.entries.{name}.enabled is false"
     if own is not None:
         return True, f"hooks.internal.entries.{name} selects it"
-    selected = [key for key, entry in entries.items() if not _disabled(entry)]
-    installs = internal.get("installs")
-    if selected or (isinstance(installs, Mapping) and installs):
-        return False, "other hooks are named in hooks.internal.entries, and only those load"
     extra_dirs = _get(internal, "load", "extraDirs")
-    if internal.get("enabled") is True or (isinstance(extra_dirs, list) and extra_dirs):
+    if isinstance(extra_dirs, list) and any(str(folder).strip() for folder in extra_dirs):
+        return True, "hooks.internal.load.extraDirs opens discovery (every managed hook loads)"
+    installs = internal.get("installs")
+    if entries or (isinstance(installs, Mapping) and installs):
+        return False, "other hooks are named in hooks.internal.entries, and only those load"
+    if internal.get("enabled") is True:
         return True, "hooks.internal.enabled is true (every managed hook loads)"
     return False, "no internal hook is enabled, so the gateway loads none"
-
-
-def _disabled(entry: object) -> bool:
-    return isinstance(entry, Mapping) and entry.get("enabled") is False
 
 
 def _get(data: Mapping[str, Any], *keys: str) -> Any:

@@ -1,0 +1,122 @@
+"""`memwarden install hooks` and `memwarden uninstall hooks`: the steps in order, and the result.
+
+Install copies `hooks/memory-index-inject/` and `hooks/session-summary/` into the gateway's
+managed hooks folder `<state>/hooks/` with a `memwarden.json` beside each (`folders`), selects
+both in the gateway config (`config`), and records what it did (`record`). Running it again
+changes nothing. Uninstall undoes it: the config as it was, the files install wrote and nobody
+changed, the folders when empty, and `<state>/hooks/` when install created it and it is empty.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memwarden.gateway_hooks import folders
+from memwarden.gateway_hooks.config import enable, restore
+from memwarden.gateway_hooks.plan import HooksPlan
+from memwarden.gateway_hooks.record import load_record, record_path, save_record
+from memwarden.gateway_hooks.shipped import (
+    HOOK_FILES,
+    HOOK_NAMES,
+    SETTINGS_FILE,
+    hook_settings,
+    hook_sources,
+    resolve_executable,
+)
+from memwarden.openclaw.paths import resolve_config_path
+from memwarden.runtime import JobContext, JobResult
+from memwarden.scheduling.manifest import sha256_bytes
+
+
+def install_hooks(
+    context: JobContext,
+    dry_run: bool,
+    *,
+    executable: str | None = None,
+    source: Path | None = None,
+) -> JobResult:
+    """Copy both hooks into `<state>/hooks/` and select them; return what was (or would be) done.
+
+    `executable` overrides the memwarden the hooks start (default `install.executable`, else the
+    one running). Raise UsageError if the hook sources or the executable cannot be found, or a
+    hook folder there is not memwarden's.
+    """
+    plan = _plan(context, hook_sources(source))
+    runs = resolve_executable(context, executable)
+    settings = hook_settings(context, runs)
+    for name in HOOK_NAMES:
+        folders.refuse_foreign_folder(plan.hooks_dir / name, name)
+    record = load_record(plan.storage_dir)
+    known = record.files if record else {}
+    created = [] if plan.hooks_dir.exists() or dry_run else [plan.hooks_dir]
+    payloads = {
+        name: {file: (plan.source / name / file).read_bytes() for file in HOOK_FILES}
+        | {SETTINGS_FILE: settings}
+        for name in HOOK_NAMES
+    }
+    copied = [
+        folders.copy_hook(plan, name, files, known, dry_run) for name, files in payloads.items()
+    ]
+    enabled_by, config = enable(plan, record, dry_run)
+    if not dry_run:
+        written = {
+            f"{name}/{file}": sha256_bytes(payload)
+            for name, files in payloads.items()
+            for file, payload in files.items()
+        }
+        save_record(plan, record, config, enabled_by == "manual", created, written)
+    data = {
+        "dry_run": dry_run,
+        "hooks_dir": str(plan.hooks_dir),
+        "executable": str(runs),
+        "hooks": copied,
+        "enabled_by": enabled_by,
+    }
+    return _result(plan, data)
+
+
+def uninstall_hooks(context: JobContext, dry_run: bool, force: bool = False) -> JobResult:
+    """Put the gateway config back as it was, and remove from `<state>/hooks/` the hook files
+    install wrote (an edited one only with `force`), each hook's folder once empty, and that
+    folder when install created it and nothing else is in it."""
+    plan = _plan(context, source=Path())
+    record = load_record(plan.storage_dir)
+    known = record.files if record else {}
+    disabled_by = restore(plan, record, dry_run)
+    removed = [folders.remove_hook(plan, name, known, dry_run, force) for name in HOOK_NAMES]
+    if not dry_run and disabled_by != "manual":
+        created = [Path(folder) for folder in (record.created_dirs if record else [])]
+        for folder in sorted(created, key=lambda folder: len(folder.parts), reverse=True):
+            folders.remove_if_empty(plan, folder)
+        record_path(plan.storage_dir).unlink(missing_ok=True)
+    data = {
+        "dry_run": dry_run,
+        "hooks_dir": str(plan.hooks_dir),
+        "hooks": removed,
+        "disabled_by": disabled_by,
+    }
+    return _result(plan, data)
+
+
+def _plan(context: JobContext, source: Path) -> HooksPlan:
+    return HooksPlan(
+        source=source,
+        state_dir=context.gateway_state_dir,
+        config_path=resolve_config_path(context.gateway_state_dir, context.env),
+        storage_dir=context.storage_dir,
+        now=context.now(),
+    )
+
+
+def _result(plan: HooksPlan, data: dict) -> JobResult:
+    manual = "manual" in (data.get("enabled_by"), data.get("disabled_by"))
+    refused = any(
+        hook["files"] in ("foreign", "kept") or hook.get("edited") for hook in data["hooks"]
+    )
+    return JobResult(
+        "install",
+        data={"summary": {"hooks": len(data["hooks"])}, **data},
+        lines=plan.lines,
+        problems=plan.problems,
+        exit_code=1 if manual or refused else 0,
+    )

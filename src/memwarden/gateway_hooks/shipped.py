@@ -1,0 +1,119 @@
+"""The hooks this memwarden ships, and the settings file install writes beside each of them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import orjson
+
+import memwarden
+from memwarden.errors import UsageError
+from memwarden.runtime import JobContext
+
+HOOK_NAMES = ("memory-index-inject", "session-summary")
+HOOK_FILES = ("HOOK.md", "handler.js")
+SETTINGS_FILE = "memwarden.json"
+STARTS_EXECUTABLE = ("session-summary",)  # the hooks that run the settings' executable
+
+
+def hook_sources(source: Path | None = None) -> Path:
+    """Return the folder holding the hooks: `hooks/` of the memwarden checkout, else the copy a
+    wheel install puts in `<prefix>/share/memwarden/hooks`.
+
+    Raise UsageError if it does not hold both hooks.
+    """
+    checkout = Path(memwarden.__file__).resolve().parents[2] / "hooks"
+    installed = Path(sys.prefix) / "share" / "memwarden" / "hooks"
+    folder = source or (checkout if checkout.is_dir() else installed)
+    missing = [
+        str(folder / name / file)
+        for name in HOOK_NAMES
+        for file in HOOK_FILES
+        if not (folder / name / file).is_file()
+    ]
+    if missing:
+        raise UsageError(
+            f"hook sources not found: {', '.join(missing)}; reinstall memwarden "
+            "(pip install . or pip install -e . from its repository)"
+        )
+    return folder
+
+
+def resolve_executable(context: JobContext, override: str | None = None) -> Path:
+    """Return the absolute path of the memwarden executable the hooks will start.
+
+    Order: `override`, `install.executable`, the console script running now, the one next to
+    this Python, the one on PATH. Raise UsageError if none is an executable file.
+    """
+    candidates = [override, context.config.install.executable]
+    running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if running is not None and running.name == "memwarden":
+        candidates.append(str(running))
+    candidates.append(str(Path(sys.executable).parent / "memwarden"))
+    candidates.append(shutil.which("memwarden", path=context.env.get("PATH")))
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = Path(candidate).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return path.resolve()
+        if candidate in (override, context.config.install.executable):
+            raise UsageError(f"{candidate}: not an executable file (install.executable)")
+    raise UsageError(
+        "cannot find the memwarden executable; set install.executable to its absolute path"
+    )
+
+
+def hook_settings(context: JobContext, executable: Path) -> bytes:
+    """Return memwarden.json: the executable, --config, --state-dir and the environment the
+    timers get (`pinned_environment`: never a secret), so a run a hook starts uses the storage,
+    secrets file and folders the timers use; and the folder of the bootstrap hook's delivery
+    receipts, `<storage>/deliveries`, which health reads."""
+    from memwarden.health.deliveries import FOLDER
+    from memwarden.scheduling.host import pinned_environment
+
+    environment = pinned_environment(
+        context.env,
+        storage_dir=context.storage.root,
+        config_file=context.config.path,
+        gateway_state_dir=context.gateway_state_dir,
+    )
+    settings = {
+        "executable": str(executable),
+        "config": str(context.config.path.resolve()) if context.config.path else None,
+        "stateDir": str(context.gateway_state_dir),
+        "environment": dict(environment),
+        "deliveries": str(context.storage_dir / FOLDER),
+    }
+    return orjson.dumps(settings, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def outdated_files(folder: Path, name: str, source: Path | None = None) -> list[str]:
+    """Return the files of the hook `name` installed in `folder` that differ from the ones this
+    memwarden ships: memwarden was upgraded without `memwarden install hooks`."""
+    shipped = hook_sources(source) / name
+    return [
+        file for file in HOOK_FILES if current_bytes(folder / file) != (shipped / file).read_bytes()
+    ]
+
+
+def settings_executable(folder: Path) -> str | None:
+    """Return the memwarden executable an installed hook's memwarden.json starts, if it has one."""
+    raw = current_bytes(folder / SETTINGS_FILE)
+    try:
+        settings = orjson.loads(raw) if raw is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    executable = settings.get("executable") if isinstance(settings, dict) else None
+    return executable if isinstance(executable, str) and executable else None
+
+
+def current_bytes(path: Path) -> bytes | None:
+    """Return a file's bytes; None when it is missing, unreadable or a symlink."""
+    try:
+        return path.read_bytes() if not path.is_symlink() else None
+    except OSError:
+        return None
