@@ -2,9 +2,10 @@
 receipt in memwarden's storage, and health, status and the metrics read it.
 
 One SQLite-era agent whose main conversation was reset in place and got a request after the
-reset; checkpoint records the reset. Before any bootstrap, health warns that no bootstrap after
-the reset left a receipt; once the installed hook (Node) has injected the handoff whole, it is
-ok; when the gateway's caps would cut the handoff, health names the conversation and the caps.
+reset; checkpoint records the reset, `memwarden install hooks` installs the hooks (before the
+reset). Before any bootstrap, health warns that no bootstrap after the reset left a receipt;
+once the installed hook (Node) has injected the handoff whole, it is ok; when the gateway's caps
+would cut the handoff, health names the conversation and the caps.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import orjson
 import pytest
 
 from memwarden.runtime import JobContext
-from support.bootstrap_hook import bootstrap_files, install_hook
+from support.bootstrap_hook import bootstrap_files
 from support.cli import run_cli
 from support.transcripts import START, make_sqlite_agent_db, transcript_lines
 
@@ -51,20 +52,23 @@ def health(capsys, agent) -> dict:
     return {check["key"]: check for check in result.json()["checks"]}
 
 
-def deliveries(agent) -> Path:
-    """The receipts folder, as `memwarden install hooks` makes it: since before the reset."""
-    (state_db,) = agent["storage"].rglob("state.db")
-    folder = state_db.parent / "deliveries"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    (folder / ".since").write_text(f"{START.isoformat()}\n")
-    return folder
+def install_hooks(capsys, agent, monkeypatch) -> Path:
+    """`memwarden install hooks`, a minute before the conversation's reset; return the
+    installed bootstrap hook's handler."""
+    monkeypatch.setattr(JobContext, "now", lambda self: START - timedelta(minutes=1))
+    installed = run_cli(capsys, "--state-dir", agent["state"], "install", "hooks")
+    monkeypatch.setattr(JobContext, "now", lambda self: START + timedelta(hours=1))
+    assert installed.exit_code == 0, installed.stderr
+    return agent["state"] / "hooks" / "memory-index-inject" / "handler.js"
 
 
-def test_health_warns_until_the_bootstrap_hook_delivers_the_handoff_whole(capsys, agent, tmp_path):
+def test_health_warns_until_the_bootstrap_hook_delivers_the_handoff_whole(
+    capsys, agent, monkeypatch
+):
     assert run_cli(capsys, "--state-dir", agent["state"], "checkpoint").exit_code == 0
     unhooked = health(capsys, agent)
 
-    handler = install_hook(tmp_path / "hooks" / "memory-index-inject", deliveries(agent))
+    handler = install_hooks(capsys, agent, monkeypatch)
     before = health(capsys, agent)
     files = bootstrap_files(agent["workspace"], KEY, handler)
     after = health(capsys, agent)
@@ -85,9 +89,9 @@ def test_health_warns_until_the_bootstrap_hook_delivers_the_handoff_whole(capsys
     assert delivered["handoff_chars"] == len(handoff.rstrip())
 
 
-def test_health_names_a_handoff_the_gateway_caps_cut(capsys, agent, tmp_path):
+def test_health_names_a_handoff_the_gateway_caps_cut(capsys, agent, monkeypatch):
     assert run_cli(capsys, "--state-dir", agent["state"], "checkpoint").exit_code == 0
-    handler = install_hook(tmp_path / "hooks" / "memory-index-inject", deliveries(agent))
+    handler = install_hooks(capsys, agent, monkeypatch)
     crowded = [
         {"name": "AGENTS.md", "path": "/w/AGENTS.md", "content": "a" * 59_900, "missing": False}
     ]
@@ -115,7 +119,7 @@ def test_health_judges_no_conversation_the_hook_is_not_meant_to_give_a_handoff(
         monkeypatch.setenv(name, value)
     agent = deployment(tmp_path, monkeypatch, isolated_env, key)
     assert run_cli(capsys, "--state-dir", agent["state"], "checkpoint").exit_code == 0
-    deliveries(agent)
+    install_hooks(capsys, agent, monkeypatch)
 
     checks = health(capsys, agent)
 

@@ -23,6 +23,7 @@ from memwarden.gateway_hooks.shipped import (
     hook_sources,
     resolve_executable,
 )
+from memwarden.health.deliveries import FOLDER, begin_receipts
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.runtime import JobContext, JobResult
 from memwarden.scheduling.manifest import sha256_bytes
@@ -65,6 +66,7 @@ def install_hooks(
             for file, payload in files.items()
         }
         save_record(plan, record, config, enabled_by == "manual", created, written)
+        begin_receipts(plan.storage_dir / FOLDER, plan.now)
     data = {
         "dry_run": dry_run,
         "hooks_dir": str(plan.hooks_dir),

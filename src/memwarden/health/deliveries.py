@@ -19,6 +19,7 @@ from pathlib import Path
 
 import orjson
 
+from memwarden.files import atomic_write, ensure_dir
 from memwarden.state import StateDB
 
 FOLDER = "deliveries"
@@ -95,6 +96,15 @@ def read_receipts(folder: Path) -> Iterator[Receipt]:
         receipt = _parse(path)
         if receipt is not None:
             yield receipt
+
+
+def begin_receipts(folder: Path, now: datetime) -> None:
+    """Make the receipts folder and say since when receipts are expected (`memwarden install
+    hooks`: from then on, a bootstrap after a reset with no receipt means the hook did not run).
+    An earlier start is kept."""
+    ensure_dir(folder)
+    if not (folder / SINCE_FILE).exists():
+        atomic_write(folder / SINCE_FILE, now.astimezone(UTC).isoformat() + "\n")
 
 
 def receipts_since(folder: Path) -> float | None:
