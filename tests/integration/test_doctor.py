@@ -117,7 +117,7 @@ def test_doctor_hooks_installed_but_not_selected_gives_enable_commands(capsys, t
         (folder / "handler.js").write_text("\n")
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
     fix = findings(result)["hooks.session-summary"]["fix"]
-    assert fix == "openclaw hooks enable session-summary"
+    assert fix == "memwarden install hooks"
 
 
 def test_doctor_hook_left_from_an_older_memwarden_needs_reinstall(

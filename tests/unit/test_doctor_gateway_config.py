@@ -86,7 +86,7 @@ def test_hook_installed_but_not_selected_needs_enable_command():
     selection = hook_selection(config, "memory-index-inject")
     finding = check_hook("memory-index-inject", True, "/s", selection)
     assert finding.severity == "action"
-    assert finding.fix == "openclaw hooks enable memory-index-inject"
+    assert finding.fix == "memwarden install hooks"
     assert "only those load" in finding.message
 
 

@@ -91,7 +91,9 @@ def check_hook(
             key,
             "action",
             f"the {name} hook is installed but not enabled: {why}",
-            f"openclaw hooks enable {name}",
+            # Not `openclaw hooks enable`: it sets hooks.internal.enabled, with which 2026.7.x
+            # loads every bundled hook too.
+            "memwarden install hooks",
         )
     if outdated:
         return Finding(
