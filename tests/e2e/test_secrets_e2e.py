@@ -38,13 +38,14 @@ def texts(samples, names: tuple[str, ...]) -> str:
     return "\n".join(placements(sample.snippet)[name] for sample in samples for name in names)
 
 
-def test_secrets_of_a_real_conversation_never_reach_memory_files_or_history(gateway):
+def test_secrets_of_a_real_conversation_never_reach_memory_files_or_history(gateway_factory):
     key = f"agent:main:e2e-secrets-{uuid.uuid4().hex[:8]}"
+    # Bootstrap caps that let the handoff show both long messages, each with its secrets masked.
+    caps = {"bootstrapMaxChars": 200_000, "bootstrapTotalMaxChars": 400_000}
+    gateway = gateway_factory(extra_config={"agents": {"defaults": caps}})
     settings = {
         "MEMWARDEN_CHECKPOINT_SESSIONS": "all",
         "MEMWARDEN_CHECKPOINT_MESSAGE_MAX_CHARS": "20000",
-        "MEMWARDEN_CHECKPOINT_MAX_FILES": "500",
-        "MEMWARDEN_CHECKPOINT_RECENT_MESSAGES": "10",
         "MEMWARDEN_INDEX_THRESHOLD_KB": "0",
         "MEMWARDEN_INDEX_SUMMARY_EXCERPT_MESSAGES": "20",
     }

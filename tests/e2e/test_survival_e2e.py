@@ -182,6 +182,8 @@ def test_a_long_conversation_keeps_every_item_within_the_bootstrap_budget(
         "agents": {"defaults": {"bootstrapMaxChars": budget, **KEEP_LITTLE["agents"]["defaults"]}}
     }
     gateway = hooked_gateway(gateway_factory, openclaw_bin, tmp_path, extra_config=caps)
+    plant(gateway, MAIN, [("Hello, a new week begins.", None)])
+    memwarden(gateway, tmp_path, "-q", "checkpoint")  # a timer run: memwarden watches the agent
     tokens, facts = [], []
     for turn in range(42):
         token, fact = f"l{tag}i{turn:02d}", f"l{tag}f{turn:02d}"

@@ -521,3 +521,25 @@ def test_checkpoint_storage_whose_path_has_uri_characters_works_and_leaves_nothi
     assert result.exit_code == 0, result.stderr
     assert "[DECISION] keep the blue theme" in agent.memory("ACTIVE_CONTEXT.md")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["deployment", storage.name]
+
+
+def test_checkpoint_reads_a_conversation_begun_since_the_last_run_from_its_first_line(
+    tmp_path, capsys
+):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)  # memwarden watches this agent from now on
+    peer, key = "5e551011-0000-4000-8000-0000000000bb", "agent:main:telegram:direct:7"
+    lines = [*transcript_lines(0, session_id=peer), *turn(0, START, "[DECISION] keep Ada")]
+    for number in range(1, 80):
+        lines += turn(number, START + timedelta(seconds=number))
+    write_jsonl(agent.sessions / f"{peer}.jsonl", lines)
+    store = orjson.loads((agent.sessions / "sessions.json").read_bytes())
+    store[key] = {"sessionId": peer, "updatedAt": int(NOW.timestamp() * 1000)}
+    (agent.sessions / "sessions.json").write_bytes(orjson.dumps(store))
+
+    result = checkpoint(capsys, agent)
+
+    outcomes = {outcome["session_key"]: outcome for outcome in result.json()["agents"]}
+    assert outcomes[key]["counts"]["entries_read"] == len(lines)
+    handoff = agent.memory("sessions/main.telegram.direct.7.md")
+    assert "[DECISION] keep Ada" in handoff.split("## Open Tasks")[0]

@@ -4,9 +4,10 @@ find the messages the daily log has not logged yet.
 A conversation read before goes on from where it was read to, in the transcript of the session
 id it had then: when the key has a new id since (a file-era reset), the rest of the earlier
 transcript (its reset archive) first, then the new one from its first line. A conversation read
-for the first time starts from its recent lines (`reader.FIRST_READ_ENTRIES`); on the first run
-after a file-era reset, with those of the archive the reset renamed, when the gateway's
-trajectory says it was this key's.
+for the first time is read from its first line when it began while memwarden watched its agent
+(up to WHOLE_FIRST_READ_BYTES), else from its recent lines (`reader.FIRST_READ_ENTRIES`: a
+first run on a deployment, an upgrade); on the first run after a file-era reset, with those of
+the archive the reset renamed, when the gateway's trajectory says it was this key's.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ log = logging.getLogger("memwarden.checkpoint")
 
 # A file-era reset renames the old transcript and creates the new one within milliseconds.
 ARCHIVE_MATCH_WINDOW = timedelta(seconds=10)
+# A conversation that began while memwarden watched its agent is read whole the first time, up
+# to this size (a bound on that one read, not a cost of every run).
+WHOLE_FIRST_READ_BYTES = 20_000_000
 
 
 @dataclass
@@ -85,11 +89,12 @@ def gather(
         earlier_read, messages = _read(run, conversation, earlier_location, earlier_position)
         daily.append(_daily(run, earlier_read, messages, stored))
         entries_read += earlier_read.entries_read
-    # The current transcript: on from where it was read to, from its first line when the key
-    # had an earlier id that was read, else (a first read) its recent lines.
+    # The current transcript: on from where it was read to; from its first line when the key
+    # had an earlier id that was read, or when the conversation began while memwarden watched
+    # its agent; else (a first run on a deployment, an upgrade) its recent lines.
     if conversation.session_id == session.session_id and conversation.through is not None:
         position: ReadPosition | None = ReadPosition.from_json(conversation.through)
-    elif earlier is not None or (loaded is not None and conversation.session_id is not None):
+    elif _new_since_read(run, session, stored, conversation, earlier is not None):
         position = start_position(location)
     else:
         position = None
@@ -108,6 +113,24 @@ def gather(
         entries_read + read.entries_read,
         earlier_id,
     )
+
+
+def _new_since_read(
+    run: RunState,
+    session: SessionRecord,
+    stored: StoredSession | None,
+    conversation: Conversation,
+    earlier_read: bool,
+) -> bool:
+    """Return True when every line of the session's transcript is new to the conversation: the
+    key's earlier id was read (a file-era reset), or the conversation began while memwarden
+    watched its agent and is not longer than WHOLE_FIRST_READ_BYTES."""
+    if earlier_read or conversation.session_id is not None:
+        return True
+    if stored is not None or not run.watches(session.agent_id):
+        return False
+    location = session.transcript
+    return location is not None and transcript_size(location) <= WHOLE_FIRST_READ_BYTES
 
 
 def too_small(settings: Settings, material: Material) -> str | None:

@@ -47,6 +47,13 @@ class RunState:
     # The gateway's bootstrap caps per agent id: (bootstrapMaxChars, bootstrapTotalMaxChars).
     bootstrap_caps: dict[str, tuple[int, int]] = field(default_factory=dict)
 
+    def watches(self, agent_id: str) -> bool:
+        """Return True when an earlier run checkpointed the agent: a conversation of it that no
+        run has read yet began since, and is read from its first line."""
+        return agent_id in self.agent_records or any(
+            stored.agent_id == agent_id for stored in self.stored.values()
+        )
+
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         """Return the context manager that keeps other writers out of the agent's memory."""
         if self.memory_lock is None or self.dry_run:

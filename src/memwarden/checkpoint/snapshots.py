@@ -87,7 +87,8 @@ def snapshot_written(
             written[outcome.agent] = outcome
     if not written:
         return []
-    from memwarden.history import SnapshotRequest, snapshot_agents
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot_agents
 
     requests = [
         SnapshotRequest(agent, trigger, written[agent.id].session_key, written[agent.id].session_id)
