@@ -64,7 +64,7 @@ def make_memory(workspace: Path, count: int) -> None:
 def in_process(root: Path) -> dict:
     """Return timings (ms) of snapshot(): unchanged folder, and one file changed per call."""
     from memwarden.config import defaults
-    from memwarden.history import snapshot
+    from memwarden.history.snapshots import snapshot
     from memwarden.openclaw.agents import Agent
     from memwarden.runtime import JobContext
 
@@ -120,7 +120,8 @@ def batch_in_process(root: Path) -> dict:
     """Return timings (ms) of snapshotting AGENTS changed agents: in one `snapshot_agents` call
     (one git process), and one `snapshot()` call each (one git process each), interleaved."""
     from memwarden.config import defaults
-    from memwarden.history import SnapshotRequest, snapshot, snapshot_agents
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot, snapshot_agents
     from memwarden.openclaw.agents import Agent
     from memwarden.runtime import JobContext
 

@@ -202,12 +202,11 @@ def _find_command(arguments: Sequence[str]) -> JobSpec | None:
 
 def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     from memwarden import config as config_module
-    from memwarden import templating
     from memwarden.runtime import JobContext
 
     config = config_module.load(options.config)
     module = load_module(spec)
-    # A dry run or a read-only command creates nothing: no state.db, lock or template cache.
+    # A dry run or a read-only command creates nothing: no state.db or lock.
     read_only = spec.read_only or bool(getattr(options, "dry_run", False))
     if hasattr(module, "read_only"):  # a command whose verbs differ (history list / rewind)
         read_only = read_only or module.read_only(options)
@@ -221,11 +220,9 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
         claims_storage=not read_only,
         read_only=read_only,
     )
-    if spec.records_run and not read_only:
-        if not spec.runs_without_state:  # health reports a wrong folder, and alerts on it
-            context.check_gateway_before_writing()
-        # Timers' jobs: the next run loads what this one compiled.
-        templating.cache_compiled_templates(context.storage_dir)
+    # health reports a wrong folder, and alerts on it
+    if spec.records_run and not read_only and not spec.runs_without_state:
+        context.check_gateway_before_writing()
     lock_name = spec.name if spec.locks and not read_only else None
     if lock_name and hasattr(module, "lock_name"):
         lock_name = module.lock_name(options)

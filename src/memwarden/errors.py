@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 
-EXIT_OK = 0
 EXIT_FAILURES = 1
 EXIT_USAGE = 2
 EXIT_LOCKED = 75

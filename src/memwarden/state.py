@@ -11,15 +11,16 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from memwarden.errors import StateError, describe_os_error
 from memwarden.files import ensure_dir
 
+T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5000
 MEMORY = ":memory:"
 # SQLite's primary result codes for a database that cannot be used as it is (sqlite3.h), as
@@ -386,16 +387,16 @@ def _position(row: sqlite3.Row) -> dict[str, Any]:
     }
 
 
+def from_row(kind: type[T], row: sqlite3.Row, **computed: Any) -> T:
+    """Given a dataclass, a row whose columns are named as its fields and the values of the
+    fields that are not plain columns, return the dataclass."""
+    plain = {f.name: row[f.name] for f in fields(kind) if f.name not in computed}  # type: ignore[arg-type]
+    return kind(**plain, **computed)
+
+
 def _run(row: sqlite3.Row) -> Run:
-    return Run(
-        id=row["id"],
-        job=row["job"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        exit_code=row["exit_code"],
-        dry_run=bool(row["dry_run"]),
-        summary=orjson.loads(row["summary_json"]) if row["summary_json"] else {},
-    )
+    summary = orjson.loads(row["summary_json"]) if row["summary_json"] else {}
+    return from_row(Run, row, dry_run=bool(row["dry_run"]), summary=summary)
 
 
 def _event(row: sqlite3.Row) -> dict[str, Any]:

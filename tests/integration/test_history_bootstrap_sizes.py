@@ -7,8 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from memwarden.history import SnapshotRequest, snapshot_agents
 from memwarden.history.bootstrap_sizes import recorded, series
+from memwarden.history.plan import SnapshotRequest
+from memwarden.history.snapshots import snapshot_agents
 from support.deployments import make_sqlite_era_state
 from support.health import T0, HealthRunner
 from support.history import write_tree

@@ -9,14 +9,16 @@ import time
 import pytest
 
 from memwarden.config import defaults
-from memwarden.history import SnapshotRequest, list_snapshots, snapshot, snapshot_agents
 from memwarden.history import plan as plan_module
 from memwarden.history.bootstrap_sizes import recorded
+from memwarden.history.browse import list_snapshots
 from memwarden.history.early import EarlyBatch
 from memwarden.history.git import BATCH_REFS, GitStore
 from memwarden.history.locking import store_lock
 from memwarden.history.manifest import load_manifests
+from memwarden.history.plan import SnapshotRequest
 from memwarden.history.scan import scan_workspace
+from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.cli import run_cli
@@ -166,7 +168,7 @@ def test_store_held_by_retention_sends_nothing_and_the_snapshot_does_it_all(
 
 
 def test_git_that_dies_before_reading_fails_the_snapshot_with_its_reason(gateway, tmp_path):
-    from memwarden.history import HistoryError
+    from memwarden.history.model import HistoryError
 
     context = context_with_failing_fast_import(
         gateway.state_dir,

@@ -12,8 +12,10 @@ import pytest
 
 from memwarden.config import defaults
 from memwarden.errors import LockHeld
-from memwarden.history import list_snapshots, memory_lock, snapshot
+from memwarden.history.browse import list_snapshots
+from memwarden.history.locking import memory_lock
 from memwarden.history.rewind import rewind
+from memwarden.history.snapshots import snapshot
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.cli import run_subprocess
@@ -27,7 +29,7 @@ WRITER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from memwarden.files import atomic_write
-    from memwarden.history import memory_lock
+    from memwarden.history.locking import memory_lock
     locks, memory, wait_for_stdin = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1"
     with memory_lock(locks, "main"):
         print("held", flush=True)

@@ -13,9 +13,11 @@ import pytest
 
 from memwarden.config import defaults
 from memwarden.errors import UsageError
-from memwarden.history import find_snapshot, list_snapshots, prune, snapshot
+from memwarden.history.browse import find_snapshot, list_snapshots
 from memwarden.history.git import BATCH_REFS
+from memwarden.history.retention import prune
 from memwarden.history.rewind import rewind
+from memwarden.history.snapshots import snapshot
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.deployments import make_sqlite_era_state
@@ -173,7 +175,8 @@ def test_prune_finds_each_agents_deltas_in_the_shared_store(gateway, tmp_path):
     packs each agent's versions together first, so its growing daily log is stored as deltas."""
     import hashlib
 
-    from memwarden.history import SnapshotRequest, snapshot_agents
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot_agents
     from memwarden.openclaw.agents import Agent
 
     clock = Clock()

@@ -11,8 +11,9 @@ import pytest
 
 from memwarden.config import defaults
 from memwarden.files import is_private
-from memwarden.history import list_snapshots, snapshot
+from memwarden.history.browse import list_snapshots
 from memwarden.history.manifest import load_manifests
+from memwarden.history.snapshots import snapshot
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.history import (
@@ -212,7 +213,7 @@ def _tree_fingerprint(folder: Path) -> dict[str, bytes]:
 
 
 def test_snapshot_without_git_fails_with_one_clear_line(gateway, agent):
-    from memwarden.history import HistoryError
+    from memwarden.history.model import HistoryError
 
     config = defaults().with_overrides({"history.git": "/nonexistent/bin/git"})
     context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
@@ -239,7 +240,7 @@ def test_snapshot_after_the_store_lost_blobs_sends_every_file_again(context, age
 
 
 def test_snapshot_when_git_fast_import_fails_records_nothing_and_says_why(gateway, tmp_path):
-    from memwarden.history import HistoryError
+    from memwarden.history.model import HistoryError
 
     context = context_with_failing_fast_import(
         gateway.state_dir,

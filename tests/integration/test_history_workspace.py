@@ -12,16 +12,12 @@ import pytest
 from memwarden.config import defaults
 from memwarden.errors import UsageError
 from memwarden.files import _write_temp, is_temp_name
-from memwarden.history import (
-    HistoryError,
-    SnapshotRequest,
-    diff,
-    list_snapshots,
-    snapshot,
-    snapshot_agents,
-)
+from memwarden.history.browse import diff, list_snapshots
 from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
+from memwarden.history.model import HistoryError
+from memwarden.history.plan import SnapshotRequest
 from memwarden.history.rewind import rewind
+from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.deployments import write_json5_config
@@ -267,6 +263,6 @@ def test_prune_removes_the_old_repository_with_its_last_snapshot(gateway, agent,
 
 
 def context_prune(context):
-    from memwarden.history import prune
+    from memwarden.history.retention import prune
 
     return prune(context)

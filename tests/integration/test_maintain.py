@@ -5,9 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import stat
-import sys
 import time
-import types
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -301,7 +299,7 @@ def test_maintain_calls_history_prune_with_dry_run(capsys, file_era, monkeypatch
         calls.append(dry_run)
         return JobResult("history", {"pruned": 3}, ["history: would prune 3 snapshots"])
 
-    monkeypatch.setitem(sys.modules, "memwarden.history", types.SimpleNamespace(prune=prune))
+    monkeypatch.setattr("memwarden.history.retention.prune", prune)
     result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain", "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert calls == [True]

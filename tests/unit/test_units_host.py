@@ -24,7 +24,6 @@ def facts(**changes) -> HostFacts:
         has_systemctl=True,
         systemd_booted=True,
         user_manager=True,
-        has_launchctl=False,
         has_crontab=True,
     )
     return HostFacts(**(base | changes))

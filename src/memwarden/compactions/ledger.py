@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from memwarden.state import from_row
+
 if TYPE_CHECKING:
     from memwarden.compactions.assessment import Assessment
     from memwarden.state import StateDB
@@ -229,23 +231,7 @@ def totals(state: StateDB) -> dict[str, tuple[int, int, int]]:
 
 
 def _recorded(row: sqlite3.Row) -> Recorded:
-    return Recorded(
-        agent_id=row["agent_id"],
-        session_key=row["session_key"],
-        session_id=row["session_id"],
-        entry_id=row["entry_id"],
-        compacted_at=row["compacted_at"],
-        recorded_at=row["recorded_at"],
-        tokens_before=row["tokens_before"],
-        tokens_after=row["tokens_after"],
-        summary_chars=row["summary_chars"],
-        span_messages=row["span_messages"],
-        items=row["items"],
-        lost=orjson.loads(row["lost_json"]),
-        severity=row["severity"],
-        kept_file=row["kept_file"],
-        kept=bool(row["kept"]),
-    )
+    return from_row(Recorded, row, lost=orjson.loads(row["lost_json"]), kept=bool(row["kept"]))
 
 
 def _iso(moment: float | None) -> str | None:

@@ -19,7 +19,7 @@ from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.health.alert_labels import Identity
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send, decide_feed
 from memwarden.health.model import CheckResult
-from memwarden.state import StateDB
+from memwarden.state import StateDB, from_row
 
 JOB = "health"
 
@@ -118,17 +118,8 @@ def forward(
 
 
 def _feed_alert(row: Any) -> FeedAlert:
-    return FeedAlert(
-        fingerprint=row["fingerprint"],
-        check_key=row["check_key"],
-        labels=orjson.loads(row["labels_json"]),
-        annotations=orjson.loads(row["annotations_json"]),
-        starts_at=row["starts_at"],
-        ends_at=row["ends_at"],
-        delivered_at=row["delivered_at"],
-        attempts=row["attempts"],
-        last_error=row["last_error"],
-    )
+    labels, annotations = orjson.loads(row["labels_json"]), orjson.loads(row["annotations_json"])
+    return from_row(FeedAlert, row, labels=labels, annotations=annotations)
 
 
 def _row(alert: FeedAlert) -> tuple[Any, ...]:

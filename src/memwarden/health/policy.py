@@ -27,7 +27,6 @@ from typing import Any, Literal
 from memwarden.health.model import CheckResult, Status
 
 NoticeKind = Literal["new", "worse", "reminder", "resolved"]
-NOTICE_KINDS: tuple[NoticeKind, ...] = ("new", "worse", "reminder", "resolved")
 
 
 @dataclass(frozen=True)

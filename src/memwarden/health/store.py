@@ -18,7 +18,7 @@ import orjson
 
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState
-from memwarden.state import StateDB
+from memwarden.state import StateDB, from_row
 
 UNDELIVERED = ("pending", "sending")
 
@@ -160,18 +160,8 @@ def _state_row(item: AlertState, stamp: float) -> Sequence[Any]:
 
 
 def _outbox_row(row: Any) -> OutboxRow:
-    return OutboxRow(
-        id=row["id"],
-        idempotency_key=row["idempotency_key"],
-        created_at=row["created_at"],
-        summary=row["summary"],
-        text=row["text"],
-        blocks=orjson.loads(row["blocks_json"]) if row["blocks_json"] else None,
-        notices=orjson.loads(row["notices_json"]),
-        status=row["status"],
-        attempts=row["attempts"],
-        last_error=row["last_error"],
-    )
+    blocks = orjson.loads(row["blocks_json"]) if row["blocks_json"] else None
+    return from_row(OutboxRow, row, blocks=blocks, notices=orjson.loads(row["notices_json"]))
 
 
 def _datetime(stamp: float) -> datetime:

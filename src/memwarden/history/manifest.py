@@ -92,13 +92,6 @@ def _files_json(manifest: Manifest) -> dict[str, list]:
     }
 
 
-def forget_manifests(connection: sqlite3.Connection, agent_ids: Iterable[str]) -> None:
-    """Drop the manifests of these agents (the next snapshot reads their last one's tree)."""
-    connection.executemany(
-        "DELETE FROM history_manifests WHERE agent_id = ?", [(a,) for a in agent_ids]
-    )
-
-
 def _manifest(
     snapshot_id: str | None, commit: str | None, hashed_at_ns: int, files_json: str
 ) -> Manifest | None:

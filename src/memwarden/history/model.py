@@ -96,10 +96,6 @@ class Snapshot:
         """True for a snapshot of memory/ alone, kept in the agent's own repository."""
         return self.layout == LEGACY_LAYOUT
 
-    def covers(self, path: str) -> bool:
-        """Return True when `path` (workspace-relative) is something this snapshot kept."""
-        return in_scope(path, () if self.legacy else self.roots)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,

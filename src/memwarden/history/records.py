@@ -149,14 +149,6 @@ def agent_ids(state: StateDB) -> list[str]:
     return [row[0] for row in rows]
 
 
-def legacy_agent_ids(state: StateDB) -> set[str]:
-    """Return the agents that still have snapshots in their own repository (layout 1)."""
-    rows = state.connection.execute(
-        "SELECT DISTINCT agent_id FROM history_snapshots WHERE layout = ?", (LEGACY_LAYOUT,)
-    )
-    return {row[0] for row in rows}
-
-
 def delete(connection: sqlite3.Connection, ids: Iterable[str]) -> None:
     connection.executemany("DELETE FROM history_snapshots WHERE id = ?", [(i,) for i in ids])
 

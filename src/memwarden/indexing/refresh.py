@@ -253,7 +253,7 @@ def _write_index(
     )
     if _reuse_last(context, real, inputs, current, outcome):
         return
-    text = _build(context, target, stats, shared, outcome, dry_run)
+    text = _build(context, target, stats, shared, outcome)
     if current is None or not same_index(current, text):
         outcome.status = "would_write" if dry_run else "written"
         if foreign:
@@ -285,7 +285,7 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
         )
     if dry_run:
         return f"would keep it in agent {agent.id}'s memory history first"
-    from memwarden.history import snapshot
+    from memwarden.history.snapshots import snapshot
 
     taken = snapshot(context, agent, "pre-migrate")
     if taken is None:
@@ -324,20 +324,15 @@ def _build(
     stats: list[FileStat],
     shared: RunShared,
     outcome: Outcome,
-    dry_run: bool,
 ) -> str:
-    """Read the facts (cached by stat), render the catalog; fill `outcome`; return the text."""
+    """Read the facts, render the catalog; fill `outcome`; return the text."""
     from memwarden.indexing.catalog import Totals
     from memwarden.indexing.categories import categorize
-    from memwarden.indexing.facts_cache import load_facts, store_facts
     from memwarden.indexing.index_file import render_catalog
     from memwarden.indexing.markers import MARKERS
     from memwarden.indexing.scan import collect_facts
 
-    real = target.real
-    update = collect_facts(target.workspace / "memory", stats, load_facts(context.state, real))
-    if not dry_run:
-        store_facts(context.state, real, update)
+    update = collect_facts(target.workspace / "memory", stats)
     totals = Totals.of(update.facts)
     catalog = render_catalog(
         categorize(update.facts, shared.rules, shared.descriptions),

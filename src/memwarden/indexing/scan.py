@@ -2,15 +2,13 @@
 
 The pool is every `*.md` under `<workspace>/memory/`, except the folder `archive/` (at any
 depth), hidden files and folders, and `INDEX.md` at its top. Symlinks are not followed: a link
-could lead out of the workspace. Facts (title, marker counts) come from reading a file; they are
-reused while the file's size, mtime and inode stay the same.
+could lead out of the workspace. Facts (title, marker counts) come from reading a file.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,10 +47,6 @@ class FileFacts:
     @property
     def tokens(self) -> int:
         return estimate_tokens(self.size)
-
-    def matches(self, stat: FileStat) -> bool:
-        """Return True when `stat` describes the file these facts were read from."""
-        return (self.size, self.mtime_ns, self.inode) == (stat.size, stat.mtime_ns, stat.inode)
 
 
 def estimate_tokens(size: int) -> int:
@@ -112,37 +106,22 @@ def read_facts(memory_dir: Path, stat: FileStat) -> FileFacts:
 
 @dataclass
 class FactsUpdate:
-    """The facts of a whole pool, and what changed against the cache."""
+    """The facts of a whole pool, and the files that could not be read (with the reason)."""
 
     facts: list[FileFacts]
-    changed: list[FileFacts]
-    removed: list[str]
     unreadable: dict[str, str]
 
 
-def collect_facts(
-    memory_dir: Path, stats: list[FileStat], cached: Mapping[str, FileFacts]
-) -> FactsUpdate:
-    """Given the pool's files and the cached facts, return every file's facts.
+def collect_facts(memory_dir: Path, stats: list[FileStat]) -> FactsUpdate:
+    """Given the pool's files, return every file's facts.
 
-    Files whose stat matches the cache are not read. A file that cannot be read is left out
-    and listed in `unreadable` with the reason.
+    A file that cannot be read is left out and listed in `unreadable` with the reason.
     """
     facts: list[FileFacts] = []
-    changed: list[FileFacts] = []
     unreadable: dict[str, str] = {}
     for stat in stats:
-        known = cached.get(stat.path)
-        if known is not None and known.matches(stat):
-            facts.append(known)
-            continue
         try:
-            fresh = read_facts(memory_dir, stat)
+            facts.append(read_facts(memory_dir, stat))
         except OSError as error:
             unreadable[stat.path] = error.strerror or str(error)
-            continue
-        facts.append(fresh)
-        changed.append(fresh)
-    present = {stat.path for stat in stats if stat.path not in unreadable}
-    removed = sorted(path for path in cached if path not in present)
-    return FactsUpdate(facts, changed, removed, unreadable)
+    return FactsUpdate(facts, unreadable)

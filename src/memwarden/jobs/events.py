@@ -24,7 +24,6 @@ from memwarden.state import StateDB
 
 RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
 UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
-GLOB_CHARACTERS = set("*?[")
 MAX_VALUE_CHARS = 60
 
 

@@ -79,7 +79,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         env=dict(context.env),
         storage_dir=context.storage_dir,
     )
-    scanned = _snapshot_workspaces(context, options.dry_run)
     scanned = [] if missing else _snapshot_workspaces(context, options.dry_run)
     results, broken_checks = run_checks(inputs, registry(), config.health.disabled_checks)
     results += [r for r in scanned if not is_disabled(r.key, config.health.disabled_checks)]
@@ -165,7 +164,8 @@ def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult
         return []
     from memwarden.errors import LockHeld, MemwardenError
     from memwarden.health.checks.memory_rewrite import grade_snapshots
-    from memwarden.history import SnapshotRequest, snapshot_agents
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot_agents
 
     try:
         agents = select_agents(context.deployment, None)  # never a workspace memwarden refuses

@@ -92,7 +92,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history import list_snapshots
+    from memwarden.history.browse import list_snapshots
 
     require_known_agents(
         options.agent,
@@ -111,7 +111,7 @@ def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history import find_snapshot, snapshot_listing
+    from memwarden.history.browse import find_snapshot, snapshot_listing
 
     snapshot = find_snapshot(context, options.id)
     files = snapshot_listing(context, snapshot)
@@ -142,7 +142,7 @@ def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _diff(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history import diff
+    from memwarden.history.browse import diff
 
     report = diff(context, options.id, options.id2, options.path)
     result = JobResult("history", data=report.to_json())
@@ -156,7 +156,8 @@ def _diff(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _snapshot(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history import SnapshotRequest, snapshot_agents
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot_agents
 
     agents = select_agents(context.deployment, options.agent)
     requests = [SnapshotRequest(agent, "manual") for agent in agents]
@@ -292,7 +293,7 @@ def _undo_line(report) -> str:
 
 
 def _prune(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history import prune
+    from memwarden.history.retention import prune
 
     result = prune(context, dry_run=options.dry_run)
     result.lines = result.lines or [NO_SNAPSHOTS]

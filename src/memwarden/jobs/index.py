@@ -59,7 +59,8 @@ def _snapshot(context: JobContext, targets: list[Target], outcomes: list[Outcome
     files between two checkpoints is caught; return one problem line per agent that failed."""
     if not context.config.history.enabled:
         return []
-    from memwarden.history import SnapshotRequest, snapshot_agents
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot_agents
 
     indexed = {
         agent_id

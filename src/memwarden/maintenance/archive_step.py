@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
-from datetime import date, datetime
+from contextlib import AbstractContextManager
+from datetime import date
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memwarden.checkpoint.daily_log import local, resolve_timezone
 from memwarden.errors import MemwardenError
 from memwarden.files import check_inside, ensure_dir
+from memwarden.history.locking import memory_lock
 from memwarden.maintenance.daily_logs import plan_daily_archive
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport
@@ -84,26 +84,12 @@ def move_without_overwrite(source: Path, target: Path) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def hold_memory_lock(context: JobContext, agent_id: str) -> Iterator[None]:
-    """Hold the agent's memory lock (checkpoint and history take it) when history provides it.
-
-    Raise LockHeld (a MemwardenError) if another run keeps it past LOCK_WAIT_SECONDS.
-    """
-    try:
-        from memwarden.history.locking import memory_lock
-    except ImportError:
-        yield
-        return
-    with memory_lock(context.storage_dir / "locks", agent_id, LOCK_WAIT_SECONDS):
-        yield
+def hold_memory_lock(context: JobContext, agent_id: str) -> AbstractContextManager[None]:
+    """Hold the agent's memory lock (checkpoint and history take it). Raise LockHeld (a
+    MemwardenError) if another run keeps it past LOCK_WAIT_SECONDS."""
+    return memory_lock(context.storage_dir / "locks", agent_id, LOCK_WAIT_SECONDS)
 
 
 def local_today(context: JobContext) -> date:
     """Return today's date in general.timezone (else the machine's local zone)."""
-    now: datetime = context.now()
-    zone_name = context.config.general.timezone
-    if zone_name:
-        with contextlib.suppress(ZoneInfoNotFoundError):
-            return now.astimezone(ZoneInfo(zone_name)).date()
-    return now.astimezone().date()
+    return local(context.now(), resolve_timezone(context.config.general.timezone)).date()

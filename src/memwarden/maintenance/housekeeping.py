@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import sqlite3
 from datetime import timedelta
@@ -13,7 +12,7 @@ from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.logs import plan_log_rotation
 from memwarden.maintenance.report import StepReport, size_text
 from memwarden.maintenance.state_prune import page_stats, prune_state, vacuum, vacuum_pays
-from memwarden.runtime import JobContext, JobResult
+from memwarden.runtime import JobContext
 
 
 def logs_step(context: JobContext, dry_run: bool) -> StepReport:
@@ -86,22 +85,14 @@ def state_step(context: JobContext, dry_run: bool) -> StepReport:
     return report
 
 
-def history_step(context: JobContext, dry_run: bool) -> StepReport | None:
-    """Prune memory-history snapshots through `memwarden.history.prune`, when it exists."""
-    try:
-        module = importlib.import_module("memwarden.history")
-    except ModuleNotFoundError as error:
-        if error.name in ("memwarden.history", "memwarden"):
-            return None
-        raise
-    prune = getattr(module, "prune", None)
-    if prune is None:
-        return None
+def history_step(context: JobContext, dry_run: bool) -> StepReport:
+    """Prune memory-history snapshots (`memwarden.history.retention.prune`)."""
+    from memwarden.history.retention import prune
+
     report = StepReport("history")
     outcome = prune(context, dry_run)
-    if isinstance(outcome, JobResult):
-        report.lines += outcome.lines
-        report.problems += outcome.problems
-        report.failures += 1 if outcome.exit_code else 0
-        report.data = outcome.data
+    report.lines += outcome.lines
+    report.problems += outcome.problems
+    report.failures += 1 if outcome.exit_code else 0
+    report.data = outcome.data
     return report

@@ -119,8 +119,6 @@ class SessionRow:
     total_tokens_fresh: bool | None
     context_tokens: int | None
     model: str | None
-    lifecycle_revision: str | None = None
-    raw_kind: str | None = None
 
 
 def parse_session_row(row: Mapping[str, Any]) -> SessionRow | None:
@@ -142,8 +140,6 @@ def parse_session_row(row: Mapping[str, Any]) -> SessionRow | None:
         else None,
         context_tokens=_positive(row.get("contextTokens")),
         model=_text(row.get("model")),
-        lifecycle_revision=_text(row.get("lifecycleRevision")),
-        raw_kind=_text(row.get("kind")),
     )
 
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from memwarden.state import from_row
+
 if TYPE_CHECKING:
     from memwarden.state import StateDB
 
@@ -148,23 +150,4 @@ def recent_rotation_failures(state: StateDB, since: float) -> list[RotationFailu
 
 def _rotation(row: Any) -> Rotation:
     checkpoint = orjson.loads(row["checkpoint_json"]) if row["checkpoint_json"] else {}
-    return Rotation(
-        id=row["id"],
-        ts=row["ts"],
-        run_id=row["run_id"],
-        agent_id=row["agent_id"],
-        session_key=row["session_key"],
-        old_session_id=row["old_session_id"],
-        new_session_id=row["new_session_id"],
-        old_revision=row["old_revision"],
-        new_revision=row["new_revision"],
-        tokens=row["tokens"],
-        token_source=row["token_source"],
-        context_tokens=row["context_tokens"],
-        token_limit=row["token_limit"],
-        why=row["why"],
-        reset_reason=row["reset_reason"],
-        outcome=row["outcome"],
-        error=row["error"],
-        checkpoint=checkpoint,
-    )
+    return from_row(Rotation, row, checkpoint=checkpoint)

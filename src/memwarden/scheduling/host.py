@@ -50,7 +50,6 @@ class HostFacts:
     has_systemctl: bool
     systemd_booted: bool
     user_manager: bool
-    has_launchctl: bool
     has_crontab: bool
 
 
@@ -62,7 +61,6 @@ def gather_host_facts(env: Mapping[str, str]) -> HostFacts:
         has_systemctl=shutil.which("systemctl", path=path) is not None,
         systemd_booted=Path("/run/systemd/system").is_dir(),
         user_manager=user_manager_reachable(env),
-        has_launchctl=shutil.which("launchctl", path=path) is not None,
         has_crontab=shutil.which("crontab", path=path) is not None,
     )
 
