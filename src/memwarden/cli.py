@@ -219,6 +219,7 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
         verbosity=options.verbose - options.quiet,
         claims_storage=not read_only,
         read_only=read_only,
+        command_line=lambda: build_parser([], every_command=True)[0],
     )
     # health reports a wrong folder, and alerts on it
     if spec.records_run and not read_only and not spec.runs_without_state:

@@ -3,6 +3,7 @@ where each shell looks for them."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,14 +15,11 @@ SHELLS = ("bash", "zsh", "fish")
 MARKER = "memwarden shell completion"
 
 
-def script(shell: str) -> str:
-    """Return the completion script for `shell` (one of SHELLS), covering every command,
-    sub-command and option."""
+def script(shell: str, parser: argparse.ArgumentParser) -> str:
+    """Given a shell (one of SHELLS) and memwarden's whole command line, return the completion
+    script covering every command, sub-command and option."""
     import shtab
 
-    from memwarden.cli import build_parser
-
-    parser, _ = build_parser([], every_command=True)
     body = shtab.complete(parser, shell=shell)
     return f"# {MARKER} ({shell}); regenerate with `memwarden completion {shell}`\n{body}"
 

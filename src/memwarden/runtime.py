@@ -7,9 +7,10 @@ what it uses.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
@@ -77,6 +78,8 @@ class JobContext:
     claims_storage: bool = False
     # A dry run or a read-only command: it creates nothing in memwarden's storage.
     read_only: bool = False
+    # memwarden's whole command line, for the jobs that describe it (shell completion).
+    command_line: Callable[[], argparse.ArgumentParser] | None = None
 
     def __post_init__(self) -> None:
         # Variables of the secrets file that are not memwarden settings (OPENCLAW_GATEWAY_TOKEN)
@@ -87,6 +90,13 @@ class JobContext:
     # Set when a job that must run without its state (health) could not record its run:
     # the job reports it instead of failing (see JobSpec.runs_without_state).
     state_problem: StateError | None = None
+
+    def parser(self) -> argparse.ArgumentParser:
+        """Return memwarden's whole command line. Raise RuntimeError outside the `memwarden`
+        program (no command line was given)."""
+        if self.command_line is None:
+            raise RuntimeError("no command line in this context")
+        return self.command_line()
 
     def now(self) -> datetime:
         """Return the current time, aware UTC (tests may set `clock` to a callable)."""

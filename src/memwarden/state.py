@@ -194,6 +194,11 @@ class StateDB:
         ).fetchall()
         return [_run(row) for row in rows]
 
+    def recorded_jobs(self) -> list[str]:
+        """Return the names of the jobs that have recorded a run, sorted."""
+        rows = self.connection.execute("SELECT DISTINCT job FROM runs ORDER BY job").fetchall()
+        return [job for (job,) in rows]
+
     def last_success(self, job: str) -> Run | None:
         row = self.connection.execute(
             "SELECT * FROM runs WHERE job = ? AND exit_code = 0 AND dry_run = 0 "

@@ -7,9 +7,11 @@ import subprocess
 
 import pytest
 
-from memwarden.cli import available_jobs
+from memwarden.cli import available_jobs, build_parser
 from memwarden.completion import SHELLS, locations, script
 from support.cli import run_cli
+
+PARSER = build_parser([], every_command=True)[0]
 
 
 def _bash_complete(script_path, *words: str) -> list[str]:
@@ -29,7 +31,7 @@ def _bash_complete(script_path, *words: str) -> list[str]:
 @pytest.fixture(scope="module")
 def bash_script(tmp_path_factory):
     path = tmp_path_factory.mktemp("completion") / "memwarden.bash"
-    path.write_text(script("bash"))
+    path.write_text(script("bash", PARSER))
     return path
 
 
@@ -57,7 +59,7 @@ def test_zsh_and_fish_scripts_parse(tmp_path, shell, check):
     if shutil.which(check[0]) is None:
         pytest.skip(f"{shell} is not installed")
     path = tmp_path / f"memwarden.{shell}"
-    path.write_text(script(shell))
+    path.write_text(script(shell, PARSER))
     subprocess.run([*check, str(path)], check=True, capture_output=True, timeout=30)
 
 
@@ -99,8 +101,8 @@ def test_install_completion_writes_each_present_shell_and_uninstall_removes_them
 
     result = run_cli(capsys, "install", "completion")
     assert result.exit_code == 0, result.stderr
-    assert bash_file.read_text() == script("bash")
-    assert fish_file.read_text() == script("fish")
+    assert bash_file.read_text() == script("bash", PARSER)
+    assert fish_file.read_text() == script("fish", PARSER)
     assert not zsh_file.exists()
 
     foreign = home / ".local/share/zsh/site-functions/_memwarden"
@@ -125,14 +127,14 @@ def test_locations_ignore_relative_xdg_folders():
 
 def test_every_shell_has_a_script():
     for shell in SHELLS:
-        assert f"memwarden shell completion ({shell})" in script(shell)
+        assert f"memwarden shell completion ({shell})" in script(shell, PARSER)
 
 
 def test_fish_completes_commands_and_verbs(tmp_path):
     if shutil.which("fish") is None:
         pytest.skip("fish is not installed")
     path = tmp_path / "memwarden.fish"
-    path.write_text(script("fish"))
+    path.write_text(script("fish", PARSER))
     program = f'source {path}; complete -C"memwarden hist"; complete -C"memwarden history re"'
     completed = subprocess.run(
         ["fish", "--no-config", "-c", program],

@@ -19,5 +19,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     from memwarden.completion import script
 
-    text = script(options.shell)
+    text = script(options.shell, context.parser())
     return JobResult("completion", data={"shell": options.shell, "script": text}, lines=[text])

@@ -18,7 +18,7 @@ def install_completion(context: JobContext, dry_run: bool) -> JobResult:
         verb = "would write" if dry_run else "wrote"
         if not dry_run:
             ensure_dir(location.path.parent)
-            atomic_write(location.path, script(location.shell))
+            atomic_write(location.path, script(location.shell, context.parser()))
         line = f"{verb} {location.shell} completion: {location.path}"
         result.lines.append(line + (f" ({location.note})" if location.note else ""))
         result.data["files"].append({"shell": location.shell, "path": str(location.path)})

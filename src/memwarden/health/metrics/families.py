@@ -61,17 +61,12 @@ def _health_last_run(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _last_success(sources: MetricSources) -> Iterator[Sample]:
-    from memwarden.jobs import JOBS
-
-    for spec in JOBS:
-        if not spec.records_run:
-            continue
-        if spec.name == "health":  # this run: it completed its checks and writes this file
-            yield {"memwarden_job": "health"}, sources.now.timestamp()
-            continue
-        run = sources.state.last_success(spec.name)
+    # This run's own: it completed its checks and writes this file.
+    yield {"memwarden_job": "health"}, sources.now.timestamp()
+    for job in sources.state.recorded_jobs():
+        run = sources.state.last_success(job) if job != "health" else None
         if run is not None and run.finished_at is not None:
-            yield {"memwarden_job": spec.name}, run.finished_at
+            yield {"memwarden_job": job}, run.finished_at
 
 
 def _interval(sources: MetricSources) -> Iterator[Sample]:
