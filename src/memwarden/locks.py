@@ -1,15 +1,23 @@
-"""Non-blocking run locks: one run of a job at a time, the next one exits 75 at once."""
+"""Locks: one run of a job at a time (the next one exits 75 at once), and the per-agent memory
+lock every writer of an agent's memory takes (checkpoint, compaction watch, index, maintenance,
+history), waiting its turn."""
 
 from __future__ import annotations
 
 import fcntl
 import os
-from contextlib import suppress
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 
+from memwarden import stopping
 from memwarden.errors import LockHeld, StateError, describe_os_error
 from memwarden.files import ensure_dir
+
+POLL_SECONDS = 0.1
+_held: dict[Path, int] = {}
 
 
 class RunLock:
@@ -80,3 +88,43 @@ def _write_holder(descriptor: int) -> None:
     except OSError:  # the disk is full: the lock holds all the same, its holder unnamed
         with suppress(OSError):
             os.ftruncate(descriptor, 0)
+
+
+@contextmanager
+def memory_lock(lock_folder: Path, agent_id: str, wait_seconds: float = 0) -> Iterator[None]:
+    """Hold the memory lock of `agent_id` for a `with` block, waiting up to `wait_seconds`, so
+    that checkpoint writes, snapshots and rewinds never interleave: a RunLock named
+    `memory-<agent id>`, re-entrant within one process (a checkpoint that holds it while writing
+    can take a snapshot, which takes it again).
+
+    Raise LockHeld (exit 75) naming the agent if another process still holds it.
+    """
+    lock = RunLock(lock_folder, f"memory-{agent_id}")
+    if lock.path in _held:
+        _held[lock.path] += 1
+        try:
+            yield
+        finally:
+            _held[lock.path] -= 1
+        return
+    acquire_waiting(lock, wait_seconds, f"agent {agent_id}: another run is changing its memory")
+    _held[lock.path] = 1
+    try:
+        yield
+    finally:
+        del _held[lock.path]
+        lock.release()
+
+
+def acquire_waiting(lock: RunLock, wait_seconds: float, who: str) -> None:
+    """Take `lock`, trying again until `wait_seconds` have passed. Raise LockHeld saying `who`
+    holds it if it stays held."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            lock.acquire()
+            return
+        except LockHeld as error:
+            if time.monotonic() >= deadline:
+                raise LockHeld(f"{who} ({error.message}); try again when it is done") from None
+        stopping.pause(POLL_SECONDS)

@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from memwarden.checkpoint.outcome import SessionOutcome
-from memwarden.checkpoint.unchanged import make_record, signatures, still_valid, store_paths
+from memwarden.checkpoint.unchanged import make_record, signatures, still_valid
 from memwarden.openclaw.layout import discover
 from memwarden.runtime import JobContext
 from support.cli import run_cli
@@ -180,7 +180,7 @@ def record_for(root: Path, taken_at: float):
     agent = discover(state).agent("main")
     (agent.workspace / "memory").mkdir()
     (agent.workspace / "memory" / "ACTIVE_CONTEXT.md").write_text("x")
-    watched = signatures([*store_paths(agent), transcript])
+    watched = signatures([*agent.store_files, transcript])
     outcome = SessionOutcome(
         "main", str(agent.workspace), "written", "", "agent:main:main", SESSION
     )

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.history.locking import lock_name
 from memwarden.locks import RunLock
 from support.deployments import make_generated_fleet, make_sqlite_era_state
 from support.drip_server import DripServer, http_headers_drip
@@ -92,7 +91,7 @@ def test_sigterm_checkpoint_waiting_for_memory_locks_stops_and_records_the_run_f
     now_ms = int(time.time() * 1000)
     state_dir, workspaces = make_generated_fleet(tmp_path, ["alpha", "bravo"], now_ms)
     locks = Path(os.environ["XDG_STATE_HOME"]) / "memwarden" / "locks"
-    held = [RunLock(locks, lock_name(name)) for name in workspaces]
+    held = [RunLock(locks, f"memory-{name}") for name in workspaces]
     for lock in held:
         lock.acquire()  # as another run changing both agents' memory would
     try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.checkpoint.handoff_files import HandoffFile
+from memwarden.handoff_files import HandoffFile
 from memwarden.indexing.manifest import (
     INDEX_PATH,
     InjectedFile,

@@ -5,10 +5,9 @@ In the order one session's data flows (no import circles: tests/unit/test_import
 - What a run shares: `options` (the `checkpoint.*` options, typed), `records` (the state DB's
   rows as plain data), `outcome` (what a run reports per session), `run_state` (built once).
 - Which sessions: `unchanged` (the per-agent record behind the fast skip), `select` (which
-  sessions of an agent), `handoff_files` (where each conversation's handoff lives, and which
-  conversation a file holds; also read by indexing, doctor and maintenance), `agents` (one
-  agent: skip, or choose and checkpoint its sessions), `session` (one session: skip when
-  nothing is new, else the pipeline).
+  sessions of an agent), `agents` (one agent: skip, or choose and checkpoint its sessions),
+  `session` (one session: skip when nothing is new, else the pipeline). Where each handoff
+  lives is `memwarden.handoff_files`, which indexing, doctor and maintenance read too.
 - Read: `reader` (the lines after the stored position, or a transcript's recent lines the first
   time; what the daily log has not logged), `gather` (a session's new lines, and the rest of
   its earlier id's transcript after a file-era reset, into its conversation).

@@ -113,7 +113,7 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
     taken_at = time.time()
     if not run.dry_run:  # what a run killed mid-write left in memory/ (before the journal)
         remove_stale_temp_files(agent.memory_dir)
-    watched = unchanged.signatures(unchanged.store_paths(agent))
+    watched = unchanged.signatures(agent.store_files)
     settings = run.settings
     unreadable: list[str] = []  # entries of the store that cannot be read: a failure each
     sessions = load_sessions(agent, unreadable, automation=False)  # never chosen: not even read

@@ -25,6 +25,7 @@ from memwarden.checkpoint.extract import Excerpt, kept_messages
 from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.records import StoredSession
 from memwarden.openclaw.entries import Entry, SessionHeader
+from memwarden.openclaw.sessions import archive_owner, archive_session_id, reset_archives_with_times
 from memwarden.openclaw.transcripts import (
     ReadPosition,
     TranscriptLocation,
@@ -248,13 +249,13 @@ def _matching_archive(
     if location.kind != "file":
         return None
     started = _header_time(read_since(location, start_position(location), 3).entries)
-    archives = reader.reset_archives_with_times(location.path.parent)
+    archives = reset_archives_with_times(location.path.parent)
     known_elsewhere = {
         stored.session_id for stored in run.stored.values() if stored.session_key != session.key
     }
     for archive in archives_near(archives, started):
-        old_id = reader.archive_session_id(archive)
-        if old_id in known_elsewhere or reader.archive_owner(archive) != session.key.lower():
+        old_id = archive_session_id(archive)
+        if old_id in known_elsewhere or archive_owner(archive) != session.key.lower():
             continue
         return TranscriptLocation("file", archive, old_id), None
     return None

@@ -16,7 +16,6 @@ from memwarden.checkpoint.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.daily_log import group_by_day
 from memwarden.checkpoint.gather import Material, gather
 from memwarden.checkpoint.handoff import Handoff, Shown, fit_handoff
-from memwarden.checkpoint.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.positions import load_conversation
 from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
@@ -31,6 +30,7 @@ from memwarden.checkpoint.render import (
 )
 from memwarden.checkpoint.writer import memory_folder, read_existing
 from memwarden.errors import MemwardenError
+from memwarden.handoff_files import handoff_session, replaceable
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.openclaw.bootstrap import js_length, room_after_gateway_files
 from memwarden.openclaw.layout import DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS

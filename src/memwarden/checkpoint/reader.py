@@ -18,12 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from memwarden.checkpoint.extract import kept_messages
 from memwarden.openclaw.entries import Entry
 from memwarden.openclaw.sessions import archive_timestamp, reset_archives
-from memwarden.openclaw.trajectory import trajectory_session_key
 from memwarden.openclaw.transcripts import (
     ReadPosition,
     TailResult,
@@ -152,23 +150,6 @@ def previous_location(
         TranscriptLocation("file", archives[0], previous_session_id),
         archive_timestamp(archives[0].name),
     )
-
-
-def reset_archives_with_times(sessions_dir: Path) -> list[tuple[Path, datetime | None]]:
-    """Return every reset archive of a sessions folder with the time it was renamed."""
-    return [(path, archive_timestamp(path.name)) for path in reset_archives(sessions_dir)]
-
-
-def archive_session_id(archive: Path) -> str:
-    """Given a reset archive's path, return the session id its name starts with."""
-    name = archive.name[: archive.name.rfind(".reset.")].removesuffix(".jsonl")
-    return name.split("-topic-", 1)[0]
-
-
-def archive_owner(archive: Path) -> str | None:
-    """Given a reset archive's path, return the session key its trajectory names (lower-cased),
-    or None when the gateway left no trajectory for it."""
-    return trajectory_session_key(archive.parent, archive_session_id(archive))
 
 
 def _recent(location: TranscriptLocation, take: Take, tail: TailResult) -> TranscriptRead:

@@ -73,7 +73,7 @@ class RunState:
 
     def handoff_name(self, agent: Agent, session_key: str) -> str:
         """Return the file (relative to memory/) the agent's session `session_key` is written to."""
-        from memwarden.checkpoint.handoff_files import handoff_name
+        from memwarden.handoff_files import handoff_name
 
         owners = self.main_file_agents
         return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
@@ -86,7 +86,7 @@ def memory_locks(context: JobContext) -> Callable[[str], AbstractContextManager[
     wait = context.config.history.lock_wait_seconds
 
     def memory_lock(agent_id: str) -> AbstractContextManager[object]:
-        from memwarden.history.locking import memory_lock as history_lock
+        from memwarden.locks import memory_lock as history_lock
 
         return history_lock(lock_folder, agent_id, wait)
 
@@ -101,10 +101,10 @@ def build_run_state(
     Raise ConfigError if the redaction patterns or the time zone are invalid.
     """
     from memwarden.checkpoint.daily_log import resolve_timezone
-    from memwarden.checkpoint.handoff_files import main_file_agents
     from memwarden.checkpoint.positions import file_owners, load_agent_records, load_stored
     from memwarden.checkpoint.redact import build_redactor
     from memwarden.checkpoint.unchanged import settings_key
+    from memwarden.handoff_files import main_file_agents
 
     section = context.config.checkpoint
     stored = load_stored(context.state)

@@ -37,13 +37,6 @@ def settings_key(values: Mapping[str, Any]) -> str:
     return hashlib.sha256(encoded).hexdigest()[:16]
 
 
-def store_paths(agent: Agent) -> list[Path]:
-    """Return the files of the agent's session store whose change means "look again"."""
-    if agent.era == "sqlite":
-        return [agent.sqlite_path, agent.sqlite_path.with_name(agent.sqlite_path.name + "-wal")]
-    return [agent.sessions_dir / "sessions.json"]
-
-
 def signatures(paths: Iterable[Path]) -> dict[str, Signature]:
     """Return the stat signature of each path (None when it does not exist)."""
     return {str(path): signature(path) for path in paths}

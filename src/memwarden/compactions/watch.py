@@ -135,7 +135,7 @@ class _Watcher:
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         if self.dry_run:
             return nullcontext()
-        from memwarden.history.locking import memory_lock
+        from memwarden.locks import memory_lock
 
         folder = self.context.storage_dir / "locks"
         return memory_lock(folder, agent_id, self.context.config.history.lock_wait_seconds)

@@ -209,7 +209,7 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
 
 def bootstrap(deployment: Deployment) -> list[Finding]:
     """Check each workspace's injected files (INDEX.md, every handoff) against its caps."""
-    from memwarden.checkpoint.handoff_files import main_file_agents, read_handoffs
+    from memwarden.handoff_files import main_file_agents, read_handoffs
     from memwarden.indexing.manifest import choose_handoffs
 
     keeping_main_file = main_file_agents(deployment.agents)

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
-from memwarden.history.locking import memory_lock
 from memwarden.history.manifest import save_manifests
 from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
 from memwarden.history.rewrites import EVENT, guarded_paths
 from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
+from memwarden.locks import memory_lock
 from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
 

@@ -14,8 +14,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore
-from memwarden.history.locking import memory_lock, store_lock
+from memwarden.history.locking import store_lock
 from memwarden.history.model import MEMORY_PREFIX, Snapshot
+from memwarden.locks import memory_lock
 from memwarden.runtime import JobContext
 
 SHARED_STORE = "snapshots.git"

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.checkpoint.handoff_files import read_handoffs
 from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
+from memwarden.handoff_files import read_handoffs
 from memwarden.indexing.manifest import (
     INDEX_PATH,
     MANIFEST_NAME,

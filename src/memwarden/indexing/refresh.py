@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden import stopping
-from memwarden.checkpoint.handoff_files import main_file_agents
 from memwarden.errors import MemwardenError, describe_error
 from memwarden.files import (
     atomic_write,
@@ -23,12 +22,13 @@ from memwarden.files import (
     read_text_if_exists,
     remove_stale_temp_files,
 )
-from memwarden.history.locking import memory_lock
+from memwarden.handoff_files import main_file_agents
 from memwarden.indexing.bootstrap import refresh_manifest
 from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import FileStat, scan_pool
 from memwarden.indexing.targets import Target, agent_targets
+from memwarden.locks import memory_lock
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.runtime import JobContext
 

@@ -21,11 +21,10 @@ from datetime import datetime
 from pathlib import Path
 
 from memwarden.checkpoint.daily_log import resolve_timezone
-from memwarden.checkpoint.handoff_files import key_slug
 from memwarden.checkpoint.redact import build_redactor
 from memwarden.errors import UsageError
 from memwarden.files import atomic_write, ensure_dir
-from memwarden.history.locking import memory_lock
+from memwarden.handoff_files import key_slug
 from memwarden.indexing.summary import (
     SessionSummary,
     conversation,
@@ -34,6 +33,7 @@ from memwarden.indexing.summary import (
     summarize,
 )
 from memwarden.jobs.common import add_dry_run, writable
+from memwarden.locks import memory_lock
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.entries import Entry, current_window
 from memwarden.openclaw.keys import classify

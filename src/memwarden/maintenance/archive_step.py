@@ -10,7 +10,7 @@ from pathlib import Path
 from memwarden.checkpoint.daily_log import local, resolve_timezone
 from memwarden.errors import MemwardenError
 from memwarden.files import check_inside, ensure_dir
-from memwarden.history.locking import memory_lock
+from memwarden.locks import memory_lock
 from memwarden.maintenance.daily_logs import plan_daily_archive
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport

@@ -7,15 +7,15 @@ from __future__ import annotations
 from contextlib import ExitStack
 from datetime import UTC, datetime
 
-from memwarden.checkpoint.handoff_files import (
+from memwarden.checkpoint.positions import forget_conversation
+from memwarden.errors import MemwardenError
+from memwarden.files import check_inside, ensure_dir
+from memwarden.handoff_files import (
     ACTIVE_CONTEXT,
     is_file_of,
     main_file_agents,
     read_handoffs,
 )
-from memwarden.checkpoint.positions import forget_conversation
-from memwarden.errors import MemwardenError
-from memwarden.files import check_inside, ensure_dir
 from memwarden.maintenance.archive_step import hold_memory_lock, move_without_overwrite
 from memwarden.maintenance.handoffs import ArchiveMove, HandoffFact, plan_handoff_archive
 from memwarden.maintenance.report import StepReport

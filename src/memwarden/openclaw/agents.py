@@ -75,6 +75,14 @@ class Agent:
         """The workspace's memory folder."""
         return self.workspace / "memory"
 
+    @property
+    def store_files(self) -> list[Path]:
+        """The files of the agent's session store that change whenever a session does: the
+        SQLite database and its write-ahead log, or `sessions.json`."""
+        if self.era == "sqlite":
+            return [self.sqlite_path, self.sqlite_path.with_name(self.sqlite_path.name + "-wal")]
+        return [self.sessions_dir / "sessions.json"]
+
 
 def normalize_agent_id(value: object) -> str:
     """Given an agent id as written anywhere, return the gateway's canonical form.

@@ -32,6 +32,7 @@ from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify, names_automation
 from memwarden.openclaw.layout import Deployment
+from memwarden.openclaw.trajectory import trajectory_session_key
 from memwarden.openclaw.transcripts import TranscriptLocation
 
 log = logging.getLogger("memwarden.openclaw")
@@ -605,6 +606,23 @@ def reset_archives(sessions_dir: Path, session_id: str | None = None) -> list[Pa
     ]
     found.sort(reverse=True)
     return [sessions_dir / name for _, name in found]
+
+
+def reset_archives_with_times(sessions_dir: Path) -> list[tuple[Path, datetime | None]]:
+    """Return every reset archive of a sessions folder with the time it was renamed."""
+    return [(path, archive_timestamp(path.name)) for path in reset_archives(sessions_dir)]
+
+
+def archive_session_id(archive: Path) -> str:
+    """Given a reset archive's path, return the session id its name starts with."""
+    name = archive.name[: archive.name.rfind(".reset.")].removesuffix(".jsonl")
+    return name.split("-topic-", 1)[0]
+
+
+def archive_owner(archive: Path) -> str | None:
+    """Given a reset archive's path, return the session key its trajectory names (lower-cased),
+    or None when the gateway left no trajectory for it."""
+    return trajectory_session_key(archive.parent, archive_session_id(archive))
 
 
 def _archive_stamp(plain_name: str, reason: str) -> str | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.handoff_files import (
+from memwarden.handoff_files import (
     ACTIVE_CONTEXT,
     DIGEST_MARK,
     candidate_names,
