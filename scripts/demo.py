@@ -51,7 +51,6 @@ def write_explore_script(sample: sample_deployment.SampleDeployment) -> Path:
         f"export OPENCLAW_STATE_DIR={shlex.quote(str(sample.state_dir))}",
         f"export XDG_STATE_HOME={shlex.quote(str(DEMO / 'memwarden-state'))}",
         f"export XDG_CONFIG_HOME={shlex.quote(str(DEMO / 'config'))}",
-        f"export XDG_CACHE_HOME={shlex.quote(str(DEMO / 'cache'))}",
         "export MEMWARDEN_HEALTH_PROCESS_CHECK=false",
         f'export PATH={shlex.quote(str(MEMWARDEN.parent))}:"$PATH"',
     ]
@@ -113,7 +112,6 @@ def demo_environment(sample: sample_deployment.SampleDeployment, url: str) -> di
         OPENCLAW_STATE_DIR=str(sample.state_dir),
         XDG_STATE_HOME=str(DEMO / "memwarden-state"),
         XDG_CONFIG_HOME=str(DEMO / "config"),
-        XDG_CACHE_HOME=str(DEMO / "cache"),
         MEMWARDEN_GATEWAY_URL=url,
         MEMWARDEN_HEALTH_PROCESS_CHECK="false",
     )

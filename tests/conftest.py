@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import sys
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-
-# memwarden keeps the code of its dataclasses in $XDG_CACHE_HOME, a folder chosen when it is
-# first imported (here, while tests are collected, before isolated_env): a private one for the
-# session, never the real home's. Removed at exit, after the cache's own exit handler wrote it.
-_SESSION_CACHE = tempfile.mkdtemp(prefix="memwarden-test-cache-")
-os.environ["XDG_CACHE_HOME"] = _SESSION_CACHE
-atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
 
 ISOLATED_PREFIXES = ("OPENCLAW_", "CLAWDBOT_", "MEMWARDEN_", "XDG_", "STATE_DIRECTORY")
 

@@ -21,10 +21,9 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from types import ModuleType
 
-from memwarden import __version__, dataclass_code, log_format, stopping
+from memwarden import __version__, log_format, stopping
 from memwarden.errors import (
     EXIT_FAILURES,
-    EXIT_USAGE,
     LockHeld,
     MemwardenError,
     StateError,
@@ -80,8 +79,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _unless_stopped(_run, chosen, options, returned=False)
     except (MemwardenError, Terminated) as error:
-        if error.exit_code == EXIT_USAGE:  # a usage or configuration error creates nothing
-            dataclass_code.write_nothing()
         # A run skipped because another holds the lock is not news for a quiet timer.
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
         level = logging.WARNING if isinstance(error, LockHeld) else logging.ERROR
@@ -210,8 +207,6 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     read_only = spec.read_only or bool(getattr(options, "dry_run", False))
     if hasattr(module, "read_only"):  # a command whose verbs differ (history list / rewind)
         read_only = read_only or module.read_only(options)
-    if not read_only:
-        dataclass_code.may_write()
     context = JobContext(
         config=config,
         state_dir_override=options.state_dir,

@@ -117,16 +117,6 @@ def test_pinned_environment_holds_paths_and_never_tokens(tmp_path):
     }
 
 
-def test_pinned_environment_keeps_the_cache_folder_of_the_installing_shell(tmp_path):
-    env = {"PATH": "/usr/bin", "XDG_CACHE_HOME": "/srv/cache"}
-    pinned = dict(
-        pinned_environment(
-            env, storage_dir=tmp_path / "state", config_file=None, gateway_state_dir=None
-        )
-    )
-    assert pinned["XDG_CACHE_HOME"] == "/srv/cache"
-
-
 def test_pinned_environment_leaves_out_relative_xdg_folders_and_anchors_gateway_paths(
     tmp_path, monkeypatch
 ):

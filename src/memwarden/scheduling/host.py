@@ -16,11 +16,10 @@ from memwarden.files import read_text_if_exists
 from memwarden.xdg import xdg_home
 
 # Variables copied from the installing shell into every timer when set there: they decide which
-# config, state, cache and gateway memwarden sees. None of them holds a secret.
+# config, state and gateway memwarden sees. None of them holds a secret.
 PASSTHROUGH_VARIABLES = (
     "XDG_CONFIG_HOME",
     "XDG_STATE_HOME",
-    "XDG_CACHE_HOME",
     "OPENCLAW_HOME",
     "OPENCLAW_STATE_DIR",
     "OPENCLAW_CONFIG_PATH",
