@@ -1,14 +1,11 @@
-"""The `memwarden` program: `cli.main` in a process of its own, which ends without Python's
-teardown.
+"""The `memwarden` program: `cli.main` in a process that ends without Python's teardown.
 
-A job is a short-lived process, and two of Python's habits cost it time for nothing. The cyclic
-garbage collector walks, while some 200 modules load and the run goes on, objects that live
-until the end (8 to 10 ms of a checkpoint); a run's memory is freed by reference counts, and
-bounded by what it reads, so the collector stays off. At exit, Python takes every module apart
-(about 15 ms); the process ends with `os._exit` instead, once the output is flushed and the exit
-handlers have run (logging's, the dataclass cache's), unless a thread still runs, whose end
-Python's own exit waits for. `cli.main` called in another program (the tests) keeps Python's
-defaults.
+A job is a short-lived process whose objects their reference counts free, so Python's cyclic
+garbage collector is off (it would walk the objects of some 200 modules again and again as they
+load: 8 to 10 ms of a checkpoint). At exit Python waits for the threads and runs the exit
+handlers; the last of them flushes the output and ends the process with `os._exit`, instead of
+taking every module apart (about 15 ms). `cli.main` called in another program (the tests) keeps
+Python's defaults.
 """
 
 from __future__ import annotations
@@ -20,11 +17,13 @@ import logging
 import os
 import signal
 import sys
-import threading
 from typing import NoReturn
 
 # What Python's own exit returns when it cannot write the rest of the output.
 EXIT_FLUSH_FAILED = 120
+
+_exit_code = 1  # until the run returns one: what Python's exit gives an uncaught exception
+_errors_said: set[str] = set()  # the text of each error line the run logged (they are few)
 
 
 def run() -> NoReturn:
@@ -34,61 +33,46 @@ def run() -> NoReturn:
 
     try:
         code = main()
-    except SystemExit as stop:  # --help, --version, a usage error: argparse ends the run
-        code = _exit_code(stop)
+    except SystemExit as stop:  # --help, --version: argparse ends the run
+        code = stop.code if isinstance(stop.code, int) else int(stop.code is not None)
     end_process(code)
 
 
-class _ErrorsSaid(logging.Filter):
-    """Remembers the text of each error line the run logged (they are few)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lines: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno >= logging.ERROR:
-            self.lines.add(record.getMessage())
-        return True
-
-
-_errors_said = _ErrorsSaid()
-
-
 def start() -> None:
-    """Set up this process for one run (the collector off; the error lines remembered)."""
+    """Set up this process for one run: the collector off, the error lines remembered, and the
+    end of the process registered as the first exit handler, so that it runs last."""
     from memwarden.log_format import LOGGER_NAME
 
     gc.disable()
-    logging.getLogger(LOGGER_NAME).addFilter(_errors_said)
+    atexit.register(_end)
+    logging.getLogger(LOGGER_NAME).addFilter(_remember_error)
 
 
 def end_process(code: int) -> NoReturn:
-    """Flush the output, run the exit handlers and end the process with `code`."""
-    if threading.active_count() > 1:
-        sys.exit(code)
+    """End the process with `code` through Python's exit (after `start`)."""
+    global _exit_code
+    _exit_code = code
     # The job is over: a stop that comes now ends the process at once, as it would any program,
-    # rather than break into the flush or an exit handler with the job's exception. A signal
-    # the process was started with ignored (SIGINT of a background job) stays ignored.
+    # rather than break into an exit handler with the job's exception. A signal the process was
+    # started with ignored (SIGINT of a background job) stays ignored.
     for number in (signal.SIGTERM, signal.SIGINT):
         if signal.getsignal(number) not in (signal.SIG_IGN, None):
             signal.signal(number, signal.SIG_DFL)
-    code = _flush_output(code)
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):  # what the exit handlers wrote
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            stream.flush()
-    os._exit(code)
+    sys.exit(code)
 
 
-def _exit_code(stop: SystemExit) -> int:
-    """Return the exit code `sys.exit` was given, as Python's own exit makes it (a message is
-    printed to stderr and is exit 1)."""
-    if stop.code is None or isinstance(stop.code, int):
-        return stop.code or 0
+def _remember_error(record: logging.LogRecord) -> bool:
+    if record.levelno >= logging.ERROR:
+        _errors_said.add(record.getMessage())
+    return True
+
+
+def _end() -> None:
+    """The last exit handler: flush the output, then end the process with the run's code."""
+    code = _flush_output(_exit_code)
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        sys.stderr.write(f"{stop.code}\n")
-    return 1
+        sys.stderr.flush()
+    os._exit(code)
 
 
 def _flush_output(code: int) -> int:
@@ -111,7 +95,7 @@ def _flush_output(code: int) -> int:
         from memwarden.log_format import LOGGER_NAME
 
         reason = describe_os_error(error) if isinstance(error, OSError) else str(error)
-        if not (code and reason in _errors_said.lines):
+        if not (code and reason in _errors_said):
             logging.getLogger(LOGGER_NAME).error("the output could not be written: %s", reason)
         return code or EXIT_FLUSH_FAILED
     return code

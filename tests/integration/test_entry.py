@@ -41,7 +41,8 @@ def test_the_exit_handlers_run_and_the_output_is_flushed_before_the_end():
     completed = run_python(
         """
         import atexit, sys
-        from memwarden.entry import end_process
+        from memwarden.entry import end_process, start
+        start()
         atexit.register(lambda: print("handler ran", file=sys.stderr))
         sys.stdout.write("x" * 100_000)  # buffered, not written yet
         end_process(3)
@@ -56,7 +57,8 @@ def test_a_thread_still_running_is_waited_for_as_python_does():
     completed = run_python(
         """
         import threading, time
-        from memwarden.entry import end_process
+        from memwarden.entry import end_process, start
+        start()
         def late():
             time.sleep(0.3)
             print("thread done", flush=True)
@@ -75,7 +77,8 @@ def test_a_reader_gone_at_the_end_is_the_broken_pipe_status_without_a_word():
         completed = run_python(
             """
             import sys
-            from memwarden.entry import end_process
+            from memwarden.entry import end_process, start
+            start()
             sys.stdout.write("lost")
             end_process(0)
             """,
@@ -96,7 +99,8 @@ def test_output_that_cannot_be_written_is_one_line_and_keeps_a_failed_runs_code(
         completed = run_python(
             f"""
             import sys
-            from memwarden.entry import end_process
+            from memwarden.entry import end_process, start
+            start()
             sys.stdout.write("the report")
             end_process({run_code})
             """,
@@ -154,7 +158,8 @@ def test_a_stop_while_the_process_ends_ends_it_at_once_without_a_traceback():
     completed = run_python(
         """
         import atexit, os, signal
-        from memwarden.entry import end_process
+        from memwarden.entry import end_process, start
+        start()
         def terminated(signum, frame):
             raise RuntimeError("the job's handler")
         signal.signal(signal.SIGTERM, terminated)
@@ -187,7 +192,12 @@ def test_the_collector_is_off_in_the_program_only():
     completed = run_python(
         """
         import atexit, gc, runpy, sys
-        atexit.register(lambda: print("collector on" if gc.isenabled() else "collector off"))
+        import memwarden.cli
+        real_main = memwarden.cli.main
+        def main():  # a handler of the run's: runs before the end of the process
+            atexit.register(lambda: print("collector on" if gc.isenabled() else "collector off"))
+            return real_main()
+        memwarden.cli.main = main
         sys.argv = ["memwarden", "--version"]
         runpy.run_module("memwarden", run_name="__main__")
         """
@@ -224,7 +234,8 @@ def test_a_signal_the_process_started_with_ignored_stays_ignored():
     completed = run_python(
         """
         import atexit, os, signal
-        from memwarden.entry import end_process
+        from memwarden.entry import end_process, start
+        start()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a background job of a script
         atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))
         atexit.register(lambda: print("handlers ran"))

@@ -9,13 +9,11 @@ whole entry (its `skillsSnapshot` and `systemPromptReport` run to tens of kiloby
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import re
 import sqlite3
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import attrgetter
@@ -43,7 +41,6 @@ SessionFileKind = Literal[
 ]
 
 _SKIPPED = "the session is skipped (fix or remove it while the gateway is stopped)"
-_FREEZE_OVER = 10_000  # records: a store this big is moved out of the cycle collector's sight
 _BY_KEY = attrgetter("key")
 _BY_UPDATE = attrgetter("updated_at")
 _SESSION_COLUMNS = ("session_key", "current_session_id", "entry_json")
@@ -128,19 +125,15 @@ def load_sessions(
     locked).
     """
     found: list[str] = []
-    with _collector_paused():
-        if agent.era == "sqlite":
-            records = load_sqlite_store(agent.id, agent.sqlite_path, found, automation=automation)
-        elif agent.era == "file":
-            records = load_file_store(
-                agent.id, agent.sessions_dir, found, automation=automation, transcripts=transcripts
-            )
-        else:
-            _refuse_orphan_transcripts(agent.sessions_dir)
-            records = []
-    if len(records) >= _FREEZE_OVER:
-        # They live as long as the job: its later collections need not walk them again.
-        gc.freeze()
+    if agent.era == "sqlite":
+        records = load_sqlite_store(agent.id, agent.sqlite_path, found, automation=automation)
+    elif agent.era == "file":
+        records = load_file_store(
+            agent.id, agent.sessions_dir, found, automation=automation, transcripts=transcripts
+        )
+    else:
+        _refuse_orphan_transcripts(agent.sessions_dir)
+        records = []
     if problems is None:
         for problem in found:
             if problem not in _LOGGED:  # steps of one run that read a store again say it once
@@ -149,20 +142,6 @@ def load_sessions(
     else:
         problems.extend(found)
     return sort_newest_first(records)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cycle collector while a store is read: a store of 100k entries makes
-    millions of objects, none in a cycle, and each full collection would walk them all again
-    (about a third of the time of reading the store)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def load_all(
