@@ -71,7 +71,7 @@ FIRST_RUN_IMPORTS = (
     "memwarden.checkpoint.pipeline, memwarden.checkpoint.agents, memwarden.checkpoint.run_state, "
     "memwarden.checkpoint.report, memwarden.checkpoint.select, memwarden.openclaw.layout, "
     "memwarden.indexing.refresh, memwarden.history.locking, memwarden.checkpoint.snapshots, "
-    "memwarden.history.snapshots, memwarden.history.git, memwarden.history.early"
+    "memwarden.history.snapshots, memwarden.history.git"
 )
 
 

@@ -212,7 +212,7 @@ def test_prune_removes_what_a_run_killed_while_sending_to_git_left(gateway):
     context = make_context(gateway, clock)
     ids = take_daily(context, clock, 2)
     agent = context.deployment.default_agent()
-    (agent.memory_dir / "MEMORY.md").write_text("sent, never committed\n")
+    (agent.memory_dir / "MEMORY.md").write_text("sent, never committed\n" * 4096)
     killed = subprocess.run(
         [sys.executable, "-c", SEND_THEN_DIE, str(gateway.state_dir)], env=dict(os.environ)
     )
@@ -237,14 +237,17 @@ def test_prune_removes_what_a_run_killed_while_sending_to_git_left(gateway):
 
 SEND_THEN_DIE = """
 import os, signal, sys, time
+from contextlib import ExitStack
 from pathlib import Path
 from memwarden.config import defaults
-from memwarden.history.early import EarlyBatch
+from memwarden.history.git import SnapshotCommit, TreeFile, blob_sha
+from memwarden.history.store import start_import
 from memwarden.runtime import JobContext
 context = JobContext(config=defaults(), env=dict(os.environ), state_dir_override=Path(sys.argv[1]))
-early = EarlyBatch(context)
-early.send(context.deployment.agents)
-assert early.sent
-time.sleep(0.2)  # git has the blobs
+data = (context.deployment.default_agent().memory_dir / "MEMORY.md").read_bytes()
+_, importer = start_import(context, ExitStack())
+# Larger than the buffer of git's stdin in this process (8 KiB): it reaches git now.
+importer.add(SnapshotCommit([TreeFile("memory/MEMORY.md", blob_sha(data), data)], "sent", 0))
+time.sleep(0.2)  # git has the snapshot
 os.kill(os.getpid(), signal.SIGKILL)
 """

@@ -13,7 +13,8 @@ from memwarden.config import defaults
 from memwarden.files import is_private
 from memwarden.history.browse import list_snapshots
 from memwarden.history.manifest import load_manifests
-from memwarden.history.snapshots import snapshot
+from memwarden.history.plan import SnapshotRequest
+from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
 from memwarden.runtime import JobContext
 from support.history import (
@@ -237,6 +238,25 @@ def test_snapshot_after_the_store_lost_blobs_sends_every_file_again(context, age
         "memory/daily.md": b"day 2\n",
     }
     assert not list(store.git_dir.glob("memwarden-marks-*"))
+
+
+def test_snapshot_when_git_dies_before_reading_fails_with_its_reason(gateway, tmp_path):
+    from memwarden.history.model import HistoryError
+
+    context = context_with_failing_fast_import(
+        gateway.state_dir,
+        tmp_path,
+        'echo "fatal: cannot lock the pack (simulated)" >&2; exit 128',
+    )
+    agent = context.deployment.default_agent()
+    # More than the pipe holds: writing the stream finds the pipe broken.
+    write_tree(agent.memory_dir, {"big.md": os.urandom(3 << 20), "small.md": b"x"})
+    (result,) = snapshot_agents(context, [SnapshotRequest(agent, "checkpoint")])
+    assert result.snapshot is None
+    assert isinstance(result.error, HistoryError)
+    assert "git fast-import failed: fatal: cannot lock the pack" in result.error.message
+    assert load_manifests(context.state, [agent.id]) == {}
+    context.close()
 
 
 def test_snapshot_when_git_fast_import_fails_records_nothing_and_says_why(gateway, tmp_path):

@@ -24,7 +24,6 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +63,6 @@ FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
 # other C libraries ignore the variable).
 FAST_IMPORT_ENV = {"MALLOC_TRIM_THRESHOLD_": str(8 << 20)}
 PIPE_BYTES = 1 << 20
-FEED_BACKLOG_BYTES = 32 << 20
 
 
 def blob_sha(data: bytes) -> str:
@@ -136,9 +134,8 @@ class BatchImport:
     """One `git fast-import` for a run's snapshots, fed one snapshot at a time as they are
     planned, so that git hashes and compresses an agent's files while the next is read.
 
-    A thread writes the stream to git (`_Feeder`): the run never waits for git to catch up,
-    except in `finish`. Commit ids come back in a marks file at the end (nothing is read from
-    git while it runs, so neither side ever waits on a full pipe).
+    Commit ids come back in a marks file at the end (nothing is read from git while it runs,
+    so neither side ever waits on a full pipe).
     """
 
     def __init__(self, store: GitStore, ref: str) -> None:
@@ -154,21 +151,10 @@ class BatchImport:
         except BaseException:
             self._errors.close()
             raise
-        self._feeder = _Feeder(self._process.stdin)  # type: ignore[arg-type]
 
     def add(self, snapshot: SnapshotCommit) -> None:
         self.count += 1
         self._write(snapshot_part(self.ref, self.count, snapshot))
-
-    def flush(self) -> None:
-        """Let git have everything sent so far (what is sent is otherwise written to it a
-        megabyte at a time)."""
-        self._feeder.flush()
-
-    def add_blob(self, data: bytes) -> None:
-        """Send a file's bytes ahead of the snapshot that holds it, which then names it by blob
-        id (fast-import finds the objects of its own stream by id, as those of the store)."""
-        self._write(b"".join((b"blob\ndata %d\n" % len(data), data, b"\n")))
 
     def finish(self, message: str, when: int, kept: Sequence[str] = ()) -> list[str]:
         """End the stream with the batch commit; return the snapshots' commit ids, in order.
@@ -178,7 +164,8 @@ class BatchImport:
         watchdog = threading.Timer(GIT_TIMEOUT_SECONDS, self._process.kill)
         watchdog.start()
         try:
-            self._feeder.end()  # the whole stream written, git's stdin closed
+            with contextlib.suppress(BrokenPipeError):  # git stopped reading: its code says why
+                self._process.stdin.close()  # type: ignore[union-attr]
             code = self._process.wait()
         finally:
             watchdog.cancel()
@@ -197,103 +184,24 @@ class BatchImport:
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
-        self._feeder.end()  # git gone: the rest of the stream is dropped
+        with contextlib.suppress(OSError):  # what is left of the stream goes nowhere
+            self._process.stdin.close()  # type: ignore[union-attr]
         self._errors.close()
         self._marks.unlink(missing_ok=True)
 
     def _write(self, data: bytes) -> None:
         data, self._pending = self._pending + data, b""
-        if not self._feeder.put(data):  # git stopped reading: it failed
+        try:
+            self._process.stdin.write(data)  # type: ignore[union-attr]
+        except BrokenPipeError:
             self._process.wait()
-            raise self._failure(self._process.returncode)
+            raise self._failure(self._process.returncode) from None
 
     def _failure(self, code: int) -> HistoryError:
         self._errors.seek(0)
         detail = self._errors.read().decode("utf-8", "replace").strip().splitlines()
         reason = detail[-1] if detail else f"exit code {code}"
         return HistoryError(f"{self.store.git_dir}: git fast-import failed: {reason}")
-
-
-class _Feeder:
-    """Writes what it is given to a pipe, in order, from a thread of its own, a megabyte at a
-    time or when told to (`flush`, `end`): a few wakeups of the thread per run, not one per
-    file. Holds at most about FEED_BACKLOG_BYTES not yet written (`put` waits beyond)."""
-
-    def __init__(self, pipe: IO[bytes]) -> None:
-        self._pipe = pipe
-        self._chunks: deque[bytes] = deque()
-        self._queued = 0  # bytes in _chunks
-        self._ready = 0  # how many chunks, from the first, may be written now
-        self._held = 0  # bytes queued since the last release
-        self._ending = False
-        self._failed = False
-        self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._write_all, name="git-stream", daemon=True)
-        self._thread.start()
-
-    def put(self, data: bytes) -> bool:
-        """Queue `data`; return False if the pipe is broken (nothing more is written)."""
-        with self._changed:
-            while self._queued > FEED_BACKLOG_BYTES and not self._failed:
-                self._release()
-                self._changed.wait()
-            if self._failed:
-                return False
-            self._chunks.append(data)
-            self._queued += len(data)
-            self._held += len(data)
-            if self._held >= PIPE_BYTES:
-                self._release()
-        return True
-
-    def flush(self) -> None:
-        """Let everything queued be written now, without waiting for it."""
-        with self._changed:
-            self._release()
-
-    def end(self) -> None:
-        """Wait until everything queued is written (or dropped, the pipe broken), then close
-        the pipe."""
-        with self._changed:
-            self._ending = True
-            self._release()
-        self._thread.join()
-
-    def _release(self) -> None:
-        self._ready, self._held = len(self._chunks), 0
-        self._changed.notify_all()
-
-    def _write_all(self) -> None:
-        while True:
-            with self._changed:
-                while not self._ready and not self._ending:
-                    self._changed.wait()
-                if not self._chunks:
-                    break
-                data = self._take_some()
-            try:
-                if not self._failed:
-                    self._pipe.write(data)
-                    self._pipe.flush()  # all of it to git now, not with the next 8 KB
-                failed = False
-            except OSError:
-                failed = True
-            with self._changed:
-                self._failed = self._failed or failed
-                self._queued -= len(data)
-                self._changed.notify_all()
-        with contextlib.suppress(OSError):
-            self._pipe.close()
-
-    def _take_some(self) -> bytes:
-        """Return the chunks that may be written, joined up to PIPE_BYTES (one write)."""
-        chunks = [self._chunks.popleft()]
-        size = len(chunks[0])
-        while self._ready > len(chunks) and size + len(self._chunks[0]) <= PIPE_BYTES:
-            size += len(self._chunks[0])
-            chunks.append(self._chunks.popleft())
-        self._ready = max(self._ready - len(chunks), 0)
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def keep_stream(batches: Mapping[str, Sequence[str]], message: str, when: int) -> bytes:

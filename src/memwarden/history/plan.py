@@ -24,7 +24,6 @@ from memwarden.history.store import snapshot_tree
 from memwarden.runtime import JobContext
 
 if TYPE_CHECKING:
-    from memwarden.history.early import SentFiles
     from memwarden.openclaw.agents import Agent
 
 
@@ -50,8 +49,6 @@ class Plan:
     taken: Snapshot | None
     # The gateway bootstrap files' lengths in the snapshot taken (bootstrap_sizes.measure).
     bootstrap: dict[str, int] | None = None
-    # Files whose bytes this run's git process already has (sent ahead: history.early).
-    sent: frozenset[str] = frozenset()
 
     @property
     def agent_id(self) -> str:
@@ -73,20 +70,15 @@ class Previous:
 
 
 def plan_each(
-    context: JobContext,
-    requests: Sequence[SnapshotRequest],
-    sent: Mapping[str, SentFiles] | None = None,
+    context: JobContext, requests: Sequence[SnapshotRequest]
 ) -> Iterator[tuple[SnapshotRequest, Plan | None, MemwardenError | None]]:
     """Yield, for each request in order, its plan (None when its files are those of the
-    manifest) or the error that stopped it. `sent`: by agent id, the files sent ahead to the
-    run's git process (history.early), read again only if their stat moved since."""
+    manifest) or the error that stopped it."""
     roots = tuple(context.config.history.root_files)
     manifests = load_manifests(context.state, (request.agent.id for request in requests))
-    sent = sent or {}
     for request in requests:
-        agent_id = request.agent.id
         try:
-            plan = _plan(context, request, roots, manifests.get(agent_id), sent.get(agent_id))
+            plan = _plan(context, request, roots, manifests.get(request.agent.id))
         except (MemwardenError, OSError) as error:
             yield request, None, as_error(error)
             continue
@@ -98,7 +90,6 @@ def _plan(
     request: SnapshotRequest,
     roots: tuple[str, ...],
     manifest: Manifest | None,
-    sent: SentFiles | None,
 ) -> Plan | None:
     """Return what to do for one agent, or None when its files are those of the manifest."""
     workspace = request.agent.workspace
@@ -108,21 +99,14 @@ def _plan(
     if manifest is not None and len(known) == len(scan.files) == len(manifest.files):
         return None
     previous = _previous_files(context, request.agent.id, manifest, roots)
-    ahead = _still_as_sent(scan, known, sent)
-    if ahead and sent is not None:
-        hashed_at_ns = sent.hashed_at_ns  # their bytes were read then
-    contents = _read_changed(workspace, scan, known | ahead)
-    current = known | ahead | {path: blob_sha(data) for path, data in contents.items()}
+    contents = _read_changed(workspace, scan, known)
+    current = known | {path: blob_sha(data) for path, data in contents.items()}
     changes = compare(previous.shas if previous else {}, current)
     if changes and known and (previous is None or previous.shared_commit is None):
         # The manifest's blobs are not in the shared store (an upgraded history): send them all.
-        ahead = {}
         contents = _read_changed(workspace, scan, {})
         current = {path: blob_sha(data) for path, data in contents.items()}
         changes = compare(previous.shas if previous else {}, current)
-    if ahead and sent is not None:
-        # The root files' bytes, for their lengths and the rewrite guard; sent, not sent again.
-        contents |= {path: sent.root_bytes[path] for path in ahead if path in sent.root_bytes}
     if scan.looks_absent and previous is not None and previous.shas:
         raise HistoryError(
             f"{workspace}: has no memory/ folder and none of the root files its last snapshot "
@@ -149,21 +133,7 @@ def _plan(
     last_id = previous.snapshot_id if previous else None
     carried = partial(bootstrap_sizes.recorded, context.state, last_id)
     bootstrap = bootstrap_sizes.measure(workspace, current, contents, carried)
-    return Plan(
-        request, new_manifest, current, contents, previous, taken, bootstrap, frozenset(ahead)
-    )
-
-
-def _still_as_sent(scan: Scan, known: Mapping[str, str], sent: SentFiles | None) -> dict[str, str]:
-    """Return {path: blob id} of the files sent ahead whose stat has not moved since."""
-    if sent is None:
-        return {}
-    ahead = {}
-    for path, stat in scan.files.items():
-        recorded = sent.files.get(path)
-        if path not in known and recorded is not None and recorded[0] == stat:
-            ahead[path] = recorded[1]
-    return ahead
+    return Plan(request, new_manifest, current, contents, previous, taken, bootstrap)
 
 
 def _previous_files(

@@ -32,7 +32,6 @@ from memwarden.openclaw.agents import Agent
 from memwarden.runtime import JobContext
 
 if TYPE_CHECKING:
-    from memwarden.history.early import EarlyBatch
     from memwarden.history.rewrites import RewriteFinding
 
 __all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
@@ -88,7 +87,6 @@ def snapshot_agents(
     *,
     dry_run: bool = False,
     lock_wait: float | None = None,
-    early: EarlyBatch | None = None,
 ) -> list[AgentSnapshot]:
     """Snapshot the workspace of every agent asked for (once each) whose files changed since its
     last snapshot, in one git process; return one result per agent, in the order asked.
@@ -96,8 +94,7 @@ def snapshot_agents(
     One agent's failure (its lock held past `lock_wait`, default `history.lock_wait_seconds`;
     its workspace unreadable) is its result's error; the others are snapshotted all the same.
     With `dry_run`, nothing is written and the snapshots that would be taken have `id` None.
-    `early`: the git process the run started before its last writes, and the files it sent to
-    it (history.early); its caller closes it. Raise UsageError for an unknown trigger.
+    Raise UsageError for an unknown trigger.
     """
     for request in requests:
         if request.trigger not in TRIGGERS:
@@ -131,32 +128,26 @@ def snapshot_agents(
                 results[request.agent.id].error = error
                 results[request.agent.id].snapshot = plan.taken if plan else None
         else:
-            _take_all(context, locked, results, early)
+            _take_all(context, locked, results)
     return [results[request.agent.id] for request in requests if request.agent.id in results]
 
 
 def _take_all(
-    context: JobContext,
-    requests: Sequence[SnapshotRequest],
-    results: dict[str, AgentSnapshot],
-    early: EarlyBatch | None,
+    context: JobContext, requests: Sequence[SnapshotRequest], results: dict[str, AgentSnapshot]
 ) -> None:
-    """Plan each agent's snapshot and stream the changed ones to one git process as they come
-    (the run's early one if it has one), then record them all with the manifests in one
-    transaction."""
+    """Plan each agent's snapshot and stream the changed ones to one git process as they come,
+    then record them all with the manifests in one transaction."""
     plans: list[Plan] = []
-    sent = early.sent if early is not None and early.importer is not None else None
     with ExitStack() as resources:
         batch: _Batch | None = None
         try:
-            for request, plan, error in plan_each(context, requests, sent):
+            for request, plan, error in plan_each(context, requests):
                 if error is not None:
                     results[request.agent.id].error = error
                 elif plan is not None:
                     plans.append(plan)
                     if plan.taken is not None:
-                        count = len(requests)
-                        batch = batch or _Batch.start(context, resources, count, early)
+                        batch = batch or _Batch.start(context, resources, len(requests))
                         batch.add(plan, plan.taken)
             saved = batch.finish(context) if batch else {}
             findings = _rewrites(context, batch.store, batch.plans, saved) if batch else {}
@@ -184,17 +175,10 @@ class _Batch:
         self.commits: list[SnapshotCommit] = []
 
     @classmethod
-    def start(
-        cls, context: JobContext, resources: ExitStack, count: int, early: EarlyBatch | None
-    ) -> _Batch:
-        """Take the store's lock (shared) and start git, or carry on with the `early` ones;
-        git is stopped with `resources` (the early lock is released with `early`). `count`: how
-        many snapshots at most."""
-        if early is not None and early.store is not None and early.importer is not None:
-            store, importer = early.store, early.importer
-            resources.callback(importer.close)
-        else:
-            store, importer = start_import(context, resources)
+    def start(cls, context: JobContext, resources: ExitStack, count: int) -> _Batch:
+        """Take the store's lock (shared) and start git; both are released with `resources`.
+        `count`: how many snapshots at most."""
+        store, importer = start_import(context, resources)
         return cls(store, importer, records.new_ids(context.state, count))
 
     def add(self, plan: Plan, taken: Snapshot) -> None:
@@ -233,12 +217,8 @@ class _Batch:
 
 
 def _tree_files(plan: Plan) -> list[TreeFile]:
-    """The snapshot's files, with the bytes git does not have yet (neither stored nor sent)."""
-    contents, sent = plan.contents, plan.sent
-    return [
-        TreeFile(path, sha, None if path in sent else contents.get(path))
-        for path, sha in sorted(plan.current.items())
-    ]
+    contents = plan.contents
+    return [TreeFile(path, sha, contents.get(path)) for path, sha in sorted(plan.current.items())]
 
 
 def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:

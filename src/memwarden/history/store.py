@@ -64,22 +64,19 @@ def locked_memory(context: JobContext, agent_id: str) -> Iterator[None]:
 
 
 @contextmanager
-def locked_store(context: JobContext, *, exclusive: bool, wait: bool = True) -> Iterator[None]:
+def locked_store(context: JobContext, *, exclusive: bool) -> Iterator[None]:
     """Hold the shared store's lock: shared to add snapshots, exclusive to prune and repack;
-    waiting up to `history.lock_wait_seconds` unless not `wait`."""
-    seconds = context.config.history.lock_wait_seconds if wait else 0
+    waiting up to `history.lock_wait_seconds`."""
+    seconds = context.config.history.lock_wait_seconds
     with store_lock(context.storage_dir / "locks", exclusive, seconds):
         yield
 
 
-def start_import(
-    context: JobContext, resources: ExitStack, *, wait: bool = True
-) -> tuple[GitStore, BatchImport]:
-    """Take the shared store's lock (shared; waiting up to `history.lock_wait_seconds` unless
-    not `wait`), make the store if needed and start `git fast-import` on a batch ref of its
-    own; the lock is released and git stopped with `resources`. Raise LockHeld if the lock
-    stays held."""
-    resources.enter_context(locked_store(context, exclusive=False, wait=wait))
+def start_import(context: JobContext, resources: ExitStack) -> tuple[GitStore, BatchImport]:
+    """Take the shared store's lock (shared; waiting up to `history.lock_wait_seconds`), make
+    the store if needed and start `git fast-import` on a batch ref of its own; the lock is
+    released and git stopped with `resources`. Raise LockHeld if the lock stays held."""
+    resources.enter_context(locked_store(context, exclusive=False))
     store = shared_store(context)
     store.init()
     importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))

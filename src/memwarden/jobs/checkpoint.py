@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.durable_run import DurableWrites
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run_state import RunState
-    from memwarden.checkpoint.snapshots import RunSnapshots
     from memwarden.disk_sync import Unflushed
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
@@ -68,15 +67,9 @@ def lock_name(options: argparse.Namespace) -> str | None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
-    from memwarden.checkpoint.snapshots import run_snapshots
-
-    with run_snapshots(context, "checkpoint", bool(options.dry_run)) as snapshots:
-        return _run(context, options, snapshots)
-
-
-def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapshots) -> JobResult:
     from memwarden.checkpoint.durable_run import durable_writes
     from memwarden.checkpoint.report import job_result
+    from memwarden.checkpoint.snapshots import snapshot_written
     from memwarden.compactions.watch import watch_into
 
     dry_run = bool(options.dry_run)
@@ -103,7 +96,7 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
 
             agents = select_agents(context.deployment, options.agent)
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
-            committer = _Committer(context, writes, state, agents, snapshots)
+            committer = _Committer(context, writes, state, agents)
             try:
                 results = checkpoint_agents(
                     state,
@@ -132,8 +125,9 @@ def _run(context: JobContext, options: argparse.Namespace, snapshots: RunSnapsho
             indexed, index_problems = committer.indexed(also=writes.rolled_forward)
         problems += index_problems
         problems += writes.done()
-    # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
-    problems += snapshots.take(agents, outcomes)
+    if not dry_run:
+        # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
+        problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
     result.lines[1:1] = lines
     watch_into(
@@ -159,8 +153,8 @@ BETWEEN_COMMIT_AGENTS = 8
 
 class _Committer:
     """Commits the agents done so far (`checkpoint.commit`), refreshes their manifests and
-    INDEX.md, sends their files to the history and watches their compactions: while worker
-    processes still read (`idle`), and once all are done."""
+    INDEX.md and watches their compactions: while worker processes still read (`idle`), and
+    once all are done."""
 
     def __init__(
         self,
@@ -168,10 +162,8 @@ class _Committer:
         writes: DurableWrites,
         state: RunState,
         agents: list[Agent],
-        snapshots: RunSnapshots,
     ) -> None:
         self.context, self.writes, self.state = context, writes, state
-        self.snapshots = snapshots
         self.order = {agent.id: number for number, agent in enumerate(agents)}
         self.finished: list[tuple[Agent, AgentResult]] = []
         self.committed = 0
@@ -206,8 +198,6 @@ class _Committer:
                     unflushed=self.writes.unflushed,
                 )
             )
-            # Their files are final: git hashes them while the run goes on (history.early).
-            self.snapshots.send_ahead([a for a, _ in batch], outcomes)
             self._watch(batch)
 
     def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
