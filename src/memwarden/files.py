@@ -7,6 +7,7 @@ path that leaves the folder it belongs to (an agent's workspace, memwarden's sta
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -17,12 +18,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memwarden.errors import MemwardenError, UnsafePathError
-
-if TYPE_CHECKING:
-    from memwarden.disk_sync import Unflushed
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -131,25 +128,19 @@ def atomic_write(
     root: Path | None = None,
     *,
     real_root: Path | None = None,
-    unflushed: Unflushed | None = None,
 ) -> None:
     """Replace `path` with `data` atomically: temp file in the same folder, fsync, rename, fsync.
 
     With `root`, the target must stay inside it (see check_inside, and its `real_root`). The
-    file ends up 0600. With `unflushed`, neither the data nor the rename is flushed here: the
-    file is added to it, for the caller to flush before anything relies on the file (a kill
-    leaves the old or the new file whole; a power cut before the flush may leave it empty).
+    file ends up 0600.
     """
     target = (
         check_inside(path, root, real_root=real_root) if root is not None else _refuse_symlink(path)
     )
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    temp = _write_temp(target, payload, flush=unflushed is None)
+    temp = _write_temp(target, payload)
     replace_or_remove(temp, target)
-    if unflushed is None:
-        fsync_dir(target.parent)
-    else:
-        unflushed.add(str(target))
+    fsync_dir(target.parent)
 
 
 def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
@@ -211,9 +202,8 @@ def named_temp_files(namer: Callable[[Path], Path]) -> Iterator[None]:
         _temp_namer = previous
 
 
-def _write_temp(target: Path, payload: bytes, *, flush: bool = True) -> Path:
-    """Write `payload` to a 0600 temp file beside `target`, fsynced when `flush`; return its
-    path."""
+def _write_temp(target: Path, payload: bytes) -> Path:
+    """Write `payload` to a 0600 temp file beside `target`, fsynced; return its path."""
     ensure_dir(target.parent)
     # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
     # never share a temp file, and a stale one left by a crash is never reused with its mode.
@@ -228,8 +218,7 @@ def _write_temp(target: Path, payload: bytes, *, flush: bool = True) -> Path:
         temp = Path(name)
     try:
         write_all(descriptor, payload)
-        if flush:
-            os.fsync(descriptor)
+        os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)
         temp.unlink(missing_ok=True)
@@ -304,16 +293,20 @@ def read_text_if_exists(path: Path) -> str | None:
         raise type(error)(error.errno, error.strerror, str(path)) from None
 
 
-def fsync_dir(path: Path) -> None:
-    """Flush a folder's entries (a rename) to disk; a no-op where folders cannot be opened."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries (a rename) to disk; a no-op where folders cannot be opened or
+    flushed."""
+    with contextlib.suppress(OSError):
+        flush_folder(path)
+
+
+def flush_folder(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries (a rename) to disk. Raise OSError naming it if that fails."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         os.fsync(descriptor)
-    except OSError:
-        pass
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror, os.fspath(path)) from None
     finally:
         os.close(descriptor)
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from memwarden import disk_sync
 from memwarden.checkpoint import journal
 from memwarden.checkpoint.positions import load_stored
 from memwarden.checkpoint.staging import WRITERS_FOLDER, AgentFiles, Writer
@@ -229,38 +228,10 @@ def test_agent_files_rollback_drops_what_a_failed_session_staged(setup):
     assert temp_files(workspace) == []
 
 
-def test_flush_files_without_syncfs_fsyncs_each_file(tmp_path, monkeypatch):
-    paths = [tmp_path / f"{name}.tmp" for name in "abc"]
-    for path in paths:
-        path.write_text("x")
-    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS
-    flushed = record_fsyncs(monkeypatch)
-
-    disk_sync.flush_files(str(path) for path in paths)
-
-    assert sorted(flushed) == sorted(str(path) for path in paths)
-
-
-@pytest.mark.skipif(disk_sync._syncfs() is None, reason="syncfs(2) is Linux only")
-def test_flush_files_with_syncfs_calls_it_once_per_file_system(tmp_path, monkeypatch):
-    paths = [tmp_path / f"folder{index}" / "a.tmp" for index in range(5)]
-    for path in paths:
-        path.parent.mkdir()
-        path.write_text("x")
-    calls = []
-    real = disk_sync._syncfs()
-    monkeypatch.setattr(disk_sync, "_syncfs", lambda: lambda fd: calls.append(fd) or real(fd))
-
-    disk_sync.flush_files(str(path) for path in paths)
-
-    assert len(calls) == 1
-
-
 def commit_one(state, storage, workspace, expected):
     from memwarden.checkpoint.commit import AgentCommit, commit
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.records import PositionUpdate
-    from memwarden.disk_sync import Unflushed
     from memwarden.files import real_path
 
     writer = Writer(storage)
@@ -272,11 +243,7 @@ def commit_one(state, storage, workspace, expected):
     item = AgentCommit(
         "main", [outcome], real_path(workspace), files.stage(writer), expected=expected
     )
-    unflushed = Unflushed()
-    report = commit(
-        state, [item], token=writer.token, run_id=None, memory_lock=no_lock, unflushed=unflushed
-    )
-    unflushed.flush()
+    report = commit(state, [item], token=writer.token, run_id=None, memory_lock=no_lock)
     writer.close(pending=journal.pending_count(state, writer.token) > 0)
     return report, outcome
 
@@ -295,13 +262,20 @@ def test_commit_of_a_session_another_run_committed_since_it_was_read_is_left_out
     assert temp_files(workspace) == []
 
 
-def test_commit_of_a_session_unchanged_since_it_was_read_puts_its_files_in_place(setup):
+def test_commit_of_a_session_unchanged_since_it_was_read_puts_its_files_in_place(
+    setup, monkeypatch
+):
     state, storage, workspace = setup
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
     read_at = load_stored(state)[("main", "agent:main:main")].updated_at
+    fsynced = record_fsyncs(monkeypatch)
 
     report, _ = commit_one(state, storage, workspace, {"agent:main:main": read_at})
 
     assert (report.conflicts, report.placed) == ([], ["main"])
     assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY
+    # The temp file fsynced as it was written, its folder once the file was renamed into it.
+    temp, folder = fsynced
+    assert Path(temp).name.startswith(".2026-11-25.md.mw-")
+    assert folder == os.path.realpath(workspace / "memory")
     assert load_stored(state)[("main", "agent:main:main")].position.offset == 2

@@ -4,7 +4,7 @@ file, writer file or journal row left over.
 
 The fleet is the bench's (`bench/fleet.py`: both gateway eras, small transcripts here). Kill
 points are operations that change the disk (file creations, writes, renames, unlinks, fsyncs,
-syncfs, statements of memwarden's state database; see support/kill_runner.py), drawn with a fixed
+statements of memwarden's state database; see support/kill_runner.py), drawn with a fixed
 seed: two in every stage of a reference run, the rest at random. A chain of
 runs follows each first kill: the next run is killed too (often while it finishes the killed
 run's journal), up to five kills, then a run that completes.
@@ -145,8 +145,8 @@ def entries(files: dict[str, bytes]) -> Counter[str]:
 
 def stage(label: str) -> str:
     """Return the stage of a run an operation belongs to."""
-    if label == "syncfs":
-        return "syncfs of the staged files"
+    if label.startswith("fsync temp file of") and label.endswith(("daily log", "handoff")):
+        return "fsync of the staged files"
     if label.startswith(("create temp file of", "write temp file of")):
         if label.endswith(("daily log", "handoff")):
             return "staging (temp files)"

@@ -10,7 +10,7 @@ line on stdin and answers one line on stdout, both JSON:
 
 Each job is a forked child (a real process: its own files, locks and SQLite connections) that
 runs the CLI with `JobContext.now` pinned to `now`. The child counts the operations that change
-what is on disk: file creations, writes, renames, unlinks, fsyncs, syncfs and every statement of
+what is on disk: file creations, writes, renames, unlinks, fsyncs and every statement of
 memwarden's state database. With `kill_at = n` it sends itself SIGKILL right after the n-th one;
 `committed` says whether the checkpoint's journal transaction had committed by then. Forking
 from this process saves each run the interpreter's start and memwarden's imports.
@@ -110,7 +110,6 @@ class _Events:
         os.close(self.report_fd)
 
     def install(self) -> None:
-        from memwarden import disk_sync
         from memwarden.state import StateConnection
 
         os.write_unhooked = os.write
@@ -142,7 +141,7 @@ class _Events:
 
         def fsynced(descriptor):
             originals["fsync"](descriptor)
-            happened("fsync")
+            happened(f"fsync {kinds.get(descriptor, 'other file')}")
 
         os.open, os.write, os.replace, os.unlink, os.fsync = (
             opened,
@@ -151,13 +150,6 @@ class _Events:
             unlinked,
             fsynced,
         )
-        sync_file_systems = disk_sync._sync_file_systems
-
-        def synced(folders, syncfs):
-            sync_file_systems(folders, syncfs)
-            happened("syncfs")
-
-        disk_sync._sync_file_systems = synced
         execute, executemany = StateConnection.execute, StateConnection.executemany
 
         def sql(statement: str) -> str | None:

@@ -193,56 +193,28 @@ def test_real_path_is_what_os_path_realpath_says_for_every_kind_of_path(tmp_path
         assert asked == [tmp_path / "dangling", tmp_path / "loop", tmp_path / "missing" / "below"]
 
 
-def test_atomic_write_with_unflushed_leaves_the_flush_to_it(tmp_path, monkeypatch):
-    from memwarden import disk_sync
-
+def test_atomic_write_flushes_the_file_then_its_folder(tmp_path, monkeypatch):
     target = tmp_path / "memory" / "manifest.json"
     target.parent.mkdir()
     target.write_text("old")
     fsynced = record_fsyncs(monkeypatch)
-    unflushed = disk_sync.Unflushed()
-    atomic_write(target, "new", root=tmp_path, unflushed=unflushed)
+    atomic_write(target, "new", root=tmp_path)
 
     assert target.read_text() == "new"
     assert oct(target.stat().st_mode & 0o777) == "0o600"
-    assert fsynced == []
-    assert unflushed.files == [str(target)]
-    renamed_into = tmp_path / "sessions"
-    renamed_into.mkdir()
-    unflushed.add_folders([str(renamed_into)])
-    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS: each file and folder
-    unflushed.flush()
-    assert fsynced[0] == str(target)
-    assert sorted(fsynced[1:]) == sorted([str(target.parent), str(renamed_into)])
-    assert (unflushed.files, unflushed.folders) == ([], set())
+    temp, folder = fsynced
+    assert Path(temp).parent == target.parent and Path(temp).name.startswith(".manifest.json.")
+    assert folder == str(target.parent)
 
 
-def test_unflushed_skips_what_is_gone_and_keeps_everything_when_the_flush_fails(
-    tmp_path, monkeypatch
-):
-    from memwarden import disk_sync
-
-    kept, gone = tmp_path / "kept", tmp_path / "gone"
-    kept.mkdir()
-    gone.mkdir()
-    unflushed = disk_sync.Unflushed()
-    unflushed.add_folders([str(kept), str(gone)])
-    gone.rmdir()  # a workspace removed during the run
-    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)  # as on macOS: an fsync each
-
+def test_flush_folder_says_what_fsync_dir_leaves_unsaid(tmp_path, monkeypatch):
     def failing(descriptor):
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(os, "fsync", failing)
-    with pytest.raises(OSError):
-        unflushed.flush()
-    assert unflushed.folders == {str(kept), str(gone)}  # kept for the next try
-    monkeypatch.undo()
-    monkeypatch.setattr(disk_sync, "_syncfs", lambda: None)
-    fsynced = record_fsyncs(monkeypatch)
-    unflushed.flush()
-    assert fsynced == [str(kept)]
-    assert unflushed.folders == set()
+    files.fsync_dir(tmp_path)  # where a folder cannot be flushed, a write goes on
+    with pytest.raises(OSError, match="Input/output error"):
+        files.flush_folder(tmp_path)  # where it must be durable, the caller hears of it
 
 
 def test_read_regular_file_refuses_a_fifo_a_device_and_a_folder_without_blocking(tmp_path):

@@ -19,10 +19,10 @@ In the order one session's data flows (no import circles: tests/unit/test_import
   conversation's handoff fitted into its budget), `bundled` (the bundled templates as Python).
 - Stage: `pipeline` (gather, render and stage one session's files; its position update),
   `writer` (where files go in the workspace), `staging` (an agent's writes as temp files).
-- Commit: `disk_sync` (one syncfs), `positions` (the state DB: loaded once), `journal` (the
-  renames recorded with the positions, finished by the next run after a kill), `commit` (the
-  whole batch: flush, one transaction, renames), `durable_run` (a run's first and last steps:
-  finish what a killed run left, clear its own journal).
+- Commit: `positions` (the state DB: loaded once), `journal` (the renames recorded with the
+  positions, finished by the next run after a kill), `commit` (the whole batch: one
+  transaction, renames), `durable_run` (a run's first and last steps: finish what a killed run
+  left, clear its own journal).
 - After the run: `report` (summary and lines), `snapshots` (memory history after a write),
   `rewound` (what a history rewind makes the next run write again).
 """

@@ -1,15 +1,15 @@
 """Commit a run: every agent's staged files and read positions, durably, in one batch.
 
-1. Flush every temp file at once (`disk_sync.flush_files`: one syncfs per file system).
+1. The temp files are durable already: each was fsynced by the process that wrote it
+   (`staging`).
 2. One state transaction at `synchronous = FULL` records the positions, events and agent records
    with the journal of pending renames. An agent one of whose sessions another checkpoint has
    committed since this run read it (`checkpoint --session` beside the scheduled run) is left
    out whole: its temp files are removed and its outcome says so.
-3. The renames, agent by agent under the agent's memory lock.
-4. One flush of the folders renamed into; in a run, the run's last step makes it, once for every
-   commit and manifest (`Unflushed`, flushed by `DurableWrites.done`). The journal rows stay
-   until then (`journal.clear`), so a kill or a power cut before it makes the next run place
-   those files again (or find them in place) and refresh their manifests.
+3. The renames, agent by agent under the agent's memory lock, and an fsync of each folder
+   renamed into. The journal rows stay until the run's end (`journal.clear`, once the manifests
+   are refreshed), so a kill or a power cut before it makes the next run place those files
+   again (or find them in place) and refresh their manifests.
 
 A kill anywhere leaves either nothing committed (the temp files are removed by the next run) or
 a journal the next run rolls forward (`journal.roll_forward`): no entry is lost or logged twice.
@@ -24,15 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal, positions
-from memwarden.disk_sync import flush_files
 from memwarden.errors import MemwardenError, describe_error
+from memwarden.files import flush_folder
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.journal import MemoryLock
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.records import AgentRecord
     from memwarden.checkpoint.staging import StagedFile
-    from memwarden.disk_sync import Unflushed
     from memwarden.state import StateDB
 
 CONFLICT_REASON = "another checkpoint committed this session first; the next run goes on from there"
@@ -70,23 +69,18 @@ def commit(
     token: str,
     run_id: int | None,
     memory_lock: MemoryLock,
-    unflushed: Unflushed,
 ) -> CommitReport:
-    """Commit every agent's checkpoint as the module says; return what was left out. The
-    folders renamed into are added to `unflushed`, for the caller to flush before it clears the
-    journal."""
+    """Commit every agent's checkpoint as the module says; return what was left out."""
     report = CommitReport()
     commits = [item for item in commits if _has_anything(item)]
     if not commits:
         return report
-    flush_files(staged.temp for item in commits for staged in item.staged)
     committed = _record(state, commits, token, run_id, report)
     for item in commits:
         if item.agent_id in report.conflicts:
             for staged in item.staged:
                 Path(staged.temp).unlink(missing_ok=True)
             _mark_conflict(item.outcomes)
-    folders = set()
     for item in sorted(committed, key=lambda item: item.agent_id):
         if not item.staged:
             continue
@@ -96,7 +90,8 @@ def commit(
                 real = item.real_workspace
                 for staged in item.staged:
                     journal.place(staged, verify=False, real_root=Path(real))
-                    folders.add(os.path.dirname(staged.target))
+                for folder in sorted({os.path.dirname(staged.target) for staged in item.staged}):
+                    flush_folder(folder)
         except (OSError, MemwardenError) as error:
             report.problems.append(
                 f"checkpoint of agent {item.agent_id}: {describe_error(error)}; its files are "
@@ -104,7 +99,6 @@ def commit(
             )
             continue
         report.placed.append(item.agent_id)
-    unflushed.add_folders(folders)
     return report
 
 

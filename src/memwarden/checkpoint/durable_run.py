@@ -3,8 +3,8 @@
 `durable_writes` opens it: before anything, it finishes what a killed run left in the journal
 (`journal.roll_forward`), then hands out the run's `Writer` (its temp files, and the temp files
 of the manifests and INDEX.md it refreshes). `DurableWrites.commit_agents` commits the agents'
-results (`commit`); `DurableWrites.done`, once the manifests are refreshed, flushes the
-renames and manifests at once, then clears the journal.
+results (`commit`); `DurableWrites.done`, once the manifests are refreshed, clears the
+journal.
 A dry run gets no writer: it finishes nothing and only says what a stopped run left.
 """
 
@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal
 from memwarden.checkpoint.commit import AgentCommit, CommitReport, commit
-from memwarden.disk_sync import Unflushed
-from memwarden.errors import describe_error
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
@@ -39,9 +37,6 @@ class DurableWrites:
     writer: Writer | None
     rolled_forward: list[str]
     placed: list[str] = field(default_factory=list)
-    # The folders renamed into and the manifests refreshed during the run: flushed at once,
-    # before the journal is cleared.
-    unflushed: Unflushed = field(default_factory=Unflushed)
 
     def commit_agents(
         self, run: RunState, finished: Sequence[tuple[Agent, AgentResult]]
@@ -70,27 +65,17 @@ class DurableWrites:
             token=self.writer.token,
             run_id=self.context.run_id,
             memory_lock=run.memory_lock or _no_lock,
-            unflushed=self.unflushed,
         )
         self.placed += report.placed
         return report
 
-    def done(self) -> list[str]:
-        """The files are in place and the manifests refreshed: flush the renames and the
-        manifests, then clear the journal rows of the agents whose files are in place (the
-        others stay for the next run). Return the problem when the flush failed: the rows stay,
-        and the next run finishes those agents again."""
-        if self.writer is None:
-            return []
-        try:
-            self.unflushed.flush()
-        except OSError as error:
-            return [
-                f"checkpoint: flushing the files put in place failed ({describe_error(error)}); "
-                "the next run finishes them again"
-            ]
-        journal.clear(self.context.state, self.writer.token, [*self.rolled_forward, *self.placed])
-        return []
+    def done(self) -> None:
+        """The files are in place and the manifests refreshed: clear the journal rows of the
+        agents whose files are in place (the others stay for the next run)."""
+        if self.writer is not None:
+            journal.clear(
+                self.context.state, self.writer.token, [*self.rolled_forward, *self.placed]
+            )
 
 
 @contextmanager

@@ -34,9 +34,14 @@ from memwarden.checkpoint.staging import (
     identity,
     remove_temp_files,
 )
-from memwarden.disk_sync import flush_folders
 from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import atomic_append, check_inside, real_path, replace_or_remove
+from memwarden.files import (
+    atomic_append,
+    check_inside,
+    flush_folder,
+    real_path,
+    replace_or_remove,
+)
 
 if TYPE_CHECKING:
     import sqlite3
@@ -216,7 +221,8 @@ def _roll_forward_run(
                     report.counts[outcome] = report.counts.get(outcome, 0) + 1
                     if outcome == "lost":
                         report.lost_handoffs.append((agent_id, staged.target, staged.workspace))
-                flush_folders({os.path.dirname(staged.target) for staged in rows})
+                for folder in sorted({os.path.dirname(staged.target) for staged in rows}):
+                    flush_folder(folder)
                 with state.transaction() as connection:
                     connection.execute(
                         "UPDATE checkpoint_journal SET token = ? WHERE token = ? AND agent_id = ?",

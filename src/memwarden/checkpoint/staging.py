@@ -1,8 +1,8 @@
 """The files a run will write, staged as temp files beside their targets and put in place later.
 
 A run does not replace files as it goes: each agent's handoffs and daily-log appends are
-collected (`AgentFiles`), then written as temp files (`.<name>.mw-<run>-<n>.tmp`, 0600, not yet
-flushed) once the agent is done. `commit` flushes them all at once, records them in the state
+collected (`AgentFiles`), then written as temp files (`.<name>.mw-<run>-<n>.tmp`, 0600, each
+fsynced by the process that wrote it) once the agent is done. `commit` records them in the state
 DB's journal with the positions, and renames them.
 
 Every temp file carries its run's token. A live run holds an exclusive lock on its writer file
@@ -187,9 +187,9 @@ class AgentFiles:
         del self._writes[mark:]
 
     def stage(self, writer: Writer) -> list[StagedFile]:
-        """Write one temp file per target (not flushed: `commit` flushes them together) and
-        return them in the order their targets were first written. Raise OSError if one cannot
-        be written (those already written are removed)."""
+        """Write one temp file per target, each fsynced, and return them in the order their
+        targets were first written. Raise OSError if one cannot be written (those already
+        written are removed)."""
         contents: dict[Path, tuple[bytes, list[str] | None]] = {}
         for path, kind, text in self._writes:
             if kind == "replace":
@@ -231,6 +231,7 @@ class AgentFiles:
         descriptor = os.open(temp, flags, FILE_MODE)
         try:
             write_all(descriptor, body)
+            os.fsync(descriptor)
             inode = os.fstat(descriptor).st_ino
         except BaseException:
             os.close(descriptor)

@@ -24,7 +24,6 @@ from memwarden.indexing.manifest import (
 )
 
 if TYPE_CHECKING:
-    from memwarden.disk_sync import Unflushed
     from memwarden.indexing.targets import Target
     from memwarden.runtime import JobContext
 
@@ -46,12 +45,10 @@ def refresh_manifest(
     keeping_main_file: Collection[str],
     *,
     dry_run: bool,
-    unflushed: Unflushed | None = None,
 ) -> ManifestResult:
     """Given a workspace, the length of its INDEX.md (None: INDEX.md is not injected) and the
     agents whose main session has ACTIVE_CONTEXT.md, write its manifest when its content
-    changed (its flush left to `unflushed` when given). Raise OSError if a handoff cannot be
-    read."""
+    changed. Raise OSError if a handoff cannot be read."""
     memory = target.workspace / "memory"
     found = read_handoffs(memory, target.agents) if memory.is_dir() else []
     choice = choose_handoffs(found, keeping_main_file, target.workspace)
@@ -77,9 +74,7 @@ def refresh_manifest(
         return ManifestResult("would_write", handoffs, choice.left_out)
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)
-    atomic_write(
-        path, payload, root=target.workspace, real_root=Path(target.real), unflushed=unflushed
-    )
+    atomic_write(path, payload, root=target.workspace, real_root=Path(target.real))
     return ManifestResult("written", handoffs, choice.left_out)
 
 

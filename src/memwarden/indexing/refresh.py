@@ -38,7 +38,6 @@ from memwarden.runtime import JobContext
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memwarden.disk_sync import Unflushed
     from memwarden.indexing.categories import Rule
     from memwarden.openclaw.agents import Agent
 
@@ -58,7 +57,6 @@ class RunShared:
     categories: list[dict[str, str]]
     now: datetime
     keeping_main_file: frozenset[str]
-    unflushed: Unflushed | None = None  # manifests whose flush the caller makes (None: each)
 
     @cached_property
     def _parsed(self) -> tuple[list[Rule], dict[str, str]]:
@@ -88,18 +86,14 @@ def index_agents(
     force: bool = False,
     dry_run: bool = False,
     write_index: bool = True,
-    unflushed: Unflushed | None = None,
 ) -> list[dict[str, Any]]:
     """Given agents, index their workspaces (each once); return one outcome dict a workspace.
 
-    With `write_index` False, INDEX.md is left as it is and only the manifest is refreshed; with
-    `unflushed`, the manifests written are flushed by the caller, with `unflushed.flush()`.
+    With `write_index` False, INDEX.md is left as it is and only the manifest is refreshed.
     Never raises for one workspace's failure: it is reported in its outcome (`status` failed).
     """
     targets = agent_targets(context, context.deployment, agents)
-    outcomes = index_targets(
-        context, targets, force, dry_run, write_index=write_index, unflushed=unflushed
-    )
+    outcomes = index_targets(context, targets, force, dry_run, write_index=write_index)
     return [outcome.to_json() for outcome in outcomes]
 
 
@@ -110,14 +104,12 @@ def index_targets(
     dry_run: bool,
     *,
     write_index: bool = True,
-    unflushed: Unflushed | None = None,
 ) -> list[Outcome]:
     """Index every target; one failing workspace never stops the others."""
     shared = RunShared(
         context.config.index.categories,
         context.now(),
         main_file_agents(context.deployment.agents),
-        unflushed,
     )
     return [
         _index_target(context, target, shared, force, dry_run, write_index) for target in targets
@@ -203,7 +195,6 @@ def index_workspace(
         index_chars,
         shared.keeping_main_file,
         dry_run=dry_run,
-        unflushed=shared.unflushed,
     )
     outcome.manifest = manifest.status
     outcome.handoffs = [

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.durable_run import DurableWrites
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run_state import RunState
-    from memwarden.disk_sync import Unflushed
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
 
@@ -119,12 +118,11 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                 outcomes,
                 dry_run,
                 also=writes.rolled_forward,
-                unflushed=writes.unflushed,
             )
         else:
             indexed, index_problems = committer.indexed(also=writes.rolled_forward)
         problems += index_problems
-        problems += writes.done()
+        writes.done()
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
@@ -195,7 +193,6 @@ class _Committer:
                     [a for a, _ in batch],
                     outcomes,
                     self.state.dry_run,
-                    unflushed=self.writes.unflushed,
                 )
             )
             self._watch(batch)
@@ -226,7 +223,6 @@ class _Committer:
                     [],
                     self.state.dry_run,
                     also=also,
-                    unflushed=self.writes.unflushed,
                 )
             )
         problems, self.problems = self.problems, []
@@ -252,11 +248,9 @@ def _refresh_indexes(
     dry_run: bool,
     *,
     also: Sequence[str] = (),
-    unflushed: Unflushed,
 ) -> tuple[list[dict[str, Any]] | None, list[str]]:
     """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
-    the agents `also` names (whose files it finished for a killed run); with `unflushed`, the
-    manifests' flush is left to it.
+    the agents `also` names (whose files it finished for a killed run).
 
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
@@ -273,7 +267,7 @@ def _refresh_indexes(
         ]
     if not changed:
         return None, []
-    indexed = refresh_bootstrap(context, changed, dry_run=dry_run, unflushed=unflushed)
+    indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
     problems = [
         f"index {item['workspace']}: {item.get('error') or 'failed'}"
         for item in indexed
@@ -287,7 +281,6 @@ def refresh_bootstrap(
     agents: list[Agent],
     *,
     dry_run: bool = False,
-    unflushed: Unflushed | None = None,
 ) -> list[dict[str, Any]]:
     """Rewrite the bootstrap manifest of the agents' workspaces, so the hook injects the
     handoffs just written into their sessions, and rebuild INDEX.md when
@@ -301,7 +294,6 @@ def refresh_bootstrap(
         agents,
         dry_run=dry_run,
         write_index=context.config.index.after_checkpoint,
-        unflushed=unflushed,
     )
 
 
@@ -333,11 +325,9 @@ def checkpoint_session(
             context, writes, agent, session, force=force, dry_run=dry_run, trigger=trigger
         )
         # Finished for a killed run: their manifests too.
-        _refresh_indexes(
-            context, [], [], dry_run, also=writes.rolled_forward, unflushed=writes.unflushed
-        )
+        _refresh_indexes(context, [], [], dry_run, also=writes.rolled_forward)
         # The caller refreshes its agent's manifest (rotate: after the reset).
-        problems += writes.done()
+        writes.done()
     outcome.warnings[:0] = problems
     return outcome
 
