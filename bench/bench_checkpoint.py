@@ -305,8 +305,8 @@ PROFILE_PHASES = {
     ),
     "redact": ("redact",),
     "render (the bundled templates, in Python)": ("render_template",),
-    "stage files (temp files, not flushed)": ("stage",),
-    "flush (one syncfs a batch, one at the end)": ("_sync_file_systems",),
+    "stage files (temp files, each fsynced)": ("stage",),
+    "fsync (every file written, every folder renamed into)": ("<built-in method posix.fsync>",),
     "memory lock (history.locking)": ("memory_lock",),
     "INDEX.md refresh (index.after_checkpoint)": ("_refresh_indexes",),
     "state DB (a transaction a batch, with the journal)": ("write",),
@@ -396,17 +396,18 @@ def verdict(results: list[Measurement], by_size: dict[int, list[Measurement]]) -
         f"{fixed:.0f} ms (imports row). What remains is about "
         f"{(first.median_s * 1000 - fixed) / 100:.1f} ms per agent (wall, on 2 cores): reading "
         "the session store, parsing 60 transcript lines into typed entries, the digest, "
-        "redaction, rendering, the temp files and their commit (flushed once a batch); the "
+        "redaction, rendering, the temp files (each flushed) and their commit; the "
         "profile shows no single culprit left.",
         "- *Processes* (`checkpoint.workers`, default 0: one per core, at most 4, 8 changed "
-        "agents or more each): the changed agents are read, digested and rendered in worker "
-        "processes forked after the first agent (threads would not help: the work holds the "
-        "GIL). The first run takes "
+        "agents or more each): the changed agents are read, digested and rendered in a pool of "
+        "worker processes (multiprocessing, forked after the first agent; threads would not "
+        "help: the work holds the GIL). The first run takes "
         f"{first.median_s * 1000:.0f} ms wall and {first.cpu_median_s * 1000:.0f} ms CPU, "
         f"against {one_process.median_s * 1000:.0f} ms and "
         f"{one_process.cpu_median_s * 1000:.0f} ms in one process (`checkpoint.workers = 1`). "
-        "What follows the workers runs in this process alone: the commit (journal, renames), "
-        "the INDEX.md and manifest refresh, the history snapshot and the compaction watch.",
+        "This process commits (journal, renames) and watches compactions as the workers' "
+        "results arrive; the INDEX.md and manifest refresh and the history snapshot follow "
+        "the last commit.",
         "- *History snapshots* (on by default, `history.enabled`, so in every row but one) add "
         "one git process per run for all the agents that changed: see the row with history "
         "off, and the reference section for what they add to a run, measured interleaved.",

@@ -219,7 +219,7 @@ def run(report: Report) -> None:
     section.text(
         f"Load average after the runs: {machine_info()['load average']}. What the reference "
         "does not do, and memwarden does in these figures: make every file it writes durable "
-        "before it records how far it read (atomically, 0600, one flush a batch), redact "
+        "before it records how far it read (atomically, 0600, an fsync each), redact "
         "secrets, read the SQLite era, keep a read position so a turn is logged once, snapshot "
         "the memory folders into history and refresh INDEX.md; it also re-reads every agent "
         "on every run, where memwarden settles an unchanged agent "

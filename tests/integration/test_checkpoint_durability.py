@@ -211,9 +211,7 @@ def test_checkpoint_whose_renames_cannot_be_flushed_leaves_them_to_the_next_run(
     first = run_cli(capsys, "--state-dir", state_dir, "checkpoint")
 
     assert first.exit_code == 1
-    failed = [
-        line for line in first.messages if "its files are put in place by the next run" in line
-    ]
+    failed = [line for line in first.messages if "put in place again by the next run" in line]
     assert len(failed) == len(AGENTS), first.messages
     assert all("input/output error" in line.lower() for line in failed), failed
     assert pending_renames() > 0  # the journal keeps the agents whose renames it flushes

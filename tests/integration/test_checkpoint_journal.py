@@ -272,10 +272,11 @@ def test_commit_of_a_session_unchanged_since_it_was_read_puts_its_files_in_place
 
     report, _ = commit_one(state, storage, workspace, {"agent:main:main": read_at})
 
-    assert (report.conflicts, report.placed) == ([], ["main"])
+    assert report.conflicts == []
     assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY
-    # The temp file fsynced as it was written, its folder once the file was renamed into it.
-    temp, folder = fsynced
+    assert report.placed == {"main": {os.path.realpath(workspace / "memory")}}
+    # The temp file fsynced as it was written; its folder is the run's end's (the durability
+    # tests): the journal keeps the rename until then.
+    (temp,) = fsynced
     assert Path(temp).name.startswith(".2026-11-25.md.mw-")
-    assert folder == os.path.realpath(workspace / "memory")
     assert load_stored(state)[("main", "agent:main:main")].position.offset == 2

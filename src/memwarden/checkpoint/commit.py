@@ -6,10 +6,10 @@
    with the journal of pending renames. An agent one of whose sessions another checkpoint has
    committed since this run read it (`checkpoint --session` beside the scheduled run) is left
    out whole: its temp files are removed and its outcome says so.
-3. The renames, agent by agent under the agent's memory lock, and an fsync of each folder
-   renamed into. The journal rows stay until the run's end (`journal.clear`, once the manifests
-   are refreshed), so a kill or a power cut before it makes the next run place those files
-   again (or find them in place) and refresh their manifests.
+3. The renames, agent by agent under the agent's memory lock. The journal rows stay until the
+   run's end, when the folders renamed into are flushed and the manifests refreshed
+   (`DurableWrites.done`), so a kill or a power cut before it makes the next run place those
+   files again (or find them in place) and refresh their manifests.
 
 A kill anywhere leaves either nothing committed (the temp files are removed by the next run) or
 a journal the next run rolls forward (`journal.roll_forward`): no entry is lost or logged twice.
@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal, positions
 from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import flush_folder
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.journal import MemoryLock
@@ -54,12 +53,13 @@ class AgentCommit:
 
 @dataclass
 class CommitReport:
-    """The agents left out (another run committed one of their sessions first) and the problems
-    (files that could not be put in place now: the next run does it from the journal)."""
+    """The agents left out (another run committed one of their sessions first), the problems
+    (files that could not be put in place now: the next run does it from the journal) and, by
+    agent whose files are in place, the folders they were renamed into."""
 
     conflicts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    placed: list[str] = field(default_factory=list)
+    placed: dict[str, set[str]] = field(default_factory=dict)
 
 
 def commit(
@@ -90,15 +90,13 @@ def commit(
                 real = item.real_workspace
                 for staged in item.staged:
                     journal.place(staged, verify=False, real_root=Path(real))
-                for folder in sorted({os.path.dirname(staged.target) for staged in item.staged}):
-                    flush_folder(folder)
         except (OSError, MemwardenError) as error:
             report.problems.append(
                 f"checkpoint of agent {item.agent_id}: {describe_error(error)}; its files are "
                 "put in place by the next run"
             )
             continue
-        report.placed.append(item.agent_id)
+        report.placed[item.agent_id] = {os.path.dirname(staged.target) for staged in item.staged}
     return report
 
 

@@ -3,8 +3,8 @@
 `durable_writes` opens it: before anything, it finishes what a killed run left in the journal
 (`journal.roll_forward`), then hands out the run's `Writer` (its temp files, and the temp files
 of the manifests and INDEX.md it refreshes). `DurableWrites.commit_agents` commits the agents'
-results (`commit`); `DurableWrites.done`, once the manifests are refreshed, clears the
-journal.
+results (`commit`); `DurableWrites.done`, once the manifests are refreshed, flushes the
+folders the run renamed files into (an `fsync` each) and clears the journal.
 A dry run gets no writer: it finishes nothing and only says what a stopped run left.
 """
 
@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from memwarden.checkpoint import journal
 from memwarden.checkpoint.commit import AgentCommit, CommitReport, commit
+from memwarden.errors import describe_error
+from memwarden.files import flush_folder
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.agents import AgentResult
@@ -31,12 +33,12 @@ if TYPE_CHECKING:
 class DurableWrites:
     """The run's temp-file writer (None in a dry run), the agents whose files the start of the
     run finished for a killed one (their manifests are refreshed too), and the agents whose
-    files this run put in place."""
+    files this run put in place, with the folders renamed into."""
 
     context: JobContext
     writer: Writer | None
     rolled_forward: list[str]
-    placed: list[str] = field(default_factory=list)
+    placed: dict[str, set[str]] = field(default_factory=dict)
 
     def commit_agents(
         self, run: RunState, finished: Sequence[tuple[Agent, AgentResult]]
@@ -66,16 +68,31 @@ class DurableWrites:
             run_id=self.context.run_id,
             memory_lock=run.memory_lock or _no_lock,
         )
-        self.placed += report.placed
+        for agent_id, folders in report.placed.items():
+            self.placed.setdefault(agent_id, set()).update(folders)
         return report
 
-    def done(self) -> None:
-        """The files are in place and the manifests refreshed: clear the journal rows of the
-        agents whose files are in place (the others stay for the next run)."""
-        if self.writer is not None:
-            journal.clear(
-                self.context.state, self.writer.token, [*self.rolled_forward, *self.placed]
-            )
+    def done(self) -> list[str]:
+        """The files are in place and the manifests refreshed (each flushed as it was written):
+        flush the folders the files were renamed into, then clear the journal rows of the agents
+        whose renames are durable. Return a problem per agent whose folder could not be flushed:
+        its rows stay, and the next run finishes its files again."""
+        if self.writer is None:
+            return []
+        durable, problems = list(self.rolled_forward), []
+        for agent_id, folders in self.placed.items():
+            try:
+                for folder in sorted(folders):
+                    flush_folder(folder)
+            except OSError as error:
+                problems.append(
+                    f"checkpoint of agent {agent_id}: {describe_error(error)}; its files are put "
+                    "in place again by the next run"
+                )
+                continue
+            durable.append(agent_id)
+        journal.clear(self.context.state, self.writer.token, durable)
+        return problems
 
 
 @contextmanager

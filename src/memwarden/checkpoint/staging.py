@@ -82,11 +82,11 @@ class Writer:
                 self._folders.add(folder)
             return target.parent / f".{target.name}.mw-{self.token}-{self._count}.tmp"
 
-    def start_worker(self, index: int) -> None:
+    def start_worker(self) -> None:
         """In a worker process forked by the run (`fanout`): number its temp files apart from
         the other processes' (the writer file and its lock are shared with them)."""
         with self._lock:
-            self._count = index << 32
+            self._count = os.getpid() << 32
 
     def close(self, *, pending: bool = False) -> None:
         """Stop handing out temp names and release the writer file. Unless the journal still

@@ -95,7 +95,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
             agents = select_agents(context.deployment, options.agent)
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
-            committer = _Committer(context, writes, state, agents)
+            committer = _Committer(context, writes, state)
             try:
                 results = checkpoint_agents(
                     state,
@@ -103,26 +103,21 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                     force=bool(options.force),
                     on_done=committer.done,
                     idle=partial(committer.commit_at_least, IDLE_COMMIT_AGENTS),
-                    between=partial(committer.commit_at_least, BETWEEN_COMMIT_AGENTS),
+                    problems=problems,
                 )
             except BaseException:
-                committer.commit(refresh=False)  # stopped: keep what is done
+                committer.commit(watch=False)  # stopped: keep what is done
                 raise
             committer.commit()
+            problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
             read = []  # watched by the committer, batch by batch
-        if options.session:
-            indexed, index_problems = _refresh_indexes(
-                context,
-                agents,
-                outcomes,
-                dry_run,
-                also=writes.rolled_forward,
-            )
-        else:
-            indexed, index_problems = committer.indexed(also=writes.rolled_forward)
+        # Once every agent is in place (the workers done): the manifests, flushed one by one.
+        indexed, index_problems = _refresh_indexes(
+            context, agents, outcomes, dry_run, also=writes.rolled_forward
+        )
         problems += index_problems
-        writes.done()
+        problems += writes.done()
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
@@ -144,29 +139,19 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     return result
 
 
+# While worker processes still read, the agents done are committed once this many wait for it.
 IDLE_COMMIT_AGENTS = 4
-# Between agents it checkpoints itself, the parent commits larger batches: its own agents wait.
-BETWEEN_COMMIT_AGENTS = 8
 
 
 class _Committer:
-    """Commits the agents done so far (`checkpoint.commit`), refreshes their manifests and
-    INDEX.md and watches their compactions: while worker processes still read (`idle`), and
-    once all are done."""
+    """Commits the agents done so far (`checkpoint.commit`) and watches their compactions:
+    while worker processes still read (`idle`), and once all are done."""
 
-    def __init__(
-        self,
-        context: JobContext,
-        writes: DurableWrites,
-        state: RunState,
-        agents: list[Agent],
-    ) -> None:
+    def __init__(self, context: JobContext, writes: DurableWrites, state: RunState) -> None:
         self.context, self.writes, self.state = context, writes, state
-        self.order = {agent.id: number for number, agent in enumerate(agents)}
         self.finished: list[tuple[Agent, AgentResult]] = []
         self.committed = 0
         self.problems: list[str] = []
-        self._indexed: list[dict[str, Any]] | None = None
         from memwarden.compactions.watch import WatchReport
 
         self.watched = WatchReport()
@@ -175,26 +160,17 @@ class _Committer:
         self.finished.append((agent, result))
 
     def commit_at_least(self, agents: int) -> None:
-        # Each commit flushes the file system: a few agents at a time, not one by one.
+        # Each commit is a transaction at synchronous = FULL: a few agents at a time.
         if len(self.finished) - self.committed >= agents:
             self.commit()
 
-    def commit(self, *, refresh: bool = True) -> None:
+    def commit(self, *, watch: bool = True) -> None:
         batch = self.finished[self.committed :]
         if not batch:
             return
         self.committed = len(self.finished)
         self.problems += self.writes.commit_agents(self.state, batch).problems
-        if refresh:
-            outcomes = [outcome for _, result in batch for outcome in result.outcomes]
-            self._add(
-                *_refresh_indexes(
-                    self.context,
-                    [a for a, _ in batch],
-                    outcomes,
-                    self.state.dry_run,
-                )
-            )
+        if watch:
             self._watch(batch)
 
     def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
@@ -209,36 +185,6 @@ class _Committer:
             sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
             report=self.watched,
         )
-
-    def indexed(self, *, also: Sequence[str]) -> tuple[list[dict[str, Any]] | None, list[str]]:
-        """Return every workspace indexed, in agent order (None: none), with the problems of the
-        refreshes, after refreshing the agents `also` names too."""
-        done = {agent for item in self._indexed or [] for agent in item["agents"]}
-        also = [agent_id for agent_id in also if agent_id not in done]
-        if also:
-            self._add(
-                *_refresh_indexes(
-                    self.context,
-                    [],
-                    [],
-                    self.state.dry_run,
-                    also=also,
-                )
-            )
-        problems, self.problems = self.problems, []
-        if self._indexed is None:
-            return None, problems
-        return sorted(self._indexed, key=self._position), problems
-
-    def _position(self, item: dict[str, Any]) -> int:
-        return min((self.order.get(agent, -1) for agent in item["agents"]), default=-1)
-
-    def _add(self, indexed: list[dict[str, Any]] | None, problems: list[str]) -> None:
-        if indexed is not None:  # a workspace indexed again (shared by agents of two batches)
-            fresh = {item["workspace"] for item in indexed}
-            kept = [item for item in self._indexed or [] if item["workspace"] not in fresh]
-            self._indexed = kept + indexed
-        self.problems += problems
 
 
 def _refresh_indexes(
@@ -277,10 +223,7 @@ def _refresh_indexes(
 
 
 def refresh_bootstrap(
-    context: JobContext,
-    agents: list[Agent],
-    *,
-    dry_run: bool = False,
+    context: JobContext, agents: list[Agent], *, dry_run: bool = False
 ) -> list[dict[str, Any]]:
     """Rewrite the bootstrap manifest of the agents' workspaces, so the hook injects the
     handoffs just written into their sessions, and rebuild INDEX.md when
@@ -289,12 +232,8 @@ def refresh_bootstrap(
     """
     from memwarden.indexing.refresh import index_agents
 
-    return index_agents(
-        context,
-        agents,
-        dry_run=dry_run,
-        write_index=context.config.index.after_checkpoint,
-    )
+    write_index = context.config.index.after_checkpoint
+    return index_agents(context, agents, dry_run=dry_run, write_index=write_index)
 
 
 def checkpoint_session(
@@ -327,7 +266,7 @@ def checkpoint_session(
         # Finished for a killed run: their manifests too.
         _refresh_indexes(context, [], [], dry_run, also=writes.rolled_forward)
         # The caller refreshes its agent's manifest (rotate: after the reset).
-        writes.done()
+        problems += writes.done()
     outcome.warnings[:0] = problems
     return outcome
 
@@ -370,17 +309,16 @@ def checkpoint_agents(
     force: bool,
     on_done: Callable[[Agent, AgentResult], None] | None = None,
     idle: Callable[[], None] | None = None,
-    between: Callable[[], None] | None = None,
+    problems: list[str] | None = None,
 ) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
     An agent whose workspace is gone though it has sessions fails at once (`lost_workspace`).
     Agents whose store and transcripts did not change are settled next, with a few stats
-    each. The others are checkpointed in `checkpoint.workers` processes (checkpoint.fanout).
-    `on_done(agent, result)` is called in this process as soon as each agent's result is here,
-    so a run stopped part way can still commit what the agents done so far staged; `between()`
-    before this process takes another agent while worker processes run, `idle()` whenever it
-    waits for one.
+    each. The others are checkpointed in `checkpoint.workers` processes (checkpoint.fanout),
+    whose failures are added to `problems`. `on_done(agent, result)` is called in this process
+    as soon as each agent's result is here, so a run stopped part way can still commit what the
+    agents done so far staged; `idle()` whenever it waits for a worker process.
     """
     from memwarden.checkpoint.agents import AgentResult, checkpoint_agent, skip_unchanged
     from memwarden.checkpoint.fanout import checkpoint_in_processes, processes_for
@@ -416,8 +354,8 @@ def checkpoint_agents(
             pending,
             processes,
             lambda run, agent: checkpoint_agent(run, agent, force=force),
+            problems if problems is not None else [],
             idle,
-            between,
         )
         with closing(done):  # stopped here (SIGTERM): the workers are killed at once
             for agent, result in done:
