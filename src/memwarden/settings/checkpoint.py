@@ -120,8 +120,9 @@ OPTIONS = [
         "int",
         0,
         "How many processes checkpoint agents side by side, on Linux (elsewhere one): 0 is one "
-        "per CPU core, at most 4. A process takes 8 changed agents or more, so a run with few "
-        "changes stays in one; 1 keeps every run in one process.",
+        "per CPU the run may use (its CPU affinity and cgroup CPU quota), at most 4. A process "
+        "takes 8 changed agents or more, so a run with few changes stays in one; 1 keeps every "
+        "run in one process.",
         minimum=0,
         maximum=64,
     ),
