@@ -1,3 +1,5 @@
+"""`python -m memwarden`: the same program as the `memwarden` command."""
+
 from memwarden.entry import run
 
 run()

@@ -1,3 +1,5 @@
+"""The `[alertmanager]` options: forwarding health alerts to Alertmanager, for fleets."""
+
 from memwarden.settings.option import Option
 
 SECTION = "alertmanager"

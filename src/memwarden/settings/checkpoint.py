@@ -1,3 +1,5 @@
+"""The `[checkpoint]` options: which conversations, what a handoff and a daily entry hold."""
+
 from memwarden.settings.option import Option
 
 SECTION = "checkpoint"

@@ -1,3 +1,5 @@
+"""The `[gateway]` options: where the gateway is and how memwarden reaches it."""
+
 from memwarden.settings.option import Option
 
 SECTION = "gateway"

@@ -1,3 +1,5 @@
+"""The `[general]` options: memwarden's storage and secrets file, and the daily logs' time zone."""
+
 from memwarden.settings.option import Option
 
 SECTION = "general"

@@ -1,3 +1,5 @@
+"""The `[health]` options: the checks' thresholds, Slack alert policy and metrics."""
+
 from memwarden.settings.option import Option
 
 SECTION = "health"

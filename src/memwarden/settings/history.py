@@ -1,3 +1,5 @@
+"""The `[history]` options: the memory history, its retention and the root-file guard."""
+
 from memwarden.settings.option import Option
 
 SECTION = "history"

@@ -1,3 +1,5 @@
+"""The `[index]` options: INDEX.md, the bootstrap hook's injection and session summaries."""
+
 from memwarden.settings.option import Option
 
 SECTION = "index"

@@ -1,3 +1,5 @@
+"""The `[install]` options: which jobs the timers run, and the memwarden they start."""
+
 from memwarden.settings.option import Option
 
 SECTION = "install"

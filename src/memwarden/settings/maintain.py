@@ -1,3 +1,5 @@
+"""The `[maintain]` options: retention of transcripts, logs, state and handoffs."""
+
 from memwarden.settings.option import Option
 
 SECTION = "maintain"

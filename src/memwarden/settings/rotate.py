@@ -1,3 +1,5 @@
+"""The `[rotate]` options: when a conversation is reset, and which never are."""
+
 from memwarden.settings.option import Option
 
 SECTION = "rotate"

@@ -1,3 +1,5 @@
+"""The `[schedule]` options: how often each timer runs its job."""
+
 from memwarden.settings.option import Option
 
 SECTION = "schedule"

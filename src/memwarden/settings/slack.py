@@ -1,3 +1,5 @@
+"""The `[slack]` options: where health alerts go on Slack, and how."""
+
 from memwarden.settings.option import Option
 
 SECTION = "slack"
