@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from harness import Gateway
 
 from support.cli import run_subprocess
@@ -63,7 +65,7 @@ def turns_of(tag: str) -> tuple[list[tuple[str, str | None]], list[str]]:
     return turns, t
 
 
-def memwarden(gateway: Gateway, tmp_path: Path, *arguments: str, **extra: str):
+def memwarden(gateway: Gateway, *arguments: str, **extra: str):
     """Run memwarden as the timers do, with the gateway's environment (the hook's runs share
     its state)."""
     env = {**gateway.env, "MEMWARDEN_ROTATE_QUIET_SECONDS": "0", **extra}
@@ -72,14 +74,28 @@ def memwarden(gateway: Gateway, tmp_path: Path, *arguments: str, **extra: str):
     return result
 
 
-def hooked_gateway(gateway_factory, openclaw_bin: Path, tmp_path: Path, **options) -> Gateway:
-    gateway = gateway_factory(start=False, **options)
+def hooked_gateway(gateway: Gateway, openclaw_bin: Path) -> Gateway:
+    """Install memwarden's hooks into a gateway not started yet, then start it."""
     gateway.binary = openclaw_bin  # so `openclaw` is on the PATH memwarden install sees
     gateway.llm.start()  # before the config is written: it names the fake model's port
     gateway.prepare()
-    memwarden(gateway, tmp_path, "install", "hooks")
-    gateway.start()
-    return gateway
+    memwarden(gateway, "install", "hooks")
+    return gateway.start()
+
+
+@pytest.fixture(scope="module")
+def hooked(
+    openclaw_version: str, openclaw_bin: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Gateway]:
+    """One gateway per version with memwarden's hooks, shared by the scenarios below (each
+    with conversations of its own): compaction mode `default`, and only the last turns kept
+    in the context after a compaction."""
+    root = tmp_path_factory.mktemp(f"gw-{openclaw_version}-survival")
+    gateway = Gateway(openclaw_version, root, compaction_mode="default", extra_config=KEEP_LITTLE)
+    try:  # not `with`: that starts the gateway, and 2026.7.x loads hooks only as it starts
+        yield hooked_gateway(gateway, openclaw_bin)
+    finally:
+        gateway.close()
 
 
 def plant(gateway: Gateway, key: str, turns: list[tuple[str, str | None]]) -> None:
@@ -97,12 +113,14 @@ def next_turn(gateway: Gateway, key: str) -> tuple[str, str]:
     return "\n".join(gateway.llm.system_prompts()), json.dumps(gateway.llm.requests)
 
 
-def two_conversations(tag: str) -> tuple[Conversation, Conversation, dict]:
+def two_conversations(key: str) -> tuple[Conversation, Conversation, dict]:
+    """A conversation of `key` and a direct chat with a peer, with their turns."""
+    tag = uuid.uuid4().hex[:6]
     main_turns, main_tokens = turns_of(f"m{tag}")
     peer_turns, peer_tokens = turns_of(f"p{tag}")
     peer_key = f"agent:main:telegram:direct:{tag}"
-    turns = {MAIN: main_turns, peer_key: peer_turns}
-    return Conversation(MAIN, main_tokens), Conversation(peer_key, peer_tokens), turns
+    turns = {key: main_turns, peer_key: peer_turns}
+    return Conversation(key, main_tokens), Conversation(peer_key, peer_tokens), turns
 
 
 def assert_survived(gateway: Gateway, this: Conversation, other: Conversation, when: str) -> None:
@@ -112,14 +130,14 @@ def assert_survived(gateway: Gateway, this: Conversation, other: Conversation, w
     assert leaked == [], f"{when}: {other.key}'s items reached {this.key}'s prompt"
 
 
-def test_every_item_survives_a_rotation(gateway_factory, openclaw_bin, tmp_path):
-    main, peer, turns = two_conversations(uuid.uuid4().hex[:6])
-    gateway = hooked_gateway(gateway_factory, openclaw_bin, tmp_path)
+def test_every_item_survives_a_rotation(hooked):
+    gateway = hooked
+    main, peer, turns = two_conversations(f"agent:main:e2e-rotated-{uuid.uuid4().hex[:6]}")
     gateway.llm.prompt_tokens = OVER_THRESHOLD
     for conversation in (main, peer):
         plant(gateway, conversation.key, turns[conversation.key])
 
-    rotated = memwarden(gateway, tmp_path, "--json", "rotate")
+    rotated = memwarden(gateway, "--json", "rotate")
 
     decided = {item["key"]: item["status"] for item in json.loads(rotated.stdout)["sessions"]}
     assert decided[main.key] == decided[peer.key] == "rotated", decided
@@ -128,14 +146,13 @@ def test_every_item_survives_a_rotation(gateway_factory, openclaw_bin, tmp_path)
     assert_survived(gateway, peer, main, "after rotate")
 
 
-def test_every_item_survives_an_operator_reset_between_two_timer_runs(
-    gateway_factory, openclaw_bin, tmp_path
-):
-    main, peer, turns = two_conversations(uuid.uuid4().hex[:6])
-    gateway = hooked_gateway(gateway_factory, openclaw_bin, tmp_path)
+def test_every_item_survives_an_operator_reset_between_two_timer_runs(hooked):
+    gateway = hooked
+    main, peer, turns = two_conversations(MAIN)
+    gateway.llm.prompt_tokens = 2_000
     for conversation in (main, peer):
         plant(gateway, conversation.key, turns[conversation.key][:4])
-    memwarden(gateway, tmp_path, "-q", "checkpoint")  # the last timer run before the reset
+    memwarden(gateway, "-q", "checkpoint")  # the last timer run before the reset
     for conversation in (main, peer):
         plant(gateway, conversation.key, turns[conversation.key][4:])
 
@@ -144,17 +161,13 @@ def test_every_item_survives_an_operator_reset_between_two_timer_runs(
 
     assert_survived(gateway, main, peer, "after /reset")
     assert_survived(gateway, peer, main, "after /new")
-    memwarden(gateway, tmp_path, "-q", "checkpoint")  # the next timer run changes nothing lost
+    memwarden(gateway, "-q", "checkpoint")  # the next timer run changes nothing lost
     assert_survived(gateway, main, peer, "after /reset and the next checkpoint")
 
 
-def test_every_item_survives_a_compaction_and_the_checkpoints_after_it(
-    gateway_factory, openclaw_bin, tmp_path
-):
-    main, peer, turns = two_conversations(uuid.uuid4().hex[:6])
-    gateway = hooked_gateway(
-        gateway_factory, openclaw_bin, tmp_path, compaction_mode="default", extra_config=KEEP_LITTLE
-    )
+def test_every_item_survives_a_compaction_and_the_checkpoints_after_it(hooked):
+    gateway = hooked
+    main, peer, turns = two_conversations(f"agent:main:e2e-compacted-{uuid.uuid4().hex[:6]}")
     gateway.llm.prompt_tokens = 40_000
     for conversation in (main, peer):
         plant(gateway, conversation.key, turns[conversation.key])
@@ -165,15 +178,15 @@ def test_every_item_survives_a_compaction_and_the_checkpoints_after_it(
     assert_survived(gateway, main, peer, "after the compaction")
     assert_survived(gateway, peer, main, "after the compaction")
     for run in range(2):
-        memwarden(gateway, tmp_path, "-q", "checkpoint")
+        memwarden(gateway, "-q", "checkpoint")
         assert_survived(gateway, main, peer, f"after checkpoint {run + 1} since the compaction")
-    status = json.loads(memwarden(gateway, tmp_path, "--json", "status").stdout)
+    status = json.loads(memwarden(gateway, "--json", "status").stdout)
     delivered = {row["session_key"]: row for row in status["handoff_deliveries"]}
     assert delivered[main.key]["handoff"] == "whole", delivered
 
 
 def test_a_long_conversation_keeps_every_item_within_the_bootstrap_budget(
-    gateway_factory, openclaw_bin, tmp_path
+    gateway_factory, openclaw_bin
 ):
     tag = uuid.uuid4().hex[:6]
     key = f"agent:main:telegram:direct:long{tag}"
@@ -181,9 +194,9 @@ def test_a_long_conversation_keeps_every_item_within_the_bootstrap_budget(
     caps = {
         "agents": {"defaults": {"bootstrapMaxChars": budget, **KEEP_LITTLE["agents"]["defaults"]}}
     }
-    gateway = hooked_gateway(gateway_factory, openclaw_bin, tmp_path, extra_config=caps)
+    gateway = hooked_gateway(gateway_factory(start=False, extra_config=caps), openclaw_bin)
     plant(gateway, MAIN, [("Hello, a new week begins.", None)])
-    memwarden(gateway, tmp_path, "-q", "checkpoint")  # a timer run: memwarden watches the agent
+    memwarden(gateway, "-q", "checkpoint")  # a timer run: memwarden watches the agent
     tokens, facts = [], []
     for turn in range(42):
         token, fact = f"l{tag}i{turn:02d}", f"l{tag}f{turn:02d}"
