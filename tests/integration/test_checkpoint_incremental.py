@@ -69,6 +69,15 @@ class FileAgent:
     def memory(self, name: str) -> str:
         return (self.workspace / "memory" / name).read_text(encoding="utf-8")
 
+    def reset(self) -> None:
+        """What a file-era reset does: rename the transcript (at 05:25), begin a new one."""
+        os.rename(
+            self.transcript, self.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z"
+        )
+        self.session_id = NEW_SESSION
+        self.lines = list(transcript_lines(0, session_id=NEW_SESSION))
+        self.write()
+
 
 def turn(number: int, at: datetime, text: str | None = None) -> list[dict]:
     """Return the user and assistant lines of one turn at `at`."""
@@ -298,11 +307,7 @@ def test_checkpoint_file_era_reset_carries_the_conversation_and_logs_its_unseen_
     agent.append(*turn(49, START + timedelta(minutes=10), "[DECISION] keep the blue theme"))
     checkpoint(capsys, agent)
     agent.append(*turn(50, START + timedelta(minutes=20), "last words before the reset"))
-    archive = agent.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z"
-    os.rename(agent.transcript, archive)
-    agent.session_id = NEW_SESSION
-    agent.lines = list(transcript_lines(0, session_id=NEW_SESSION))
-    agent.write()
+    agent.reset()
 
     result = checkpoint(capsys, agent)
 
@@ -324,10 +329,7 @@ def test_checkpoint_file_era_reset_carries_the_conversation_and_logs_its_unseen_
 def test_checkpoint_conversation_goes_on_across_file_era_resets(tmp_path, capsys):
     agent = FileAgent(tmp_path)
     checkpoint(capsys, agent)
-    os.rename(agent.transcript, agent.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z")
-    agent.session_id = NEW_SESSION
-    agent.lines = list(transcript_lines(0, session_id=NEW_SESSION))
-    agent.write()
+    agent.reset()
     checkpoint(capsys, agent)
 
     agent.append(*turn(60, START + timedelta(minutes=30), "- [ ] write the release notes"))

@@ -3,7 +3,6 @@ after a rewind the checkpoint writes the rewound files again, every entry logged
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 import orjson
@@ -24,8 +23,6 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # FileAgent and turn() build a file-era agent whose main session grows turn by turn.
 from integration.test_checkpoint_incremental import (  # noqa: E402
-    NEW_SESSION,
-    SESSION,
     FileAgent,
     entries_in,
     turn,
@@ -171,16 +168,11 @@ def test_rewind_of_index_md_rebuilds_it_when_the_checkpoint_would(tmp_path, caps
 
 
 def test_rewind_to_before_a_file_era_reset_logs_both_sessions_again(tmp_path, capsys):
-    from support.transcripts import transcript_lines
 
     agent = FileAgent(tmp_path)
     first = cli(capsys, agent.state, "checkpoint")["agents"][0]
     agent.append(*turn(10, START + timedelta(minutes=20), "words before the reset"))
-    archive = agent.sessions / f"{SESSION}.jsonl.reset.2026-11-22T05-25-00.000Z"
-    os.rename(agent.transcript, archive)
-    agent.session_id = NEW_SESSION
-    agent.lines = list(transcript_lines(0, session_id=NEW_SESSION))
-    agent.write()
+    agent.reset()
     agent.append(*turn(11, START + timedelta(minutes=30), "words after the reset"))
     cli(capsys, agent.state, "checkpoint")
     cli(capsys, agent.state, "history", "rewind", first["snapshot"])
