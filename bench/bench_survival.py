@@ -100,15 +100,21 @@ class Deployment:
         self.sessions = self.state / "agents" / "main" / "sessions"
         self.env = default_settings_environment(root / "memwarden")
 
-    def build(self) -> None:
-        """The conversation as it was before the reset; no memwarden state yet."""
+    def build(self, watched: bool = True) -> None:
+        """The conversation as it was before the reset. `watched`: memwarden's timer ran when the
+        conversation began (its steady state); else memwarden is installed on the conversation
+        as it stands and its first run reads the transcript's last lines."""
         for folder in (self.state, self.workspace, self.root / "memwarden"):
             shutil.rmtree(folder, ignore_errors=True)
         self.sessions.mkdir(parents=True)
         self.workspace.mkdir()
         config = {"agents": {"list": [{"id": "main", "workspace": str(self.workspace)}]}}
         (self.state / "openclaw.json").write_bytes(orjson.dumps(config))
-        self._write(OLD_ID, lines_of(OLD_ID, self.turns, START))
+        lines = lines_of(OLD_ID, self.turns, START)
+        if watched:
+            self._write(OLD_ID, lines[:1])
+            run_child(self.checkpoint(), self.env)
+        self._write(OLD_ID, lines)
 
     def reset(self) -> None:
         """What the gateway does on `/reset`: rename the transcript, begin a new one."""
@@ -117,6 +123,15 @@ class Deployment:
         (self.sessions / f"{OLD_ID}.jsonl").rename(self.sessions / f"{OLD_ID}.jsonl.reset.{stamp}")
         header = {"type": "session", "version": 3, "id": NEW_ID, "timestamp": _iso(renamed)}
         self._write(NEW_ID, [header])
+
+    def survival(self, *, watched: bool, items: list[str]) -> int:
+        """Build, checkpoint, reset, checkpoint; return how many `items` the next prompt has."""
+        self.build(watched=watched)
+        run_child(self.checkpoint(), self.env)
+        self.reset()
+        run_child(self.checkpoint(), self.env)
+        injected = self.next_bootstrap()
+        return sum(item in injected for item in items)
 
     def checkpoint(self) -> list[str]:
         return [PYTHON, "-m", "memwarden", "--state-dir", str(self.state), "-q", "checkpoint"]
@@ -173,6 +188,7 @@ def run(report: Report) -> None:
                 repeat=5,
                 prepare=deployment.build,
             )
+            late = deployment.survival(watched=False, items=items)
             deployment.build()
             run_child(deployment.checkpoint(), deployment.env)
             deployment.reset()
@@ -195,6 +211,7 @@ def run(report: Report) -> None:
                     "items in the next prompt": f"{survived}/{len(items)} "
                     f"({survived / len(items):.0%})",
                     "plain facts": f"{kept_facts}/{len(facts)}" if facts else "in the requests",
+                    "installed during the conversation": f"{late}/{len(items)}",
                     "handoff": f"{len(handoff.rstrip()):,} of {budget:,} characters",
                     "checkpoint (ms)": f"{first.median_s * 1000:.0f} first, "
                     f"{after.median_s * 1000:.0f} after the reset",
@@ -209,6 +226,10 @@ def run(report: Report) -> None:
             )
     section.table(rows)
     section.text(
+        "The conversations begin while memwarden's timer runs (its steady state). Installed "
+        "during a conversation, memwarden's first run reads the transcript's last 60 lines "
+        "(docs/checkpoint.md), so what was said before them is in the transcript, not in the "
+        "handoff: the column 'installed during the conversation'. "
         "Every item reaches the next prompt; of the long conversation's plain facts, those of "
         "the oldest requests are left out to keep the handoff within its budget, and its "
         "`## Left Out` names them with the daily log that holds them. Stock OpenClaw and the "

@@ -172,6 +172,7 @@ class _Committer:
         self.problems += self.writes.commit_agents(self.state, batch).problems
         if watch:
             self._watch(batch)
+        _release(batch)
 
     def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
         # An agent settled by the fast skip has no new line anywhere: no new compaction either.
@@ -185,6 +186,15 @@ class _Committer:
             sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
             report=self.watched,
         )
+
+
+def _release(batch: list[tuple[Agent, AgentResult]]) -> None:
+    """Drop what a committed agent's result no longer needs (its conversations as read, what
+    they hold): the run keeps only the outcomes, so its memory does not grow with the fleet."""
+    for _, result in batch:
+        result.sessions = None
+        for outcome in result.outcomes:
+            outcome.update = None
 
 
 def _refresh_indexes(
