@@ -44,7 +44,7 @@ from harness import (  # noqa: E402
     measure_interleaved,
 )
 
-from memwarden.checkpoint.unchanged import RACY_SECONDS  # noqa: E402
+from memwarden.checkpoint.read.unchanged import RACY_SECONDS  # noqa: E402
 
 MEMWARDEN = str(REPO / ".venv" / "bin" / "memwarden")
 FLEETS = BENCH_DIR / ".fleet"
@@ -67,10 +67,11 @@ TARGETS = {
 # The modules a first run imports at the default settings (memory history on), for the
 # "imports" row (interpreter + imports, no work).
 FIRST_RUN_IMPORTS = (
-    "memwarden.cli, memwarden.runtime, memwarden.state, memwarden.jobs.checkpoint, "
-    "memwarden.checkpoint.pipeline, memwarden.checkpoint.agents, memwarden.checkpoint.run_state, "
-    "memwarden.checkpoint.report, memwarden.checkpoint.select, memwarden.openclaw.layout, "
-    "memwarden.indexing.refresh, memwarden.history.locking, memwarden.checkpoint.snapshots, "
+    "memwarden.cli, memwarden.process.runtime, memwarden.store.state, memwarden.jobs.checkpoint, "
+    "memwarden.checkpoint.run.pipeline, memwarden.checkpoint.run.agents, "
+    "memwarden.checkpoint.run_state, memwarden.checkpoint.run.report, "
+    "memwarden.checkpoint.run.job, memwarden.checkpoint.read.select, memwarden.openclaw.layout, "
+    "memwarden.indexing.refresh, memwarden.history.locking, memwarden.checkpoint.commit.snapshots, "
     "memwarden.history.snapshots, memwarden.history.git"
 )
 

@@ -63,10 +63,10 @@ def make_memory(workspace: Path, count: int) -> None:
 
 def in_process(root: Path) -> dict:
     """Return timings (ms) of snapshot(): unchanged folder, and one file changed per call."""
-    from memwarden.config import defaults
     from memwarden.history.snapshots import snapshot
     from memwarden.openclaw.agents import Agent
-    from memwarden.runtime import JobContext
+    from memwarden.process.runtime import JobContext
+    from memwarden.settings.config import defaults
 
     workspace = root / "workspace"
     env = {"XDG_STATE_HOME": str(root / "xdg"), "PATH": os.environ.get("PATH", os.defpath)}
@@ -119,11 +119,11 @@ def touch_changed(workspaces: list[Path], round_number: int) -> None:
 def batch_in_process(root: Path) -> dict:
     """Return timings (ms) of snapshotting AGENTS changed agents: in one `snapshot_agents` call
     (one git process), and one `snapshot()` call each (one git process each), interleaved."""
-    from memwarden.config import defaults
     from memwarden.history.plan import SnapshotRequest
     from memwarden.history.snapshots import snapshot, snapshot_agents
     from memwarden.openclaw.agents import Agent
-    from memwarden.runtime import JobContext
+    from memwarden.process.runtime import JobContext
+    from memwarden.settings.config import defaults
 
     workspaces = sorted((root / "workspaces").iterdir())
     agents = [Agent(w.name, w, root / "agents" / w.name, False, "none", True) for w in workspaces]

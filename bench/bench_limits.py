@@ -515,7 +515,7 @@ def _now_ms() -> int:
 def _sigterm_seconds() -> float:
     """Start a checkpoint of the 100k store that waits for another run's memory lock, send it
     SIGTERM, and return the seconds from the signal to its exit (median of REPEAT)."""
-    from memwarden.locks import RunLock
+    from memwarden.process.locks import RunLock
 
     state = _file_store_state()
     env = _environment(MEMWARDEN_HISTORY_ENABLED="true", MEMWARDEN_HISTORY_LOCK_WAIT_SECONDS="300")

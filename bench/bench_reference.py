@@ -48,7 +48,7 @@ from harness import (  # noqa: E402
     measure_interleaved,
 )
 
-from memwarden.checkpoint.unchanged import RACY_SECONDS  # noqa: E402
+from memwarden.checkpoint.read.unchanged import RACY_SECONDS  # noqa: E402
 
 REFERENCE_VARIABLE = "MEMWARDEN_BENCH_REFERENCE"
 REFERENCE_SCRIPT = Path("scripts", "memory-checkpoint.js")

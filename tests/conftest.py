@@ -38,7 +38,7 @@ FIXTURE_CLOCK = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)
 @pytest.fixture
 def fixture_clock(monkeypatch: pytest.MonkeyPatch) -> datetime:
     """Pin every job's clock (`JobContext.now`) to FIXTURE_CLOCK; return it."""
-    from memwarden.runtime import JobContext
+    from memwarden.process.runtime import JobContext
 
     monkeypatch.setattr(JobContext, "now", lambda self: FIXTURE_CLOCK)
     return FIXTURE_CLOCK

@@ -21,16 +21,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from types import ModuleType
 
-from memwarden import __version__, log_format, stopping
-from memwarden.errors import (
-    EXIT_FAILURES,
-    LockHeld,
-    MemwardenError,
-    StateError,
-    Terminated,
-    describe_error,
-    describe_os_error,
-)
+from memwarden import __version__
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
 from memwarden.jobs.common import (
     CommandLineError,
@@ -39,6 +30,16 @@ from memwarden.jobs.common import (
     asks_for_json,
     global_options_parent,
     sentence,
+)
+from memwarden.process import log_format, stopping
+from memwarden.process.errors import (
+    EXIT_FAILURES,
+    LockHeld,
+    MemwardenError,
+    StateError,
+    Terminated,
+    describe_error,
+    describe_os_error,
 )
 
 log = logging.getLogger(log_format.LOGGER_NAME)
@@ -154,7 +155,7 @@ def _command_epilog(spec: JobSpec) -> str:
 
 @functools.cache
 def _docs_line() -> str:
-    from memwarden.resources import docs_dir
+    from memwarden.fs.resources import docs_dir
 
     return f"docs: {docs_dir()}"
 
@@ -198,8 +199,8 @@ def _find_command(arguments: Sequence[str]) -> JobSpec | None:
 
 
 def _run(spec: JobSpec, options: argparse.Namespace) -> int:
-    from memwarden import config as config_module
-    from memwarden.runtime import JobContext
+    from memwarden.process.runtime import JobContext
+    from memwarden.settings import config as config_module
 
     config = config_module.load(options.config)
     module = load_module(spec)
@@ -258,7 +259,7 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
             context.state_problem = context.state_problem or error
     try:
         if spec.renders:  # recorded as the run's failure: health sees the job fail
-            from memwarden.config import check_files
+            from memwarden.settings.config import check_files
 
             check_files(context.config)
         result = _unless_stopped(module.run, context, options)

@@ -41,7 +41,7 @@ def run() -> NoReturn:
 def start() -> None:
     """Set up this process for one run: the collector off, the error lines remembered, and the
     end of the process registered as the first exit handler, so that it runs last."""
-    from memwarden.log_format import LOGGER_NAME
+    from memwarden.process.log_format import LOGGER_NAME
 
     gc.disable()
     atexit.register(_end)
@@ -91,8 +91,8 @@ def _flush_output(code: int) -> int:
 
         return code or EXIT_BROKEN_PIPE
     except (OSError, ValueError) as error:
-        from memwarden.errors import describe_os_error
-        from memwarden.log_format import LOGGER_NAME
+        from memwarden.process.errors import describe_os_error
+        from memwarden.process.log_format import LOGGER_NAME
 
         reason = describe_os_error(error) if isinstance(error, OSError) else str(error)
         if not (code and reason in _errors_said):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.config import defaults
+from memwarden.settings.config import defaults
 from support.cli import run_subprocess
 
 pytestmark = pytest.mark.e2e

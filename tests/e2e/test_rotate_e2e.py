@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.rotation import last_rotations
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 from support.cli import run_subprocess
 
 pytestmark = pytest.mark.e2e

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from memwarden.config import defaults
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
+from memwarden.settings.config import defaults
 from support.deployments import make_sqlite_era_state
 
 

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memwarden import config
 from memwarden.alerts import Alert, AlertMessage, alertmanager_destination
 from memwarden.alerts.alertmanager import AlertmanagerSink
 from memwarden.alerts.sinks import alertmanager_sink
-from memwarden.errors import ConfigError
+from memwarden.process.errors import ConfigError
+from memwarden.settings import config
 from support.prometheus import Alertmanager, free_port
 
 LABELS = {"alertname": "MemwardenGatewayLive", "check": "gateway.live", "gateway": "gw-1"}

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from memwarden import config
 from memwarden.alerts import AlertMessage, slack_destination
 from memwarden.alerts.sinks import slack_sink
 from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink, retry_after_seconds
-from memwarden.errors import ConfigError
+from memwarden.process.errors import ConfigError
+from memwarden.settings import config
 from support.slack_server import (
     SlackServer,
     hang,

@@ -107,8 +107,8 @@ def memory_files(workspaces: dict[str, Path]) -> dict[str, bytes]:
 
 
 def pending_renames() -> int:
-    from memwarden.checkpoint.journal import pending_count
-    from memwarden.state import StateDB
+    from memwarden.checkpoint.commit.journal import pending_count
+    from memwarden.store.state import StateDB
 
     databases = list((Path(os.environ["XDG_STATE_HOME"]) / "memwarden").rglob("state.db"))
     assert len(databases) == 1
@@ -139,7 +139,7 @@ def test_checkpoint_dry_run_leaves_a_killed_runs_journal_as_it_is(fleet, capsys)
 def test_checkpoint_agent_whose_files_cannot_be_put_in_place_does_not_stop_the_others(
     fleet, capsys, monkeypatch
 ):
-    from memwarden.checkpoint import journal
+    from memwarden.checkpoint.commit import journal
 
     state_dir, workspaces = fleet
     real_place = journal.place
@@ -165,7 +165,7 @@ def test_checkpoint_agent_whose_files_cannot_be_put_in_place_does_not_stop_the_o
 def test_checkpoint_fsyncs_every_file_and_folder_it_writes_before_it_clears_the_journal(
     fleet, capsys, monkeypatch
 ):
-    from memwarden.checkpoint import journal
+    from memwarden.checkpoint.commit import journal
 
     state_dir, workspaces = fleet
     fsynced = record_fsyncs(monkeypatch)

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden import config as config_module
-from memwarden.locks import RunLock
-from memwarden.runtime import JobContext
+from memwarden.process.locks import RunLock
+from memwarden.process.runtime import JobContext
+from memwarden.settings import config as config_module
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 from support.transcripts import START, transcript_lines, write_jsonl
@@ -159,7 +159,7 @@ def context_for(state_dir: Path) -> JobContext:
 
 
 def test_checkpoint_session_api_checkpoints_one_session_for_rotate(tmp_path):
-    from memwarden.jobs.checkpoint import checkpoint_session
+    from memwarden.checkpoint.run.job import checkpoint_session
     from memwarden.openclaw.sessions import load_sessions
 
     state = make_sqlite_era_state(tmp_path)
@@ -190,7 +190,7 @@ def test_checkpoint_session_api_checkpoints_one_session_for_rotate(tmp_path):
 
 
 def test_checkpoint_session_api_failure_is_an_outcome_not_an_exception(tmp_path):
-    from memwarden.jobs.checkpoint import checkpoint_session
+    from memwarden.checkpoint.run.job import checkpoint_session
     from memwarden.openclaw.sessions import load_sessions
 
     state = make_sqlite_era_state(tmp_path)

@@ -1,4 +1,4 @@
-"""Agents checkpointed in worker processes (checkpoint.fanout): the same bytes as one process;
+"""Agents checkpointed in worker processes (checkpoint.run.fanout): the same bytes as one process;
 a worker that fails or dies is the run's problem (exit 1), never a loss of data.
 
 The fleet is the bench's (bench/fleet.py, both gateway eras), big enough that the run forks; the
@@ -19,10 +19,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from memwarden import cpus
-from memwarden.checkpoint import agents as checkpoint_agents
-from memwarden.checkpoint import fanout
-from memwarden.runtime import JobContext
+from memwarden.checkpoint.run import agents as checkpoint_agents
+from memwarden.checkpoint.run import fanout
+from memwarden.process import cpus
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -152,7 +152,7 @@ def test_workers_write_the_bytes_one_process_writes(pristine, tmp_path, monkeypa
 
     monkeypatch.setattr(fanout, "_start", start)
 
-    from memwarden.checkpoint.durable_run import DurableWrites
+    from memwarden.checkpoint.commit.durable_run import DurableWrites
 
     commits = []
     real_commit = DurableWrites.commit_agents

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_file_era_state, make_sqlite_era_state
 from support.transcripts import write_jsonl_transcript
@@ -231,7 +231,7 @@ def test_checkpoint_json_reports_each_agent_with_files_counts_and_redactions(tmp
 
 
 def test_checkpoint_records_read_position_for_other_jobs(tmp_path, capsys, isolated_env):
-    from memwarden.state import StateDB
+    from memwarden.store.state import StateDB
 
     state = make_sqlite_era_state(tmp_path)
     run_cli(capsys, "--state-dir", state.state_dir, "checkpoint")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import FIXTURES, make_file_era_state, make_sqlite_era_state
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.transcripts import (
     START,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import memwarden.checkpoint.agents as agents_module
+import memwarden.checkpoint.run.agents as agents_module
 from support.cli import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))

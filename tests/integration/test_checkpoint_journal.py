@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint import journal
-from memwarden.checkpoint.positions import load_stored
-from memwarden.checkpoint.staging import WRITERS_FOLDER, AgentFiles, Writer
-from memwarden.state import StateDB
+from memwarden.checkpoint.commit import journal
+from memwarden.checkpoint.commit.positions import load_stored
+from memwarden.checkpoint.commit.staging import WRITERS_FOLDER, AgentFiles, Writer
+from memwarden.store.state import StateDB
 from support.fsyncs import record_fsyncs
 
 ENTRY = "\n### 10:00 · checkpoint · `agent:main:main`\n- session `s1`: 1 request, 1 reply\n"
@@ -229,10 +229,10 @@ def test_agent_files_rollback_drops_what_a_failed_session_staged(setup):
 
 
 def commit_one(state, storage, workspace, expected):
-    from memwarden.checkpoint.commit import AgentCommit, commit
+    from memwarden.checkpoint.commit.batch import AgentCommit, commit
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.records import PositionUpdate
-    from memwarden.files import real_path
+    from memwarden.fs.files import real_path
 
     writer = Writer(storage)
     files = AgentFiles("main", workspace)

@@ -7,7 +7,7 @@ from datetime import timedelta
 import orjson
 import pytest
 
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.transcripts import START, transcript_lines, write_jsonl
 

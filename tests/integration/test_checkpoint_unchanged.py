@@ -11,9 +11,9 @@ import orjson
 import pytest
 
 from memwarden.checkpoint.outcome import SessionOutcome
-from memwarden.checkpoint.unchanged import make_record, signatures, still_valid
+from memwarden.checkpoint.read.unchanged import make_record, signatures, still_valid
 from memwarden.openclaw.layout import discover
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.transcripts import START, transcript_lines, write_jsonl
 

@@ -15,12 +15,12 @@ import time
 
 import pytest
 
-from memwarden import stopping
 from memwarden.cli import available_jobs, build_parser
-from memwarden.deadline import call_with_deadline
-from memwarden.errors import Terminated
 from memwarden.jobs.common import sentence
-from memwarden.state import StateDB
+from memwarden.process import stopping
+from memwarden.process.deadline import call_with_deadline
+from memwarden.process.errors import Terminated
+from memwarden.store.state import StateDB
 from support.cli import run_cli, run_subprocess
 from support.deployments import make_sqlite_era_state
 

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from memwarden.cli import available_jobs, build_parser
-from memwarden.completion import SHELLS, locations, script
+from memwarden.scheduling.completion import SHELLS, locations, script
 from support.cli import run_cli
 
 PARSER = build_parser([], every_command=True)[0]

@@ -8,8 +8,8 @@ import socket
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memwarden import config as config_module
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
+from memwarden.settings import config as config_module
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator

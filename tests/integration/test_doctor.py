@@ -11,7 +11,7 @@ import json5
 import pytest
 
 from memwarden.gateway_hooks.shipped import hook_sources
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 from support.cli import run_cli
 from support.deployments import make_file_era_state, make_generated_fleet, write_json5_config
 from support.gateway_sim import GatewaySimulator

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 from support.cli import run_cli
 
 HOUR = 3600.0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden import config
+from memwarden.settings import config
 from support.deployments import make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
 from support.health import HealthRunner

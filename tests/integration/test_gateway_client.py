@@ -10,7 +10,6 @@ import time
 import httpx
 import pytest
 
-from memwarden.errors import EXIT_USAGE
 from memwarden.openclaw.gateway import (
     GatewayAuthError,
     GatewayCallError,
@@ -21,6 +20,7 @@ from memwarden.openclaw.gateway import (
     http_base,
 )
 from memwarden.openclaw.http_probe import probe_liveness, probe_readiness
+from memwarden.process.errors import EXIT_USAGE
 from support.gateway_sim import GatewaySimulator
 
 

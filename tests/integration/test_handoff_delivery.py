@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.bootstrap_hook import bootstrap_files
 from support.cli import run_cli
 from support.transcripts import START, make_sqlite_agent_db, transcript_lines

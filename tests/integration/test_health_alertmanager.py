@@ -250,7 +250,7 @@ def test_status_lists_alerts_alertmanager_has_not_accepted(runner, sim, capsys):
 
 
 def test_resolve_timeout_not_longer_than_the_health_interval_is_a_config_error(runner):
-    from memwarden.errors import ConfigError
+    from memwarden.process.errors import ConfigError
 
     runner.env["MEMWARDEN_ALERTMANAGER_RESOLVE_TIMEOUT_MINUTES"] = "5"
     with pytest.raises(ConfigError) as raised:

@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from memwarden.health import alerting, store
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 from support.deployments import make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
 from support.health import T0, HealthRunner

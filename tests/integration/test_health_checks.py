@@ -12,7 +12,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden import config as config_module
 from memwarden.health.checks import Check, HealthInputs, run_checks
 from memwarden.health.checks import context as context_check
 from memwarden.health.checks import cron as cron_check
@@ -25,7 +24,8 @@ from memwarden.health.checks import volume as volume_check
 from memwarden.health.model import Status
 from memwarden.openclaw.cron import cron_store_path
 from memwarden.openclaw.layout import discover
-from memwarden.state import StateDB
+from memwarden.settings import config as config_module
+from memwarden.store.state import StateDB
 from support.deployments import make_file_era_state, make_sqlite_era_state, write_json5_config
 from support.gateway_sim import GatewaySimulator
 from support.health import T0

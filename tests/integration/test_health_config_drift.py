@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memwarden.config import defaults
 from memwarden.health.checks import HealthInputs
 from memwarden.health.checks.config_drift import check_config_drift
 from memwarden.health.model import Status
-from memwarden.state import StateDB
+from memwarden.settings.config import defaults
+from memwarden.store.state import StateDB
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 

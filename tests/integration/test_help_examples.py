@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 from memwarden.cli import available_jobs, build_parser
-from memwarden.resources import docs_dir
+from memwarden.fs.resources import docs_dir
 from support.cli import run_cli
 
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 import orjson
 import pytest
 
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 from support.transcripts import START

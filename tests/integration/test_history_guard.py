@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.history import records
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 from support.health import T0, HealthRunner

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.config import defaults
-from memwarden.errors import LockHeld
 from memwarden.history.browse import list_snapshots
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot
 from memwarden.history.store import shared_store
-from memwarden.locks import memory_lock
-from memwarden.runtime import JobContext
+from memwarden.process.errors import LockHeld
+from memwarden.process.locks import memory_lock
+from memwarden.process.runtime import JobContext
+from memwarden.settings.config import defaults
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
 
@@ -28,8 +28,8 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from memwarden.files import atomic_write
-    from memwarden.locks import memory_lock
+    from memwarden.fs.files import atomic_write
+    from memwarden.process.locks import memory_lock
     locks, memory, wait_for_stdin = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1"
     with memory_lock(locks, "main"):
         print("held", flush=True)

@@ -11,15 +11,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memwarden.config import defaults
-from memwarden.errors import UsageError
 from memwarden.history.browse import find_snapshot, list_snapshots
 from memwarden.history.git import BATCH_REFS
 from memwarden.history.retention import prune
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot
 from memwarden.history.store import shared_store
-from memwarden.runtime import JobContext
+from memwarden.process.errors import UsageError
+from memwarden.process.runtime import JobContext
+from memwarden.settings.config import defaults
 from support.deployments import make_sqlite_era_state
 from support.history import write_tree
 
@@ -239,10 +239,10 @@ SEND_THEN_DIE = """
 import os, signal, sys, time
 from contextlib import ExitStack
 from pathlib import Path
-from memwarden.config import defaults
+from memwarden.settings.config import defaults
 from memwarden.history.git import SnapshotCommit, TreeFile, blob_sha
 from memwarden.history.store import start_import
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 context = JobContext(config=defaults(), env=dict(os.environ), state_dir_override=Path(sys.argv[1]))
 data = (context.deployment.default_agent().memory_dir / "MEMORY.md").read_bytes()
 _, importer = start_import(context, ExitStack())

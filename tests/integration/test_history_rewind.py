@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.errors import UnsafePathError, UsageError
 from memwarden.history.browse import list_snapshots
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot
+from memwarden.process.errors import UnsafePathError, UsageError
 from support.history import write_tree
 
 BINARY = bytes(range(256)) * 3 + b"\r\n\x00\xff"

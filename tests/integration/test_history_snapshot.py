@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.config import defaults
-from memwarden.files import is_private
+from memwarden.fs.files import is_private
 from memwarden.history.browse import list_snapshots
 from memwarden.history.manifest import load_manifests
 from memwarden.history.plan import SnapshotRequest
 from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
+from memwarden.settings.config import defaults
 from support.history import (
     context_with_failing_fast_import,
     memory_paths,
@@ -200,7 +200,7 @@ def test_snapshot_empty_memory_without_history_is_none(context, agent):
 
 
 def test_snapshot_memory_folder_linked_outside_workspace_is_refused(context, agent, tmp_path):
-    from memwarden.errors import UnsafePathError
+    from memwarden.process.errors import UnsafePathError
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

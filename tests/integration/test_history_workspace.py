@@ -9,9 +9,7 @@ import shutil
 import json5
 import pytest
 
-from memwarden.config import defaults
-from memwarden.errors import UsageError
-from memwarden.files import _write_temp, is_temp_name
+from memwarden.fs.files import _write_temp, is_temp_name
 from memwarden.history.browse import diff, list_snapshots
 from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
 from memwarden.history.model import HistoryError
@@ -19,7 +17,9 @@ from memwarden.history.plan import SnapshotRequest
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
-from memwarden.runtime import JobContext
+from memwarden.process.errors import UsageError
+from memwarden.process.runtime import JobContext
+from memwarden.settings.config import defaults
 from support.deployments import write_json5_config
 from support.history import snapshot_contents, write_tree
 
@@ -62,8 +62,8 @@ def test_snapshot_root_files_follow_the_setting_and_never_follow_links(gateway, 
 
 
 def test_root_files_setting_refuses_paths():
-    from memwarden.config import load
-    from memwarden.errors import ConfigError
+    from memwarden.process.errors import ConfigError
+    from memwarden.settings.config import load
 
     env = {"MEMWARDEN_HISTORY_ROOT_FILES": '["MEMORY.md", "../etc/passwd"]'}
     with pytest.raises(

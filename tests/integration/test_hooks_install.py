@@ -13,12 +13,12 @@ import json5
 import orjson
 import pytest
 
-from memwarden import config
-from memwarden.errors import UsageError
 from memwarden.gateway_hooks.install import install_hooks, uninstall_hooks
 from memwarden.gateway_hooks.shipped import HOOK_NAMES
 from memwarden.health.deliveries import FOLDER
-from memwarden.runtime import JobContext
+from memwarden.process.errors import UsageError
+from memwarden.process.runtime import JobContext
+from memwarden.settings import config
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state, write_json5_config
 

@@ -10,10 +10,10 @@ import json5
 import orjson
 import pytest
 
-from memwarden import config
 from memwarden.indexing.markers import MARKERS
 from memwarden.indexing.refresh import index_agents
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
+from memwarden.settings import config
 from support.cli import run_cli, run_subprocess
 from support.deployments import make_sqlite_era_state, write_json5_config
 
@@ -455,7 +455,7 @@ def test_index_records_an_event_for_each_written_index(capsys, state):
     result = run_cli(capsys, "--state-dir", state.state_dir, "index", "--json")
 
     assert result.json()["summary"] == {"workspaces": 1, "unchanged": 1}
-    from memwarden.state import StateDB
+    from memwarden.store.state import StateDB
 
     database = StateDB(Path(os.environ["XDG_STATE_HOME"]) / "memwarden" / "state.db")
     events = database.events(types=["index.written"])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.errors import GatewayConfigError
 from memwarden.openclaw import config_file, layout, paths
+from memwarden.process.errors import GatewayConfigError
 from support.deployments import (
     FILE_ERA_FIXTURE,
     SQLITE_ERA_FIXTURE,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.files import atomic_write
+from memwarden.fs.files import atomic_write
 from support.cli import run_subprocess
 from support.deployments import make_file_era_state, make_sqlite_era_state
 
@@ -38,7 +38,7 @@ def killed_mid_write(target: Path) -> Path:
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from memwarden import files\n"
+        "from memwarden.fs import files\n"
         "def stop(*args):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
         "os.replace = stop\n"

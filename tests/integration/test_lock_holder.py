@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from memwarden.locks import RunLock
+from memwarden.process.locks import RunLock
 
 
 @pytest.mark.parametrize("left", ["", "7\n", "123456789012345678901234567890\n"])

@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
-from memwarden.errors import LockHeld
-from memwarden.locks import RunLock
+from memwarden.process.errors import LockHeld
+from memwarden.process.locks import RunLock
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
 
@@ -18,7 +18,7 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from memwarden.locks import RunLock
+    from memwarden.process.locks import RunLock
     with RunLock(Path(sys.argv[1]), sys.argv[2]):
         print("held", flush=True)
         sys.stdin.readline()

@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from memwarden.health.deliveries import receipt_name
-from memwarden.runtime import JobResult
-from memwarden.state import StateDB
+from memwarden.process.runtime import JobResult
+from memwarden.store.state import StateDB
 from support.cli import run_cli
 from support.deployments import make_file_era_state, make_sqlite_era_state
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from memwarden import config as config_module
 from memwarden.health.metrics.exposition import render_metrics
 from memwarden.health.metrics.families import FAMILIES
 from memwarden.health.metrics.sources import MetricSources
 from memwarden.health.model import critical, ok, warning
-from memwarden.state import MEMORY, StateDB
+from memwarden.settings import config as config_module
+from memwarden.store.state import MEMORY, StateDB
 from support.textfile import build_textfile
 
 HOSTILE = [

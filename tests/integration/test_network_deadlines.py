@@ -13,9 +13,9 @@ import pytest
 
 from memwarden.alerts import AlertMessage
 from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink
-from memwarden.deadline import Deadline, DeadlineExceeded, call_with_deadline
 from memwarden.openclaw.gateway import GatewayClient, GatewayError
 from memwarden.openclaw.http_probe import probe_liveness, probe_readiness
+from memwarden.process.deadline import Deadline, DeadlineExceeded, call_with_deadline
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
 from support.drip_server import (

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.timed_pattern import PatternTimeout, TimedPattern
-from memwarden.runtime import JobContext
+from memwarden.checkpoint.digest.timed_pattern import PatternTimeout, TimedPattern
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_generated_fleet
 from support.transcripts import START

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.locks import RunLock
+from memwarden.process.locks import RunLock
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
 from support.health import MACHINE_DEPENDENT_CHECKS

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 import orjson
 import pytest
 
-from memwarden.config import load, storage_dir
 from memwarden.rotation import last_rotations
-from memwarden.state import StateDB
+from memwarden.settings.config import load, storage_dir
+from memwarden.store.state import StateDB
 from support.cli import run_cli, run_subprocess
 from support.deployments import make_file_era_state, make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
@@ -198,7 +198,7 @@ def test_rotate_leaves_a_session_whose_handoff_file_is_the_operators_own(
 def test_rotate_resets_a_session_whose_checkpoint_is_written_while_another_agent_is_stuck(
     capsys, sqlite_state, monkeypatch
 ):
-    from memwarden.checkpoint import journal
+    from memwarden.checkpoint.commit import journal
 
     def stuck_elsewhere(*arguments, **options):
         return journal.RollForward(problems=["checkpoint journal of agent other: read-only"])
@@ -254,7 +254,7 @@ def test_rotate_unexpected_error_in_one_session_others_still_rotate(
 ):
     import sqlite3
 
-    import memwarden.jobs.checkpoint as checkpoint_job
+    import memwarden.checkpoint.run.job as checkpoint_job
 
     real = checkpoint_job.checkpoint_session
 

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from memwarden.rotation import last_rotations, recent_rotation_failures, record_rotation
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import write_json5_config
 from support.secret_samples import SAMPLES, file_path, placements, tool_arguments

@@ -9,11 +9,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.errors import StoreError
 from memwarden.openclaw import sessions, sqlite_ro
 from memwarden.openclaw.keys import SessionKind
 from memwarden.openclaw.layout import discover
 from memwarden.openclaw.transcripts import TranscriptLocation
+from memwarden.process.errors import StoreError
 from support.deployments import make_file_era_state, make_sqlite_era_state
 
 MAIN_9_6 = "b5974d71-c717-4e69-b2ad-af312d36f9f1"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.locks import RunLock
+from memwarden.process.locks import RunLock
 from support.deployments import make_generated_fleet, make_sqlite_era_state
 from support.drip_server import DripServer, http_headers_drip
 from support.health import MACHINE_DEPENDENT_CHECKS

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from memwarden.state import Migration, StateDB, bundled_migrations
+from memwarden.store.state import Migration, StateDB, bundled_migrations
 
 
 def test_state_db_new_is_private_wal_and_migrated(tmp_path):
@@ -50,7 +50,7 @@ def test_state_db_migration_applied_by_another_process_meanwhile_is_skipped(tmp_
 
 def test_state_db_opened_by_many_processes_at_once_migrates_once(tmp_path):
     path = tmp_path / "state.db"
-    opener = "import sys, pathlib, memwarden.state as s; s.StateDB(pathlib.Path(sys.argv[1]))"
+    opener = "import sys, pathlib, memwarden.store.state as s; s.StateDB(pathlib.Path(sys.argv[1]))"
     processes = [subprocess.Popen([sys.executable, "-c", opener, path]) for _ in range(6)]
     assert [process.wait(timeout=60) for process in processes] == [0] * 6
     state = StateDB(path)

@@ -9,9 +9,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.files import is_private
+from memwarden.fs.files import is_private
 from memwarden.jobs.state_cmd import backup_database
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 from support.cli import run_cli
 
 

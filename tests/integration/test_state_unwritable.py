@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden import state as state_module
+from memwarden.store import state as state_module
 from support.cli import CliResult, run_cli, run_subprocess
 from support.deployments import make_sqlite_era_state
 from support.health import MACHINE_DEPENDENT_CHECKS

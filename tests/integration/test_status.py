@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from memwarden import config as config_module
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
+from memwarden.settings import config as config_module
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator

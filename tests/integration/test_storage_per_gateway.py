@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from memwarden.history.git import blob_sha
-from memwarden.storage import claim, folder_name, locate
+from memwarden.store.storage import claim, folder_name, locate
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 

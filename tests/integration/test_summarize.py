@@ -294,7 +294,7 @@ def test_summarize_masks_secrets_as_the_checkpoint_does(capsys, tmp_path):
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from memwarden.locks import memory_lock
+from memwarden.process.locks import memory_lock
 with memory_lock(Path(sys.argv[1]), "main"):
     print("held", flush=True)
     time.sleep(0.5)

@@ -10,7 +10,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.errors import StoreError
 from memwarden.openclaw.entries import (
     Compaction,
     MalformedLine,
@@ -33,6 +32,7 @@ from memwarden.openclaw.transcripts import (
     read_to_end,
     transcript_size,
 )
+from memwarden.process.errors import StoreError
 from support.transcripts import (
     MINIMAL_NAVIGATION_JSON,
     assistant_text,

@@ -16,9 +16,9 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memwarden import config as config_module
 from memwarden.jobs import health
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
+from memwarden.settings import config as config_module
 
 MACHINE_DEPENDENT_CHECKS = '["gateway.process", "disk:*"]'
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

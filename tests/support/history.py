@@ -31,8 +31,8 @@ def context_with_failing_fast_import(state_dir: Path, folder: Path, fast_import:
     `git fast-import` (every other git command is the real one)."""
     import os
 
-    from memwarden.config import defaults
-    from memwarden.runtime import JobContext
+    from memwarden.process.runtime import JobContext
+    from memwarden.settings.config import defaults
 
     wrapper = folder / "git-whose-fast-import-fails"
     wrapper.write_text(

@@ -27,8 +27,9 @@ from datetime import UTC, datetime
 
 
 def main() -> None:
-    import memwarden.checkpoint.commit
-    import memwarden.checkpoint.pipeline
+    import memwarden.checkpoint.commit.batch
+    import memwarden.checkpoint.run.job
+    import memwarden.checkpoint.run.pipeline
     import memwarden.indexing.refresh
     import memwarden.jobs.checkpoint  # noqa: F401 - imported once, before the forks
     from memwarden.cli import main as cli_main
@@ -51,7 +52,7 @@ def main() -> None:
 
 
 def _child(job: dict, report_fd: int, cli_main) -> None:
-    from memwarden.runtime import JobContext
+    from memwarden.process.runtime import JobContext
 
     os.environ.update(job["env"])
     moment = datetime.fromtimestamp(job["now"], UTC)
@@ -110,7 +111,7 @@ class _Events:
         os.close(self.report_fd)
 
     def install(self) -> None:
-        from memwarden.state import StateConnection
+        from memwarden.store.state import StateConnection
 
         os.write_unhooked = os.write
         originals = {name: getattr(os, name) for name in ("open", "write", "replace", "unlink")}

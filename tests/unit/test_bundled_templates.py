@@ -1,5 +1,5 @@
-"""The bundled checkpoint templates rendered as Python (checkpoint.bundled) write exactly what
-jinja2 writes from templates/checkpoint/*.j2, for every shape of values a run gives them."""
+"""The bundled checkpoint templates rendered as Python (checkpoint.render.bundled) write exactly
+what jinja2 writes from templates/checkpoint/*.j2, for every shape of values a run gives them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from memwarden.checkpoint.bundled import BUNDLED
-from memwarden.templating import render
+from memwarden.checkpoint.render.bundled import BUNDLED
+from memwarden.fs.templating import render
 
 # Texts as transcripts hold them: line breaks of every kind, blank lines, Markdown, template
 # syntax, and nothing at all.

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memwarden.checkpoint.conversation import KEPT_MESSAGE_CHARS, Conversation
-from memwarden.checkpoint.extract import kept_messages
-from memwarden.checkpoint.redact import build_redactor
+from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
+from memwarden.checkpoint.digest.extract import kept_messages
+from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.openclaw.entries import parse_entry
 
 T0 = 1795325000000  # ms

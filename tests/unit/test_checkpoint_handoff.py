@@ -10,16 +10,16 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memwarden.checkpoint.bundled import active_context
-from memwarden.checkpoint.conversation import Conversation, Said
-from memwarden.checkpoint.daily_log import group_by_day, resolve_timezone
-from memwarden.checkpoint.extract import Excerpt
-from memwarden.checkpoint.gather import archives_near
-from memwarden.checkpoint.handoff import Handoff, fit_handoff
+from memwarden.checkpoint.digest.conversation import Conversation, Said
+from memwarden.checkpoint.digest.daily_log import group_by_day, resolve_timezone
+from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.options import Limits
-from memwarden.errors import ConfigError
+from memwarden.checkpoint.read.gather import archives_near
+from memwarden.checkpoint.render.bundled import active_context
+from memwarden.checkpoint.render.handoff import Handoff, fit_handoff
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.openclaw.keys import SessionKind
+from memwarden.process.errors import ConfigError
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC).timestamp()
 SESSION = SimpleNamespace(
@@ -184,7 +184,7 @@ def test_resolve_timezone_empty_is_local_and_unknown_is_a_config_error():
 
 @pytest.mark.parametrize("size", [0, 1, 2, 7, 33])
 def test_the_search_for_how_many_fit_finds_the_largest_from_any_guess(size):
-    from memwarden.checkpoint.handoff import _nearest
+    from memwarden.checkpoint.render.handoff import _nearest
 
     for largest in range(size + 1):
         for guess in range(size + 1):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.checkpoint.redact import Redactor, build_redactor
-from memwarden.checkpoint.secret_rules import RULES, Rule
-from memwarden.observations import find_paths
+from memwarden.agent_memory.observations import find_paths
+from memwarden.checkpoint.digest.redact import Redactor, build_redactor
+from memwarden.checkpoint.digest.secret_rules import RULES, Rule
 from support.secret_samples import SAMPLES, placements
 
 DENSE_SIZE = 1_000_000

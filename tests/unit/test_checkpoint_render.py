@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.conversation import ContextSize, Conversation, Said
-from memwarden.checkpoint.handoff import Handoff, Shown
+from memwarden.checkpoint.digest.conversation import ContextSize, Conversation, Said
 from memwarden.checkpoint.options import Limits
-from memwarden.checkpoint.render import (
+from memwarden.checkpoint.render.handoff import Handoff, Shown
+from memwarden.checkpoint.render.values import (
     ACTIVE_CONTEXT_TEMPLATE,
     GENERATED_AT_PLACEHOLDER,
     cut,

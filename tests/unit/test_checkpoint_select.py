@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.select import select_sessions
+from memwarden.checkpoint.read.select import select_sessions
 from memwarden.openclaw.keys import classify
 from memwarden.openclaw.sessions import SessionRecord, sort_newest_first
 from memwarden.openclaw.transcripts import TranscriptLocation

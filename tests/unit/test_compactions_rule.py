@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memwarden.checkpoint.extract import Excerpt
+from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.compactions.assessment import assess, grade
 from memwarden.compactions.items import Item, span_items
 from memwarden.compactions.spans import compacted_spans

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from memwarden import config
-from memwarden.errors import ConfigError
-from memwarden.runtime import JobContext
-from memwarden.settings import ALL_OPTIONS, SECTIONS, render
+from memwarden.process.errors import ConfigError
+from memwarden.process.runtime import JobContext
+from memwarden.settings import ALL_OPTIONS, SECTIONS, config, render
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memwarden import config
-from memwarden.errors import ConfigError
-from memwarden.settings import ALL_OPTIONS
+from memwarden.process.errors import ConfigError
+from memwarden.settings import ALL_OPTIONS, config
 
 FLOAT_OPTIONS = [option for option in ALL_OPTIONS if option.kind == "float"]
 

@@ -1,5 +1,6 @@
-"""How many CPUs this process may use (memwarden.cpus): the affinity, bounded by the cgroup's CPU
-quota, read from cgroup files laid out as Linux lays them out (v2, v1, a container's view)."""
+"""How many CPUs this process may use (memwarden.process.cpus): the affinity, bounded by the
+cgroup's CPU quota, read from cgroup files laid out as Linux lays them out (v2, v1, a
+container's view)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden import cpus
+from memwarden.process import cpus
 
 
 @pytest.fixture

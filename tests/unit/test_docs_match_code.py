@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.config import OPTIONS_BY_KEY
 from memwarden.settings import SECTIONS
+from memwarden.settings.config import OPTIONS_BY_KEY
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = sorted((REPO / "docs").glob("*.md"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.envfile import parse_env_text
+from memwarden.settings.envfile import parse_env_text
 
 
 def values(text: str) -> dict[str, str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memwarden import files
-from memwarden.errors import UnsafePathError
-from memwarden.files import atomic_append, atomic_write, check_inside, ensure_dir, real_path
+from memwarden.fs import files
+from memwarden.fs.files import atomic_append, atomic_write, check_inside, ensure_dir, real_path
+from memwarden.process.errors import UnsafePathError
 from support.fsyncs import record_fsyncs
 
 
@@ -128,7 +128,7 @@ def test_ensure_dir_missing_parents_are_all_private(tmp_path):
 
 
 def test_atomic_append_concurrent_writer_change_is_kept(tmp_path, monkeypatch):
-    import memwarden.files as files
+    import memwarden.fs.files as files
 
     log = tmp_path / "day.md"
     log.write_text("# Day\n")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.handoff_files import (
+from memwarden.agent_memory.handoff_files import (
     ACTIVE_CONTEXT,
     DIGEST_MARK,
     candidate_names,
@@ -19,8 +19,8 @@ from memwarden.handoff_files import (
     read_handoffs,
     replaceable,
 )
+from memwarden.fs.templating import render
 from memwarden.openclaw.agents import Agent
-from memwarden.templating import render
 
 
 def handoff_text(key: str, compaction_summary: str | None = None, kind: str = "direct") -> str:

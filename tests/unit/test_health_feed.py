@@ -121,8 +121,8 @@ def test_every_check_in_docs_health_has_a_fix():
 
 
 def identity_inputs(**env: str):
-    from memwarden import config
     from memwarden.health.checks import HealthInputs
+    from memwarden.settings import config
 
     settings = config.load(None, env={f"MEMWARDEN_HEALTH_{k.upper()}": v for k, v in env.items()})
     return HealthInputs(settings, deployment_loader=None, state=None, now=datetime.now(UTC))

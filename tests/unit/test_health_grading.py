@@ -24,7 +24,7 @@ from memwarden.health.checks.process import ProcessInfo, grade_process, is_gatew
 from memwarden.health.checks.volume import grade_volume
 from memwarden.health.model import Status, graded
 from memwarden.openclaw.cron import CronRun, parse_run_line
-from memwarden.state import Run
+from memwarden.store.state import Run
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 GIB = 1024**3

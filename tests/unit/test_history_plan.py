@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.errors import UsageError
 from memwarden.history.git import (
     SnapshotCommit,
     TreeFile,
@@ -19,6 +18,7 @@ from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.retention import SECONDS_PER_DAY, expired
 from memwarden.history.rewind import REFUSE, REMOVE, RESTORE, UNCHANGED, plan_rewind
 from memwarden.history.scan import FileStat
+from memwarden.process.errors import UsageError
 
 NOW = 1_800_000_000.0
 

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memwarden.errors import UsageError
 from memwarden.jobs.events import parse_since, type_matches
+from memwarden.process.errors import UsageError
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 PARIS = ZoneInfo("Europe/Paris")

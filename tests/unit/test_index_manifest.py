@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.handoff_files import HandoffFile
+from memwarden.agent_memory.handoff_files import HandoffFile
 from memwarden.indexing.manifest import (
     INDEX_PATH,
     InjectedFile,

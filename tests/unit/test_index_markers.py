@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from memwarden.agent_memory.observations import lines_outside_code, markers_in_line
 from memwarden.indexing.markers import MARKERS, ZERO, add_counts, count_markers, first_heading
-from memwarden.observations import lines_outside_code, markers_in_line
 
 
 def counts(**named: int) -> tuple[int, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memwarden.checkpoint.redact import build_redactor
+from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.indexing.summary import (
     conversation,
     ended_window,

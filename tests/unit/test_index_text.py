@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from memwarden.fs.templating import render
 from memwarden.indexing.catalog import (
     ABBREVIATIONS,
     CategoryView,
@@ -20,7 +21,6 @@ from memwarden.indexing.catalog import (
 from memwarden.indexing.index_file import TEMPLATE, marker_line
 from memwarden.indexing.index_text import index_text
 from memwarden.indexing.markers import MARKERS, MEANINGS
-from memwarden.templating import render
 
 WORDS = ["", "a", "Daily logs", "notes | pipes", "ünïcödé — 日本語", "{{ x }}", "two\nlines", " "]
 

@@ -6,7 +6,12 @@ import io
 import logging
 import re
 
-from memwarden.log_format import StderrFormatter, configure, stderr_is_journal, syslog_priority
+from memwarden.process.log_format import (
+    StderrFormatter,
+    configure,
+    stderr_is_journal,
+    syslog_priority,
+)
 
 
 def record(level: int, message: str) -> logging.LogRecord:

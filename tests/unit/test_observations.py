@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.observations import (
+from memwarden.agent_memory.observations import (
     argument_paths,
     find_paths,
     inline_code_spans,

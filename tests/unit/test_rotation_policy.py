@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memwarden.config import defaults
 from memwarden.openclaw.entries import parse_entry
 from memwarden.openclaw.gateway import SessionRow, parse_session_row
 from memwarden.rotation import Policy, decide, needs_confirmation, transcript_context
 from memwarden.rotation.policy import TranscriptContext
+from memwarden.settings.config import defaults
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 HOUR_AGO_MS = int((NOW - timedelta(hours=1)).timestamp() * 1000)

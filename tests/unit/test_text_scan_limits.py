@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.checkpoint.render import tidy
-from memwarden.observations import find_paths, open_todos
+from memwarden.agent_memory.observations import find_paths, open_todos
+from memwarden.checkpoint.render.values import tidy
 
 FIVE_MB = 5 * 1024 * 1024
 BLANKS = " \t" * (FIVE_MB // 2)

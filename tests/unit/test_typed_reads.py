@@ -6,9 +6,9 @@ import errno
 
 import pytest
 
-from memwarden.errors import StateError, describe_error, describe_os_error
-from memwarden.files import display_path
+from memwarden.fs.files import display_path
 from memwarden.openclaw.fields import EPOCH_MS_MAX, describe, epoch_ms, integer
+from memwarden.process.errors import StateError, describe_error, describe_os_error
 
 
 @pytest.mark.parametrize(

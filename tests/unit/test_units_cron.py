@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.errors import UsageError
+from memwarden.process.errors import UsageError
 from memwarden.scheduling.cron import (
     BEGIN_MARKER,
     END_MARKER,

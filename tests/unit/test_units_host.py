@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.errors import UsageError
+from memwarden.process.errors import UsageError
 from memwarden.scheduling.host import (
     HostFacts,
     choose_target,

@@ -8,7 +8,8 @@ A message carries what each kind of sink reads: text and blocks for people (Slac
 for machines (Alertmanager: one `Alert` per open or resolved check).
 
 `slack_destination` / `alertmanager_destination` name the destination without importing the
-sink's libraries (URLs and labels are checked when the settings are loaded: `memwarden.config`);
+sink's libraries (URLs and labels are checked when the settings are loaded:
+`memwarden.settings.config`);
 `sinks.slack_sink` / `sinks.alertmanager_sink` build the sink, so a run with nothing to send
 never pays for those imports.
 """
@@ -20,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from memwarden.errors import ConfigError
-from memwarden.urls import shown_url
+from memwarden.process.errors import ConfigError
+from memwarden.settings.urls import shown_url
 
 WEBHOOK_DESCRIPTION = "Slack incoming webhook"
 

@@ -18,7 +18,7 @@ import httpx
 import orjson
 
 from memwarden.alerts import Alert, AlertMessage, SendResult
-from memwarden.urls import shown_url
+from memwarden.settings.urls import shown_url
 
 API_PATH = "/api/v2/alerts"
 _BODY_SHOWN = 200

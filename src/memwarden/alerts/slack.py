@@ -25,7 +25,7 @@ from slack_sdk.web import WebClient
 from slack_sdk.webhook import WebhookClient
 
 from memwarden.alerts import WEBHOOK_DESCRIPTION, AlertMessage, SendResult, web_api_description
-from memwarden.deadline import Deadline, call_with_deadline
+from memwarden.process.deadline import Deadline, call_with_deadline
 
 DEFAULT_API_BASE_URL = "https://slack.com/api/"
 _SLACK_ERROR_CODE = re.compile(r"^[a-z][a-z0-9_]*$")  # Slack's codes; slack-sdk puts prose here

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memwarden.checkpoint.extract import kept_messages
+from memwarden.checkpoint.digest.extract import kept_messages
 from memwarden.compactions.items import Item, span_items
 from memwarden.compactions.spans import CompactedSpan
 from memwarden.compactions.survival import judge

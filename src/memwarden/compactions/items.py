@@ -1,7 +1,7 @@
 """What a compacted span holds that matters, as items: pure.
 
-From the user and assistant texts a checkpoint keeps (see checkpoint.extract: no tool results,
-slash commands, control replies or very short texts), masked by the run's redactor:
+From the user and assistant texts a checkpoint keeps (see checkpoint.digest.extract: no tool
+results, slash commands, control replies or very short texts), masked by the run's redactor:
 
 - **marker**: a line carrying an observation marker (`[DECISION]`, `[GOTCHA]`, `[SOLUTION]`,
   `[PATTERN]`, `[TRADEOFF]`, `[FACT]`, `[PREFERENCE]`, `[TODO]`) outside code;
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memwarden.checkpoint.extract import Excerpt
-from memwarden.observations import find_paths, marked_lines, open_todos, shorten
+from memwarden.agent_memory.observations import find_paths, marked_lines, open_todos, shorten
+from memwarden.checkpoint.digest.extract import Excerpt
 
 MAX_ITEMS = 200
 ITEM_CHARS = 300

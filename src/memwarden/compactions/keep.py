@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
 
-from memwarden.checkpoint.daily_log import local
-from memwarden.checkpoint.render import daily_header
+from memwarden.checkpoint.digest.daily_log import local
+from memwarden.checkpoint.render.values import daily_header
 from memwarden.compactions.assessment import Assessment
-from memwarden.errors import UnsafePathError
-from memwarden.files import atomic_append, ensure_dir, read_text_if_exists
+from memwarden.fs.files import atomic_append, ensure_dir, read_text_if_exists
+from memwarden.process.errors import UnsafePathError
 
 SECTION_TEMPLATE = "compactions/lost_items.md.j2"
 
@@ -42,7 +42,7 @@ def render_section(
     assessment: Assessment, session_key: str, zone: tzinfo | None, fallback: datetime
 ) -> str:
     """Given a lossy compaction, return the daily-log section listing its lost items."""
-    from memwarden.templating import render
+    from memwarden.fs.templating import render
 
     moment = local(assessment.compacted_at or fallback, zone)
     return render(

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memwarden.state import from_row
+from memwarden.store.state import from_row
 
 if TYPE_CHECKING:
     from memwarden.compactions.assessment import Assessment
-    from memwarden.state import StateDB
+    from memwarden.store.state import StateDB
 
 CONSUMER = "compactions"
 EVENT = "compaction.recorded"

@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from memwarden.agent_memory.observations import MARKERS
 from memwarden.compactions.items import Item
-from memwarden.observations import MARKERS
 
 SHARE = 2 / 3
 _WORD = re.compile(r"[^\W_]+")

@@ -26,19 +26,19 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden import stopping
 from memwarden.compactions import ledger
-from memwarden.errors import describe_error
+from memwarden.process import stopping
+from memwarden.process.errors import describe_error
 
 if TYPE_CHECKING:
-    from memwarden.checkpoint.redact import Redactor
+    from memwarden.checkpoint.digest.redact import Redactor
     from memwarden.compactions.assessment import Assessment
     from memwarden.compactions.keep import Kept
     from memwarden.compactions.spans import CompactedSpan
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
-    from memwarden.runtime import JobContext, JobResult
+    from memwarden.process.runtime import JobContext, JobResult
 
 log = logging.getLogger("memwarden.compactions")
 SHOWN_ITEMS = 3
@@ -135,7 +135,7 @@ class _Watcher:
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         if self.dry_run:
             return nullcontext()
-        from memwarden.locks import memory_lock
+        from memwarden.process.locks import memory_lock
 
         folder = self.context.storage_dir / "locks"
         return memory_lock(folder, agent_id, self.context.config.history.lock_wait_seconds)
@@ -161,8 +161,8 @@ def watch_compactions(
         report = WatchReport()
     if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
         return report
-    from memwarden.checkpoint.daily_log import resolve_timezone
-    from memwarden.checkpoint.redact import build_redactor
+    from memwarden.checkpoint.digest.daily_log import resolve_timezone
+    from memwarden.checkpoint.digest.redact import build_redactor
 
     section = context.config.checkpoint
     watcher = _Watcher(
@@ -203,7 +203,7 @@ def watch_into(
     `compactions` in --json, a line each for people, a warning line per lossy compaction (so
     a quiet timer's log names it) and a problem per failure (exit 1); return the report.
     `watched`: the report of a run that watched its agents already (in batches)."""
-    from memwarden.runtime import Problem
+    from memwarden.process.runtime import Problem
 
     report = watched or watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
     result.data["compactions"] = report.to_json()

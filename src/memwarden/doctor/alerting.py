@@ -11,7 +11,7 @@ from typing import Any
 
 from memwarden.alerts import slack_destination
 from memwarden.doctor.finding import Finding
-from memwarden.errors import ConfigError
+from memwarden.process.errors import ConfigError
 
 CHANNEL_VARIABLE = "MEMWARDEN_SLACK_CHANNEL"
 # A line that sets the channel, or the commented placeholder a starter file holds.

@@ -17,15 +17,7 @@ from memwarden.doctor.permissions import PathFacts, check_permissions
 from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
 from memwarden.doctor.workspaces import WorkspaceFacts, check_workspaces
-from memwarden.errors import (
-    GatewayConfigError,
-    GatewayNotFound,
-    MemwardenError,
-    UsageError,
-    describe_error,
-    describe_os_error,
-)
-from memwarden.files import read_text_if_exists
+from memwarden.fs.files import read_text_if_exists
 from memwarden.gateway_hooks.shipped import (
     HOOK_NAMES,
     SETTINGS_FILE,
@@ -44,7 +36,15 @@ from memwarden.openclaw.gateway_settings import (
 )
 from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.paths import resolve_config_path
-from memwarden.runtime import JobContext
+from memwarden.process.errors import (
+    GatewayConfigError,
+    GatewayNotFound,
+    MemwardenError,
+    UsageError,
+    describe_error,
+    describe_os_error,
+)
+from memwarden.process.runtime import JobContext
 from memwarden.scheduling.host import (
     is_executable,
     linger_user,
@@ -209,7 +209,7 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
 
 def bootstrap(deployment: Deployment) -> list[Finding]:
     """Check each workspace's injected files (INDEX.md, every handoff) against its caps."""
-    from memwarden.handoff_files import main_file_agents, read_handoffs
+    from memwarden.agent_memory.handoff_files import main_file_agents, read_handoffs
     from memwarden.indexing.manifest import choose_handoffs
 
     keeping_main_file = main_file_agents(deployment.agents)

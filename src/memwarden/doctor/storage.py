@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from memwarden.doctor.finding import Finding
-from memwarden.storage import OWNER_FILE, Storage
+from memwarden.store.storage import OWNER_FILE, Storage
 
 
 def check_storage(storage: Storage, owner_exists: bool) -> list[Finding]:

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.errors import MemwardenError
-from memwarden.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.gateway_hooks.json5_text import changes, edit
 from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.gateway_hooks.record import HooksRecord
@@ -27,6 +26,7 @@ from memwarden.gateway_hooks.shipped import HOOK_NAMES
 from memwarden.maintenance.config_backup import backup_name
 from memwarden.openclaw.config_file import load_gateway_config, parse_json5
 from memwarden.openclaw.gateway_settings import hook_selection
+from memwarden.process.errors import MemwardenError
 
 BACKUP_DIR = "config-backups"
 Texts = tuple[str | None, str | None]  # the config's text before and after (None: no file)

@@ -25,7 +25,7 @@ from memwarden.gateway_hooks.shipped import (
 )
 from memwarden.health.deliveries import FOLDER, begin_receipts
 from memwarden.openclaw.paths import resolve_config_path
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling.manifest import sha256_bytes
 
 

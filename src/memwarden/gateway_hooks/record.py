@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 
 from memwarden import __version__
-from memwarden.files import atomic_write
+from memwarden.fs.files import atomic_write
 from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.scheduling.manifest import (
     load_record_file,

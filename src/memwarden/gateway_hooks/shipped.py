@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 
 import memwarden
-from memwarden.errors import UsageError
-from memwarden.runtime import JobContext
+from memwarden.process.errors import UsageError
+from memwarden.process.runtime import JobContext
 
 HOOK_NAMES = ("memory-index-inject", "session-summary")
 HOOK_FILES = ("HOOK.md", "handler.js")

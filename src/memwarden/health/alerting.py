@@ -20,7 +20,7 @@ from memwarden.health.message import build_message
 from memwarden.health.model import CheckResult
 from memwarden.health.policy import AlertPlan, AlertState, decide_alerts, unannounced
 from memwarden.health.store import NewMessage
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 
 JOB = "health"
 

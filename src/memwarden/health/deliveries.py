@@ -19,8 +19,8 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.files import atomic_write, ensure_dir
-from memwarden.state import StateDB
+from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.store.state import StateDB
 
 FOLDER = "deliveries"
 RECEIPT_VERSION = 1

@@ -19,7 +19,7 @@ from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.health.alert_labels import Identity
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send, decide_feed
 from memwarden.health.model import CheckResult
-from memwarden.state import StateDB, from_row
+from memwarden.store.state import StateDB, from_row
 
 JOB = "health"
 

@@ -83,7 +83,7 @@ def build_message(
         "mention": mention.strip() if critical else "",
         "escape": slack_escape,
     }
-    from memwarden.templating import render  # jinja2 is imported only when there is news
+    from memwarden.fs.templating import render  # jinja2 is imported only when there is news
 
     text = render("health/alert.txt.j2", **values)
     notice_json = [notice.to_json() for notice in notices]
@@ -159,7 +159,7 @@ def _item(notice: Notice, now: datetime) -> Item:
 
 
 def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
-    from memwarden.templating import render
+    from memwarden.fs.templating import render
 
     header = render("health/alert_header.txt.j2", **values).strip()
     blocks: list[dict[str, Any]] = [
@@ -178,7 +178,7 @@ def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _section_block(section: Section) -> dict[str, Any]:
     """One Slack section: as many whole items as fit in Slack's limit, then how many more."""
-    from memwarden.templating import render
+    from memwarden.fs.templating import render
 
     lines = [
         _cut(

@@ -18,7 +18,7 @@ import orjson
 
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState
-from memwarden.state import StateDB, from_row
+from memwarden.store.state import StateDB, from_row
 
 UNDELIVERED = ("pending", "sending")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 
 from memwarden.history.scan import read_file
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 
 # One agent's recorded lengths over time: [(snapshot time, {path: characters})], oldest first.
 Series = list[tuple[float, dict[str, int]]]

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
 from memwarden.history.diffing import FileDiff, changed_paths, file_diff
 from memwarden.history.git import GitStore, blob_sha
@@ -14,7 +13,8 @@ from memwarden.history.model import Snapshot
 from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.scan import read_file, scan_workspace
 from memwarden.history.store import snapshot_listing, snapshot_tree, store_of
-from memwarden.runtime import JobContext
+from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.process.runtime import JobContext
 
 __all__ = ["DiffReport", "diff", "find_snapshot", "list_snapshots", "snapshot_listing"]
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from memwarden.files import ensure_dir
+from memwarden.fs.files import ensure_dir
 from memwarden.history.model import HistoryError
 
 __all__ = ["BatchImport", "GitStore", "HistoryError", "SnapshotCommit", "TreeFile", "blob_sha"]

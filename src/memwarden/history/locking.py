@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memwarden.locks import RunLock, acquire_waiting
+from memwarden.process.locks import RunLock, acquire_waiting
 
 STORE_LOCK = "history-store"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from memwarden.history.scan import FileStat
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 
 # Coarsest timestamp granularity of common file systems (FAT: 2 s).
 RACY_MARGIN_NS = 2_000_000_000

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from memwarden.errors import MemwardenError
+from memwarden.process.errors import MemwardenError
 
 TRIGGERS = (
     "checkpoint",

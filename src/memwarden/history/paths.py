@@ -11,8 +11,8 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Collection, Iterable, Sequence
 
-from memwarden.errors import UsageError
 from memwarden.history.model import MEMORY_PREFIX
+from memwarden.process.errors import UsageError
 
 
 def resolve_paths(paths: Iterable[str], known: Collection[str], snapshot_id: str) -> list[str]:

@@ -14,14 +14,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.errors import MemwardenError, UnsafePathError
 from memwarden.history import bootstrap_sizes, records
 from memwarden.history.git import blob_sha
 from memwarden.history.manifest import Manifest, load_manifests, trusted_shas
 from memwarden.history.model import HistoryError, Snapshot, compare, in_scope
 from memwarden.history.scan import Scan, read_file, scan_workspace
 from memwarden.history.store import snapshot_tree
-from memwarden.runtime import JobContext
+from memwarden.process.errors import MemwardenError, UnsafePathError
+from memwarden.process.runtime import JobContext
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent

@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 
-from memwarden.errors import UsageError
 from memwarden.history.model import LEGACY_LAYOUT, MEMORY_PREFIX, Changes, Snapshot
-from memwarden.state import StateDB
+from memwarden.process.errors import UsageError
+from memwarden.store.state import StateDB
 
 # {consumer: {session key: [session id, last entry time]}} of one agent's read positions.
 Marks = dict[str, dict[str, list[Any]]]

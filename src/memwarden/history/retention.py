@@ -13,7 +13,6 @@ import shutil
 from collections.abc import Sequence
 from typing import Any
 
-from memwarden.errors import MemwardenError
 from memwarden.history import records
 from memwarden.history.git import BATCH_PARENTS, BATCH_REFS, SNAPSHOT_REFS, GitStore
 from memwarden.history.model import Snapshot
@@ -24,7 +23,8 @@ from memwarden.history.store import (
     locked_store,
     shared_store,
 )
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.errors import MemwardenError
+from memwarden.process.runtime import JobContext, JobResult
 
 SECONDS_PER_DAY = 86_400
 

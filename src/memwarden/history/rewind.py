@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.errors import MemwardenError, UsageError
-from memwarden.files import atomic_write, check_inside, fsync_dir
+from memwarden.fs.files import atomic_write, check_inside, fsync_dir
 from memwarden.history import records
 from memwarden.history.git import GitStore, blob_sha
 from memwarden.history.model import MEMORY_PREFIX, Snapshot
@@ -24,8 +23,9 @@ from memwarden.history.records import Marks
 from memwarden.history.scan import read_file, scan_workspace
 from memwarden.history.snapshots import snapshot
 from memwarden.history.store import locked_memory, snapshot_tree, store_of
-from memwarden.runtime import JobContext
-from memwarden.state import StateDB
+from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.process.runtime import JobContext
+from memwarden.store.state import StateDB
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent

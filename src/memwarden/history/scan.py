@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from memwarden.errors import UnsafePathError
-from memwarden.files import is_temp_name, real_path
+from memwarden.fs.files import is_temp_name, real_path
 from memwarden.history.model import MEMORY_PREFIX, HistoryError
+from memwarden.process.errors import UnsafePathError
 
 SKIPPED_FOLDERS = frozenset({".git"})
 READ_BYTES = 1 << 16

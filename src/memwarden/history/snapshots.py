@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.errors import MemwardenError, UsageError
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.manifest import save_manifests
@@ -27,9 +26,10 @@ from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
 from memwarden.history.rewrites import EVENT, guarded_paths
 from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
-from memwarden.locks import memory_lock
 from memwarden.openclaw.agents import Agent
-from memwarden.runtime import JobContext
+from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.process.locks import memory_lock
+from memwarden.process.runtime import JobContext
 
 if TYPE_CHECKING:
     from memwarden.history.rewrites import RewriteFinding

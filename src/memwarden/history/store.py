@@ -16,8 +16,8 @@ from pathlib import Path
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore
 from memwarden.history.locking import store_lock
 from memwarden.history.model import MEMORY_PREFIX, Snapshot
-from memwarden.locks import memory_lock
-from memwarden.runtime import JobContext
+from memwarden.process.locks import memory_lock
+from memwarden.process.runtime import JobContext
 
 SHARED_STORE = "snapshots.git"
 LEGACY_STORE = "repo.git"

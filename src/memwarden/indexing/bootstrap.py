@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.files import atomic_write, ensure_dir, read_text_if_exists
-from memwarden.handoff_files import read_handoffs
+from memwarden.agent_memory.handoff_files import read_handoffs
+from memwarden.fs.files import atomic_write, ensure_dir, read_text_if_exists
 from memwarden.indexing.manifest import (
     INDEX_PATH,
     MANIFEST_NAME,
@@ -25,7 +25,7 @@ from memwarden.indexing.manifest import (
 
 if TYPE_CHECKING:
     from memwarden.indexing.targets import Target
-    from memwarden.runtime import JobContext
+    from memwarden.process.runtime import JobContext
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memwarden.files import read_text_if_exists
+from memwarden.fs.files import read_text_if_exists
 from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, INDEX_PATH
 from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
 

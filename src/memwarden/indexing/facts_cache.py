@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 
 
 def load_output(state: StateDB, workspace: str) -> tuple[str, str, dict[str, Any]] | None:

@@ -19,7 +19,6 @@ from typing import Any
 import orjson
 
 import memwarden
-from memwarden.errors import MemwardenError
 from memwarden.indexing.catalog import (
     ABBREVIATIONS,
     Catalog,
@@ -34,6 +33,7 @@ from memwarden.indexing.catalog import (
 from memwarden.indexing.categories import Category
 from memwarden.indexing.markers import MARKERS, MEANINGS
 from memwarden.indexing.scan import FileStat
+from memwarden.process.errors import MemwardenError
 
 TEMPLATE = "index/INDEX.md.j2"
 MARKER_PREFIX = "<!-- memwarden:index"
@@ -146,7 +146,7 @@ def render_catalog(
         return fit(categories, cap, lambda *shown: index_text(**values(*shown)))
     import jinja2  # only for an operator's template
 
-    from memwarden.templating import render
+    from memwarden.fs.templating import render
 
     def render_views(views: list[CategoryView], plan: Plan, notes: list[str]) -> str:
         text = render(TEMPLATE, template_path, **values(views, plan, notes))

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.handoff_files import ACTIVE_CONTEXT, HandoffFile, is_file_of
+from memwarden.agent_memory.handoff_files import ACTIVE_CONTEXT, HandoffFile, is_file_of
 from memwarden.openclaw.bootstrap import js_length
 
 MANIFEST_NAME = ".memwarden-bootstrap.json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from memwarden.observations import MARKERS, Span, inline_code_spans, inside, shorten
+from memwarden.agent_memory.observations import MARKERS, Span, inline_code_spans, inside, shorten
 
 MEANINGS: dict[str, str] = {
     "DECISION": "a choice that was made, and why",

@@ -9,7 +9,7 @@ from typing import Any
 
 from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.measures import format_count, format_size
-from memwarden.runtime import JobResult
+from memwarden.process.runtime import JobResult
 
 
 @dataclass

@@ -14,23 +14,23 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden import stopping
-from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import (
+from memwarden.agent_memory.handoff_files import main_file_agents
+from memwarden.fs.files import (
     atomic_write,
     ensure_dir,
     read_text_if_exists,
     remove_stale_temp_files,
 )
-from memwarden.handoff_files import main_file_agents
 from memwarden.indexing.bootstrap import refresh_manifest
 from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import FileStat, scan_pool
 from memwarden.indexing.targets import Target, agent_targets
-from memwarden.locks import memory_lock
 from memwarden.openclaw.bootstrap import js_length
-from memwarden.runtime import JobContext
+from memwarden.process import stopping
+from memwarden.process.errors import MemwardenError, describe_error
+from memwarden.process.locks import memory_lock
+from memwarden.process.runtime import JobContext
 
 # The catalog (categories, facts, rendering) is imported only where INDEX.md is built: a memory
 # folder under the threshold, the usual case after a checkpoint, needs only the manifest.

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.files import display_path
+from memwarden.fs.files import display_path
 from memwarden.indexing.markers import count_markers, first_heading
 
 INDEX_NAME = "INDEX.md"

@@ -3,8 +3,8 @@
 A summary holds an excerpt of the conversation (its first messages and its last ones), the lines
 that carry observation markers collected under each marker, the tasks still open at its end
 (`- [ ]`, `TODO:` and `[TODO]` items) as `[TODO]`, and the files the conversation referred to
-(tool-call arguments and paths in the text): the grammar of `memwarden.observations`, the one a
-checkpoint uses.
+(tool-call arguments and paths in the text): the grammar of `memwarden.agent_memory.observations`,
+the one a checkpoint uses.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memwarden.observations import (
+from memwarden.agent_memory.observations import (
     MARKERS,
     argument_paths,
     find_paths,

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.errors import UsageError
-from memwarden.files import real_path
-from memwarden.runtime import JobContext
+from memwarden.fs.files import real_path
+from memwarden.process.errors import UsageError
+from memwarden.process.runtime import JobContext
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent

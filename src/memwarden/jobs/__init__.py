@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class JobSpec:
     """A command: its module, one-line summary, whether runs lock and are recorded, the
     examples its `--help` ends with, and whether it only reads (then, like any dry run, it
-    creates nothing in memwarden's storage and never claims a storage root; see storage.py).
+    creates nothing in memwarden's storage and never claims a storage root; see store/storage.py).
 
     `runs_without_state`: when memwarden's state cannot be written (disk full, locked), the job
     still runs, without its lock and its run record, and reports the problem itself (health:

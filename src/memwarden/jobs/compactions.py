@@ -11,7 +11,7 @@ import argparse
 from datetime import UTC, datetime
 
 from memwarden.jobs.common import positive_int, require_known_agents
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.completion import SHELLS
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
+from memwarden.scheduling.completion import SHELLS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.completion import script
+    from memwarden.scheduling.completion import script
 
     text = script(options.shell, context.parser())
     return JobResult("completion", data={"shell": options.shell, "script": text}, lines=[text])

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from memwarden.jobs.common import add_verb
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
 
 IN_USE_LABELS = {
     "config_file": "config file",
@@ -54,7 +54,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
-        from memwarden.config import check_files
+        from memwarden.settings.config import check_files
 
         check_files(config)
         deployment = context.deployment
@@ -78,10 +78,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 def values_in_use(context: JobContext, options: argparse.Namespace) -> dict[str, tuple[str, str]]:
     """Return, by name, each value memwarden works out and uses, with what chose it."""
-    from memwarden.config import storage_location
-    from memwarden.errors import GatewayConfigError, GatewayNotFound
     from memwarden.openclaw.gateway import endpoint_source, resolve_endpoint
+    from memwarden.process.errors import GatewayConfigError, GatewayNotFound
     from memwarden.scheduling.spec import secrets_file_path
+    from memwarden.settings.config import storage_location
 
     config, env = context.config, context.env
     state_dir, state_source = context.gateway_state_location

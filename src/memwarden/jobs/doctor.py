@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from memwarden.errors import EXIT_FAILURES
-from memwarden.runtime import JobContext, JobResult, Problem
+from memwarden.process.errors import EXIT_FAILURES
+from memwarden.process.runtime import JobContext, JobResult, Problem
 
 PROBLEM_LEVELS = {"action": logging.ERROR, "warning": logging.WARNING}
 LABELS = {"action": "[action] ", "warning": "[warning]", "info": "[info]   ", "ok": "[ok]     "}

@@ -17,10 +17,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
-from memwarden.errors import UsageError
 from memwarden.jobs.common import positive_int
-from memwarden.runtime import JobContext, JobResult
-from memwarden.state import StateDB
+from memwarden.process.errors import UsageError
+from memwarden.process.runtime import JobContext, JobResult
+from memwarden.store.state import StateDB
 
 RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
 UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -6,7 +6,6 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memwarden.errors import MemwardenError
 from memwarden.jobs.common import (
     add_agent_filter,
     add_dry_run,
@@ -15,12 +14,13 @@ from memwarden.jobs.common import (
     require_known_agents,
     select_agents,
 )
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.errors import MemwardenError
+from memwarden.process.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.history.records import Marks
     from memwarden.openclaw.agents import Agent
-    from memwarden.state import StateDB
+    from memwarden.store.state import StateDB
 
 NO_SNAPSHOTS = (
     "no snapshots yet (checkpoint, rotate, index and health take them; "
@@ -232,7 +232,7 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
 def _foreign_index(agent: Agent) -> bool:
     """Return True when the agent's memory/INDEX.md is not memwarden's: one a rewind brought
     back (generate-memory-index.sh's, kept before memwarden took it over) stays as it is."""
-    from memwarden.files import read_text_if_exists
+    from memwarden.fs.files import read_text_if_exists
     from memwarden.indexing.index_file import is_ours
     from memwarden.indexing.manifest import INDEX_PATH
 
@@ -256,7 +256,7 @@ class _AfterRewind:
     def forget(
         self, state: StateDB, agent_id: str, paths: Sequence[str], marks: Marks | None
     ) -> None:
-        from memwarden.checkpoint.rewound import forget_rewound
+        from memwarden.checkpoint.commit.rewound import forget_rewound
         from memwarden.compactions.ledger import forget_kept
 
         forget_rewound(state, agent_id, paths, marks)  # the checkpoint logs its entries again

@@ -18,7 +18,7 @@ from memwarden.indexing.outcome import Outcome, job_result
 from memwarden.indexing.refresh import JOB, index_targets
 from memwarden.indexing.targets import Target, agent_targets, workspace_targets
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from memwarden.jobs.common import add_dry_run, add_verb
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
 
 TARGETS = {
     "systemd": "install systemd user units: a oneshot service and a timer per job (Linux)",

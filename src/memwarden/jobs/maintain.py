@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import sqlite3
 
-from memwarden.errors import EXIT_FAILURES, GatewayNotFound, MemwardenError
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, MemwardenError
+from memwarden.process.runtime import JobContext, JobResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,11 +13,11 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memwarden import stopping
-from memwarden.errors import MemwardenError, UsageError
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
+from memwarden.process import stopping
+from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.process.runtime import JobContext, JobResult
 from memwarden.rotation.report import Outcome
-from memwarden.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
@@ -150,7 +150,7 @@ def _rotate(
     decision: Decision,
     reset_reason: str,
 ) -> Outcome:
-    from memwarden.jobs.checkpoint import checkpoint_session
+    from memwarden.checkpoint.run.job import checkpoint_session
 
     agent, record = stores.session(decision)
     if record.session_id != decision.session_id:
@@ -180,7 +180,7 @@ def _rotate(
 def _snapshot(context: JobContext, agent: Agent, checkpoint: SessionOutcome) -> str | None:
     """Snapshot the agent's memory now that its handoff, INDEX.md and manifest are written
     (memory history); return the snapshot id, or the problem when it failed (the reset goes on)."""
-    from memwarden.checkpoint.snapshots import snapshot_written
+    from memwarden.checkpoint.commit.snapshots import snapshot_written
 
     problems = snapshot_written(context, [agent], [checkpoint], "rotate")
     return "; ".join(problems) or checkpoint.snapshot
@@ -195,7 +195,7 @@ def _refresh_bootstrap(context: JobContext, agent: Agent) -> dict[str, str | Non
     A failure never stops the reset: the handoff is written; the hook injects it once a later
     checkpoint or index run describes it.
     """
-    from memwarden.jobs.checkpoint import refresh_bootstrap
+    from memwarden.checkpoint.run.job import refresh_bootstrap
 
     indexed = refresh_bootstrap(context, [agent])
     return {

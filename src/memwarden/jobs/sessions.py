@@ -6,7 +6,7 @@ import argparse
 from datetime import UTC, datetime
 
 from memwarden.jobs.common import require_known_agents
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.runtime import JobContext, JobResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,9 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.errors import StoreError
     from memwarden.openclaw.keys import AUTOMATION_KINDS
     from memwarden.openclaw.sessions import load_sessions
+    from memwarden.process.errors import StoreError
 
     deployment = context.deployment
     result = JobResult("sessions")

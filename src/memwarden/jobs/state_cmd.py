@@ -17,11 +17,11 @@ from typing import Any
 
 import orjson
 
-from memwarden.errors import MemwardenError, UsageError
-from memwarden.files import FILE_MODE, atomic_write, check_inside, fsync_dir
+from memwarden.fs.files import FILE_MODE, atomic_write, check_inside, fsync_dir
 from memwarden.jobs.common import add_dry_run, add_verb
-from memwarden.runtime import JobContext, JobResult
-from memwarden.state import StateDB
+from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.process.runtime import JobContext, JobResult
+from memwarden.store.state import StateDB
 
 EXPORT_FORMAT = "memwarden-state-export"
 EXPORT_VERSION = 1

@@ -8,8 +8,8 @@ import argparse
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memwarden.runtime import JobContext, JobResult
-from memwarden.state import Run
+from memwarden.process.runtime import JobContext, JobResult
+from memwarden.store.state import Run
 
 OUTCOMES = {0: "ok", 1: "failed", 2: "config error"}
 QUIET = ("ok", "never run", "exit 75")  # what `-q status` does not mention

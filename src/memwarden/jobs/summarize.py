@@ -20,11 +20,11 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from memwarden.checkpoint.daily_log import resolve_timezone
-from memwarden.checkpoint.redact import build_redactor
-from memwarden.errors import UsageError
-from memwarden.files import atomic_write, ensure_dir
-from memwarden.handoff_files import key_slug
+from memwarden.agent_memory.handoff_files import key_slug
+from memwarden.checkpoint.digest.daily_log import resolve_timezone
+from memwarden.checkpoint.digest.redact import build_redactor
+from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.templating import render
 from memwarden.indexing.summary import (
     SessionSummary,
     conversation,
@@ -33,7 +33,6 @@ from memwarden.indexing.summary import (
     summarize,
 )
 from memwarden.jobs.common import add_dry_run, writable
-from memwarden.locks import memory_lock
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.entries import Entry, current_window
 from memwarden.openclaw.keys import classify
@@ -44,8 +43,9 @@ from memwarden.openclaw.sessions import (
     resolve_transcript_file,
 )
 from memwarden.openclaw.transcripts import TranscriptLocation, read_tail
-from memwarden.runtime import JobContext, JobResult
-from memwarden.templating import render
+from memwarden.process.errors import UsageError
+from memwarden.process.locks import memory_lock
+from memwarden.process.runtime import JobContext, JobResult
 
 JOB = "summarize"
 EVENTS = ("command:new", "command:reset")

@@ -7,15 +7,15 @@ from contextlib import AbstractContextManager
 from datetime import date
 from pathlib import Path
 
-from memwarden.checkpoint.daily_log import local, resolve_timezone
-from memwarden.errors import MemwardenError
-from memwarden.files import check_inside, ensure_dir
-from memwarden.locks import memory_lock
+from memwarden.checkpoint.digest.daily_log import local, resolve_timezone
+from memwarden.fs.files import check_inside, ensure_dir
 from memwarden.maintenance.daily_logs import plan_daily_archive
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent, lost_workspace
-from memwarden.runtime import JobContext
+from memwarden.process.errors import MemwardenError
+from memwarden.process.locks import memory_lock
+from memwarden.process.runtime import JobContext
 
 LOCK_WAIT_SECONDS = 30
 

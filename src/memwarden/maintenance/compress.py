@@ -13,8 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
-from memwarden.errors import MemwardenError
-from memwarden.files import FILE_MODE, check_inside, fsync_dir
+from memwarden.fs.files import FILE_MODE, check_inside, fsync_dir
+from memwarden.process.errors import MemwardenError
 
 CHUNK = 1 << 20
 

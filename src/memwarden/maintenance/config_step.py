@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from memwarden.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.maintenance.config_backup import (
     backup_name,
     backups_to_prune,
@@ -16,7 +16,7 @@ from memwarden.maintenance.config_backup import (
 from memwarden.maintenance.report import StepReport, size_text
 from memwarden.openclaw.config_file import is_gateway_config
 from memwarden.openclaw.paths import resolve_config_path
-from memwarden.runtime import JobContext, Problem
+from memwarden.process.runtime import JobContext, Problem
 
 BACKUP_DIR = "config-backups"
 

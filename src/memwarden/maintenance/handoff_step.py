@@ -7,20 +7,20 @@ from __future__ import annotations
 from contextlib import ExitStack
 from datetime import UTC, datetime
 
-from memwarden.checkpoint.positions import forget_conversation
-from memwarden.errors import MemwardenError
-from memwarden.files import check_inside, ensure_dir
-from memwarden.handoff_files import (
+from memwarden.agent_memory.handoff_files import (
     ACTIVE_CONTEXT,
     is_file_of,
     main_file_agents,
     read_handoffs,
 )
+from memwarden.checkpoint.commit.positions import forget_conversation
+from memwarden.fs.files import check_inside, ensure_dir
 from memwarden.maintenance.archive_step import hold_memory_lock, move_without_overwrite
 from memwarden.maintenance.handoffs import ArchiveMove, HandoffFact, plan_handoff_archive
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
-from memwarden.runtime import JobContext
+from memwarden.process.errors import MemwardenError
+from memwarden.process.runtime import JobContext
 
 
 def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> StepReport | None:

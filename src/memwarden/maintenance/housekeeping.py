@@ -6,13 +6,13 @@ import os
 import sqlite3
 from datetime import timedelta
 
-from memwarden.files import check_inside
+from memwarden.fs.files import check_inside
 from memwarden.health.deliveries import FOLDER, prune_receipts
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.logs import plan_log_rotation
 from memwarden.maintenance.report import StepReport, size_text
 from memwarden.maintenance.state_prune import page_stats, prune_state, vacuum, vacuum_pays
-from memwarden.runtime import JobContext
+from memwarden.process.runtime import JobContext
 
 
 def logs_step(context: JobContext, dry_run: bool) -> StepReport:

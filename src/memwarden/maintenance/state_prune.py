@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memwarden.state import StateDB
+from memwarden.store.state import StateDB
 
 MIN_FREE_BYTES = 1 << 20
 

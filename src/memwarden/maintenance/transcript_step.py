@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from memwarden.errors import MemwardenError, describe_error
-from memwarden.files import remove_stale_temp_files
+from memwarden.fs.files import remove_stale_temp_files
 from memwarden.maintenance.compress import TranscriptChanged, gzip_in_place
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport, size_text
 from memwarden.maintenance.retention import RetentionAction, plan_transcript_retention
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.sessions import load_sessions
-from memwarden.runtime import JobContext
+from memwarden.process.errors import MemwardenError, describe_error
+from memwarden.process.runtime import JobContext
 
 
 def transcripts_step(context: JobContext, agents: list[Agent], dry_run: bool) -> StepReport:

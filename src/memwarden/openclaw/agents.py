@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from memwarden.files import real_path
+from memwarden.fs.files import real_path
 from memwarden.openclaw.fields import describe, mapping
 from memwarden.openclaw.paths import (
     LEGACY_STATE_DIR_NAMES,

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from memwarden.files import read_regular_file
+from memwarden.fs.files import read_regular_file
 from memwarden.openclaw.config_file import parse_json5
 from memwarden.openclaw.paths import resolve_home, user_path
 

@@ -32,14 +32,14 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.uri import parse_uri
 
 from memwarden import __version__
-from memwarden.errors import EXIT_USAGE, MemwardenError
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import classify
+from memwarden.process.errors import EXIT_USAGE, MemwardenError
 
 if TYPE_CHECKING:
-    from memwarden.config import Config
     from memwarden.openclaw.layout import Deployment
+    from memwarden.settings.config import Config
 
 log = logging.getLogger("memwarden.gateway")
 

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import orjson
 
-from memwarden.deadline import DeadlineExceeded, call_with_deadline
+from memwarden.process.deadline import DeadlineExceeded, call_with_deadline
 
 LIVENESS_PATH = "/healthz"
 READINESS_PATH = "/readyz"

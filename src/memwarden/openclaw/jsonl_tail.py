@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from memwarden.errors import StoreError
 from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally
+from memwarden.process.errors import StoreError
 
 
 @contextmanager

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memwarden.errors import GatewayConfigError
 from memwarden.openclaw.agents import (
     Agent,
     configured_agents,
@@ -25,6 +24,7 @@ from memwarden.openclaw.agents import (
 from memwarden.openclaw.config_file import load_gateway_config
 from memwarden.openclaw.fields import JS_SAFE_INTEGER_MAX, describe, mapping
 from memwarden.openclaw.paths import env_text, resolve_config_path, resolve_state_dir
+from memwarden.process.errors import GatewayConfigError
 
 DEFAULT_GATEWAY_PORT = 18789
 # embedded-agent-helpers/bootstrap.ts in 2026.7.35 and 2026.9.6 (older releases used other totals).

@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 import orjson
 
-from memwarden.errors import StoreError, describe_os_error
 from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.fields import describe, epoch_ms
@@ -32,6 +31,7 @@ from memwarden.openclaw.keys import SessionKind, classify, names_automation
 from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.trajectory import trajectory_session_key
 from memwarden.openclaw.transcripts import TranscriptLocation
+from memwarden.process.errors import StoreError, describe_os_error
 
 log = logging.getLogger("memwarden.openclaw")
 

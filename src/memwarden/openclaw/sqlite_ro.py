@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
-from memwarden.errors import StoreError
+from memwarden.process.errors import StoreError
 
 T = TypeVar("T")
 

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.errors import StoreError
 from memwarden.openclaw.jsonl_tail import backward, file_errors, file_since, file_tail
 from memwarden.openclaw.sqlite_ro import read_with_retry
 from memwarden.openclaw.sqlite_tail import max_seq, sqlite_since, sqlite_size, sqlite_tail
 from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally, TranscriptLocation
+from memwarden.process.errors import StoreError
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",

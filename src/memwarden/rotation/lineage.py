@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from memwarden.state import from_row
+from memwarden.store.state import from_row
 
 if TYPE_CHECKING:
-    from memwarden.state import StateDB
+    from memwarden.store.state import StateDB
 
 Outcome = Literal["rotated", "failed"]
 

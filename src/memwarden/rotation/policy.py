@@ -18,9 +18,9 @@ from memwarden.openclaw.entries import Compaction, Message, Reset
 from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
 
 if TYPE_CHECKING:
-    from memwarden.config import Config
     from memwarden.openclaw.entries import Entry
     from memwarden.openclaw.gateway import SessionRow
+    from memwarden.settings.config import Config
 
 Action = Literal["rotate", "skip"]
 

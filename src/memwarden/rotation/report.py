@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memwarden.errors import EXIT_FAILURES
+from memwarden.process.errors import EXIT_FAILURES
+from memwarden.process.runtime import JobResult
 from memwarden.rotation.policy import Decision, Policy
-from memwarden.runtime import JobResult
 
 LABELS = {
     "rotated": "rotated",

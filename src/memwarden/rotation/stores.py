@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from memwarden.errors import MemwardenError, StoreError
+from memwarden.process.errors import MemwardenError, StoreError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.errors import UsageError
-from memwarden.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.process.errors import UsageError
 from memwarden.scheduling.plan import Command
 
 COMMAND_TIMEOUT_SECONDS = 60

@@ -3,9 +3,9 @@ written where that shell looks for it (and removed again, when memwarden wrote i
 
 from __future__ import annotations
 
-from memwarden.completion import is_ours, locations, script, shells_present
-from memwarden.files import atomic_write, ensure_dir
-from memwarden.runtime import JobContext, JobResult
+from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.process.runtime import JobContext, JobResult
+from memwarden.scheduling.completion import is_ours, locations, script, shells_present
 
 
 def install_completion(context: JobContext, dry_run: bool) -> JobResult:

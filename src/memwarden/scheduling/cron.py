@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memwarden.errors import UsageError
+from memwarden.process.errors import UsageError
 from memwarden.scheduling.jobs import ScheduledJob
 
 BEGIN_MARKER = "# >>> memwarden >>>"

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.envfile import parse_env_text
-from memwarden.errors import MemwardenError, UsageError
-from memwarden.files import read_text_if_exists
-from memwarden.xdg import xdg_home
+from memwarden.fs.files import read_text_if_exists
+from memwarden.fs.xdg import xdg_home
+from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.settings.envfile import parse_env_text
 
 # Variables copied from the installing shell into every timer when set there: they decide which
 # config, state and gateway memwarden sees. None of them holds a secret.

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memwarden import __version__
-from memwarden.errors import EXIT_FAILURES, GatewayNotFound, UsageError
-from memwarden.runtime import JobContext, JobResult, Problem
+from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
+from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
 from memwarden.scheduling.host import (
     linger_user,
@@ -32,7 +32,7 @@ from memwarden.scheduling.plan import InstallPlan, plan_install, removal_decisio
 from memwarden.scheduling.spec import config_has_token, unit_spec
 from memwarden.scheduling.units import PlannedFile, UnitSpec, secrets_file
 from memwarden.settings import ALL_OPTIONS
-from memwarden.storage import storage_folders
+from memwarden.store.storage import storage_folders
 
 SCHEDULER_HINTS = {
     "systemd": "systemd user units need Linux with systemd; try `memwarden install cron`",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memwarden.config import Config
+from memwarden.settings.config import Config
 from memwarden.settings.install import SCHEDULABLE_JOBS
 
 SUMMARIES = {

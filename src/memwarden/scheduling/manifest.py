@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 import orjson
 
-from memwarden.errors import UsageError
-from memwarden.files import atomic_write, read_text_if_exists
+from memwarden.fs.files import atomic_write, read_text_if_exists
+from memwarden.process.errors import UsageError
 
 MANIFEST_VERSION = 1
 T = TypeVar("T")

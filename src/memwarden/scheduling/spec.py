@@ -7,9 +7,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.config import default_secrets_file
-from memwarden.errors import MemwardenError
-from memwarden.runtime import JobContext
+from memwarden.process.errors import MemwardenError
+from memwarden.process.runtime import JobContext
 from memwarden.scheduling.host import (
     default_launchd_dir,
     default_systemd_dir,
@@ -19,6 +18,7 @@ from memwarden.scheduling.host import (
 )
 from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.units import UnitSpec, WritablePath
+from memwarden.settings.config import default_secrets_file
 
 # Jobs that write the agents' memory folders (rotate checkpoints a session before its reset).
 MEMORY_WRITERS = frozenset({"checkpoint", "rotate", "index"})

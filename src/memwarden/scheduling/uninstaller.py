@@ -6,8 +6,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.errors import EXIT_FAILURES
-from memwarden.runtime import JobContext, JobResult
+from memwarden.process.errors import EXIT_FAILURES
+from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling import act
 from memwarden.scheduling.manifest import (
     InstalledFile,
@@ -24,7 +24,7 @@ from memwarden.scheduling.plan import (
     removal_decision,
 )
 from memwarden.scheduling.units import TARGETS
-from memwarden.storage import release_if_empty
+from memwarden.store.storage import release_if_empty
 
 
 def installed_targets(storage_dir: Path) -> list[str]:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memwarden.fs.templating import render
 from memwarden.scheduling.cron import cron_schedule
 from memwarden.scheduling.jobs import Calendar, ScheduledJob, describe_interval
 from memwarden.scheduling.quoting import (
@@ -18,7 +19,6 @@ from memwarden.scheduling.quoting import (
     systemd_path,
     systemd_word,
 )
-from memwarden.templating import render
 
 TARGETS = ("systemd", "launchd", "cron")
 FILE_MODE = 0o600

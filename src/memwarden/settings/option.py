@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from memwarden.urls import shown_url, url_problem
+from memwarden.settings.urls import shown_url, url_problem
 
 KINDS = ("int", "float", "bool", "str", "path", "choice", "str_list", "str_map", "table_list")
 _TRUE = {"1", "true", "yes", "on"}
@@ -31,7 +31,8 @@ class Option:
     of plain file names (no folder, no `..`). A `str_list` with `choices` takes only those
     strings, and with `non_empty` at least one. A `str` or `str_list` with `url_schemes` holds
     URLs of those schemes (an empty string: none). A `path` that is an `existing_file` must name
-    a file memwarden can read when set: `memwarden.config` checks that once every source is read.
+    a file memwarden can read when set: `memwarden.settings.config` checks that once every
+    source is read.
     """
 
     key: str

@@ -19,13 +19,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden import stopping
-from memwarden.errors import GatewayNotFound, MemwardenError
 from memwarden.health.model import CheckResult, warning
+from memwarden.process import stopping
+from memwarden.process.errors import GatewayNotFound, MemwardenError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Deployment
-    from memwarden.state import StateDB
+    from memwarden.store.state import StateDB
 
 log = logging.getLogger("memwarden.health")
 

@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from memwarden.errors import GatewayConfigError
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok
 from memwarden.openclaw.http_probe import ProbeResult, probe_liveness, probe_readiness
 from memwarden.openclaw.layout import Deployment
+from memwarden.process.errors import GatewayConfigError
 
 LIVE = "gateway.live"
 READY = "gateway.ready"

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from memwarden.health import store
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, warning
-from memwarden.state import Run
+from memwarden.store.state import Run
 
 ROTATE_FAILING = "rotate.failing"
 

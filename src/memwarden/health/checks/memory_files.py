@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.files import display_path
+from memwarden.fs.files import display_path
 from memwarden.health.checks import HealthInputs, regular_files
 from memwarden.health.model import CheckResult, ok, warning
 

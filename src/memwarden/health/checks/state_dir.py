@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memwarden.errors import GatewayConfigError, GatewayNotFound
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok
+from memwarden.process.errors import GatewayConfigError, GatewayNotFound
 
 KEY = "gateway.state_dir"
 

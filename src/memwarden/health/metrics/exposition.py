@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.errors import MemwardenError, UnsafePathError
-from memwarden.files import fsync_dir, remove_stale_temp_files, write_all
+from memwarden.fs.files import fsync_dir, remove_stale_temp_files, write_all
 from memwarden.health.metrics.families import Family
 from memwarden.health.metrics.sources import MetricSources
+from memwarden.process.errors import MemwardenError, UnsafePathError
 
 log = logging.getLogger("memwarden.health")
 
@@ -28,7 +28,7 @@ class RenderedFamily:
 def render_metrics(families: Sequence[Family], sources: MetricSources) -> tuple[str, list[str]]:
     """Given the families and their sources, return the textfile's content and one problem line
     per family that could not be collected (it is left out; the others are written)."""
-    from memwarden.templating import render
+    from memwarden.fs.templating import render
 
     rendered, problems = [], []
     for family in families:

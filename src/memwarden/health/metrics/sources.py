@@ -13,7 +13,7 @@ from memwarden.health.model import CheckResult
 
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Deployment
-    from memwarden.state import StateDB
+    from memwarden.store.state import StateDB
 
 
 @dataclass

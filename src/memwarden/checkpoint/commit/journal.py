@@ -1,0 +1,308 @@
+"""The journal of renames a checkpoint committed to, and how a file is put in place.
+
+`record` adds a run's staged files to `checkpoint_journal` in the transaction that saves their
+read positions; `place` renames one of them (or, for a daily log someone changed since it was
+read, appends the run's entries to their version; a rename that fails removes its temp file);
+`clear` deletes the run's rows once the renames are durable and the agents' bootstrap manifests
+refreshed. `roll_forward` finishes what killed runs left: at the start of every checkpoint, each
+row of a run that is no longer alive is placed (its temp file intact), found done (the target
+already holds it), appended again from the journal's own text (a daily log whose temp file is
+gone), or given up (a handoff whose temp file is gone: it stays as it was, whole, and its
+session no longer owns it, so the next run rewrites it). Its rows then pass to the live run,
+which refreshes those agents' manifests before it clears them; the dead run's leftover temp
+files are removed.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from memwarden.checkpoint.commit.positions import forget_file
+from memwarden.checkpoint.commit.staging import (
+    WRITERS_FOLDER,
+    StagedFile,
+    identity,
+    remove_temp_files,
+)
+from memwarden.fs.files import (
+    atomic_append,
+    check_inside,
+    flush_folder,
+    real_path,
+    replace_or_remove,
+)
+from memwarden.process.errors import MemwardenError, describe_error
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from memwarden.store.state import StateDB
+
+log = logging.getLogger("memwarden.checkpoint")
+
+_INSERT = "INSERT INTO checkpoint_journal VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_SELECT = (
+    "SELECT agent_id, target, temp, workspace, size, sha256, before_json, appended, temp_inode "
+    "FROM checkpoint_journal WHERE token = ? AND agent_id = ? ORDER BY rowid"
+)
+MemoryLock = Callable[[str], AbstractContextManager[object]]
+
+
+def record(connection: sqlite3.Connection, token: str, files: Sequence[StagedFile]) -> None:
+    """Add the staged files of run `token` to the journal (inside the caller's transaction)."""
+    connection.executemany(
+        _INSERT,
+        [
+            (
+                token,
+                staged.agent_id,
+                staged.target,
+                staged.temp,
+                staged.workspace,
+                staged.size,
+                staged.sha256,
+                orjson.dumps(staged.before).decode() if staged.before is not None else None,
+                staged.appended,
+                staged.temp_inode,
+            )
+            for staged in files
+        ],
+    )
+
+
+def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:
+    """Delete the journal rows of run `token` for these agents: their files are in place and
+    durable, and their manifests refreshed."""
+    with state.transaction() as connection:
+        connection.executemany(
+            "DELETE FROM checkpoint_journal WHERE token = ? AND agent_id = ?",
+            [(token, agent_id) for agent_id in agent_ids],
+        )
+
+
+def pending(state: StateDB, token: str, agent_id: str) -> list[StagedFile]:
+    """Return the journal rows of run `token` for one agent, in the order they were staged."""
+    rows = state.connection.execute(_SELECT, (token, agent_id)).fetchall()
+    return [
+        StagedFile(
+            agent_id=row[0],
+            target=row[1],
+            temp=row[2],
+            workspace=row[3],
+            size=row[4],
+            sha256=row[5],
+            before=orjson.loads(row[6]) if row[6] else None,
+            appended=row[7],
+            temp_inode=row[8],
+        )
+        for row in rows
+    ]
+
+
+def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) -> str:
+    """Put one staged file in place; return what happened: "placed" (renamed), "appended" (the
+    run's entries appended to a newer version of a daily log), "done" (the target already holds
+    it) or "lost" (a handoff whose temp file is gone or not whole: the target stays as it is).
+
+    `verify` checks the temp file against the journal first (a killed run's); the live run
+    trusts the temp file it has just written and flushed. `real_root`: the workspace's real
+    path, when the caller resolved it already. Raise OSError or UnsafePathError if the target
+    cannot be written.
+    """
+    target, temp = Path(staged.target), Path(staged.temp)
+    check_inside(target, Path(staged.workspace), real_root=real_root)
+    if not verify or _intact(temp, staged):
+        current = identity(target)
+        if staged.appended is None or current == staged.before or current is None:
+            # A failed rename removes the temp file, or every run would leave one more: the
+            # row stays, and the next run takes it for a row whose temp file is gone.
+            replace_or_remove(temp, target)
+            return "placed"
+        # Someone (the agent) changed the daily log since this run read it: keep their version.
+        temp.unlink(missing_ok=True)
+        atomic_append(target, staged.appended, root=Path(staged.workspace))
+        return "appended"
+    temp.unlink(missing_ok=True)
+    current_bytes, inode = _read(target)
+    if current_bytes is not None and (
+        inode == staged.temp_inode or hashlib.sha256(current_bytes).hexdigest() == staged.sha256
+    ):
+        return "done"
+    if staged.appended is None:
+        return "lost"
+    if current_bytes is not None and staged.appended.encode("utf-8") in current_bytes:
+        return "done"
+    atomic_append(target, staged.appended, root=Path(staged.workspace))
+    return "appended"
+
+
+@dataclass
+class RollForward:
+    """What the start of a run did with what killed runs left."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    agents: list[str] = field(default_factory=list)
+    removed_temp_files: int = 0
+    lost_handoffs: list[tuple[str, str, str]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Return one line for people when anything was done, else none."""
+        if not self.counts and not self.removed_temp_files:
+            return []
+        done = ", ".join(f"{count} {what}" for what, count in sorted(self.counts.items()))
+        removed = self.removed_temp_files
+        what = (done or "no file") + (f"; {removed} temp file(s) removed" if removed else "")
+        return [f"journal: finished what a stopped checkpoint left ({what})"]
+
+
+def roll_forward(
+    state: StateDB, storage_dir: Path, memory_lock: MemoryLock, *, taken_over_by: str
+) -> RollForward:
+    """Finish the journal of every checkpoint run that is no longer alive, hand its rows to
+    run `taken_over_by` (which clears them once the agents' manifests are refreshed: see
+    `clear`), and remove its temp files; return what was done, with the agents whose files it
+    finished. Never raises for one agent's problem (a line in `problems`; its rows stay for the
+    next run)."""
+    report = RollForward()
+    writers = _dead_writers(storage_dir)
+    try:
+        query = "SELECT DISTINCT token FROM checkpoint_journal"
+        journal_tokens = {row[0] for row in state.connection.execute(query)}
+        live = _live_tokens(storage_dir) - set(writers)
+        for token in sorted((journal_tokens - live) | set(writers)):
+            folders = writers[token][1] if token in writers else []
+            left = _roll_forward_run(state, token, memory_lock, report, taken_over_by)
+            report.removed_temp_files += remove_temp_files(token, folders, keep=left)
+            if not left and token in writers:
+                writers[token][2].unlink(missing_ok=True)
+    finally:
+        for descriptor, _, _ in writers.values():
+            os.close(descriptor)
+    return report
+
+
+def pending_count(state: StateDB, token: str | None = None) -> int:
+    """Return how many renames the journal holds (of run `token`, or of every run)."""
+    if token is None:
+        return state.connection.execute("SELECT count(*) FROM checkpoint_journal").fetchone()[0]
+    query = "SELECT count(*) FROM checkpoint_journal WHERE token = ?"
+    return state.connection.execute(query, (token,)).fetchone()[0]
+
+
+def _roll_forward_run(
+    state: StateDB, token: str, memory_lock: MemoryLock, report: RollForward, taken_over_by: str
+) -> frozenset[str]:
+    """Place the rows of one dead run, agent by agent; return the temp files still journaled."""
+    agents = [
+        row[0]
+        for row in state.connection.execute(
+            "SELECT DISTINCT agent_id FROM checkpoint_journal WHERE token = ? ORDER BY agent_id",
+            (token,),
+        )
+    ]
+    left: set[str] = set()
+    for agent_id in agents:
+        try:
+            with memory_lock(agent_id):
+                rows = pending(state, token, agent_id)
+                for staged in rows:
+                    outcome = place(staged, verify=True)
+                    report.counts[outcome] = report.counts.get(outcome, 0) + 1
+                    if outcome == "lost":
+                        report.lost_handoffs.append((agent_id, staged.target, staged.workspace))
+                for folder in sorted({os.path.dirname(staged.target) for staged in rows}):
+                    flush_folder(folder)
+                with state.transaction() as connection:
+                    connection.execute(
+                        "UPDATE checkpoint_journal SET token = ? WHERE token = ? AND agent_id = ?",
+                        (taken_over_by, token, agent_id),
+                    )
+            if agent_id not in report.agents:
+                report.agents.append(agent_id)
+        except (OSError, MemwardenError) as error:
+            left.update(staged.temp for staged in pending(state, token, agent_id))
+            report.problems.append(
+                f"checkpoint journal of agent {agent_id}: {describe_error(error)}; "
+                "tried again by the next run"
+            )
+    for agent_id, target, workspace in report.lost_handoffs:
+        # The handoff stays as it was: the session written there no longer owns it.
+        memory = real_path(Path(workspace) / "memory")
+        forget_file(state, agent_id, os.path.relpath(target, memory))
+    return frozenset(left)
+
+
+def _dead_writers(storage_dir: Path) -> dict[str, tuple[int, list[str], Path]]:
+    """Return, by token, the writer files no live run holds: (locked descriptor, folders, path).
+
+    The caller closes the descriptors; while they are open no other run cleans up after them.
+    """
+    folder = storage_dir / WRITERS_FOLDER
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return {}
+    dead = {}
+    for entry in entries:
+        if not entry.name.endswith(".lock") or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(descriptor)
+            continue
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            text = handle.read().decode("utf-8", "surrogateescape")
+        dead[entry.name.removesuffix(".lock")] = (
+            descriptor,
+            [line for line in text.splitlines() if line],
+            Path(entry.path),
+        )
+    return dead
+
+
+def _live_tokens(storage_dir: Path) -> set[str]:
+    """Return the tokens of every writer file (alive or not: the caller removes the dead)."""
+    try:
+        names = os.listdir(storage_dir / WRITERS_FOLDER)
+    except OSError:
+        return set()
+    return {name.removesuffix(".lock") for name in names if name.endswith(".lock")}
+
+
+def _intact(temp: Path, staged: StagedFile) -> bool:
+    data, _ = _read(temp)
+    return (
+        data is not None
+        and len(data) == staged.size
+        and hashlib.sha256(data).hexdigest() == staged.sha256
+    )
+
+
+def _read(path: Path) -> tuple[bytes | None, int | None]:
+    """Return the bytes and inode of a regular file (not followed), or (None, None)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None, None
+    try:
+        inode = os.fstat(descriptor).st_ino
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read(), inode
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,253 @@
+"""What the checkpoint job keeps in the state DB: one `read_positions` row per session.
+
+consumer "checkpoint"; `position_json` is the transcript ReadPosition after the last entry a
+run took in; `last_entry_at` the time (Unix seconds) of the newest transcript entry that run
+saw, so other jobs (health) can tell how far behind the checkpoint is; `data_json` holds the
+file the session was written to and when it was last found there. All rows are loaded with one
+query and saved in one transaction, with what each conversation holds (table `conversations`,
+see `checkpoint.digest.conversation`), which a run loads only for a session it reads.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import orjson
+
+from memwarden.checkpoint.records import AgentRecord, EventRecord, PositionUpdate, StoredSession
+
+if TYPE_CHECKING:
+    from memwarden.store.state import StateDB
+
+CONSUMER = "checkpoint"
+_SELECT_ALL = (
+    "SELECT agent_id, session_key, session_id, position_json, last_entry_at, data_json, "
+    "updated_at FROM read_positions WHERE consumer = ?"
+)
+_SELECT_UPDATED = (
+    "SELECT updated_at FROM read_positions WHERE consumer = ? AND agent_id = ? AND session_key = ?"
+)
+_SELECT_AGENTS = "SELECT agent_id, data_json, valid_until, updated_at FROM checkpoint_agents"
+_UPSERT_AGENT = (
+    "INSERT INTO checkpoint_agents VALUES (?, ?, ?, ?) ON CONFLICT (agent_id) DO UPDATE SET "
+    "data_json = excluded.data_json, valid_until = excluded.valid_until, "
+    "updated_at = excluded.updated_at"
+)
+_DELETE_AGENT = "DELETE FROM checkpoint_agents WHERE agent_id = ?"
+_UPSERT_CONVERSATION = (
+    "INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agent_id, session_key) "
+    "DO UPDATE SET data_json = excluded.data_json, updated_at = excluded.updated_at, "
+    "last_break_kind = excluded.last_break_kind, last_break_at = excluded.last_break_at, "
+    "next_request_at = excluded.next_request_at"
+)
+_SELECT_CONVERSATION = "SELECT data_json FROM conversations WHERE agent_id = ? AND session_key = ?"
+# The read-only connection of this process to the state DB, for `load_conversation` (a process
+# of its own in a worker: a connection never crosses a fork).
+_reader: tuple[int, Path, sqlite3.Connection] | None = None
+
+
+def load_stored(state: StateDB) -> dict[tuple[str, str], StoredSession]:
+    """Return every checkpoint row of the state DB by (agent id, session key)."""
+    rows = state.connection.execute(_SELECT_ALL, (CONSUMER,)).fetchall()
+    stored = {}
+    for agent_id, key, session_id, position_json, last_entry_at, data_json, updated_at in rows:
+        stored[(agent_id, key)] = StoredSession(
+            agent_id, key, session_id, position_json, last_entry_at, _data(data_json), updated_at
+        )
+    return stored
+
+
+def file_owners(
+    stored: Iterable[StoredSession],
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """Return, per (agent id, file name), the (session key, id) last found in that file."""
+    latest: dict[tuple[str, str], tuple[float, str, str]] = {}
+    for row in stored:
+        name, found_at = row.data.get("file"), row.data.get("written_at")
+        if not isinstance(name, str) or not isinstance(found_at, int | float):
+            continue
+        key = (row.agent_id, name)
+        if key not in latest or found_at > latest[key][0]:
+            latest[key] = (found_at, row.session_key, row.session_id)
+    return {key: (session_key, session_id) for key, (_, session_key, session_id) in latest.items()}
+
+
+def load_agent_records(state: StateDB) -> dict[str, AgentRecord]:
+    """Return what the last runs recorded per agent (see `unchanged`), by agent id."""
+    records = {}
+    for agent_id, data_json, valid_until, updated_at in state.connection.execute(_SELECT_AGENTS):
+        records[agent_id] = AgentRecord.from_row(
+            agent_id, _data(data_json), valid_until, updated_at
+        )
+    return records
+
+
+def save(
+    state: StateDB,
+    updates: Iterable[PositionUpdate],
+    events: Iterable[EventRecord],
+    *,
+    run_id: int | None,
+    agents: Iterable[AgentRecord] = (),
+    forget_agents: Iterable[str] = (),
+) -> None:
+    """Write every position, event and agent record in one transaction (none when empty);
+    drop the records of `forget_agents`."""
+    updates, events, agents = list(updates), list(events), list(agents)
+    forget_agents = list(forget_agents)
+    if not (updates or events or agents or forget_agents):
+        return
+    with state.transaction():
+        write(state, updates, events, run_id=run_id, agents=agents, forget_agents=forget_agents)
+
+
+def write(
+    state: StateDB,
+    updates: Iterable[PositionUpdate],
+    events: Iterable[EventRecord],
+    *,
+    run_id: int | None,
+    agents: Iterable[AgentRecord] = (),
+    forget_agents: Iterable[str] = (),
+) -> None:
+    """Write positions, events and agent records inside the caller's transaction."""
+    connection = state.connection
+    for agent_id in forget_agents:
+        connection.execute(_DELETE_AGENT, (agent_id,))
+    for record in agents:
+        connection.execute(
+            _UPSERT_AGENT,
+            (
+                record.agent_id,
+                orjson.dumps(record.to_json()).decode(),
+                record.valid_until,
+                record.recorded_at,
+            ),
+        )
+    for update in updates:
+        if update.conversation is not None:
+            kind, at, request_at = _last_break(update.conversation)
+            connection.execute(
+                _UPSERT_CONVERSATION,
+                (
+                    update.agent_id,
+                    update.session_key,
+                    orjson.dumps(update.conversation).decode(),
+                    time.time(),
+                    kind,
+                    at,
+                    request_at,
+                ),
+            )
+        state.set_position(
+            CONSUMER,
+            update.agent_id,
+            update.session_key,
+            update.session_id,
+            update.position,
+            last_entry_at=update.last_entry_at,
+            data=update.data,
+        )
+    for event in events:
+        state.record_event(
+            event.type,
+            job="checkpoint",
+            run_id=run_id,
+            agent_id=event.agent_id,
+            session_key=event.session_key,
+            session_id=event.session_id,
+            data=event.data,
+        )
+
+
+def changed_sessions(
+    state: StateDB, agent_id: str, expected: Mapping[str, float | None]
+) -> list[str]:
+    """Given, per session key, when its row was last written as a run read it (None: no row),
+    return the keys whose row another run has written since (inside the caller's transaction)."""
+    changed = []
+    for key, updated_at in expected.items():
+        row = state.connection.execute(_SELECT_UPDATED, (CONSUMER, agent_id, key)).fetchone()
+        if (row[0] if row is not None else None) != updated_at:
+            changed.append(key)
+    return changed
+
+
+def forget_file(state: StateDB, agent_id: str, name: str) -> None:
+    """The file `name` (relative to memory/) no longer holds what the checkpoint wrote there:
+    no session of the agent owns it any more, and the agent's record goes."""
+    updates = []
+    for row in load_stored(state).values():
+        if row.agent_id != agent_id or row.data.get("file") != name:
+            continue
+        data = {key: value for key, value in row.data.items() if key not in ("file", "written_at")}
+        position = row.position.to_json() if row.position is not None else None
+        updates.append(
+            PositionUpdate(
+                row.agent_id, row.session_key, row.session_id, position, row.last_entry_at, data
+            )
+        )
+    save(state, updates, [], run_id=None, forget_agents=[agent_id])
+
+
+def forget_conversation(state: StateDB, agent_ids: Iterable[str], session_key: str) -> None:
+    """Forget what a conversation held (its handoff was archived: the operator's retention
+    ended it); if it goes on, it is read again from its recent lines."""
+    with state.transaction():
+        for agent_id in agent_ids:
+            state.connection.execute(
+                "DELETE FROM conversations WHERE agent_id = ? AND session_key = ?",
+                (agent_id, session_key),
+            )
+
+
+def _last_break(conversation: Mapping[str, Any]) -> tuple[str | None, float | None, float | None]:
+    """(kind, time) of a conversation's last reset or compaction, and the time of its first
+    request after it (None: none yet), from `Conversation.to_json`'s data."""
+    breaks = [one for one in conversation.get("breaks", ()) if one[1] is not None]
+    if not breaks:
+        return None, None, None
+    kind, at = breaks[-1]
+    requests = (
+        said_at
+        for role, said_at, _ in conversation.get("messages", ())
+        if role == "user" and said_at is not None and said_at >= at
+    )
+    return kind, at, next(requests, None)
+
+
+def load_conversation(state_path: Path, agent_id: str, session_key: str) -> Any:
+    """Return the stored JSON data of what a conversation holds, or None when there is none
+    (or no state database yet: a dry run's). Read through this process's own read-only
+    connection, kept open for the next session."""
+    global _reader
+    if not state_path.is_file():
+        return None
+    if _reader is None or _reader[:2] != (os.getpid(), state_path):
+        if _reader is not None and _reader[0] == os.getpid():
+            _reader[2].close()
+        connection = sqlite3.connect(f"file:{quote(str(state_path))}?mode=ro", uri=True, timeout=30)
+        _reader = (os.getpid(), state_path, connection)
+    row = _reader[2].execute(_SELECT_CONVERSATION, (agent_id, session_key)).fetchone()
+    if row is None:
+        return None
+    try:
+        return orjson.loads(row[0])
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _data(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,200 @@
+"""Digests → the values the templates see, and the rendered files.
+
+Texts arrive masked (`extract` redacts every field whole, as it reads it) and are cut here, so
+a cut never leaves half a secret. The bundled templates render as Python (`bundled`); jinja2 is
+imported only for an operator's own template (it costs tens of milliseconds). ACTIVE_CONTEXT.md
+is rendered with a placeholder for the run's time, so a run can tell whether anything but the
+time changed and leave an unchanged file alone.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, tzinfo
+from typing import TYPE_CHECKING, Any
+
+from memwarden.agent_memory.observations import marked_lines
+from memwarden.checkpoint.digest.conversation import ContextSize
+from memwarden.checkpoint.digest.daily_log import DayGroup, local
+from memwarden.checkpoint.digest.extract import Excerpt
+from memwarden.checkpoint.options import Limits
+from memwarden.checkpoint.render.bundled import BUNDLED
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.sessions import SessionRecord
+
+ACTIVE_CONTEXT_TEMPLATE = "checkpoint/active_context.md.j2"
+DAILY_HEADER_TEMPLATE = "checkpoint/daily_header.md.j2"
+DAILY_ENTRY_TEMPLATE = "checkpoint/daily_entry.md.j2"
+GENERATED_AT_PLACEHOLDER = "\x00generated-at\x00"
+# How long the run's time may be where the placeholder stood, when comparing with the old file.
+_MAX_TIME_CHARS = 64
+_BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_TRAILING_SPACE = re.compile(r"(?<![ \t])[ \t]+\n")  # tried once per run of blanks: linear
+_WHITESPACE = re.compile(r"\s+")
+_HEADING = re.compile(r"^(#{1,6})([ \t])", re.MULTILINE)
+
+
+def daily_entry_values(
+    group: DayGroup,
+    session_key: str,
+    session_id: str,
+    *,
+    partial: bool,
+    limits: Limits,
+    zone: tzinfo | None,
+    fallback: datetime,
+) -> dict[str, Any]:
+    """Return the values of one daily-log entry for the new messages of one day: every request,
+    and every marked line of the replies, one line each."""
+    first, last = group.messages[0], group.messages[-1]
+    last_request, last_output = group.last("user"), group.last("assistant")
+    said = []
+    for message in group.messages:
+        time = local(message.time or fallback, zone).strftime("%H:%M")
+        if message.role == "user":
+            said.append({"time": time, "who": "user", "text": _one_line(message, limits)})
+        else:
+            said += [
+                {
+                    "time": time,
+                    "who": "assistant",
+                    "text": cut(one_line(line), limits.daily_log_max_chars),
+                }
+                for _, line in marked_lines(message.text)
+            ]
+    return {
+        "time": local(last.time or fallback, zone).strftime("%H:%M"),
+        "first_time": local(first.time or fallback, zone).strftime("%H:%M"),
+        "session": {"key": session_key, "id": session_id},
+        "requests": group.requests,
+        "outputs": group.outputs,
+        "partial": partial,
+        "said": said,
+        "last_request": _one_line(last_request, limits),
+        "last_output": _one_line(last_output, limits),
+    }
+
+
+def pressure_text(
+    session: SessionRecord, context: ContextSize, zone: tzinfo | None = None
+) -> str | None:
+    """Given the session record and the context size the transcript shows, return the context
+    size as text that says which count it is and as of when. None if unknown.
+
+    The store's `totalTokens` when non-zero and not marked stale ("the gateway's count", "fresh"
+    when it says so), else the prompt size of the last model call, from the transcript, or what
+    a compaction after that call left (and then whether the gateway's count is stale or
+    missing); out of the session's context window when known.
+    """
+    if session.total_tokens and session.total_tokens_fresh is not False:
+        tokens, moment = session.total_tokens, session.updated
+        source = "the gateway's count" + (", fresh" if session.total_tokens_fresh else "")
+    else:
+        tokens, moment = context.tokens, _moment(context.at)
+        missing = "stale" if session.total_tokens_fresh is False else "missing"
+        if context.after_compaction:
+            measure = "what the last compaction left, in the transcript"
+        else:
+            measure = "the last model call's prompt in the transcript"
+            compacted = _time(_moment(context.compacted_at), zone)
+            if compacted:
+                measure += f", before the compaction at {compacted}"
+        source = f"{measure} (the gateway's count is {missing})"
+    if not tokens:
+        return None
+    window = session.context_tokens
+    size = (
+        f"{tokens:,} of {window:,} tokens ({tokens / window:.0%})"
+        if window
+        else f"{tokens:,} tokens (context window unknown)"
+    )
+    when = _time(moment, zone)
+    return f"{size} as of {when}: {source}" if when else f"{size}: {source}"
+
+
+def render_template(name: str, custom_path: str | None, values: dict[str, Any]) -> str:
+    """Render a bundled template (or the operator's own file, with jinja2) with `values`."""
+    bundled = None if custom_path else BUNDLED.get(name)
+    if bundled is not None:
+        return bundled(values)
+    from memwarden.fs.templating import render
+
+    return render(name, custom_path or None, **values)
+
+
+def daily_header(agent_id: str, day: str) -> str:
+    """Return the first lines of a new daily log (`YYYY-MM-DD.md`) of an agent."""
+    return render_template(DAILY_HEADER_TEMPLATE, None, {"date": day, "agent": agent_id})
+
+
+def stamp(rendered: str, generated_at: str) -> str:
+    """Return the rendered file with the run's time in place of the placeholder."""
+    return rendered.replace(GENERATED_AT_PLACEHOLDER, generated_at)
+
+
+def same_apart_from_time(existing: str | None, rendered: str) -> bool:
+    """Given the file on disk and a new rendering (with the time placeholder), return True when
+    they differ only in the time (at most 64 characters on one line where the placeholder is).
+    """
+    if existing is None:
+        return False
+    parts = rendered.split(GENERATED_AT_PLACEHOLDER)
+    if len(parts) == 1:
+        return existing == rendered
+    if not existing.startswith(parts[0]):
+        return False
+    position = len(parts[0])
+    for part in parts[1:-1]:
+        found = existing.find(part, position, position + _MAX_TIME_CHARS + len(part))
+        if found < 0 or "\n" in existing[position:found]:
+            return False
+        position = found + len(part)
+    last = parts[-1]
+    gap = len(existing) - len(last) - position
+    return (
+        0 <= gap <= _MAX_TIME_CHARS
+        and existing.endswith(last)
+        and "\n" not in existing[position : position + gap]
+    )
+
+
+def tidy(text: str) -> str:
+    """Return text without trailing spaces and with at most one blank line in a row."""
+    if "\n" not in text:
+        return text.strip()
+    return _BLANK_LINES.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
+
+
+def demote_headings(text: str, levels: int = 2) -> str:
+    """Return Markdown text with its headings `levels` deeper (at most ######), so a summary
+    with `## Decisions` stays inside the section that quotes it."""
+    return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + levels) + match[2], text)
+
+
+def one_line(text: str) -> str:
+    """Return text with every run of whitespace (newlines included) as one space."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def cut(text: str, limit: int) -> str:
+    """Return text cut to at most `limit` characters, ending with … when it was cut."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
+    if message is None:
+        return None
+    return cut(one_line(message.text), limits.daily_log_max_chars)
+
+
+def _moment(at: float | None) -> datetime | None:
+    return datetime.fromtimestamp(at, UTC) if at is not None else None
+
+
+def _time(moment: datetime | None, zone: tzinfo | None) -> str | None:
+    if moment is None:
+        return None
+    return local(moment, zone).isoformat(timespec="minutes")

@@ -1,0 +1,155 @@
+"""Checkpoint one agent: skip it when nothing it depends on changed (`skip_unchanged`), else
+choose its sessions from the store and checkpoint each (`checkpoint_agent`, which never raises:
+a problem becomes a `failed` outcome)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.read import unchanged
+from memwarden.fs.files import remove_stale_temp_files
+from memwarden.process import stopping
+from memwarden.process.errors import describe_error
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.commit.staging import StagedFile
+    from memwarden.checkpoint.records import AgentRecord
+    from memwarden.checkpoint.run_state import RunState
+    from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.sessions import SessionRecord
+
+
+@dataclass
+class AgentResult:
+    """The outcomes of one agent's sessions, and the record to keep for the next run."""
+
+    outcomes: list[SessionOutcome]
+    record: AgentRecord | None = None
+    skipped_fast: bool = False
+    notes: list[str] = field(default_factory=list)
+    # The agent's files, written as temp files, for `commit` to put in place.
+    staged: list[StagedFile] = field(default_factory=list)
+    # The agent's conversations as this run read them from its store (automation sessions left
+    # out), for the compaction watch that follows; None when the store was not read.
+    sessions: list[SessionRecord] | None = None
+
+
+def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult:
+    """Checkpoint the sessions `checkpoint.sessions` chooses for one agent; never raises.
+
+    Call `skip_unchanged` first: this always looks at the store.
+    """
+    stopping.check()
+    try:
+        return _checkpoint_agent(run, agent, force)
+    except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
+        stopping.check()
+        reason = describe_error(error)
+        return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])
+    finally:
+        release_gateway_database(agent)
+
+
+def release_gateway_database(agent: Agent) -> None:
+    """Close the read-only connection `sqlite_ro` keeps to the agent's database, in the thread
+    that opened it (only that thread may close it), so a run over many agents keeps few open."""
+    from memwarden.openclaw import sqlite_ro
+
+    sqlite_ro.close(agent.sqlite_path)
+
+
+def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
+    """Return the agent's result when nothing it depends on changed since the last run (a few
+    stats, no store opened), else None. Never for a dry run."""
+    record = run.agent_records.get(agent.id)
+    if record is None or run.dry_run:
+        return None
+    try:
+        valid = unchanged.still_valid(record, agent, run.settings_key, run.now)
+    except OSError:
+        return None
+    if not valid:
+        return None
+    return AgentResult(unchanged.replay(record, agent), record, skipped_fast=True)
+
+
+def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
+    run = with_files(run, agent)
+    result = _checkpoint_sessions(run, agent, force)
+    result.staged = stage_files(run)
+    return result
+
+
+def with_files(run: RunState, agent: Agent) -> RunState:
+    """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run)."""
+    if run.writer is None or run.dry_run:
+        return run
+    from memwarden.checkpoint.commit.staging import AgentFiles
+
+    return replace(
+        run, files=AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
+    )
+
+
+def stage_files(run: RunState) -> list[StagedFile]:
+    """Write the writes staged for the agent at hand as temp files, for `commit`; return them.
+
+    Raise OSError if one cannot be written (none is left behind).
+    """
+    if run.writer is None or run.files is None:
+        return []
+    return run.files.stage(run.writer)
+
+
+def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResult:
+    from memwarden.checkpoint.read.select import select_sessions
+    from memwarden.checkpoint.run.session import checkpoint_one
+    from memwarden.openclaw.sessions import load_sessions
+
+    taken_at = time.time()
+    if not run.dry_run:  # what a run killed mid-write left in memory/ (before the journal)
+        remove_stale_temp_files(agent.memory_dir)
+    watched = unchanged.signatures(agent.store_files)
+    settings = run.settings
+    unreadable: list[str] = []  # entries of the store that cannot be read: a failure each
+    sessions = load_sessions(agent, unreadable, automation=False)  # never chosen: not even read
+    selection = select_sessions(
+        sessions,
+        agent_id=agent.id,
+        mode=settings.mode,
+        now=run.now,
+        staleness=settings.staleness,
+        exclude_patterns=settings.exclude,
+    )
+    failed = [SessionOutcome(agent.id, str(agent.workspace), "failed", p) for p in unreadable]
+    if not selection.sessions:
+        outcomes = [SessionOutcome(agent.id, str(agent.workspace), "skipped", selection.reason)]
+        outcomes += failed
+        return AgentResult(
+            outcomes,
+            unchanged.make_record(
+                agent, run.settings_key, watched, outcomes, {}, selection.reason, None, taken_at
+            ),
+            sessions=sessions,
+        )
+    if agent.era == "file":
+        transcripts = [s.transcript.path for s in selection.sessions if s.transcript is not None]
+        watched |= unchanged.signatures(transcripts)
+    outcomes = [checkpoint_one(run, agent, session, force=force) for session in selection.sessions]
+    outcomes += failed
+    files = {s.key: run.handoff_name(agent, s.key) for s in selection.sessions}
+    record = unchanged.make_record(
+        agent,
+        run.settings_key,
+        watched,
+        outcomes,
+        files,
+        selection.reason,
+        selection.valid_until,
+        taken_at,
+    )
+    return AgentResult(outcomes, record, sessions=sessions)

@@ -1,0 +1,354 @@
+"""A checkpoint run over the agents (`checkpoint_run`) or one given session
+(`checkpoint_session`, which rotate calls before a reset): the agents checkpointed in worker
+processes, committed as their results arrive with the journal and read positions (`_Committer`),
+then their manifests and INDEX.md (`refresh_bootstrap`), the history snapshot and the
+compaction watch. `memwarden.jobs.checkpoint` is the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from memwarden.process.runtime import JobContext, JobResult
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.commit.durable_run import DurableWrites
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.checkpoint.run.agents import AgentResult
+    from memwarden.checkpoint.run_state import RunState
+    from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.sessions import SessionRecord
+
+# How many times `--session KEY` reads its session again when another checkpoint committed it
+# first (each retry starts from the position that one left).
+SESSION_ATTEMPTS = 3
+
+
+def checkpoint_run(
+    context: JobContext,
+    agents: list[Agent],
+    *,
+    session: SessionRecord | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+) -> JobResult:
+    """Checkpoint the chosen sessions of `agents`, or only `session` (of the one agent given),
+    commit them with their read positions, refresh the agents' manifests (and INDEX.md),
+    snapshot their memory and watch their compactions; return what was done."""
+    from memwarden.checkpoint.commit.durable_run import durable_writes
+    from memwarden.checkpoint.commit.snapshots import snapshot_written
+    from memwarden.checkpoint.run.report import job_result
+    from memwarden.compactions.watch import watch_into
+
+    problems: list[str] = []
+    lines: list[str] = []
+    with durable_writes(context, dry_run, lines, problems) as writes:
+        if session is not None:
+            read = agents
+            outcome = _checkpoint_committed(
+                context,
+                writes,
+                agents[0],
+                session,
+                force=force,
+                dry_run=dry_run,
+                trigger="session",
+            )
+            outcomes = [outcome]
+        else:
+            from memwarden.checkpoint.run_state import build_run_state
+
+            state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
+            committer = _Committer(context, writes, state)
+            try:
+                results = checkpoint_agents(
+                    state,
+                    agents,
+                    force=force,
+                    on_done=committer.done,
+                    idle=partial(committer.commit_at_least, IDLE_COMMIT_AGENTS),
+                    problems=problems,
+                )
+            except BaseException:
+                committer.commit(watch=False)  # stopped: keep what is done
+                raise
+            committer.commit()
+            problems += committer.problems
+            outcomes = [outcome for result in results for outcome in result.outcomes]
+            read = []  # watched by the committer, batch by batch
+        # Once every agent is in place (the workers done): the manifests, flushed one by one.
+        indexed, index_problems = _refresh_indexes(
+            context, agents, outcomes, dry_run, also=writes.rolled_forward
+        )
+        problems += index_problems
+        problems += writes.done()
+    if not dry_run:
+        # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
+        problems += snapshot_written(context, agents, outcomes, "checkpoint")
+    result = job_result(outcomes, dry_run)
+    result.lines[1:1] = lines
+    watch_into(
+        result,
+        context,
+        read,
+        session_key=session.key if session is not None else None,
+        dry_run=dry_run,
+        watched=None if session is not None else committer.watched,
+    )
+    if indexed is not None:
+        result.data["index"] = indexed
+    if problems:
+        result.problems.extend(problems)
+        result.exit_code = 1
+    return result
+
+
+# While worker processes still read, the agents done are committed once this many wait for it.
+IDLE_COMMIT_AGENTS = 4
+
+
+class _Committer:
+    """Commits the agents done so far (`checkpoint.commit.batch`) and watches their compactions:
+    while worker processes still read (`idle`), and once all are done."""
+
+    def __init__(self, context: JobContext, writes: DurableWrites, state: RunState) -> None:
+        self.context, self.writes, self.state = context, writes, state
+        self.finished: list[tuple[Agent, AgentResult]] = []
+        self.committed = 0
+        self.problems: list[str] = []
+        from memwarden.compactions.watch import WatchReport
+
+        self.watched = WatchReport()
+
+    def done(self, agent: Agent, result: AgentResult) -> None:
+        self.finished.append((agent, result))
+
+    def commit_at_least(self, agents: int) -> None:
+        # Each commit is a transaction at synchronous = FULL: a few agents at a time.
+        if len(self.finished) - self.committed >= agents:
+            self.commit()
+
+    def commit(self, *, watch: bool = True) -> None:
+        batch = self.finished[self.committed :]
+        if not batch:
+            return
+        self.committed = len(self.finished)
+        self.problems += self.writes.commit_agents(self.state, batch).problems
+        if watch:
+            self._watch(batch)
+        _release(batch)
+
+    def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
+        # An agent settled by the fast skip has no new line anywhere: no new compaction either.
+        # The watch looks at the conversations as this run read them: each store read once.
+        from memwarden.compactions.watch import watch_compactions
+
+        watch_compactions(
+            self.context,
+            [agent for agent, result in batch if not result.skipped_fast],
+            dry_run=self.state.dry_run,
+            sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
+            report=self.watched,
+        )
+
+
+def _release(batch: list[tuple[Agent, AgentResult]]) -> None:
+    """Drop what a committed agent's result no longer needs (its conversations as read, what
+    they hold): the run keeps only the outcomes, so its memory does not grow with the fleet."""
+    for _, result in batch:
+        result.sessions = None
+        for outcome in result.outcomes:
+            outcome.update = None
+
+
+def _refresh_indexes(
+    context: JobContext,
+    agents: list[Agent],
+    outcomes: list[SessionOutcome],
+    dry_run: bool,
+    *,
+    also: Sequence[str] = (),
+) -> tuple[list[dict[str, Any]] | None, list[str]]:
+    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
+    the agents `also` names (whose files it finished for a killed run).
+
+    Return the outcomes (None when nothing was indexed) and one problem line per workspace that
+    failed.
+    """
+    from memwarden.checkpoint.outcome import written_agents
+
+    changed = written_agents(agents, outcomes)
+    if also:
+        listed = {agent.id for agent in changed}
+        changed += [
+            agent
+            for agent in context.deployment.agents
+            if agent.id in also and agent.id not in listed and agent.workspace.is_dir()
+        ]
+    if not changed:
+        return None, []
+    indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
+    problems = [
+        f"index {item['workspace']}: {item.get('error') or 'failed'}"
+        for item in indexed
+        if item.get("status") == "failed"
+    ]
+    return indexed, problems
+
+
+def refresh_bootstrap(
+    context: JobContext, agents: list[Agent], *, dry_run: bool = False
+) -> list[dict[str, Any]]:
+    """Rewrite the bootstrap manifest of the agents' workspaces, so the hook injects the
+    handoffs just written into their sessions, and rebuild INDEX.md when
+    `index.after_checkpoint` is on. Return one outcome dict per workspace (never raises for
+    one workspace's failure: its `status` is failed).
+    """
+    from memwarden.indexing.refresh import index_agents
+
+    write_index = context.config.index.after_checkpoint
+    return index_agents(context, agents, dry_run=dry_run, write_index=write_index)
+
+
+def checkpoint_session(
+    context: JobContext,
+    agent: Agent,
+    session: SessionRecord,
+    *,
+    force: bool = True,
+    dry_run: bool = False,
+    trigger: str = "rotate",
+) -> SessionOutcome:
+    """Given a context, an agent and one of its sessions, checkpoint exactly that session.
+
+    For the rotate job, right before it resets the session: reset only when `.ok`. With
+    `force` (the default) the session is read and written even when nothing is new or it is
+    under the size minimums. Never raises for a problem of the session itself (it is a
+    `failed` outcome); unless `dry_run`, the files and the state DB are committed together
+    (`checkpoint.commit.batch`), and a problem putting the files in place is in `warnings`. The
+    caller snapshots the agent's memory once it has refreshed INDEX.md
+    (`checkpoint.commit.snapshots.snapshot_written`).
+    """
+    from memwarden.checkpoint.commit.durable_run import durable_writes
+
+    lines: list[str] = []
+    problems: list[str] = []
+    with durable_writes(context, dry_run, lines, problems) as writes:
+        outcome = _checkpoint_committed(
+            context, writes, agent, session, force=force, dry_run=dry_run, trigger=trigger
+        )
+        # Finished for a killed run: their manifests too.
+        _refresh_indexes(context, [], [], dry_run, also=writes.rolled_forward)
+        # The caller refreshes its agent's manifest (rotate: after the reset).
+        problems += writes.done()
+    outcome.warnings[:0] = problems
+    return outcome
+
+
+def _checkpoint_committed(
+    context: JobContext,
+    writes: DurableWrites,
+    agent: Agent,
+    session: SessionRecord,
+    *,
+    force: bool,
+    dry_run: bool,
+    trigger: str,
+) -> SessionOutcome:
+    """Checkpoint one session and commit it; when another checkpoint committed the same
+    session first (the scheduled run beside `--session`), read it again from where that one
+    left it, up to SESSION_ATTEMPTS times."""
+    from memwarden.checkpoint.run.agents import AgentResult, stage_files, with_files
+    from memwarden.checkpoint.run_state import build_run_state
+
+    for _attempt in range(SESSION_ATTEMPTS):
+        state = with_files(
+            build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer),
+            agent,
+        )
+        outcome = _checkpoint_single(state, agent, session, force=force)
+        # No record kept: the agent's files may now hold this session, its next run looks again.
+        result = AgentResult([outcome], staged=stage_files(state))
+        report = writes.commit_agents(state, [(agent, result)])
+        outcome.warnings += report.problems
+        if agent.id not in report.conflicts:
+            return outcome
+    return outcome
+
+
+def checkpoint_agents(
+    state: RunState,
+    agents: list[Agent],
+    *,
+    force: bool,
+    on_done: Callable[[Agent, AgentResult], None] | None = None,
+    idle: Callable[[], None] | None = None,
+    problems: list[str] | None = None,
+) -> list[AgentResult]:
+    """Checkpoint every agent; return their results in order.
+
+    An agent whose workspace is gone though it has sessions fails at once (`lost_workspace`).
+    Agents whose store and transcripts did not change are settled next, with a few stats
+    each. The others are checkpointed in `checkpoint.workers` processes (checkpoint.run.fanout),
+    whose failures are added to `problems`. `on_done(agent, result)` is called in this process
+    as soon as each agent's result is here, so a run stopped part way can still commit what the
+    agents done so far staged; `idle()` whenever it waits for a worker process.
+    """
+    from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.checkpoint.run.agents import AgentResult, checkpoint_agent, skip_unchanged
+    from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
+    from memwarden.openclaw.agents import lost_workspace
+
+    def finished(agent: Agent, result: AgentResult) -> AgentResult:
+        if on_done is not None:
+            on_done(agent, result)
+        return result
+
+    settled = {}
+    for agent in agents:
+        lost = lost_workspace(agent)
+        if lost is not None:
+            failed = SessionOutcome(agent.id, str(agent.workspace), "failed", lost)
+            settled[agent.id] = finished(agent, AgentResult([failed]))
+    if not force:
+        for agent in agents:
+            if agent.id in settled:
+                continue
+            result = skip_unchanged(state, agent)
+            if result is not None:
+                settled[agent.id] = finished(agent, result)
+    pending = [agent for agent in agents if agent.id not in settled]
+    processes = processes_for(state.settings.workers, len(pending))
+    if processes <= 1:
+        for agent in pending:
+            settled[agent.id] = finished(agent, checkpoint_agent(state, agent, force=force))
+    else:
+        done = checkpoint_in_processes(
+            state,
+            pending,
+            processes,
+            lambda run, agent: checkpoint_agent(run, agent, force=force),
+            problems if problems is not None else [],
+            idle,
+        )
+        with closing(done):  # stopped here (SIGTERM): the workers are killed at once
+            for agent, result in done:
+                settled[agent.id] = finished(agent, result)
+    return [settled[agent.id] for agent in agents]
+
+
+def _checkpoint_single(
+    state: RunState, agent: Agent, session: SessionRecord, *, force: bool
+) -> SessionOutcome:
+    """Checkpoint one given session (not chosen by the selection rules), even under the size
+    minimums; when not `force`, left alone when nothing is new since the last run."""
+    from memwarden.checkpoint.run.agents import release_gateway_database
+    from memwarden.checkpoint.run.session import checkpoint_one
+
+    try:
+        return checkpoint_one(state, agent, session, force=force, ignore_minimum=True)
+    finally:
+        release_gateway_database(agent)

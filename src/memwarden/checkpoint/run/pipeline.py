@@ -1,0 +1,287 @@
+"""Checkpoint a session that has something new: gather (and redact), render, stage its files.
+
+Imported only when a session needs it, so a run where nothing is new never loads the readers,
+the extraction, the templates or jinja2.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memwarden.agent_memory.handoff_files import handoff_session, replaceable
+from memwarden.checkpoint.commit.positions import load_conversation
+from memwarden.checkpoint.commit.writer import memory_folder, read_existing
+from memwarden.checkpoint.digest.conversation import FORMAT as CONVERSATION_FORMAT
+from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
+from memwarden.checkpoint.digest.daily_log import group_by_day
+from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.read import gather as gather_module
+from memwarden.checkpoint.read.gather import Material, gather
+from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
+from memwarden.checkpoint.render.handoff import Handoff, Shown, fit_handoff
+from memwarden.checkpoint.render.values import (
+    ACTIVE_CONTEXT_TEMPLATE,
+    DAILY_ENTRY_TEMPLATE,
+    daily_entry_values,
+    daily_header,
+    render_template,
+    same_apart_from_time,
+    stamp,
+)
+from memwarden.indexing.bootstrap_files import bootstrap_lengths
+from memwarden.openclaw.bootstrap import js_length, room_after_gateway_files
+from memwarden.openclaw.layout import DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
+from memwarden.process.errors import MemwardenError
+
+if TYPE_CHECKING:
+    from memwarden.checkpoint.run_state import RunState
+    from memwarden.openclaw.agents import Agent
+    from memwarden.openclaw.sessions import SessionRecord
+    from memwarden.openclaw.transcripts import TranscriptLocation
+
+log = logging.getLogger("memwarden.checkpoint")
+# A handoff always has room for its header and its first items, however full the bootstrap is
+# (the gateway then cuts it, and health says so).
+MIN_HANDOFF_CHARS = 2_000
+
+
+def checkpoint_changed(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    location: TranscriptLocation,
+    stored: StoredSession | None,
+    name: str,
+    target: Path,
+    force: bool,
+    ignore_minimum: bool,
+    outcome: SessionOutcome,
+) -> None:
+    """Read, extract and write one session's checkpoint, filling in `outcome`.
+
+    `name` is the session's handoff file relative to memory/, `target` its path.
+    """
+    settings = run.settings
+    loaded = _load_conversation(run, agent, session)
+    budget = handoff_budget(run, agent)
+    keep = max(KEPT_MESSAGE_CHARS, 2 * budget)
+    material = gather(run, session, location, stored, loaded, keep)
+    outcome.counts = _counts(material)
+    outcome.previous_session_id = material.earlier_session_id
+    too_small = None if ignore_minimum else gather_module.too_small(settings, material)
+    if too_small:
+        _finish(outcome, "skipped", too_small)
+        return
+    # Staged, not written: `commit` puts the run's files in place with the positions.
+    _write_handoff(run, agent, session, material, budget, target, force, outcome)
+    appended = _write_daily_log(run, agent, session, material, outcome)
+    outcome.redactions = run.redactor.take_counts()
+    outcome.counts["new_messages"] = appended
+    # Written now, or left alone because it already held exactly this: the file is this session's.
+    outcome.update = _position_update(run, agent, session, material, name, stored)
+    if outcome.files:
+        what = " and ".join(_describe_files(outcome.files, agent.workspace))
+        _finish(outcome, "written", ("would write " if run.dry_run else "wrote ") + what)
+        outcome.events.append(
+            EventRecord(
+                "checkpoint.written",
+                agent.id,
+                session.key,
+                session.session_id,
+                {
+                    "files": outcome.files,
+                    "counts": outcome.counts,
+                    "redactions": outcome.redactions,
+                    "trigger": run.trigger,
+                    "previous_session_id": outcome.previous_session_id,
+                },
+            )
+        )
+    else:
+        _finish(outcome, "unchanged", "new lines, but nothing that changes the files")
+    log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
+
+
+def _load_conversation(run: RunState, agent: Agent, session: SessionRecord) -> Conversation | None:
+    """What the conversation held as the last run left it, or None (read for the first time,
+    or kept in a format this memwarden does not read: built again from the transcript)."""
+    if run.state_path is None:
+        return None
+    return Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
+
+
+def handoff_budget(run: RunState, agent: Agent) -> int:
+    """Return how many characters the agent's handoffs may have: what the gateway's bootstrap
+    caps leave after its own bootstrap files, at most `checkpoint.handoff_max_chars`."""
+    max_chars, total_max_chars = run.bootstrap_caps.get(
+        agent.id, (DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS)
+    )
+    room = room_after_gateway_files(bootstrap_lengths(agent.workspace), max_chars, total_max_chars)
+    setting = run.settings.limits.handoff_max_chars
+    return max(MIN_HANDOFF_CHARS, min(room, setting) if setting else room)
+
+
+def _write_handoff(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    material: Material,
+    budget: int,
+    target: Path,
+    force: bool,
+    outcome: SessionOutcome,
+) -> bool:
+    """Render the session's handoff within `budget` and write it when its content changed (or
+    `force`)."""
+    settings = run.settings
+    handoff = Handoff(
+        agent_id=agent.id,
+        session=session,
+        conversation=material.conversation,
+        budget=budget,
+        limits=settings.limits,
+        zone=run.zone,
+        trigger=run.trigger,
+    )
+    template = settings.active_context_template
+
+    def render(shown: Shown) -> str:
+        return render_template(ACTIVE_CONTEXT_TEMPLATE, template, handoff.values(shown))
+
+    rendered = fit_handoff(handoff, handoff.budget, render)
+    outcome.counts["handoff_chars"] = js_length(rendered)
+    outcome.counts["handoff_budget"] = handoff.budget
+    if settings.active_context_template and handoff_session(rendered, ()) is None:
+        raise MemwardenError(
+            f"{settings.active_context_template} (checkpoint.active_context_template): the handoff "
+            "it renders has no `> - session: `KEY`` line in its first quoted block, so memwarden "
+            "could not tell the file is its own next time, nor the hook whose it is; keep the "
+            "bundled template's header lines"
+        )
+    existing = read_existing(target)
+    if not replaceable(existing):
+        outcome.kept_in_place = str(target)
+        outcome.warnings.append(
+            f"{target}: exists and was not written by memwarden (no `> - session:` line), so "
+            "this conversation's handoff was not written; move it (your notes into MEMORY.md, "
+            "say), then run `memwarden checkpoint --force`"
+        )
+        return False
+    if not force and same_apart_from_time(existing, rendered):
+        return False
+    text = stamp(rendered, run.generated_at)
+    outcome.files.append(str(target))
+    if run.dry_run:
+        outcome.previews[str(target)] = text
+        return True
+    memory_folder(agent.workspace, create=True)
+    run.staged_files().replace(target, text)
+    return True
+
+
+def _write_daily_log(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    material: Material,
+    outcome: SessionOutcome,
+) -> int:
+    """Append one entry per local day for the messages no run has logged; return their count."""
+    settings = run.settings
+    sources = [(part.session_id, part.messages, part.partial) for part in material.daily]
+    total = sum(len(messages) for _, messages, _ in sources)
+    if not settings.daily_log or not total:
+        return total if settings.daily_log else 0
+    folder = memory_folder(agent.workspace, create=not run.dry_run)
+    for session_id, messages, partial in sources:
+        for group in group_by_day(messages, run.zone, run.now):
+            values = daily_entry_values(
+                group,
+                session.key,
+                session_id or session.session_id,
+                partial=partial,
+                limits=settings.limits,
+                zone=run.zone,
+                fallback=run.now,
+            )
+            entry = render_template(DAILY_ENTRY_TEMPLATE, settings.daily_entry_template, values)
+            path = folder / group.file_name
+            _append_daily(run, agent, path, group.day.isoformat(), entry, outcome)
+            if str(path) not in outcome.files:
+                outcome.files.append(str(path))
+    return total
+
+
+def _append_daily(
+    run: RunState, agent: Agent, path: Path, day: str, entry: str, outcome: SessionOutcome
+) -> None:
+    if run.dry_run:
+        header = "" if path.is_file() else daily_header(agent.id, day)
+        outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
+        return
+    files = run.staged_files()
+    files.append(path, entry, "" if files.exists(path) else daily_header(agent.id, day))
+
+
+def _position_update(
+    run: RunState,
+    agent: Agent,
+    session: SessionRecord,
+    material: Material,
+    name: str,
+    stored: StoredSession | None,
+) -> PositionUpdate | None:
+    if run.dry_run:
+        return None
+    conversation = material.conversation
+    data: dict[str, Any] = {
+        "file": name,
+        "messages": conversation.message_count,
+        "written_at": run.now.timestamp(),
+        "conversation": CONVERSATION_FORMAT,
+    }
+    fallback = stored.last_entry_at if stored is not None else None
+    return PositionUpdate(
+        agent.id,
+        session.key,
+        session.session_id,
+        material.read.end.to_json(),
+        conversation.last_at if conversation.last_at is not None else fallback,
+        data,
+        conversation.to_json(),
+    )
+
+
+def _counts(material: Material) -> dict[str, int]:
+    conversation = material.conversation
+    return {
+        "entries_read": material.entries_read,
+        "messages": conversation.message_count,
+        "requests": sum(1 for message in conversation.messages if message.role == "user"),
+        "outputs": sum(1 for message in conversation.messages if message.role != "user"),
+        "marked_items": len(conversation.marked),
+        "open_tasks": len(conversation.tasks),
+        "files_referenced": len(conversation.paths),
+        "tools": sum(conversation.tools.values()),
+        "resets": conversation.resets,
+        "compactions": conversation.compactions,
+        "skipped_lines": material.read.skipped_lines,
+    }
+
+
+def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:
+    outcome.outcome = result
+    outcome.reason = reason
+
+
+def _describe_files(files: list[str], workspace: Path) -> list[str]:
+    described = []
+    for name in files:
+        path = Path(name)
+        try:
+            described.append(str(path.relative_to(workspace)))
+        except ValueError:
+            described.append(str(path))
+    return described

@@ -1,0 +1,367 @@
+"""Safe writes into folders the operator owns.
+
+Every file memwarden writes is written whole or not at all (temp file in the same folder, fsync,
+rename, fsync of the folder), with 0600 files in 0700 folders, and never through a symlink or to a
+path that leaves the folder it belongs to (an agent's workspace, memwarden's state dir).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import stat
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from memwarden.process.errors import MemwardenError, UnsafePathError
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+APPEND_ATTEMPTS = 5
+# The temp files memwarden's writers leave behind when a run is killed mid-write:
+# `.<name>.<8 characters>.tmp` (atomic_write, atomic_append: tempfile.mkstemp) and
+# `.<name>.<pid>.tmp` (the transcript compression of maintain, state backups, and memwarden
+# versions before mkstemp).
+# `.<name>.mw-<run>-<n>.tmp` are a checkpoint run's (checkpoint.commit.staging): removed by the next
+# run once that one is dead, however young.
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+|mw-[a-z0-9]+-\d+)\.tmp$")
+# A write takes milliseconds (a large transcript's compression, seconds): a temp file an hour
+# old belongs to no live writer.
+STALE_TEMP_SECONDS = 3600
+_UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
+# Linux opens a path without reading it (O_PATH) and names an open file in /proc.
+_O_PATH = getattr(os, "O_PATH", 0) if sys.platform.startswith("linux") else 0
+
+
+def real_path(path: str | os.PathLike[str]) -> str:
+    """Return os.path.realpath(path).
+
+    On Linux the kernel resolves it: the path is opened (O_PATH: nothing is read) and its open
+    file named back by /proc, two system calls where os.path.realpath makes one lstat per part
+    in Python. A path that cannot be opened (missing, a dangling link, a loop), or a system
+    without /proc, takes os.path.realpath, which resolves what it can.
+    """
+    if _O_PATH:
+        try:
+            descriptor = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return os.path.realpath(path)
+        try:
+            named = os.readlink(f"/proc/self/fd/{descriptor}")
+        except OSError:
+            named = ""
+        finally:
+            os.close(descriptor)
+        if named.startswith("/") and not named.endswith(" (deleted)"):
+            return named
+    return os.path.realpath(path)
+
+
+def check_inside(path: Path, root: Path, *, real_root: Path | None = None) -> Path:
+    """Given a target path and the folder it must stay in, return the target's real path.
+
+    Raise UnsafePathError if the target itself is a symlink or any existing folder on the way
+    resolves outside `root` (a symlink out of the workspace, `..` tricks). A caller checking
+    many paths under one root may pass `real_root` (`real_path(root)`, resolved once).
+    """
+    if real_root is None:
+        real_root = Path(real_path(root))
+    absolute = path if path.is_absolute() else real_root / path
+    if absolute.is_symlink():
+        raise UnsafePathError(f"{absolute}: is a symlink; memwarden does not write through links")
+    real_parent = _real_folder(absolute.parent, root, real_root)
+    if real_parent != real_root and real_root not in real_parent.parents:
+        raise UnsafePathError(f"{absolute}: resolves outside {real_root}; refusing to write there")
+    return real_parent / absolute.name
+
+
+def _real_folder(folder: Path, root: Path, real_root: Path) -> Path:
+    """Return os.path.realpath(folder), knowing `root` resolves to `real_root`: a folder written
+    below `root` (or `real_root`) is resolved from there, one lstat per part, instead of every
+    part from `/` again. A link, `..` or a missing part on the way: the full realpath."""
+    for base in (root, real_root):
+        try:
+            parts = folder.relative_to(base).parts
+        except ValueError:
+            continue
+        current = str(real_root)
+        for part in parts:
+            current = os.path.join(current, part)
+            try:
+                if part == ".." or not stat.S_ISDIR(os.lstat(current).st_mode):
+                    break
+            except OSError:
+                break
+        else:
+            return Path(current)
+        break
+    return Path(real_path(folder))
+
+
+def ensure_dir(path: Path, root: Path | None = None) -> Path:
+    """Create `path` and its missing parents, each with mode 0700; return it.
+
+    Folders that already exist keep their mode. With `root`, raise UnsafePathError if `path`
+    resolves outside it.
+    """
+    if root is not None:
+        check_inside(path / ".probe", root)
+    missing, current = [], path
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    # mkdir(parents=True) would give the parents the umask's mode, not 0700.
+    for folder in reversed(missing):
+        folder.mkdir(mode=DIR_MODE, exist_ok=True)
+    return path
+
+
+def atomic_write(
+    path: Path,
+    data: bytes | str,
+    root: Path | None = None,
+    *,
+    real_root: Path | None = None,
+) -> None:
+    """Replace `path` with `data` atomically: temp file in the same folder, fsync, rename, fsync.
+
+    With `root`, the target must stay inside it (see check_inside, and its `real_root`). The
+    file ends up 0600.
+    """
+    target = (
+        check_inside(path, root, real_root=real_root) if root is not None else _refuse_symlink(path)
+    )
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    temp = _write_temp(target, payload)
+    replace_or_remove(temp, target)
+    fsync_dir(target.parent)
+
+
+def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
+    """Append `text` to `path` so that a crash leaves either the old or the new file, whole.
+
+    A missing file is created starting with `header`. The file is rewritten whole (the files
+    appended to, daily logs, are small); if someone else (the agent itself) changes it while
+    memwarden writes, memwarden starts over from their version instead of replacing it. Raise
+    MemwardenError if it keeps changing.
+    """
+    target = check_inside(path, root) if root is not None else _refuse_symlink(path)
+    for _attempt in range(APPEND_ATTEMPTS):
+        before = _identity(target)
+        try:
+            current = target.read_bytes()
+        except FileNotFoundError:
+            current = header.encode("utf-8")
+        if current and not current.endswith(b"\n"):
+            current += b"\n"
+        temp = _write_temp(target, current + text.encode("utf-8"))
+        if _identity(target) != before:
+            temp.unlink(missing_ok=True)
+            continue
+        replace_or_remove(temp, target)
+        fsync_dir(target.parent)
+        return
+    raise MemwardenError(f"{target}: kept changing while memwarden appended to it; run again")
+
+
+def replace_or_remove(temp: Path, target: Path) -> None:
+    """Rename `temp` over `target`; if that fails (an immutable target, a folder in the way),
+    remove `temp`, so that a run failing again and again leaves no temp files behind, and raise
+    the OSError naming the target, not the temp file."""
+    try:
+        os.replace(temp, target)
+    except OSError as error:
+        temp.unlink(missing_ok=True)
+        raise type(error)(error.errno, error.strerror, str(target)) from None
+
+
+def is_temp_name(name: str) -> bool:
+    """Return True when a file name is one of memwarden's in-flight temp files (TEMP_NAME)."""
+    return TEMP_NAME.match(name) is not None
+
+
+# While a checkpoint runs, its temp files are named for the run (see `named_temp_files`).
+_temp_namer: Callable[[Path], Path] | None = None
+
+
+@contextmanager
+def named_temp_files(namer: Callable[[Path], Path]) -> Iterator[None]:
+    """Within the block, name every temp file of `atomic_write` / `atomic_append` with
+    `namer(target)`: a checkpoint run's names, which the next run removes after a kill."""
+    global _temp_namer
+    previous, _temp_namer = _temp_namer, namer
+    try:
+        yield
+    finally:
+        _temp_namer = previous
+
+
+def _write_temp(target: Path, payload: bytes) -> Path:
+    """Write `payload` to a 0600 temp file beside `target`, fsynced; return its path."""
+    ensure_dir(target.parent)
+    # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
+    # never share a temp file, and a stale one left by a crash is never reused with its mode.
+    if _temp_namer is not None:
+        temp = _temp_namer(target)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        descriptor = os.open(temp, flags, FILE_MODE)
+    else:
+        descriptor, name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+        temp = Path(name)
+    try:
+        write_all(descriptor, payload)
+        os.fsync(descriptor)
+    except BaseException:
+        os.close(descriptor)
+        temp.unlink(missing_ok=True)
+        raise
+    os.close(descriptor)
+    return temp
+
+
+def write_all(descriptor: int, data: bytes) -> None:
+    """Write all of `data` to a file or pipe (os.write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+class NotRegularFileError(OSError):
+    """A file memwarden was to read is a folder, a FIFO, a device or a socket; `strerror`
+    says which, in words."""
+
+
+def read_regular_file(path: Path) -> bytes:
+    """Return the bytes of a file the operator names (a config, the secrets file), refusing
+    before reading what is not a regular file: a FIFO would block the run for ever, a device
+    may never end. Raise FileNotFoundError, NotRegularFileError or another OSError."""
+    _refuse_not_regular(path, os.stat(path))
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        _refuse_not_regular(path, os.fstat(handle.fileno()))  # replaced since the stat
+        return handle.read()
+
+
+def _refuse_not_regular(path: Path, status: os.stat_result) -> None:
+    mode = status.st_mode
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise NotRegularFileError(errno.EISDIR, "it is a folder, not a file", str(path))
+    if stat.S_ISFIFO(mode):
+        what = "a named pipe (FIFO)"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        what = "a device"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket"
+    else:
+        what = "something other than a file"
+    raise NotRegularFileError(errno.EINVAL, f"it is {what}, not a regular file", str(path))
+
+
+def read_text_if_exists(path: Path) -> str | None:
+    """Return the text of `path`, or None when it does not exist. Symlinks are not followed."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        if path.is_symlink():
+            message = f"{path}: is a symlink; memwarden does not read through links"
+            raise UnsafePathError(message) from error
+        raise
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError as error:  # a folder: name the path, not the descriptor number
+        raise type(error)(error.errno, error.strerror, str(path)) from None
+
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries (a rename) to disk; a no-op where folders cannot be opened or
+    flushed."""
+    with contextlib.suppress(OSError):
+        flush_folder(path)
+
+
+def flush_folder(path: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries (a rename) to disk. Raise OSError naming it if that fails."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(descriptor)
+    except OSError as error:
+        raise type(error)(error.errno, error.strerror, os.fspath(path)) from None
+    finally:
+        os.close(descriptor)
+
+
+def is_private(path: Path) -> bool:
+    """Return True when only the owner may read or write `path`."""
+    return stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
+
+
+def _refuse_symlink(path: Path) -> Path:
+    if path.is_symlink():
+        raise UnsafePathError(f"{path}: is a symlink; memwarden does not write through links")
+    return path
+
+
+def remove_stale_temp_files(
+    folder: Path, of: Callable[[str], bool] = lambda target: True, now: float | None = None
+) -> list[str]:
+    """Given a folder, delete the temp files memwarden's writers left there (named as
+    `TEMP_NAME` says, for a target name `of` accepts) that are more than an hour old; return
+    their names. Only regular files, never through a link: a folder that is a symlink, or
+    cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
+    if folder.is_symlink():
+        return []
+    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    for entry in entries:
+        match = TEMP_NAME.match(entry.name)
+        if match is None or not of(match["target"]):
+            continue
+        try:
+            if (
+                entry.is_file(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_mtime < cutoff
+            ):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+        except OSError:
+            continue
+    return removed
+
+
+def display_path(path: str) -> str:
+    """Given a path as the OS gave it, return it as text: bytes that are not UTF-8 (which
+    Python carries as lone surrogates) and control characters (a newline would break a
+    Markdown table) become `\\xNN` escapes; other text is returned as it is."""
+    return _UNSAFE_CHARACTERS.sub(_escape, path)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -1,0 +1,379 @@
+"""memwarden's own settings: one schema, three sources, every problem reported at once.
+
+Sources, lowest precedence first: the defaults in the schema (`memwarden.settings`), the TOML file,
+the secrets env file (NAME=VALUE lines in systemd's EnvironmentFile= grammar, mode 0600; see
+`memwarden.settings.envfile`), then the environment (`MEMWARDEN_<SECTION>_<KEY>`). memwarden
+reads the secrets file itself, in every mode (by hand, systemd, launchd, cron): one grammar
+everywhere.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memwarden.fs.files import NotRegularFileError, read_regular_file
+from memwarden.fs.xdg import xdg_home
+from memwarden.process.errors import ConfigError
+from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
+from memwarden.settings.envfile import parse_env_text
+
+ENV_PREFIX = "MEMWARDEN_"
+RESERVED_ENV = frozenset({"MEMWARDEN_CONFIG"})
+RESERVED_ENV_PREFIXES = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
+# Options that are gone: a config that still sets one is told what replaced it.
+_FITTED = (
+    "a handoff now carries every marked item, open task and file path of the conversation, "
+    "then as many recent messages as fit its budget (checkpoint.handoff_max_chars); remove it"
+)
+RETIRED = {
+    "install.stale_multiple": "doctor grades staleness with health.stale_warning_multiple and "
+    "health.stale_critical_multiple",
+    "checkpoint.recent_messages": _FITTED,
+    "checkpoint.max_files": _FITTED,
+    "checkpoint.max_todos": _FITTED,
+    "checkpoint.tail_entries": "a checkpoint reads on from where it read to, whatever the "
+    "transcript's length, and a conversation's recent lines the first time; remove it",
+    "checkpoint.handoff_min_messages": "a handoff carries the conversation across its resets; "
+    "remove it",
+}
+OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTIONS}
+
+
+@dataclass(frozen=True)
+class Section:
+    """The options of one section, read as attributes: `config.checkpoint.staleness_hours`."""
+
+    name: str
+    values: Mapping[str, Any]
+
+    def __getattr__(self, item: str) -> Any:
+        try:
+            return self.values[item]
+        except KeyError:
+            raise AttributeError(f"no option {self.name}.{item}") from None
+
+
+@dataclass(frozen=True)
+class Config:
+    """Effective settings: `values` by dotted key, and where each came from.
+
+    `secrets_environment` holds the other variables the secrets file defines (such as
+    OPENCLAW_GATEWAY_TOKEN): a job sees them as if they were in its environment.
+    """
+
+    values: dict[str, Any]
+    sources: dict[str, str]
+    path: Path | None = None
+    secrets_path: Path | None = None
+    secrets_environment: Mapping[str, str] = field(default_factory=dict, repr=False)
+    _sections: dict[str, Section] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for section in SECTIONS:
+            prefix = section + "."
+            own = {k[len(prefix) :]: v for k, v in self.values.items() if k.startswith(prefix)}
+            self._sections[section] = Section(section, own)
+
+    def __getattr__(self, item: str) -> Section:
+        sections = self.__dict__.get("_sections", {})
+        if item in sections:
+            return sections[item]
+        raise AttributeError(item)
+
+    def get(self, key: str) -> Any:
+        return self.values[key]
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Config:
+        """Return a copy where the given dotted keys (already validated values) win."""
+        values = dict(self.values) | dict(overrides)
+        sources = dict(self.sources) | {key: "command line" for key in overrides}
+        return Config(values, sources, self.path, self.secrets_path, self.secrets_environment)
+
+
+def defaults() -> Config:
+    """Return the configuration made of the schema's defaults alone."""
+    return Config({o.key: o.default for o in ALL_OPTIONS}, {o.key: "default" for o in ALL_OPTIONS})
+
+
+def config_path_for(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """Return the config file to read and whether it must exist (named explicitly)."""
+    if explicit is not None:
+        return explicit.expanduser(), True
+    if env.get("MEMWARDEN_CONFIG"):
+        return Path(env["MEMWARDEN_CONFIG"]).expanduser(), True
+    return xdg_home(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "config.toml", False
+
+
+def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Given an optional `--config` path and the environment, return the effective Config.
+
+    Raise ConfigError listing every problem (unknown keys, bad values, unreadable files), one line
+    each, naming the file or variable and the dotted key.
+    """
+    env = os.environ if env is None else env
+    problems: list[str] = []
+    values = {option.key: option.default for option in ALL_OPTIONS}
+    sources = {option.key: "default" for option in ALL_OPTIONS}
+
+    path, required = config_path_for(explicit, env)
+    if path is not None and (required or path.exists()):
+        _apply_toml(path, values, sources, problems)
+    else:
+        path = None
+
+    secrets_path = _secrets_path(values, env)
+    secret_env: dict[str, str] = {}
+    if secrets_path is not None:
+        secret_env = _read_env_file(secrets_path, problems)
+    _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
+    _apply_env(env, "environment", values, sources, problems)
+    problems += _unknown_time_zone(values, sources)
+
+    if problems:
+        raise ConfigError(problems)
+    others = {name: value for name, value in secret_env.items() if not name.startswith(ENV_PREFIX)}
+    return Config(values, sources, path, secrets_path, others)
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> None:
+    import tomllib  # only when there is a config file
+
+    try:
+        raw = read_regular_file(path)
+    except FileNotFoundError:
+        problems.append(
+            f"{path}: no such config file (create it or drop --config/MEMWARDEN_CONFIG)"
+        )
+        return
+    except NotRegularFileError as error:
+        problems.append(f"{path}: {_reason(error)}; name the TOML file itself")
+        return
+    except OSError as error:
+        problems.append(f"{path}: cannot read: {_reason(error)}")
+        return
+    # TOML 1.0 forbids a byte-order mark, but Windows editors write one: tolerated.
+    bom = len(UTF8_BOM) if raw.startswith(UTF8_BOM) else 0
+    try:
+        data = tomllib.loads(raw[bom:].decode("utf-8"))
+    except UnicodeDecodeError as error:
+        problems.append(f"{path}: not UTF-8 text (byte {bom + error.start + 1}); save it as UTF-8")
+        return
+    except tomllib.TOMLDecodeError as error:
+        problems.append(f"{path}: invalid TOML: {error}")
+        return
+    for section, table in data.items():
+        if section not in SECTIONS:
+            problems.append(f"{path}: {section}: unknown section{_suggest(section, SECTIONS)}")
+            continue
+        if not isinstance(table, dict):
+            problems.append(f"{path}: {section}: expected a [{section}] table")
+            continue
+        for name, raw in table.items():
+            key = f"{section}.{name}"
+            option = OPTIONS_BY_KEY.get(key)
+            if key in RETIRED:
+                problems.append(f"{path}: {key}: no longer an option ({RETIRED[key]})")
+                continue
+            if option is None:
+                problems.append(f"{path}: {key}: unknown option{_suggest(key, OPTIONS_BY_KEY)}")
+                continue
+            try:
+                values[key] = option.coerce(raw)
+                sources[key] = str(path)
+            except ValueError as error:
+                problems.append(f"{path}: {key}: {error}")
+
+
+def _apply_env(
+    env: Mapping[str, str], origin: str, values: dict, sources: dict, problems: list[str]
+) -> None:
+    by_env = {option.env_name: option for option in ALL_OPTIONS}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or name in RESERVED_ENV:
+            continue
+        if name.startswith(RESERVED_ENV_PREFIXES):
+            continue
+        option = by_env.get(name)
+        retired = next((key for key in RETIRED if _env_name(key) == name), None)
+        if retired is not None:
+            problems.append(f"{origin}: {name}: no longer an option ({RETIRED[retired]})")
+            continue
+        if option is None:
+            hint = _suggest(name, by_env)
+            problems.append(f"{origin}: {name}: unknown memwarden variable{hint}")
+            continue
+        try:
+            values[option.key] = option.coerce_text(raw)
+            sources[option.key] = f"{origin} {name}"
+        except ValueError as error:
+            problems.append(f"{origin}: {name} ({option.key}): {error}")
+
+
+def check_files(config: Config) -> None:
+    """Raise ConfigError naming each file option (a template) set to no file memwarden can read.
+
+    Checked by the commands that use those files, not at every load: a template deleted or on a
+    mount not up yet stops the jobs that render, while health (which alerts on their failed
+    runs), doctor and status still run.
+    """
+    problems = _unreadable_files(config.values, config.sources)
+    if problems:
+        raise ConfigError(problems)
+
+
+def _unreadable_files(values: Mapping[str, Any], sources: Mapping[str, str]) -> list[str]:
+    """Return a problem for each `existing_file` option set to what is not a file memwarden can
+    read, naming where it was set: checked once every source is read, so a value overridden by
+    another source is never reported."""
+    problems = []
+    for option in ALL_OPTIONS:
+        value = values[option.key]
+        if not option.existing_file or not value:
+            continue
+        path = Path(value).expanduser()
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            reason = "no such file"
+        except OSError as error:
+            reason = _reason(error)
+        else:
+            if not stat.S_ISREG(info.st_mode):
+                reason = (
+                    "it is a folder, not a file" if stat.S_ISDIR(info.st_mode) else "not a file"
+                )
+            elif not os.access(path, os.R_OK):
+                reason = "memwarden may not read it"
+            else:
+                continue
+        problems.append(
+            f"{_where(option, sources[option.key])}: {reason}: {path} (fix the path, or leave "
+            "it empty for the default)"
+        )
+    return problems
+
+
+def _unknown_time_zone(values: Mapping[str, Any], sources: Mapping[str, str]) -> list[str]:
+    """Return a problem, naming where it was set, for a `general.timezone` that is no known
+    zone. `$TZ` is the C library's, read as it reads it: never a configuration error here (a
+    system without zone files reads `TZ=UTC` well, where Python's zoneinfo would not)."""
+    name = values["general.timezone"].strip()
+    if not name or _known_zone(name):
+        return []
+    option = OPTIONS_BY_KEY["general.timezone"]
+    return [
+        f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
+        "name such as Europe/Paris, or leave it empty for the machine's zone"
+    ]
+
+
+def _known_zone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only when a zone is set
+
+    try:  # as the jobs read it (checkpoint.digest.daily_log.resolve_timezone): a key, never a path
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return False
+    return True
+
+
+def _where(option: Option, source: str) -> str:
+    """Given an option and its source as `load` records it, return the start of a problem
+    line: `file: key` or `origin: VARIABLE (key)`, as the line for a value that does not fit."""
+    origin, _, variable = source.rpartition(" ")
+    if variable == option.env_name:
+        return f"{origin}: {variable} ({option.key})"
+    return f"{source}: {option.key}"
+
+
+def _secrets_path(values: Mapping[str, Any], env: Mapping[str, str]) -> Path | None:
+    configured = env.get("MEMWARDEN_GENERAL_SECRETS_FILE") or values["general.secrets_file"]
+    if configured:
+        return Path(configured).expanduser()
+    candidate = default_secrets_file(env)
+    return candidate if candidate.exists() else None
+
+
+def default_secrets_file(env: Mapping[str, str]) -> Path:
+    """Return where the secrets file is looked for when general.secrets_file is empty."""
+    return xdg_home(env, "XDG_CONFIG_HOME", ".config") / "memwarden" / "secrets.env"
+
+
+def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
+    """Read the secrets file (EnvironmentFile= grammar) that only its owner may read.
+
+    Each line the grammar cannot read as meant is a problem naming the file and the line.
+    """
+    try:
+        info = path.stat()
+        text = read_regular_file(path).decode("utf-8")
+    except FileNotFoundError:
+        problems.append(f"{path}: secrets file not found (create it with mode 0600 or unset it)")
+        return {}
+    except NotRegularFileError as error:
+        problems.append(f"{path}: {_reason(error)}; name the secrets file itself")
+        return {}
+    except OSError as error:
+        problems.append(f"{path}: cannot read the secrets file: {_reason(error)}")
+        return {}
+    except UnicodeDecodeError as error:
+        problems.append(
+            f"{path}: the secrets file is not UTF-8 text (byte {error.start + 1}); save it as UTF-8"
+        )
+        return {}
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        problems.append(f"{path}: secrets file is readable by others; run: chmod 600 {path}")
+        return {}
+    parsed = parse_env_text(text)
+    problems += [f"{path}:{problem.line}: {problem.message}" for problem in parsed.problems]
+    return parsed.values
+
+
+def _reason(error: OSError) -> str:
+    """The reason of an OSError without Python's `[Errno N] … 'path'` dressing."""
+    if error.errno == errno.EISDIR:
+        return "it is a folder, not a file"
+    if isinstance(error, NotRegularFileError):
+        return error.strerror
+    return (error.strerror or str(error)).lower()
+
+
+def _env_name(key: str) -> str:
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
+def _suggest(word: str, choices) -> str:
+    import difflib  # only when there is a mistake to explain
+
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
+    """Return memwarden's storage root: the option, $STATE_DIRECTORY, or XDG state home.
+
+    Each gateway's own folder in it is `memwarden.store.storage.locate`'s answer
+    (JobContext.storage).
+    """
+    return storage_location(config, env)[0]
+
+
+def storage_location(config: Config, env: Mapping[str, str]) -> tuple[Path, str]:
+    """Return memwarden's storage root (as `storage_dir`) and what chose it, for people."""
+    configured = config.get("general.storage_dir")
+    if configured:
+        source = config.sources.get("general.storage_dir", "default")
+        return Path(configured).expanduser(), f"general.storage_dir ({source})"
+    if env.get("STATE_DIRECTORY"):
+        return Path(env["STATE_DIRECTORY"].split(":")[0]), "$STATE_DIRECTORY (systemd)"
+    source = "$XDG_STATE_HOME" if env.get("XDG_STATE_HOME") else "default"
+    return xdg_home(env, "XDG_STATE_HOME", ".local/state") / "memwarden", source

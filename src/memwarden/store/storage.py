@@ -1,0 +1,167 @@
+"""Where memwarden keeps its state: one folder per gateway, under one storage root.
+
+The root is `general.storage_dir`, else `$STATE_DIRECTORY` (systemd), else
+`$XDG_STATE_HOME/memwarden`. A gateway is known by the real path of its state dir. The first
+gateway memwarden writes state for owns the root itself, recorded in `<root>/gateway.json`:
+a single-gateway host keeps the layout it always had, and a root from before per-gateway
+storage (state.db, history/, locks/ directly in it) stays where it is and belongs to the first
+gateway that runs a job after the upgrade. Every other gateway gets
+`<root>/gateways/<name>-<hash>/`, so two gateways on one host (both with an agent `main`) never
+share positions, history, alerts or runs.
+
+Reading never claims: a root nobody owns yet is the storage of whoever asks, until a job that
+writes claims it (`claim`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from memwarden.fs.files import ensure_dir, fsync_dir, remove_stale_temp_files
+from memwarden.process.errors import ConfigError
+
+OWNER_FILE = "gateway.json"
+GATEWAYS_DIR = "gateways"
+_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The storage of one gateway: its folder, the root it is in, and who owns the root.
+
+    `gateway` is the real path of the gateway's state dir; `owner` that of the gateway the root
+    belongs to (None while nobody claimed it).
+    """
+
+    root: Path
+    path: Path
+    gateway: str
+    owner: str | None
+
+    @property
+    def shared_root(self) -> bool:
+        """Whether this gateway's state is the root itself (it owns it, or nobody does yet)."""
+        return self.path == self.root
+
+    def describe(self) -> str:
+        """One line for people: which gateway, which folder."""
+        claim = "" if self.owner is not None or not self.shared_root else " (not claimed yet)"
+        return f"{self.path} (gateway {self.gateway}){claim}"
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "storage_dir": str(self.path),
+            "storage_root": str(self.root),
+            "gateway": self.gateway,
+            "root_owner": self.owner,
+        }
+
+
+def gateway_key(state_dir: Path) -> str:
+    """Given a gateway's state dir, return what identifies it: its real path."""
+    return os.path.realpath(state_dir)
+
+
+def folder_name(gateway: str) -> str:
+    """Given a gateway's key, return its folder under `<root>/gateways/`: readable and unique
+    (`openclaw-3f2a9c1b7d4e` for `/home/alice/.openclaw`)."""
+    readable = _UNSAFE.sub("-", Path(gateway).name.lower()).strip(".-") or "gateway"
+    return f"{readable}-{hashlib.sha256(gateway.encode()).hexdigest()[:12]}"
+
+
+def locate(root: Path, state_dir: Path) -> Storage:
+    """Given the storage root and a gateway's state dir, return that gateway's storage.
+
+    Raise ConfigError if the root's owner record cannot be read.
+    """
+    gateway = gateway_key(state_dir)
+    owner = read_owner(root)
+    if owner is None or owner == gateway:
+        return Storage(root, root, gateway, owner)
+    return Storage(root, root / GATEWAYS_DIR / folder_name(gateway), gateway, owner)
+
+
+def claim(storage: Storage) -> Storage:
+    """Record that the root belongs to this gateway when nobody owns it yet; return the storage
+    to use (another gateway's, if it claimed the root first: then this one gets its folder).
+
+    A gateway whose state dir does not exist (a wrong path, a gateway not set up yet) claims
+    nothing.
+    """
+    if storage.owner is not None or not storage.shared_root or not Path(storage.gateway).is_dir():
+        return storage
+    path = storage.root / OWNER_FILE
+    record = {"state_dir": storage.gateway, "since": datetime.now(UTC).isoformat()}
+    ensure_dir(storage.root)
+    import tempfile  # once per storage root: not worth its import on every run
+
+    remove_stale_temp_files(storage.root, of=lambda target: target == OWNER_FILE)
+    # Written whole beside it, then linked into place: a link fails when the file exists (the
+    # first claim wins), and a process killed part way never leaves a half-written record.
+    descriptor, name = tempfile.mkstemp(prefix=f".{OWNER_FILE}.", suffix=".tmp", dir=storage.root)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(name, path)
+        except FileExistsError:
+            return locate(storage.root, Path(storage.gateway))
+    finally:
+        os.unlink(name)
+    fsync_dir(storage.root)
+    return replace(storage, owner=storage.gateway)
+
+
+def storage_folders(root: Path) -> list[Path]:
+    """Given the storage root, return every gateway's storage folder under it (the root first)."""
+    gateways = root / GATEWAYS_DIR
+    others = sorted(p for p in gateways.iterdir() if p.is_dir()) if gateways.is_dir() else []
+    return [root, *others]
+
+
+def read_owner(root: Path) -> str | None:
+    """Return the gateway the root belongs to, or None when nobody claimed it.
+
+    Raise ConfigError naming the file if it is not an owner record.
+    """
+    path = root / OWNER_FILE
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ConfigError([f"{path}: cannot read: {error.strerror or error}"]) from error
+    try:
+        owner = orjson.loads(raw).get("state_dir")
+    except (orjson.JSONDecodeError, AttributeError):
+        owner = None
+    if not isinstance(owner, str) or not owner:
+        raise ConfigError(
+            [
+                f"{path}: not a record of the gateway whose state is in {root}; write "
+                '{"state_dir": "<that gateway\'s state dir>"} into it'
+            ]
+        )
+    return owner
+
+
+def release_if_empty(root: Path) -> bool:
+    """Remove the root's owner record when it is all the root holds; return whether it did
+    (so an uninstall that leaves nothing else also leaves no folder)."""
+    try:
+        entries = [entry.name for entry in root.iterdir()]
+    except OSError:
+        return False
+    if entries != [OWNER_FILE]:
+        return False
+    (root / OWNER_FILE).unlink(missing_ok=True)
+    return True
