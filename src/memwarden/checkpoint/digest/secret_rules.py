@@ -13,7 +13,7 @@ looks at: no quantified group can match the same characters in two ways, quantif
 open-ended runs stop at characters the run cannot hold, and every lazy or look-ahead scan and
 every run that may be followed by a failing test is bounded (`{0,20}`, `{0,200}`). A try that
 fails never scans past the anchors after it, so a text costs time linear in its length whatever
-it holds (`tests/unit/test_checkpoint_redact_speed.py` scans megabytes built to defeat each
+it holds (`tests/unit/checkpoint/digest/test_redact_speed.py` scans megabytes built to defeat each
 rule). A rule with `near` is tried only within `NEAR_DISTANCE` characters of that literal (an
 AWS secret key next to its masked access key id).
 """
