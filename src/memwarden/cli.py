@@ -22,6 +22,7 @@ from contextlib import ExitStack
 from types import ModuleType
 
 from memwarden import __version__
+from memwarden.fs.resources import docs_dir
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
 from memwarden.jobs.common import (
     CommandLineError,
@@ -155,8 +156,6 @@ def _command_epilog(spec: JobSpec) -> str:
 
 @functools.cache
 def _docs_line() -> str:
-    from memwarden.fs.resources import docs_dir
-
     return f"docs: {docs_dir()}"
 
 
@@ -199,6 +198,7 @@ def _find_command(arguments: Sequence[str]) -> JobSpec | None:
 
 
 def _run(spec: JobSpec, options: argparse.Namespace) -> int:
+    # lazy: --help and --version load no settings
     from memwarden.process.runtime import JobContext
     from memwarden.settings import config as config_module
 
@@ -259,6 +259,7 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
             context.state_problem = context.state_problem or error
     try:
         if spec.renders:  # recorded as the run's failure: health sees the job fail
+            # lazy: --help and --version load no settings
             from memwarden.settings.config import check_files
 
             check_files(context.config)

@@ -17,6 +17,7 @@ def slack_sink(slack: Any) -> AlertSink | None:
     """
     if slack_destination(slack) is None:
         return None
+    # lazy: slack_sdk is imported only when Slack is set
     from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink
 
     timeouts = {
@@ -35,6 +36,7 @@ def alertmanager_sink(alertmanager: Any) -> AlertSink | None:
     set."""
     if alertmanager_destination(alertmanager) is None:
         return None
+    # lazy: httpx is imported only when Alertmanager is set
     from memwarden.alerts.alertmanager import AlertmanagerSink
 
     urls = [url.strip() for url in alertmanager.urls if url.strip()]

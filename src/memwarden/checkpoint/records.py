@@ -104,6 +104,7 @@ class AgentRecord:
 
 
 def _position(text: str | None) -> ReadPosition | None:
+    # lazy: the fast skip reads no position
     from memwarden.openclaw.transcripts import ReadPosition
 
     if not text:

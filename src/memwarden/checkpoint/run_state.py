@@ -9,8 +9,14 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memwarden.agent_memory.handoff_files import handoff_name, main_file_agents
+from memwarden.checkpoint.commit.positions import file_owners, load_agent_records, load_stored
+from memwarden.checkpoint.digest.daily_log import resolve_timezone
+from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.checkpoint.options import Settings
+from memwarden.checkpoint.read.unchanged import settings_key
 from memwarden.checkpoint.records import AgentRecord, StoredSession
+from memwarden.process.locks import memory_lock as history_lock
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.commit.staging import AgentFiles, Writer
@@ -73,8 +79,6 @@ class RunState:
 
     def handoff_name(self, agent: Agent, session_key: str) -> str:
         """Return the file (relative to memory/) the agent's session `session_key` is written to."""
-        from memwarden.agent_memory.handoff_files import handoff_name
-
         owners = self.main_file_agents
         return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
 
@@ -86,8 +90,6 @@ def memory_locks(context: JobContext) -> Callable[[str], AbstractContextManager[
     wait = context.config.history.lock_wait_seconds
 
     def memory_lock(agent_id: str) -> AbstractContextManager[object]:
-        from memwarden.process.locks import memory_lock as history_lock
-
         return history_lock(lock_folder, agent_id, wait)
 
     return memory_lock
@@ -100,12 +102,6 @@ def build_run_state(
 
     Raise ConfigError if the redaction patterns or the time zone are invalid.
     """
-    from memwarden.agent_memory.handoff_files import main_file_agents
-    from memwarden.checkpoint.commit.positions import file_owners, load_agent_records, load_stored
-    from memwarden.checkpoint.digest.daily_log import resolve_timezone
-    from memwarden.checkpoint.digest.redact import build_redactor
-    from memwarden.checkpoint.read.unchanged import settings_key
-
     section = context.config.checkpoint
     stored = load_stored(context.state)
     timezone = context.config.general.timezone

@@ -17,6 +17,7 @@ from memwarden.checkpoint.digest.daily_log import local
 from memwarden.checkpoint.render.values import daily_header
 from memwarden.compactions.assessment import Assessment
 from memwarden.fs.files import atomic_append, ensure_dir, read_text_if_exists
+from memwarden.fs.templating import render
 from memwarden.process.errors import UnsafePathError
 
 SECTION_TEMPLATE = "compactions/lost_items.md.j2"
@@ -42,8 +43,6 @@ def render_section(
     assessment: Assessment, session_key: str, zone: tzinfo | None, fallback: datetime
 ) -> str:
     """Given a lossy compaction, return the daily-log section listing its lost items."""
-    from memwarden.fs.templating import render
-
     moment = local(assessment.compacted_at or fallback, zone)
     return render(
         SECTION_TEMPLATE,

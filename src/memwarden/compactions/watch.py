@@ -26,9 +26,14 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memwarden.checkpoint.digest.daily_log import resolve_timezone
+from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.compactions import ledger
+from memwarden.openclaw import sqlite_ro
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
+from memwarden.process.locks import memory_lock
+from memwarden.process.runtime import Problem
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.digest.redact import Redactor
@@ -135,7 +140,6 @@ class _Watcher:
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         if self.dry_run:
             return nullcontext()
-        from memwarden.process.locks import memory_lock
 
         folder = self.context.storage_dir / "locks"
         return memory_lock(folder, agent_id, self.context.config.history.lock_wait_seconds)
@@ -161,8 +165,6 @@ def watch_compactions(
         report = WatchReport()
     if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
         return report
-    from memwarden.checkpoint.digest.daily_log import resolve_timezone
-    from memwarden.checkpoint.digest.redact import build_redactor
 
     section = context.config.checkpoint
     watcher = _Watcher(
@@ -184,8 +186,6 @@ def watch_compactions(
                 f"compaction watch of agent {agent.id} failed: {describe_error(error)}"
             )
         finally:
-            from memwarden.openclaw import sqlite_ro
-
             sqlite_ro.close(agent.sqlite_path)
     return report
 
@@ -203,8 +203,6 @@ def watch_into(
     `compactions` in --json, a line each for people, a warning line per lossy compaction (so
     a quiet timer's log names it) and a problem per failure (exit 1); return the report.
     `watched`: the report of a run that watched its agents already (in batches)."""
-    from memwarden.process.runtime import Problem
-
     report = watched or watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
     result.data["compactions"] = report.to_json()
     result.lines += [f"  {found.again_line(dry_run)}" for found in report.again]
@@ -241,9 +239,11 @@ def _watch_agent(
     report: WatchReport,
     known: Sequence[SessionRecord] | None = None,
 ) -> None:
+    # lazy: only an agent with new lines is watched
     from memwarden.openclaw.transcripts import read_to_end
 
     if known is None:
+        # lazy: only an agent with new lines is watched
         from memwarden.openclaw.sessions import load_sessions
 
         known = load_sessions(agent, [], automation=False)
@@ -282,6 +282,7 @@ def _quiet_in_database(
 ) -> frozenset[str]:
     """The keys of the SQLite conversations whose transcript has no row past the position the
     watch stored."""
+    # lazy: only an agent with new lines is watched
     from memwarden.openclaw.transcripts import all_read_to_end
 
     known = [
@@ -304,6 +305,7 @@ def _watch_session(
 ) -> None:
     """Watch one conversation from `stored`, its stored session id and read position (None:
     first sight)."""
+    # lazy: only an agent with new lines is watched
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
 
     state = watcher.context.state
@@ -346,6 +348,7 @@ def _watch_transcript(
 ) -> tuple[ReadPosition | None, bool]:
     """Settle the new compactions of one transcript; return the position to store (None: keep
     the old one, something failed or nothing was read) and whether every one was settled."""
+    # lazy: only an agent with new lines is watched
     from memwarden.compactions.spans import compacted_spans
     from memwarden.openclaw.entries import Compaction
     from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
@@ -386,6 +389,7 @@ def _settle(
     entry_id: str,
 ) -> Found:
     """Assess one new compaction, keep its lost items and record it; never raises."""
+    # lazy: only a new compaction is assessed and kept
     from memwarden.compactions.assessment import assess
     from memwarden.compactions.keep import keep_lost
 
@@ -427,6 +431,7 @@ def _keep_again(
 ) -> None:
     """Write again the lost items of the agent's compactions whose daily log was rewound, from
     the ledger (the transcript is not read again), and record where they are."""
+    # lazy: only a rewound daily log is written again
     from memwarden.compactions.keep import keep_lost
 
     for row in ledger.to_keep_again(watcher.context.state, agent.id, session_key):
@@ -458,6 +463,7 @@ def _keep_again(
 def recorded_assessment(row: ledger.Recorded) -> Assessment:
     """Return the assessment of a recorded compaction as the ledger keeps it (its lost items,
     not the others)."""
+    # lazy: only a recorded compaction is read back
     from memwarden.compactions.assessment import Assessment
     from memwarden.compactions.items import Item
 
@@ -480,6 +486,7 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
 def _reset_archives(agent: Agent, session_id: str) -> list[Path]:
     if agent.era != "file":
         return []
+    # lazy: only a new compaction looks for reset archives
     from memwarden.openclaw.sessions import reset_archives
 
     return reset_archives(agent.sessions_dir, session_id)

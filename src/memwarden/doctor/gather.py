@@ -8,6 +8,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from memwarden.agent_memory.handoff_files import main_file_agents, read_handoffs
 from memwarden.doctor.alerting import check_alert_destination
 from memwarden.doctor.bootstrap import check_bootstrap
 from memwarden.doctor.finding import Finding
@@ -25,9 +26,15 @@ from memwarden.gateway_hooks.shipped import (
     outdated_files,
     settings_executable,
 )
-from memwarden.indexing.manifest import INDEX_PATH
+from memwarden.indexing.manifest import INDEX_PATH, choose_handoffs
 from memwarden.openclaw.agents import Agent, not_a_folder
 from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
+from memwarden.openclaw.gateway import (
+    GatewayAuthError,
+    GatewayClient,
+    GatewayError,
+    resolve_endpoint,
+)
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
     hook_selection,
@@ -209,9 +216,6 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
 
 def bootstrap(deployment: Deployment) -> list[Finding]:
     """Check each workspace's injected files (INDEX.md, every handoff) against its caps."""
-    from memwarden.agent_memory.handoff_files import main_file_agents, read_handoffs
-    from memwarden.indexing.manifest import choose_handoffs
-
     keeping_main_file = main_file_agents(deployment.agents)
     findings = []
     seen: set[Path] = set()
@@ -393,13 +397,6 @@ def _add(facts: list[PathFacts], key: str, label: str, path: Path, kind) -> None
 
 def gateway_reachable(context: JobContext, deployment: Deployment | None) -> list[Finding]:
     """Connect to the gateway with memwarden's token (the connect handshake checks it)."""
-    from memwarden.openclaw.gateway import (
-        GatewayAuthError,
-        GatewayClient,
-        GatewayError,
-        resolve_endpoint,
-    )
-
     url, token = resolve_endpoint(context.config, deployment, context.env)
     token_line = (
         f"MEMWARDEN_GATEWAY_TOKEN=<the gateway token>   (a line in {secrets_file_path(context)})"

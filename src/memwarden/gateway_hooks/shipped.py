@@ -10,8 +10,10 @@ from pathlib import Path
 import orjson
 
 import memwarden
+from memwarden.health.deliveries import FOLDER
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext
+from memwarden.scheduling.host import pinned_environment
 
 HOOK_NAMES = ("memory-index-inject", "session-summary")
 HOOK_FILES = ("HOOK.md", "handler.js")
@@ -72,9 +74,6 @@ def hook_settings(context: JobContext, executable: Path) -> bytes:
     timers get (`pinned_environment`: never a secret), so a run a hook starts uses the storage,
     secrets file and folders the timers use; and the folder of the bootstrap hook's delivery
     receipts, `<storage>/deliveries`, which health reads."""
-    from memwarden.health.deliveries import FOLDER
-    from memwarden.scheduling.host import pinned_environment
-
     environment = pinned_environment(
         context.env,
         storage_dir=context.storage.root,

@@ -6,6 +6,7 @@ import socket
 from urllib.parse import urlsplit
 
 from memwarden.health.checks import HealthInputs
+from memwarden.health.checks.gateway import gateway_base_url, is_loopback_url
 
 
 def gateway_name(inputs: HealthInputs) -> str:
@@ -18,7 +19,6 @@ def gateway_name(inputs: HealthInputs) -> str:
     configured = inputs.health.gateway_name.strip()
     if configured:
         return configured
-    from memwarden.health.checks.gateway import gateway_base_url, is_loopback_url
 
     base_url = gateway_base_url(inputs)
     parts = urlsplit(base_url)

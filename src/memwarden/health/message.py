@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from memwarden.fs.templating import render
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState, Notice
 from memwarden.health.store import NewMessage
@@ -83,7 +84,6 @@ def build_message(
         "mention": mention.strip() if critical else "",
         "escape": slack_escape,
     }
-    from memwarden.fs.templating import render  # jinja2 is imported only when there is news
 
     text = render("health/alert.txt.j2", **values)
     notice_json = [notice.to_json() for notice in notices]
@@ -159,8 +159,6 @@ def _item(notice: Notice, now: datetime) -> Item:
 
 
 def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
-    from memwarden.fs.templating import render
-
     header = render("health/alert_header.txt.j2", **values).strip()
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _cut(header, HEADER_LIMIT)}}
@@ -178,8 +176,6 @@ def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _section_block(section: Section) -> dict[str, Any]:
     """One Slack section: as many whole items as fit in Slack's limit, then how many more."""
-    from memwarden.fs.templating import render
-
     lines = [
         _cut(
             render("health/alert_item.mrkdwn.j2", item=item, escape=slack_escape).strip(),

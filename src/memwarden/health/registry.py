@@ -5,28 +5,27 @@ Apart from `memwarden.health.checks`, whose modules import what they share from 
 
 from __future__ import annotations
 
-from memwarden.health.checks import Check
+from memwarden.health.checks import (
+    Check,
+    bootstrap_budget,
+    compactions,
+    config_drift,
+    context,
+    cron,
+    deliveries,
+    disk,
+    gateway,
+    jobs,
+    memory_files,
+    memory_rewrite,
+    process,
+    state_dir,
+    volume,
+)
 
 
 def registry() -> list[Check]:
     """Return every check, in the order people read them (gateway first)."""
-    from memwarden.health.checks import (
-        bootstrap_budget,
-        compactions,
-        config_drift,
-        context,
-        cron,
-        deliveries,
-        disk,
-        gateway,
-        jobs,
-        memory_files,
-        memory_rewrite,
-        process,
-        state_dir,
-        volume,
-    )
-
     return [
         Check(state_dir.KEY, state_dir.check_state_dir),
         Check("gateway", gateway.check_gateway),

@@ -24,11 +24,30 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.health.model import critical
+from memwarden.alerts import AlertMessage, alertmanager_destination, slack_destination
+from memwarden.alerts.sinks import alertmanager_sink, slack_sink
+from memwarden.fs.templating import render
+from memwarden.health import alerting, feed_store, store
+from memwarden.health.alert_labels import Identity
+from memwarden.health.alerting import AlertSettings
+from memwarden.health.checks import HealthInputs, is_disabled, run_checks
+from memwarden.health.checks.memory_rewrite import grade_snapshots
+from memwarden.health.feed import alerts_to_send, decide_feed
+from memwarden.health.identity import gateway_name
+from memwarden.health.metrics.exposition import check_metrics_target, render_metrics, write_metrics
+from memwarden.health.metrics.families import FAMILIES
+from memwarden.health.metrics.sources import MetricSources
+from memwarden.health.model import Status, critical
+from memwarden.health.registry import registry
+from memwarden.history.plan import SnapshotRequest
+from memwarden.history.snapshots import snapshot_agents
 from memwarden.process.errors import (
     EXIT_FAILURES,
     EXIT_USAGE,
+    ConfigError,
+    GatewayConfigError,
     GatewayNotFound,
+    LockHeld,
     MemwardenError,
     StateError,
 )
@@ -36,8 +55,7 @@ from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.store.state import UnavailableState
 
 if TYPE_CHECKING:
-    from memwarden.health.alerting import AlertSettings, Delivery
-    from memwarden.health.checks import HealthInputs
+    from memwarden.health.alerting import Delivery
     from memwarden.health.model import CheckResult
     from memwarden.health.policy import AlertPlan
     from memwarden.health.store import NewMessage
@@ -59,11 +77,6 @@ class HealthOptions:
 
 def run_health(context: JobContext, options: HealthOptions) -> JobResult:
     """Run the checks, alert on what changed, write the metrics file; return the result."""
-    from memwarden.alerts import alertmanager_destination, slack_destination
-    from memwarden.health.checks import HealthInputs, is_disabled, run_checks
-    from memwarden.health.model import Status
-    from memwarden.health.registry import registry
-
     config = context.config
     # A misconfigured destination stops the run before any check.
     destination = slack_destination(config.slack)
@@ -128,8 +141,6 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
 def _missing_gateway(context: JobContext) -> GatewayNotFound | None:
     """Return the error saying no gateway lives in the state dir, or None when one does (an
     unreadable gateway config is left to the checks, which report it)."""
-    from memwarden.process.errors import GatewayConfigError
-
     try:
         context.deployment  # noqa: B018 - discovered once here, then shared with the checks
     except GatewayNotFound as error:
@@ -141,8 +152,6 @@ def _missing_gateway(context: JobContext) -> GatewayNotFound | None:
 
 def _check_problems(results: list[CheckResult], skip: set[str]) -> list[Problem]:
     """Return one problem line per check that is not ok, at its level (for -q and --json)."""
-    from memwarden.health.model import Status
-
     levels = {Status.CRITICAL: logging.CRITICAL, Status.WARNING: logging.WARNING}
     return [
         Problem(f"health {r.key}: {r.message}", levels[r.status])
@@ -161,10 +170,6 @@ def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult
     """
     if dry_run or context.state_problem is not None or not context.config.history.enabled:
         return []
-    from memwarden.health.checks.memory_rewrite import grade_snapshots
-    from memwarden.history.plan import SnapshotRequest
-    from memwarden.history.snapshots import snapshot_agents
-    from memwarden.process.errors import LockHeld, MemwardenError
 
     try:
         # Never a workspace memwarden refuses.
@@ -192,9 +197,6 @@ def _alerts(
 ) -> tuple[dict[str, Any], AlertPlan | None]:
     """Decide, store and deliver this run's Slack alerts (or say what would be done); return the
     alerts part of the JSON document and the plan (None under --no-alert)."""
-    from memwarden.alerts.sinks import slack_sink
-    from memwarden.health import alerting, store
-
     state = context.state
     if options.no_alert:
         result.lines.append("alerts: not evaluated (--no-alert)")
@@ -239,11 +241,6 @@ def _forward(
     """Tell Alertmanager (`destination`: its description, the lifetime of an open alert) about
     every open check and every undelivered resolution (or say what would be told); return the
     Alertmanager part of the JSON document."""
-    from memwarden.alerts.sinks import alertmanager_sink
-    from memwarden.health import feed_store
-    from memwarden.health.alert_labels import Identity
-    from memwarden.health.identity import gateway_name
-
     config = context.config
     forward_to, lifetime = destination
     bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
@@ -281,8 +278,6 @@ def _forward(
 
 
 def _alert_settings(context: JobContext, send_resolved: bool) -> AlertSettings:
-    from memwarden.health.alerting import AlertSettings
-
     slack = context.config.slack
     return AlertSettings(
         cooldown=timedelta(minutes=slack.cooldown_minutes),
@@ -313,9 +308,6 @@ def _alerts_without_state(
     """memwarden's state cannot be written (disk full, locked): alert all the same, straight
     through the sinks (Slack, Alertmanager), reusing the alert state when it can still be
     read; return the alerts part of the JSON document."""
-    from memwarden.alerts.sinks import slack_sink
-    from memwarden.health import alerting, store
-
     problem = context.state_problem
     result.problems.append(
         f"health cannot record its state ({problem.message}); alerts go out without their "
@@ -364,12 +356,6 @@ def _forward_without_state(
 ) -> dict[str, Any]:
     """Post every open check to Alertmanager, recording nothing (its state cannot be written):
     Alertmanager merges what it already has, so re-sending every run is what it expects."""
-    from memwarden.alerts import AlertMessage
-    from memwarden.alerts.sinks import alertmanager_sink
-    from memwarden.health.alert_labels import Identity
-    from memwarden.health.feed import alerts_to_send, decide_feed
-    from memwarden.health.identity import gateway_name
-
     config = context.config
     forward_to, lifetime = forwarding
     bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
@@ -410,8 +396,6 @@ def alert_lifetime(config: Any) -> timedelta:
     """Given the settings, return how long an open alert lives in Alertmanager without being
     sent again: `alertmanager.resolve_timeout_minutes`, else three health intervals. Raise
     ConfigError if it is not longer than the health interval (open alerts would flap)."""
-    from memwarden.process.errors import ConfigError
-
     interval = config.schedule.health_minutes
     minutes = config.alertmanager.resolve_timeout_minutes or 3 * interval
     if minutes <= interval:
@@ -481,15 +465,6 @@ def _metrics(
     result: JobResult,
 ) -> bool:
     """Write the metrics textfile when one is configured; return False if writing failed."""
-    from memwarden.health.identity import gateway_name
-    from memwarden.health.metrics.exposition import (
-        check_metrics_target,
-        render_metrics,
-        write_metrics,
-    )
-    from memwarden.health.metrics.families import FAMILIES
-    from memwarden.health.metrics.sources import MetricSources
-
     configured = context.config.health.metrics_file
     if not configured:
         return True
@@ -528,7 +503,5 @@ def _metrics(
 
 
 def _table(results: list[CheckResult]) -> list[str]:
-    from memwarden.fs.templating import render
-
     width = min(max((len(r.key) for r in results), default=5), 32)
     return render("health/table.txt.j2", results=results, width=width).splitlines()

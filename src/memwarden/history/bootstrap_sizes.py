@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from memwarden.history.scan import read_file
+from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
 from memwarden.store.state import StateDB
 
 # One agent's recorded lengths over time: [(snapshot time, {path: characters})], oldest first.
@@ -35,12 +36,9 @@ def measure(
 
     Raise OSError or UnsafePathError if such a file cannot be read.
     """
-    from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
-
     paths = sorted(set(current).intersection(GATEWAY_BOOTSTRAP))
     if not paths:
         return {}  # memory/ files alone: nothing to measure, nothing to look up
-    from memwarden.openclaw.bootstrap import js_length
 
     recorded_lengths = carried() if any(path not in contents for path in paths) else None
     lengths = {}

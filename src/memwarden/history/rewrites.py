@@ -68,6 +68,7 @@ def find_rewrites(
 ) -> dict[str, Rewrite]:
     """Given the old bytes of guarded files and their new bytes (None: removed), return the
     destructive rewrites by path."""
+    # lazy: the rule is loaded only when a guarded root file changed (rarely)
     from memwarden.history.guard import assess, read_shape
 
     found = {}

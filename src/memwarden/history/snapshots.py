@@ -16,23 +16,19 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.manifest import save_manifests
 from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
-from memwarden.history.rewrites import EVENT, guarded_paths
+from memwarden.history.rewrites import EVENT, RewriteFinding, find_rewrites, guarded_paths
 from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
 from memwarden.openclaw.agents import Agent
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext
-
-if TYPE_CHECKING:
-    from memwarden.history.rewrites import RewriteFinding
 
 __all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
 
@@ -239,9 +235,6 @@ def _rewrites(
             wanted[plan.agent_id] = paths
     if not wanted:
         return {}
-    # The rule is loaded only when a guarded root file changed (rarely: most runs change memory/).
-    from memwarden.history.rewrites import RewriteFinding, find_rewrites
-
     previous = {plan.agent_id: plan.previous for plan in plans if plan.previous is not None}
     blobs = store.blobs(previous[a].shas[p] for a, paths in wanted.items() for p in paths)
     by_agent = {plan.agent_id: plan for plan in plans}

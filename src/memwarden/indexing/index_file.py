@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 import memwarden
+from memwarden.fs.templating import render
 from memwarden.indexing.catalog import (
     ABBREVIATIONS,
     Catalog,
@@ -31,6 +32,7 @@ from memwarden.indexing.catalog import (
     format_size,
 )
 from memwarden.indexing.categories import Category
+from memwarden.indexing.index_text import index_text
 from memwarden.indexing.markers import MARKERS, MEANINGS
 from memwarden.indexing.scan import FileStat
 from memwarden.process.errors import MemwardenError
@@ -141,12 +143,8 @@ def render_catalog(
         }
 
     if not template_path:
-        from memwarden.indexing.index_text import index_text
-
         return fit(categories, cap, lambda *shown: index_text(**values(*shown)))
     import jinja2  # only for an operator's template
-
-    from memwarden.fs.templating import render
 
     def render_views(views: list[CategoryView], plan: Plan, notes: list[str]) -> str:
         text = render(TEMPLATE, template_path, **values(views, plan, notes))

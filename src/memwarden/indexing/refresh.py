@@ -21,10 +21,12 @@ from memwarden.fs.files import (
     read_text_if_exists,
     remove_stale_temp_files,
 )
+from memwarden.history.snapshots import snapshot
 from memwarden.indexing.bootstrap import refresh_manifest
 from memwarden.indexing.manifest import INDEX_PATH
+from memwarden.indexing.markers import MARKERS
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
-from memwarden.indexing.scan import FileStat, scan_pool
+from memwarden.indexing.scan import FileStat, collect_facts, scan_pool
 from memwarden.indexing.targets import Target, agent_targets
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.process import stopping
@@ -60,6 +62,7 @@ class RunShared:
 
     @cached_property
     def _parsed(self) -> tuple[list[Rule], dict[str, str]]:
+        # lazy: only a pool over index.threshold_kb builds INDEX.md
         from memwarden.indexing.categories import parse_rules
 
         return parse_rules(self.categories)
@@ -74,6 +77,7 @@ class RunShared:
 
     @cached_property
     def generated(self) -> str:
+        # lazy: only a pool over index.threshold_kb builds INDEX.md
         from memwarden.indexing.index_file import generated_text
 
         return generated_text(self.now)
@@ -178,6 +182,7 @@ def index_workspace(
     if outcome.size < context.config.index.threshold_kb * 1024 and not force:
         outcome.status = "below_threshold"
     elif not write_index:
+        # lazy: only a pool over index.threshold_kb reads INDEX.md
         from memwarden.indexing.index_file import is_ours
 
         outcome.status = "left_as_is"
@@ -218,6 +223,7 @@ def _write_index(
 ) -> None:
     """Write INDEX.md when it changed apart from its time, taking over one made by the
     reference script (kept in history first). Raise IndexWriteRefused for another foreign one."""
+    # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.facts_cache import store_output
     from memwarden.indexing.index_file import (
         inputs_digest,
@@ -264,6 +270,7 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
     Raise IndexWriteRefused when no agent uses the workspace, MemwardenError if the snapshot
     fails: either way the file is left as it is.
     """
+    # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.index_file import REFERENCE_GENERATOR
 
     index_path = target.workspace / INDEX_PATH
@@ -276,7 +283,6 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
         )
     if dry_run:
         return f"would keep it in agent {agent.id}'s memory history first"
-    from memwarden.history.snapshots import snapshot
 
     taken = snapshot(context, agent, "pre-migrate")
     if taken is None:
@@ -295,6 +301,7 @@ def _reuse_last(
     context: JobContext, real: str, inputs: str, current: str | None, outcome: Outcome
 ) -> bool:
     """Return True (and fill `outcome`) when INDEX.md is the one last made from these inputs."""
+    # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.facts_cache import load_output
     from memwarden.indexing.index_file import text_digest
 
@@ -317,11 +324,10 @@ def _build(
     outcome: Outcome,
 ) -> str:
     """Read the facts, render the catalog; fill `outcome`; return the text."""
+    # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.catalog import Totals
     from memwarden.indexing.categories import categorize
     from memwarden.indexing.index_file import render_catalog
-    from memwarden.indexing.markers import MARKERS
-    from memwarden.indexing.scan import collect_facts
 
     update = collect_facts(target.workspace / "memory", stats)
     totals = Totals.of(update.facts)

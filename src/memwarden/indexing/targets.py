@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.fs.files import real_path
+from memwarden.openclaw.agents import lost_workspace, unsafe_folder
+from memwarden.openclaw.paths import resolve_home
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext
 
@@ -43,8 +45,6 @@ def agent_targets(
     """Given agents, return their workspaces deduplicated by real path, in agent order. Each
     target names every agent of the deployment that shares its workspace (in config order),
     not only those given: the manifest is the workspace's, for all of them."""
-    from memwarden.openclaw.agents import lost_workspace
-
     wanted = dict.fromkeys(agent.real_workspace for agent in agents)
     sharing = {agent.id: agent for agent in deployment.agents if agent.real_workspace in wanted}
     sharing.update({agent.id: agent for agent in agents if agent.id not in sharing})
@@ -83,8 +83,6 @@ def workspace_targets(
         real = agent.real_workspace
         if real in by_real:
             by_real[real].append(agent)
-    from memwarden.openclaw.agents import unsafe_folder
-    from memwarden.openclaw.paths import resolve_home
 
     home_real = real_path(resolve_home(context.env))
     refused = [

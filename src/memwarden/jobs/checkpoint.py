@@ -16,7 +16,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from memwarden.jobs.common import add_agent_filter, add_dry_run
+from memwarden.checkpoint.run.job import checkpoint_run
+from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents, writable
+from memwarden.openclaw.keys import classify
+from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
@@ -54,9 +57,6 @@ def lock_name(options: argparse.Namespace) -> str | None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
-    from memwarden.checkpoint.run.job import checkpoint_run
-    from memwarden.jobs.common import select_agents
-
     force, dry_run = bool(options.force), bool(options.dry_run)
     if options.session:
         agent, session = _find_session(context, options.session, options.agent)
@@ -69,10 +69,8 @@ def _find_session(
     context: JobContext, key: str, agent_ids: list[str] | None
 ) -> tuple[Agent, SessionRecord]:
     """Return the agent and record of session `key`. Raise UsageError if there is none."""
-    from memwarden.jobs.common import select_agents, writable
-    from memwarden.openclaw.keys import classify
+    # lazy: only `--session` reads a store here
     from memwarden.openclaw.sessions import load_sessions
-    from memwarden.process.errors import UsageError
 
     deployment = context.deployment
     info = classify(key)

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from memwarden.fs.resources import docs_dir
+from memwarden.jobs import BY_NAME
 from memwarden.process.errors import MemwardenError, UsageError
 
 if TYPE_CHECKING:
@@ -150,9 +152,6 @@ def add_verb(verbs: argparse._SubParsersAction, name: str, summary: str) -> argp
 def verb_epilog(prog: str) -> str:
     """Given a sub-command's program line (`memwarden history rewind`), return the end of its
     `--help`: the command's examples that use it, and the docs folder."""
-    from memwarden.fs.resources import docs_dir
-    from memwarden.jobs import BY_NAME
-
     words = prog.split()
     spec = BY_NAME.get(words[1]) if len(words) > 1 else None
     mine = [e for e in (spec.examples if spec else ()) if f"{e} ".startswith(f"{prog} ")]

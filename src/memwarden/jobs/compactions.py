@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
+from memwarden.compactions.ledger import recorded, totals
+from memwarden.health.checks.compactions import lost_text
 from memwarden.jobs.common import positive_int, require_known_agents
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -28,9 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.compactions.ledger import recorded, totals
-    from memwarden.health.checks.compactions import lost_text
-
     if options.agent:
         require_known_agents(
             options.agent,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.scheduling.completion import SHELLS
+from memwarden.scheduling.completion import SHELLS, script
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +17,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.scheduling.completion import script
-
     text = script(options.shell, context.parser())
     return JobResult("completion", data={"shell": options.shell, "script": text}, lines=[text])

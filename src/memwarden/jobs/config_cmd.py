@@ -11,7 +11,11 @@ import argparse
 from pathlib import Path
 
 from memwarden.jobs.common import add_verb
+from memwarden.process.errors import GatewayConfigError, GatewayNotFound
 from memwarden.process.runtime import JobContext, JobResult
+from memwarden.scheduling.spec import secrets_file_path
+from memwarden.settings import ALL_OPTIONS, render
+from memwarden.settings.config import check_files, storage_location
 
 IN_USE_LABELS = {
     "config_file": "config file",
@@ -31,8 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.settings import ALL_OPTIONS, render
-
     result = JobResult("config")
     config = context.config
     if options.verb == "show":
@@ -54,8 +56,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
-        from memwarden.settings.config import check_files
-
         check_files(config)
         deployment = context.deployment
         secrets = config.secrets_path
@@ -78,10 +78,8 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 def values_in_use(context: JobContext, options: argparse.Namespace) -> dict[str, tuple[str, str]]:
     """Return, by name, each value memwarden works out and uses, with what chose it."""
+    # lazy: websockets is imported only by `config show`
     from memwarden.openclaw.gateway import endpoint_source, resolve_endpoint
-    from memwarden.process.errors import GatewayConfigError, GatewayNotFound
-    from memwarden.scheduling.spec import secrets_file_path
-    from memwarden.settings.config import storage_location
 
     config, env = context.config, context.env
     state_dir, state_source = context.gateway_state_location

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+from memwarden.doctor.finding import counts, needs_action, ordered
+from memwarden.doctor.gather import run_checks
 from memwarden.process.errors import EXIT_FAILURES
 from memwarden.process.runtime import JobContext, JobResult, Problem
 
@@ -34,9 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.doctor.finding import counts, needs_action, ordered
-    from memwarden.doctor.gather import run_checks
-
     findings = ordered(run_checks(context, check_gateway=not options.skip_gateway))
     tally = counts(findings)
     shown = [

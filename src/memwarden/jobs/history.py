@@ -6,6 +6,9 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from memwarden.fs.files import read_text_if_exists
+from memwarden.history.browse import diff, find_snapshot, list_snapshots, snapshot_listing
+from memwarden.history.retention import prune
 from memwarden.jobs.common import (
     add_agent_filter,
     add_dry_run,
@@ -92,8 +95,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history.browse import list_snapshots
-
     require_known_agents(
         options.agent,
         (agent.id for agent in context.deployment.agents),
@@ -111,8 +112,6 @@ def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history.browse import find_snapshot, snapshot_listing
-
     snapshot = find_snapshot(context, options.id)
     files = snapshot_listing(context, snapshot)
     result = JobResult("history")
@@ -142,8 +141,6 @@ def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _diff(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history.browse import diff
-
     report = diff(context, options.id, options.id2, options.path)
     result = JobResult("history", data=report.to_json())
     target = f"snapshot {report.to.id}" if report.to else "the current files"
@@ -156,6 +153,7 @@ def _diff(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _snapshot(context: JobContext, options: argparse.Namespace) -> JobResult:
+    # lazy: only `history snapshot` loads the snapshot machinery
     from memwarden.history.plan import SnapshotRequest
     from memwarden.history.snapshots import snapshot_agents
 
@@ -197,6 +195,7 @@ def _covers(snapshot) -> str:
 
 
 def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
+    # lazy: only a rewind loads what a rewind does
     from memwarden.history.rewind import rewind
 
     after = _AfterRewind(context)
@@ -232,7 +231,7 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
 def _foreign_index(agent: Agent) -> bool:
     """Return True when the agent's memory/INDEX.md is not memwarden's: one a rewind brought
     back (generate-memory-index.sh's, kept before memwarden took it over) stays as it is."""
-    from memwarden.fs.files import read_text_if_exists
+    # lazy: only a rewind loads what a rewind does
     from memwarden.indexing.index_file import is_ours
     from memwarden.indexing.manifest import INDEX_PATH
 
@@ -256,6 +255,7 @@ class _AfterRewind:
     def forget(
         self, state: StateDB, agent_id: str, paths: Sequence[str], marks: Marks | None
     ) -> None:
+        # lazy: only a rewind loads what a rewind does
         from memwarden.checkpoint.commit.rewound import forget_rewound
         from memwarden.compactions.ledger import forget_kept
 
@@ -263,12 +263,14 @@ class _AfterRewind:
         forget_kept(state, agent_id, paths)  # the compaction watch writes its lost items again
         agent = self.context.deployment.agent(agent_id)
         if agent is not None and any(path.startswith("memory/") for path in paths):
+            # lazy: only a rewind loads what a rewind does
             from memwarden.indexing.refresh import index_agents
 
             rebuild = self.context.config.index.after_checkpoint and not _foreign_index(agent)
             self.indexed = index_agents(self.context, [agent], write_index=rebuild)
 
     def index_lines(self) -> list[str]:
+        # lazy: only a rewind loads what a rewind does
         from memwarden.indexing.outcome import Outcome, describe
 
         return [describe(Outcome(**item)) for item in self.indexed or []]
@@ -293,8 +295,6 @@ def _undo_line(report) -> str:
 
 
 def _prune(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.history.retention import prune
-
     result = prune(context, dry_run=options.dry_run)
     result.lines = result.lines or [NO_SNAPSHOTS]
     return result

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memwarden.history.plan import SnapshotRequest
+from memwarden.history.snapshots import snapshot_agents
 from memwarden.indexing.outcome import Outcome, job_result
 from memwarden.indexing.refresh import JOB, index_targets
 from memwarden.indexing.targets import Target, agent_targets, workspace_targets
@@ -59,8 +61,6 @@ def _snapshot(context: JobContext, targets: list[Target], outcomes: list[Outcome
     files between two checkpoints is caught; return one problem line per agent that failed."""
     if not context.config.history.enabled:
         return []
-    from memwarden.history.plan import SnapshotRequest
-    from memwarden.history.snapshots import snapshot_agents
 
     indexed = {
         agent_id

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import argparse
 
+from memwarden.gateway_hooks.install import install_hooks
 from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.process.runtime import JobContext, JobResult
+from memwarden.scheduling.completion_files import install_completion
+from memwarden.scheduling.host import choose_target, gather_host_facts
+from memwarden.scheduling.installer import install
 
 TARGETS = {
     "systemd": "install systemd user units: a oneshot service and a timer per job (Linux)",
@@ -31,15 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if options.target == "hooks":
-        from memwarden.gateway_hooks.install import install_hooks
-
         return install_hooks(context, options.dry_run)
     if options.target == "completion":
-        from memwarden.scheduling.completion_files import install_completion
-
         return install_completion(context, options.dry_run)
-    from memwarden.scheduling.host import choose_target, gather_host_facts
-    from memwarden.scheduling.installer import install
 
     target = options.target
     if target == "auto":

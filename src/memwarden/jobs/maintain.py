@@ -12,6 +12,12 @@ import argparse
 import sqlite3
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
+from memwarden.maintenance.archive_step import archive_step
+from memwarden.maintenance.config_step import config_step
+from memwarden.maintenance.handoff_step import handoff_step
+from memwarden.maintenance.housekeeping import history_step, logs_step, state_step
+from memwarden.maintenance.report import StepReport
+from memwarden.maintenance.transcript_step import transcripts_step
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, MemwardenError
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -22,13 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.maintenance.archive_step import archive_step
-    from memwarden.maintenance.config_step import config_step
-    from memwarden.maintenance.handoff_step import handoff_step
-    from memwarden.maintenance.housekeeping import history_step, logs_step, state_step
-    from memwarden.maintenance.report import StepReport
-    from memwarden.maintenance.transcript_step import transcripts_step
-
     dry_run = options.dry_run
     reports: list[StepReport] = []
     try:

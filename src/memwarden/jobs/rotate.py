@@ -14,17 +14,24 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
+from memwarden.openclaw.gateway import (
+    GatewayCallError,
+    GatewayError,
+    parse_session_row,
+    resolve_endpoint,
+)
 from memwarden.process import stopping
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.rotation.report import Outcome
+from memwarden.rotation import Policy, decide, needs_confirmation, record_rotation
+from memwarden.rotation.connection import GatewayConnection
+from memwarden.rotation.report import Outcome, RotationReport
+from memwarden.rotation.stores import SessionStores
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.openclaw.agents import Agent
-    from memwarden.rotation import Decision, Policy
-    from memwarden.rotation.connection import GatewayConnection
-    from memwarden.rotation.stores import SessionStores
+    from memwarden.rotation import Decision
 
 # Checkpoint outcomes after which the session's handoff holds it: written now, or already
 # written with the same content. `skipped` (too small, no transcript) saved nothing.
@@ -56,12 +63,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.openclaw.gateway import parse_session_row, resolve_endpoint
-    from memwarden.rotation import decide, needs_confirmation
-    from memwarden.rotation.connection import GatewayConnection
-    from memwarden.rotation.report import RotationReport
-    from memwarden.rotation.stores import SessionStores
-
     policy = build_policy(context, options)
     deployment = context.deployment
     agent_ids = {agent.id for agent in select_agents(deployment, options.agent)}
@@ -88,8 +89,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 def build_policy(context: JobContext, options: argparse.Namespace) -> Policy:
     """Given the context and the command line, return the policy. Raise UsageError if invalid."""
-    from memwarden.rotation import Policy
-
     if options.threshold is not None and options.threshold < 1:
         raise UsageError(f"--threshold: expected a token count ≥ 1, got {options.threshold}")
     if options.ratio is not None and not 0 < options.ratio <= 1:
@@ -150,6 +149,7 @@ def _rotate(
     decision: Decision,
     reset_reason: str,
 ) -> Outcome:
+    # lazy: only a reset checkpoints (most runs reset nothing)
     from memwarden.checkpoint.run.job import checkpoint_session
 
     agent, record = stores.session(decision)
@@ -180,6 +180,7 @@ def _rotate(
 def _snapshot(context: JobContext, agent: Agent, checkpoint: SessionOutcome) -> str | None:
     """Snapshot the agent's memory now that its handoff, INDEX.md and manifest are written
     (memory history); return the snapshot id, or the problem when it failed (the reset goes on)."""
+    # lazy: only a reset checkpoints (most runs reset nothing)
     from memwarden.checkpoint.commit.snapshots import snapshot_written
 
     problems = snapshot_written(context, [agent], [checkpoint], "rotate")
@@ -195,6 +196,7 @@ def _refresh_bootstrap(context: JobContext, agent: Agent) -> dict[str, str | Non
     A failure never stops the reset: the handoff is written; the hook injects it once a later
     checkpoint or index run describes it.
     """
+    # lazy: only a reset checkpoints (most runs reset nothing)
     from memwarden.checkpoint.run.job import refresh_bootstrap
 
     indexed = refresh_bootstrap(context, [agent])
@@ -210,8 +212,6 @@ def _reset(
     reset_reason: str,
     checkpoint: dict[str, Any],
 ) -> Outcome:
-    from memwarden.openclaw.gateway import GatewayCallError, GatewayError
-
     try:
         payload = gateway.reset(decision, reset_reason)
     except GatewayCallError as error:
@@ -246,8 +246,6 @@ def _checkpoint_json(checkpoint: SessionOutcome) -> dict[str, Any]:
 def _record_lineage(
     context: JobContext, decision: Decision, outcome: Outcome, reset_reason: str
 ) -> None:
-    from memwarden.rotation import record_rotation
-
     failed = outcome.status == "failed"
     with context.state.transaction():
         record_rotation(

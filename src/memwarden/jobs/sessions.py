@@ -6,6 +6,9 @@ import argparse
 from datetime import UTC, datetime
 
 from memwarden.jobs.common import require_known_agents
+from memwarden.openclaw.keys import AUTOMATION_KINDS
+from memwarden.openclaw.sessions import load_sessions
+from memwarden.process.errors import StoreError
 from memwarden.process.runtime import JobContext, JobResult
 
 
@@ -19,10 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.openclaw.keys import AUTOMATION_KINDS
-    from memwarden.openclaw.sessions import load_sessions
-    from memwarden.process.errors import StoreError
-
     deployment = context.deployment
     result = JobResult("sessions")
     agents_out = []

@@ -8,6 +8,11 @@ import argparse
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memwarden.alerts import alertmanager_destination
+from memwarden.health import feed_store, store
+from memwarden.health.deliveries import FOLDER, read_receipts
+from memwarden.health.message import describe_open, duration
+from memwarden.jobs import JOBS
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.store.state import Run
 
@@ -20,12 +25,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    from memwarden.alerts import alertmanager_destination
-    from memwarden.health import feed_store, store
-    from memwarden.health.deliveries import FOLDER, read_receipts
-    from memwarden.health.message import describe_open
-    from memwarden.jobs import JOBS
-
     state = context.state
     now = context.now()
     jobs = [
@@ -162,8 +161,6 @@ def _outcome(run: Run) -> str:
 
 
 def _ago(seconds: float) -> str:
-    from memwarden.health.message import duration
-
     return f"{duration(timedelta(seconds=seconds))} ago"
 
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 
+from memwarden.gateway_hooks.install import uninstall_hooks
 from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.process.runtime import JobContext, JobResult
+from memwarden.scheduling.completion_files import uninstall_completion
+from memwarden.scheduling.uninstaller import installed_targets, uninstall
 
 TARGETS = {
     "systemd": "stop and remove the systemd user units",
@@ -43,14 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if options.target == "hooks":
-        from memwarden.gateway_hooks.install import uninstall_hooks
-
         return uninstall_hooks(context, options.dry_run, options.force)
     if options.target == "completion":
-        from memwarden.scheduling.completion_files import uninstall_completion
-
         return uninstall_completion(context, options.dry_run)
-    from memwarden.scheduling.uninstaller import installed_targets, uninstall
 
     if options.target != "auto":
         return uninstall(context, options.target, options.dry_run, options.force)

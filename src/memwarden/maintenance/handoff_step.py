@@ -19,6 +19,7 @@ from memwarden.maintenance.archive_step import hold_memory_lock, move_without_ov
 from memwarden.maintenance.handoffs import ArchiveMove, HandoffFact, plan_handoff_archive
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
+from memwarden.openclaw.sessions import load_sessions
 from memwarden.process.errors import MemwardenError
 from memwarden.process.runtime import JobContext
 
@@ -69,8 +70,6 @@ def _workspaces(context: JobContext, agents: list[Agent]) -> list[list[Agent]]:
 def _plan(
     context: JobContext, sharing: list[Agent], keeping: frozenset[str], after_days: int
 ) -> list[ArchiveMove]:
-    from memwarden.openclaw.sessions import load_sessions
-
     memory = sharing[0].memory_dir
     if not memory.is_dir():
         return []
@@ -118,6 +117,7 @@ def _move_all(
 
 def _refresh(context: JobContext, report: StepReport, sharing: list[Agent]) -> None:
     """Rebuild INDEX.md and the manifest, so neither lists an archived handoff."""
+    # lazy: only a run that archived a handoff refreshes the index
     from memwarden.indexing.refresh import index_agents
 
     for item in index_agents(context, sharing):

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from memwarden.fs.files import check_inside
 from memwarden.health.deliveries import FOLDER, prune_receipts
+from memwarden.history.retention import prune
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.logs import plan_log_rotation
 from memwarden.maintenance.report import StepReport, size_text
@@ -87,8 +88,6 @@ def state_step(context: JobContext, dry_run: bool) -> StepReport:
 
 def history_step(context: JobContext, dry_run: bool) -> StepReport:
     """Prune memory-history snapshots (`memwarden.history.retention.prune`)."""
-    from memwarden.history.retention import prune
-
     report = StepReport("history")
     outcome = prune(context, dry_run)
     report.lines += outcome.lines

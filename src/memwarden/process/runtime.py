@@ -17,13 +17,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.process.errors import ConfigError, StateError
+from memwarden.openclaw.paths import locate_state_dir
+from memwarden.process.errors import ConfigError, GatewayNotFound, StateError
 from memwarden.process.locks import RunLock
 from memwarden.settings.config import Config, storage_dir
+from memwarden.store.state import MEMORY, StateDB
+from memwarden.store.storage import claim, locate
 
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Deployment
-    from memwarden.store.state import StateDB
     from memwarden.store.storage import Storage
 
 
@@ -106,15 +108,11 @@ class JobContext:
     def storage(self) -> Storage:
         """This gateway's storage under the storage root (see memwarden.store.storage). A context
         that `claims_storage` (a job that writes) records the root's owner when it has none."""
-        from memwarden.store.storage import claim
-
         return claim(self._located) if self.claims_storage else self._located
 
     @cached_property
     def _located(self) -> Storage:
         """Where this gateway's storage is under the root, before any claim (read once)."""
-        from memwarden.store.storage import locate
-
         return locate(self.storage_root, self.gateway_state_dir)
 
     @cached_property
@@ -148,8 +146,6 @@ class JobContext:
     def state(self) -> StateDB:
         """memwarden's state database; for a read-only run where none exists yet, an empty one
         in memory (nothing is created on disk)."""
-        from memwarden.store.state import MEMORY, StateDB
-
         path = self.storage_dir / "state.db"
         if self.read_only and not path.exists():
             return StateDB(Path(MEMORY))
@@ -159,8 +155,6 @@ class JobContext:
     def gateway_state_location(self) -> tuple[Path, str]:
         """Return the gateway state dir and what named it, for people: `--state-dir`,
         `gateway.state_dir (<where it was set>)`, `$OPENCLAW_STATE_DIR`, … or `default`."""
-        from memwarden.openclaw.paths import locate_state_dir
-
         override, source = self.state_dir_override, "--state-dir"
         if override is None and self.config.gateway.state_dir:
             override = Path(self.config.gateway.state_dir)
@@ -179,8 +173,8 @@ class JobContext:
         Raise GatewayNotFound (exit 2) if no gateway lives in the state dir, naming it, what
         chose it and the fix; GatewayConfigError if its config is unreadable.
         """
+        # lazy: a job that reads no gateway (status) skips its layout
         from memwarden.openclaw.layout import discover, not_a_gateway
-        from memwarden.process.errors import GatewayNotFound
 
         deployment = discover(self.gateway_state_dir, env=self.env)
         reason = not_a_gateway(deployment.state_dir, deployment.config_path)

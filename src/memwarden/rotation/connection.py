@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memwarden.openclaw.gateway import GatewayCallError, GatewayClient
+
 if TYPE_CHECKING:
-    from memwarden.openclaw.gateway import GatewayClient
     from memwarden.rotation.policy import Decision
 
 
@@ -30,8 +31,6 @@ class GatewayConnection:
 
     def client(self) -> GatewayClient:
         """Return the open client, connecting first if needed. Raise GatewayError if it fails."""
-        from memwarden.openclaw.gateway import GatewayClient
-
         if self._client is None:
             client = GatewayClient(self.url, self._token, self.timeout)
             client.connect()
@@ -52,8 +51,6 @@ class GatewayConnection:
         field ("unexpected property"): for them the id is checked again through sessions.list
         right before a reset without it. Raise GatewayError subclasses as the client does.
         """
-        from memwarden.openclaw.gateway import GatewayCallError
-
         params = {"key": decision.key, "reason": reset_reason}
         timeout = max(self.timeout, self.reset_timeout)
         guarded = {**params, "expectedSessionId": decision.session_id}

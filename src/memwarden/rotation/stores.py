@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from memwarden.process.errors import MemwardenError, StoreError
+from memwarden.rotation.policy import transcript_context
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
@@ -52,9 +53,9 @@ class SessionStores:
         None also when the session is not on disk, moved to another id, or cannot be read (a
         warning is logged).
         """
+        # lazy: a store is read only for a stale count or a reset
         from memwarden.openclaw.entries import current_window
         from memwarden.openclaw.transcripts import read_tail
-        from memwarden.rotation.policy import transcript_context
 
         agent = self.deployment.agent(row.agent_id or "")
         try:
@@ -69,6 +70,7 @@ class SessionStores:
         return transcript_context(window) if window or tail.reached_start else None
 
     def _by_key(self, agent: Agent) -> dict[str, SessionRecord]:
+        # lazy: a store is read only for a stale count or a reset
         from memwarden.openclaw.sessions import load_sessions
 
         if agent.id not in self._records:

@@ -21,6 +21,7 @@ import pytest
 
 from memwarden.checkpoint.run import agents as checkpoint_agents
 from memwarden.checkpoint.run import fanout
+from memwarden.checkpoint.run import job as checkpoint_job
 from memwarden.process import cpus
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
@@ -107,7 +108,7 @@ def in_workers(monkeypatch, instead):
             return real(run, agent, force=force)
         return instead(agent, lambda: real(run, agent, force=force))
 
-    monkeypatch.setattr(checkpoint_agents, "checkpoint_agent", checkpoint_agent)
+    monkeypatch.setattr(checkpoint_job, "checkpoint_agent", checkpoint_agent)
     return real
 
 
@@ -208,7 +209,7 @@ def test_an_error_in_a_worker_fails_its_agent_with_its_traceback(
     assert others == [item for item in outcomes(alone) if item[0] != broken]
     assert not list((two / "workspaces").rglob("*.tmp"))
     assert no_children_left()
-    monkeypatch.setattr(checkpoint_agents, "checkpoint_agent", real)
+    monkeypatch.setattr(checkpoint_job, "checkpoint_agent", real)
     again = checkpoint(two, monkeypatch, capsys, "2")  # the next run writes the agent that failed
     assert next(item for item in outcomes(again) if item[0] == broken)[2] == "written"
     assert memory(two) == memory(one)

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import memwarden.checkpoint.run.agents as agents_module
+import memwarden.checkpoint.run.job as job_module
 from support.cli import run_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
@@ -31,12 +32,12 @@ def test_checkpoint_interrupted_after_first_agent_rerun_adds_no_duplicate(
             raise KeyboardInterrupt
         return real(state, agent, force=force)
 
-    monkeypatch.setattr(agents_module, "checkpoint_agent", killed_at_second_agent)
+    monkeypatch.setattr(job_module, "checkpoint_agent", killed_at_second_agent)
     first = run_cli(capsys, "--state-dir", sample.state_dir, "checkpoint")
     assert first.exit_code == 130
     assert entries(sample.workspaces["main"]) == 1
 
-    monkeypatch.setattr(agents_module, "checkpoint_agent", real)
+    monkeypatch.setattr(job_module, "checkpoint_agent", real)
     second = run_cli(capsys, "--state-dir", sample.state_dir, "checkpoint")
     assert second.exit_code == 0, second.stderr
     assert entries(sample.workspaces["main"]) == 1

@@ -299,7 +299,7 @@ def test_maintain_calls_history_prune_with_dry_run(capsys, file_era, monkeypatch
         calls.append(dry_run)
         return JobResult("history", {"pruned": 3}, ["history: would prune 3 snapshots"])
 
-    monkeypatch.setattr("memwarden.history.retention.prune", prune)
+    monkeypatch.setattr("memwarden.maintenance.housekeeping.prune", prune)
     result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain", "--dry-run")
     assert result.exit_code == 0, result.stderr
     assert calls == [True]

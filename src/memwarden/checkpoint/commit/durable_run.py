@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 
 from memwarden.checkpoint.commit import journal
 from memwarden.checkpoint.commit.batch import AgentCommit, CommitReport, commit
-from memwarden.fs.files import flush_folder
+from memwarden.checkpoint.commit.staging import Writer
+from memwarden.checkpoint.run_state import memory_locks
+from memwarden.fs.files import flush_folder, named_temp_files
 from memwarden.process.errors import describe_error
 
 if TYPE_CHECKING:
-    from memwarden.checkpoint.commit.staging import Writer
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.run.agents import AgentResult
     from memwarden.checkpoint.run_state import RunState
@@ -102,10 +103,6 @@ def durable_writes(
     """Before anything, finish what a killed checkpoint left in the journal (its lines and
     problems are added to `lines` and `problems`); then yield the run's DurableWrites. The
     writer is released at the end, its temp files kept while the journal still needs them."""
-    from memwarden.checkpoint.commit.staging import Writer
-    from memwarden.checkpoint.run_state import memory_locks
-    from memwarden.fs.files import named_temp_files
-
     if dry_run:
         pending = journal.pending_count(context.state)
         if pending:

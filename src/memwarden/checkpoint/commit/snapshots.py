@@ -27,6 +27,7 @@ def snapshot_written(
             written[outcome.agent] = outcome
     if not written:
         return []
+    # lazy: only a run that wrote snapshots memory
     from memwarden.history.plan import SnapshotRequest
     from memwarden.history.snapshots import snapshot_agents
 

@@ -19,6 +19,7 @@ from memwarden.checkpoint.digest.daily_log import DayGroup, local
 from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.bundled import BUNDLED
+from memwarden.fs.templating import render
 
 if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord
@@ -118,7 +119,6 @@ def render_template(name: str, custom_path: str | None, values: dict[str, Any]) 
     bundled = None if custom_path else BUNDLED.get(name)
     if bundled is not None:
         return bundled(values)
-    from memwarden.fs.templating import render
 
     return render(name, custom_path or None, **values)
 

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memwarden.checkpoint.commit.staging import AgentFiles
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.read import unchanged
 from memwarden.fs.files import remove_stale_temp_files
+from memwarden.openclaw import sqlite_ro
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
 
@@ -57,8 +59,6 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
 def release_gateway_database(agent: Agent) -> None:
     """Close the read-only connection `sqlite_ro` keeps to the agent's database, in the thread
     that opened it (only that thread may close it), so a run over many agents keeps few open."""
-    from memwarden.openclaw import sqlite_ro
-
     sqlite_ro.close(agent.sqlite_path)
 
 
@@ -88,7 +88,6 @@ def with_files(run: RunState, agent: Agent) -> RunState:
     """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run)."""
     if run.writer is None or run.dry_run:
         return run
-    from memwarden.checkpoint.commit.staging import AgentFiles
 
     return replace(
         run, files=AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
@@ -106,6 +105,7 @@ def stage_files(run: RunState) -> list[StagedFile]:
 
 
 def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResult:
+    # lazy: only an agent with something new reads its sessions
     from memwarden.checkpoint.read.select import select_sessions
     from memwarden.checkpoint.run.session import checkpoint_one
     from memwarden.openclaw.sessions import load_sessions

@@ -26,6 +26,8 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
+from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.run.agents import AgentResult
 from memwarden.process.cpus import usable_cpus
 from memwarden.process.errors import describe_error
 from memwarden.process.log_format import LOGGER_NAME
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
     from multiprocessing.process import BaseProcess
 
-    from memwarden.checkpoint.run.agents import AgentResult
     from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
 
@@ -174,9 +175,6 @@ class _WorkerError(NamedTuple):
 def _failed(agent: Agent, error: _WorkerError) -> AgentResult:
     """Log the error a worker met checkpointing `agent`, with its traceback; return the agent's
     failed result."""
-    from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.checkpoint.run.agents import AgentResult
-
     log.error("checkpoint of agent %s failed in a worker process:\n%s", agent.id, error.traceback)
     reason = f"failed in a worker process: {error.reason}"
     return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])

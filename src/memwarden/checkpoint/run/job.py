@@ -12,12 +12,26 @@ from contextlib import closing
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from memwarden.checkpoint.commit.durable_run import durable_writes
+from memwarden.checkpoint.commit.snapshots import snapshot_written
+from memwarden.checkpoint.outcome import SessionOutcome, written_agents
+from memwarden.checkpoint.run.agents import (
+    AgentResult,
+    checkpoint_agent,
+    release_gateway_database,
+    skip_unchanged,
+    stage_files,
+    with_files,
+)
+from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
+from memwarden.checkpoint.run.report import job_result
+from memwarden.checkpoint.run_state import build_run_state
+from memwarden.compactions.watch import WatchReport, watch_compactions, watch_into
+from memwarden.openclaw.agents import lost_workspace
 from memwarden.process.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.commit.durable_run import DurableWrites
-    from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.checkpoint.run.agents import AgentResult
     from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
@@ -38,11 +52,6 @@ def checkpoint_run(
     """Checkpoint the chosen sessions of `agents`, or only `session` (of the one agent given),
     commit them with their read positions, refresh the agents' manifests (and INDEX.md),
     snapshot their memory and watch their compactions; return what was done."""
-    from memwarden.checkpoint.commit.durable_run import durable_writes
-    from memwarden.checkpoint.commit.snapshots import snapshot_written
-    from memwarden.checkpoint.run.report import job_result
-    from memwarden.compactions.watch import watch_into
-
     problems: list[str] = []
     lines: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:
@@ -59,8 +68,6 @@ def checkpoint_run(
             )
             outcomes = [outcome]
         else:
-            from memwarden.checkpoint.run_state import build_run_state
-
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
             committer = _Committer(context, writes, state)
             try:
@@ -119,8 +126,6 @@ class _Committer:
         self.finished: list[tuple[Agent, AgentResult]] = []
         self.committed = 0
         self.problems: list[str] = []
-        from memwarden.compactions.watch import WatchReport
-
         self.watched = WatchReport()
 
     def done(self, agent: Agent, result: AgentResult) -> None:
@@ -144,8 +149,6 @@ class _Committer:
     def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
         # An agent settled by the fast skip has no new line anywhere: no new compaction either.
         # The watch looks at the conversations as this run read them: each store read once.
-        from memwarden.compactions.watch import watch_compactions
-
         watch_compactions(
             self.context,
             [agent for agent, result in batch if not result.skipped_fast],
@@ -178,8 +181,6 @@ def _refresh_indexes(
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
     """
-    from memwarden.checkpoint.outcome import written_agents
-
     changed = written_agents(agents, outcomes)
     if also:
         listed = {agent.id for agent in changed}
@@ -207,6 +208,7 @@ def refresh_bootstrap(
     `index.after_checkpoint` is on. Return one outcome dict per workspace (never raises for
     one workspace's failure: its `status` is failed).
     """
+    # lazy: only a run that wrote refreshes the bootstrap
     from memwarden.indexing.refresh import index_agents
 
     write_index = context.config.index.after_checkpoint
@@ -232,8 +234,6 @@ def checkpoint_session(
     caller snapshots the agent's memory once it has refreshed INDEX.md
     (`checkpoint.commit.snapshots.snapshot_written`).
     """
-    from memwarden.checkpoint.commit.durable_run import durable_writes
-
     lines: list[str] = []
     problems: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:
@@ -261,9 +261,6 @@ def _checkpoint_committed(
     """Checkpoint one session and commit it; when another checkpoint committed the same
     session first (the scheduled run beside `--session`), read it again from where that one
     left it, up to SESSION_ATTEMPTS times."""
-    from memwarden.checkpoint.run.agents import AgentResult, stage_files, with_files
-    from memwarden.checkpoint.run_state import build_run_state
-
     for _attempt in range(SESSION_ATTEMPTS):
         state = with_files(
             build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer),
@@ -297,10 +294,6 @@ def checkpoint_agents(
     as soon as each agent's result is here, so a run stopped part way can still commit what the
     agents done so far staged; `idle()` whenever it waits for a worker process.
     """
-    from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.checkpoint.run.agents import AgentResult, checkpoint_agent, skip_unchanged
-    from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
-    from memwarden.openclaw.agents import lost_workspace
 
     def finished(agent: Agent, result: AgentResult) -> AgentResult:
         if on_done is not None:
@@ -345,7 +338,7 @@ def _checkpoint_single(
 ) -> SessionOutcome:
     """Checkpoint one given session (not chosen by the selection rules), even under the size
     minimums; when not `force`, left alone when nothing is new since the last run."""
-    from memwarden.checkpoint.run.agents import release_gateway_database
+    # lazy: only `--session` and rotate read one session here
     from memwarden.checkpoint.run.session import checkpoint_one
 
     try:

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.checkpoint.commit.writer import memory_folder
+from memwarden.checkpoint.digest.conversation import FORMAT
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, StoredSession
+from memwarden.checkpoint.run.pipeline import checkpoint_changed
+from memwarden.openclaw.transcripts import has_new_data
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
 
@@ -92,7 +95,6 @@ def _checkpoint(
     if not force and _nothing_new(run, agent, session, same, name, target):
         _finish(outcome, "unchanged", "nothing new since the last run")
         return
-    from memwarden.checkpoint.run.pipeline import checkpoint_changed
 
     # Its own redactor (counts, memory of what it masked): only a session that is read needs one.
     run = replace(run, redactor=run.redactor.fresh())
@@ -110,9 +112,6 @@ def _nothing_new(
     target: Path,
 ) -> bool:
     """Return True when the last run saw everything and the file still holds this session."""
-    from memwarden.checkpoint.digest.conversation import FORMAT
-    from memwarden.openclaw.transcripts import has_new_data
-
     if same is None or same.position is None or session.transcript is None:
         return False
     if same.data.get("conversation") != FORMAT:  # written before conversations were kept

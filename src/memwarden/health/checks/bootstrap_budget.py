@@ -29,6 +29,9 @@ from memwarden.health.forecast import (
     total_budget,
 )
 from memwarden.health.model import CheckResult, Status
+from memwarden.history.bootstrap_sizes import series
+from memwarden.indexing.bootstrap_files import bootstrap_lengths
+from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
 
 KEY = "bootstrap.budget"
 REWIND_EVENT = "rewind.done"
@@ -40,10 +43,6 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
     bootstrap file or set cut now or within the forecast days, and one `bootstrap.budget` (ok)
     for the others (a fleet's hundred agents are one line). The details carry the figures of
     every file and set, for the metrics and --json."""
-    from memwarden.history.bootstrap_sizes import series
-    from memwarden.indexing.bootstrap_files import bootstrap_lengths
-    from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
-
     settings = inputs.health
     now = inputs.now.timestamp()
     window = settings.bootstrap_growth_days

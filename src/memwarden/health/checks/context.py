@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, ok, warning
+from memwarden.openclaw.keys import classify
+from memwarden.openclaw.sessions import load_all
 
 KEY = "context.pressure"
 STORE_KEY = "sessions.store"
@@ -31,9 +33,6 @@ def check_context(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `context.pressure` (and `sessions.store:<agent>` for unreadable
     session stores). The result's details carry every conversation's ratio, tokens and window,
     for the metrics."""
-    from memwarden.openclaw.keys import classify
-    from memwarden.openclaw.sessions import load_all
-
     records, errors = load_all(inputs.deployment, automation=False, transcripts=False)
     pressures = [
         SessionPressure(

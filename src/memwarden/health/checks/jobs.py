@@ -68,6 +68,7 @@ def session_failures(inputs: HealthInputs, since: datetime) -> list[SessionFailu
     """Return the sessions whose rotations failed since `since` with no success after, from the
     rotation lineage (empty when the rotate job's table does not exist yet)."""
     try:
+        # lazy: doctor loads this module, not the rotation lineage
         from memwarden.rotation.lineage import recent_rotation_failures
     except ImportError:
         return []

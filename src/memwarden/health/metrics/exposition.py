@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memwarden.fs.files import fsync_dir, remove_stale_temp_files, write_all
+from memwarden.fs.templating import render
 from memwarden.health.metrics.families import Family
 from memwarden.health.metrics.sources import MetricSources
 from memwarden.process.errors import MemwardenError, UnsafePathError
@@ -28,8 +29,6 @@ class RenderedFamily:
 def render_metrics(families: Sequence[Family], sources: MetricSources) -> tuple[str, list[str]]:
     """Given the families and their sources, return the textfile's content and one problem line
     per family that could not be collected (it is left out; the others are written)."""
-    from memwarden.fs.templating import render
-
     rendered, problems = [], []
     for family in families:
         try:

@@ -10,13 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from memwarden import __version__
+from memwarden.alerts import alertmanager_destination
+from memwarden.compactions.ledger import totals
+from memwarden.health import feed_store, store
 from memwarden.health.checks.bootstrap_budget import KEY as BUDGET_KEY
 from memwarden.health.checks.context import KEY as CONTEXT_KEY
 from memwarden.health.checks.memory_files import KB
 from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
+from memwarden.health.deliveries import FOLDER, read_receipts
 from memwarden.health.forecast import DAY
 from memwarden.health.metrics.sources import MetricSources
 from memwarden.health.model import Status
+from memwarden.indexing.bootstrap_files import bootstrap_lengths
 
 Sample = tuple[dict[str, str], float]
 
@@ -32,8 +38,6 @@ class Family:
 
 
 def _build_info(sources: MetricSources) -> Iterator[Sample]:
-    from memwarden import __version__
-
     yield {"version": __version__}, 1
 
 
@@ -48,9 +52,6 @@ def _alerts_open(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _undelivered(sources: MetricSources) -> Iterator[Sample]:
-    from memwarden.alerts import alertmanager_destination
-    from memwarden.health import feed_store, store
-
     yield {"sink": "slack"}, len(store.undelivered(sources.state))
     if alertmanager_destination(sources.config.alertmanager):
         yield {"sink": "alertmanager"}, len(feed_store.pending(sources.state))
@@ -119,7 +120,6 @@ def _bootstrap_cap(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
 
 def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[int, int]]]:
     """Each agent's bootstrap file lengths and caps, read once per textfile."""
-    from memwarden.indexing.bootstrap_files import bootstrap_lengths
 
     def read() -> list[tuple[str, dict[str, int], tuple[int, int]]]:
         deployment = sources.deployment
@@ -200,8 +200,6 @@ def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
 
 def _compactions(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
     def collect(sources: MetricSources) -> Iterator[Sample]:
-        from memwarden.compactions.ledger import totals
-
         counts = sources.memo("compactions", lambda: totals(sources.state))
         for agent_id, values in sorted(counts.items()):
             yield {"agent": agent_id}, values[index]
@@ -211,8 +209,6 @@ def _compactions(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
 
 def _deliveries(field: str) -> Callable[[MetricSources], Iterator[Sample]]:
     def collect(sources: MetricSources) -> Iterator[Sample]:
-        from memwarden.health.deliveries import FOLDER, read_receipts
-
         folder = sources.storage_dir
         if folder is None:
             return
