@@ -259,7 +259,7 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
             context.state_problem = context.state_problem or error
     try:
         if spec.renders:  # recorded as the run's failure: health sees the job fail
-            # lazy: --help and --version load no settings
+            # lazy: loaded with the settings in `_run`; only a job that renders checks them
             from memwarden.settings.config import check_files
 
             check_files(context.config)

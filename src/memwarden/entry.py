@@ -29,6 +29,7 @@ _errors_said: set[str] = set()  # the text of each error line the run logged (th
 def run() -> NoReturn:
     """Run the command line of this process; end the process with its exit code."""
     start()
+    # lazy: nothing of the program loads before the collector is off
     from memwarden.cli import main
 
     try:
@@ -41,6 +42,7 @@ def run() -> NoReturn:
 def start() -> None:
     """Set up this process for one run: the collector off, the error lines remembered, and the
     end of the process registered as the first exit handler, so that it runs last."""
+    # lazy: nothing of the program loads before the collector is off
     from memwarden.process.log_format import LOGGER_NAME
 
     gc.disable()
@@ -87,10 +89,12 @@ def _flush_output(code: int) -> int:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
+        # lazy: only when the output cannot be written
         from memwarden.cli import EXIT_BROKEN_PIPE
 
         return code or EXIT_BROKEN_PIPE
     except (OSError, ValueError) as error:
+        # lazy: only when the output cannot be written
         from memwarden.process.errors import describe_os_error
         from memwarden.process.log_format import LOGGER_NAME
 

@@ -9,9 +9,8 @@ for machines (Alertmanager: one `Alert` per open or resolved check).
 
 `slack_destination` / `alertmanager_destination` name the destination without importing the
 sink's libraries (URLs and labels are checked when the settings are loaded:
-`memwarden.settings.config`);
-`sinks.slack_sink` / `sinks.alertmanager_sink` build the sink, so a run with nothing to send
-never pays for those imports.
+`memwarden.settings.config`); `sinks.slack_sink` / `sinks.alertmanager_sink` build the sink, so
+a run with nothing to send never pays for those imports.
 """
 
 from __future__ import annotations

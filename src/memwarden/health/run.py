@@ -172,8 +172,7 @@ def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult
         return []
 
     try:
-        # Never a workspace memwarden refuses.
-        agents = [a for a in context.deployment.agents if a.workspace_problem is None]
+        agents = context.deployment.usable_agents()  # never a workspace memwarden refuses
     except MemwardenError:
         return []  # the checks that need the gateway config report it
     requests = [SnapshotRequest(agent, "health") for agent in agents]

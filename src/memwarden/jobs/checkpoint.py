@@ -8,7 +8,7 @@ journal the next run finishes after a kill: `checkpoint.commit.batch`); then the
 so the hook injects each handoff into its own session. A session with nothing new since the
 last run is skipped after one stat. `--session KEY` checkpoints that one session, even under
 the size minimums (the session-summary hook runs it before a reset or a compaction; the rotate
-job calls `checkpoint_session` before a reset).
+job calls `checkpoint.run.job.checkpoint_session` before a reset).
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ def select_agents(deployment: Deployment, wanted: Sequence[str] | None) -> list[
     agent's workspace is refused.
     """
     if not wanted:
-        return [agent for agent in deployment.agents if agent.workspace_problem is None]
+        return deployment.usable_agents()
     by_id = {agent.id: agent for agent in deployment.agents}
     require_known_agents(wanted, by_id)
     return [writable(deployment, by_id[name.lower()]) for name in dict.fromkeys(wanted)]

@@ -13,6 +13,7 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from memwarden.checkpoint.commit.snapshots import snapshot_written
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
 from memwarden.openclaw.gateway import (
     GatewayCallError,
@@ -180,9 +181,6 @@ def _rotate(
 def _snapshot(context: JobContext, agent: Agent, checkpoint: SessionOutcome) -> str | None:
     """Snapshot the agent's memory now that its handoff, INDEX.md and manifest are written
     (memory history); return the snapshot id, or the problem when it failed (the reset goes on)."""
-    # lazy: only a reset checkpoints (most runs reset nothing)
-    from memwarden.checkpoint.commit.snapshots import snapshot_written
-
     problems = snapshot_written(context, [agent], [checkpoint], "rotate")
     return "; ".join(problems) or checkpoint.snapshot
 

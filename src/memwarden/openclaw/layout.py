@@ -68,6 +68,10 @@ class Deployment:
             if agent.workspace_problem
         ]
 
+    def usable_agents(self) -> list[Agent]:
+        """Return the agents whose workspace memwarden does not refuse (`problems` says why)."""
+        return [agent for agent in self.agents if agent.workspace_problem is None]
+
     def default_agent(self) -> Agent:
         """Return the default agent (always present, first in `agents`)."""
         return next((agent for agent in self.agents if agent.is_default), self.agents[0])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from memwarden.openclaw.entries import current_window
 from memwarden.process.errors import MemwardenError, StoreError
 from memwarden.rotation.policy import transcript_context
 
@@ -53,8 +54,7 @@ class SessionStores:
         None also when the session is not on disk, moved to another id, or cannot be read (a
         warning is logged).
         """
-        # lazy: a store is read only for a stale count or a reset
-        from memwarden.openclaw.entries import current_window
+        # lazy: a transcript is read only for a stale count or a reset
         from memwarden.openclaw.transcripts import read_tail
 
         agent = self.deployment.agent(row.agent_id or "")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,6 @@ def is_ours(path: Path) -> bool:
 
 def shells_present(env: Mapping[str, str]) -> list[str]:
     """Return the shells worth installing completion for: the login shell and any on PATH."""
-    import shutil
 
     login = Path(env.get("SHELL", "")).name
     path = env.get("PATH", os.defpath)

@@ -82,7 +82,7 @@ def writable_paths(context: JobContext, job: str) -> tuple[WritablePath, ...]:
     storage = _absolute(context.storage_dir)
     paths = [storage, _absolute(context.log_dir)]
     with contextlib.suppress(MemwardenError):
-        agents = [a for a in context.deployment.agents if a.workspace_problem is None]
+        agents = context.deployment.usable_agents()
         if job in MEMORY_WRITERS or (job == "maintain" and _maintain_archives(context)):
             paths += [_absolute(agent.memory_dir) for agent in agents]
         if job == "maintain":

@@ -1,8 +1,10 @@
 """The schema of memwarden's settings: every option with its type, default and description.
 
 One module per section keeps each job's options beside the others without one long file; this
-package only gathers them. `memwarden config example` and `memwarden config docs` render the
-example config and the docs table from it, and a test keeps both in sync.
+package gathers them. `memwarden config example` and `memwarden config docs` render the
+example config and the docs table from it, and a test keeps both in sync. Beside the schema:
+`config` loads the settings from their sources, `envfile` reads the secrets file, `urls` judges
+and shows the URLs the settings hold.
 """
 
 from __future__ import annotations

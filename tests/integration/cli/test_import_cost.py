@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -28,6 +29,7 @@ print("LOADED", ",".join(loaded))
         ("status",),
         ("maintain", "--dry-run"),
         ("history", "list"),
+        ("doctor", "--skip-gateway"),
     ],
     ids=" ".join,
 )
@@ -86,6 +88,20 @@ def test_checkpoint_imports_only_what_its_run_uses(tmp_path, monkeypatch):
     assert first == ["memwarden.indexing.refresh"]
     # Nothing new: no manifest refreshed.
     assert again == []
+
+
+def test_a_store_that_changed_with_nothing_new_does_not_load_the_pipeline(tmp_path, monkeypatch):
+    # The session store is written again (a cron run's bookkeeping) but no transcript has a new
+    # line: the fast skip cannot settle the agent, each session is settled by its position.
+    monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
+    state = make_file_era_state(tmp_path)
+    pipeline = ["memwarden.checkpoint.run.pipeline"]
+    assert loaded_by_checkpoint(state.state_dir, pipeline) == pipeline
+    store = next(state.state_dir.glob("agents/*/sessions/sessions.json"))
+    later = store.stat().st_mtime + 60
+    os.utime(store, (later, later))
+
+    assert loaded_by_checkpoint(state.state_dir, pipeline) == []
 
 
 def test_a_file_era_checkpoint_without_config_loads_no_library_it_does_not_use(tmp_path):

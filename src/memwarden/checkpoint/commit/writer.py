@@ -1,7 +1,7 @@
 """Where the checkpoint's files go in an agent's workspace, never outside it.
 
 Files go to `<workspace>/memory/` (0700, created when missing); `staging` writes them beside
-their targets and `commit` renames them, refusing symlinks and paths leaving the workspace. A
+their targets and `batch` renames them, refusing symlinks and paths leaving the workspace. A
 workspace that does not exist is an error for that agent: the gateway creates workspaces,
 memwarden does not invent them.
 """

@@ -1,2 +1,2 @@
-"""Checkpoint, stage 1: which agents and sessions have something new (`unchanged`, `select`),
-and their new lines (`reader`), taken into what each conversation holds (`gather`)."""
+"""Checkpoint, stage 1: which agents changed (`unchanged`), which sessions a run reads
+(`select`), and their new lines (`reader`), taken into what each conversation holds (`gather`)."""

@@ -1,3 +1,3 @@
-"""Checkpoint, stage 5: a run over the agents (`job`), in worker processes (`fanout`), one agent
-(`agents`), one session (`session`) through the stages (`pipeline`), and what it reports
-(`report`)."""
+"""Checkpoint, the run through the stages: a run over the agents (`job`), in worker processes
+(`fanout`), one agent (`agents`), one session (`session`) through the stages (`pipeline`), and
+what it reports (`report`)."""

@@ -52,6 +52,8 @@ def checkpoint_run(
     """Checkpoint the chosen sessions of `agents`, or only `session` (of the one agent given),
     commit them with their read positions, refresh the agents' manifests (and INDEX.md),
     snapshot their memory and watch their compactions; return what was done."""
+    if session is not None and len(agents) != 1:
+        raise ValueError("checkpoint_run: a session is checkpointed with its one agent")
     problems: list[str] = []
     lines: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:

@@ -17,7 +17,6 @@ from memwarden.checkpoint.commit.writer import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, StoredSession
-from memwarden.checkpoint.run.pipeline import checkpoint_changed
 from memwarden.openclaw.transcripts import has_new_data
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
@@ -98,6 +97,9 @@ def _checkpoint(
 
     # Its own redactor (counts, memory of what it masked): only a session that is read needs one.
     run = replace(run, redactor=run.redactor.fresh())
+    # lazy: a session with nothing new never loads the readers, the digest and the templates
+    from memwarden.checkpoint.run.pipeline import checkpoint_changed
+
     checkpoint_changed(
         run, agent, session, location, stored, name, target, force, ignore_minimum, outcome
     )

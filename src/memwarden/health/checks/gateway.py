@@ -15,9 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from memwarden.health.checks import HealthInputs
-from memwarden.health.checks.gateway_rpc import call_health
 from memwarden.health.model import CheckResult, critical, ok
-from memwarden.openclaw.gateway import http_base, resolve_endpoint
 from memwarden.openclaw.http_probe import ProbeResult, probe_liveness, probe_readiness
 from memwarden.openclaw.layout import Deployment
 from memwarden.process.errors import GatewayConfigError
@@ -41,6 +39,9 @@ def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
         return [grade_liveness(live, timeout)]
     results = [grade_liveness(live, timeout), grade_readiness(ready)]
     if inputs.health.rpc_check:
+        # lazy: websockets (about 55 ms) only when the RPC check is on
+        from memwarden.health.checks.gateway_rpc import call_health
+
         results.append(call_health(inputs))
     return results
 
@@ -52,6 +53,9 @@ def gateway_base_url(inputs: HealthInputs) -> str:
     explicit = inputs.health.gateway_http_url.strip()
     if explicit:
         return explicit.rstrip("/")
+
+    # lazy: the endpoint rules live beside the WebSocket client (websockets, about 55 ms)
+    from memwarden.openclaw.gateway import http_base, resolve_endpoint
 
     url, _token = resolve_endpoint(inputs.config, _deployment_or_none(inputs), inputs.env)
     return http_base(url)

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from memwarden.health import store
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, warning
+from memwarden.rotation.lineage import recent_rotation_failures
 from memwarden.store.state import Run
 
 ROTATE_FAILING = "rotate.failing"
@@ -67,11 +68,6 @@ def check_jobs(inputs: HealthInputs) -> list[CheckResult]:
 def session_failures(inputs: HealthInputs, since: datetime) -> list[SessionFailures]:
     """Return the sessions whose rotations failed since `since` with no success after, from the
     rotation lineage (empty when the rotate job's table does not exist yet)."""
-    try:
-        # lazy: doctor loads this module, not the rotation lineage
-        from memwarden.rotation.lineage import recent_rotation_failures
-    except ImportError:
-        return []
     try:
         found = recent_rotation_failures(inputs.state, since.timestamp())
     except sqlite3.OperationalError:  # no `rotations` table: rotate never ran here

@@ -7,6 +7,7 @@ name, `_total` for counters, no `job` or `instance` label, which belong to the s
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -173,7 +174,6 @@ def _budgets(sources: MetricSources) -> list[dict]:
 
 
 def _rotations(sources: MetricSources) -> Iterator[Sample]:
-    import sqlite3
 
     try:
         rows = dict(
