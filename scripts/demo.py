@@ -1,5 +1,7 @@
 """`make demo`: build a sample deployment under .demo/ and run every memwarden job once on it:
-checkpoint, index, rotate, health and maintain, then history, events and status.
+checkpoint, index, rotate, health and maintain, then history, events and status. After the
+rotation, the gateway hooks are installed in the sample and the real bootstrap hook (Node) shows
+what the rotated conversation's next prompt receives.
 
 The sample has two agents (the SQLite era and the file era, from the bundled real captures) and
 a local gateway simulator stands in for the OpenClaw gateway, so no gateway needs to be installed.
@@ -21,6 +23,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 import sample_deployment  # noqa: E402 - beside this script
 
+from support.bootstrap_hook import NODE, bootstrap_files  # noqa: E402 - runs the real hook
 from support.gateway_sim import GatewaySimulator  # noqa: E402 - the tests' gateway simulator
 
 DEMO = Path(os.environ.get("DEMO_DIR") or REPO / ".demo").resolve()
@@ -84,6 +87,7 @@ def tour(sample: sample_deployment.SampleDeployment, env: dict[str, str], gatewa
     print(f"the gateway received sessions.reset for: {', '.join(resets) or 'nothing'}")
     print("each rotated conversation has its own handoff; main's ACTIVE_CONTEXT.md is untouched:")
     show(main_memory / "sessions" / "main.agentrpc.md")
+    next_prompt(sample, env, "agent:main:agentrpc")
 
     banner("5. Health (layer 4): the checks an operator is alerted on")
     print("(no gateway process runs here: the process check is off for the demo)")
@@ -98,6 +102,23 @@ def tour(sample: sample_deployment.SampleDeployment, env: dict[str, str], gatewa
     banner("8. The timeline, and the status of each job")
     run(env, "events", "--since", "1h")
     run(env, "status")
+
+
+def next_prompt(sample: sample_deployment.SampleDeployment, env: dict[str, str], key: str) -> None:
+    """Install the gateway hooks in the sample, then run the real bootstrap hook (Node) for the
+    rotated conversation's next turn, as the gateway would, and show what it added."""
+    banner("4b. The next prompt: the bootstrap hook injects the conversation's own handoff")
+    if NODE is None:
+        print("(node is not on PATH: the hook is JavaScript, this step is skipped)")
+        return
+    run(env, "install", "hooks")
+    handler = sample.state_dir / "hooks" / "memory-index-inject" / "handler.js"
+    added = bootstrap_files(sample.workspaces["main"], key, handler)[1:]
+    print(f"\nthe gateway's bootstrap of {key} now carries, after its own files:")
+    for file in added:
+        first = next((line for line in file["content"].splitlines() if line.strip()), "")
+        print(f"  {file['name']}: {first[:70]}")
+    print("(the hook left a receipt of that delivery: `memwarden status` shows it below)")
 
 
 def demo_environment(sample: sample_deployment.SampleDeployment, url: str) -> dict[str, str]:

@@ -32,6 +32,11 @@ def test_demo_runs_every_job_and_writes_memory_files(tmp_path):
     status = out[out.index("$ memwarden status") :]
     assert "never run" not in status
     assert "  maintain    ok" in status
+    # The rotated conversation's next bootstrap carries its own handoff (the real hook, in
+    # Node), and the hook's receipt of it is what status shows.
+    injected = out[out.index("now carries, after its own files:") :]
+    assert "memory/sessions/main.agentrpc.md: # Conversation Handoff" in injected
+    assert "agent:main:agentrpc  whole" in status
     assert "checkpoint: 2 agent(s), 2 written" in out
     assert "rotated      agent:main:agentrpc" in out
     assert (
