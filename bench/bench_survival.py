@@ -226,10 +226,10 @@ def run(report: Report) -> None:
             )
     section.table(rows)
     section.text(
-        "The conversations begin while memwarden's timer runs (its steady state). Installed "
-        "during a conversation, memwarden's first run reads the transcript's last 60 lines "
-        "(docs/checkpoint.md), so what was said before them is in the transcript, not in the "
-        "handoff: the column 'installed during the conversation'. "
+        "The conversations begin while memwarden's timer runs (its steady state). The column "
+        "'installed during the conversation' is memwarden's first run on a conversation that "
+        "began before it: a transcript up to 512 KB, as here, is read whole (a longer one from "
+        "its last 60 lines, docs/checkpoint.md). "
         "Every item reaches the next prompt; of the long conversation's plain facts, those of "
         "the oldest requests are left out to keep the handoff within its budget, and its "
         "`## Left Out` names them with the daily log that holds them. Stock OpenClaw and the "

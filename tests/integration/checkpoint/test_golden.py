@@ -36,7 +36,8 @@ NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 sys.path.insert(0, str(REPO / "bench"))
 from fleet import FleetSpec, append_turns, build_fleet  # noqa: E402
 
-# Big enough that the tail is read from the end of the file, small enough to be quick.
+# Small enough to be quick; under checkpoint's FIRST_SIGHT_WHOLE_BYTES, so the first run reads
+# each conversation whole (its daily log only the recent lines' messages).
 FLEET = FleetSpec(agents=6, transcript_bytes=300_000)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from memwarden.checkpoint.read import gather
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.transcripts import (
@@ -395,13 +396,21 @@ def test_checkpoint_sqlite_era_in_place_reset_carries_the_conversation(tmp_path,
     assert entries_in(agent.memory("2026-11-22.md")) == 2
 
 
-def test_checkpoint_first_run_reads_the_recent_lines_of_a_long_transcript(tmp_path, capsys):
+def long_conversation() -> list[dict]:
+    """150 turns, a reset, one more turn: 304 lines."""
     lines = list(transcript_lines(150, session_id=SESSION))
     lines.append(
         {"type": "reset", "id": "r1", "timestamp": "2026-11-22T05:30:00Z", "reason": "new"}
     )
-    lines += turn(180, START + timedelta(minutes=32), "after a long pause")
-    agent = sqlite_agent(tmp_path, lines)
+    return lines + turn(180, START + timedelta(minutes=32), "after a long pause")
+
+
+def test_checkpoint_first_run_reads_the_recent_lines_of_a_long_transcript(
+    tmp_path, capsys, monkeypatch
+):
+    # A transcript past what a first run reads whole (it began before memwarden watched it).
+    monkeypatch.setattr(gather, "FIRST_SIGHT_WHOLE_BYTES", 10_000)
+    agent = sqlite_agent(tmp_path, long_conversation())
 
     result = checkpoint(capsys, agent)
 
@@ -411,6 +420,24 @@ def test_checkpoint_first_run_reads_the_recent_lines_of_a_long_transcript(tmp_pa
     assert "after a long pause" in context and user_text(149).strip() in context
     assert user_text(100).strip() not in context  # before the lines a first run reads
     assert "- _2026-11-22T05:30+00:00: the session was reset here_" in context
+
+
+def test_checkpoint_first_run_reads_a_small_older_conversation_whole(tmp_path, capsys):
+    # Under FIRST_SIGHT_WHOLE_BYTES: its handoff holds it from its first turn, while its daily
+    # log gets only the messages of its recent lines, as a first read of them would give.
+    agent = sqlite_agent(tmp_path, long_conversation())
+
+    result = checkpoint(capsys, agent)
+
+    (outcome,) = result.json()["agents"]
+    assert outcome["counts"]["entries_read"] == 304
+    context = agent.memory("ACTIVE_CONTEXT.md")
+    assert "> - conversation: since 2026-11-22T05:00+00:00, 302 messages, 1 reset" in context
+    assert "after a long pause" in context
+    memory = agent.workspace / "memory"
+    daily = "".join(path.read_text() for path in memory.glob("20??-??-??.md"))
+    assert user_text(149).strip() in daily and "after a long pause" in daily
+    assert user_text(100).strip() not in daily
 
 
 def tool_loop(number: int, calls: int, at: datetime) -> list[dict]:

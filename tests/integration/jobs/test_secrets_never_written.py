@@ -114,7 +114,7 @@ def deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
     state, workspace = tmp_path / "state", tmp_path / "workspace"
     workspace.mkdir()
     sessions = state / "agents" / "main" / "sessions"
-    # A timer run comes halfway: a first run reads a conversation's recent lines only.
+    # A timer run comes halfway through each conversation; the rest arrives before the next.
     rest = {}
     for session_id, name, minute in ((MAIN, "m", 1), (PEER, "p", 2)):
         lines = conversation(session_id, name, minute)

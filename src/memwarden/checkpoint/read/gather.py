@@ -5,9 +5,11 @@ A conversation read before goes on from where it was read to, in the transcript 
 id it had then: when the key has a new id since (a file-era reset), the rest of the earlier
 transcript (its reset archive) first, then the new one from its first line. A conversation read
 for the first time is read from its first line when it began while memwarden watched its agent
-(up to WHOLE_FIRST_READ_BYTES), else from its recent lines (`reader.FIRST_READ_ENTRIES`: a
-first run on a deployment, an upgrade); on the first run after a file-era reset, with those of
-the archive the reset renamed, when the gateway's trajectory says it was this key's.
+(up to WHOLE_FIRST_READ_BYTES); one that began before memwarden watched it (a first run on a
+deployment, an upgrade) from its first line too when it is small (FIRST_SIGHT_WHOLE_BYTES), its
+daily log getting only its recent lines' messages as before, else from its recent lines
+(`reader.FIRST_READ_ENTRIES`); on the first run after a file-era reset, with those of the
+archive the reset renamed, when the gateway's trajectory says it was this key's.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ ARCHIVE_MATCH_WINDOW = timedelta(seconds=10)
 # A conversation that began while memwarden watched its agent is read whole the first time, up
 # to this size (a bound on that one read, not a cost of every run).
 WHOLE_FIRST_READ_BYTES = 20_000_000
+# A conversation that began before memwarden watched its agent is read whole the first time up
+# to this size, so what it held since its beginning reaches its handoff; a longer one is read
+# from its recent lines, so that a first run on a deployment costs what reading a tail costs.
+FIRST_SIGHT_WHOLE_BYTES = 512 * 1024
 
 
 @dataclass
@@ -93,14 +99,17 @@ def gather(
     # The current transcript: on from where it was read to; from its first line when the key
     # had an earlier id that was read, or when the conversation began while memwarden watched
     # its agent; else (a first run on a deployment, an upgrade) its recent lines.
+    older = False  # the conversation began before memwarden watched it; read whole now
     if conversation.session_id == session.session_id and conversation.through is not None:
         position: ReadPosition | None = ReadPosition.from_json(conversation.through)
     elif _new_since_read(run, session, stored, conversation, earlier is not None):
         position = start_position(location)
+    elif stored is None and transcript_size(location) <= FIRST_SIGHT_WHOLE_BYTES:
+        position, older = start_position(location), True
     else:
         position = None
     read, messages = _read(run, conversation, location, position)
-    daily.append(_daily(run, read, messages, stored))
+    daily.append(_recent_daily(run, location) if older else _daily(run, read, messages, stored))
     earlier_id = earlier[0].session_id if earlier is not None else None
     lost = _rewound_archive(run, location, stored, {session.session_id, earlier_id or ""})
     if lost is not None:
@@ -192,6 +201,14 @@ def _daily(
         return DailyMessages(session_id, kept, partial=False)
     entries, partial = reader.new_since(read.location, stored.position, stored.last_entry_at)
     return DailyMessages(session_id, kept_messages(entries, run.redactor.redact), partial)
+
+
+def _recent_daily(run: RunState, location: TranscriptLocation) -> DailyMessages:
+    """The daily log of a conversation met for the first time after it began: its recent
+    lines' messages, as a first read of its recent lines gives (the older days are not
+    written again from the transcript)."""
+    entries, partial = reader.new_since(location, None, None)
+    return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
 
 
 def _rewound(stored: StoredSession | None) -> bool:
