@@ -38,7 +38,8 @@ RETIRED = {
     "checkpoint.max_files": _FITTED,
     "checkpoint.max_todos": _FITTED,
     "checkpoint.tail_entries": "a checkpoint reads on from where it read to, whatever the "
-    "transcript's length, and a conversation's recent lines the first time; remove it",
+    "transcript's length, and a conversation it meets first from its first line (its last "
+    "lines when it is long); remove it",
     "checkpoint.handoff_min_messages": "a handoff carries the conversation across its resets; "
     "remove it",
 }

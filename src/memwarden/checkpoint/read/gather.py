@@ -99,17 +99,17 @@ def gather(
     # The current transcript: on from where it was read to; from its first line when the key
     # had an earlier id that was read, or when the conversation began while memwarden watched
     # its agent; else (a first run on a deployment, an upgrade) its recent lines.
-    older = False  # the conversation began before memwarden watched it; read whole now
+    whole = None
     if conversation.session_id == session.session_id and conversation.through is not None:
         position: ReadPosition | None = ReadPosition.from_json(conversation.through)
-    elif _new_since_read(run, session, stored, conversation, earlier is not None):
-        position = start_position(location)
-    elif stored is None and transcript_size(location) <= FIRST_SIGHT_WHOLE_BYTES:
-        position, older = start_position(location), True
     else:
-        position = None
+        whole = _whole_first_read(run, session, stored, conversation, earlier is not None)
+        position = start_position(location) if whole is not None else None
     read, messages = _read(run, conversation, location, position)
-    daily.append(_recent_daily(run, location) if older else _daily(run, read, messages, stored))
+    if whole == "older":  # its daily log gets what a first read of its recent lines gives
+        daily.append(_logged_after(run, location, None))
+    else:
+        daily.append(_daily(run, read, messages, stored))
     earlier_id = earlier[0].session_id if earlier is not None else None
     lost = _rewound_archive(run, location, stored, {session.session_id, earlier_id or ""})
     if lost is not None:
@@ -125,22 +125,26 @@ def gather(
     )
 
 
-def _new_since_read(
+def _whole_first_read(
     run: RunState,
     session: SessionRecord,
     stored: StoredSession | None,
     conversation: Conversation,
     earlier_read: bool,
-) -> bool:
-    """Return True when every line of the session's transcript is new to the conversation: the
-    key's earlier id was read (a file-era reset), or the conversation began while memwarden
-    watched its agent and is not longer than WHOLE_FIRST_READ_BYTES."""
+) -> str | None:
+    """Return "new" when every line of the session's transcript is new to the conversation (the
+    key's earlier id was read: a file-era reset; or it began while memwarden watched its agent
+    and is not longer than WHOLE_FIRST_READ_BYTES), "older" when it began before memwarden
+    watched it and is not longer than FIRST_SIGHT_WHOLE_BYTES, else None: its recent lines."""
     if earlier_read or conversation.session_id is not None:
-        return True
-    if stored is not None or not run.watches(session.agent_id):
-        return False
+        return "new"
     location = session.transcript
-    return location is not None and transcript_size(location) <= WHOLE_FIRST_READ_BYTES
+    if stored is not None or location is None:
+        return None
+    size = transcript_size(location)
+    if run.watches(session.agent_id):
+        return "new" if size <= WHOLE_FIRST_READ_BYTES else None
+    return "older" if size <= FIRST_SIGHT_WHOLE_BYTES else None
 
 
 def too_small(settings: Settings, material: Material) -> str | None:
@@ -194,7 +198,7 @@ def _daily(
     """Return the messages of a read that the daily log has not logged (see `reader`)."""
     session_id = read.location.session_id
     if _rewound(stored):  # a history rewind took the daily log back to a time, any session's
-        return _logged_after(run, read.location, stored)  # type: ignore[arg-type]
+        return _logged_after(run, read.location, stored.last_entry_at)  # type: ignore[union-attr]
     if stored is None or stored.session_id != session_id:  # never logged
         return DailyMessages(session_id, kept, partial=not read.reached_start)
     if read.whole_since and stored.position == read.start:
@@ -203,23 +207,17 @@ def _daily(
     return DailyMessages(session_id, kept_messages(entries, run.redactor.redact), partial)
 
 
-def _recent_daily(run: RunState, location: TranscriptLocation) -> DailyMessages:
-    """The daily log of a conversation met for the first time after it began: its recent
-    lines' messages, as a first read of its recent lines gives (the older days are not
-    written again from the transcript)."""
-    entries, partial = reader.new_since(location, None, None)
-    return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
-
-
 def _rewound(stored: StoredSession | None) -> bool:
     """A rewind leaves no read position, only the time of the last entry the log kept."""
     return stored is not None and stored.position is None and stored.last_entry_at is not None
 
 
 def _logged_after(
-    run: RunState, location: TranscriptLocation, stored: StoredSession
+    run: RunState, location: TranscriptLocation, last_entry_at: float | None
 ) -> DailyMessages:
-    entries, partial = reader.new_since(location, None, stored.last_entry_at)
+    """The messages of the transcript's recent lines newer than `last_entry_at` (None: all of
+    them), for the daily log: what a first read of its recent lines gives."""
+    entries, partial = reader.new_since(location, None, last_entry_at)
     return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
 
 
@@ -231,7 +229,8 @@ def _rewound_archive(
     if not _rewound(stored) or stored.session_id in read:  # type: ignore[union-attr]
         return None
     found = reader.previous_location(location, stored.session_id)  # type: ignore[union-attr]
-    return _logged_after(run, found[0], stored) if found is not None else None  # type: ignore[arg-type]
+    last_entry_at = stored.last_entry_at  # type: ignore[union-attr]
+    return _logged_after(run, found[0], last_entry_at) if found is not None else None
 
 
 def _earlier_session(
