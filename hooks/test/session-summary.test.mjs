@@ -31,17 +31,6 @@ async function installedHandler(settings) {
   return module.default;
 }
 
-/** A fake memwarden that waits for `<out>.go`, then writes its arguments to `<out>`. */
-function fakeExecutable(out) {
-  const script = path.join(folder, "fake-memwarden");
-  writeFileSync(
-    script,
-    `#!/bin/sh\nwhile [ ! -e '${out}.go' ]; do sleep 0.05; done\nprintf '%s\\n' "$@" > '${out}.tmp' && mv '${out}.tmp' '${out}'\n`,
-  );
-  chmodSync(script, 0o755);
-  return script;
-}
-
 async function waitFor(file, lines = 1) {
   const read = () => (existsSync(file) ? readFileSync(file, "utf8").trim().split("\n") : []);
   for (let attempt = 0; attempt < 200 && read().length < lines; attempt++) {
@@ -188,18 +177,19 @@ test("the run the installed hook starts has the pinned environment", async () =>
   const script = path.join(folder, "fake-memwarden-env");
   writeFileSync(
     script,
-    `#!/bin/sh\nprintf '%s\\n' "$MEMWARDEN_GENERAL_STORAGE_DIR" > '${out}.tmp' && mv '${out}.tmp' '${out}'\n`,
+    `#!/bin/sh\nprintf '%s\\n' "$MEMWARDEN_GENERAL_STORAGE_DIR" >> '${out}'\n`,
   );
   chmodSync(script, 0o755);
   const handler = await installedHandler({
     executable: script,
     environment: { MEMWARDEN_GENERAL_STORAGE_DIR: "/srv/memwarden" },
   });
-  writeFileSync(`${out}.go`, "");
 
   await handler(eventFrom(capture("openclaw-2026.9.6", "command", "reset"), { workspaceDir: "/w" }));
 
-  assert.deepEqual(await waitFor(out), ["/srv/memwarden"]);
+  // Both runs (the checkpoint it waits for, then the summary it leaves running) have it; and
+  // the folder is removed only once neither writes any more.
+  assert.deepEqual(await waitFor(out, 2), ["/srv/memwarden", "/srv/memwarden"]);
 });
 
 test("an executable that does not exist logs one line and never throws", async () => {
