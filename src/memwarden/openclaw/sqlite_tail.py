@@ -33,9 +33,9 @@ _SEQ_RANGE = (  # two subqueries, so each is one index lookup
     "SELECT (SELECT min(seq) FROM transcript_events WHERE session_id = ?1),"
     " (SELECT max(seq) FROM transcript_events WHERE session_id = ?1)"
 )
-_SIZE = (
-    "SELECT coalesce(sum(coalesce(event_utf8_bytes, length(CAST(event_json AS BLOB)))), 0) "
-    "FROM transcript_events WHERE session_id = ?"
+_ROW_SIZES = (
+    "SELECT coalesce(event_utf8_bytes, length(CAST(event_json AS BLOB))) "
+    "FROM transcript_events WHERE session_id = ? ORDER BY seq DESC"
 )
 
 
@@ -98,8 +98,17 @@ def max_seq(connection: sqlite3.Connection, location: TranscriptLocation) -> int
     return -1 if last is None else last
 
 
-def sqlite_size(connection: sqlite3.Connection, location: TranscriptLocation) -> int:
-    return connection.execute(_SIZE, (location.session_id,)).fetchone()[0]
+def sqlite_size(
+    connection: sqlite3.Connection, location: TranscriptLocation, at_most: int | None
+) -> int:
+    """Return the UTF-8 size of the session's lines; with `at_most`, stop counting (and reading
+    the store's pages) once the size passes it."""
+    total = 0
+    for (size,) in connection.execute(_ROW_SIZES, (location.session_id,)):
+        total += size
+        if at_most is not None and total > at_most:
+            break
+    return total
 
 
 def take_row(

@@ -252,12 +252,14 @@ def skipped_lines_report(
     return f"{where}: {total} {what} skipped: {', '.join(counted)}"
 
 
-def transcript_size(location: TranscriptLocation) -> int:
-    """Given a transcript, return its size in bytes (for SQLite, the UTF-8 size of its lines).
+def transcript_size(location: TranscriptLocation, at_most: int | None = None) -> int:
+    """Given a transcript, return its size in bytes (for SQLite, the UTF-8 size of its lines),
+    or with `at_most` any size above it once the size is known to pass it (a store's session is
+    then read no further).
 
     Raise StoreError if the transcript cannot be read.
     """
     if location.kind == "sqlite":
-        return read_with_retry(location.path, lambda db: sqlite_size(db, location))
+        return read_with_retry(location.path, lambda db: sqlite_size(db, location, at_most))
     with file_errors(location.path):
         return location.path.stat().st_size

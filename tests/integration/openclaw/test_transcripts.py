@@ -291,6 +291,14 @@ def test_transcript_size_sqlite_sums_the_utf8_sizes(agent_db):
     assert transcript_size(TranscriptLocation("sqlite", agent_db, "nobody")) == 0
 
 
+def test_transcript_size_sqlite_at_most_stops_counting_once_passed(agent_db):
+    location = TranscriptLocation("sqlite", agent_db, MAIN_SESSION)
+    whole = transcript_size(location)
+    assert transcript_size(location, at_most=whole) == whole
+    counted = transcript_size(location, at_most=10)
+    assert 10 < counted < whole
+
+
 def test_make_sqlite_agent_db_compressed_and_plain_read_the_same(tmp_path):
     lines = list(transcript_lines(5, with_reset_at=3))
     plain = make_sqlite_agent_db(tmp_path / "plain.sqlite", {"s1": lines, "s2": lines[:2]})

@@ -141,17 +141,18 @@ def _whole_first_read(
     location = session.transcript
     if stored is not None or location is None:
         return None
-    size = transcript_size(location)
-    if run.watches(session.agent_id):
-        return "new" if size <= WHOLE_FIRST_READ_BYTES else None
-    return "older" if size <= FIRST_SIGHT_WHOLE_BYTES else None
+    watched = run.watches(session.agent_id)
+    limit = WHOLE_FIRST_READ_BYTES if watched else FIRST_SIGHT_WHOLE_BYTES
+    if transcript_size(location, limit) > limit:
+        return None
+    return "new" if watched else "older"
 
 
 def too_small(settings: Settings, material: Material) -> str | None:
     """Return why the session is too small to checkpoint, or None."""
     minimum = settings.min_bytes
     if minimum:
-        size = transcript_size(material.read.location)
+        size = transcript_size(material.read.location, minimum)
         if size < minimum:
             return f"transcript is {size:,} bytes, under the {minimum:,}-byte minimum"
     messages = material.conversation.message_count
