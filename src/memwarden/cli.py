@@ -200,7 +200,7 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     # health reports a wrong folder, and alerts on it
     if spec.records_run and not read_only and not spec.runs_without_state:
         context.check_gateway_before_writing()
-    lock_name = spec.name if spec.locks and not read_only else None
+    lock_name = spec.name if spec.records_run and not read_only else None
     if lock_name and hasattr(module, "lock_name"):
         lock_name = module.lock_name(options)
     try:
