@@ -198,8 +198,10 @@ class Option:
         for item in value:
             if self.pattern_list:
                 _check_regex(item)
-            if self.name_list:
-                _check_file_name(item)
+            if self.name_list and not is_plain_name(item):
+                raise ValueError(
+                    f"{item!r} is not a file name (a name such as MEMORY.md, no folder)"
+                )
             if self.url_schemes and item.strip():
                 self._check_url(item.strip())
         if self.choices:
@@ -286,9 +288,9 @@ def _check_regex(pattern: str, name: str | None = None) -> None:
         )
 
 
-def _check_file_name(name: str) -> None:
-    if not name or name in (".", "..") or any(mark in name for mark in "/\\\0"):
-        raise ValueError(f"{name!r} is not a file name (a name such as MEMORY.md, no folder)")
+def is_plain_name(value: str) -> bool:
+    """Return True when `value` is one plain file-name component (no folder, no `.`/`..`)."""
+    return bool(value) and value not in {".", ".."} and not any(mark in value for mark in "/\\\0")
 
 
 def _fmt(number: float) -> str:
