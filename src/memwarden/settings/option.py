@@ -11,7 +11,6 @@ import orjson
 
 from memwarden.settings.urls import shown_url, url_problem
 
-KINDS = ("int", "float", "bool", "str", "path", "choice", "str_list", "str_map", "table_list")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 # Texts an operator's named pattern is tried on for an empty match (one that mangles every text).
@@ -22,7 +21,8 @@ RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
 @dataclass(frozen=True)
 class Option:
-    """A setting. `key` is dotted (`section.name`); `kind` is one of KINDS.
+    """A setting. `key` is dotted (`section.name`); `kind` is int, float, bool, str, path,
+    choice, str_list, str_map or table_list (`describe_type` names each; `_coerce_<kind>` reads it).
 
     For `choice`, `choices` lists the allowed strings; for `table_list`, `fields` names the string
     fields every table must have (others are optional and listed in `optional_fields`); a
@@ -53,10 +53,6 @@ class Option:
     non_empty: bool = False
     url_schemes: tuple[str, ...] = ()
     existing_file: bool = False
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"{self.key}: unknown kind {self.kind}")
 
     @property
     def section(self) -> str:
