@@ -99,7 +99,7 @@ def defaults() -> Config:
     return Config({o.key: o.default for o in ALL_OPTIONS}, {o.key: "default" for o in ALL_OPTIONS})
 
 
-def config_path_for(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path | None, bool]:
+def config_path_for(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path, bool]:
     """Return the config file to read and whether it must exist (named explicitly)."""
     if explicit is not None:
         return explicit.expanduser(), True
@@ -120,7 +120,7 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     sources = {option.key: "default" for option in ALL_OPTIONS}
 
     path, required = config_path_for(explicit, env)
-    if path is not None and (required or path.exists()):
+    if required or path.exists():
         _apply_toml(path, values, sources, problems)
     else:
         path = None
