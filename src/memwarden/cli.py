@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import importlib
-import importlib.util
 import logging
 import os
 import signal
@@ -22,13 +20,14 @@ from contextlib import ExitStack
 from types import ModuleType
 
 from memwarden import __version__
-from memwarden.fs.resources import docs_dir
 from memwarden.jobs import BY_NAME, JOBS, JobSpec
 from memwarden.jobs.common import (
     CommandLineError,
     Parser,
     add_global_options,
     asks_for_json,
+    docs_line,
+    epilog,
     global_options_parent,
     sentence,
 )
@@ -123,7 +122,7 @@ def build_parser(
     parser = Parser(
         prog="memwarden",
         description=DESCRIPTION,
-        epilog=f"{EXIT_CODES}\n{_docs_line()}; `memwarden <command> --help` for each command.",
+        epilog=f"{EXIT_CODES}\n{docs_line()}; `memwarden <command> --help` for each command.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memwarden {__version__}")
@@ -134,38 +133,19 @@ def build_parser(
     )
     chosen = _find_command(arguments)
     # A command named: only its parser (the others' would be built for nothing, every run).
-    specs = available_jobs() if every_command or chosen is None else [chosen]
+    specs = JOBS if every_command or chosen is None else [chosen]
     for spec in specs:
         sub = commands.add_parser(
             spec.name,
             help=spec.summary,
             description=sentence(spec.summary),
-            epilog=_command_epilog(spec),
+            epilog=epilog(spec.examples),
             parents=[common],
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         if every_command or chosen is spec:
-            load_module(spec).add_arguments(sub)
+            importlib.import_module(spec.module).add_arguments(sub)
     return parser, chosen
-
-
-def _command_epilog(spec: JobSpec) -> str:
-    examples = "".join(f"\n  {example}" for example in spec.examples)
-    return f"examples:{examples}\n\n{_docs_line()}" if examples else _docs_line()
-
-
-@functools.cache
-def _docs_line() -> str:
-    return f"docs: {docs_dir()}"
-
-
-def available_jobs() -> list[JobSpec]:
-    """Return the commands whose module is installed."""
-    return [spec for spec in JOBS if importlib.util.find_spec(spec.module) is not None]
-
-
-def load_module(spec: JobSpec) -> ModuleType:
-    return importlib.import_module(spec.module)
 
 
 def _unknown_long_option(parser: argparse.ArgumentParser, arguments: Sequence[str]) -> str | None:
@@ -203,7 +183,7 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     from memwarden.settings import config as config_module
 
     config = config_module.load(options.config)
-    module = load_module(spec)
+    module = importlib.import_module(spec.module)
     # A dry run or a read-only command creates nothing: no state.db or lock.
     read_only = spec.read_only or bool(getattr(options, "dry_run", False))
     if hasattr(module, "read_only"):  # a command whose verbs differ (history list / rewind)
@@ -220,7 +200,7 @@ def _run(spec: JobSpec, options: argparse.Namespace) -> int:
     # health reports a wrong folder, and alerts on it
     if spec.records_run and not read_only and not spec.runs_without_state:
         context.check_gateway_before_writing()
-    lock_name = spec.name if spec.locks and not read_only else None
+    lock_name = spec.name if spec.records_run and not read_only else None
     if lock_name and hasattr(module, "lock_name"):
         lock_name = module.lock_name(options)
     try:
@@ -266,10 +246,7 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
         result = _unless_stopped(module.run, context, options)
     except StateError:
         raise  # the run cannot be recorded either
-    except Terminated as error:
-        _finish(spec, context, error.exit_code, {"error": error.message})
-        raise
-    except MemwardenError as error:
+    except (MemwardenError, Terminated) as error:
         _finish(spec, context, error.exit_code, {"error": error.message})
         raise
     except Exception as error:  # any bug in a job is one line (and its traceback with -v)

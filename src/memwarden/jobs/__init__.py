@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A command: its module, one-line summary, whether runs lock and are recorded, the
-    examples its `--help` ends with, and whether it only reads (then, like any dry run, it
-    creates nothing in memwarden's storage and never claims a storage root; see store/storage.py).
+    """A command: its module, one-line summary, whether its runs are recorded (a recorded run
+    also takes the job's lock), the examples its `--help` ends with, and whether it only reads
+    (then, like any dry run, it creates nothing in memwarden's storage and never claims a
+    storage root; see store/storage.py).
 
     `runs_without_state`: when memwarden's state cannot be written (disk full, locked), the job
     still runs, without its lock and its run record, and reports the problem itself (health:
@@ -26,7 +27,6 @@ class JobSpec:
     name: str
     module: str
     summary: str
-    locks: bool = False
     records_run: bool = False
     read_only: bool = False
     runs_without_state: bool = False
@@ -39,7 +39,6 @@ JOBS: tuple[JobSpec, ...] = (
         "checkpoint",
         "memwarden.jobs.checkpoint",
         "write each conversation's handoff (ACTIVE_CONTEXT.md for the main one) and the daily log",
-        locks=True,
         records_run=True,
         renders=True,
         examples=(
@@ -52,7 +51,6 @@ JOBS: tuple[JobSpec, ...] = (
         "rotate",
         "memwarden.jobs.rotate",
         "reset sessions whose context passed the threshold, after checkpointing them",
-        locks=True,
         records_run=True,
         renders=True,
         examples=(
@@ -65,7 +63,6 @@ JOBS: tuple[JobSpec, ...] = (
         "index",
         "memwarden.jobs.index",
         "rebuild memory/INDEX.md catalogs and the bootstrap hook's manifest",
-        locks=True,
         records_run=True,
         renders=True,
         examples=(
@@ -78,7 +75,6 @@ JOBS: tuple[JobSpec, ...] = (
         "health",
         "memwarden.jobs.health",
         "check the gateway, the host and memwarden's jobs; alert on Slack and/or Alertmanager",
-        locks=True,
         records_run=True,
         runs_without_state=True,
         examples=(
@@ -91,7 +87,6 @@ JOBS: tuple[JobSpec, ...] = (
         "maintain",
         "memwarden.jobs.maintain",
         "apply daily retention: old transcripts, logs, state; back up the gateway config",
-        locks=True,
         records_run=True,
         renders=True,
         examples=(

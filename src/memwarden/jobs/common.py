@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -139,24 +140,28 @@ def add_verb(verbs: argparse._SubParsersAction, name: str, summary: str) -> argp
     """Add the sub-command `name` (a history verb, an install target, …) with the global
     options; `summary` is its line in the parent's `--help` and, as a sentence, its own. Its
     `--help` ends, as its command's does, with its examples and the docs folder."""
+    prog = f"{verbs._prog_prefix} {name}"  # memwarden history rewind
+    examples = BY_NAME[prog.split()[1]].examples
     return verbs.add_parser(
         name,
         parents=[global_options_parent()],
         help=summary,
         description=sentence(summary),
-        epilog=verb_epilog(f"{verbs._prog_prefix} {name}"),
+        epilog=epilog(e for e in examples if f"{e} ".startswith(f"{prog} ")),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
 
 
-def verb_epilog(prog: str) -> str:
-    """Given a sub-command's program line (`memwarden history rewind`), return the end of its
-    `--help`: the command's examples that use it, and the docs folder."""
-    words = prog.split()
-    spec = BY_NAME.get(words[1]) if len(words) > 1 else None
-    mine = [e for e in (spec.examples if spec else ()) if f"{e} ".startswith(f"{prog} ")]
-    docs = f"docs: {docs_dir()}"
-    return "examples:" + "".join(f"\n  {e}" for e in mine) + f"\n\n{docs}" if mine else docs
+def epilog(examples: Iterable[str]) -> str:
+    """Given the examples of a command or a verb, return the end of its `--help`: them, and the
+    docs folder."""
+    shown = "".join(f"\n  {example}" for example in examples)
+    return f"examples:{shown}\n\n{docs_line()}" if shown else docs_line()
+
+
+@functools.cache
+def docs_line() -> str:
+    return f"docs: {docs_dir()}"
 
 
 def add_dry_run(parser: argparse.ArgumentParser) -> None:

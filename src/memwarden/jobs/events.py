@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 from fnmatch import fnmatchcase
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 
+from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.jobs.common import positive_int
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext, JobResult
@@ -53,7 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    since = parse_since(options.since, context.now(), _zone(context)) if options.since else None
+    # general.timezone is a known zone (checked as the settings load), else the machine's
+    zone = (
+        resolve_timezone(context.config.general.timezone) or datetime.now(UTC).astimezone().tzinfo
+    )
+    since = parse_since(options.since, context.now(), zone) if options.since else None
     types = [part.strip() for item in options.type for part in item.split(",") if part.strip()]
     agent = options.agent.lower() if options.agent else None
     timeline = load_timeline(
@@ -206,13 +210,3 @@ def _public(event: dict[str, Any]) -> dict[str, Any]:
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else orjson.dumps(value, default=str).decode()
     return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 1] + "…"
-
-
-def _zone(context: JobContext) -> tzinfo:
-    name = context.config.general.timezone
-    if name:
-        try:
-            return ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise UsageError(f"general.timezone {name!r}: not a known IANA time zone") from None
-    return datetime.now(UTC).astimezone().tzinfo or UTC

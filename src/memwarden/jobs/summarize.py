@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -46,6 +45,7 @@ from memwarden.openclaw.transcripts import TranscriptLocation, read_tail
 from memwarden.process.errors import UsageError
 from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext, JobResult
+from memwarden.settings.option import is_plain_name
 
 JOB = "summarize"
 EVENTS = ("command:new", "command:reset")
@@ -118,15 +118,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 # --- finding the window -----------------------------------------------------------------------
 
 
-def is_plain_name(value: str) -> bool:
-    """Return True when `value` is one plain file-name component (no folder, no `.`/`..`)."""
-    return (
-        bool(value)
-        and value not in {".", ".."}
-        and not any(character in value for character in "/\\\0")
-    )
-
-
 def transcript_of(agent: Agent, session_id: str | None, key: str) -> TranscriptLocation | None:
     """Given the agent and the ended window's session id, return where its transcript is.
 
@@ -167,10 +158,7 @@ def _current_session_id(agent: Agent, key: str) -> str | None:
 
 
 def read_window(
-    location: TranscriptLocation,
-    event_time: datetime | None,
-    context: JobContext,
-    sleep: Callable[[float], None] = time.sleep,
+    location: TranscriptLocation, event_time: datetime | None, context: JobContext
 ) -> tuple[list[Entry], str]:
     """Given a transcript, return the window that ended and a note for the reader (or "").
 
@@ -189,7 +177,7 @@ def read_window(
             return current_window(entries), (
                 "the gateway's reset line did not appear; this is the window as it stood"
             )
-        sleep(POLL_SECONDS)
+        time.sleep(POLL_SECONDS)
 
 
 def _window_bounds(window: list[Entry]) -> tuple[str, str]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from memwarden.openclaw.paths import locate_state_dir
 from memwarden.process.errors import ConfigError, GatewayNotFound, StateError
 from memwarden.process.locks import RunLock
-from memwarden.settings.config import Config, storage_dir
+from memwarden.settings.config import Config, storage_location
 from memwarden.store.state import MEMORY, StateDB
 from memwarden.store.storage import claim, locate
 
@@ -119,7 +119,7 @@ class JobContext:
     def storage_root(self) -> Path:
         """The root of memwarden's storage (every gateway's state is in it). Raise ConfigError
         if it is a file."""
-        root = storage_dir(self.config, self.env)
+        root, _ = storage_location(self.config, self.env)
         if root.exists() and not root.is_dir():
             source = self.config.sources.get("general.storage_dir", "default")
             where = "" if source == "default" else f" (general.storage_dir from {source})"

@@ -81,7 +81,7 @@ def scheduled_jobs(config: Config) -> list[ScheduledJob]:
     return [
         ScheduledJob(
             name=name,
-            interval_minutes=config.get(f"schedule.{name}_minutes"),
+            interval_minutes=config.values[f"schedule.{name}_minutes"],
             summary=SUMMARIES[name],
             offset_minutes=OFFSETS[name],
         )

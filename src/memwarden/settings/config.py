@@ -87,9 +87,6 @@ class Config:
             return sections[item]
         raise AttributeError(item)
 
-    def get(self, key: str) -> Any:
-        return self.values[key]
-
     def with_overrides(self, overrides: Mapping[str, Any]) -> Config:
         """Return a copy where the given dotted keys (already validated values) win."""
         values = dict(self.values) | dict(overrides)
@@ -102,7 +99,7 @@ def defaults() -> Config:
     return Config({o.key: o.default for o in ALL_OPTIONS}, {o.key: "default" for o in ALL_OPTIONS})
 
 
-def config_path_for(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path | None, bool]:
+def config_path_for(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path, bool]:
     """Return the config file to read and whether it must exist (named explicitly)."""
     if explicit is not None:
         return explicit.expanduser(), True
@@ -123,7 +120,7 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     sources = {option.key: "default" for option in ALL_OPTIONS}
 
     path, required = config_path_for(explicit, env)
-    if path is not None and (required or path.exists()):
+    if required or path.exists():
         _apply_toml(path, values, sources, problems)
     else:
         path = None
@@ -220,24 +217,16 @@ def _apply_env(
 
 
 def check_files(config: Config) -> None:
-    """Raise ConfigError naming each file option (a template) set to no file memwarden can read.
+    """Raise ConfigError naming each file option (a template) set to no file memwarden can read,
+    and where it was set (a value overridden by another source is never reported).
 
     Checked by the commands that use those files, not at every load: a template deleted or on a
     mount not up yet stops the jobs that render, while health (which alerts on their failed
     runs), doctor and status still run.
     """
-    problems = _unreadable_files(config.values, config.sources)
-    if problems:
-        raise ConfigError(problems)
-
-
-def _unreadable_files(values: Mapping[str, Any], sources: Mapping[str, str]) -> list[str]:
-    """Return a problem for each `existing_file` option set to what is not a file memwarden can
-    read, naming where it was set: checked once every source is read, so a value overridden by
-    another source is never reported."""
     problems = []
     for option in ALL_OPTIONS:
-        value = values[option.key]
+        value = config.values[option.key]
         if not option.existing_file or not value:
             continue
         path = Path(value).expanduser()
@@ -257,10 +246,11 @@ def _unreadable_files(values: Mapping[str, Any], sources: Mapping[str, str]) -> 
             else:
                 continue
         problems.append(
-            f"{_where(option, sources[option.key])}: {reason}: {path} (fix the path, or leave "
-            "it empty for the default)"
+            f"{_where(option, config.sources[option.key])}: {reason}: {path} (fix the path, or "
+            "leave it empty for the default)"
         )
-    return problems
+    if problems:
+        raise ConfigError(problems)
 
 
 def _unknown_time_zone(values: Mapping[str, Any], sources: Mapping[str, str]) -> list[str]:
@@ -359,18 +349,11 @@ def _suggest(word: str, choices) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def storage_dir(config: Config, env: Mapping[str, str]) -> Path:
-    """Return memwarden's storage root: the option, $STATE_DIRECTORY, or XDG state home.
-
-    Each gateway's own folder in it is `memwarden.store.storage.locate`'s answer
-    (JobContext.storage).
-    """
-    return storage_location(config, env)[0]
-
-
 def storage_location(config: Config, env: Mapping[str, str]) -> tuple[Path, str]:
-    """Return memwarden's storage root (as `storage_dir`) and what chose it, for people."""
-    configured = config.get("general.storage_dir")
+    """Return memwarden's storage root (the option, $STATE_DIRECTORY, or XDG state home) and
+    what chose it, for people. Each gateway's own folder in it is
+    `memwarden.store.storage.locate`'s answer (JobContext.storage)."""
+    configured = config.values["general.storage_dir"]
     if configured:
         source = config.sources.get("general.storage_dir", "default")
         return Path(configured).expanduser(), f"general.storage_dir ({source})"

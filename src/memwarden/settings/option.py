@@ -11,7 +11,6 @@ import orjson
 
 from memwarden.settings.urls import shown_url, url_problem
 
-KINDS = ("int", "float", "bool", "str", "path", "choice", "str_list", "str_map", "table_list")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 # Texts an operator's named pattern is tried on for an empty match (one that mangles every text).
@@ -22,7 +21,8 @@ RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
 @dataclass(frozen=True)
 class Option:
-    """A setting. `key` is dotted (`section.name`); `kind` is one of KINDS.
+    """A setting. `key` is dotted (`section.name`); `kind` is int, float, bool, str, path,
+    choice, str_list, str_map or table_list (`describe_type` names each; `_coerce_<kind>` reads it).
 
     For `choice`, `choices` lists the allowed strings; for `table_list`, `fields` names the string
     fields every table must have (others are optional and listed in `optional_fields`); a
@@ -53,10 +53,6 @@ class Option:
     non_empty: bool = False
     url_schemes: tuple[str, ...] = ()
     existing_file: bool = False
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"{self.key}: unknown kind {self.kind}")
 
     @property
     def section(self) -> str:
@@ -198,8 +194,10 @@ class Option:
         for item in value:
             if self.pattern_list:
                 _check_regex(item)
-            if self.name_list:
-                _check_file_name(item)
+            if self.name_list and not is_plain_name(item):
+                raise ValueError(
+                    f"{item!r} is not a file name (a name such as MEMORY.md, no folder)"
+                )
             if self.url_schemes and item.strip():
                 self._check_url(item.strip())
         if self.choices:
@@ -286,9 +284,9 @@ def _check_regex(pattern: str, name: str | None = None) -> None:
         )
 
 
-def _check_file_name(name: str) -> None:
-    if not name or name in (".", "..") or any(mark in name for mark in "/\\\0"):
-        raise ValueError(f"{name!r} is not a file name (a name such as MEMORY.md, no folder)")
+def is_plain_name(value: str) -> bool:
+    """Return True when `value` is one plain file-name component (no folder, no `.`/`..`)."""
+    return bool(value) and value not in {".", ".."} and not any(mark in value for mark in "/\\\0")
 
 
 def _fmt(number: float) -> str:

@@ -45,8 +45,6 @@ def example_toml() -> str:
     ]
     for section, description in SECTIONS.items():
         options = [option for option in ALL_OPTIONS if option.section == section]
-        if not options:
-            continue
         lines += ["", f"## {description}", f"[{section}]"]
         for option in options:
             lines.append("")
@@ -78,8 +76,6 @@ def docs_markdown() -> str:
     ]
     for section, description in SECTIONS.items():
         options = [option for option in ALL_OPTIONS if option.section == section]
-        if not options:
-            continue
         lines += ["", f"## [{section}]", "", description, ""]
         lines += [
             "| option | type | default | environment | description |",
@@ -104,8 +100,6 @@ def effective_toml(values: dict[str, Any], sources: dict[str, str]) -> str:
     lines: list[str] = []
     for section in SECTIONS:
         options = [option for option in ALL_OPTIONS if option.section == section]
-        if not options:
-            continue
         lines += ["" if lines else None, f"[{section}]"]
         for option in options:
             value = masked(option, values[option.key])

@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from memwarden.cli import available_jobs, build_parser
+from memwarden.cli import build_parser
+from memwarden.jobs import JOBS
 from memwarden.jobs.common import sentence
 from memwarden.process import stopping
 from memwarden.process.deadline import call_with_deadline
@@ -31,11 +32,11 @@ def test_help_lists_available_commands_and_exit_codes(capsys):
     assert raised.value.code == 0
     out = capsys.readouterr().out
     assert "exit codes: 0 done, 1 done with failures, 2 usage" in out
-    for spec in available_jobs():
+    for spec in JOBS:
         assert spec.name in out
 
 
-@pytest.mark.parametrize("name", [spec.name for spec in available_jobs()])
+@pytest.mark.parametrize("name", [spec.name for spec in JOBS])
 def test_every_command_help_explains_itself(capsys, name):
     with pytest.raises(SystemExit) as raised:
         run_cli(capsys, name, "--help")
@@ -54,7 +55,7 @@ def sub_commands(parser: argparse.ArgumentParser) -> dict[str, tuple[str, argpar
     return {}
 
 
-@pytest.mark.parametrize("spec", available_jobs(), ids=lambda spec: spec.name)
+@pytest.mark.parametrize("spec", JOBS, ids=lambda spec: spec.name)
 def test_every_command_and_sub_command_description_is_its_summary_as_a_sentence(spec):
     parser, _ = build_parser([spec.name])
     summary, command = sub_commands(parser)[spec.name]
@@ -314,7 +315,7 @@ def all_parsers(parser: argparse.ArgumentParser):
         yield from all_parsers(sub)
 
 
-@pytest.mark.parametrize("spec", available_jobs(), ids=lambda spec: spec.name)
+@pytest.mark.parametrize("spec", JOBS, ids=lambda spec: spec.name)
 def test_no_parser_accepts_abbreviated_options(spec):
     parser, _ = build_parser([spec.name])
     found = list(all_parsers(parser))

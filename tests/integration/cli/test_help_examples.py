@@ -6,12 +6,13 @@ import shlex
 
 import pytest
 
-from memwarden.cli import available_jobs, build_parser
+from memwarden.cli import build_parser
 from memwarden.fs.resources import docs_dir
+from memwarden.jobs import JOBS
 from support.cli import run_cli
 
 
-@pytest.mark.parametrize("spec", available_jobs(), ids=lambda spec: spec.name)
+@pytest.mark.parametrize("spec", JOBS, ids=lambda spec: spec.name)
 def test_every_command_help_ends_with_examples_and_the_docs_folder(capsys, spec):
     with pytest.raises(SystemExit):
         run_cli(capsys, spec.name, "--help")
@@ -25,7 +26,7 @@ def test_every_command_help_ends_with_examples_and_the_docs_folder(capsys, spec)
 
 @pytest.mark.parametrize(
     ("spec", "example"),
-    [(spec, example) for spec in available_jobs() for example in spec.examples],
+    [(spec, example) for spec in JOBS for example in spec.examples],
     ids=lambda value: getattr(value, "name", None) or value.split("#")[0].strip(),
 )
 def test_every_example_is_accepted_by_the_parser(spec, example):
@@ -54,7 +55,7 @@ def verbs_of(spec) -> list[tuple[str, object]]:
 
 @pytest.mark.parametrize(
     ("spec", "verb"),
-    [(spec, verb) for spec in available_jobs() for verb, _ in verbs_of(spec)],
+    [(spec, verb) for spec in JOBS for verb, _ in verbs_of(spec)],
     ids=lambda value: getattr(value, "name", value),
 )
 def test_every_sub_command_help_ends_with_its_examples_and_the_docs_folder(capsys, spec, verb):

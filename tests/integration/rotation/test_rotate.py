@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from memwarden.rotation import last_rotations
-from memwarden.settings.config import load, storage_dir
+from memwarden.settings.config import load, storage_location
 from memwarden.store.state import StateDB
 from support.cli import run_cli, run_subprocess
 from support.deployments import make_file_era_state, make_sqlite_era_state
@@ -62,7 +62,7 @@ def by_key(result):
 
 
 def state_db():
-    return StateDB(storage_dir(load(), os.environ) / "state.db")
+    return StateDB(storage_location(load(), os.environ)[0] / "state.db")
 
 
 def active_context(state):

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from memwarden.cli import available_jobs, build_parser
+from memwarden.cli import build_parser
+from memwarden.jobs import JOBS
 from memwarden.scheduling.completion import SHELLS, locations, script
 from support.cli import run_cli
 
@@ -37,7 +38,7 @@ def bash_script(tmp_path_factory):
 
 def test_bash_completes_every_command(bash_script):
     offered = _bash_complete(bash_script, "")
-    assert sorted(spec.name for spec in available_jobs()) == sorted(
+    assert sorted(spec.name for spec in JOBS) == sorted(
         word for word in offered if not word.startswith("-")
     )
 

@@ -21,7 +21,7 @@ def write(path: Path, text: str) -> Path:
 def test_load_without_file_returns_schema_defaults():
     loaded = config.load(None, env={})
     for option in ALL_OPTIONS:
-        assert loaded.get(option.key) == option.default
+        assert loaded.values[option.key] == option.default
         assert loaded.sources[option.key] == "default"
     assert loaded.schedule.checkpoint_minutes == 20
 
@@ -184,7 +184,7 @@ def test_example_config_uncommented_parses_to_defaults(tmp_path):
     loaded = config.load(path, env={})
     for option in ALL_OPTIONS:
         expected = option.example if option.example is not None else option.default
-        assert loaded.get(option.key) == expected, option.key
+        assert loaded.values[option.key] == expected, option.key
 
 
 def test_load_secrets_file_line_the_grammar_refuses_names_file_and_line(tmp_path):
@@ -208,7 +208,7 @@ def test_load_secrets_file_dollar_is_literal_and_other_variables_reach_the_job(t
     secrets.chmod(0o600)
     env = {"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets), "PATH": "/bin"}
     loaded = config.load(None, env=env)
-    assert loaded.get("slack.bot_token") == "xoxb-a$b${c}"
+    assert loaded.values["slack.bot_token"] == "xoxb-a$b${c}"
     assert loaded.secrets_environment == {"OPENCLAW_GATEWAY_TOKEN": "gw$1"}
     context = JobContext(config=loaded, env=env)
     assert context.env["OPENCLAW_GATEWAY_TOKEN"] == "gw$1"
