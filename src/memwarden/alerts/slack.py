@@ -24,7 +24,7 @@ from slack_sdk.http_retry import RateLimitErrorRetryHandler
 from slack_sdk.web import WebClient
 from slack_sdk.webhook import WebhookClient
 
-from memwarden.alerts import WEBHOOK_DESCRIPTION, AlertMessage, SendResult, web_api_description
+from memwarden.alerts import AlertMessage, SendResult
 from memwarden.process.deadline import Deadline, call_with_deadline
 
 DEFAULT_API_BASE_URL = "https://slack.com/api/"
@@ -130,10 +130,6 @@ class SlackWebApiSink:
         self.base_url = base_url
         self.timeout_seconds = timeout_seconds
         self.retry_budget_seconds = retry_budget_seconds
-        self.description = web_api_description(channel)
-
-    def __repr__(self) -> str:
-        return f"SlackWebApiSink(channel={self.channel!r}, base_url={self.base_url!r})"
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
@@ -168,17 +164,12 @@ class SlackWebApiSink:
 class SlackWebhookSink:
     """Post to an incoming webhook (its URL is the secret: it never appears in messages)."""
 
-    description = WEBHOOK_DESCRIPTION
-
     def __init__(
         self, url: str, timeout_seconds: float = 10.0, retry_budget_seconds: float = 30.0
     ) -> None:
         self._url = url
         self.timeout_seconds = timeout_seconds
         self.retry_budget_seconds = retry_budget_seconds
-
-    def __repr__(self) -> str:
-        return "SlackWebhookSink(url=<secret>)"
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
