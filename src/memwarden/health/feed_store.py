@@ -16,9 +16,7 @@ from typing import Any
 import orjson
 
 from memwarden.alerts import AlertMessage, AlertSink
-from memwarden.health.alert_labels import Identity
-from memwarden.health.feed import FeedAlert, after_send, alerts_to_send, decide_feed
-from memwarden.health.model import CheckResult
+from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.store.state import StateDB, from_row
 
 JOB = "health"
@@ -69,16 +67,6 @@ def save_feed(state: StateDB, alerts: Sequence[FeedAlert]) -> None:
             "INSERT INTO alertmanager_alerts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [_row(alert) for alert in alerts],
         )
-
-
-def plan_feed(
-    state: StateDB,
-    bad: Sequence[tuple[CheckResult, float]],
-    identity: Identity,
-    now: float,
-) -> list[FeedAlert]:
-    """Given the bad results with the time each turned bad, return this run's feed (not saved)."""
-    return decide_feed(load_feed(state), bad, identity, now)
 
 
 def forward(

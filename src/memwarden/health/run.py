@@ -245,7 +245,7 @@ def _forward(
     bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
     identity = Identity(gateway_name(inputs), config.alertmanager.labels)
     now = context.now().timestamp()
-    feed = feed_store.plan_feed(context.state, bad, identity, now)
+    feed = decide_feed(feed_store.load_feed(context.state), bad, identity, now)
     firing = sum(alert.firing for alert in feed)
     resolving = sum(not alert.firing for alert in feed)
     if options.dry_run:
