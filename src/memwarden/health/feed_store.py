@@ -9,7 +9,7 @@ labels): nothing is lost and no alert appears twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -38,14 +38,7 @@ class Forwarding:
         return f"{self.firing} firing, {self.resolved} resolved"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "firing": self.firing,
-            "resolved": self.resolved,
-            "ok": self.ok,
-            "error": self.error,
-            "pending": self.pending,
-            "accepted_by": self.accepted_by,
-        }
+        return asdict(self)
 
 
 def load_feed(state: StateDB) -> dict[str, FeedAlert]:
