@@ -81,7 +81,7 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
     # A misconfigured destination stops the run before any check.
     destination = slack_destination(config.slack)
     forward_to = alertmanager_destination(config.alertmanager)
-    lifetime = alert_lifetime(config) if forward_to else None
+    forwarding = (forward_to, alert_lifetime(config)) if forward_to else None
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -101,10 +101,8 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
     if context.state_problem is None:
         try:
             alerts, plan = _alerts(context, options, results, destination, forward_to, result)
-            if forward_to and lifetime and plan is not None:
-                forwarded = _forward(
-                    context, options, inputs, results, plan, (forward_to, lifetime), result
-                )
+            if forwarding and plan is not None:
+                forwarded = _forward(context, options, inputs, results, plan, forwarding, result)
                 alerts["alertmanager"] = forwarded
                 if "pending" in forwarded:
                     alerts["summary"]["alertmanager_pending"] = forwarded["pending"]
@@ -112,7 +110,6 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
             context.state_problem = error
     if context.state_problem is not None:
         results.append(critical(STATE_KEY, context.state_problem.message))
-        forwarding = (forward_to, lifetime) if forward_to and lifetime else None
         alerts = _alerts_without_state(
             context, options, inputs, results, destination, forwarding, result
         )
@@ -210,8 +207,7 @@ def _alerts(
         result.lines += _dry_run_lines(plan, message, destination, forward_to, len(waiting))
         would_wait = len(waiting) + bool(message and destination)
         return _alerts_json(plan, message, destination, [], would_wait), plan
-    queue = destination is not None
-    queued = alerting.commit_plan(state, plan, message, now, context.run_id, queue=queue)
+    queued = alerting.commit_plan(state, plan, message, now, context.run_id, queue=announced)
     deliveries = []
     if destination:
         make_sink = partial(slack_sink, context.config.slack)
@@ -320,9 +316,8 @@ def _alerts_without_state(
     except StateError:
         previous = {}
     settings = _alert_settings(context, send_resolved=False)
-    make_sink = partial(slack_sink, context.config.slack) if destination else None
-    if options.dry_run:
-        make_sink = None
+    sending = destination and not options.dry_run
+    make_sink = partial(slack_sink, context.config.slack) if sending else None
     plan, message, delivery = alerting.alert_without_state(
         previous, results, context.now(), settings, make_sink
     )
