@@ -29,8 +29,8 @@ from memwarden.alerts.sinks import alertmanager_sink, slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import alerting, feed_store, store
 from memwarden.health.alert_labels import Identity
-from memwarden.health.alerting import AlertSettings
-from memwarden.health.checks import HealthInputs, is_disabled, run_checks
+from memwarden.health.alerting import JOB, AlertSettings
+from memwarden.health.checks import HealthInputs, is_disabled, run_checks, state_dir
 from memwarden.health.checks.memory_rewrite import grade_snapshots
 from memwarden.health.feed import alerts_to_send, decide_feed
 from memwarden.health.identity import gateway_name
@@ -61,8 +61,6 @@ if TYPE_CHECKING:
     from memwarden.health.store import NewMessage
     from memwarden.store.state import StateDB
 
-JOB = "health"
-STATE_DIR_KEY = "gateway.state_dir"
 STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
 
 
@@ -120,7 +118,7 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
         result.lines[:0] = _table(results)
         first += broken_checks
     else:
-        first += _check_problems(results, skip={STATE_DIR_KEY} if missing else set())
+        first += _check_problems(results, skip={state_dir.KEY} if missing else set())
     result.problems[:0] = first
     metrics_written = _metrics(context, options, inputs, results, result)
     any_critical = any(r.status is Status.CRITICAL for r in results)
