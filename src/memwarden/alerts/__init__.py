@@ -23,8 +23,6 @@ from typing import Any, Protocol
 from memwarden.process.errors import ConfigError
 from memwarden.settings.urls import shown_url
 
-WEBHOOK_DESCRIPTION = "Slack incoming webhook"
-
 
 @dataclass(frozen=True)
 class Alert:
@@ -64,15 +62,9 @@ class SendResult:
 
 
 class AlertSink(Protocol):
-    """Where alerts go. `description` names it for people without revealing secrets."""
-
-    description: str
+    """Where alerts go."""
 
     def send(self, message: AlertMessage) -> SendResult: ...
-
-
-def web_api_description(channel: str) -> str:
-    return f"Slack Web API (channel {channel})"
 
 
 def slack_destination(slack: Any) -> str | None:
@@ -90,9 +82,9 @@ def slack_destination(slack: Any) -> str | None:
                     "set MEMWARDEN_SLACK_CHANNEL or [slack] channel)"
                 ]
             )
-        return web_api_description(slack.channel.strip())
+        return f"Slack Web API (channel {slack.channel.strip()})"
     if (slack.webhook_url or "").strip():
-        return WEBHOOK_DESCRIPTION
+        return "Slack incoming webhook"
     return None
 
 

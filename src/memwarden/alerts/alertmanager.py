@@ -30,10 +30,6 @@ class AlertmanagerSink:
     def __init__(self, urls: Sequence[str], timeout_seconds: float = 5.0) -> None:
         self.urls = [url.rstrip("/") for url in urls]
         self.timeout_seconds = timeout_seconds
-        self.description = "Alertmanager " + ", ".join(shown_url(url) for url in self.urls)
-
-    def __repr__(self) -> str:
-        return f"AlertmanagerSink({[shown_url(url) for url in self.urls]!r})"
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post its alerts; return how it went (never raise for a failed

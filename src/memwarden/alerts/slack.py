@@ -24,7 +24,7 @@ from slack_sdk.http_retry import RateLimitErrorRetryHandler
 from slack_sdk.web import WebClient
 from slack_sdk.webhook import WebhookClient
 
-from memwarden.alerts import WEBHOOK_DESCRIPTION, AlertMessage, SendResult, web_api_description
+from memwarden.alerts import AlertMessage, SendResult
 from memwarden.process.deadline import Deadline, call_with_deadline
 
 DEFAULT_API_BASE_URL = "https://slack.com/api/"
@@ -68,22 +68,16 @@ class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
     """slack-sdk's 429 handler, retrying only while `Retry-After` fits in what is left of a budget.
 
     The library sleeps `Retry-After` plus up to one second of jitter; that second is counted.
-    A granted retry pushes `deadline` back by that wait and `attempt_seconds`. One handler
-    serves one send.
+    `deadline` bounds the send: one attempt of `timeout_seconds`, pushed back by each granted
+    retry's wait and one more attempt. One handler serves one send.
     """
 
-    def __init__(
-        self,
-        budget_seconds: float,
-        max_retry_count: int = 3,
-        deadline: Deadline | None = None,
-        attempt_seconds: float = 0.0,
-    ) -> None:
-        super().__init__(max_retry_count=max_retry_count)
+    def __init__(self, budget_seconds: float, timeout_seconds: float) -> None:
+        super().__init__(max_retry_count=3)
         self.remaining = budget_seconds
         self.last_retry_after: float | None = None
-        self.deadline = deadline
-        self.attempt_seconds = attempt_seconds
+        self.timeout_seconds = timeout_seconds
+        self.deadline = Deadline(timeout_seconds)
 
     def _can_retry(self, *, state, request, response=None, error=None) -> bool:
         if not super()._can_retry(state=state, request=request, response=response, error=error):
@@ -93,8 +87,7 @@ class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
         if wait is None or wait + 1 > self.remaining:
             return False
         self.remaining -= wait + 1
-        if self.deadline is not None:
-            self.deadline.extend(wait + 1 + self.attempt_seconds)
+        self.deadline.extend(wait + 1 + self.timeout_seconds)
         return True
 
 
@@ -130,14 +123,10 @@ class SlackWebApiSink:
         self.base_url = base_url
         self.timeout_seconds = timeout_seconds
         self.retry_budget_seconds = retry_budget_seconds
-        self.description = web_api_description(channel)
-
-    def __repr__(self) -> str:
-        return f"SlackWebApiSink(channel={self.channel!r}, base_url={self.base_url!r})"
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
-        deadline, handler = _deadline_and_handler(self.timeout_seconds, self.retry_budget_seconds)
+        handler = BoundedRateLimitRetryHandler(self.retry_budget_seconds, self.timeout_seconds)
         client = WebClient(
             token=self._token,
             base_url=self.base_url,
@@ -155,7 +144,9 @@ class SlackWebApiSink:
             }
         started = time.monotonic()
         try:
-            response = call_with_deadline(deadline, lambda: client.chat_postMessage(**arguments))
+            response = call_with_deadline(
+                handler.deadline, lambda: client.chat_postMessage(**arguments)
+            )
         except SlackApiError as error:
             return SendResult.failed(_describe_api_error(error, handler))
         except Exception as error:  # noqa: BLE001 - any transport failure becomes a pending retry
@@ -168,8 +159,6 @@ class SlackWebApiSink:
 class SlackWebhookSink:
     """Post to an incoming webhook (its URL is the secret: it never appears in messages)."""
 
-    description = WEBHOOK_DESCRIPTION
-
     def __init__(
         self, url: str, timeout_seconds: float = 10.0, retry_budget_seconds: float = 30.0
     ) -> None:
@@ -177,12 +166,9 @@ class SlackWebhookSink:
         self.timeout_seconds = timeout_seconds
         self.retry_budget_seconds = retry_budget_seconds
 
-    def __repr__(self) -> str:
-        return "SlackWebhookSink(url=<secret>)"
-
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
-        deadline, handler = _deadline_and_handler(self.timeout_seconds, self.retry_budget_seconds)
+        handler = BoundedRateLimitRetryHandler(self.retry_budget_seconds, self.timeout_seconds)
         client = WebhookClient(
             self._url,
             timeout=self.timeout_seconds,  # type: ignore[arg-type]
@@ -192,7 +178,8 @@ class SlackWebhookSink:
         started = time.monotonic()
         try:
             response = call_with_deadline(
-                deadline, lambda: client.send(text=message.text, blocks=message.blocks or None)
+                handler.deadline,
+                lambda: client.send(text=message.text, blocks=message.blocks or None),
             )
         except Exception as error:  # noqa: BLE001 - any transport failure becomes a pending retry
             return SendResult.failed(
@@ -203,16 +190,6 @@ class SlackWebhookSink:
         return SendResult.failed(
             _describe_webhook_error(response.status_code, response.body, handler)
         )
-
-
-def _deadline_and_handler(
-    timeout_seconds: float, retry_budget_seconds: float
-) -> tuple[Deadline, BoundedRateLimitRetryHandler]:
-    deadline = Deadline(timeout_seconds)
-    handler = BoundedRateLimitRetryHandler(
-        retry_budget_seconds, deadline=deadline, attempt_seconds=timeout_seconds
-    )
-    return deadline, handler
 
 
 def _describe_api_error(error: SlackApiError, handler: BoundedRateLimitRetryHandler) -> str:

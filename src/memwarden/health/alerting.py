@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,13 +37,7 @@ class Delivery:
     attempts: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "outbox_id": self.outbox_id,
-            "summary": self.summary,
-            "ok": self.ok,
-            "error": self.error,
-            "attempts": self.attempts,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

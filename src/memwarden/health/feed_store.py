@@ -9,19 +9,16 @@ labels): nothing is lost and no alert appears twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 from typing import Any
 
 import orjson
 
 from memwarden.alerts import AlertMessage, AlertSink
-from memwarden.health.alert_labels import Identity
-from memwarden.health.feed import FeedAlert, after_send, alerts_to_send, decide_feed
-from memwarden.health.model import CheckResult
+from memwarden.health.alerting import JOB
+from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.store.state import StateDB, from_row
-
-JOB = "health"
 
 
 @dataclass(frozen=True)
@@ -40,14 +37,7 @@ class Forwarding:
         return f"{self.firing} firing, {self.resolved} resolved"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "firing": self.firing,
-            "resolved": self.resolved,
-            "ok": self.ok,
-            "error": self.error,
-            "pending": self.pending,
-            "accepted_by": self.accepted_by,
-        }
+        return asdict(self)
 
 
 def load_feed(state: StateDB) -> dict[str, FeedAlert]:
@@ -69,16 +59,6 @@ def save_feed(state: StateDB, alerts: Sequence[FeedAlert]) -> None:
             "INSERT INTO alertmanager_alerts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [_row(alert) for alert in alerts],
         )
-
-
-def plan_feed(
-    state: StateDB,
-    bad: Sequence[tuple[CheckResult, float]],
-    identity: Identity,
-    now: float,
-) -> list[FeedAlert]:
-    """Given the bad results with the time each turned bad, return this run's feed (not saved)."""
-    return decide_feed(load_feed(state), bad, identity, now)
 
 
 def forward(

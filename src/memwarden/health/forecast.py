@@ -100,7 +100,12 @@ class FileBudget:
     def days_left(self) -> float | None:
         """Days until the gateway cuts it at its rate: 0 when over the cap, None when not
         growing or unknown."""
-        return _days_left(self.chars, self.cap, self.growth.rate)
+        if self.truncated:
+            return 0.0
+        rate = self.growth.rate
+        if rate is None or rate <= 0:
+            return None
+        return (self.cap - self.chars) / rate
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -191,14 +196,6 @@ def _reaches(moving: Sequence[tuple[int, int, float]], fixed: int, cap: int) -> 
         if slope > 0 and begin + (cap - at_begin) / slope <= end:
             return begin + (cap - at_begin) / slope
     return None
-
-
-def _days_left(chars: int, cap: int, rate: float | None) -> float | None:
-    if chars > cap:
-        return 0.0
-    if rate is None or rate <= 0:
-        return None
-    return (cap - chars) / rate
 
 
 def _round(value: float | None) -> float | None:

@@ -29,8 +29,8 @@ from memwarden.alerts.sinks import alertmanager_sink, slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import alerting, feed_store, store
 from memwarden.health.alert_labels import Identity
-from memwarden.health.alerting import AlertSettings
-from memwarden.health.checks import HealthInputs, is_disabled, run_checks
+from memwarden.health.alerting import JOB, AlertSettings
+from memwarden.health.checks import HealthInputs, is_disabled, run_checks, state_dir
 from memwarden.health.checks.memory_rewrite import grade_snapshots
 from memwarden.health.feed import alerts_to_send, decide_feed
 from memwarden.health.identity import gateway_name
@@ -61,8 +61,6 @@ if TYPE_CHECKING:
     from memwarden.health.store import NewMessage
     from memwarden.store.state import StateDB
 
-JOB = "health"
-STATE_DIR_KEY = "gateway.state_dir"
 STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
 
 
@@ -81,7 +79,7 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
     # A misconfigured destination stops the run before any check.
     destination = slack_destination(config.slack)
     forward_to = alertmanager_destination(config.alertmanager)
-    lifetime = alert_lifetime(config) if forward_to else None
+    forwarding = (forward_to, alert_lifetime(config)) if forward_to else None
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -101,10 +99,8 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
     if context.state_problem is None:
         try:
             alerts, plan = _alerts(context, options, results, destination, forward_to, result)
-            if forward_to and lifetime and plan is not None:
-                forwarded = _forward(
-                    context, options, inputs, results, plan, (forward_to, lifetime), result
-                )
+            if forwarding and plan is not None:
+                forwarded = _forward(context, options, inputs, results, plan, forwarding, result)
                 alerts["alertmanager"] = forwarded
                 if "pending" in forwarded:
                     alerts["summary"]["alertmanager_pending"] = forwarded["pending"]
@@ -112,7 +108,6 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
             context.state_problem = error
     if context.state_problem is not None:
         results.append(critical(STATE_KEY, context.state_problem.message))
-        forwarding = (forward_to, lifetime) if forward_to and lifetime else None
         alerts = _alerts_without_state(
             context, options, inputs, results, destination, forwarding, result
         )
@@ -123,7 +118,7 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
         result.lines[:0] = _table(results)
         first += broken_checks
     else:
-        first += _check_problems(results, skip={STATE_DIR_KEY} if missing else set())
+        first += _check_problems(results, skip={state_dir.KEY} if missing else set())
     result.problems[:0] = first
     metrics_written = _metrics(context, options, inputs, results, result)
     any_critical = any(r.status is Status.CRITICAL for r in results)
@@ -210,8 +205,7 @@ def _alerts(
         result.lines += _dry_run_lines(plan, message, destination, forward_to, len(waiting))
         would_wait = len(waiting) + bool(message and destination)
         return _alerts_json(plan, message, destination, [], would_wait), plan
-    queue = destination is not None
-    queued = alerting.commit_plan(state, plan, message, now, context.run_id, queue=queue)
+    queued = alerting.commit_plan(state, plan, message, now, context.run_id, queue=announced)
     deliveries = []
     if destination:
         make_sink = partial(slack_sink, context.config.slack)
@@ -245,7 +239,7 @@ def _forward(
     bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
     identity = Identity(gateway_name(inputs), config.alertmanager.labels)
     now = context.now().timestamp()
-    feed = feed_store.plan_feed(context.state, bad, identity, now)
+    feed = decide_feed(feed_store.load_feed(context.state), bad, identity, now)
     firing = sum(alert.firing for alert in feed)
     resolving = sum(not alert.firing for alert in feed)
     if options.dry_run:
@@ -320,9 +314,8 @@ def _alerts_without_state(
     except StateError:
         previous = {}
     settings = _alert_settings(context, send_resolved=False)
-    make_sink = partial(slack_sink, context.config.slack) if destination else None
-    if options.dry_run:
-        make_sink = None
+    sending = destination and not options.dry_run
+    make_sink = partial(slack_sink, context.config.slack) if sending else None
     plan, message, delivery = alerting.alert_without_state(
         previous, results, context.now(), settings, make_sink
     )

@@ -34,7 +34,6 @@ class OutboxRow:
     text: str
     blocks: list[dict[str, Any]] | None
     notices: list[dict[str, Any]]
-    status: str
     attempts: int
     last_error: str | None
 

@@ -11,19 +11,10 @@ from datetime import datetime, timedelta
 from memwarden.health import store
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, warning
-from memwarden.rotation.lineage import recent_rotation_failures
+from memwarden.rotation.lineage import RotationFailure, recent_rotation_failures
 from memwarden.store.state import Run
 
 ROTATE_FAILING = "rotate.failing"
-
-
-@dataclass(frozen=True)
-class SessionFailures:
-    """A session whose latest rotations failed: how many in a row and the last error."""
-
-    session_key: str
-    failures: int
-    last_error: str | None
 
 
 @dataclass(frozen=True)
@@ -65,14 +56,13 @@ def check_jobs(inputs: HealthInputs) -> list[CheckResult]:
     return results
 
 
-def session_failures(inputs: HealthInputs, since: datetime) -> list[SessionFailures]:
+def session_failures(inputs: HealthInputs, since: datetime) -> list[RotationFailure]:
     """Return the sessions whose rotations failed since `since` with no success after, from the
     rotation lineage (empty when the rotate job's table does not exist yet)."""
     try:
-        found = recent_rotation_failures(inputs.state, since.timestamp())
+        return recent_rotation_failures(inputs.state, since.timestamp())
     except sqlite3.OperationalError:  # no `rotations` table: rotate never ran here
         return []
-    return [SessionFailures(item.session_key, item.failures, item.last_error) for item in found]
 
 
 def grade_staleness(
@@ -120,7 +110,7 @@ def grade_staleness(
 
 
 def grade_rotation(
-    latest_runs: Sequence[Run], failures: Sequence[SessionFailures], threshold: int
+    latest_runs: Sequence[Run], failures: Sequence[RotationFailure], threshold: int
 ) -> CheckResult:
     """Given the latest rotate runs (newest first), the sessions whose rotations keep failing and
     the threshold, return `rotate.failing`: critical when the last `threshold` runs all failed,

@@ -38,13 +38,8 @@ def grade_volume(sizes: Mapping[str, int], warning_mb: int) -> CheckResult:
 
 def agent_volume(sessions_dir: Path, sqlite_path: Path) -> int:
     """Given an agent's sessions folder and database, return their size in bytes."""
-    total = folder_size(sessions_dir)
+    total = sum(size for _path, size in regular_files(str(sessions_dir)))
     for suffix in SQLITE_COMPANIONS:
         with contextlib.suppress(FileNotFoundError):
             total += os.stat(f"{sqlite_path}{suffix}").st_size
     return total
-
-
-def folder_size(folder: Path) -> int:
-    """Given a folder, return the size of the regular files under it (links not followed)."""
-    return sum(size for _path, size in regular_files(str(folder)))

@@ -13,17 +13,13 @@ from memwarden.health.checks.cron import grade_cron
 from memwarden.health.checks.disk import FilesystemUsage, grade_disk
 from memwarden.health.checks.gateway import is_loopback_url
 from memwarden.health.checks.gateway_rpc import grade_rpc
-from memwarden.health.checks.jobs import (
-    JobFreshness,
-    SessionFailures,
-    grade_rotation,
-    grade_staleness,
-)
+from memwarden.health.checks.jobs import JobFreshness, grade_rotation, grade_staleness
 from memwarden.health.checks.memory_files import MemoryFile, grade_memory_files
 from memwarden.health.checks.process import ProcessInfo, grade_process, is_gateway_command
 from memwarden.health.checks.volume import grade_volume
 from memwarden.health.model import Status, graded
 from memwarden.openclaw.cron import CronRun, parse_run_line
+from memwarden.rotation.lineage import RotationFailure
 from memwarden.store.state import Run
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -134,7 +130,7 @@ def test_grade_rotation_consecutive_failures_then_per_session():
     assert grade_rotation([run(1, "boom")] * 3, [], 3).status is Status.CRITICAL
     assert grade_rotation([run(1), run(0), run(1)], [], 3).status is Status.OK
     assert grade_rotation([run(1)] * 2, [], 3).status is Status.OK, "fewer runs than the threshold"
-    failing = [SessionFailures("agent:main:main", 4, "session-changed")]
+    failing = [RotationFailure("agent:main:main", "main", 4, "session-changed", NOW.timestamp())]
     result = grade_rotation([run(0)], failing, 3)
     assert result.status is Status.WARNING
     assert "agent:main:main x4; last error: session-changed" in result.message
