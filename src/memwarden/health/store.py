@@ -18,7 +18,7 @@ import orjson
 
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState
-from memwarden.store.state import StateDB, from_row
+from memwarden.store.state import StateDB, from_row, json_text
 
 UNDELIVERED = ("pending", "sending")
 
@@ -86,8 +86,8 @@ def save_plan(
                 run_id,
                 message.summary,
                 message.text,
-                _dumps(message.blocks) if message.blocks else None,
-                _dumps(message.notices),
+                json_text(message.blocks) if message.blocks else None,
+                json_text(message.notices),
             ),
         )
         return int(cursor.lastrowid) if cursor.rowcount else None
@@ -165,7 +165,3 @@ def _outbox_row(row: Any) -> OutboxRow:
 
 def _datetime(stamp: float) -> datetime:
     return datetime.fromtimestamp(stamp, UTC)
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value, default=str).decode()

@@ -20,7 +20,7 @@ from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.jobs.common import positive_int
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.store.state import StateDB
+from memwarden.store.state import StateDB, event_of
 
 RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
 UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -151,20 +151,7 @@ def _events(state, agent_id, since, types, limit) -> list[dict[str, Any]]:
         f"SELECT * FROM events {where} ORDER BY ts DESC, id DESC LIMIT ?",  # noqa: S608
         (*params, limit),
     ).fetchall()
-    return [
-        {
-            "id": row["id"],
-            "ts": row["ts"],
-            "type": row["type"],
-            "job": row["job"],
-            "run_id": row["run_id"],
-            "agent_id": row["agent_id"],
-            "session_key": row["session_key"],
-            "session_id": row["session_id"],
-            "data": orjson.loads(row["data_json"]) if row["data_json"] else {},
-        }
-        for row in rows
-    ]
+    return [event_of(row) for row in rows]
 
 
 def _runs(state, since, limit) -> list[dict[str, Any]]:

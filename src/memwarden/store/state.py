@@ -182,7 +182,7 @@ class StateDB:
     ) -> None:
         self.connection.execute(
             "UPDATE runs SET finished_at = ?, exit_code = ?, summary_json = ? WHERE id = ?",
-            (now or time.time(), exit_code, _dumps(summary), run_id),
+            (now or time.time(), exit_code, json_text(summary), run_id),
         )
 
     def last_runs(self, job: str, limit: int = 1, include_dry_run: bool = False) -> list[Run]:
@@ -233,7 +233,7 @@ class StateDB:
                 agent_id,
                 session_key,
                 session_id,
-                _dumps(data) if data else None,
+                json_text(data) if data else None,
             ),
         )
         return int(cursor.lastrowid)
@@ -263,7 +263,7 @@ class StateDB:
             "ORDER BY ts, id",
             (*params, limit),
         ).fetchall()
-        return [_event(row) for row in rows]
+        return [event_of(row) for row in rows]
 
     # read positions -----------------------------------------------------------------------
 
@@ -307,9 +307,9 @@ class StateDB:
                 agent_id,
                 session_key,
                 session_id,
-                _dumps(position),
+                json_text(position),
                 last_entry_at,
-                _dumps(data) if data else None,
+                json_text(data) if data else None,
                 time.time(),
             ),
         )
@@ -378,7 +378,8 @@ def _statements(sql: str) -> list[str]:
     return statements
 
 
-def _dumps(value: Any) -> str:
+def json_text(value: Any) -> str:
+    """Return `value` as JSON text (what is not JSON, as its str)."""
     return orjson.dumps(value, default=str).decode("utf-8")
 
 
@@ -404,7 +405,8 @@ def _run(row: sqlite3.Row) -> Run:
     return from_row(Run, row, dry_run=bool(row["dry_run"]), summary=summary)
 
 
-def _event(row: sqlite3.Row) -> dict[str, Any]:
+def event_of(row: sqlite3.Row) -> dict[str, Any]:
+    """Given a row of the events table, return the event, its data decoded."""
     event = dict(zip(row.keys(), tuple(row), strict=True))
     event.pop("data_json")
     event["data"] = orjson.loads(row["data_json"]) if row["data_json"] else {}
