@@ -111,16 +111,6 @@ def latest(state: StateDB, agent_id: str) -> Snapshot | None:
     return found[0] if found else None
 
 
-def previous(state: StateDB, snapshot: Snapshot) -> Snapshot | None:
-    """Return the agent's snapshot taken just before `snapshot`, or None."""
-    row = state.connection.execute(
-        "SELECT * FROM history_snapshots WHERE agent_id = ? AND created_at <= ? AND id != ? "
-        "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        (snapshot.agent_id, snapshot.created_at, snapshot.id),
-    ).fetchone()
-    return _snapshot(row) if row else None
-
-
 def find(state: StateDB, wanted: str) -> Snapshot:
     """Given a snapshot id or a unique prefix of one (≥ 4 characters), return the snapshot.
 
