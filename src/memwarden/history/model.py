@@ -9,16 +9,6 @@ from typing import Any
 
 from memwarden.process.errors import MemwardenError
 
-TRIGGERS = (
-    "checkpoint",
-    "rotate",
-    "index",
-    "health",
-    "manual",
-    "pre-rewind",
-    "rewind",
-    "pre-migrate",
-)
 AUTOMATIC_TRIGGERS = ("checkpoint", "rotate", "index", "health")
 MEMORY_PREFIX = "memory/"
 # Snapshots of memory/ alone, in the agent's own repository, paths relative to memory/ (before

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SnapshotRequest:
-    """An agent to snapshot, why (a trigger of model.TRIGGERS), and the session it was about."""
+    """An agent to snapshot, why (`checkpoint`, `rotate`, `index`, `health`, `manual`,
+    `pre-rewind`, `rewind` or `pre-migrate`), and the session it was about."""
 
     agent: Agent
     trigger: str

@@ -20,13 +20,13 @@ from pathlib import Path
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.manifest import save_manifests
-from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
+from memwarden.history.model import AUTOMATIC_TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
 from memwarden.history.rewrites import EVENT, RewriteFinding, find_rewrites, guarded_paths
 from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
 from memwarden.openclaw.agents import Agent
-from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.process.errors import MemwardenError
 from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext
 
@@ -90,13 +90,7 @@ def snapshot_agents(
     One agent's failure (its lock held past `lock_wait`, default `history.lock_wait_seconds`;
     its workspace unreadable) is its result's error; the others are snapshotted all the same.
     With `dry_run`, nothing is written and the snapshots that would be taken have `id` None.
-    Raise UsageError for an unknown trigger.
     """
-    for request in requests:
-        if request.trigger not in TRIGGERS:
-            raise UsageError(
-                f"snapshot trigger {request.trigger!r}: expected one of {', '.join(TRIGGERS)}"
-            )
     enabled = context.config.history.enabled
     unique = {request.agent.id: request for request in reversed(requests)}
     results = {agent_id: AgentSnapshot(agent_id) for agent_id in unique}
