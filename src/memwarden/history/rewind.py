@@ -9,6 +9,7 @@ those files held (checkpoint) forget it.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,10 +79,7 @@ class RewindReport:
         return [outcome for outcome in self.outcomes if outcome.status == "failed"]
 
     def counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for outcome in self.outcomes:
-            counts[outcome.status] = counts.get(outcome.status, 0) + 1
-        return counts
+        return dict(Counter(outcome.status for outcome in self.outcomes))
 
     def to_json(self) -> dict[str, Any]:
         return {
