@@ -58,8 +58,6 @@ def snapshot(
     agent: Agent,
     trigger: str,
     *,
-    session_key: str | None = None,
-    session_id: str | None = None,
     dry_run: bool = False,
 ) -> Snapshot | None:
     """Given an agent and why, snapshot its workspace (see `snapshot_agents`).
@@ -70,8 +68,7 @@ def snapshot(
     HistoryError if the workspace or a file cannot be read or git fails, LockHeld if another
     run holds the agent's memory lock.
     """
-    request = SnapshotRequest(agent, trigger, session_key, session_id)
-    (result,) = snapshot_agents(context, [request], dry_run=dry_run)
+    (result,) = snapshot_agents(context, [SnapshotRequest(agent, trigger)], dry_run=dry_run)
     if result.error is not None:
         raise result.error
     return result.snapshot

@@ -47,7 +47,9 @@ def test_snapshot_after_edit_add_and_delete_lists_the_changes(context, agent):
     snapshot(context, agent, "manual")
     write_tree(agent.memory_dir, {"MEMORY.md": b"b\n", "new.md": b"y"})
     (agent.memory_dir / "old.md").unlink()
-    taken = snapshot(context, agent, "checkpoint", session_key="agent:main:main", session_id="s1")
+    request = SnapshotRequest(agent, "checkpoint", "agent:main:main", "s1")
+    (result,) = snapshot_agents(context, [request])
+    taken = result.snapshot
     assert taken.changes.to_json() == {
         "added": ["memory/new.md"],
         "modified": ["memory/MEMORY.md"],
@@ -75,7 +77,9 @@ def test_snapshot_same_size_rewrite_within_the_same_second_is_seen(context, agen
 
 def test_snapshot_records_event_with_trigger_and_changes(context, agent):
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
-    taken = snapshot(context, agent, "rotate", session_key="agent:main:main", session_id="s2")
+    request = SnapshotRequest(agent, "rotate", "agent:main:main", "s2")
+    (result,) = snapshot_agents(context, [request])
+    taken = result.snapshot
     (event,) = context.state.events(types=["snapshot.taken"])
     assert (event["agent_id"], event["job"], event["session_key"]) == (
         "main",
