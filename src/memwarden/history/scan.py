@@ -48,7 +48,6 @@ class Scan:
     files: dict[str, FileStat] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
     root_symlinks: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
     memory_found: bool = False
 
     @property
@@ -122,8 +121,6 @@ def _scan_root(entry: os.DirEntry, scan: Scan) -> None:
             scan.root_symlinks.append(entry.name)
         elif entry.is_file(follow_symlinks=False):
             scan.files[entry.name] = FileStat.of(entry.stat(follow_symlinks=False))
-        else:
-            scan.skipped.append((entry.name, "not a regular file"))
     except FileNotFoundError:
         return  # removed since the listing
     except OSError as error:
@@ -144,17 +141,14 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
         for entry in entries:
             relative = prefix + entry.name
             if not _utf8(entry.name):
-                scan.skipped.append((relative, "name is not UTF-8"))
-            elif entry.is_symlink():
+                continue  # not kept: git paths are UTF-8
+            if entry.is_symlink():
                 scan.symlinks.append(relative)
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_FOLDERS:
                     pending.append((entry.path, relative + "/"))
-            elif entry.is_file(follow_symlinks=False):
-                if not is_temp_name(entry.name):
-                    scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
-            else:
-                scan.skipped.append((relative, "not a regular file"))
+            elif entry.is_file(follow_symlinks=False) and not is_temp_name(entry.name):
+                scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
 
 
 def read_file(path: str | os.PathLike[str]) -> bytes:
