@@ -74,10 +74,7 @@ def marks_of(state: StateDB, snapshot_id: str) -> Marks | None:
     row = state.connection.execute(
         "SELECT marks_json FROM history_snapshots WHERE id = ?", (snapshot_id,)
     ).fetchone()
-    if row is None or not row[0]:
-        return None
-    value = orjson.loads(row[0])
-    return value if isinstance(value, dict) else None
+    return orjson.loads(row[0]) if row and row[0] else None
 
 
 def new_ids(state: StateDB, count: int) -> list[str]:
