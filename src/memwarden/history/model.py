@@ -20,6 +20,12 @@ class HistoryError(MemwardenError):
     """The history store cannot do what was asked (git missing or failing, unreadable files)."""
 
 
+def reason(error: Exception) -> str:
+    """Return why `error` happened: an OSError's reason (`Permission denied`), else its text (a
+    MemwardenError's message)."""
+    return getattr(error, "strerror", None) or str(error)
+
+
 @dataclass(frozen=True)
 class Changes:
     """Paths added, modified and removed between two file sets, each sorted."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memwarden.fs.files import atomic_write, check_inside, fsync_dir
 from memwarden.history import records
 from memwarden.history.git import GitStore, blob_sha
-from memwarden.history.model import MEMORY_PREFIX, Snapshot
+from memwarden.history.model import MEMORY_PREFIX, Snapshot, reason
 from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.records import Marks
 from memwarden.history.scan import read_file, scan_workspace
@@ -212,7 +212,7 @@ def _apply(rewinding: _Rewinding, dry_run: bool) -> list[Outcome]:
             try:
                 current[path] = blob_sha(read_file(workspace / path))
             except (OSError, MemwardenError) as error:
-                outcomes.append(Outcome(path, "failed", _reason(error)))
+                outcomes.append(Outcome(path, "failed", reason(error)))
     failed = {outcome.path for outcome in outcomes}
     # A root file that is a link is out of history, unless the snapshot has a file to put there.
     links = scan.symlinks + [name for name in scan.root_symlinks if name in target]
@@ -236,7 +236,7 @@ def _dry_run_outcome(step: Step, workspace: Path) -> Outcome:
         try:
             check_inside(workspace / step.path, _root_of(step.path, workspace))
         except (OSError, MemwardenError) as error:
-            return Outcome(step.path, "failed", _reason(error))
+            return Outcome(step.path, "failed", reason(error))
     return Outcome(step.path, DRY_RUN_WORDS[step.action])
 
 
@@ -259,7 +259,7 @@ def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes]) -> Outco
         else:
             _restore(path, root, blobs[step.sha or ""], step.sha or "")
     except (OSError, MemwardenError) as error:
-        return Outcome(step.path, "failed", _reason(error))
+        return Outcome(step.path, "failed", reason(error))
     return Outcome(step.path, DONE_WORDS[step.action])
 
 
@@ -285,14 +285,6 @@ def _remove_empty_folders(folder: Path, memory: Path) -> None:
         except OSError:
             return
         folder = folder.parent
-
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, MemwardenError):
-        return error.message
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return str(error)
 
 
 def _record(context: JobContext, report: RewindReport) -> None:

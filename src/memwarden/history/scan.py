@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memwarden.fs.files import is_temp_name, real_path
-from memwarden.history.model import MEMORY_PREFIX, HistoryError
+from memwarden.history.model import MEMORY_PREFIX, HistoryError, reason
 from memwarden.process.errors import UnsafePathError
 
 SKIPPED_FOLDERS = frozenset({".git"})
@@ -111,7 +111,7 @@ def _workspace_entries(workspace: Path) -> list[os.DirEntry]:
     except NotADirectoryError:
         raise HistoryError(f"{workspace}: the agent's workspace is not a folder") from None
     except OSError as error:
-        message = f"{workspace}: cannot read the agent's workspace: {_why(error)}"
+        message = f"{workspace}: cannot read the agent's workspace: {reason(error)}"
         raise HistoryError(message) from None
 
 
@@ -124,7 +124,7 @@ def _scan_root(entry: os.DirEntry, scan: Scan) -> None:
     except FileNotFoundError:
         return  # removed since the listing
     except OSError as error:
-        raise HistoryError(f"{entry.path}: cannot read it: {_why(error)}") from None
+        raise HistoryError(f"{entry.path}: cannot read it: {reason(error)}") from None
 
 
 def _scan_memory(memory: Path, scan: Scan) -> None:
@@ -136,7 +136,7 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
         except FileNotFoundError:
             continue  # memory/ missing, or a folder removed while we walked: nothing there
         except OSError as error:
-            raise HistoryError(f"{folder}: cannot read this folder: {_why(error)}") from None
+            raise HistoryError(f"{folder}: cannot read this folder: {reason(error)}") from None
         scan.memory_found = True
         for entry in entries:
             relative = prefix + entry.name
@@ -174,10 +174,6 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
         return chunks[0] if len(chunks) == 2 else b"".join(chunks)
     finally:
         os.close(descriptor)
-
-
-def _why(error: OSError) -> str:
-    return error.strerror or str(error)
 
 
 def _utf8(name: str) -> bool:
