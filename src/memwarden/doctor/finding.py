@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 Severity = Literal["ok", "info", "warning", "action"]
@@ -24,12 +24,7 @@ class Finding:
     fix: str | None = None
 
     def to_json(self) -> dict[str, str | None]:
-        return {
-            "key": self.key,
-            "severity": self.severity,
-            "message": self.message,
-            "fix": self.fix,
-        }
+        return asdict(self)
 
 
 def ordered(findings: list[Finding]) -> list[Finding]:

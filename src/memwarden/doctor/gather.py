@@ -14,10 +14,10 @@ from memwarden.doctor.bootstrap import check_bootstrap
 from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.metrics_file import check_metrics_file
-from memwarden.doctor.permissions import PathFacts, check_permissions
+from memwarden.doctor.permissions import PathFacts, check_permission
 from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
-from memwarden.doctor.workspaces import WorkspaceFacts, check_workspaces
+from memwarden.doctor.workspaces import WorkspaceFacts, check_workspace
 from memwarden.fs.files import read_text_if_exists
 from memwarden.gateway_hooks.shipped import (
     HOOK_NAMES,
@@ -98,9 +98,8 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
 
 def workspaces(deployment: Deployment) -> list[Finding]:
     """Whether memwarden can work in each agent's workspace (see doctor.workspaces)."""
-    return check_workspaces(
-        str(deployment.config_path), [_workspace_facts(agent) for agent in deployment.agents]
-    )
+    config_path = str(deployment.config_path)
+    return [check_workspace(config_path, _workspace_facts(agent)) for agent in deployment.agents]
 
 
 def _workspace_facts(agent: Agent) -> WorkspaceFacts:
@@ -374,7 +373,7 @@ def permissions(
                     Path(entry.path),
                     "code",
                 )
-    return check_permissions(facts)
+    return [check_permission(fact) for fact in facts]
 
 
 def _add(facts: list[PathFacts], key: str, label: str, path: Path, kind) -> None:

@@ -30,12 +30,8 @@ class PathFacts:
     unreadable: str | None = None  # why its mode could not be read (then mode, is_dir: unknown)
 
 
-def check_permissions(facts: list[PathFacts]) -> list[Finding]:
-    """Given path facts, return one finding per path."""
-    return [_judge(fact) for fact in facts]
-
-
-def _judge(fact: PathFacts) -> Finding:
+def check_permission(fact: PathFacts) -> Finding:
+    """Given the facts of one path, return its finding."""
     if fact.unreadable is not None:
         message = f"could not check the mode of {fact.label}: {fact.unreadable}"
         return Finding(fact.key, "warning", message)

@@ -23,12 +23,8 @@ class WorkspaceFacts:
     not_a_folder: str | None = None  # what is at its path instead of a folder ("a file")
 
 
-def check_workspaces(config_path: str, agents: list[WorkspaceFacts]) -> list[Finding]:
-    """Given the gateway config's path and the facts of each agent, return one finding each."""
-    return [_check_one(config_path, facts) for facts in agents]
-
-
-def _check_one(config_path: str, facts: WorkspaceFacts) -> Finding:
+def check_workspace(config_path: str, facts: WorkspaceFacts) -> Finding:
+    """Given the gateway config's path and the facts of one agent, return its finding."""
     key = f"workspace.{facts.agent_id}"
     fix = (
         f"set agent {facts.agent_id}'s `workspace` in {config_path} to an absolute folder "

@@ -19,11 +19,9 @@ from memwarden.process.runtime import JobContext
 __all__ = ["DiffReport", "diff", "find_snapshot", "list_snapshots", "snapshot_listing"]
 
 
-def list_snapshots(
-    context: JobContext, agent_id: str | None = None, limit: int | None = None
-) -> list[Snapshot]:
+def list_snapshots(context: JobContext, agent_id: str | None = None) -> list[Snapshot]:
     """Return the snapshots of one agent (or of all), newest first."""
-    return records.snapshots(context.state, agent_id, limit)
+    return records.snapshots(context.state, agent_id)
 
 
 def find_snapshot(context: JobContext, snapshot_id: str) -> Snapshot:

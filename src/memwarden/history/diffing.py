@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memwarden.history.model import compare
+
 ADDED, REMOVED, MODIFIED = "added", "removed", "modified"
 
 
@@ -30,15 +32,8 @@ class FileDiff:
 
 def changed_paths(old: Mapping[str, str], new: Mapping[str, str]) -> list[tuple[str, str]]:
     """Given two {path: blob id} maps, return (path, status) for each differing file, sorted."""
-    changed = []
-    for path in sorted(set(old) | set(new)):
-        if path not in new:
-            changed.append((path, REMOVED))
-        elif path not in old:
-            changed.append((path, ADDED))
-        elif old[path] != new[path]:
-            changed.append((path, MODIFIED))
-    return changed
+    by_status = compare(old, new).to_json()  # {"added": [paths], "modified": …, "removed": …}
+    return sorted((path, status) for status, paths in by_status.items() for path in paths)
 
 
 def file_diff(

@@ -52,8 +52,6 @@ STORE_CONFIG = {
     "fastimport.unpackLimit": "1",
     "pack.compression": "1",
 }
-_CONFIG_KEY = re.compile(r"[A-Za-z][A-Za-z0-9-]*\.[A-Za-z][A-Za-z0-9-]*")
-_CONFIG_VALUE = re.compile(r"[\w./,-]*")
 # Deltas are left to retention (`repack_by_group`): fast-import would only try each file
 # against the file written just before it in the stream, another agent's, for nothing.
 FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
@@ -87,17 +85,6 @@ class SnapshotCommit:
     files: Sequence[TreeFile]
     message: str
     when: int
-
-
-def batch_stream(
-    ref: str, snapshots: Sequence[SnapshotCommit], kept: Sequence[str], message: str, when: int
-) -> bytes:
-    """Given the batch ref, the new snapshots, the ids of existing commits to keep with them, a
-    message and a time, return the whole `git fast-import` stream `BatchImport` writes."""
-    parts = [STREAM_START]
-    parts += [snapshot_part(ref, mark, s) for mark, s in enumerate(snapshots, start=1)]
-    parts.append(batch_part(ref, len(snapshots), kept, message, when))
-    return b"".join(parts)
 
 
 STREAM_START = b"feature done\n"
@@ -204,18 +191,6 @@ class BatchImport:
         return HistoryError(f"{self.store.git_dir}: git fast-import failed: {reason}")
 
 
-def keep_stream(batches: Mapping[str, Sequence[str]], message: str, when: int) -> bytes:
-    """Given {batch ref: existing commit ids}, return a `git fast-import` stream that sets each
-    ref to a commit with an empty tree and those commits as parents."""
-    parts = [b"feature done\n"]
-    for mark, (ref, commits) in enumerate(batches.items(), start=1):
-        parts += _commit_header(ref, mark, message, when)
-        parts += [b"merge %s\n" % commit.encode("ascii") for commit in commits]
-        parts.append(b"\n")
-    parts.append(b"done\n")
-    return b"".join(parts)
-
-
 def _commit_header(ref: str, mark: int, message: str, when: int) -> list[bytes]:
     encoded = message.encode("utf-8")
     return [
@@ -290,11 +265,6 @@ class GitStore:
         finally:
             batch.close()
 
-    def keep(self, batches: Mapping[str, Sequence[str]], message: str, when: int) -> None:
-        """Set each batch ref to a commit whose parents are the given existing commits."""
-        if batches:
-            self.run(FAST_IMPORT, stdin=keep_stream(batches, message, when))
-
     def refs(self, prefix: str) -> list[str]:
         """Return the names of the refs under `prefix` (`refs/batches/`)."""
         output = self.run(["for-each-ref", "--format=%(refname)", prefix])
@@ -310,10 +280,6 @@ class GitStore:
         )
         lines = output.decode("ascii").splitlines()
         return [commit for line in lines for commit in line.split()[1:]]
-
-    def tree(self, commit: str) -> dict[str, str]:
-        """Given a commit id, return its files as {relative path: blob id}."""
-        return {path: sha for path, (sha, _) in self.listing(commit).items()}
 
     def listing(self, commit: str) -> dict[str, tuple[str, int]]:
         """Given a commit id, return its files as {relative path: (blob id, size in bytes)}."""
@@ -484,11 +450,9 @@ def _widen_pipe(pipe: IO[bytes] | None) -> None:
 
 def _config_text(settings: Mapping[str, str]) -> str:
     """Given `section.name` settings with plain values (no quoting needed), return them as the
-    text of a git config file. Raise ValueError for any other key or value."""
+    text of a git config file."""
     sections: dict[str, list[str]] = {}
     for key, value in settings.items():
-        if not _CONFIG_KEY.fullmatch(key) or not _CONFIG_VALUE.fullmatch(value):
-            raise ValueError(f"not a plain git setting: {key} = {value!r}")
         section, name = key.split(".")
         sections.setdefault(section, []).append(f"\t{name} = {value}\n")
     return "".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items())

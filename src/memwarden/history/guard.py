@@ -106,7 +106,7 @@ class Rewrite:
 
 def read_shape(text: str) -> Shape:
     """Given a root file's text, return its entries, sections and Candidate lines."""
-    entries: list[Item] = []
+    entries: list[Item | list[str]] = []  # an entry's lines while it is being read
     sections: list[Item] = []
     candidates = 0
     current: list[str] | None = None  # the lines of the entry being read
@@ -121,7 +121,7 @@ def read_shape(text: str) -> Shape:
         opened = _FENCE.match(line)
         if opened:
             current = [line]
-            entries.append(_LiveItem(current))
+            entries.append(current)
             fence = opened.group(1)
             continue
         if not line.strip():
@@ -140,13 +140,13 @@ def read_shape(text: str) -> Shape:
             current = None
         elif _LIST_ITEM.match(line):
             current = [line]
-            entries.append(_LiveItem(current))
+            entries.append(current)
         elif current is not None:
             current.append(line)
         else:
             current = [line]
-            entries.append(_LiveItem(current))
-    frozen = [item.freeze() if isinstance(item, _LiveItem) else item for item in entries]
+            entries.append(current)
+    frozen = [_entry(item) if isinstance(item, list) else item for item in entries]
     return Shape([item for item in frozen if item.key], sections, candidates)
 
 
@@ -192,17 +192,12 @@ def _dropped(old: list[Item], new: list[Item]) -> list[str]:
     return dropped
 
 
-class _LiveItem:
-    """An entry still being read: its lines grow until a blank line or another entry."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-
-    def freeze(self) -> Item:
-        first = self.lines[0]
-        listed = _LIST_ITEM.match(first)
-        text = " ".join([listed.group(1) if listed else first, *self.lines[1:]])
-        return Item(_key(text), _shown(first))
+def _entry(lines: list[str]) -> Item:
+    """Given the lines of an entry (they grow until a blank line or another entry), return it."""
+    first = lines[0]
+    listed = _LIST_ITEM.match(first)
+    text = " ".join([listed.group(1) if listed else first, *lines[1:]])
+    return Item(_key(text), _shown(first))
 
 
 def _key(text: str) -> str:

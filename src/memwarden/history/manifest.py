@@ -52,18 +52,16 @@ def trusted_shas(current: Mapping[str, FileStat], manifest: Manifest | None) -> 
 
 
 def load_manifests(state: StateDB, agent_ids: Iterable[str]) -> dict[str, Manifest]:
-    """Return the manifests of these agents that exist and can be read, by agent id."""
+    """Return the manifests of these agents that exist, by agent id."""
     wanted = set(agent_ids)
-    found: dict[str, Manifest] = {}
     rows = state.connection.execute(
         "SELECT agent_id, snapshot_id, commit_sha, hashed_at_ns, files_json FROM history_manifests"
     )
-    for agent_id, snapshot_id, commit, hashed_at_ns, files_json in rows:
-        if agent_id in wanted:
-            manifest = _manifest(snapshot_id, commit, hashed_at_ns, files_json)
-            if manifest is not None:
-                found[agent_id] = manifest
-    return found
+    return {
+        agent_id: Manifest(snapshot_id, commit, hashed_at_ns, _files(files_json))
+        for agent_id, snapshot_id, commit, hashed_at_ns, files_json in rows
+        if agent_id in wanted
+    }
 
 
 def save_manifests(connection: sqlite3.Connection, manifests: Mapping[str, Manifest]) -> None:
@@ -92,13 +90,8 @@ def _files_json(manifest: Manifest) -> dict[str, list]:
     }
 
 
-def _manifest(
-    snapshot_id: str | None, commit: str | None, hashed_at_ns: int, files_json: str
-) -> Manifest | None:
-    try:
-        raw = orjson.loads(files_json)
-        # Plain tuples compare equal to FileStat and cost less to build, thousands at a time.
-        files = {name: (tuple(values[:4]), values[4]) for name, values in raw.items()}
-    except (ValueError, TypeError, AttributeError, IndexError):
-        return None
-    return Manifest(snapshot_id, commit, int(hashed_at_ns), files)
+def _files(files_json: str) -> dict[str, tuple[FileStat, str]]:
+    """Given `files_json` as `save_manifests` wrote it, return {path: (stat, blob id)}."""
+    # Plain tuples compare equal to FileStat and cost less to build, thousands at a time.
+    raw = orjson.loads(files_json)
+    return {name: (tuple(values[:4]), values[4]) for name, values in raw.items()}

@@ -9,16 +9,6 @@ from typing import Any
 
 from memwarden.process.errors import MemwardenError
 
-TRIGGERS = (
-    "checkpoint",
-    "rotate",
-    "index",
-    "health",
-    "manual",
-    "pre-rewind",
-    "rewind",
-    "pre-migrate",
-)
 AUTOMATIC_TRIGGERS = ("checkpoint", "rotate", "index", "health")
 MEMORY_PREFIX = "memory/"
 # Snapshots of memory/ alone, in the agent's own repository, paths relative to memory/ (before
@@ -28,6 +18,12 @@ LEGACY_LAYOUT, WORKSPACE_LAYOUT = 1, 2
 
 class HistoryError(MemwardenError):
     """The history store cannot do what was asked (git missing or failing, unreadable files)."""
+
+
+def reason(error: Exception) -> str:
+    """Return why `error` happened: an OSError's reason (`Permission denied`), else its text (a
+    MemwardenError's message)."""
+    return getattr(error, "strerror", None) or str(error)
 
 
 @dataclass(frozen=True)

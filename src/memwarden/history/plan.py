@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from memwarden.history import bootstrap_sizes, records
 from memwarden.history.git import blob_sha
 from memwarden.history.manifest import Manifest, load_manifests, trusted_shas
-from memwarden.history.model import HistoryError, Snapshot, compare, in_scope
+from memwarden.history.model import HistoryError, Snapshot, compare, in_scope, reason
 from memwarden.history.scan import Scan, read_file, scan_workspace
 from memwarden.history.store import snapshot_tree
 from memwarden.process.errors import MemwardenError, UnsafePathError
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SnapshotRequest:
-    """An agent to snapshot, why (a trigger of model.TRIGGERS), and the session it was about."""
+    """An agent to snapshot, why (`checkpoint`, `rotate`, `index`, `health`, `manual`,
+    `pre-rewind`, `rewind` or `pre-migrate`), and the session it was about."""
 
     agent: Agent
     trigger: str
@@ -163,8 +164,7 @@ def _read_changed(workspace: Path, scan: Scan, known: Mapping[str, str]) -> dict
         except FileNotFoundError:
             continue  # removed since the scan: it is not part of this snapshot
         except (OSError, UnsafePathError) as error:
-            reason = getattr(error, "strerror", None) or str(error)
-            message = f"{workspace / path}: cannot read it for a snapshot: {reason}"
+            message = f"{workspace / path}: cannot read it for a snapshot: {reason(error)}"
             raise HistoryError(message) from error
     for path in set(scan.files) - set(known) - set(contents):
         del scan.files[path]
@@ -175,5 +175,4 @@ def as_error(error: Exception) -> MemwardenError:
     """Return an error of one agent as a MemwardenError (an OSError gets its file named)."""
     if isinstance(error, MemwardenError):
         return error
-    reason = getattr(error, "strerror", None) or str(error)
-    return HistoryError(f"{getattr(error, 'filename', None) or 'history'}: {reason}")
+    return HistoryError(f"{getattr(error, 'filename', None) or 'history'}: {reason(error)}")

@@ -74,10 +74,7 @@ def marks_of(state: StateDB, snapshot_id: str) -> Marks | None:
     row = state.connection.execute(
         "SELECT marks_json FROM history_snapshots WHERE id = ?", (snapshot_id,)
     ).fetchone()
-    if row is None or not row[0]:
-        return None
-    value = orjson.loads(row[0])
-    return value if isinstance(value, dict) else None
+    return orjson.loads(row[0]) if row and row[0] else None
 
 
 def new_ids(state: StateDB, count: int) -> list[str]:
@@ -109,16 +106,6 @@ def snapshots(
 def latest(state: StateDB, agent_id: str) -> Snapshot | None:
     found = snapshots(state, agent_id, limit=1)
     return found[0] if found else None
-
-
-def previous(state: StateDB, snapshot: Snapshot) -> Snapshot | None:
-    """Return the agent's snapshot taken just before `snapshot`, or None."""
-    row = state.connection.execute(
-        "SELECT * FROM history_snapshots WHERE agent_id = ? AND created_at <= ? AND id != ? "
-        "ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        (snapshot.agent_id, snapshot.created_at, snapshot.id),
-    ).fetchone()
-    return _snapshot(row) if row else None
 
 
 def find(state: StateDB, wanted: str) -> Snapshot:

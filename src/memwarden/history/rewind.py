@@ -9,6 +9,7 @@ those files held (checkpoint) forget it.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memwarden.fs.files import atomic_write, check_inside, fsync_dir
 from memwarden.history import records
 from memwarden.history.git import GitStore, blob_sha
-from memwarden.history.model import MEMORY_PREFIX, Snapshot
+from memwarden.history.model import MEMORY_PREFIX, Snapshot, reason
 from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.records import Marks
 from memwarden.history.scan import read_file, scan_workspace
@@ -78,10 +79,7 @@ class RewindReport:
         return [outcome for outcome in self.outcomes if outcome.status == "failed"]
 
     def counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for outcome in self.outcomes:
-            counts[outcome.status] = counts.get(outcome.status, 0) + 1
-        return counts
+        return dict(Counter(outcome.status for outcome in self.outcomes))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -214,7 +212,7 @@ def _apply(rewinding: _Rewinding, dry_run: bool) -> list[Outcome]:
             try:
                 current[path] = blob_sha(read_file(workspace / path))
             except (OSError, MemwardenError) as error:
-                outcomes.append(Outcome(path, "failed", _reason(error)))
+                outcomes.append(Outcome(path, "failed", reason(error)))
     failed = {outcome.path for outcome in outcomes}
     # A root file that is a link is out of history, unless the snapshot has a file to put there.
     links = scan.symlinks + [name for name in scan.root_symlinks if name in target]
@@ -238,7 +236,7 @@ def _dry_run_outcome(step: Step, workspace: Path) -> Outcome:
         try:
             check_inside(workspace / step.path, _root_of(step.path, workspace))
         except (OSError, MemwardenError) as error:
-            return Outcome(step.path, "failed", _reason(error))
+            return Outcome(step.path, "failed", reason(error))
     return Outcome(step.path, DRY_RUN_WORDS[step.action])
 
 
@@ -261,7 +259,7 @@ def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes]) -> Outco
         else:
             _restore(path, root, blobs[step.sha or ""], step.sha or "")
     except (OSError, MemwardenError) as error:
-        return Outcome(step.path, "failed", _reason(error))
+        return Outcome(step.path, "failed", reason(error))
     return Outcome(step.path, DONE_WORDS[step.action])
 
 
@@ -287,14 +285,6 @@ def _remove_empty_folders(folder: Path, memory: Path) -> None:
         except OSError:
             return
         folder = folder.parent
-
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, MemwardenError):
-        return error.message
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return str(error)
 
 
 def _record(context: JobContext, report: RewindReport) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memwarden.fs.files import is_temp_name, real_path
-from memwarden.history.model import MEMORY_PREFIX, HistoryError
+from memwarden.history.model import MEMORY_PREFIX, HistoryError, reason
 from memwarden.process.errors import UnsafePathError
 
 SKIPPED_FOLDERS = frozenset({".git"})
@@ -48,7 +48,6 @@ class Scan:
     files: dict[str, FileStat] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
     root_symlinks: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
     memory_found: bool = False
 
     @property
@@ -112,7 +111,7 @@ def _workspace_entries(workspace: Path) -> list[os.DirEntry]:
     except NotADirectoryError:
         raise HistoryError(f"{workspace}: the agent's workspace is not a folder") from None
     except OSError as error:
-        message = f"{workspace}: cannot read the agent's workspace: {_why(error)}"
+        message = f"{workspace}: cannot read the agent's workspace: {reason(error)}"
         raise HistoryError(message) from None
 
 
@@ -122,12 +121,10 @@ def _scan_root(entry: os.DirEntry, scan: Scan) -> None:
             scan.root_symlinks.append(entry.name)
         elif entry.is_file(follow_symlinks=False):
             scan.files[entry.name] = FileStat.of(entry.stat(follow_symlinks=False))
-        else:
-            scan.skipped.append((entry.name, "not a regular file"))
     except FileNotFoundError:
         return  # removed since the listing
     except OSError as error:
-        raise HistoryError(f"{entry.path}: cannot read it: {_why(error)}") from None
+        raise HistoryError(f"{entry.path}: cannot read it: {reason(error)}") from None
 
 
 def _scan_memory(memory: Path, scan: Scan) -> None:
@@ -139,22 +136,19 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
         except FileNotFoundError:
             continue  # memory/ missing, or a folder removed while we walked: nothing there
         except OSError as error:
-            raise HistoryError(f"{folder}: cannot read this folder: {_why(error)}") from None
+            raise HistoryError(f"{folder}: cannot read this folder: {reason(error)}") from None
         scan.memory_found = True
         for entry in entries:
             relative = prefix + entry.name
             if not _utf8(entry.name):
-                scan.skipped.append((relative, "name is not UTF-8"))
-            elif entry.is_symlink():
+                continue  # not kept: git paths are UTF-8
+            if entry.is_symlink():
                 scan.symlinks.append(relative)
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_FOLDERS:
                     pending.append((entry.path, relative + "/"))
-            elif entry.is_file(follow_symlinks=False):
-                if not is_temp_name(entry.name):
-                    scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
-            else:
-                scan.skipped.append((relative, "not a regular file"))
+            elif entry.is_file(follow_symlinks=False) and not is_temp_name(entry.name):
+                scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
 
 
 def read_file(path: str | os.PathLike[str]) -> bytes:
@@ -180,10 +174,6 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
         return chunks[0] if len(chunks) == 2 else b"".join(chunks)
     finally:
         os.close(descriptor)
-
-
-def _why(error: OSError) -> str:
-    return error.strerror or str(error)
 
 
 def _utf8(name: str) -> bool:

@@ -20,13 +20,13 @@ from pathlib import Path
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.manifest import save_manifests
-from memwarden.history.model import AUTOMATIC_TRIGGERS, TRIGGERS, HistoryError, Snapshot
+from memwarden.history.model import AUTOMATIC_TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
 from memwarden.history.rewrites import EVENT, RewriteFinding, find_rewrites, guarded_paths
 from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
 from memwarden.openclaw.agents import Agent
-from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.process.errors import MemwardenError
 from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext
 
@@ -58,8 +58,6 @@ def snapshot(
     agent: Agent,
     trigger: str,
     *,
-    session_key: str | None = None,
-    session_id: str | None = None,
     dry_run: bool = False,
 ) -> Snapshot | None:
     """Given an agent and why, snapshot its workspace (see `snapshot_agents`).
@@ -70,8 +68,7 @@ def snapshot(
     HistoryError if the workspace or a file cannot be read or git fails, LockHeld if another
     run holds the agent's memory lock.
     """
-    request = SnapshotRequest(agent, trigger, session_key, session_id)
-    (result,) = snapshot_agents(context, [request], dry_run=dry_run)
+    (result,) = snapshot_agents(context, [SnapshotRequest(agent, trigger)], dry_run=dry_run)
     if result.error is not None:
         raise result.error
     return result.snapshot
@@ -90,13 +87,7 @@ def snapshot_agents(
     One agent's failure (its lock held past `lock_wait`, default `history.lock_wait_seconds`;
     its workspace unreadable) is its result's error; the others are snapshotted all the same.
     With `dry_run`, nothing is written and the snapshots that would be taken have `id` None.
-    Raise UsageError for an unknown trigger.
     """
-    for request in requests:
-        if request.trigger not in TRIGGERS:
-            raise UsageError(
-                f"snapshot trigger {request.trigger!r}: expected one of {', '.join(TRIGGERS)}"
-            )
     enabled = context.config.history.enabled
     unique = {request.agent.id: request for request in reversed(requests)}
     results = {agent_id: AgentSnapshot(agent_id) for agent_id in unique}

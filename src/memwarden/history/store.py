@@ -14,13 +14,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore
-from memwarden.history.locking import store_lock
 from memwarden.history.model import MEMORY_PREFIX, Snapshot
-from memwarden.process.locks import memory_lock
+from memwarden.process.locks import RunLock, acquire_waiting, memory_lock
 from memwarden.process.runtime import JobContext
 
 SHARED_STORE = "snapshots.git"
 LEGACY_STORE = "repo.git"
+STORE_LOCK = "history-store"
 
 
 def history_root(context: JobContext) -> Path:
@@ -65,11 +65,16 @@ def locked_memory(context: JobContext, agent_id: str) -> Iterator[None]:
 
 @contextmanager
 def locked_store(context: JobContext, *, exclusive: bool) -> Iterator[None]:
-    """Hold the shared store's lock: shared to add snapshots, exclusive to prune and repack;
-    waiting up to `history.lock_wait_seconds`."""
-    seconds = context.config.history.lock_wait_seconds
-    with store_lock(context.storage_dir / "locks", exclusive, seconds):
+    """Hold the shared store's lock (`history-store`): shared to add snapshots, exclusive to
+    prune and repack, so `git gc` never deletes the objects of a snapshot being recorded;
+    waiting up to `history.lock_wait_seconds`. Raise LockHeld (exit 75) if it stays held."""
+    lock = RunLock(context.storage_dir / "locks", STORE_LOCK, shared=not exclusive)
+    what = "pruning the memory history" if not exclusive else "adding to the memory history"
+    acquire_waiting(lock, context.config.history.lock_wait_seconds, f"another run is {what}")
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def start_import(context: JobContext, resources: ExitStack) -> tuple[GitStore, BatchImport]:

@@ -32,10 +32,6 @@ class PageStats:
     def free_bytes(self) -> int:
         return self.page_size * self.freelist_count
 
-    @property
-    def total_bytes(self) -> int:
-        return self.page_size * self.page_count
-
 
 def prune_state(db: StateDB, cutoff: float, dry_run: bool) -> PruneCounts:
     """Given the state DB and a Unix time, delete (or with `dry_run` count) older runs and events.

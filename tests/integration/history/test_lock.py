@@ -98,7 +98,7 @@ def test_rewind_waits_for_writer_then_saves_its_work_before_restoring(gateway):
     assert (agent.memory_dir / "MEMORY.md").read_bytes() == b"good memory\n"
     (pre_rewind,) = [s for s in list_snapshots(context) if s.id == report.undo_id]
     git = shared_store(context)
-    saved = git.blobs([git.tree(pre_rewind.commit)["memory/MEMORY.md"]])
+    saved = git.blobs([git.listing(pre_rewind.commit)["memory/MEMORY.md"][0]])
     # The rewind ran after the writer finished: its last write is in the undo snapshot.
     assert list(saved.values()) == [b"checkpoint step 4\n"]
     context.close()

@@ -6,13 +6,12 @@ import stat
 
 import pytest
 
-from memwarden.doctor.permissions import PathFacts, check_permissions
+from memwarden.doctor.permissions import PathFacts, check_permission
 
 
 def judge(mode: int, kind: str, is_dir: bool = False):
     kind_bits = stat.S_IFDIR if is_dir else stat.S_IFREG
-    (finding,) = check_permissions([PathFacts("k", "thing", "/p", kind_bits | mode, is_dir, kind)])
-    return finding
+    return check_permission(PathFacts("k", "thing", "/p", kind_bits | mode, is_dir, kind))
 
 
 @pytest.mark.parametrize("kind", ["secret", "private"])
@@ -50,7 +49,7 @@ def test_unreadable_path_is_a_warning_of_its_own_and_the_others_are_still_judged
         PathFacts("a", "memory folder of a", "/a", 0, False, "private", "/a: not a directory"),
         PathFacts("b", "memory folder of b", "/b", stat.S_IFDIR | 0o755, True, "private"),
     ]
-    unreadable, judged = check_permissions(facts)
+    unreadable, judged = [check_permission(fact) for fact in facts]
     assert (unreadable.key, unreadable.severity) == ("a", "warning")
     assert (
         unreadable.message == "could not check the mode of memory folder of a: /a: not a directory"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from memwarden.history.git import (
+    STREAM_START,
     SnapshotCommit,
     TreeFile,
-    batch_stream,
+    batch_part,
     blob_sha,
-    keep_stream,
     quote_path,
+    snapshot_part,
 )
 from memwarden.history.manifest import RACY_MARGIN_NS, Manifest, trusted_shas
 from memwarden.history.model import Changes, Snapshot, compare
@@ -159,16 +160,15 @@ def test_quote_path_escapes_quotes_backslashes_and_control_bytes():
 
 
 def test_batch_stream_commits_each_snapshot_parentless_and_keeps_them_in_one_batch():
-    stream = batch_stream(
-        "refs/batches/0123",
-        [
-            SnapshotCommit([TreeFile("memory/new.bin", "x", b"\0\1\2")], "one", 1700000000),
-            SnapshotCommit([TreeFile("MEMORY.md", "f" * 40)], "two", 1700000001),
-        ],
-        ["e" * 40],
-        "batch",
-        1700000002,
-    )
+    # The stream BatchImport writes: its start, each snapshot, then the batch commit.
+    ref = "refs/batches/0123"
+    snapshots = [
+        SnapshotCommit([TreeFile("memory/new.bin", "x", b"\0\1\2")], "one", 1700000000),
+        SnapshotCommit([TreeFile("MEMORY.md", "f" * 40)], "two", 1700000001),
+    ]
+    parts = [snapshot_part(ref, mark, s) for mark, s in enumerate(snapshots, start=1)]
+    end = batch_part(ref, len(snapshots), ["e" * 40], "batch", 1700000002)
+    stream = STREAM_START + b"".join(parts) + end
     assert stream.startswith(b"feature done\nreset refs/batches/0123\ncommit refs/batches/0123\n")
     assert b'M 100644 inline "memory/new.bin"\ndata 3\n\x00\x01\x02\n' in stream
     assert b"M 100644 " + b"f" * 40 + b' "MEMORY.md"\n' in stream
@@ -177,15 +177,6 @@ def test_batch_stream_commits_each_snapshot_parentless_and_keeps_them_in_one_bat
     tail = b"mark :3\n" + stream.split(b"mark :3\n", 1)[1]
     assert b"merge :1\nmerge :2\nmerge " + b"e" * 40 + b"\n" in tail
     assert stream.endswith(b"\ndone\n")
-
-
-def test_keep_stream_sets_each_ref_to_a_commit_of_the_given_parents():
-    stream = keep_stream(
-        {"refs/batches/a": ["1" * 40, "2" * 40], "refs/batches/b": ["3" * 40]}, "m", 1
-    )
-    assert stream.count(b"reset refs/batches/") == 2
-    assert b"merge " + b"1" * 40 + b"\nmerge " + b"2" * 40 + b"\n" in stream
-    assert stream.endswith(b"done\n")
 
 
 def test_bootstrap_lengths_looked_up_only_for_an_unchanged_bootstrap_file(tmp_path):
