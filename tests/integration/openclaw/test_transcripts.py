@@ -19,7 +19,6 @@ from memwarden.openclaw.entries import (
     SessionHeader,
     current_window,
     parse_line,
-    split_windows,
 )
 from memwarden.openclaw.transcripts import (
     ReadPosition,
@@ -101,10 +100,10 @@ def test_read_tail_file_capture_returns_all_entries_in_order(sessions_dir):
     result = read_tail(_file(path))
     header, _, assistant = result.entries
     assert isinstance(header, SessionHeader)
-    assert header.session_id == FIXTURE_SESSION
+    assert header.id == FIXTURE_SESSION
     assert _texts(result.entries) == ["handwritten fixture", "fixture reply"]
     # sessions.json says totalTokens 5555 for this transcript; the message says 5560 (+ output).
-    assert (assistant.usage.total_tokens, assistant.usage.context_tokens) == (5560, 5555)
+    assert assistant.usage.context_tokens == 5555
     assert result.reached_start and not result.partial_last_line
     assert (result.start.offset, result.end.offset) == (0, path.stat().st_size)
     assert (result.malformed, result.invalid_utf8, result.oversized) == (0, 0, 0)
@@ -137,12 +136,12 @@ def test_read_tail_sqlite_main_session_current_window_starts_after_reset(agent_d
     result = read_tail(TranscriptLocation("sqlite", agent_db, MAIN_SESSION))
     assert len(result.entries) == 14
     assert (result.start.seq, result.end.seq, result.reached_start) == (-1, 13, True)
-    previous, current = split_windows(result.entries)
+    current = current_window(result.entries)
+    previous = result.entries[: len(result.entries) - len(current)]
     assert isinstance(previous[-1], Reset)
     assert previous[-1].reason == "reset"
     assert _texts(previous) == ["hello from the cli test", CANNED_REPLY]
     assert isinstance(current[0], ModelChange)
-    assert current[0].parent_id == previous[-1].id
     assert _texts(current) == ["second message after reset", CANNED_REPLY]
     compaction = current[-1]
     assert isinstance(compaction, Compaction)
