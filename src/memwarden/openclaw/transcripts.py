@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.openclaw.jsonl_tail import backward, file_errors, file_since, file_tail
+from memwarden.openclaw.jsonl_tail import file_errors, file_since, file_tail
 from memwarden.openclaw.sqlite_ro import read_with_retry
 from memwarden.openclaw.sqlite_tail import max_seq, sqlite_since, sqlite_size, sqlite_tail
-from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally, TranscriptLocation
+from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, TranscriptLocation
 from memwarden.process.errors import StoreError
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "TailResult",
     "TranscriptLocation",
     "all_read_to_end",
-    "end_position",
     "has_new_data",
     "read_all",
     "read_since",
@@ -126,24 +125,6 @@ def start_position(location: TranscriptLocation) -> ReadPosition:
     with file_errors(location.path):
         status = location.path.stat()
     return ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
-
-
-def end_position(location: TranscriptLocation) -> ReadPosition:
-    """Given a transcript, return the position after its last complete line, cheaply.
-
-    Raise StoreError if the transcript cannot be read.
-    """
-    if location.kind == "sqlite":
-        return ReadPosition(seq=read_with_retry(location.path, lambda db: max_seq(db, location)))
-    with file_errors(location.path), location.path.open("rb") as handle:
-        status = os.fstat(handle.fileno())
-        offset = status.st_size
-        if offset:
-            handle.seek(offset - 1)
-            if handle.read(1) != b"\n":
-                segments = backward(handle, offset, DEFAULT_CHUNK_SIZE, 0, Tally())
-                offset = next(segments)[0]
-        return ReadPosition(offset=offset, device=status.st_dev, inode=status.st_ino)
 
 
 def has_new_data(location: TranscriptLocation, position: ReadPosition) -> bool:
