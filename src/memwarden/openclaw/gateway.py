@@ -33,6 +33,7 @@ from websockets.uri import parse_uri
 
 from memwarden import __version__
 from memwarden.openclaw.fields import integer as _integer
+from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import classify
 from memwarden.process.errors import EXIT_USAGE, MemwardenError
@@ -153,7 +154,6 @@ class GatewayClient:
     url: str
     token: str | None = field(default=None, repr=False)
     timeout: float = 10.0
-    scopes: tuple[str, ...] = OPERATOR_SCOPES
     hello: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     events: deque[dict[str, Any]] = field(
         default_factory=lambda: deque(maxlen=_KEPT_EVENTS), init=False, repr=False
@@ -286,7 +286,7 @@ class GatewayClient:
                 "mode": CLIENT_MODE,
             },
             "role": "operator",
-            "scopes": list(self.scopes),
+            "scopes": list(OPERATOR_SCOPES),
             "caps": [],
         }
         if self.token:
@@ -441,9 +441,7 @@ def _server_version(hello: Mapping[str, Any]) -> str:
 
 
 def _tls_enabled(config: Mapping[str, Any]) -> bool:
-    gateway = config.get("gateway") if isinstance(config.get("gateway"), dict) else {}
-    tls = gateway.get("tls") if isinstance(gateway.get("tls"), dict) else {}
-    return tls.get("enabled") is True
+    return mapping(mapping(config.get("gateway")).get("tls")).get("enabled") is True
 
 
 def _env_port(env: Mapping[str, str]) -> int:
