@@ -390,7 +390,7 @@ def resolve_endpoint(
     """
     url = (config.gateway.url or "").strip()
     if not url:
-        port = deployment.gateway_port() if deployment is not None else _env_port(env)
+        port = deployment.gateway_port_and_source()[0] if deployment else _env_port(env)
         scheme = "wss" if deployment is not None and _tls_enabled(deployment.config) else "ws"
         url = f"{scheme}://127.0.0.1:{port}"
     token = (config.gateway.token or "").strip() or (
