@@ -544,11 +544,6 @@ def test_transcript_size_file_is_its_byte_size(sessions_dir):
     assert transcript_size(_file(path)) == path.stat().st_size == 831
 
 
-def test_transcript_location_unknown_kind_raises_value_error(tmp_path):
-    with pytest.raises(ValueError, match="'file' or 'sqlite'"):
-        TranscriptLocation("jsonl", tmp_path, "s")  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize(
     "read",
     [
