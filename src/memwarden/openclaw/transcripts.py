@@ -204,18 +204,17 @@ def _position_fields(
     return fields if fields[0] is not None or fields[3] is not None else None
 
 
-def skipped_lines_report(
-    location: TranscriptLocation,
-    result: TailResult,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> str | None:
+def skipped_lines_report(location: TranscriptLocation, result: TailResult) -> str | None:
     """Given a transcript and what a read of it returned, return one line that says how many
     lines (rows, in the SQLite era) the read skipped, by reason, or None when it skipped none. A
     row past the gateway's limit per event is left out: it is reported as it is met."""
     if location.kind == "file":
         where, what = str(location.path), "transcript line(s)"
         reasons = [
-            (result.oversized, f"longer than {max_line_bytes} bytes (memwarden's limit per line)"),
+            (
+                result.oversized,
+                f"longer than {DEFAULT_MAX_LINE_BYTES} bytes (memwarden's limit per line)",
+            ),
             (result.malformed, "not JSON"),
             (result.invalid_utf8, "not UTF-8"),
         ]
