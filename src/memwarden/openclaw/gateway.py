@@ -90,7 +90,6 @@ class GatewayCallError(GatewayError):
 
     def __init__(self, method: str, code: str, message: str, details: Mapping[str, Any]) -> None:
         super().__init__(f"gateway refused {method}: {message} ({code})")
-        self.method = method
         self.code = code
         self.gateway_message = message
         self.details = dict(details)
