@@ -100,12 +100,7 @@ def read_since(
     return replace(tail, reset_detected=True)
 
 
-def read_all(
-    location: TranscriptLocation,
-    *,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> TailResult:
+def read_all(location: TranscriptLocation) -> TailResult:
     """Given a transcript, return every entry from its first line, in order (an unterminated
     last line is left for a later read). Raise StoreError if the transcript cannot be read."""
     if location.kind == "sqlite":
@@ -114,7 +109,7 @@ def read_all(
     with file_errors(location.path), location.path.open("rb") as handle:
         status = os.fstat(handle.fileno())
         start = ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
-        return file_since(handle, start, None, chunk_size, max_line_bytes)  # type: ignore[return-value]
+        return file_since(handle, start, None, DEFAULT_CHUNK_SIZE, DEFAULT_MAX_LINE_BYTES)  # type: ignore[return-value]
 
 
 def start_position(location: TranscriptLocation) -> ReadPosition:
