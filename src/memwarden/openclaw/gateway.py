@@ -166,8 +166,8 @@ class GatewayClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def connect(self) -> dict[str, Any]:
-        """Open the connection and authenticate; return the `hello-ok` payload.
+    def connect(self) -> None:
+        """Open the connection and authenticate; keep the `hello-ok` payload in `hello`.
 
         Raise GatewayUnreachable, GatewayAuthError, GatewayTimeout or GatewayProtocolError.
         """
@@ -180,7 +180,6 @@ class GatewayClient:
             self.close()
             raise
         log.debug("connected to %s (server %s)", self.url, _server_version(self.hello))
-        return self.hello
 
     def close(self) -> None:
         """Close the connection (quietly if it is already gone)."""
