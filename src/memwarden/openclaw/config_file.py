@@ -20,13 +20,12 @@ class Json5Error(ValueError):
 
     def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
         super().__init__(reason)
-        self.reason = reason
         self.line = line
         self.column = column
 
     def describe(self) -> str:
         where = f"line {self.line}, column {self.column}: " if self.line is not None else ""
-        return f"{where}not valid JSON5: {self.reason}"
+        return f"{where}not valid JSON5: {self}"
 
 
 def parse_json5(raw: bytes) -> Any:

@@ -21,6 +21,7 @@ import orjson
 
 from memwarden.fs.files import read_regular_file
 from memwarden.openclaw.config_file import parse_json5
+from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.paths import resolve_home, user_path
 
 TAIL_BYTES = 1024 * 1024  # the gateway prunes each run log to about 2 MB
@@ -40,8 +41,7 @@ def cron_store_path(
     """Given the state dir, the gateway config and the environment, return the cron store
     (`jobs.json`) path; a leading `~` in `cron.store` is the home the gateway uses
     (`$OPENCLAW_HOME`, else `$HOME`)."""
-    cron = gateway_config.get("cron")
-    configured = cron.get("store") if isinstance(cron, dict) else None
+    configured = mapping(gateway_config.get("cron")).get("store")
     if isinstance(configured, str) and configured.strip():
         return user_path(configured, resolve_home(env))
     return state_dir / "cron" / "jobs.json"

@@ -50,14 +50,6 @@ class TextBlock(NamedTuple):
     __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
-class ThinkingBlock(NamedTuple):
-    """The model's reasoning, kept in the transcript but not part of the reply."""
-
-    text: str
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
-
 class ToolCallBlock(NamedTuple):
     """A tool the model asked to run, with its arguments."""
 
@@ -67,31 +59,23 @@ class ToolCallBlock(NamedTuple):
     __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
-class ImageBlock(NamedTuple):
-    """An image attached to a message (its data is not kept)."""
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
-
 class OtherBlock(NamedTuple):
-    """A content block of a type memwarden does not use."""
+    """A content block of a type memwarden does not use (thinking, image, …)."""
 
     type: str
 
     __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
-Block = TextBlock | ThinkingBlock | ToolCallBlock | ImageBlock | OtherBlock
+Block = TextBlock | ToolCallBlock | OtherBlock
 
 
 class Usage(NamedTuple):
-    """Token counts the provider reported for one assistant message."""
+    """The prompt's token counts the provider reported for one assistant message."""
 
     input: int = 0
-    output: int = 0
     cache_read: int = 0
     cache_write: int = 0
-    total_tokens: int = 0
 
     __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
@@ -109,7 +93,8 @@ class Usage(NamedTuple):
         return self.input + self.cache_read + self.cache_write
 
 
-# Every entry starts with the fields every transcript line has: type, id, parent_id, timestamp.
+# Every entry starts with the fields every transcript line has that memwarden uses: type, id,
+# timestamp.
 
 
 class SessionHeader(NamedTuple):
@@ -117,17 +102,9 @@ class SessionHeader(NamedTuple):
 
     type: str
     id: str | None
-    parent_id: str | None
     timestamp: datetime | None
-    version: int | None
-    cwd: str | None
 
     __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
-    @property
-    def session_id(self) -> str | None:
-        """Return the id of the session this transcript belongs to."""
-        return self.id
 
 
 class Message(NamedTuple):
@@ -135,7 +112,6 @@ class Message(NamedTuple):
 
     type: str
     id: str | None
-    parent_id: str | None
     timestamp: datetime | None
     role: str | None
     blocks: tuple[Block, ...]
@@ -171,7 +147,6 @@ class Compaction(NamedTuple):
 
     type: str
     id: str | None
-    parent_id: str | None
     timestamp: datetime | None
     summary: str
     first_kept_entry_id: str | None
@@ -186,7 +161,6 @@ class Reset(NamedTuple):
 
     type: str
     id: str | None
-    parent_id: str | None
     timestamp: datetime | None
     reason: str | None
 
@@ -198,60 +172,26 @@ class ModelChange(NamedTuple):
 
     type: str
     id: str | None
-    parent_id: str | None
     timestamp: datetime | None
-    provider: str | None
     model_id: str | None
 
     __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
-class Custom(NamedTuple):
-    """Data an extension stored in the transcript; never shown to the model."""
-
-    type: str
-    id: str | None
-    parent_id: str | None
-    timestamp: datetime | None
-    custom_type: str | None
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
-
-class CustomMessage(NamedTuple):
-    """A message an extension added to the prompt (`display` says whether people see it)."""
-
-    type: str
-    id: str | None
-    parent_id: str | None
-    timestamp: datetime | None
-    custom_type: str | None
-    blocks: tuple[Block, ...]
-    display: bool
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
-    @property
-    def text(self) -> str:
-        """Return the text blocks joined by newlines."""
-        return "\n".join(block.text for block in self.blocks if type(block) is TextBlock)
-
-
 class Other(NamedTuple):
-    """A line of a type memwarden does not use (thinking_level_change, label, …)."""
+    """A line of a type memwarden does not use (custom, custom_message, label, …)."""
 
     type: str
     id: str | None
-    parent_id: str | None
     timestamp: datetime | None
 
     __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
-# type, id, parent_id, timestamp: the fields every entry starts with.
-_Common = tuple[str, str | None, str | None, datetime | None]
+# type, id, timestamp: the fields every entry starts with.
+_Common = tuple[str, str | None, datetime | None]
 
-Entry = SessionHeader | Message | Compaction | Reset | ModelChange | Custom | CustomMessage | Other
+Entry = SessionHeader | Message | Compaction | Reset | ModelChange | Other
 
 
 def parse_line(line: bytes) -> Entry | None:
@@ -285,34 +225,22 @@ def parse_entry(value: object) -> Entry | None:
     common = (
         entry_type,
         _text(value.get("id")),
-        _text(value.get("parentId")),
         _moment(value.get("timestamp")),
     )
     return _PARSERS.get(entry_type, _other)(value, common)
 
 
-def split_windows(entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
-    """Given entries in transcript order, return (previous, current) around the last reset.
-
-    `previous` ends with the last Reset line (empty when there is none) and `current` is what
-    the model still sees; `previous + current` is the input.
-    """
+def current_window(entries: Sequence[Entry]) -> list[Entry]:
+    """Given entries in transcript order, return those after the last Reset line (all if none):
+    what the model still sees."""
     for index in range(len(entries) - 1, -1, -1):
         if type(entries[index]) is Reset:
-            return list(entries[: index + 1]), list(entries[index + 1 :])
-    return [], list(entries)
-
-
-def current_window(entries: Sequence[Entry]) -> list[Entry]:
-    """Given entries in transcript order, return those after the last Reset line (all if none)."""
-    return split_windows(entries)[1]
+            return list(entries[index + 1 :])
+    return list(entries)
 
 
 def _header(value: dict, common: _Common) -> SessionHeader:
-    version = value.get("version")
-    return SessionHeader(
-        *common, version if type(version) is int else None, _text(value.get("cwd"))
-    )
+    return SessionHeader(*common)
 
 
 def _message(value: dict, common: _Common) -> Message:
@@ -326,7 +254,7 @@ def _message(value: dict, common: _Common) -> Message:
         _blocks(get("content")),
         _text(get("model")),
         _usage(get("usage")),
-        _moment(get("timestamp")) or common[3],
+        _moment(get("timestamp")) or common[2],
     )
 
 
@@ -345,20 +273,7 @@ def _reset(value: dict, common: _Common) -> Reset:
 
 
 def _model_change(value: dict, common: _Common) -> ModelChange:
-    return ModelChange(*common, _text(value.get("provider")), _text(value.get("modelId")))
-
-
-def _custom(value: dict, common: _Common) -> Custom:
-    return Custom(*common, _text(value.get("customType")))
-
-
-def _custom_message(value: dict, common: _Common) -> CustomMessage:
-    return CustomMessage(
-        *common,
-        _text(value.get("customType")),
-        _blocks(value.get("content")),
-        value.get("display") is True,
-    )
+    return ModelChange(*common, _text(value.get("modelId")))
 
 
 def _other(value: dict, common: _Common) -> Other:
@@ -371,8 +286,6 @@ _PARSERS: dict[str, Callable[[dict, _Common], Entry]] = {
     "compaction": _compaction,
     "reset": _reset,
     "model_change": _model_change,
-    "custom": _custom,
-    "custom_message": _custom_message,
 }
 
 
@@ -393,15 +306,11 @@ def _block(item: dict) -> Block:
     block_type = item.get("type")
     if block_type == "text":
         return TextBlock(_text(item.get("text")) or "")
-    if block_type == "thinking":
-        return ThinkingBlock(_text(item.get("thinking")) or "")
     if block_type == "toolCall":
         arguments = item.get("arguments")
         return ToolCallBlock(
             _text(item.get("name")) or "", arguments if isinstance(arguments, dict) else {}
         )
-    if block_type == "image":
-        return ImageBlock()
     return OtherBlock(block_type if isinstance(block_type, str) else "")
 
 
@@ -409,14 +318,9 @@ def _usage(value: object) -> Usage | None:
     if not isinstance(value, dict):
         return None
     get = value.get
-    input_tokens = _count(get("input")) or 0
-    output = _count(get("output")) or 0
-    cache_read = _count(get("cacheRead")) or 0
-    cache_write = _count(get("cacheWrite")) or 0
-    total = _count(get("totalTokens"))
-    if total is None:
-        total = input_tokens + output + cache_read + cache_write
-    return Usage(input_tokens, output, cache_read, cache_write, total)
+    return Usage(
+        _count(get("input")) or 0, _count(get("cacheRead")) or 0, _count(get("cacheWrite")) or 0
+    )
 
 
 def _text(value: object) -> str | None:

@@ -33,6 +33,7 @@ from websockets.uri import parse_uri
 
 from memwarden import __version__
 from memwarden.openclaw.fields import integer as _integer
+from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import classify
 from memwarden.process.errors import EXIT_USAGE, MemwardenError
@@ -89,7 +90,6 @@ class GatewayCallError(GatewayError):
 
     def __init__(self, method: str, code: str, message: str, details: Mapping[str, Any]) -> None:
         super().__init__(f"gateway refused {method}: {message} ({code})")
-        self.method = method
         self.code = code
         self.gateway_message = message
         self.details = dict(details)
@@ -153,7 +153,6 @@ class GatewayClient:
     url: str
     token: str | None = field(default=None, repr=False)
     timeout: float = 10.0
-    scopes: tuple[str, ...] = OPERATOR_SCOPES
     hello: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     events: deque[dict[str, Any]] = field(
         default_factory=lambda: deque(maxlen=_KEPT_EVENTS), init=False, repr=False
@@ -167,8 +166,8 @@ class GatewayClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def connect(self) -> dict[str, Any]:
-        """Open the connection and authenticate; return the `hello-ok` payload.
+    def connect(self) -> None:
+        """Open the connection and authenticate; keep the `hello-ok` payload in `hello`.
 
         Raise GatewayUnreachable, GatewayAuthError, GatewayTimeout or GatewayProtocolError.
         """
@@ -181,7 +180,6 @@ class GatewayClient:
             self.close()
             raise
         log.debug("connected to %s (server %s)", self.url, _server_version(self.hello))
-        return self.hello
 
     def close(self) -> None:
         """Close the connection (quietly if it is already gone)."""
@@ -286,7 +284,7 @@ class GatewayClient:
                 "mode": CLIENT_MODE,
             },
             "role": "operator",
-            "scopes": list(self.scopes),
+            "scopes": list(OPERATOR_SCOPES),
             "caps": [],
         }
         if self.token:
@@ -390,7 +388,7 @@ def resolve_endpoint(
     """
     url = (config.gateway.url or "").strip()
     if not url:
-        port = deployment.gateway_port() if deployment is not None else _env_port(env)
+        port = deployment.gateway_port_and_source()[0] if deployment else _env_port(env)
         scheme = "wss" if deployment is not None and _tls_enabled(deployment.config) else "ws"
         url = f"{scheme}://127.0.0.1:{port}"
     token = (config.gateway.token or "").strip() or (
@@ -441,9 +439,7 @@ def _server_version(hello: Mapping[str, Any]) -> str:
 
 
 def _tls_enabled(config: Mapping[str, Any]) -> bool:
-    gateway = config.get("gateway") if isinstance(config.get("gateway"), dict) else {}
-    tls = gateway.get("tls") if isinstance(gateway.get("tls"), dict) else {}
-    return tls.get("enabled") is True
+    return mapping(mapping(config.get("gateway")).get("tls")).get("enabled") is True
 
 
 def _env_port(env: Mapping[str, str]) -> int:

@@ -62,48 +62,36 @@ INTERACTIVE_KINDS = frozenset(
     }
 )
 
-# Where a rule finds the channel: nowhere, the first segment (`telegram:direct:1`), or a peer
-# shape anywhere in front (`telegram:group:-100:topic:9`, `telegram:direct:5:heartbeat`).
-_NO_CHANNEL, _FIRST_SEGMENT, _PEER_SHAPE = 0, 1, 2
-
-# (kind, pattern on the rest of the key, channel rule, for agent-scoped keys, for unscoped keys).
-# Order matters: the first match wins, so suffix and automation rules come before peer shapes.
-_RULES: tuple[tuple[SessionKind, str, int, bool, bool], ...] = (
-    (SessionKind.HEARTBEAT, r"(?:.*:)?heartbeat", _PEER_SHAPE, True, True),
-    (SessionKind.SUBAGENT, r"subagent:.+", _NO_CHANNEL, True, True),
-    (SessionKind.ACP, r"acp:.+", _NO_CHANNEL, True, True),
-    (SessionKind.CRON_RUN, r"cron:[^:]+:run:.+", _NO_CHANNEL, True, True),
-    (SessionKind.CRON, r"cron:.+", _NO_CHANNEL, True, True),
-    (SessionKind.BOOT, r"boot(?::.*)?", _NO_CHANNEL, True, True),
-    (SessionKind.HOOK, r"hook:.+", _NO_CHANNEL, True, True),
-    (SessionKind.NODE, r"node-.+", _NO_CHANNEL, True, True),
-    (SessionKind.THREAD, r".+:(?:thread|topic):.+", _PEER_SHAPE, True, True),
-    (SessionKind.DIRECT, r"(?:[^:]+:){0,2}(?:direct|dm):.+", _FIRST_SEGMENT, True, True),
-    (SessionKind.GROUP, r"[^:]+:(?:[^:]+:)?group:.+", _FIRST_SEGMENT, True, True),
-    (SessionKind.CHANNEL, r"[^:]+:(?:[^:]+:)?channel:.+", _FIRST_SEGMENT, True, True),
-    (SessionKind.MAIN, r"main", _NO_CHANNEL, True, True),
-    (SessionKind.NAMED, r".+", _NO_CHANNEL, True, False),
+# (kind, pattern on the rest of the key). Order matters: the first match wins, so suffix and
+# automation rules come before peer shapes. Unscoped keys never match the last rule (named).
+_RULES: tuple[tuple[SessionKind, str], ...] = (
+    (SessionKind.HEARTBEAT, r"(?:.*:)?heartbeat"),
+    (SessionKind.SUBAGENT, r"subagent:.+"),
+    (SessionKind.ACP, r"acp:.+"),
+    (SessionKind.CRON_RUN, r"cron:[^:]+:run:.+"),
+    (SessionKind.CRON, r"cron:.+"),
+    (SessionKind.BOOT, r"boot(?::.*)?"),
+    (SessionKind.HOOK, r"hook:.+"),
+    (SessionKind.NODE, r"node-.+"),
+    (SessionKind.THREAD, r".+:(?:thread|topic):.+"),
+    (SessionKind.DIRECT, r"(?:[^:]+:){0,2}(?:direct|dm):.+"),
+    (SessionKind.GROUP, r"[^:]+:(?:[^:]+:)?group:.+"),
+    (SessionKind.CHANNEL, r"[^:]+:(?:[^:]+:)?channel:.+"),
+    (SessionKind.MAIN, r"main"),
+    (SessionKind.NAMED, r".+"),
 )
 
-_PEER = re.compile(r"([^:]+):(?:[^:]+:)?(?:direct|dm|group|channel):")
-_PEER_WORDS = frozenset({"direct", "dm", "group", "channel"})
+
+def _combine(rules: tuple[tuple[SessionKind, str], ...]) -> re.Pattern[str]:
+    """Join rules into a single alternation, one group per rule."""
+    return re.compile(
+        "|".join(f"(?P<r{index}>{pattern})" for index, (_, pattern) in enumerate(rules))
+    )
 
 
-def _combine(scoped: bool) -> re.Pattern[str]:
-    """Join the rules that apply to one scope into a single alternation, one group per rule."""
-    branches = [
-        f"(?P<r{index}>{pattern})"
-        for index, (_, pattern, _, for_scoped, for_unscoped) in enumerate(_RULES)
-        if (for_scoped if scoped else for_unscoped)
-    ]
-    return re.compile("|".join(branches))
-
-
-_SCOPED_RULES = _combine(scoped=True)
-_UNSCOPED_RULES = _combine(scoped=False)
-_RULE_BY_GROUP = {
-    f"r{index}": (kind, channel) for index, (kind, _, channel, *_) in enumerate(_RULES)
-}
+_SCOPED_RULES = _combine(_RULES)
+_UNSCOPED_RULES = _combine(_RULES[:-1])
+_KIND_BY_GROUP = {f"r{index}": kind for index, (kind, _) in enumerate(_RULES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +101,6 @@ class SessionKeyInfo:
     key: str
     agent_id: str | None
     kind: SessionKind
-    channel: str | None
     legacy: bool
     # The key after `agent:<agentId>:` (the whole key when it is not agent-scoped).
     rest: str = ""
@@ -138,7 +125,7 @@ def classify(key: str) -> SessionKeyInfo:
     """
     normalized = key.strip().lower()
     if normalized == "global":
-        return SessionKeyInfo(normalized, None, SessionKind.GLOBAL, None, False, normalized)
+        return SessionKeyInfo(normalized, None, SessionKind.GLOBAL, False, normalized)
     scoped = normalized.startswith("agent:")
     if scoped:
         agent_id, _, rest = normalized[6:].partition(":")
@@ -147,20 +134,8 @@ def classify(key: str) -> SessionKeyInfo:
         agent_id, rest = None, normalized
         match = _UNSCOPED_RULES.fullmatch(rest)
     if match is None:
-        return SessionKeyInfo(normalized, None, SessionKind.UNKNOWN, None, False, normalized)
-    kind, channel_rule = _RULE_BY_GROUP[match.lastgroup]
-    channel = _channel_of(rest, channel_rule) if channel_rule else None
-    return SessionKeyInfo(normalized, agent_id, kind, channel, not scoped, rest)
-
-
-def _channel_of(rest: str, channel_rule: int) -> str | None:
-    """Return the channel a peer key names (`telegram` in `telegram:direct:1`), else None."""
-    if channel_rule == _FIRST_SEGMENT:
-        channel = rest.partition(":")[0]
-    else:
-        match = _PEER.match(rest)
-        channel = match.group(1) if match else None
-    return None if channel in _PEER_WORDS else channel
+        return SessionKeyInfo(normalized, None, SessionKind.UNKNOWN, False, normalized)
+    return SessionKeyInfo(normalized, agent_id, _KIND_BY_GROUP[match.lastgroup], not scoped, rest)
 
 
 # Rules the key's first word (or its last: heartbeat) settles, all of them automation: in a

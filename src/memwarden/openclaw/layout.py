@@ -23,7 +23,7 @@ from memwarden.openclaw.agents import (
 )
 from memwarden.openclaw.config_file import load_gateway_config
 from memwarden.openclaw.fields import JS_SAFE_INTEGER_MAX, describe, mapping
-from memwarden.openclaw.paths import env_text, resolve_config_path, resolve_state_dir
+from memwarden.openclaw.paths import env_text, locate_state_dir, resolve_config_path
 from memwarden.process.errors import GatewayConfigError
 
 DEFAULT_GATEWAY_PORT = 18789
@@ -76,19 +76,16 @@ class Deployment:
         """Return the default agent (always present, first in `agents`)."""
         return next((agent for agent in self.agents if agent.is_default), self.agents[0])
 
-    def gateway_port(self) -> int:
-        """Return the gateway port: `$OPENCLAW_GATEWAY_PORT`, `gateway.port`, else 18789.
+    def gateway_port_and_source(self) -> tuple[int, str]:
+        """Return the gateway port: `$OPENCLAW_GATEWAY_PORT`, `gateway.port`, else 18789, and
+        what set it, for people: `$OPENCLAW_GATEWAY_PORT`, `gateway.port in <config file>` or
+        `default`.
 
         The environment wins over the config, as in the gateway's `resolveGatewayPort`
         (config/paths.ts, 2026.7.35 and 2026.9.6); the variable may be `port` or `host:port`.
         Raise GatewayConfigError naming the file and field if `gateway.port` is a number that
         is not a port.
         """
-        return self.gateway_port_and_source()[0]
-
-    def gateway_port_and_source(self) -> tuple[int, str]:
-        """Return the gateway port (as `gateway_port`) and what set it, for people:
-        `$OPENCLAW_GATEWAY_PORT`, `gateway.port in <config file>` or `default`."""
         for name in ("OPENCLAW_GATEWAY_PORT", "CLAWDBOT_GATEWAY_PORT"):
             port = _port_from_env(env_text(self.env, name))
             if port is not None:
@@ -162,7 +159,7 @@ def discover(
     Raise GatewayConfigError if the gateway config exists but cannot be read or parsed.
     """
     environment = dict(env)
-    state_dir = resolve_state_dir(state_dir_override, environment, home)
+    state_dir = locate_state_dir(state_dir_override, environment, home)[0]
     config_path = resolve_config_path(state_dir, environment, home)
     config = load_gateway_config(config_path)
     agents = discover_agents(config, state_dir, environment, home)

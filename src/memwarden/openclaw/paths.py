@@ -38,16 +38,6 @@ def user_path(text: str, home: Path) -> Path:
     return Path(os.path.abspath(stripped))
 
 
-def resolve_state_dir(
-    override: Path | None = None,
-    env: Mapping[str, str] = os.environ,
-    home: Path | None = None,
-) -> Path:
-    """Given memwarden's `--state-dir`, the environment and home, return the gateway state dir
-    (the rules are `locate_state_dir`'s)."""
-    return locate_state_dir(override, env, home)[0]
-
-
 def locate_state_dir(
     override: Path | None = None,
     env: Mapping[str, str] = os.environ,

@@ -237,7 +237,7 @@ def _file_record(
         problems.append(f"{where}: sessionId is {odd}, not text; {_SKIPPED}")
         return None
     transcript_path = (
-        _find_transcript(sessions_dir, listing, session_id, entry.get("sessionFile"))
+        resolve_transcript_file(sessions_dir, session_id, entry.get("sessionFile"), listing)
         if listing is not None
         else None
     )
@@ -278,19 +278,6 @@ def _refuse_orphan_transcripts(sessions_dir: Path) -> None:
         )
 
 
-def resolve_transcript_file(
-    sessions_dir: Path, session_id: str, session_file: object = None
-) -> Path | None:
-    """Given a sessions folder, a session id and the entry's `sessionFile`, return the transcript.
-
-    The entry's `sessionFile` (absolute, or relative to the sessions folder) wins over
-    `<sessionId>.jsonl`. An absolute `sessionFile` that does not exist (the state dir was
-    moved) is looked for by its name in the sessions folder. Return None if no candidate is a
-    file (a session that has not written its transcript yet).
-    """
-    return _find_transcript(sessions_dir, None, session_id, session_file)
-
-
 class _Listing:
     """The files of a sessions folder, listed once, and which other spellings of its path name
     the same folder: the `sessionFile` the gateway wrote may reach it through a symlink or an
@@ -318,12 +305,21 @@ def _same_file(one: str, other: str) -> bool:
     return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
-def _find_transcript(
-    sessions_dir: Path, listing: _Listing | None, session_id: str, session_file: object
+def resolve_transcript_file(
+    sessions_dir: Path,
+    session_id: str,
+    session_file: object = None,
+    listing: _Listing | None = None,
 ) -> Path | None:
-    """`resolve_transcript_file`, where `listing` (when given) holds the files of the sessions
-    folder, so candidates in it are looked up there instead of asking the file system (a
-    store of 100k entries would otherwise cost 100k `stat` calls)."""
+    """Given a sessions folder, a session id and the entry's `sessionFile`, return the transcript.
+
+    The entry's `sessionFile` (absolute, or relative to the sessions folder) wins over
+    `<sessionId>.jsonl`. An absolute `sessionFile` that does not exist (the state dir was
+    moved) is looked for by its name in the sessions folder. Return None if no candidate is a
+    file (a session that has not written its transcript yet). `listing`, when given, holds the
+    files of the sessions folder, so candidates in it are looked up there instead of asking
+    the file system (a store of 100k entries would otherwise cost 100k `stat` calls).
+    """
     folder = str(sessions_dir)
     if listing is not None and isinstance(session_file, str):
         # The common case, first: the absolute path the gateway wrote, of a file in the folder

@@ -77,14 +77,11 @@ def _is_transient(error: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-def close(path: Path | None = None) -> None:
-    """Close this thread's kept connection to `path`, or all of this thread's when None."""
-    thread = threading.get_ident()
-    # list() copies the keys in one step: other threads add theirs meanwhile, and iterating
-    # the dict itself would then fail ("dictionary changed size during iteration").
-    keys = [key for key in list(_open_connections) if key[0] == thread and path in (None, key[1])]
-    for key in keys:
-        _open_connections.pop(key).close()
+def close(path: Path) -> None:
+    """Close this thread's kept connection to `path`, if there is one."""
+    connection = _open_connections.pop((threading.get_ident(), path), None)
+    if connection is not None:
+        connection.close()
 
 
 def _connection(path: Path) -> sqlite3.Connection:

@@ -26,10 +26,6 @@ class TranscriptLocation:
     path: Path
     session_id: str
 
-    def __post_init__(self) -> None:
-        if self.kind not in ("file", "sqlite"):
-            raise ValueError(f"transcript kind must be 'file' or 'sqlite', got {self.kind!r}")
-
 
 @dataclass(frozen=True)
 class ReadPosition:

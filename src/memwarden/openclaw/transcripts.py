@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.openclaw.jsonl_tail import backward, file_errors, file_since, file_tail
+from memwarden.openclaw.jsonl_tail import file_errors, file_since, file_tail
 from memwarden.openclaw.sqlite_ro import read_with_retry
 from memwarden.openclaw.sqlite_tail import max_seq, sqlite_since, sqlite_size, sqlite_tail
-from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally, TranscriptLocation
+from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, TranscriptLocation
 from memwarden.process.errors import StoreError
 
 __all__ = [
@@ -25,7 +25,6 @@ __all__ = [
     "TailResult",
     "TranscriptLocation",
     "all_read_to_end",
-    "end_position",
     "has_new_data",
     "read_all",
     "read_since",
@@ -101,12 +100,7 @@ def read_since(
     return replace(tail, reset_detected=True)
 
 
-def read_all(
-    location: TranscriptLocation,
-    *,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> TailResult:
+def read_all(location: TranscriptLocation) -> TailResult:
     """Given a transcript, return every entry from its first line, in order (an unterminated
     last line is left for a later read). Raise StoreError if the transcript cannot be read."""
     if location.kind == "sqlite":
@@ -115,7 +109,7 @@ def read_all(
     with file_errors(location.path), location.path.open("rb") as handle:
         status = os.fstat(handle.fileno())
         start = ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
-        return file_since(handle, start, None, chunk_size, max_line_bytes)  # type: ignore[return-value]
+        return file_since(handle, start, None, DEFAULT_CHUNK_SIZE, DEFAULT_MAX_LINE_BYTES)  # type: ignore[return-value]
 
 
 def start_position(location: TranscriptLocation) -> ReadPosition:
@@ -126,24 +120,6 @@ def start_position(location: TranscriptLocation) -> ReadPosition:
     with file_errors(location.path):
         status = location.path.stat()
     return ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
-
-
-def end_position(location: TranscriptLocation) -> ReadPosition:
-    """Given a transcript, return the position after its last complete line, cheaply.
-
-    Raise StoreError if the transcript cannot be read.
-    """
-    if location.kind == "sqlite":
-        return ReadPosition(seq=read_with_retry(location.path, lambda db: max_seq(db, location)))
-    with file_errors(location.path), location.path.open("rb") as handle:
-        status = os.fstat(handle.fileno())
-        offset = status.st_size
-        if offset:
-            handle.seek(offset - 1)
-            if handle.read(1) != b"\n":
-                segments = backward(handle, offset, DEFAULT_CHUNK_SIZE, 0, Tally())
-                offset = next(segments)[0]
-        return ReadPosition(offset=offset, device=status.st_dev, inode=status.st_ino)
 
 
 def has_new_data(location: TranscriptLocation, position: ReadPosition) -> bool:
@@ -223,18 +199,17 @@ def _position_fields(
     return fields if fields[0] is not None or fields[3] is not None else None
 
 
-def skipped_lines_report(
-    location: TranscriptLocation,
-    result: TailResult,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> str | None:
+def skipped_lines_report(location: TranscriptLocation, result: TailResult) -> str | None:
     """Given a transcript and what a read of it returned, return one line that says how many
     lines (rows, in the SQLite era) the read skipped, by reason, or None when it skipped none. A
     row past the gateway's limit per event is left out: it is reported as it is met."""
     if location.kind == "file":
         where, what = str(location.path), "transcript line(s)"
         reasons = [
-            (result.oversized, f"longer than {max_line_bytes} bytes (memwarden's limit per line)"),
+            (
+                result.oversized,
+                f"longer than {DEFAULT_MAX_LINE_BYTES} bytes (memwarden's limit per line)",
+            ),
             (result.malformed, "not JSON"),
             (result.invalid_utf8, "not UTF-8"),
         ]

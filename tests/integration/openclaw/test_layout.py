@@ -31,30 +31,30 @@ def home(tmp_path: Path) -> Path:
 def test_resolve_state_dir_dot_openclaw_exists_wins_over_legacy(home):
     (home / ".openclaw").mkdir()
     (home / ".clawdbot").mkdir()
-    assert paths.resolve_state_dir(None, {}, home) == home / ".openclaw"
+    assert paths.locate_state_dir(None, {}, home)[0] == home / ".openclaw"
 
 
 @pytest.mark.parametrize("legacy_name", [".clawdbot", ".moltbot", ".moldbot"])
 def test_resolve_state_dir_only_legacy_exists_uses_legacy(home, legacy_name):
     (home / legacy_name).mkdir()
-    assert paths.resolve_state_dir(None, {}, home) == home / legacy_name
+    assert paths.locate_state_dir(None, {}, home)[0] == home / legacy_name
 
 
 def test_resolve_state_dir_several_legacy_clawdbot_first(home):
     (home / ".moltbot").mkdir()
     (home / ".clawdbot").mkdir()
-    assert paths.resolve_state_dir(None, {}, home) == home / ".clawdbot"
+    assert paths.locate_state_dir(None, {}, home)[0] == home / ".clawdbot"
 
 
 def test_resolve_state_dir_env_set_ignores_existing_dirs(home):
     (home / ".openclaw").mkdir()
     env = {"OPENCLAW_STATE_DIR": str(home / "elsewhere")}
-    assert paths.resolve_state_dir(None, env, home) == home / "elsewhere"
+    assert paths.locate_state_dir(None, env, home)[0] == home / "elsewhere"
 
 
 def test_resolve_state_dir_home_from_environment(home):
     (home / ".clawdbot").mkdir()
-    assert paths.resolve_state_dir(None, {"HOME": str(home)}) == home / ".clawdbot"
+    assert paths.locate_state_dir(None, {"HOME": str(home)})[0] == home / ".clawdbot"
 
 
 def test_resolve_config_path_legacy_names_when_openclaw_json_absent(tmp_path):
@@ -301,7 +301,7 @@ def test_discover_sqlite_capture_copy(tmp_path, home):
         state.workspace,
         state.sqlite_path,
     )
-    assert deployment.gateway_port() == 18789
+    assert deployment.gateway_port_and_source()[0] == 18789
     assert deployment.gateway_token() == "test-token-123"
     assert deployment.compaction_mode() == "default"
     assert deployment.bootstrap_max_chars("main") == 20000
@@ -325,7 +325,7 @@ def test_discover_file_capture_copy(tmp_path, home):
         state.workspace,
         state.sessions_dir,
     )
-    assert deployment.gateway_port() == 18792
+    assert deployment.gateway_port_and_source()[0] == 18792
 
 
 def test_discover_state_dir_from_env_and_config_path_override(tmp_path, home):
@@ -335,7 +335,7 @@ def test_discover_state_dir_from_env_and_config_path_override(tmp_path, home):
     deployment = layout.discover(env=env, home=home)
     assert deployment.state_dir == state.state_dir
     assert deployment.config_path == other_config
-    assert deployment.gateway_port() == 1
+    assert deployment.gateway_port_and_source()[0] == 1
 
 
 def test_discover_broken_config_raises(tmp_path, home):

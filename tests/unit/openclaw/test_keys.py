@@ -17,76 +17,69 @@ from memwarden.openclaw.keys import (
 
 K = SessionKind
 
-# key, kind, agent_id, channel, legacy
+# key, kind, agent_id, legacy
 DOCUMENTED_KEYS = [
     # "Main: agent:<id>:main"
-    ("agent:main:main", K.MAIN, "main", None, False),
-    ("agent:ops:main", K.MAIN, "ops", None, False),
+    ("agent:main:main", K.MAIN, "main", False),
+    ("agent:ops:main", K.MAIN, "ops", False),
     # "agent:<id>:<channel>:direct|dm|group|channel:<peer>"
-    ("agent:main:telegram:direct:123", K.DIRECT, "main", "telegram", False),
-    ("agent:main:whatsapp:dm:+15550001", K.DIRECT, "main", "whatsapp", False),
-    ("agent:main:slack:group:g42", K.GROUP, "main", "slack", False),
-    ("agent:main:discord:channel:42", K.CHANNEL, "main", "discord", False),
+    ("agent:main:telegram:direct:123", K.DIRECT, "main", False),
+    ("agent:main:whatsapp:dm:+15550001", K.DIRECT, "main", False),
+    ("agent:main:slack:group:g42", K.GROUP, "main", False),
+    ("agent:main:discord:channel:42", K.CHANNEL, "main", False),
     # "(+ :thread:<id>, :topic:<id>)"
-    ("agent:main:discord:channel:42:thread:7", K.THREAD, "main", "discord", False),
-    ("agent:main:telegram:group:-100:topic:9", K.THREAD, "main", "telegram", False),
+    ("agent:main:discord:channel:42:thread:7", K.THREAD, "main", False),
+    ("agent:main:telegram:group:-100:topic:9", K.THREAD, "main", False),
     # automation: cron, cron runs, sub-agents (nestable), acp, boot, heartbeats
-    ("agent:main:cron:daily", K.CRON, "main", None, False),
-    ("agent:main:cron:daily:run:abc", K.CRON_RUN, "main", None, False),
-    ("agent:main:subagent:6f1c2d", K.SUBAGENT, "main", None, False),
-    ("agent:main:subagent:u1:subagent:u2", K.SUBAGENT, "main", None, False),
-    ("agent:main:acp:0b7e", K.ACP, "main", None, False),
-    ("agent:main:boot:r1", K.BOOT, "main", None, False),
-    ("agent:main:telegram:direct:5:heartbeat", K.HEARTBEAT, "main", "telegram", False),
-    ("agent:main:main:heartbeat", K.HEARTBEAT, "main", None, False),
+    ("agent:main:cron:daily", K.CRON, "main", False),
+    ("agent:main:cron:daily:run:abc", K.CRON_RUN, "main", False),
+    ("agent:main:subagent:6f1c2d", K.SUBAGENT, "main", False),
+    ("agent:main:subagent:u1:subagent:u2", K.SUBAGENT, "main", False),
+    ("agent:main:acp:0b7e", K.ACP, "main", False),
+    ("agent:main:boot:r1", K.BOOT, "main", False),
+    ("agent:main:telegram:direct:5:heartbeat", K.HEARTBEAT, "main", False),
+    ("agent:main:main:heartbeat", K.HEARTBEAT, "main", False),
     # legacy unscoped keys
-    ("cron:nightly", K.CRON, None, None, True),
-    ("hook:2c1f6a0e-uuid", K.HOOK, None, None, True),
-    ("node-abc", K.NODE, None, None, True),
+    ("cron:nightly", K.CRON, None, True),
+    ("hook:2c1f6a0e-uuid", K.HOOK, None, True),
+    ("node-abc", K.NODE, None, True),
     # session.scope global
-    ("global", K.GLOBAL, None, None, False),
+    ("global", K.GLOBAL, None, False),
     # any other interactive agent:<id>:<name>
-    ("agent:main:hooktest", K.NAMED, "main", None, False),
-    ("agent:main:agentrpc", K.NAMED, "main", None, False),
+    ("agent:main:hooktest", K.NAMED, "main", False),
+    ("agent:main:agentrpc", K.NAMED, "main", False),
 ]
 
 
 @pytest.mark.parametrize(
-    ("key", "kind", "agent_id", "channel", "legacy"),
+    ("key", "kind", "agent_id", "legacy"),
     DOCUMENTED_KEYS,
     ids=[row[0] for row in DOCUMENTED_KEYS],
 )
-def test_classify_documented_key_returns_its_kind(key, kind, agent_id, channel, legacy):
+def test_classify_documented_key_returns_its_kind(key, kind, agent_id, legacy):
     info = classify(key)
-    assert (info.key, info.kind, info.agent_id, info.channel, info.legacy) == (
-        key,
-        kind,
-        agent_id,
-        channel,
-        legacy,
-    )
+    assert (info.key, info.kind, info.agent_id, info.legacy) == (key, kind, agent_id, legacy)
 
 
 @pytest.mark.parametrize(
-    ("key", "kind", "channel"),
+    ("key", "kind"),
     [
-        ("agent:main:direct:123", K.DIRECT, None),
-        ("agent:main:telegram:default:direct:123", K.DIRECT, "telegram"),
-        ("agent:main:main:thread:5", K.THREAD, None),
-        ("agent:main:cron:daily:run:abc:heartbeat", K.HEARTBEAT, None),
-        ("agent:main:bootstrap", K.NAMED, None),
-        ("agent:main:hook:1", K.HOOK, None),
+        ("agent:main:direct:123", K.DIRECT),
+        ("agent:main:telegram:default:direct:123", K.DIRECT),
+        ("agent:main:main:thread:5", K.THREAD),
+        ("agent:main:cron:daily:run:abc:heartbeat", K.HEARTBEAT),
+        ("agent:main:bootstrap", K.NAMED),
+        ("agent:main:hook:1", K.HOOK),
     ],
 )
-def test_classify_other_peer_and_suffix_shapes_return_expected_kind(key, kind, channel):
-    info = classify(key)
-    assert (info.kind, info.channel) == (kind, channel)
+def test_classify_other_peer_and_suffix_shapes_return_expected_kind(key, kind):
+    assert classify(key).kind == kind
 
 
 def test_classify_mixed_case_key_is_lower_cased():
     info = classify("  AGENT:Main:Telegram:Direct:ABC ")
     assert info.key == "agent:main:telegram:direct:abc"
-    assert (info.kind, info.agent_id, info.channel) == (K.DIRECT, "main", "telegram")
+    assert (info.kind, info.agent_id) == (K.DIRECT, "main")
 
 
 @pytest.mark.parametrize("key", ["", "   ", "agent:main", "agent:main:", "agent::main", "weird"])

@@ -47,21 +47,21 @@ def test_user_path_tilde_user_form_left_alone():
 
 def test_resolve_state_dir_override_wins_over_env():
     env = {"OPENCLAW_STATE_DIR": "/from/env", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert paths.resolve_state_dir(Path("~/cli"), env, HOME) == HOME / "cli"
+    assert paths.locate_state_dir(Path("~/cli"), env, HOME)[0] == HOME / "cli"
 
 
 def test_resolve_state_dir_openclaw_env_wins_over_clawdbot_env():
     env = {"OPENCLAW_STATE_DIR": "~/oc", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert paths.resolve_state_dir(None, env, HOME) == HOME / "oc"
+    assert paths.locate_state_dir(None, env, HOME)[0] == HOME / "oc"
 
 
 def test_resolve_state_dir_blank_openclaw_env_falls_to_clawdbot_env():
     env = {"OPENCLAW_STATE_DIR": "  ", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert paths.resolve_state_dir(None, env, HOME) == Path("/from/clawdbot")
+    assert paths.locate_state_dir(None, env, HOME)[0] == Path("/from/clawdbot")
 
 
 def test_resolve_state_dir_nothing_exists_defaults_to_dot_openclaw():
-    assert paths.resolve_state_dir(None, {}, HOME) == HOME / ".openclaw"
+    assert paths.locate_state_dir(None, {}, HOME)[0] == HOME / ".openclaw"
 
 
 def test_resolve_config_path_env_precedence():
@@ -140,22 +140,22 @@ def test_default_agent_id_nothing_configured_main():
 
 def test_gateway_port_env_wins_over_config_like_the_gateway():
     deployment = make_deployment({"gateway": {"port": 18792}}, {"OPENCLAW_GATEWAY_PORT": "19001"})
-    assert deployment.gateway_port() == 19001
+    assert deployment.gateway_port_and_source()[0] == 19001
 
 
 def test_gateway_port_env_host_and_port_form_accepted():
     deployment = make_deployment({}, {"OPENCLAW_GATEWAY_PORT": "127.0.0.1:19002"})
-    assert deployment.gateway_port() == 19002
+    assert deployment.gateway_port_and_source()[0] == 19002
 
 
 def test_gateway_port_env_garbage_falls_back_to_config():
     deployment = make_deployment({"gateway": {"port": 18792}}, {"OPENCLAW_GATEWAY_PORT": "soon"})
-    assert deployment.gateway_port() == 18792
+    assert deployment.gateway_port_and_source()[0] == 18792
 
 
 def test_gateway_port_nothing_set_default():
-    assert make_deployment({}).gateway_port() == 18789
-    assert make_deployment({"gateway": {"port": True}}).gateway_port() == 18789
+    assert make_deployment({}).gateway_port_and_source()[0] == 18789
+    assert make_deployment({"gateway": {"port": True}}).gateway_port_and_source()[0] == 18789
 
 
 def test_gateway_token_config_wins_over_env():
