@@ -6,8 +6,9 @@ import sqlite3
 
 import pytest
 
-from memwarden.rotation import last_rotations, recent_rotation_failures, record_rotation
+from memwarden.rotation.lineage import recent_rotation_failures, record_rotation
 from memwarden.store.state import StateDB
+from support.lineage import last_rotations
 
 
 @pytest.fixture
