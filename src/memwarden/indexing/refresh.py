@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +39,6 @@ from memwarden.process.runtime import JobContext
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memwarden.indexing.categories import Rule
     from memwarden.openclaw.agents import Agent
 
 JOB = "index"  # the job its events are recorded under, whoever asked for the index
@@ -52,42 +50,19 @@ class IndexWriteRefused(MemwardenError):
 
 @dataclass(frozen=True)
 class RunShared:
-    """What every workspace of one run shares: the category rules (`index.categories`) and
-    their descriptions, the generation time INDEX.md shows, and the agents whose main session
-    has ACTIVE_CONTEXT.md. Rules and time are worked out on first use (an INDEX.md to build)."""
+    """What every workspace of one run shares: the category rules (`index.categories`), the
+    time INDEX.md says it was generated, and the agents whose main session has
+    ACTIVE_CONTEXT.md."""
 
     categories: list[dict[str, str]]
     now: datetime
     keeping_main_file: frozenset[str]
-
-    @cached_property
-    def _parsed(self) -> tuple[list[Rule], dict[str, str]]:
-        # lazy: only a pool over index.threshold_kb builds INDEX.md
-        from memwarden.indexing.categories import parse_rules
-
-        return parse_rules(self.categories)
-
-    @property
-    def rules(self) -> list[Rule]:
-        return self._parsed[0]
-
-    @property
-    def descriptions(self) -> dict[str, str]:
-        return self._parsed[1]
-
-    @cached_property
-    def generated(self) -> str:
-        # lazy: only a pool over index.threshold_kb builds INDEX.md
-        from memwarden.indexing.index_file import generated_text
-
-        return generated_text(self.now)
 
 
 def index_agents(
     context: JobContext,
     agents: Sequence[Agent],
     *,
-    force: bool = False,
     dry_run: bool = False,
     write_index: bool = True,
 ) -> list[dict[str, Any]]:
@@ -97,7 +72,7 @@ def index_agents(
     Never raises for one workspace's failure: it is reported in its outcome (`status` failed).
     """
     targets = agent_targets(context, context.deployment, agents)
-    outcomes = index_targets(context, targets, force, dry_run, write_index=write_index)
+    outcomes = index_targets(context, targets, False, dry_run, write_index=write_index)
     return [outcome.to_json() for outcome in outcomes]
 
 
@@ -326,16 +301,17 @@ def _build(
     """Read the facts, render the catalog; fill `outcome`; return the text."""
     # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.catalog import Totals
-    from memwarden.indexing.categories import categorize
-    from memwarden.indexing.index_file import render_catalog
+    from memwarden.indexing.categories import categorize, parse_rules
+    from memwarden.indexing.index_file import generated_text, render_catalog
 
     update = collect_facts(target.workspace / "memory", stats)
     totals = Totals.of(update.facts)
+    rules, descriptions = parse_rules(shared.categories)
     catalog = render_catalog(
-        categorize(update.facts, shared.rules, shared.descriptions),
+        categorize(update.facts, rules, descriptions),
         totals,
         cap=target.max_chars,
-        generated=shared.generated,
+        generated=generated_text(shared.now),
         template_path=context.config.index.template,
     )
     outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens
