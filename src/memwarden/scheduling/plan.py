@@ -68,7 +68,8 @@ def plan_install(
     uid: int,
     current_crontab: str | None = None,
 ) -> InstallPlan:
-    """Given a target, the spec, the previous install (if any) and the user id, return the plan.
+    """Given a target (one of TARGETS: the command line allows no other), the spec, the previous
+    install (if any) and the user id, return the plan.
 
     For cron, `current_crontab` is the user's crontab now ("" when there is none).
     """
@@ -76,9 +77,7 @@ def plan_install(
         return _plan_systemd(spec, previous)
     if target == "launchd":
         return _plan_launchd(spec, previous, uid)
-    if target == "cron":
-        return _plan_cron(spec, previous, current_crontab or "")
-    raise ValueError(f"unknown target {target}")
+    return _plan_cron(spec, previous, current_crontab or "")
 
 
 def plan_uninstall(
