@@ -130,14 +130,9 @@ class Catalog:
 
     text: str
     chars: int
-    cap: int
     fits: bool
     plan: Plan
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def condensed(self) -> bool:
-        return self.plan != Plan()
 
 
 Render = Callable[[list[CategoryView], Plan, list[str]], str]
@@ -212,7 +207,7 @@ class _Attempts:
         notes = plan.notes(views)
         text = self.render(views, plan, notes)
         chars = js_length(text)
-        return Catalog(text, chars, self.cap, chars <= self.cap, plan, notes)
+        return Catalog(text, chars, chars <= self.cap, plan, notes)
 
 
 def _largest_row_limit(
