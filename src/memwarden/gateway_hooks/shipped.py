@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-import memwarden
+from memwarden.fs.resources import shipped
 from memwarden.health.deliveries import FOLDER
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext
@@ -27,9 +27,7 @@ def hook_sources(source: Path | None = None) -> Path:
 
     Raise UsageError if it does not hold both hooks.
     """
-    checkout = Path(memwarden.__file__).resolve().parents[2] / "hooks"
-    installed = Path(sys.prefix) / "share" / "memwarden" / "hooks"
-    folder = source or (checkout if checkout.is_dir() else installed)
+    folder = source or shipped("hooks", "memwarden/hooks")
     missing = [
         str(folder / name / file)
         for name in HOOK_NAMES
