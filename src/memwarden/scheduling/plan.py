@@ -15,9 +15,9 @@ from memwarden.scheduling.units import (
     PlannedFile,
     UnitSpec,
     cron_block,
-    cron_files,
     launchd_files,
     launchd_label,
+    runner_file,
     systemd_files,
     systemd_unit_names,
 )
@@ -152,7 +152,7 @@ def _plan_launchd(spec: UnitSpec, previous: Manifest | None, uid: int) -> Instal
 
 
 def _plan_cron(spec: UnitSpec, previous: Manifest | None, current: str) -> InstallPlan:
-    files = cron_files(spec)
+    files = [runner_file(spec, "cron")]  # the runner script the crontab lines call
     crontab = replace_block(current, cron_block(spec))
     after = (Command(("crontab", "-"), "install memwarden's crontab block", stdin=crontab),)
     return InstallPlan(

@@ -162,11 +162,6 @@ def launchd_calendar(calendar: Calendar | None) -> list[tuple[int, int]] | None:
     return [(hour, calendar.minute) for hour in calendar.hours]
 
 
-def cron_files(spec: UnitSpec) -> list[PlannedFile]:
-    """Given a spec, return the runner script the crontab lines call."""
-    return [runner_file(spec, "cron")]
-
-
 def cron_block(spec: UnitSpec) -> str:
     """Given a spec, return memwarden's crontab block, between its marker lines."""
     runner = cron_word(str(spec.runner("cron")))
