@@ -235,7 +235,8 @@ def _write_index(
             atomic_write(index_path, text, root=workspace, real_root=Path(real))
             current = text
     if not dry_run and not outcome.unreadable and current is not None:
-        store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
+        reported = {name: getattr(outcome, name) for name in REPORTED}
+        store_output(context.state, real, inputs, text_digest(current), reported)
 
 
 def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
@@ -266,10 +267,6 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
 
 
 REPORTED = ("files", "size", "tokens", "markers", "chars", "fits", "condensed")
-
-
-def _reported(outcome: Outcome) -> dict[str, Any]:
-    return {name: getattr(outcome, name) for name in REPORTED}
 
 
 def _reuse_last(
