@@ -44,10 +44,6 @@ if TYPE_CHECKING:
 JOB = "index"  # the job its events are recorded under, whoever asked for the index
 
 
-class IndexWriteRefused(MemwardenError):
-    """memory/INDEX.md exists and was not written by memwarden."""
-
-
 @dataclass(frozen=True)
 class RunShared:
     """What every workspace of one run shares: the category rules (`index.categories`), the
@@ -197,7 +193,7 @@ def _write_index(
     dry_run: bool,
 ) -> None:
     """Write INDEX.md when it changed apart from its time, taking over one made by the
-    reference script (kept in history first). Raise IndexWriteRefused for another foreign one."""
+    reference script (kept in history first). Raise MemwardenError for another foreign one."""
     # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.facts_cache import store_output
     from memwarden.indexing.index_file import (
@@ -212,7 +208,7 @@ def _write_index(
     index_path = workspace / INDEX_PATH
     foreign = current is not None and not is_ours(current)
     if foreign and not is_reference_index(current):
-        raise IndexWriteRefused(
+        raise MemwardenError(
             f"{index_path}: exists and was not written by memwarden; rename it (for example to "
             "memory/INDEX.notes.md) so memwarden can write its index there"
         )
@@ -243,7 +239,7 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
     """Snapshot the memory folder holding the reference script's INDEX.md (trigger
     `pre-migrate`, taken even when automatic snapshots are off); return what was kept.
 
-    Raise IndexWriteRefused when no agent uses the workspace, MemwardenError if the snapshot
+    Raise MemwardenError when no agent uses the workspace, or if the snapshot
     fails: either way the file is left as it is.
     """
     # lazy: only a pool over index.threshold_kb builds INDEX.md
@@ -252,7 +248,7 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
     index_path = target.workspace / INDEX_PATH
     agent = context.deployment.agent(target.agents[0]) if target.agents else None
     if agent is None:
-        raise IndexWriteRefused(
+        raise MemwardenError(
             f"{index_path}: written by {REFERENCE_GENERATOR}, but no agent uses this workspace, "
             "so memwarden cannot keep it in an agent's memory history before replacing it; "
             "rename it (for example to memory/INDEX.notes.md)"
