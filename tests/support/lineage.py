@@ -35,15 +35,9 @@ class Rotation:
     checkpoint: dict[str, Any]
 
 
-def last_rotations(
-    state: StateDB, *, session_key: str | None = None, limit: int = 100
-) -> list[Rotation]:
-    """Return the latest recorded rotations (of one key, or all), newest first."""
-    where, params = ("WHERE session_key = ?", [session_key]) if session_key else ("", [])
-    rows = state.connection.execute(
-        f"SELECT * FROM rotations {where} ORDER BY ts DESC, id DESC LIMIT ?",  # noqa: S608
-        (*params, limit),
-    ).fetchall()
+def last_rotations(state: StateDB) -> list[Rotation]:
+    """Return the recorded rotations, newest first."""
+    rows = state.connection.execute("SELECT * FROM rotations ORDER BY ts DESC, id DESC")
     return [
         from_row(
             Rotation,
