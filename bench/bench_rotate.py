@@ -86,7 +86,7 @@ import json, statistics, sys, time
 sys.path.insert(0, sys.argv[1])
 from bench_rotate import NOW, fleet_rows
 from memwarden.openclaw.gateway import parse_session_row
-from memwarden.rotation import Policy, decide
+from memwarden.rotation.policy import Policy, decide
 
 raw = fleet_rows(int(sys.argv[2]))
 policy = Policy(max_per_run=5, automation_patterns=("agent:*:reports",))

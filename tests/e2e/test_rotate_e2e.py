@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.rotation import last_rotations
 from memwarden.store.state import StateDB
 from support.cli import run_subprocess
+from support.lineage import last_rotations
 
 pytestmark = pytest.mark.e2e
 

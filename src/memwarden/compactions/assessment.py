@@ -18,7 +18,7 @@ from typing import Any
 from memwarden.checkpoint.digest.extract import kept_messages
 from memwarden.compactions.items import Item, span_items
 from memwarden.compactions.spans import CompactedSpan
-from memwarden.compactions.survival import judge
+from memwarden.compactions.survival import lost_items
 
 NEAR_EMPTY_CHARS = 80
 LARGE_SPAN_MESSAGES = 8
@@ -67,7 +67,7 @@ def assess(span: CompactedSpan, redact: Redact, entry_id: str) -> Assessment:
     items = span_items(messages)
     summary = redact(compaction.summary)
     surviving = [summary, *(message.text for message in kept_messages(span.kept, redact))]
-    verdict = judge(items, surviving)
+    lost = lost_items(items, surviving)
     summary_chars = len(" ".join(compaction.summary.split()))
     return Assessment(
         entry_id=entry_id,
@@ -76,9 +76,9 @@ def assess(span: CompactedSpan, redact: Redact, entry_id: str) -> Assessment:
         tokens_after=compaction.tokens_after,
         summary_chars=summary_chars,
         span_messages=len(messages),
-        items=verdict.items,
-        lost=verdict.lost,
-        severity=grade(summary_chars, len(messages), compaction.tokens_before, len(verdict.lost)),
+        items=items,
+        lost=lost,
+        severity=grade(summary_chars, len(messages), compaction.tokens_before, len(lost)),
     )
 
 

@@ -49,7 +49,11 @@ class Item:
 def span_items(messages: Sequence[Excerpt]) -> list[Item]:
     """Given the kept messages of a span, in order, return its items."""
     texts = [message.text for message in messages]
-    markers = _marker_items(texts)
+    markers = [
+        Item("marker", shorten(line, ITEM_CHARS), marker)
+        for text in texts
+        for marker, line in marked_lines(text)
+    ]
     held = " ".join(item.text for item in markers)
     todos = [
         Item("todo", shorten(todo, ITEM_CHARS)) for todo in open_todos(texts) if todo not in held
@@ -59,11 +63,3 @@ def span_items(messages: Sequence[Excerpt]) -> list[Item]:
     for item in (*markers, *todos, *paths):
         unique.setdefault((item.kind, item.text), item)
     return list(unique.values())[:MAX_ITEMS]
-
-
-def _marker_items(texts: Sequence[str]) -> list[Item]:
-    return [
-        Item("marker", shorten(line, ITEM_CHARS), marker)
-        for text in texts
-        for marker, line in marked_lines(text)
-    ]

@@ -31,7 +31,6 @@ class Kept:
     file: str
     written: bool
     already: bool = False
-    preview: str = ""
 
 
 def heading_mark(entry_id: str) -> str:
@@ -90,9 +89,9 @@ def keep_lost(
     current = read_text_if_exists(path)
     if current is not None and heading_mark(assessment.entry_id) in current:
         return Kept(name, written=False, already=True)
-    header = "" if current is not None else daily_header(agent_id, path.stem)
     if dry_run:
-        return Kept(name, written=False, preview=header + section)
+        return Kept(name, written=False)
+    header = "" if current is not None else daily_header(agent_id, path.stem)
     ensure_dir(path.parent, root=workspace)
     atomic_append(path, section, root=workspace, header=header)
     return Kept(name, written=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memwarden.agent_memory.observations import MARKERS
 from memwarden.compactions.items import Item
@@ -57,14 +57,6 @@ class Haystack:
     def of(cls, texts: Iterable[str]) -> Haystack:
         lowered = "\n".join(texts).lower()
         return cls(frozenset(_WORD.findall(lowered)), lowered)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The items of a span and those lost (in the order found)."""
-
-    items: list[Item]
-    lost: list[Item] = field(default_factory=list)
 
 
 def key_words(text: str) -> list[str]:
@@ -107,8 +99,8 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text) is not None
 
 
-def judge(items: Sequence[Item], surviving_texts: Iterable[str]) -> Verdict:
+def lost_items(items: Sequence[Item], surviving_texts: Iterable[str]) -> list[Item]:
     """Given a span's items and the texts that survived (summary, kept entries), return the
-    verdict."""
+    items lost, in order."""
     haystack = Haystack.of(surviving_texts)
-    return Verdict(list(items), [item for item in items if not survives(item, haystack)])
+    return [item for item in items if not survives(item, haystack)]

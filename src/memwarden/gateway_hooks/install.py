@@ -33,17 +33,15 @@ def install_hooks(
     context: JobContext,
     dry_run: bool,
     *,
-    executable: str | None = None,
     source: Path | None = None,
 ) -> JobResult:
     """Copy both hooks into `<state>/hooks/` and select them; return what was (or would be) done.
 
-    `executable` overrides the memwarden the hooks start (default `install.executable`, else the
-    one running). Raise UsageError if the hook sources or the executable cannot be found, or a
-    hook folder there is not memwarden's.
+    The hooks start `install.executable`, else the memwarden running. Raise UsageError if the
+    hook sources or the executable cannot be found, or a hook folder there is not memwarden's.
     """
     plan = _plan(context, hook_sources(source))
-    runs = resolve_executable(context, executable)
+    runs = resolve_executable(context)
     settings = hook_settings(context, runs)
     for name in HOOK_NAMES:
         folders.refuse_foreign_folder(plan.hooks_dir / name, name)

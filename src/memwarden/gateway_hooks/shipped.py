@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-import memwarden
+from memwarden.fs.resources import shipped
 from memwarden.health.deliveries import FOLDER
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext
@@ -27,9 +27,7 @@ def hook_sources(source: Path | None = None) -> Path:
 
     Raise UsageError if it does not hold both hooks.
     """
-    checkout = Path(memwarden.__file__).resolve().parents[2] / "hooks"
-    installed = Path(sys.prefix) / "share" / "memwarden" / "hooks"
-    folder = source or (checkout if checkout.is_dir() else installed)
+    folder = source or shipped("hooks", "memwarden/hooks")
     missing = [
         str(folder / name / file)
         for name in HOOK_NAMES
@@ -44,13 +42,14 @@ def hook_sources(source: Path | None = None) -> Path:
     return folder
 
 
-def resolve_executable(context: JobContext, override: str | None = None) -> Path:
+def resolve_executable(context: JobContext) -> Path:
     """Return the absolute path of the memwarden executable the hooks will start.
 
-    Order: `override`, `install.executable`, the console script running now, the one next to
-    this Python, the one on PATH. Raise UsageError if none is an executable file.
+    Order: `install.executable`, the console script running now, the one next to this Python,
+    the one on PATH. Raise UsageError if none is an executable file.
     """
-    candidates = [override, context.config.install.executable]
+    configured = context.config.install.executable
+    candidates = [configured]
     running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if running is not None and running.name == "memwarden":
         candidates.append(str(running))
@@ -62,7 +61,7 @@ def resolve_executable(context: JobContext, override: str | None = None) -> Path
         path = Path(candidate).expanduser()
         if path.is_file() and os.access(path, os.X_OK):
             return path.resolve()
-        if candidate in (override, context.config.install.executable):
+        if candidate == configured:
             raise UsageError(f"{candidate}: not an executable file (install.executable)")
     raise UsageError(
         "cannot find the memwarden executable; set install.executable to its absolute path"
@@ -90,10 +89,10 @@ def hook_settings(context: JobContext, executable: Path) -> bytes:
     return orjson.dumps(settings, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def outdated_files(folder: Path, name: str, source: Path | None = None) -> list[str]:
+def outdated_files(folder: Path, name: str) -> list[str]:
     """Return the files of the hook `name` installed in `folder` that differ from the ones this
     memwarden ships: memwarden was upgraded without `memwarden install hooks`."""
-    shipped = hook_sources(source) / name
+    shipped = hook_sources() / name
     return [
         file for file in HOOK_FILES if current_bytes(folder / file) != (shipped / file).read_bytes()
     ]

@@ -51,7 +51,7 @@ class Totals:
 
     @classmethod
     def of(cls, files: Sequence[FileFacts]) -> Totals:
-        dates = [_file_date(facts) for facts in files]
+        dates = [_date_of(facts.path, facts.mtime_ns) for facts in files]
         return cls(
             files=len(files),
             size=sum(facts.size for facts in files),
@@ -83,7 +83,7 @@ def row_of(facts: FileFacts) -> Row:
         format_size(facts.size),
         format_count(facts.tokens),
         format_markers(facts.markers),
-        modified_date(facts),
+        _utc_date(facts.mtime_ns),
     )
 
 
@@ -114,13 +114,13 @@ class Plan:
         notes = []
         dated = [view.name for view in views if view.collapsed and view.dated]
         if dated:
-            notes.append(f"{_join(dated)}: summarised in one line")
+            notes.append(f"{', '.join(dated)}: summarised in one line")
         limited = [view.name for view in views if view.summarised and not view.collapsed]
         if limited:
-            notes.append(f"{_join(limited)}: only the {self.row_limit} newest files listed")
+            notes.append(f"{', '.join(limited)}: only the {self.row_limit} newest files listed")
         collapsed = [view.name for view in views if view.collapsed and not view.dated]
         if collapsed:
-            notes.append(f"{_join(collapsed)}: summarised in one line each")
+            notes.append(f"{', '.join(collapsed)}: summarised in one line each")
         return notes
 
 
@@ -130,14 +130,9 @@ class Catalog:
 
     text: str
     chars: int
-    cap: int
     fits: bool
     plan: Plan
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def condensed(self) -> bool:
-        return self.plan != Plan()
 
 
 Render = Callable[[list[CategoryView], Plan, list[str]], str]
@@ -184,14 +179,22 @@ def fit(categories: Sequence[Category], cap: int, render: Render) -> Catalog:
     The full form is returned when it fits; else the least condensed form that fits; else the
     most condensed form, with `fits` False.
     """
-    attempt = _Attempts(categories, cap, render)
+    known: dict[int, tuple[Totals, bool]] = {}  # each category's totals, kept between plans
+
+    def attempt(plan: Plan) -> Catalog:
+        views = build_views(categories, plan, known)
+        notes = plan.notes(views)
+        text = render(views, plan, notes)
+        chars = js_length(text)
+        return Catalog(text, chars, chars <= cap, plan, notes)
+
     full = attempt(Plan())
     if full.fits:
         return full
     dated = attempt(Plan(collapse_dated=True))
     if dated.fits:
         return dated
-    best = _largest_row_limit(categories, attempt, dated)
+    best = _largest_row_limit(categories, cap, attempt, dated)
     if best is not None:
         return best
     short = attempt(Plan(collapse_dated=True, row_limit=0, short_how_to=True))
@@ -200,23 +203,11 @@ def fit(categories: Sequence[Category], cap: int, render: Render) -> Catalog:
     return attempt(Plan(collapse_dated=True, row_limit=0, short_how_to=True, protect=False))
 
 
-class _Attempts:
-    """Render the catalog under a plan, remembering each category's totals between plans."""
-
-    def __init__(self, categories: Sequence[Category], cap: int, render: Render) -> None:
-        self.categories, self.cap, self.render = categories, cap, render
-        self.known: dict[int, tuple[Totals, bool]] = {}
-
-    def __call__(self, plan: Plan) -> Catalog:
-        views = build_views(self.categories, plan, self.known)
-        notes = plan.notes(views)
-        text = self.render(views, plan, notes)
-        chars = js_length(text)
-        return Catalog(text, chars, self.cap, chars <= self.cap, plan, notes)
-
-
 def _largest_row_limit(
-    categories: Sequence[Category], attempt: _Attempts, unlimited: Catalog
+    categories: Sequence[Category],
+    cap: int,
+    attempt: Callable[[Plan], Catalog],
+    unlimited: Catalog,
 ) -> Catalog | None:
     """Return the catalog with the largest row limit that fits; None if not even 0 fits.
 
@@ -235,7 +226,7 @@ def _largest_row_limit(
     if largest <= 1:
         return zero
     per_row = max((unlimited.chars - zero.chars) / max(sum(sizes), 1), 1.0)
-    guess = _water_level(sizes, (attempt.cap - zero.chars) / per_row)
+    guess = _water_level(sizes, (cap - zero.chars) / per_row)
     fits: dict[int, Catalog] = {0: zero}
 
     def probe(limit: int) -> bool:
@@ -281,19 +272,10 @@ def is_dated(files: Sequence[FileFacts]) -> bool:
     return bool(files) and all(_DATED.match(facts.path.rsplit("/", 1)[-1]) for facts in files)
 
 
-def _file_date(facts: FileFacts) -> str:
-    return _date_of(facts.path, facts.mtime_ns)
-
-
 @lru_cache(maxsize=65_536)
 def _date_of(path: str, mtime_ns: int) -> str:
     named = _DATED.match(path.rsplit("/", 1)[-1])
     return named.group(1) if named else _utc_date(mtime_ns)
-
-
-def modified_date(facts: FileFacts) -> str:
-    """Return the UTC date a file was last modified, as YYYY-MM-DD."""
-    return _utc_date(facts.mtime_ns)
 
 
 @lru_cache(maxsize=65_536)
@@ -316,7 +298,3 @@ def format_markers(counts: Sequence[int]) -> str:
 def cell(text: str) -> str:
     """Given text for a Markdown table cell, return it with pipes escaped."""
     return text.replace("|", "\\|")
-
-
-def _join(names: Sequence[str]) -> str:
-    return ", ".join(names)

@@ -70,10 +70,6 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class TemplateFailed(MemwardenError):
-    """The INDEX.md template (built-in or the operator's) does not render."""
-
-
 def generated_text(moment: datetime) -> str:
     """Given an aware time, return it as the index shows it: `2026-11-22 06:00 UTC`."""
     return moment.strftime("%Y-%m-%d %H:%M UTC")
@@ -121,7 +117,7 @@ def render_catalog(
     """Given the categories and pool totals, return the INDEX.md that fits `cap` characters.
 
     The bundled template renders as Python (`index_text`); an operator's own with jinja2. Raise
-    TemplateFailed if the operator's template does not render.
+    MemwardenError if the operator's template does not render.
     """
     marker = marker_line(generated)
 
@@ -153,6 +149,6 @@ def render_catalog(
     try:
         return fit(categories, cap, render_views)
     except jinja2.TemplateError as error:
-        raise TemplateFailed(
+        raise MemwardenError(
             f"{template_path}: the INDEX.md template does not render: {error}"
         ) from error

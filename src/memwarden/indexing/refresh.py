@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,54 +39,26 @@ from memwarden.process.runtime import JobContext
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memwarden.indexing.categories import Rule
     from memwarden.openclaw.agents import Agent
 
 JOB = "index"  # the job its events are recorded under, whoever asked for the index
 
 
-class IndexWriteRefused(MemwardenError):
-    """memory/INDEX.md exists and was not written by memwarden."""
-
-
 @dataclass(frozen=True)
 class RunShared:
-    """What every workspace of one run shares: the category rules (`index.categories`) and
-    their descriptions, the generation time INDEX.md shows, and the agents whose main session
-    has ACTIVE_CONTEXT.md. Rules and time are worked out on first use (an INDEX.md to build)."""
+    """What every workspace of one run shares: the category rules (`index.categories`), the
+    time INDEX.md says it was generated, and the agents whose main session has
+    ACTIVE_CONTEXT.md."""
 
     categories: list[dict[str, str]]
     now: datetime
     keeping_main_file: frozenset[str]
-
-    @cached_property
-    def _parsed(self) -> tuple[list[Rule], dict[str, str]]:
-        # lazy: only a pool over index.threshold_kb builds INDEX.md
-        from memwarden.indexing.categories import parse_rules
-
-        return parse_rules(self.categories)
-
-    @property
-    def rules(self) -> list[Rule]:
-        return self._parsed[0]
-
-    @property
-    def descriptions(self) -> dict[str, str]:
-        return self._parsed[1]
-
-    @cached_property
-    def generated(self) -> str:
-        # lazy: only a pool over index.threshold_kb builds INDEX.md
-        from memwarden.indexing.index_file import generated_text
-
-        return generated_text(self.now)
 
 
 def index_agents(
     context: JobContext,
     agents: Sequence[Agent],
     *,
-    force: bool = False,
     dry_run: bool = False,
     write_index: bool = True,
 ) -> list[dict[str, Any]]:
@@ -97,7 +68,7 @@ def index_agents(
     Never raises for one workspace's failure: it is reported in its outcome (`status` failed).
     """
     targets = agent_targets(context, context.deployment, agents)
-    outcomes = index_targets(context, targets, force, dry_run, write_index=write_index)
+    outcomes = index_targets(context, targets, False, dry_run, write_index=write_index)
     return [outcome.to_json() for outcome in outcomes]
 
 
@@ -222,7 +193,7 @@ def _write_index(
     dry_run: bool,
 ) -> None:
     """Write INDEX.md when it changed apart from its time, taking over one made by the
-    reference script (kept in history first). Raise IndexWriteRefused for another foreign one."""
+    reference script (kept in history first). Raise MemwardenError for another foreign one."""
     # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.facts_cache import store_output
     from memwarden.indexing.index_file import (
@@ -237,7 +208,7 @@ def _write_index(
     index_path = workspace / INDEX_PATH
     foreign = current is not None and not is_ours(current)
     if foreign and not is_reference_index(current):
-        raise IndexWriteRefused(
+        raise MemwardenError(
             f"{index_path}: exists and was not written by memwarden; rename it (for example to "
             "memory/INDEX.notes.md) so memwarden can write its index there"
         )
@@ -260,14 +231,15 @@ def _write_index(
             atomic_write(index_path, text, root=workspace, real_root=Path(real))
             current = text
     if not dry_run and not outcome.unreadable and current is not None:
-        store_output(context.state, real, inputs, text_digest(current), _reported(outcome))
+        reported = {name: getattr(outcome, name) for name in REPORTED}
+        store_output(context.state, real, inputs, text_digest(current), reported)
 
 
 def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
     """Snapshot the memory folder holding the reference script's INDEX.md (trigger
     `pre-migrate`, taken even when automatic snapshots are off); return what was kept.
 
-    Raise IndexWriteRefused when no agent uses the workspace, MemwardenError if the snapshot
+    Raise MemwardenError when no agent uses the workspace, or if the snapshot
     fails: either way the file is left as it is.
     """
     # lazy: only a pool over index.threshold_kb builds INDEX.md
@@ -276,7 +248,7 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
     index_path = target.workspace / INDEX_PATH
     agent = context.deployment.agent(target.agents[0]) if target.agents else None
     if agent is None:
-        raise IndexWriteRefused(
+        raise MemwardenError(
             f"{index_path}: written by {REFERENCE_GENERATOR}, but no agent uses this workspace, "
             "so memwarden cannot keep it in an agent's memory history before replacing it; "
             "rename it (for example to memory/INDEX.notes.md)"
@@ -291,10 +263,6 @@ def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
 
 
 REPORTED = ("files", "size", "tokens", "markers", "chars", "fits", "condensed")
-
-
-def _reported(outcome: Outcome) -> dict[str, Any]:
-    return {name: getattr(outcome, name) for name in REPORTED}
 
 
 def _reuse_last(
@@ -326,16 +294,17 @@ def _build(
     """Read the facts, render the catalog; fill `outcome`; return the text."""
     # lazy: only a pool over index.threshold_kb builds INDEX.md
     from memwarden.indexing.catalog import Totals
-    from memwarden.indexing.categories import categorize
-    from memwarden.indexing.index_file import render_catalog
+    from memwarden.indexing.categories import categorize, parse_rules
+    from memwarden.indexing.index_file import generated_text, render_catalog
 
     update = collect_facts(target.workspace / "memory", stats)
     totals = Totals.of(update.facts)
+    rules, descriptions = parse_rules(shared.categories)
     catalog = render_catalog(
-        categorize(update.facts, shared.rules, shared.descriptions),
+        categorize(update.facts, rules, descriptions),
         totals,
         cap=target.max_chars,
-        generated=shared.generated,
+        generated=generated_text(shared.now),
         template_path=context.config.index.template,
     )
     outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens

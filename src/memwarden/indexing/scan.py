@@ -46,12 +46,8 @@ class FileFacts:
 
     @property
     def tokens(self) -> int:
-        return estimate_tokens(self.size)
-
-
-def estimate_tokens(size: int) -> int:
-    """Given a size in bytes, return the estimated tokens (about four bytes a token)."""
-    return math.ceil(size / BYTES_PER_TOKEN)
+        """The estimated tokens: about four bytes a token."""
+        return math.ceil(self.size / BYTES_PER_TOKEN)
 
 
 def scan_pool(memory_dir: Path) -> list[FileStat]:

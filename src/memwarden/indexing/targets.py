@@ -34,10 +34,6 @@ class Target:
     total_max_chars: int
     lost: str | None = None
 
-    @property
-    def label(self) -> str:
-        return ", ".join(self.agents) if self.agents else str(self.workspace)
-
 
 def agent_targets(
     context: JobContext, deployment: Deployment, agents: Sequence[Agent]

@@ -24,15 +24,16 @@ from memwarden.openclaw.gateway import (
 from memwarden.process import stopping
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.rotation import Policy, decide, needs_confirmation, record_rotation
 from memwarden.rotation.connection import GatewayConnection
+from memwarden.rotation.lineage import record_rotation
+from memwarden.rotation.policy import Policy, decide, needs_confirmation
 from memwarden.rotation.report import Outcome, RotationReport
 from memwarden.rotation.stores import SessionStores
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.openclaw.agents import Agent
-    from memwarden.rotation import Decision
+    from memwarden.rotation.policy import Decision
 
 # Checkpoint outcomes after which the session's handoff holds it: written now, or already
 # written with the same content. `skipped` (too small, no transcript) saved nothing.

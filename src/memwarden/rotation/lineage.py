@@ -13,36 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
-from memwarden.store.state import from_row
-
 if TYPE_CHECKING:
     from memwarden.store.state import StateDB
 
 Outcome = Literal["rotated", "failed"]
-
-
-@dataclass(frozen=True)
-class Rotation:
-    """One attempted rotation as recorded."""
-
-    id: int
-    ts: float
-    run_id: int | None
-    agent_id: str | None
-    session_key: str
-    old_session_id: str | None
-    new_session_id: str | None
-    old_revision: str | None
-    new_revision: str | None
-    tokens: int | None
-    token_source: str | None
-    context_tokens: int | None
-    token_limit: int | None
-    why: str
-    reset_reason: str | None
-    outcome: Outcome
-    error: str | None
-    checkpoint: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -66,7 +40,6 @@ def record_rotation(
     run_id: int | None = None,
     old_session_id: str | None = None,
     new_session_id: str | None = None,
-    old_revision: str | None = None,
     new_revision: str | None = None,
     tokens: int | None = None,
     token_source: str | None = None,
@@ -80,9 +53,9 @@ def record_rotation(
     """Record one attempted rotation; return its row id."""
     cursor = state.connection.execute(
         "INSERT INTO rotations (ts, run_id, agent_id, session_key, old_session_id, "
-        "new_session_id, old_revision, new_revision, tokens, token_source, context_tokens, "
+        "new_session_id, new_revision, tokens, token_source, context_tokens, "
         "token_limit, why, reset_reason, outcome, error, checkpoint_json) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             ts or time.time(),
             run_id,
@@ -90,7 +63,6 @@ def record_rotation(
             session_key,
             old_session_id,
             new_session_id,
-            old_revision,
             new_revision,
             tokens,
             token_source,
@@ -104,18 +76,6 @@ def record_rotation(
         ),
     )
     return int(cursor.lastrowid)
-
-
-def last_rotations(
-    state: StateDB, *, session_key: str | None = None, limit: int = 100
-) -> list[Rotation]:
-    """Return the latest recorded rotations (of one key, or all), newest first."""
-    where, params = ("WHERE session_key = ?", [session_key]) if session_key else ("", [])
-    rows = state.connection.execute(
-        f"SELECT * FROM rotations {where} ORDER BY ts DESC, id DESC LIMIT ?",  # noqa: S608
-        (*params, limit),
-    ).fetchall()
-    return [_rotation(row) for row in rows]
 
 
 def recent_rotation_failures(state: StateDB, since: float) -> list[RotationFailure]:
@@ -146,8 +106,3 @@ def recent_rotation_failures(state: StateDB, since: float) -> list[RotationFailu
                 key, known.agent_id, known.failures + 1, known.last_error, known.last_at
             )
     return sorted(failures.values(), key=lambda failure: (-failure.failures, failure.session_key))
-
-
-def _rotation(row: Any) -> Rotation:
-    checkpoint = orjson.loads(row["checkpoint_json"]) if row["checkpoint_json"] else {}
-    return from_row(Rotation, row, checkpoint=checkpoint)

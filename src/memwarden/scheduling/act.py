@@ -6,6 +6,7 @@ environment and never receive a secret: the crontab, the only input sent on stdi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -150,14 +151,8 @@ def write_file(path: Path, content: str, mode: int) -> list[Path]:
     return created
 
 
-def remove_empty_dirs(folders: list[Path]) -> list[Path]:
-    """Remove each folder (deepest first) if it is empty; return those still there."""
-    left = []
+def remove_empty_dirs(folders: list[Path]) -> None:
+    """Remove each folder (deepest first) if it is empty."""
     for folder in folders:
-        try:
+        with contextlib.suppress(OSError):  # gone already, or not empty
             folder.rmdir()
-        except FileNotFoundError:
-            continue
-        except OSError:
-            left.append(folder)
-    return left

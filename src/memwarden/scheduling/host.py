@@ -134,12 +134,9 @@ def default_systemd_dir(env: Mapping[str, str]) -> Path:
     return xdg_home(env, "XDG_CONFIG_HOME", ".config") / "systemd" / "user"
 
 
-def default_launchd_dir(home: Path) -> Path:
+def default_launchd_dir(env: Mapping[str, str]) -> Path:
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return home / "Library" / "LaunchAgents"
-
-
-def home_dir(env: Mapping[str, str]) -> Path:
-    return Path(env["HOME"]) if env.get("HOME") else Path.home()
 
 
 def pinned_environment(

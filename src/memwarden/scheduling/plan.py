@@ -15,9 +15,9 @@ from memwarden.scheduling.units import (
     PlannedFile,
     UnitSpec,
     cron_block,
-    cron_files,
     launchd_files,
     launchd_label,
+    runner_file,
     systemd_files,
     systemd_unit_names,
 )
@@ -68,7 +68,8 @@ def plan_install(
     uid: int,
     current_crontab: str | None = None,
 ) -> InstallPlan:
-    """Given a target, the spec, the previous install (if any) and the user id, return the plan.
+    """Given a target (one of TARGETS: the command line allows no other), the spec, the previous
+    install (if any) and the user id, return the plan.
 
     For cron, `current_crontab` is the user's crontab now ("" when there is none).
     """
@@ -76,9 +77,7 @@ def plan_install(
         return _plan_systemd(spec, previous)
     if target == "launchd":
         return _plan_launchd(spec, previous, uid)
-    if target == "cron":
-        return _plan_cron(spec, previous, current_crontab or "")
-    raise ValueError(f"unknown target {target}")
+    return _plan_cron(spec, previous, current_crontab or "")
 
 
 def plan_uninstall(
@@ -153,7 +152,7 @@ def _plan_launchd(spec: UnitSpec, previous: Manifest | None, uid: int) -> Instal
 
 
 def _plan_cron(spec: UnitSpec, previous: Manifest | None, current: str) -> InstallPlan:
-    files = cron_files(spec)
+    files = [runner_file(spec, "cron")]  # the runner script the crontab lines call
     crontab = replace_block(current, cron_block(spec))
     after = (Command(("crontab", "-"), "install memwarden's crontab block", stdin=crontab),)
     return InstallPlan(

@@ -14,15 +14,15 @@ def systemd_word(text: str) -> str:
     `%` (specifiers) becomes `%%` and `$` (variable expansion) `$$`; an argument with spaces,
     quotes or backslashes is double-quoted with C-style escapes.
     """
-    escaped = text.replace("%", "%%").replace("$", "$$")
-    if escaped and _SYSTEMD_PLAIN.match(escaped):
-        return escaped
-    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return _systemd_quoted(text.replace("%", "%%").replace("$", "$$"))
 
 
 def systemd_assignment(name: str, value: str) -> str:
     """Given a variable and its value, return the argument of one `Environment=` line."""
-    text = f"{name}={value}".replace("%", "%%")
+    return _systemd_quoted(f"{name}={value}".replace("%", "%%"))
+
+
+def _systemd_quoted(text: str) -> str:
     if _SYSTEMD_PLAIN.match(text):
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -31,11 +31,6 @@ def systemd_assignment(name: str, value: str) -> str:
 def systemd_path(path: str) -> str:
     """Given a path for a setting that takes the rest of the line, return it with `%` escaped."""
     return path.replace("%", "%%")
-
-
-def sh_word(text: str) -> str:
-    """Given a word, return it quoted for a POSIX shell."""
-    return shlex.quote(text)
 
 
 def cron_word(text: str) -> str:

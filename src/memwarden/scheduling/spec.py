@@ -12,7 +12,6 @@ from memwarden.process.runtime import JobContext
 from memwarden.scheduling.host import (
     default_launchd_dir,
     default_systemd_dir,
-    home_dir,
     pinned_environment,
     resolve_executable,
 )
@@ -30,7 +29,6 @@ def unit_spec(context: JobContext) -> UnitSpec:
     Raise UsageError if memwarden's executable cannot be found.
     """
     config, env = context.config, context.env
-    home = home_dir(env)
     install = config.install
     environment = pinned_environment(
         env,
@@ -54,7 +52,7 @@ def unit_spec(context: JobContext) -> UnitSpec:
         launchd_dir=_absolute(
             Path(install.launchd_agents_dir).expanduser()
             if install.launchd_agents_dir
-            else default_launchd_dir(home)
+            else default_launchd_dir(env)
         ),
         launchd_label=install.launchd_label,
         writable_paths={job.name: writable_paths(context, job.name) for job in jobs},

@@ -5,6 +5,7 @@ Pure: given a UnitSpec (paths, jobs, pinned environment), return each file's pat
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,6 @@ from memwarden.scheduling.cron import cron_schedule
 from memwarden.scheduling.jobs import Calendar, ScheduledJob, describe_interval
 from memwarden.scheduling.quoting import (
     cron_word,
-    sh_word,
     systemd_assignment,
     systemd_path,
     systemd_word,
@@ -162,11 +162,6 @@ def launchd_calendar(calendar: Calendar | None) -> list[tuple[int, int]] | None:
     return [(hour, calendar.minute) for hour in calendar.hours]
 
 
-def cron_files(spec: UnitSpec) -> list[PlannedFile]:
-    """Given a spec, return the runner script the crontab lines call."""
-    return [runner_file(spec, "cron")]
-
-
 def cron_block(spec: UnitSpec) -> str:
     """Given a spec, return memwarden's crontab block, between its marker lines."""
     runner = cron_word(str(spec.runner("cron")))
@@ -194,9 +189,9 @@ def runner_file(spec: UnitSpec, target: str) -> PlannedFile:
         "units/runner.sh.j2",
         target=target,
         runner_name=path.name,
-        environment=[(name, sh_word(value)) for name, value in spec.environment],
+        environment=[(name, shlex.quote(value)) for name, value in spec.environment],
         secrets_display=str(spec.secrets_file),
-        executable=sh_word(str(spec.executable)),
+        executable=shlex.quote(str(spec.executable)),
         jobs=spec.jobs,
         default_limit=max((job.timeout_seconds for job in spec.jobs), default=7200),
     )

@@ -216,12 +216,14 @@ def test_install_whose_config_is_left_to_the_operator_still_records_the_files_it
     assert [hook["files"] for hook in removed.data["hooks"]] == ["removed", "removed"]
 
 
-def test_install_executable_override_must_be_executable(state, tmp_path):
+def test_install_executable_setting_must_be_executable(state, tmp_path):
     plain = tmp_path / "not-executable"
     plain.write_text("")
 
     with pytest.raises(UsageError, match="not an executable file"):
-        install_hooks(context(state, tmp_path), dry_run=False, executable=str(plain))
+        install_hooks(
+            context(state, tmp_path, MEMWARDEN_INSTALL_EXECUTABLE=str(plain)), dry_run=False
+        )
 
 
 def test_install_into_an_open_selection_leaves_the_config_as_it_is(state, tmp_path):

@@ -6,8 +6,9 @@ import sqlite3
 
 import pytest
 
-from memwarden.rotation import last_rotations, recent_rotation_failures, record_rotation
+from memwarden.rotation.lineage import recent_rotation_failures, record_rotation
 from memwarden.store.state import StateDB
+from support.lineage import last_rotations
 
 
 @pytest.fixture
@@ -68,18 +69,6 @@ def test_record_rotation_reads_back_every_field(state):
 def test_record_rotation_unknown_outcome_is_refused(state):
     with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
         attempt(state, "agent:main:main", "maybe", 1.0)
-
-
-def test_last_rotations_newest_first_and_by_key(state):
-    attempt(state, "agent:main:a", "rotated", 1.0)
-    attempt(state, "agent:main:b", "rotated", 2.0)
-    attempt(state, "agent:main:a", "failed", 3.0, "boom")
-
-    assert [r.ts for r in last_rotations(state)] == [3.0, 2.0, 1.0]
-    assert [r.outcome for r in last_rotations(state, session_key="agent:main:a")] == [
-        "failed",
-        "rotated",
-    ]
 
 
 def test_recent_rotation_failures_counts_trailing_failures_per_session(state):

@@ -13,12 +13,12 @@ from contextlib import contextmanager
 import orjson
 import pytest
 
-from memwarden.rotation import last_rotations
 from memwarden.settings.config import load, storage_location
 from memwarden.store.state import StateDB
 from support.cli import run_cli, run_subprocess
 from support.deployments import make_file_era_state, make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
+from support.lineage import last_rotations
 from support.transcripts import user_text, write_jsonl_transcript
 
 MAIN = "agent:main:main"

@@ -10,7 +10,7 @@ from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.compactions.assessment import assess, grade
 from memwarden.compactions.items import Item, span_items
 from memwarden.compactions.spans import compacted_spans
-from memwarden.compactions.survival import Haystack, judge, key_words, survives
+from memwarden.compactions.survival import Haystack, key_words, lost_items, survives
 from memwarden.openclaw.entries import parse_entry
 
 MOMENT = "2026-11-22T05:00:00.000Z"
@@ -194,13 +194,13 @@ def test_path_survives_by_its_path_or_file_name(text, expected):
     assert survives(Item("path", "src/billing/cron.py"), Haystack.of([text])) is expected
 
 
-def test_judge_looks_in_the_summary_and_the_kept_texts():
+def test_lost_items_looks_in_the_summary_and_the_kept_texts():
     items = [
         Item("marker", "[DECISION] store the ledger in PostgreSQL", "DECISION"),
         Item("todo", "rotate the webhook secret"),
     ]
-    verdict = judge(items, ["a summary about nothing", "then: rotate that webhook secret now"])
-    assert verdict.lost == [items[0]]
+    lost = lost_items(items, ["a summary about nothing", "then: rotate that webhook secret now"])
+    assert lost == [items[0]]
 
 
 # assessment and grading -------------------------------------------------------------------

@@ -110,7 +110,7 @@ def render_stub(views, plan, notes) -> str:
 def test_fit_full_form_when_it_fits():
     catalog = fit(categorize(pool(daily=3), RULES, DESCRIPTIONS), 10_000, render_stub)
 
-    assert catalog.fits and not catalog.condensed and catalog.notes == []
+    assert catalog.fits and catalog.plan == Plan() and catalog.notes == []
 
 
 def test_fit_collapses_daily_logs_first():

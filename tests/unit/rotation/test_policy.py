@@ -8,8 +8,13 @@ import pytest
 
 from memwarden.openclaw.entries import parse_entry
 from memwarden.openclaw.gateway import SessionRow, parse_session_row
-from memwarden.rotation import Policy, decide, needs_confirmation, transcript_context
-from memwarden.rotation.policy import TranscriptContext
+from memwarden.rotation.policy import (
+    Policy,
+    TranscriptContext,
+    decide,
+    needs_confirmation,
+    transcript_context,
+)
 from memwarden.settings.config import defaults
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import shlex
-
 from memwarden.scheduling.quoting import (
     cron_word,
-    sh_word,
     systemd_assignment,
     systemd_path,
     systemd_word,
@@ -31,11 +28,6 @@ def test_systemd_assignment_percent_is_doubled():
 
 def test_systemd_path_escapes_specifiers_only():
     assert systemd_path("/home/a b/%h.env") == "/home/a b/%%h.env"
-
-
-def test_sh_word_round_trips_through_the_shell_parser():
-    value = "/tmp/it's a $path"
-    assert shlex.split(sh_word(value)) == [value]
 
 
 def test_cron_word_escapes_percent_for_cron():

@@ -19,8 +19,8 @@ from memwarden.scheduling.units import (
     UnitSpec,
     WritablePath,
     cron_block,
-    cron_files,
     launchd_files,
+    runner_file,
     systemd_files,
 )
 
@@ -75,7 +75,7 @@ def golden_files() -> dict[Path, str]:
         path = REPO / "launchd" / planned.path.name
         files[path] = planned.content
     files[REPO / "tests/golden/cron/crontab"] = cron_block(linux)
-    runner = cron_files(linux)[0]
+    runner = runner_file(linux, "cron")
     files[REPO / "tests/golden/cron" / runner.path.name] = runner.content
     return files
 
