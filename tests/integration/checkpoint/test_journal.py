@@ -167,6 +167,23 @@ def test_a_rename_that_fails_removes_its_temp_file_and_the_next_run_rewrites_the
     assert "file" not in load_stored(state)[("main", "agent:main:main")].data  # rewritten next
 
 
+def test_roll_forward_handoff_whose_temp_inode_was_reused_is_lost_not_done(setup):
+    # A temp file that is gone frees its inode; a file created since may get the same number.
+    state, storage, workspace = setup
+    handoff, writer, staged = staged_handoff(state, storage, workspace)
+    Path(staged.temp).unlink()
+    killed(writer)
+    state.connection.execute(
+        "UPDATE checkpoint_journal SET temp_inode = ?", (handoff.stat().st_ino,)
+    )
+    state.connection.commit()
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    assert handoff.read_text() == "old handoff\n"
+    assert report.counts == {"lost": 1}
+
+
 def test_roll_forward_leaves_a_live_run_alone(setup):
     state, storage, workspace = setup
     daily, writer, _ = staged_daily_append(state, storage, workspace)

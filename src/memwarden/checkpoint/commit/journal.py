@@ -134,16 +134,24 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
         return "appended"
     temp.unlink(missing_ok=True)
     current_bytes, inode = _read(target)
-    if current_bytes is not None and (
-        inode == staged.temp_inode or hashlib.sha256(current_bytes).hexdigest() == staged.sha256
-    ):
+    if current_bytes is not None and _holds(current_bytes, inode, staged):
         return "done"
     if staged.appended is None:
         return "lost"
-    if current_bytes is not None and staged.appended.encode("utf-8") in current_bytes:
-        return "done"
     atomic_append(target, staged.appended, root=Path(staged.workspace))
     return "appended"
+
+
+def _holds(current: bytes, inode: int | None, staged: StagedFile) -> bool:
+    """Return whether a target holds what `staged` put there: its very bytes; for a daily log
+    also its inode (renamed, then changed in place) or its entries in a newer version. A
+    handoff's inode alone proves nothing: a temp file that is gone frees its number for a file
+    created since."""
+    if hashlib.sha256(current).hexdigest() == staged.sha256:
+        return True
+    if staged.appended is None:
+        return False
+    return inode == staged.temp_inode or staged.appended.encode("utf-8") in current
 
 
 @dataclass
