@@ -35,13 +35,13 @@ class RunState:
     now: datetime
     stored: dict[tuple[str, str], StoredSession]
     owners: dict[tuple[str, str], tuple[str, str]]
+    # Held while an agent's memory files are written (the history's memory lock), by agent id.
+    memory_lock: Callable[[str], AbstractContextManager[object]]
     # What the last runs recorded per agent, and the digest of the settings they ran with.
     agent_records: dict[str, AgentRecord] = field(default_factory=dict)
     settings_key: str = ""
     dry_run: bool = False
     trigger: str = "run"
-    # Held while an agent's memory files are written (the history's memory lock), by agent id.
-    memory_lock: Callable[[str], AbstractContextManager[object]] | None = None
     # The agents whose main session is written to ACTIVE_CONTEXT.md (None: every agent); see
     # handoff_files.main_file_agents.
     main_file_agents: frozenset[str] | None = None
@@ -62,7 +62,7 @@ class RunState:
 
     def locked(self, agent_id: str) -> AbstractContextManager[object]:
         """Return the context manager that keeps other writers out of the agent's memory."""
-        if self.memory_lock is None or self.dry_run:
+        if self.dry_run:
             return nullcontext()
         return self.memory_lock(agent_id)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.agent_memory.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.commit.positions import load_conversation
-from memwarden.checkpoint.commit.writer import memory_folder, read_existing
+from memwarden.checkpoint.commit.writer import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT as CONVERSATION_FORMAT
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.daily_log import group_by_day
@@ -30,6 +30,7 @@ from memwarden.checkpoint.render.values import (
     same_apart_from_time,
     stamp,
 )
+from memwarden.fs.files import read_text_if_exists
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.openclaw.bootstrap import js_length, room_after_gateway_files
 from memwarden.openclaw.layout import DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
@@ -160,7 +161,7 @@ def _write_handoff(
             "could not tell the file is its own next time, nor the hook whose it is; keep the "
             "bundled template's header lines"
         )
-    existing = read_existing(target)
+    existing = read_text_if_exists(target)
     if not replaceable(existing):
         outcome.kept_in_place = str(target)
         outcome.warnings.append(
