@@ -11,8 +11,6 @@ from memwarden.checkpoint.records import EventRecord, PositionUpdate
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
 
-OUTCOMES = ("written", "unchanged", "skipped", "failed")
-
 
 @dataclass
 class SessionOutcome:

@@ -52,8 +52,6 @@ def checkpoint_run(
     """Checkpoint the chosen sessions of `agents`, or only `session` (of the one agent given),
     commit them with their read positions, refresh the agents' manifests (and INDEX.md),
     snapshot their memory and watch their compactions; return what was done."""
-    if session is not None and len(agents) != 1:
-        raise ValueError("checkpoint_run: a session is checkpointed with its one agent")
     problems: list[str] = []
     lines: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:
@@ -283,9 +281,9 @@ def checkpoint_agents(
     agents: list[Agent],
     *,
     force: bool,
-    on_done: Callable[[Agent, AgentResult], None] | None = None,
-    idle: Callable[[], None] | None = None,
-    problems: list[str] | None = None,
+    on_done: Callable[[Agent, AgentResult], None],
+    idle: Callable[[], None],
+    problems: list[str],
 ) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
@@ -298,8 +296,7 @@ def checkpoint_agents(
     """
 
     def finished(agent: Agent, result: AgentResult) -> AgentResult:
-        if on_done is not None:
-            on_done(agent, result)
+        on_done(agent, result)
         return result
 
     settled = {}
@@ -326,7 +323,7 @@ def checkpoint_agents(
             pending,
             processes,
             lambda run, agent: checkpoint_agent(run, agent, force=force),
-            problems if problems is not None else [],
+            problems,
             idle,
         )
         with closing(done):  # stopped here (SIGTERM): the workers are killed at once
