@@ -171,13 +171,6 @@ def demote_headings(text: str, levels: int = 2) -> str:
     return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + levels) + match[2], text)
 
 
-def cut(text: str, limit: int) -> str:
-    """Return text cut to at most `limit` characters, ending with … when it was cut."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
-
-
 def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
     if message is None:
         return None
