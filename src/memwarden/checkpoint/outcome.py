@@ -43,6 +43,10 @@ class SessionOutcome:
     update: PositionUpdate | None = field(default=None, repr=False)
     events: list[EventRecord] = field(default_factory=list, repr=False)
 
+    def finish(self, outcome: str, reason: str) -> None:
+        self.outcome = outcome
+        self.reason = reason
+
     @property
     def ok(self) -> bool:
         return self.outcome != "failed"

@@ -73,7 +73,7 @@ def checkpoint_changed(
     outcome.previous_session_id = material.earlier_session_id
     too_small = None if ignore_minimum else gather_module.too_small(settings, material)
     if too_small:
-        _finish(outcome, "skipped", too_small)
+        outcome.finish("skipped", too_small)
         return
     # Staged, not written: `commit` puts the run's files in place with the positions.
     _write_handoff(run, agent, session, material, budget, target, force, outcome)
@@ -84,7 +84,7 @@ def checkpoint_changed(
     outcome.update = _position_update(run, agent, session, material, name, stored)
     if outcome.files:
         what = " and ".join(_describe_files(outcome.files, agent.workspace))
-        _finish(outcome, "written", ("would write " if run.dry_run else "wrote ") + what)
+        outcome.finish("written", ("would write " if run.dry_run else "wrote ") + what)
         outcome.events.append(
             EventRecord(
                 "checkpoint.written",
@@ -101,7 +101,7 @@ def checkpoint_changed(
             )
         )
     else:
-        _finish(outcome, "unchanged", "new lines, but nothing that changes the files")
+        outcome.finish("unchanged", "new lines, but nothing that changes the files")
     log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
 
 
@@ -133,7 +133,7 @@ def _write_handoff(
     target: Path,
     force: bool,
     outcome: SessionOutcome,
-) -> bool:
+) -> None:
     """Render the session's handoff within `budget` and write it when its content changed (or
     `force`)."""
     settings = run.settings
@@ -169,17 +169,16 @@ def _write_handoff(
             "this conversation's handoff was not written; move it (your notes into MEMORY.md, "
             "say), then run `memwarden checkpoint --force`"
         )
-        return False
+        return
     if not force and same_apart_from_time(existing, rendered):
-        return False
+        return
     text = stamp(rendered, run.generated_at)
     outcome.files.append(str(target))
     if run.dry_run:
         outcome.previews[str(target)] = text
-        return True
+        return
     memory_folder(agent.workspace, create=True)
     run.staged_files().replace(target, text)
-    return True
 
 
 def _write_daily_log(
@@ -270,11 +269,6 @@ def _counts(material: Material) -> dict[str, int]:
         "compactions": conversation.compactions,
         "skipped_lines": material.read.skipped_lines,
     }
-
-
-def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:
-    outcome.outcome = result
-    outcome.reason = reason
 
 
 def _describe_files(files: list[str], workspace: Path) -> list[str]:
