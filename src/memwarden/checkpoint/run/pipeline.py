@@ -33,7 +33,6 @@ from memwarden.checkpoint.render.values import (
 from memwarden.fs.files import read_text_if_exists
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.openclaw.bootstrap import js_length, room_after_gateway_files
-from memwarden.openclaw.layout import DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
 from memwarden.process.errors import MemwardenError
 
 if TYPE_CHECKING:
@@ -116,9 +115,7 @@ def _load_conversation(run: RunState, agent: Agent, session: SessionRecord) -> C
 def handoff_budget(run: RunState, agent: Agent) -> int:
     """Return how many characters the agent's handoffs may have: what the gateway's bootstrap
     caps leave after its own bootstrap files, at most `checkpoint.handoff_max_chars`."""
-    max_chars, total_max_chars = run.bootstrap_caps.get(
-        agent.id, (DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS)
-    )
+    max_chars, total_max_chars = run.bootstrap_caps[agent.id]  # every agent of the deployment
     room = room_after_gateway_files(bootstrap_lengths(agent.workspace), max_chars, total_max_chars)
     setting = run.settings.limits.handoff_max_chars
     return max(MIN_HANDOFF_CHARS, min(room, setting) if setting else room)

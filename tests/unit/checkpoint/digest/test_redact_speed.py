@@ -14,12 +14,11 @@ import pytest
 
 from memwarden.agent_memory.observations import find_paths
 from memwarden.checkpoint.digest.redact import Redactor, build_redactor
-from memwarden.checkpoint.digest.secret_rules import GENERIC_RULES, PROVIDER_RULES, Rule
-from support.secret_samples import SAMPLES, placements
+from memwarden.checkpoint.digest.secret_rules import Rule
+from support.secret_samples import RULES, SAMPLES, placements
 
 DENSE_SIZE = 1_000_000
 RUN_SIZE = 100_000
-RULES = (*PROVIDER_RULES, *GENERIC_RULES)
 
 
 def rules_applied(rule: Rule) -> tuple[Rule, ...]:
