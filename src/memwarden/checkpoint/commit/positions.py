@@ -235,10 +235,5 @@ def load_conversation(state_path: Path, agent_id: str, session_key: str) -> Any:
 
 
 def _data(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    """A row's data as memwarden wrote it (a JSON object, or NULL for none)."""
+    return orjson.loads(text) if text else {}
