@@ -37,14 +37,14 @@ class RunState:
     owners: dict[tuple[str, str], tuple[str, str]]
     # Held while an agent's memory files are written (the history's memory lock), by agent id.
     memory_lock: Callable[[str], AbstractContextManager[object]]
+    # The agents whose main session is written to ACTIVE_CONTEXT.md; see
+    # handoff_files.main_file_agents.
+    main_file_agents: frozenset[str]
     # What the last runs recorded per agent, and the digest of the settings they ran with.
     agent_records: dict[str, AgentRecord] = field(default_factory=dict)
     settings_key: str = ""
     dry_run: bool = False
     trigger: str = "run"
-    # The agents whose main session is written to ACTIVE_CONTEXT.md (None: every agent); see
-    # handoff_files.main_file_agents.
-    main_file_agents: frozenset[str] | None = None
     # The run's temp files (None in a dry run), and the writes staged for the agent at hand.
     writer: Writer | None = None
     files: AgentFiles | None = None
@@ -79,8 +79,7 @@ class RunState:
 
     def handoff_name(self, agent: Agent, session_key: str) -> str:
         """Return the file (relative to memory/) the agent's session `session_key` is written to."""
-        owners = self.main_file_agents
-        return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
+        return handoff_name(session_key, keeps_main_file=agent.id in self.main_file_agents)
 
 
 def memory_locks(context: JobContext) -> Callable[[str], AbstractContextManager[object]]:
