@@ -40,6 +40,8 @@ class RunState:
     # The agents whose main session is written to ACTIVE_CONTEXT.md; see
     # handoff_files.main_file_agents.
     main_file_agents: frozenset[str]
+    # memwarden's state database, where each conversation's memory is loaded from.
+    state_path: Path
     # What the last runs recorded per agent, and the digest of the settings they ran with.
     agent_records: dict[str, AgentRecord] = field(default_factory=dict)
     settings_key: str = ""
@@ -48,8 +50,6 @@ class RunState:
     # The run's temp files (None in a dry run), and the writes staged for the agent at hand.
     writer: Writer | None = None
     files: AgentFiles | None = None
-    # memwarden's state database, where each conversation's memory is loaded from.
-    state_path: Path | None = None
     # The gateway's bootstrap caps per agent id: (bootstrapMaxChars, bootstrapTotalMaxChars).
     bootstrap_caps: dict[str, tuple[int, int]] = field(default_factory=dict)
 

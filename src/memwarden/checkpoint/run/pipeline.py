@@ -107,8 +107,6 @@ def checkpoint_changed(
 def _load_conversation(run: RunState, agent: Agent, session: SessionRecord) -> Conversation | None:
     """What the conversation held as the last run left it, or None (read for the first time,
     or kept in a format this memwarden does not read: built again from the transcript)."""
-    if run.state_path is None:
-        return None
     return Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
 
 
