@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -59,12 +59,6 @@ class RunState:
         return agent_id in self.agent_records or any(
             stored.agent_id == agent_id for stored in self.stored.values()
         )
-
-    def locked(self, agent_id: str) -> AbstractContextManager[object]:
-        """Return the context manager that keeps other writers out of the agent's memory."""
-        if self.dry_run:
-            return nullcontext()
-        return self.memory_lock(agent_id)
 
     def staged_files(self) -> AgentFiles:
         """Return the writes staged for the agent at hand. Raise RuntimeError outside an agent's
