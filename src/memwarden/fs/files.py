@@ -319,7 +319,7 @@ def _refuse_symlink(path: Path) -> Path:
 
 
 def remove_stale_temp_files(
-    folder: Path, of: Callable[[str], bool] = lambda target: True, now: float | None = None
+    folder: Path, of: Callable[[str], bool] = lambda target: True
 ) -> list[str]:
     """Given a folder, delete the temp files memwarden's writers left there (named as
     `TEMP_NAME` says, for a target name `of` accepts) that are more than an hour old; return
@@ -327,7 +327,7 @@ def remove_stale_temp_files(
     cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
     if folder.is_symlink():
         return []
-    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    cutoff = time.time() - STALE_TEMP_SECONDS
     removed = []
     try:
         entries = list(os.scandir(folder))
