@@ -165,10 +165,10 @@ def tidy(text: str) -> str:
     return _BLANK_LINES.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
 
 
-def demote_headings(text: str, levels: int = 2) -> str:
-    """Return Markdown text with its headings `levels` deeper (at most ######), so a summary
+def demote_headings(text: str) -> str:
+    """Return Markdown text with its headings two levels deeper (at most ######), so a summary
     with `## Decisions` stays inside the section that quotes it."""
-    return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + levels) + match[2], text)
+    return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + 2) + match[2], text)
 
 
 def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
