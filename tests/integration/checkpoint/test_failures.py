@@ -200,7 +200,7 @@ def test_checkpoint_session_api_failure_is_an_outcome_not_an_exception(tmp_path)
     session = next(s for s in load_sessions(agent) if s.key == "agent:main:main")
     state.workspace.rmdir()
     try:
-        outcome = checkpoint_session(context, agent, session, dry_run=True)
+        outcome = checkpoint_session(context, agent, session)
     finally:
         context.close()
 
