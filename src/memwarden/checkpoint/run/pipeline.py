@@ -82,7 +82,8 @@ def checkpoint_changed(
     # Written now, or left alone because it already held exactly this: the file is this session's.
     outcome.update = _position_update(run, agent, session, material, name, stored)
     if outcome.files:
-        what = " and ".join(_describe_files(outcome.files, agent.workspace))
+        # Every file is under <workspace>/memory/ (memory_folder): named from the workspace.
+        what = " and ".join(str(Path(name).relative_to(agent.workspace)) for name in outcome.files)
         outcome.finish("written", ("would write " if run.dry_run else "wrote ") + what)
         outcome.events.append(
             EventRecord(
@@ -264,14 +265,3 @@ def _counts(material: Material) -> dict[str, int]:
         "compactions": conversation.compactions,
         "skipped_lines": material.read.skipped_lines,
     }
-
-
-def _describe_files(files: list[str], workspace: Path) -> list[str]:
-    described = []
-    for name in files:
-        path = Path(name)
-        try:
-            described.append(str(path.relative_to(workspace)))
-        except ValueError:
-            described.append(str(path))
-    return described
