@@ -20,6 +20,10 @@ from dataclasses import dataclass
 
 import orjson
 
+from memwarden.checkpoint.digest.secret_rules import GENERIC_RULES, PROVIDER_RULES
+
+# Every built-in rule, in the order redact applies them (an operator's rules go between).
+RULES = (*PROVIDER_RULES, *GENERIC_RULES)
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 BASE64 = ALNUM + "+/"

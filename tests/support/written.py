@@ -6,6 +6,7 @@ everything = b"".join(files.values()) + history_objects(storage_dir)
 
 from __future__ import annotations
 
+import stat
 import subprocess
 from pathlib import Path
 
@@ -39,3 +40,8 @@ def history_objects(storage: Path) -> bytes:
                 check=True,
             ).stdout
     return contents
+
+
+def is_private(path: Path) -> bool:
+    """Return True when only the owner may read or write `path`."""
+    return stat.S_IMODE(path.stat().st_mode) & 0o077 == 0

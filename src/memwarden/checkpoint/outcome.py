@@ -11,8 +11,6 @@ from memwarden.checkpoint.records import EventRecord, PositionUpdate
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
 
-OUTCOMES = ("written", "unchanged", "skipped", "failed")
-
 
 @dataclass
 class SessionOutcome:
@@ -44,6 +42,10 @@ class SessionOutcome:
     kept_in_place: str | None = None
     update: PositionUpdate | None = field(default=None, repr=False)
     events: list[EventRecord] = field(default_factory=list, repr=False)
+
+    def finish(self, outcome: str, reason: str) -> None:
+        self.outcome = outcome
+        self.reason = reason
 
     @property
     def ok(self) -> bool:

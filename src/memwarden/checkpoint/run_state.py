@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -35,21 +35,21 @@ class RunState:
     now: datetime
     stored: dict[tuple[str, str], StoredSession]
     owners: dict[tuple[str, str], tuple[str, str]]
+    # Held while an agent's memory files are written (the history's memory lock), by agent id.
+    memory_lock: Callable[[str], AbstractContextManager[object]]
+    # The agents whose main session is written to ACTIVE_CONTEXT.md; see
+    # handoff_files.main_file_agents.
+    main_file_agents: frozenset[str]
+    # memwarden's state database, where each conversation's memory is loaded from.
+    state_path: Path
     # What the last runs recorded per agent, and the digest of the settings they ran with.
     agent_records: dict[str, AgentRecord] = field(default_factory=dict)
     settings_key: str = ""
     dry_run: bool = False
     trigger: str = "run"
-    # Held while an agent's memory files are written (the history's memory lock), by agent id.
-    memory_lock: Callable[[str], AbstractContextManager[object]] | None = None
-    # The agents whose main session is written to ACTIVE_CONTEXT.md (None: every agent); see
-    # handoff_files.main_file_agents.
-    main_file_agents: frozenset[str] | None = None
     # The run's temp files (None in a dry run), and the writes staged for the agent at hand.
     writer: Writer | None = None
     files: AgentFiles | None = None
-    # memwarden's state database, where each conversation's memory is loaded from.
-    state_path: Path | None = None
     # The gateway's bootstrap caps per agent id: (bootstrapMaxChars, bootstrapTotalMaxChars).
     bootstrap_caps: dict[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -59,12 +59,6 @@ class RunState:
         return agent_id in self.agent_records or any(
             stored.agent_id == agent_id for stored in self.stored.values()
         )
-
-    def locked(self, agent_id: str) -> AbstractContextManager[object]:
-        """Return the context manager that keeps other writers out of the agent's memory."""
-        if self.memory_lock is None or self.dry_run:
-            return nullcontext()
-        return self.memory_lock(agent_id)
 
     def staged_files(self) -> AgentFiles:
         """Return the writes staged for the agent at hand. Raise RuntimeError outside an agent's
@@ -79,8 +73,7 @@ class RunState:
 
     def handoff_name(self, agent: Agent, session_key: str) -> str:
         """Return the file (relative to memory/) the agent's session `session_key` is written to."""
-        owners = self.main_file_agents
-        return handoff_name(session_key, keeps_main_file=owners is None or agent.id in owners)
+        return handoff_name(session_key, keeps_main_file=agent.id in self.main_file_agents)
 
 
 def memory_locks(context: JobContext) -> Callable[[str], AbstractContextManager[object]]:

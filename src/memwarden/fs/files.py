@@ -143,15 +143,16 @@ def atomic_write(
     fsync_dir(target.parent)
 
 
-def atomic_append(path: Path, text: str, root: Path | None = None, header: str = "") -> None:
+def atomic_append(path: Path, text: str, root: Path, header: str = "") -> None:
     """Append `text` to `path` so that a crash leaves either the old or the new file, whole.
 
-    A missing file is created starting with `header`. The file is rewritten whole (the files
+    The target must stay inside `root` (see check_inside). A missing file is created starting
+    with `header`. The file is rewritten whole (the files
     appended to, daily logs, are small); if someone else (the agent itself) changes it while
     memwarden writes, memwarden starts over from their version instead of replacing it. Raise
     MemwardenError if it keeps changing.
     """
-    target = check_inside(path, root) if root is not None else _refuse_symlink(path)
+    target = check_inside(path, root)
     for _attempt in range(APPEND_ATTEMPTS):
         before = _identity(target)
         try:
@@ -311,11 +312,6 @@ def flush_folder(path: str | os.PathLike[str]) -> None:
         os.close(descriptor)
 
 
-def is_private(path: Path) -> bool:
-    """Return True when only the owner may read or write `path`."""
-    return stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
-
-
 def _refuse_symlink(path: Path) -> Path:
     if path.is_symlink():
         raise UnsafePathError(f"{path}: is a symlink; memwarden does not write through links")
@@ -323,7 +319,7 @@ def _refuse_symlink(path: Path) -> Path:
 
 
 def remove_stale_temp_files(
-    folder: Path, of: Callable[[str], bool] = lambda target: True, now: float | None = None
+    folder: Path, of: Callable[[str], bool] = lambda target: True
 ) -> list[str]:
     """Given a folder, delete the temp files memwarden's writers left there (named as
     `TEMP_NAME` says, for a target name `of` accepts) that are more than an hour old; return
@@ -331,7 +327,7 @@ def remove_stale_temp_files(
     cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
     if folder.is_symlink():
         return []
-    cutoff = (time.time() if now is None else now) - STALE_TEMP_SECONDS
+    cutoff = time.time() - STALE_TEMP_SECONDS
     removed = []
     try:
         entries = list(os.scandir(folder))

@@ -22,13 +22,8 @@ if TYPE_CHECKING:
     import jinja2
 
 
-_ENVIRONMENTS: dict[str | None, jinja2.Environment] = {}
-
-
+@cache
 def _environment(folder: str | None) -> jinja2.Environment:
-    environment = _ENVIRONMENTS.get(folder)
-    if environment is not None:
-        return environment
     import jinja2
 
     loader: jinja2.BaseLoader
@@ -39,7 +34,7 @@ def _environment(folder: str | None) -> jinja2.Environment:
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
         loader, kind = jinja2.FileSystemLoader(folder), ImmutableSandboxedEnvironment
-    environment = kind(
+    return kind(
         loader=loader,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -47,7 +42,6 @@ def _environment(folder: str | None) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,  # Markdown, unit files and plists, never HTML
     )
-    return _ENVIRONMENTS.setdefault(folder, environment)
 
 
 @cache

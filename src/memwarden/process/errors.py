@@ -56,15 +56,14 @@ class GatewayNotFound(GatewayConfigError):
     """The gateway's state dir does not exist, or holds neither a gateway config nor agents:
     memwarden was pointed at the wrong folder (a green run there would protect nothing).
 
-    The message is `<problem>; fix: <fix>`; both parts are kept for reports that show a fix
+    The message is `<problem>; fix: <fix>`; `problem` is kept for reports that show the fix
     apart, and `reason` alone says what is wrong with the folder.
     """
 
-    def __init__(self, problem: str, fix: str, reason: str = "") -> None:
+    def __init__(self, problem: str, fix: str, reason: str) -> None:
         super().__init__(f"{problem}; fix: {fix}")
         self.problem = problem
-        self.fix = fix
-        self.reason = reason or problem
+        self.reason = reason
 
 
 class StoreError(MemwardenError):

@@ -185,12 +185,12 @@ class StateDB:
             (now or time.time(), exit_code, json_text(summary), run_id),
         )
 
-    def last_runs(self, job: str, limit: int = 1, include_dry_run: bool = False) -> list[Run]:
-        """Return the latest finished runs of `job`, newest first."""
+    def last_runs(self, job: str, limit: int = 1) -> list[Run]:
+        """Return the latest finished runs of `job` that were not dry runs, newest first."""
         rows = self.connection.execute(
             "SELECT * FROM runs WHERE job = ? AND finished_at IS NOT NULL "
-            "AND (dry_run = 0 OR ?) ORDER BY started_at DESC LIMIT ?",
-            (job, int(include_dry_run), limit),
+            "AND dry_run = 0 ORDER BY started_at DESC LIMIT ?",
+            (job, limit),
         ).fetchall()
         return [_run(row) for row in rows]
 
@@ -241,16 +241,12 @@ class StateDB:
     def events(
         self,
         *,
-        agent_id: str | None = None,
         types: list[str] | None = None,
         since: float | None = None,
         limit: int = 1000,
     ) -> list[dict[str, Any]]:
-        """Return events, newest last, filtered by agent, type(s) and start time."""
+        """Return events, newest last, filtered by type(s) and start time."""
         clauses, params = [], []
-        if agent_id:
-            clauses.append("agent_id = ?")
-            params.append(agent_id)
         if types:
             clauses.append(f"type IN ({', '.join('?' * len(types))})")
             params.extend(types)
@@ -266,14 +262,6 @@ class StateDB:
         return [event_of(row) for row in rows]
 
     # read positions -----------------------------------------------------------------------
-
-    def get_position(self, consumer: str, agent_id: str, session_key: str) -> dict[str, Any] | None:
-        """Return the stored read position row for a session, or None."""
-        row = self.connection.execute(
-            "SELECT * FROM read_positions WHERE consumer = ? AND agent_id = ? AND session_key = ?",
-            (consumer, agent_id, session_key),
-        ).fetchone()
-        return None if row is None else _position(row)
 
     def agent_positions(self, consumer: str, agent_id: str) -> dict[str, tuple[str, Any]]:
         """Return the stored session id and read position of every session of an agent, by
@@ -381,16 +369,6 @@ def _statements(sql: str) -> list[str]:
 def json_text(value: Any) -> str:
     """Return `value` as JSON text (what is not JSON, as its str)."""
     return orjson.dumps(value, default=str).decode("utf-8")
-
-
-def _position(row: sqlite3.Row) -> dict[str, Any]:
-    return {
-        "session_id": row["session_id"],
-        "position": orjson.loads(row["position_json"]),
-        "last_entry_at": row["last_entry_at"],
-        "data": orjson.loads(row["data_json"]) if row["data_json"] else {},
-        "updated_at": row["updated_at"],
-    }
 
 
 def from_row(kind: type[T], row: sqlite3.Row, **computed: Any) -> T:

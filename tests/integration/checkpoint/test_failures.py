@@ -14,6 +14,7 @@ from memwarden.process.runtime import JobContext
 from memwarden.settings import config as config_module
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
+from support.positions import stored_position
 from support.transcripts import START, transcript_lines, write_jsonl
 
 NOW = START + timedelta(hours=1)
@@ -169,7 +170,7 @@ def test_checkpoint_session_api_checkpoints_one_session_for_rotate(tmp_path):
     try:
         outcome = checkpoint_session(context, agent, session)
         again = checkpoint_session(context, agent, session)
-        stored = context.state.get_position("checkpoint", "main", "agent:main:hooktest")
+        stored = stored_position(context.state, "checkpoint", "main", "agent:main:hooktest")
     finally:
         context.close()
 
@@ -199,7 +200,7 @@ def test_checkpoint_session_api_failure_is_an_outcome_not_an_exception(tmp_path)
     session = next(s for s in load_sessions(agent) if s.key == "agent:main:main")
     state.workspace.rmdir()
     try:
-        outcome = checkpoint_session(context, agent, session, dry_run=True)
+        outcome = checkpoint_session(context, agent, session)
     finally:
         context.close()
 

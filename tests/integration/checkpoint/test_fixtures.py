@@ -19,6 +19,7 @@ import pytest
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_file_era_state, make_sqlite_era_state
+from support.positions import stored_position
 from support.transcripts import write_jsonl_transcript
 
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
@@ -237,7 +238,7 @@ def test_checkpoint_records_read_position_for_other_jobs(tmp_path, capsys, isola
     run_cli(capsys, "--state-dir", state.state_dir, "checkpoint")
 
     database = StateDB(isolated_env / ".local" / "state" / "memwarden" / "state.db")
-    row = database.get_position("checkpoint", "main", "agent:main:main")
+    row = stored_position(database, "checkpoint", "main", "agent:main:main")
     events = database.events(types=["checkpoint.written"])
     database.close()
     assert row["session_id"] == SQLITE_MAIN_ID

@@ -37,7 +37,7 @@ def test_timed_pattern_catastrophic_backtracking_is_stopped_and_names_the_rule()
     pattern = TimedPattern("runaway", CATASTROPHIC, seconds=0.2)
 
     with pytest.raises(PatternTimeout) as stopped:
-        pattern.search("a" * 40 + "b")
+        pattern.sub(lambda match: "[x]", "a" * 40 + "b")
 
     message = stopped.value.message
     assert message.startswith("checkpoint.redact_patterns: runaway: pattern '(a|aa)+$' ran")
@@ -47,9 +47,8 @@ def test_timed_pattern_catastrophic_backtracking_is_stopped_and_names_the_rule()
 def test_timed_pattern_ordinary_pattern_matches_as_re_would():
     pattern = TimedPattern("pin", r"(?i)pin (?P<secret>\d{4,})")
 
-    assert pattern.search("my PIN 82731").group("secret") == "82731"
+    assert pattern.sub(lambda match: match.group("secret"), "my PIN 82731") == "my 82731"
     assert pattern.sub(lambda match: "[x]", "pin 1234 and pin 5678") == "[x] and [x]"
-    assert pattern.groupindex == {"secret": 1}
 
 
 @pytest.mark.timeout(60)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.fs.files import is_private
 from memwarden.history.browse import list_snapshots
 from memwarden.history.manifest import load_manifests
 from memwarden.history.plan import SnapshotRequest
@@ -23,6 +22,7 @@ from support.history import (
     snapshot_contents,
     write_tree,
 )
+from support.written import is_private
 
 
 def test_snapshot_first_run_records_every_file_byte_exact(context, agent):

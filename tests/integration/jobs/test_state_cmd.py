@@ -9,10 +9,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.fs.files import is_private
 from memwarden.jobs.state_cmd import backup_database
 from memwarden.store.state import StateDB
 from support.cli import run_cli
+from support.written import is_private
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from memwarden.store.state import Migration, StateDB, bundled_migrations
+from support.positions import stored_position
 
 
 def test_state_db_new_is_private_wal_and_migrated(tmp_path):
@@ -92,21 +93,21 @@ def test_runs_last_success_ignores_failures_and_dry_runs(tmp_path):
     assert [run.id for run in state.last_runs("checkpoint", limit=5)] == [failed, ok]
 
 
-def test_events_filtered_by_agent_type_and_time(tmp_path):
+def test_events_filtered_by_type_and_time(tmp_path):
     state = StateDB(tmp_path / "s.db")
     state.record_event("checkpoint.written", agent_id="main", data={"files": 2}, ts=10.0)
     state.record_event("rotation.done", agent_id="main", session_key="agent:main:main", ts=20.0)
     state.record_event("checkpoint.written", agent_id="ops", ts=30.0)
-    events = state.events(agent_id="main")
-    assert [event["type"] for event in events] == ["checkpoint.written", "rotation.done"]
+    events = state.events(types=["checkpoint.written"])
+    assert [event["agent_id"] for event in events] == ["main", "ops"]
     assert events[0]["data"] == {"files": 2}
     assert [e["ts"] for e in state.events(types=["checkpoint.written"], since=15.0)] == [30.0]
 
 
 def test_read_position_upsert_replaces_previous(tmp_path):
     state = StateDB(tmp_path / "s.db")
-    assert state.get_position("checkpoint", "main", "agent:main:main") is None
+    assert stored_position(state, "checkpoint", "main", "agent:main:main") is None
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 10}, 1.5)
     state.set_position("checkpoint", "main", "agent:main:main", "s2", {"offset": 20}, 2.5)
-    row = state.get_position("checkpoint", "main", "agent:main:main")
+    row = stored_position(state, "checkpoint", "main", "agent:main:main")
     assert (row["session_id"], row["position"], row["last_entry_at"]) == ("s2", {"offset": 20}, 2.5)

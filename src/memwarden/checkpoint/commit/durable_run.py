@@ -11,7 +11,7 @@ A dry run gets no writer: it finishes nothing and only says what a stopped run l
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -67,7 +67,7 @@ class DurableWrites:
             commits,
             token=self.writer.token,
             run_id=self.context.run_id,
-            memory_lock=run.memory_lock or _no_lock,
+            memory_lock=run.memory_lock,
         )
         for agent_id, folders in report.placed.items():
             self.placed.setdefault(agent_id, set()).update(folders)
@@ -139,7 +139,3 @@ def expected_rows(
         stored = run.stored.get((agent_id, outcome.session_key))
         expected[outcome.session_key] = stored.updated_at if stored is not None else None
     return expected
-
-
-def _no_lock(agent_id: str) -> AbstractContextManager[object]:
-    return nullcontext()

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from memwarden.store.state import StateDB
 
 CONSUMER = "checkpoint"
+# The keys of a row's data that say which file the session was last found in, and when.
+OWNERSHIP = ("file", "written_at")
 _SELECT_ALL = (
     "SELECT agent_id, session_key, session_id, position_json, last_entry_at, data_json, "
     "updated_at FROM read_positions WHERE consumer = ?"
@@ -86,25 +88,6 @@ def load_agent_records(state: StateDB) -> dict[str, AgentRecord]:
             agent_id, _data(data_json), valid_until, updated_at
         )
     return records
-
-
-def save(
-    state: StateDB,
-    updates: Iterable[PositionUpdate],
-    events: Iterable[EventRecord],
-    *,
-    run_id: int | None,
-    agents: Iterable[AgentRecord] = (),
-    forget_agents: Iterable[str] = (),
-) -> None:
-    """Write every position, event and agent record in one transaction (none when empty);
-    drop the records of `forget_agents`."""
-    updates, events, agents = list(updates), list(events), list(agents)
-    forget_agents = list(forget_agents)
-    if not (updates or events or agents or forget_agents):
-        return
-    with state.transaction():
-        write(state, updates, events, run_id=run_id, agents=agents, forget_agents=forget_agents)
 
 
 def write(
@@ -182,18 +165,26 @@ def changed_sessions(
 def forget_file(state: StateDB, agent_id: str, name: str) -> None:
     """The file `name` (relative to memory/) no longer holds what the checkpoint wrote there:
     no session of the agent owns it any more, and the agent's record goes."""
-    updates = []
-    for row in load_stored(state).values():
-        if row.agent_id != agent_id or row.data.get("file") != name:
-            continue
-        data = {key: value for key, value in row.data.items() if key not in ("file", "written_at")}
-        position = row.position.to_json() if row.position is not None else None
-        updates.append(
-            PositionUpdate(
-                row.agent_id, row.session_key, row.session_id, position, row.last_entry_at, data
-            )
-        )
-    save(state, updates, [], run_id=None, forget_agents=[agent_id])
+    rows = load_stored(state).values()
+    updates = [
+        disowned(row) for row in rows if row.agent_id == agent_id and row.data.get("file") == name
+    ]
+    rewrite(state, agent_id, updates)
+
+
+def disowned(row: StoredSession) -> PositionUpdate:
+    """Return the row as an update that no longer owns the file it was written to."""
+    data = {key: value for key, value in row.data.items() if key not in OWNERSHIP}
+    position = row.position.to_json() if row.position is not None else None
+    return PositionUpdate(
+        row.agent_id, row.session_key, row.session_id, position, row.last_entry_at, data
+    )
+
+
+def rewrite(state: StateDB, agent_id: str, updates: Iterable[PositionUpdate]) -> None:
+    """Write the agent's updated rows and drop its record, in one transaction."""
+    with state.transaction():
+        write(state, updates, [], run_id=None, forget_agents=[agent_id])
 
 
 def forget_conversation(state: StateDB, agent_ids: Iterable[str], session_key: str) -> None:
@@ -244,10 +235,5 @@ def load_conversation(state_path: Path, agent_id: str, session_key: str) -> Any:
 
 
 def _data(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    """A row's data as memwarden wrote it (a JSON object, or NULL for none)."""
+    return orjson.loads(text) if text else {}

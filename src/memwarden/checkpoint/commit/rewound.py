@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from memwarden.checkpoint.commit.positions import CONSUMER, load_stored, save
+from memwarden.checkpoint.commit.positions import CONSUMER, disowned, load_stored, rewrite
 from memwarden.checkpoint.records import PositionUpdate, StoredSession
 from memwarden.store.state import StateDB
 
 MEMORY_PREFIX = "memory/"
 DAILY_LOG = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
-OWNERSHIP = ("file", "written_at")
 
 
 def forget_rewound(
@@ -44,21 +44,17 @@ def forget_rewound(
         for row in load_stored(state).values()
         if row.agent_id == agent_id
     ]
-    save(state, updates, [], run_id=None, forget_agents=[agent_id])
+    rewrite(state, agent_id, updates)
 
 
 def _update(
     row: StoredSession, rewound: set[str], mark: Sequence[Any] | None, relog: bool
 ) -> PositionUpdate:
-    data = dict(row.data)
-    if data.get("file") in rewound:
-        for name in OWNERSHIP:
-            data.pop(name, None)
+    update = disowned(row)
+    if row.data.get("file") not in rewound:
+        update = replace(update, data=dict(row.data))
     if not relog:
-        position = row.position.to_json() if row.position is not None else None
-        return PositionUpdate(
-            row.agent_id, row.session_key, row.session_id, position, row.last_entry_at, data
-        )
+        return update
     # No position but a last entry time: what is newer than it is new (checkpoint.read.reader).
     session_id, last_entry_at = (mark[0], mark[1]) if mark else (row.session_id, None)
-    return PositionUpdate(row.agent_id, row.session_key, session_id, None, last_entry_at, data)
+    return replace(update, session_id=session_id, position=None, last_entry_at=last_entry_at)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memwarden.fs.files import check_inside, ensure_dir, read_text_if_exists
+from memwarden.fs.files import check_inside, ensure_dir
 from memwarden.process.errors import UnsafePathError
 
 ACTIVE_PROBE = ".probe"
@@ -37,8 +37,3 @@ def memory_folder(workspace: Path, *, create: bool) -> Path:
     elif create and not folder.is_dir():
         ensure_dir(folder, root=workspace)
     return folder
-
-
-def read_existing(path: Path) -> str | None:
-    """Return the current text of a file memwarden writes, or None when it does not exist."""
-    return read_text_if_exists(path)

@@ -153,7 +153,7 @@ class Conversation:
             return None
         said_at = excerpt.time.timestamp() if excerpt.time is not None else at
         self.message_count += 1
-        self.messages.append(Said(excerpt.role, _cut(excerpt.text, message_chars), said_at))
+        self.messages.append(Said(excerpt.role, cut(excerpt.text, message_chars), said_at))
         self._note_items(excerpt.text, excerpt.role, said_at)
         return excerpt
 
@@ -274,7 +274,8 @@ class Conversation:
             return None
 
 
-def _cut(text: str, limit: int) -> str:
+def cut(text: str, limit: int) -> str:
+    """Return text cut to at most `limit` characters, ending with … when it was cut."""
     if len(text) <= limit:
         return text
     return text[: limit - 1].rstrip() + "…"

@@ -438,5 +438,3 @@ GENERIC_RULES: tuple[Rule, ...] = (
     _named("secret", r"(?i:secret)" + _VALUE + _value(6), "secret"),
     _named("token", r"(?i:token)" + _VALUE + _value(6), "token"),
 )
-
-RULES: tuple[Rule, ...] = (*PROVIDER_RULES, *GENERIC_RULES)

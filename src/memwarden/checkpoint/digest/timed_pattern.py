@@ -8,7 +8,7 @@ the setting and the pattern. `regex` is imported only when an operator's pattern
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from memwarden.process.errors import MemwardenError
@@ -26,7 +26,8 @@ class PatternTimeout(MemwardenError):
 
 
 class TimedPattern:
-    """A compiled operator pattern whose `search`, `match` and `sub` stop after `seconds`."""
+    """A compiled operator pattern whose `sub` stops after `seconds` (an operator's rule is
+    applied to a text whole: redact scans it, having no anchors)."""
 
     def __init__(self, name: str, source: str, seconds: float = OPERATOR_PATTERN_SECONDS) -> None:
         """Raise PatternError if `source` does not compile."""
@@ -40,22 +41,9 @@ class TimedPattern:
         except regex.error as error:
             raise PatternError(str(error)) from None
 
-    @property
-    def groupindex(self) -> Mapping[str, int]:
-        return self._compiled.groupindex
-
-    def search(self, text: str) -> Any:
-        return self._timed(self._compiled.search, text)
-
-    def match(self, text: str, position: int = 0) -> Any:
-        return self._timed(self._compiled.match, text, position)
-
     def sub(self, replacement: Callable[[Any], str], text: str) -> str:
-        return self._timed(self._compiled.sub, replacement, text)
-
-    def _timed(self, method: Callable[..., Any], *arguments: Any) -> Any:
         try:
-            return method(*arguments, timeout=self.seconds)
+            return self._compiled.sub(replacement, text, timeout=self.seconds)
         except TimeoutError as error:
             raise PatternTimeout(
                 f"checkpoint.redact_patterns: {self.name}: pattern {self.source!r} ran longer "

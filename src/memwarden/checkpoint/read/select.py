@@ -18,7 +18,6 @@ from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
 if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord
 
-MODES = ("main", "recent", "all")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -50,10 +49,8 @@ def select_sessions(
     `main`: the main session, active or not. `recent`: the main session when it was updated
     within `staleness` of `now`, else the most recently updated interactive session. `all`:
     the main session, active or not, and every other interactive session updated within
-    `staleness`. Raise ValueError for another mode.
+    `staleness` (the settings allow no other mode).
     """
-    if mode not in MODES:
-        raise ValueError(f"checkpoint.sessions must be one of {', '.join(MODES)}, got {mode!r}")
     candidates = [record for record in records if is_candidate(record, agent_id, exclude_patterns)]
     main = next((record for record in candidates if record.kind == SessionKind.MAIN), None)
     if mode == "main":

@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from memwarden.checkpoint.digest.conversation import Conversation, Said
+from memwarden.checkpoint.digest.conversation import Conversation, Said, cut
 from memwarden.checkpoint.digest.daily_log import local
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.values import (
     GENERATED_AT_PLACEHOLDER,
-    cut,
     demote_headings,
     pressure_text,
     tidy,
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 TIME_ALLOWANCE = 16
 # What a message's list line adds to its text and time: `- **…, assistant:** …` and its end.
 LINE_OVERHEAD = 20
-WHO = {"user": "user", "assistant": "assistant"}
 
 
 @dataclass(frozen=True)
@@ -126,7 +124,7 @@ class Handoff:
         self.message_values = [
             {
                 "time": _time(message.at, zone) or "time unknown",
-                "who": WHO.get(message.role),
+                "who": message.role,
                 "text": cut(tidy(message.text), limits.message_max_chars),
                 "break": None,
             }
@@ -221,7 +219,7 @@ def _by_priority(messages: list[Said]) -> list[int]:
 def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:
     return {
         "time": _time(item.at, zone) or "time unknown",
-        "who": WHO.get(item.role, item.role),
+        "who": item.role,
         "text": item.text,
     }
 

@@ -13,7 +13,7 @@ import re
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from memwarden.agent_memory.observations import marked_lines
+from memwarden.agent_memory.observations import marked_lines, shorten
 from memwarden.checkpoint.digest.conversation import ContextSize
 from memwarden.checkpoint.digest.daily_log import DayGroup, local
 from memwarden.checkpoint.digest.extract import Excerpt
@@ -32,7 +32,6 @@ GENERATED_AT_PLACEHOLDER = "\x00generated-at\x00"
 _MAX_TIME_CHARS = 64
 _BLANK_LINES = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING_SPACE = re.compile(r"(?<![ \t])[ \t]+\n")  # tried once per run of blanks: linear
-_WHITESPACE = re.compile(r"\s+")
 _HEADING = re.compile(r"^(#{1,6})([ \t])", re.MULTILINE)
 
 
@@ -60,7 +59,7 @@ def daily_entry_values(
                 {
                     "time": time,
                     "who": "assistant",
-                    "text": cut(one_line(line), limits.daily_log_max_chars),
+                    "text": shorten(line, limits.daily_log_max_chars),
                 }
                 for _, line in marked_lines(message.text)
             ]
@@ -166,28 +165,16 @@ def tidy(text: str) -> str:
     return _BLANK_LINES.sub("\n\n", _TRAILING_SPACE.sub("\n", text)).strip()
 
 
-def demote_headings(text: str, levels: int = 2) -> str:
-    """Return Markdown text with its headings `levels` deeper (at most ######), so a summary
+def demote_headings(text: str) -> str:
+    """Return Markdown text with its headings two levels deeper (at most ######), so a summary
     with `## Decisions` stays inside the section that quotes it."""
-    return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + levels) + match[2], text)
-
-
-def one_line(text: str) -> str:
-    """Return text with every run of whitespace (newlines included) as one space."""
-    return _WHITESPACE.sub(" ", text).strip()
-
-
-def cut(text: str, limit: int) -> str:
-    """Return text cut to at most `limit` characters, ending with … when it was cut."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
+    return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + 2) + match[2], text)
 
 
 def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
     if message is None:
         return None
-    return cut(one_line(message.text), limits.daily_log_max_chars)
+    return shorten(message.text, limits.daily_log_max_chars)
 
 
 def _moment(at: float | None) -> datetime | None:

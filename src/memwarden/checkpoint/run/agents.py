@@ -32,7 +32,6 @@ class AgentResult:
     outcomes: list[SessionOutcome]
     record: AgentRecord | None = None
     skipped_fast: bool = False
-    notes: list[str] = field(default_factory=list)
     # The agent's files, written as temp files, for `commit` to put in place.
     staged: list[StagedFile] = field(default_factory=list)
     # The agent's conversations as this run read them from its store (automation sessions left

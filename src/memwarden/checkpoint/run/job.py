@@ -52,8 +52,6 @@ def checkpoint_run(
     """Checkpoint the chosen sessions of `agents`, or only `session` (of the one agent given),
     commit them with their read positions, refresh the agents' manifests (and INDEX.md),
     snapshot their memory and watch their compactions; return what was done."""
-    if session is not None and len(agents) != 1:
-        raise ValueError("checkpoint_run: a session is checkpointed with its one agent")
     problems: list[str] = []
     lines: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:
@@ -223,7 +221,6 @@ def checkpoint_session(
     session: SessionRecord,
     *,
     force: bool = True,
-    dry_run: bool = False,
     trigger: str = "rotate",
 ) -> SessionOutcome:
     """Given a context, an agent and one of its sessions, checkpoint exactly that session.
@@ -231,19 +228,19 @@ def checkpoint_session(
     For the rotate job, right before it resets the session: reset only when `.ok`. With
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
-    `failed` outcome); unless `dry_run`, the files and the state DB are committed together
+    `failed` outcome); the files and the state DB are committed together
     (`checkpoint.commit.batch`), and a problem putting the files in place is in `warnings`. The
     caller snapshots the agent's memory once it has refreshed INDEX.md
     (`checkpoint.commit.snapshots.snapshot_written`).
     """
     lines: list[str] = []
     problems: list[str] = []
-    with durable_writes(context, dry_run, lines, problems) as writes:
+    with durable_writes(context, False, lines, problems) as writes:
         outcome = _checkpoint_committed(
-            context, writes, agent, session, force=force, dry_run=dry_run, trigger=trigger
+            context, writes, agent, session, force=force, dry_run=False, trigger=trigger
         )
         # Finished for a killed run: their manifests too.
-        _refresh_indexes(context, [], [], dry_run, also=writes.rolled_forward)
+        _refresh_indexes(context, [], [], False, also=writes.rolled_forward)
         # The caller refreshes its agent's manifest (rotate: after the reset).
         problems += writes.done()
     outcome.warnings[:0] = problems
@@ -283,9 +280,9 @@ def checkpoint_agents(
     agents: list[Agent],
     *,
     force: bool,
-    on_done: Callable[[Agent, AgentResult], None] | None = None,
-    idle: Callable[[], None] | None = None,
-    problems: list[str] | None = None,
+    on_done: Callable[[Agent, AgentResult], None],
+    idle: Callable[[], None],
+    problems: list[str],
 ) -> list[AgentResult]:
     """Checkpoint every agent; return their results in order.
 
@@ -298,8 +295,7 @@ def checkpoint_agents(
     """
 
     def finished(agent: Agent, result: AgentResult) -> AgentResult:
-        if on_done is not None:
-            on_done(agent, result)
+        on_done(agent, result)
         return result
 
     settled = {}
@@ -326,7 +322,7 @@ def checkpoint_agents(
             pending,
             processes,
             lambda run, agent: checkpoint_agent(run, agent, force=force),
-            problems if problems is not None else [],
+            problems,
             idle,
         )
         with closing(done):  # stopped here (SIGTERM): the workers are killed at once

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.agent_memory.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.commit.positions import load_conversation
-from memwarden.checkpoint.commit.writer import memory_folder, read_existing
+from memwarden.checkpoint.commit.writer import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT as CONVERSATION_FORMAT
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.daily_log import group_by_day
@@ -30,9 +30,9 @@ from memwarden.checkpoint.render.values import (
     same_apart_from_time,
     stamp,
 )
+from memwarden.fs.files import read_text_if_exists
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.openclaw.bootstrap import js_length, room_after_gateway_files
-from memwarden.openclaw.layout import DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
 from memwarden.process.errors import MemwardenError
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def checkpoint_changed(
     outcome.previous_session_id = material.earlier_session_id
     too_small = None if ignore_minimum else gather_module.too_small(settings, material)
     if too_small:
-        _finish(outcome, "skipped", too_small)
+        outcome.finish("skipped", too_small)
         return
     # Staged, not written: `commit` puts the run's files in place with the positions.
     _write_handoff(run, agent, session, material, budget, target, force, outcome)
@@ -82,8 +82,9 @@ def checkpoint_changed(
     # Written now, or left alone because it already held exactly this: the file is this session's.
     outcome.update = _position_update(run, agent, session, material, name, stored)
     if outcome.files:
-        what = " and ".join(_describe_files(outcome.files, agent.workspace))
-        _finish(outcome, "written", ("would write " if run.dry_run else "wrote ") + what)
+        # Every file is under <workspace>/memory/ (memory_folder): named from the workspace.
+        what = " and ".join(str(Path(name).relative_to(agent.workspace)) for name in outcome.files)
+        outcome.finish("written", ("would write " if run.dry_run else "wrote ") + what)
         outcome.events.append(
             EventRecord(
                 "checkpoint.written",
@@ -100,24 +101,20 @@ def checkpoint_changed(
             )
         )
     else:
-        _finish(outcome, "unchanged", "new lines, but nothing that changes the files")
+        outcome.finish("unchanged", "new lines, but nothing that changes the files")
     log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
 
 
 def _load_conversation(run: RunState, agent: Agent, session: SessionRecord) -> Conversation | None:
     """What the conversation held as the last run left it, or None (read for the first time,
     or kept in a format this memwarden does not read: built again from the transcript)."""
-    if run.state_path is None:
-        return None
     return Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
 
 
 def handoff_budget(run: RunState, agent: Agent) -> int:
     """Return how many characters the agent's handoffs may have: what the gateway's bootstrap
     caps leave after its own bootstrap files, at most `checkpoint.handoff_max_chars`."""
-    max_chars, total_max_chars = run.bootstrap_caps.get(
-        agent.id, (DEFAULT_BOOTSTRAP_MAX_CHARS, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS)
-    )
+    max_chars, total_max_chars = run.bootstrap_caps[agent.id]  # every agent of the deployment
     room = room_after_gateway_files(bootstrap_lengths(agent.workspace), max_chars, total_max_chars)
     setting = run.settings.limits.handoff_max_chars
     return max(MIN_HANDOFF_CHARS, min(room, setting) if setting else room)
@@ -132,7 +129,7 @@ def _write_handoff(
     target: Path,
     force: bool,
     outcome: SessionOutcome,
-) -> bool:
+) -> None:
     """Render the session's handoff within `budget` and write it when its content changed (or
     `force`)."""
     settings = run.settings
@@ -160,7 +157,7 @@ def _write_handoff(
             "could not tell the file is its own next time, nor the hook whose it is; keep the "
             "bundled template's header lines"
         )
-    existing = read_existing(target)
+    existing = read_text_if_exists(target)
     if not replaceable(existing):
         outcome.kept_in_place = str(target)
         outcome.warnings.append(
@@ -168,17 +165,16 @@ def _write_handoff(
             "this conversation's handoff was not written; move it (your notes into MEMORY.md, "
             "say), then run `memwarden checkpoint --force`"
         )
-        return False
+        return
     if not force and same_apart_from_time(existing, rendered):
-        return False
+        return
     text = stamp(rendered, run.generated_at)
     outcome.files.append(str(target))
     if run.dry_run:
         outcome.previews[str(target)] = text
-        return True
+        return
     memory_folder(agent.workspace, create=True)
     run.staged_files().replace(target, text)
-    return True
 
 
 def _write_daily_log(
@@ -269,19 +265,3 @@ def _counts(material: Material) -> dict[str, int]:
         "compactions": conversation.compactions,
         "skipped_lines": material.read.skipped_lines,
     }
-
-
-def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:
-    outcome.outcome = result
-    outcome.reason = reason
-
-
-def _describe_files(files: list[str], workspace: Path) -> list[str]:
-    described = []
-    for name in files:
-        path = Path(name)
-        try:
-            described.append(str(path.relative_to(workspace)))
-        except ValueError:
-            described.append(str(path))
-    return described

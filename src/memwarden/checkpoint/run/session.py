@@ -85,14 +85,14 @@ def _checkpoint(
 ) -> None:
     location = session.transcript
     if location is None:
-        _finish(outcome, "skipped", "the session has no transcript yet")
+        outcome.finish("skipped", "the session has no transcript yet")
         return
     name = run.handoff_name(agent, session.key)
     target = memory_folder(agent.workspace, create=False) / name
     stored = run.stored.get((agent.id, session.key))
     same = stored if stored is not None and stored.session_id == session.session_id else None
     if not force and _nothing_new(run, agent, session, same, name, target):
-        _finish(outcome, "unchanged", "nothing new since the last run")
+        outcome.finish("unchanged", "nothing new since the last run")
         return
 
     # Its own redactor (counts, memory of what it masked): only a session that is read needs one.
@@ -123,8 +123,3 @@ def _nothing_new(
     if has_new_data(session.transcript, same.position):
         return False
     return target.is_file()
-
-
-def _finish(outcome: SessionOutcome, result: str, reason: str) -> None:
-    outcome.outcome = result
-    outcome.reason = reason

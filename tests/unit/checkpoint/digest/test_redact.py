@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memwarden.checkpoint.digest.redact import Redactor, build_redactor
-from memwarden.checkpoint.digest.secret_rules import LONG_WORD, RULES, Rule
+from memwarden.checkpoint.digest.secret_rules import LONG_WORD, Rule
 from memwarden.process.errors import ConfigError
-from support.secret_samples import SAMPLES, placements
+from support.secret_samples import RULES, SAMPLES, placements
 
 # Realistic fakes: the shapes the providers issue, with made-up characters.
 SECRETS = {

@@ -14,8 +14,8 @@ import pytest
 
 from memwarden.agent_memory.observations import find_paths
 from memwarden.checkpoint.digest.redact import Redactor, build_redactor
-from memwarden.checkpoint.digest.secret_rules import RULES, Rule
-from support.secret_samples import SAMPLES, placements
+from memwarden.checkpoint.digest.secret_rules import Rule
+from support.secret_samples import RULES, SAMPLES, placements
 
 DENSE_SIZE = 1_000_000
 RUN_SIZE = 100_000

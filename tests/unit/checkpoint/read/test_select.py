@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from memwarden.checkpoint.read.select import select_sessions
 from memwarden.openclaw.keys import classify
 from memwarden.openclaw.sessions import SessionRecord, sort_newest_first
@@ -138,11 +136,6 @@ def test_select_excluded_patterns_and_sessions_without_transcript_are_never_chos
     selection = select(records, exclude_patterns=("agent:*:reports",))
 
     assert keys(selection) == ["agent:main:telegram:direct:9"]
-
-
-def test_select_unknown_mode_raises():
-    with pytest.raises(ValueError, match=r"checkpoint\.sessions"):
-        select([record("agent:main:main", 1)], mode="newest")
 
 
 def test_select_all_compares_update_times_to_the_microsecond_as_datetimes_do():

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.digest.conversation import ContextSize, Conversation, Said
+from memwarden.checkpoint.digest.conversation import ContextSize, Conversation, Said, cut
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.handoff import Handoff, Shown
 from memwarden.checkpoint.render.values import (
     ACTIVE_CONTEXT_TEMPLATE,
     GENERATED_AT_PLACEHOLDER,
-    cut,
     demote_headings,
     pressure_text,
     render_template,
