@@ -71,7 +71,7 @@ FIRST_RUN_IMPORTS = (
     "memwarden.checkpoint.run.pipeline, memwarden.checkpoint.run.agents, "
     "memwarden.checkpoint.run_state, memwarden.checkpoint.run.report, "
     "memwarden.checkpoint.run.job, memwarden.checkpoint.read.select, memwarden.openclaw.layout, "
-    "memwarden.indexing.refresh, memwarden.history.locking, memwarden.checkpoint.commit.snapshots, "
+    "memwarden.indexing.refresh, memwarden.process.locks, memwarden.checkpoint.commit.snapshots, "
     "memwarden.history.snapshots, memwarden.history.git"
 )
 
@@ -308,7 +308,7 @@ PROFILE_PHASES = {
     "render (the bundled templates, in Python)": ("render_template",),
     "stage files (temp files, each fsynced)": ("stage",),
     "fsync (every file written, every folder renamed into)": ("<built-in method posix.fsync>",),
-    "memory lock (history.locking)": ("memory_lock",),
+    "memory lock (process.locks)": ("memory_lock",),
     "INDEX.md refresh (index.after_checkpoint)": ("_refresh_indexes",),
     "state DB (a transaction a batch, with the journal)": ("write",),
 }
