@@ -16,7 +16,6 @@ from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.read.unchanged import settings_key
 from memwarden.checkpoint.records import AgentRecord, StoredSession
-from memwarden.process.locks import memory_lock as history_lock
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.commit.staging import AgentFiles, Writer
@@ -76,18 +75,6 @@ class RunState:
         return handoff_name(session_key, keeps_main_file=agent.id in self.main_file_agents)
 
 
-def memory_locks(context: JobContext) -> Callable[[str], AbstractContextManager[object]]:
-    """Return the function that takes an agent's memory lock (the history's), waiting up to
-    `history.lock_wait_seconds`."""
-    lock_folder = context.storage_dir / "locks"
-    wait = context.config.history.lock_wait_seconds
-
-    def memory_lock(agent_id: str) -> AbstractContextManager[object]:
-        return history_lock(lock_folder, agent_id, wait)
-
-    return memory_lock
-
-
 def build_run_state(
     context: JobContext, *, dry_run: bool, trigger: str, writer: Writer | None = None
 ) -> RunState:
@@ -109,7 +96,7 @@ def build_run_state(
         settings_key=settings_key({**section.values, "general.timezone": timezone}),
         dry_run=dry_run,
         trigger=trigger,
-        memory_lock=memory_locks(context),
+        memory_lock=context.memory_lock,
         main_file_agents=main_file_agents(context.deployment.agents),
         writer=None if dry_run else writer,
         state_path=context.state.path,

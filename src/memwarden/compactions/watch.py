@@ -32,7 +32,6 @@ from memwarden.compactions import ledger
 from memwarden.openclaw import sqlite_ro
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
-from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import Problem
 
 if TYPE_CHECKING:
@@ -141,8 +140,7 @@ class _Watcher:
         if self.dry_run:
             return nullcontext()
 
-        folder = self.context.storage_dir / "locks"
-        return memory_lock(folder, agent_id, self.context.config.history.lock_wait_seconds)
+        return self.context.memory_lock(agent_id)
 
 
 def watch_compactions(

@@ -19,7 +19,6 @@ from memwarden.history.model import Snapshot
 from memwarden.history.store import (
     history_root,
     legacy_store,
-    locked_memory,
     locked_store,
     shared_store,
 )
@@ -155,7 +154,7 @@ def _prune_legacy(
         return False
     doomed_legacy = [s for s in doomed if s.legacy]
     store = legacy_store(context, agent_id)
-    with locked_memory(context, agent_id):
+    with context.memory_lock(agent_id):
         if doomed_legacy and store.exists():
             store.delete_refs(SNAPSHOT_REFS + (s.id or "") for s in doomed_legacy)
         _forget(context, agent_id, doomed_legacy)

@@ -23,7 +23,7 @@ from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.records import Marks
 from memwarden.history.scan import read_file, scan_workspace
 from memwarden.history.snapshots import snapshot
-from memwarden.history.store import locked_memory, snapshot_tree, store_of
+from memwarden.history.store import snapshot_tree, store_of
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext
 from memwarden.store.state import StateDB
@@ -162,7 +162,7 @@ def rewind(
         report = RewindReport(target_snapshot, undo, pending is not None, True)
         report.outcomes = _apply(rewinding, dry_run=True)
         return report
-    with locked_memory(context, agent.id):
+    with context.memory_lock(agent.id):
         saved = snapshot(context, agent, "pre-rewind")
         latest = saved or records.latest(context.state, agent.id)
         undo = latest.id if latest else None

@@ -27,7 +27,6 @@ from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
 from memwarden.openclaw.agents import Agent
 from memwarden.process.errors import MemwardenError
-from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext
 
 __all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
@@ -98,14 +97,13 @@ def snapshot_agents(
     ]
     wait = context.config.history.lock_wait_seconds if lock_wait is None else lock_wait
     deadline = time.monotonic() + wait  # one wait for the whole run, not one per agent
-    folder = context.storage_dir / "locks"
     with ExitStack() as locks:
         locked = []
         for request in wanted:
             try:
                 if not dry_run:
                     left = max(deadline - time.monotonic(), 0)
-                    locks.enter_context(memory_lock(folder, request.agent.id, left))
+                    locks.enter_context(context.memory_lock(request.agent.id, left))
             except MemwardenError as error:
                 results[request.agent.id].error = error
                 continue

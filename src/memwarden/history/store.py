@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore
 from memwarden.history.model import MEMORY_PREFIX, Snapshot
-from memwarden.process.locks import RunLock, acquire_waiting, memory_lock
+from memwarden.process.locks import acquire_waiting
 from memwarden.process.runtime import JobContext
 
 SHARED_STORE = "snapshots.git"
@@ -56,19 +56,11 @@ def snapshot_tree(context: JobContext, snapshot: Snapshot) -> dict[str, str]:
 
 
 @contextmanager
-def locked_memory(context: JobContext, agent_id: str) -> Iterator[None]:
-    """Hold the agent's memory lock, waiting up to `history.lock_wait_seconds`."""
-    wait = context.config.history.lock_wait_seconds
-    with memory_lock(context.storage_dir / "locks", agent_id, wait):
-        yield
-
-
-@contextmanager
 def locked_store(context: JobContext, *, exclusive: bool) -> Iterator[None]:
     """Hold the shared store's lock (`history-store`): shared to add snapshots, exclusive to
     prune and repack, so `git gc` never deletes the objects of a snapshot being recorded;
     waiting up to `history.lock_wait_seconds`. Raise LockHeld (exit 75) if it stays held."""
-    lock = RunLock(context.storage_dir / "locks", STORE_LOCK, shared=not exclusive)
+    lock = context.lock(STORE_LOCK, shared=not exclusive)
     what = "pruning the memory history" if not exclusive else "adding to the memory history"
     acquire_waiting(lock, context.config.history.lock_wait_seconds, f"another run is {what}")
     try:

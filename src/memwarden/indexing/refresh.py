@@ -30,7 +30,6 @@ from memwarden.indexing.targets import Target, agent_targets
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.process import stopping
 from memwarden.process.errors import MemwardenError, describe_error
-from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext
 
 # The catalog (categories, facts, rendering) is imported only where INDEX.md is built: a memory
@@ -122,7 +121,7 @@ def _memory_locks(context: JobContext, agent_ids: Sequence[str], dry_run: bool) 
         if not dry_run:
             wait = context.config.history.lock_wait_seconds
             for agent_id in agent_ids:
-                stack.enter_context(memory_lock(context.storage_dir / "locks", agent_id, wait))
+                stack.enter_context(context.memory_lock(agent_id, wait))
         yield
 
 

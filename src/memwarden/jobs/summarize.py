@@ -43,7 +43,6 @@ from memwarden.openclaw.sessions import (
 )
 from memwarden.openclaw.transcripts import TranscriptLocation, read_tail
 from memwarden.process.errors import UsageError
-from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.settings.option import is_plain_name
 
@@ -229,7 +228,7 @@ def _write(
             lines=[f"summarize {key}: would write {path} ({len(text):,} chars)"],
         )
     lock_wait = max(context.config.history.lock_wait_seconds, LOCK_WAIT_SECONDS)
-    with memory_lock(context.storage_dir / "locks", agent.id, lock_wait):
+    with context.memory_lock(agent.id, lock_wait):
         if _already_written(context, agent.id, key, location.session_id, *bounds):
             return _skipped(f"{key}: this window was already summarised")
         ensure_dir(memory_dir, root=agent.workspace)

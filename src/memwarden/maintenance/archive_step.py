@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from contextlib import AbstractContextManager
 from datetime import date
 from pathlib import Path
 
@@ -14,7 +13,6 @@ from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent, lost_workspace
 from memwarden.process.errors import MemwardenError
-from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext
 
 LOCK_WAIT_SECONDS = 30
@@ -48,7 +46,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
                 ]
                 moved_total += len(moves)
                 continue
-            with hold_memory_lock(context, agent.id):
+            with context.memory_lock(agent.id, LOCK_WAIT_SECONDS):
                 moved_total += _move_all(report, agent, moves)
         except (MemwardenError, OSError) as error:
             reason = error.message if isinstance(error, MemwardenError) else str(error)
@@ -82,12 +80,6 @@ def move_without_overwrite(source: Path, target: Path) -> bool:
         return False
     source.unlink()
     return True
-
-
-def hold_memory_lock(context: JobContext, agent_id: str) -> AbstractContextManager[None]:
-    """Hold the agent's memory lock (checkpoint and history take it). Raise LockHeld (a
-    MemwardenError) if another run keeps it past LOCK_WAIT_SECONDS."""
-    return memory_lock(context.storage_dir / "locks", agent_id, LOCK_WAIT_SECONDS)
 
 
 def local_today(context: JobContext) -> date:

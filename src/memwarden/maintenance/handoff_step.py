@@ -15,7 +15,7 @@ from memwarden.agent_memory.handoff_files import (
 )
 from memwarden.checkpoint.commit.positions import forget_conversation
 from memwarden.fs.files import check_inside, ensure_dir
-from memwarden.maintenance.archive_step import hold_memory_lock, move_without_overwrite
+from memwarden.maintenance.archive_step import LOCK_WAIT_SECONDS, move_without_overwrite
 from memwarden.maintenance.handoffs import ArchiveMove, HandoffFact, plan_handoff_archive
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
@@ -101,7 +101,7 @@ def _move_all(
     moved = 0
     with ExitStack() as locks:
         for agent in sharing:
-            locks.enter_context(hold_memory_lock(context, agent.id))
+            locks.enter_context(context.memory_lock(agent.id, LOCK_WAIT_SECONDS))
         for move in moves:
             source = check_inside(memory / move.name, memory)
             target = memory / move.target

@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.openclaw.paths import locate_state_dir
 from memwarden.process.errors import ConfigError, GatewayNotFound, StateError
-from memwarden.process.locks import RunLock
+from memwarden.process.locks import RunLock, memory_lock
 from memwarden.settings.config import Config, storage_location
 from memwarden.store.state import MEMORY, StateDB
 from memwarden.store.storage import claim, locate
@@ -197,8 +198,17 @@ class JobContext:
             return
         self.deployment  # noqa: B018 (raises GatewayNotFound)
 
-    def lock(self, name: str) -> RunLock:
-        return RunLock(self.storage_dir / "locks", name)
+    def lock(self, name: str, *, shared: bool = False) -> RunLock:
+        """The run lock `name` in this storage's lock folder."""
+        return RunLock(self.storage_dir / "locks", name, shared=shared)
+
+    def memory_lock(
+        self, agent_id: str, wait_seconds: float | None = None
+    ) -> AbstractContextManager[None]:
+        """Hold the agent's memory lock (`process.locks.memory_lock`), waiting up to
+        `wait_seconds` (None: `history.lock_wait_seconds`). Raise LockHeld if it stays held."""
+        wait = self.config.history.lock_wait_seconds if wait_seconds is None else wait_seconds
+        return memory_lock(self.storage_dir / "locks", agent_id, wait)
 
     def close(self) -> None:
         if "state" in self.__dict__:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from memwarden.checkpoint.commit import journal
 from memwarden.checkpoint.commit.batch import AgentCommit, CommitReport, commit
 from memwarden.checkpoint.commit.staging import Writer
-from memwarden.checkpoint.run_state import memory_locks
 from memwarden.fs.files import flush_folder, named_temp_files
 from memwarden.process.errors import describe_error
 
@@ -115,7 +114,7 @@ def durable_writes(
     writer = Writer(context.storage_dir)
     try:
         rolled = journal.roll_forward(
-            context.state, context.storage_dir, memory_locks(context), taken_over_by=writer.token
+            context.state, context.storage_dir, context.memory_lock, taken_over_by=writer.token
         )
         lines += rolled.lines()
         problems += rolled.problems
