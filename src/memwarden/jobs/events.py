@@ -53,10 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    # general.timezone is a known zone (checked as the settings load), else the machine's
-    zone = (
-        resolve_timezone(context.config.general.timezone) or datetime.now(UTC).astimezone().tzinfo
-    )
+    zone = resolve_timezone(context.config.general.timezone)  # None: the machine's
     since = parse_since(options.since, context.now(), zone) if options.since else None
     types = [part.strip() for item in options.type for part in item.split(",") if part.strip()]
     agent = options.agent.lower() if options.agent else None
@@ -73,8 +70,9 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     return result
 
 
-def parse_since(text: str, now: datetime, zone: tzinfo) -> datetime:
-    """Given `--since` text, the current time and the zone for times without one, return the
+def parse_since(text: str, now: datetime, zone: tzinfo | None) -> datetime:
+    """Given `--since` text, the current time and the zone for times without one (None: the
+    machine's, with its summer time on that date), return the
     moment it names (aware). Raise UsageError if it is neither ISO nor a duration like 2h, or
     a duration that reaches before the year 1.
     """
@@ -95,7 +93,9 @@ def parse_since(text: str, now: datetime, zone: tzinfo) -> datetime:
             f"--since {text}: expected an ISO date or time (2026-11-22, 2026-11-22T05:30Z) "
             "or a duration ago (30m, 2h, 7d)"
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+    if moment.tzinfo:
+        return moment
+    return moment.replace(tzinfo=zone) if zone else moment.astimezone()
 
 
 def type_matches(event_type: str, patterns: Sequence[str]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -41,6 +42,19 @@ def test_parse_since_iso_with_zone_keeps_its_zone():
 def test_parse_since_iso_without_zone_is_in_the_given_zone():
     assert parse_since("2026-11-22", NOW, PARIS) == datetime(2026, 11, 21, 23, 0, tzinfo=UTC)
     assert parse_since("2026-11-22 05:30", NOW, UTC) == datetime(2026, 11, 22, 5, 30, tzinfo=UTC)
+
+
+def test_parse_since_iso_without_zone_nor_setting_is_machine_time_of_that_date(monkeypatch):
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    try:
+        summer = parse_since("2026-07-01T12:00", NOW, None)
+        winter = parse_since("2026-12-01T12:00", NOW, None)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert summer == datetime(2026, 7, 1, 10, 0, tzinfo=UTC)
+    assert winter == datetime(2026, 12, 1, 11, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("text", ["yesterday", "2h ago", "-3d", "2026-13-01"])
