@@ -85,12 +85,12 @@ def keep_lost(
         )
     name = day_file(assessment, zone, now)
     path = workspace / name
-    section = render_section(assessment, session_key, zone, now)
     current = read_text_if_exists(path)
     if current is not None and heading_mark(assessment.entry_id) in current:
         return Kept(name, written=False, already=True)
     if dry_run:
         return Kept(name, written=False)
+    section = render_section(assessment, session_key, zone, now)
     header = "" if current is not None else daily_header(agent_id, path.stem)
     ensure_dir(path.parent, root=workspace)
     atomic_append(path, section, root=workspace, header=header)

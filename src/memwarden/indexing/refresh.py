@@ -45,11 +45,9 @@ JOB = "index"  # the job its events are recorded under, whoever asked for the in
 
 @dataclass(frozen=True)
 class RunShared:
-    """What every workspace of one run shares: the category rules (`index.categories`), the
-    time INDEX.md says it was generated, and the agents whose main session has
-    ACTIVE_CONTEXT.md."""
+    """What every workspace of one run shares: the time INDEX.md says it was generated, and the
+    agents whose main session has ACTIVE_CONTEXT.md."""
 
-    categories: list[dict[str, str]]
     now: datetime
     keeping_main_file: frozenset[str]
 
@@ -67,7 +65,9 @@ def index_agents(
     Never raises for one workspace's failure: it is reported in its outcome (`status` failed).
     """
     targets = agent_targets(context, context.deployment, agents)
-    outcomes = index_targets(context, targets, False, dry_run, write_index=write_index)
+    outcomes = index_targets(
+        context, targets, force=False, dry_run=dry_run, write_index=write_index
+    )
     return [outcome.to_json() for outcome in outcomes]
 
 
@@ -80,11 +80,7 @@ def index_targets(
     write_index: bool = True,
 ) -> list[Outcome]:
     """Index every target; one failing workspace never stops the others."""
-    shared = RunShared(
-        context.config.index.categories,
-        context.now(),
-        main_file_agents(context.deployment.agents),
-    )
+    shared = RunShared(context.now(), main_file_agents(context.deployment.agents))
     return [
         _index_target(context, target, shared, force, dry_run, write_index) for target in targets
     ]
@@ -119,9 +115,8 @@ def _memory_locks(context: JobContext, agent_ids: Sequence[str], dry_run: bool) 
     """Hold the memory lock of every agent sharing the workspace (not needed in a dry run)."""
     with ExitStack() as stack:
         if not dry_run:
-            wait = context.config.history.lock_wait_seconds
             for agent_id in agent_ids:
-                stack.enter_context(context.memory_lock(agent_id, wait))
+                stack.enter_context(context.memory_lock(agent_id))
         yield
 
 
@@ -298,7 +293,7 @@ def _build(
 
     update = collect_facts(target.workspace / "memory", stats)
     totals = Totals.of(update.facts)
-    rules, descriptions = parse_rules(shared.categories)
+    rules, descriptions = parse_rules(context.config.index.categories)
     catalog = render_catalog(
         categorize(update.facts, rules, descriptions),
         totals,
