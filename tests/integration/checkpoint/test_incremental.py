@@ -479,6 +479,10 @@ def test_checkpoint_long_tool_loops_keep_every_request(tmp_path, capsys):
     assert all(user_text(number).strip() in context for number in range(6))
     assert outcome["counts"]["tools"] == 90
     assert "- exec × 90\n" in context  # noqa: RUF001
+    # Its daily log gets the recent lines a first read takes: four times 60 when the last 60
+    # hold fewer than 5 requests.
+    daily = "".join(path.read_text() for path in (agent.workspace / "memory").glob("20??-*.md"))
+    assert all(user_text(number).strip() in daily for number in range(6))
 
 
 def test_checkpoint_writes_each_active_conversation_to_its_own_file(tmp_path, capsys):

@@ -107,7 +107,11 @@ def gather(
         position = start_position(location) if whole is not None else None
     read, messages = _read(run, conversation, location, position)
     if whole == "older":  # its daily log gets what a first read of its recent lines gives
-        daily.append(_logged_after(run, location, None))
+        tail = reader.recent_tail(location)
+        messages_logged = kept_messages(tail.entries, run.redactor.redact)
+        daily.append(
+            DailyMessages(session.session_id, messages_logged, partial=not tail.reached_start)
+        )
     else:
         daily.append(_daily(run, read, messages, stored))
     earlier_id = earlier[0].session_id if earlier is not None else None
@@ -216,8 +220,8 @@ def _rewound(stored: StoredSession | None) -> bool:
 def _logged_after(
     run: RunState, location: TranscriptLocation, last_entry_at: float | None
 ) -> DailyMessages:
-    """The messages of the transcript's recent lines newer than `last_entry_at` (None: all of
-    them), for the daily log: what a first read of its recent lines gives."""
+    """The messages of the transcript's last lines newer than `last_entry_at`, for the daily
+    log (see `reader.new_since`)."""
     entries, partial = reader.new_since(location, None, last_entry_at)
     return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
 

@@ -96,15 +96,21 @@ def read_on(
 
 
 def read_recent(location: TranscriptLocation, take: Take) -> TranscriptRead:
-    """Hand the transcript's recent entries to `take` (its last FIRST_READ_ENTRIES, four times
-    as many when those hold fewer than FIRST_READ_REQUESTS requests); return what was read.
+    """Hand the transcript's recent entries (`recent_tail`) to `take`; return what was read.
 
     Raise StoreError if the transcript cannot be read.
     """
+    return _recent(location, take, recent_tail(location))
+
+
+def recent_tail(location: TranscriptLocation) -> TailResult:
+    """Return the transcript's recent entries: its last FIRST_READ_ENTRIES, four times as many
+    when those hold fewer than FIRST_READ_REQUESTS requests. Raise StoreError if it cannot be
+    read."""
     tail = read_tail(location, FIRST_READ_ENTRIES)
     if not tail.reached_start and _requests(tail.entries) < FIRST_READ_REQUESTS:
         tail = read_tail(location, FIRST_READ_ENTRIES * 4)
-    return _recent(location, take, tail)
+    return tail
 
 
 def new_since(
