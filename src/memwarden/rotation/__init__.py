@@ -3,7 +3,3 @@
 `policy` decides over plain rows from the gateway; `lineage` keeps what was rotated in
 memwarden's state database. The job that acts on the decisions is `memwarden.jobs.rotate`.
 """
-
-from memwarden.rotation.lineage import recent_rotation_failures
-
-__all__ = ["recent_rotation_failures"]

@@ -62,7 +62,6 @@ def is_ours(path: Path) -> bool:
 
 def shells_present(env: Mapping[str, str]) -> list[str]:
     """Return the shells worth installing completion for: the login shell and any on PATH."""
-
     login = Path(env.get("SHELL", "")).name
     path = env.get("PATH", os.defpath)
     return [shell for shell in SHELLS if shell == login or shutil.which(shell, path=path)]
