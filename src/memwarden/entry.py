@@ -42,10 +42,10 @@ def run() -> NoReturn:
 def start() -> None:
     """Set up this process for one run: the collector off, the error lines remembered, and the
     end of the process registered as the first exit handler, so that it runs last."""
+    gc.disable()
     # lazy: nothing of the program loads before the collector is off
     from memwarden.process.log_format import LOGGER_NAME
 
-    gc.disable()
     atexit.register(_end)
     logging.getLogger(LOGGER_NAME).addFilter(_remember_error)
 

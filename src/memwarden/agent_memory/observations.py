@@ -216,8 +216,14 @@ def unlisted(line: str) -> str:
 
 def shorten(text: str, limit: int) -> str:
     """Given a text, return it on one line and at most `limit` characters (with `…`)."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    return cut(" ".join(text.split()), limit)
+
+
+def cut(text: str, limit: int) -> str:
+    """Return text cut to at most `limit` characters, ending with … when it was cut."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
 
 
 def _todo_marker_lines(text: str) -> list[tuple[int, str, bool]]:

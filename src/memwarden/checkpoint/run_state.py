@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -34,8 +32,6 @@ class RunState:
     now: datetime
     stored: dict[tuple[str, str], StoredSession]
     owners: dict[tuple[str, str], tuple[str, str]]
-    # Held while an agent's memory files are written (the history's memory lock), by agent id.
-    memory_lock: Callable[[str], AbstractContextManager[object]]
     # The agents whose main session is written to ACTIVE_CONTEXT.md; see
     # handoff_files.main_file_agents.
     main_file_agents: frozenset[str]
@@ -96,7 +92,6 @@ def build_run_state(
         settings_key=settings_key({**section.values, "general.timezone": timezone}),
         dry_run=dry_run,
         trigger=trigger,
-        memory_lock=context.memory_lock,
         main_file_agents=main_file_agents(context.deployment.agents),
         writer=None if dry_run else writer,
         state_path=context.state.path,

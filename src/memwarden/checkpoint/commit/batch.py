@@ -147,8 +147,7 @@ def _mark_conflict(outcomes: list[SessionOutcome]) -> None:
     for outcome in outcomes:
         if outcome.update is None and not outcome.files:
             continue
-        outcome.outcome = "skipped"
-        outcome.reason = CONFLICT_REASON
+        outcome.finish("skipped", CONFLICT_REASON)
         outcome.files = []
         outcome.update = None
         outcome.events = []

@@ -66,7 +66,7 @@ class DurableWrites:
             commits,
             token=self.writer.token,
             run_id=self.context.run_id,
-            memory_lock=run.memory_lock,
+            memory_lock=self.context.memory_lock,
         )
         for agent_id, folders in report.placed.items():
             self.placed.setdefault(agent_id, set()).update(folders)

@@ -19,6 +19,7 @@ from typing import Any
 
 from memwarden.agent_memory.observations import (
     argument_paths,
+    cut,
     find_paths,
     marked_lines,
     shorten,
@@ -272,10 +273,3 @@ class Conversation:
             )
         except (KeyError, TypeError, ValueError):
             return None
-
-
-def cut(text: str, limit: int) -> str:
-    """Return text cut to at most `limit` characters, ending with … when it was cut."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from memwarden.checkpoint.digest.conversation import Conversation, Said, cut
+from memwarden.agent_memory.observations import cut
+from memwarden.checkpoint.digest.conversation import Conversation, Said
 from memwarden.checkpoint.digest.daily_log import local
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.values import (

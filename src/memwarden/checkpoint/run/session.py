@@ -59,8 +59,7 @@ def checkpoint_one(
         stopping.check()
         if run.files is not None:  # what it staged goes with it
             run.files.rollback(mark)
-        outcome.outcome = "failed"
-        outcome.reason = describe_error(error)
+        outcome.finish("failed", describe_error(error))
         outcome.update = None
         outcome.events = [
             EventRecord(

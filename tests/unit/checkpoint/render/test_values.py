@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.digest.conversation import ContextSize, Conversation, Said, cut
+from memwarden.agent_memory.observations import cut
+from memwarden.checkpoint.digest.conversation import ContextSize, Conversation, Said
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.handoff import Handoff, Shown
 from memwarden.checkpoint.render.values import (
