@@ -191,6 +191,18 @@ class BatchImport:
         return HistoryError(f"{self.store.git_dir}: git fast-import failed: {reason}")
 
 
+def keep_stream(batches: Mapping[str, Sequence[str]], message: str, when: int) -> bytes:
+    """Given {batch ref: existing commit ids}, return a `git fast-import` stream that sets each
+    ref to a commit with an empty tree and those commits as parents."""
+    parts = [b"feature done\n"]
+    for mark, (ref, commits) in enumerate(batches.items(), start=1):
+        parts += _commit_header(ref, mark, message, when)
+        parts += [b"merge %s\n" % commit.encode("ascii") for commit in commits]
+        parts.append(b"\n")
+    parts.append(b"done\n")
+    return b"".join(parts)
+
+
 def _commit_header(ref: str, mark: int, message: str, when: int) -> list[bytes]:
     encoded = message.encode("utf-8")
     return [
@@ -264,6 +276,12 @@ class GitStore:
             return batch.finish(message, when, kept)
         finally:
             batch.close()
+
+    def keep(self, batches: Mapping[str, Sequence[str]], message: str, when: int) -> None:
+        """Set each batch ref to a commit whose parents are the given existing commits, all in
+        one `git fast-import`."""
+        if batches:
+            self.run(FAST_IMPORT, stdin=keep_stream(batches, message, when))
 
     def refs(self, prefix: str) -> list[str]:
         """Return the names of the refs under `prefix` (`refs/batches/`)."""

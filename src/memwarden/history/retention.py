@@ -1,9 +1,10 @@
 """Retention: keep each agent's snapshots for N days and at most M of them; keep storage packed.
 
 In the shared store, the batch commits that keep snapshots reachable are rewritten without the
-pruned ones (`GitStore.commit_batch`, under the store's exclusive lock), then `git gc` deletes
-what no batch keeps. An agent's own repository of older snapshots (memory/ alone) is pruned the
-same way by its refs, and removed with its folder once its last snapshot is pruned.
+pruned ones (`GitStore.keep`, one `git fast-import`, under the store's exclusive lock), then
+`git gc` deletes what no batch keeps. An agent's own repository of older snapshots (memory/
+alone) is pruned the same way by its refs, and removed with its folder once its last snapshot
+is pruned.
 """
 
 from __future__ import annotations
@@ -138,9 +139,7 @@ def _rewrite_batches(context: JobContext, store: GitStore, gone: set[str]) -> No
         BATCH_REFS + secrets.token_hex(8): kept[start : start + BATCH_PARENTS]
         for start in range(0, len(kept), BATCH_PARENTS)
     }
-    when = int(context.now().timestamp())
-    for ref, commits in batches.items():
-        store.commit_batch(ref, [], "memwarden retention: snapshots kept\n", when, commits)
+    store.keep(batches, "memwarden retention: snapshots kept\n", int(context.now().timestamp()))
     store.delete_refs(ref for ref in old_refs if ref not in batches)
 
 

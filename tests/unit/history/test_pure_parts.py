@@ -10,6 +10,7 @@ from memwarden.history.git import (
     TreeFile,
     batch_part,
     blob_sha,
+    keep_stream,
     quote_path,
     snapshot_part,
 )
@@ -177,6 +178,15 @@ def test_batch_stream_commits_each_snapshot_parentless_and_keeps_them_in_one_bat
     tail = b"mark :3\n" + stream.split(b"mark :3\n", 1)[1]
     assert b"merge :1\nmerge :2\nmerge " + b"e" * 40 + b"\n" in tail
     assert stream.endswith(b"\ndone\n")
+
+
+def test_keep_stream_sets_each_ref_to_a_commit_of_the_given_parents():
+    stream = keep_stream(
+        {"refs/batches/a": ["1" * 40, "2" * 40], "refs/batches/b": ["3" * 40]}, "m", 1
+    )
+    assert stream.count(b"reset refs/batches/") == 2
+    assert b"merge " + b"1" * 40 + b"\nmerge " + b"2" * 40 + b"\n" in stream
+    assert stream.endswith(b"done\n")
 
 
 def test_bootstrap_lengths_looked_up_only_for_an_unchanged_bootstrap_file(tmp_path):
