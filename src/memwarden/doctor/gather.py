@@ -29,6 +29,7 @@ from memwarden.gateway_hooks.shipped import (
 from memwarden.indexing.manifest import INDEX_PATH, choose_handoffs
 from memwarden.openclaw.agents import Agent, not_a_folder
 from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
+from memwarden.openclaw.endpoint import resolve_endpoint
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
     hook_selection,
@@ -391,12 +392,7 @@ def _add(facts: list[PathFacts], key: str, label: str, path: Path, kind) -> None
 def gateway_reachable(context: JobContext, deployment: Deployment | None) -> list[Finding]:
     """Connect to the gateway with memwarden's token (the connect handshake checks it)."""
     # lazy: websockets (about 55 ms) only when the gateway is contacted (not --skip-gateway)
-    from memwarden.openclaw.gateway import (
-        GatewayAuthError,
-        GatewayClient,
-        GatewayError,
-        resolve_endpoint,
-    )
+    from memwarden.openclaw.gateway import GatewayAuthError, GatewayClient, GatewayError
 
     url, token = resolve_endpoint(context.config, deployment, context.env)
     token_line = (

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from memwarden.jobs.common import add_verb
+from memwarden.openclaw.endpoint import endpoint_source, resolve_endpoint
 from memwarden.process.errors import GatewayConfigError, GatewayNotFound
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling.spec import secrets_file_path
@@ -78,9 +79,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 def values_in_use(context: JobContext, options: argparse.Namespace) -> dict[str, tuple[str, str]]:
     """Return, by name, each value memwarden works out and uses, with what chose it."""
-    # lazy: websockets is imported only by `config show`
-    from memwarden.openclaw.gateway import endpoint_source, resolve_endpoint
-
     config, env = context.config, context.env
     state_dir, state_source = context.gateway_state_location
     try:

@@ -15,12 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.snapshots import snapshot_written
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
-from memwarden.openclaw.gateway import (
-    GatewayCallError,
-    GatewayError,
-    parse_session_row,
-    resolve_endpoint,
-)
+from memwarden.openclaw.endpoint import resolve_endpoint
+from memwarden.openclaw.gateway import GatewayCallError, GatewayError, parse_session_row
 from memwarden.process import stopping
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext, JobResult

@@ -24,7 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
@@ -33,14 +33,9 @@ from websockets.uri import parse_uri
 
 from memwarden import __version__
 from memwarden.openclaw.fields import integer as _integer
-from memwarden.openclaw.fields import mapping
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import classify
 from memwarden.process.errors import EXIT_USAGE, MemwardenError
-
-if TYPE_CHECKING:
-    from memwarden.openclaw.layout import Deployment
-    from memwarden.settings.config import Config
 
 log = logging.getLogger("memwarden.gateway")
 
@@ -48,7 +43,6 @@ PROTOCOL = 4
 CLIENT_ID = "gateway-client"
 CLIENT_MODE = "backend"
 OPERATOR_SCOPES = ("operator.admin", "operator.read", "operator.write")
-DEFAULT_PORT = 18789
 DEFAULT_PAGE_SIZE = 200
 MAX_PAGES = 10_000
 MAX_FRAME_BYTES = 64 * 1024 * 1024
@@ -373,52 +367,6 @@ class GatewayClient:
         )
 
 
-# --- where the gateway is ----------------------------------------------------------------------
-
-
-def resolve_endpoint(
-    config: Config, deployment: Deployment | None, env: Mapping[str, str]
-) -> tuple[str, str | None]:
-    """Given memwarden's config, the gateway deployment and the environment, return (url, token).
-
-    URL: `gateway.url`, else `ws://127.0.0.1:<port>` with the port from the deployment
-    (`$OPENCLAW_GATEWAY_PORT`, `gateway.port`, 18789), `wss://` when the gateway config turns
-    TLS on. Token: `gateway.token` (`MEMWARDEN_GATEWAY_TOKEN`), else `$OPENCLAW_GATEWAY_TOKEN`,
-    else the gateway config's `gateway.auth.token`; None when none is set.
-    """
-    url = (config.gateway.url or "").strip()
-    if not url:
-        port = deployment.gateway_port_and_source()[0] if deployment else _env_port(env)
-        scheme = "wss" if deployment is not None and _tls_enabled(deployment.config) else "ws"
-        url = f"{scheme}://127.0.0.1:{port}"
-    token = (config.gateway.token or "").strip() or (
-        env.get("OPENCLAW_GATEWAY_TOKEN") or ""
-    ).strip()
-    if not token and deployment is not None:
-        token = deployment.gateway_token() or ""
-    return url, token or None
-
-
-def endpoint_source(config: Config, deployment: Deployment | None, env: Mapping[str, str]) -> str:
-    """Given what `resolve_endpoint` is given, return what chose its URL, for people."""
-    if (config.gateway.url or "").strip():
-        return f"gateway.url ({config.sources.get('gateway.url', 'default')})"
-    if deployment is not None:
-        return f"port: {deployment.gateway_port_and_source()[1]}"
-    if (env.get("OPENCLAW_GATEWAY_PORT") or "").strip():
-        return "port: $OPENCLAW_GATEWAY_PORT"
-    return "default"
-
-
-def http_base(url: str) -> str:
-    """Given the gateway's WebSocket URL, return its HTTP base URL (same host and port)."""
-    if url.startswith("wss://"):
-        return "https://" + url[len("wss://") :].rstrip("/")
-    if url.startswith("ws://"):
-        return "http://" + url[len("ws://") :].rstrip("/")
-    return url.rstrip("/")
-
-
 # --- helpers -----------------------------------------------------------------------------------
 
 
@@ -436,15 +384,6 @@ def _closed_reason(error: BaseException) -> str:
 def _server_version(hello: Mapping[str, Any]) -> str:
     server = hello.get("server") if isinstance(hello, dict) else None
     return str(server.get("version")) if isinstance(server, dict) else "unknown"
-
-
-def _tls_enabled(config: Mapping[str, Any]) -> bool:
-    return mapping(mapping(config.get("gateway")).get("tls")).get("enabled") is True
-
-
-def _env_port(env: Mapping[str, str]) -> int:
-    text = (env.get("OPENCLAW_GATEWAY_PORT") or "").strip().rsplit(":", 1)[-1]
-    return int(text) if text.isdigit() and 0 < int(text) < 65536 else DEFAULT_PORT
 
 
 def _positive(value: object) -> int | None:

@@ -109,3 +109,19 @@ def test_a_file_era_checkpoint_without_config_loads_no_library_it_does_not_use(t
     # agent: no worker process), no gzip (no compressed reset archive).
     state = make_file_era_state(tmp_path)
     assert loaded_by_checkpoint(state.state_dir, LIBRARIES) == []
+
+
+def test_health_without_the_rpc_check_does_not_load_websockets(tmp_path):
+    # The HTTP probes need the gateway's address only (openclaw.endpoint), not its client.
+    state = make_sqlite_era_state(tmp_path)
+    program = [sys.executable, "-c", MODULES, "websockets,httpx"]
+    completed = subprocess.run(
+        [*program, "-q", "--state-dir", str(state.state_dir), "health", "--dry-run", "--no-alert"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=dict(os.environ, MEMWARDEN_HEALTH_PROCESS_CHECK="false"),
+    )
+    line = next(line for line in completed.stdout.splitlines() if line.startswith("LOADED"))
+    assert line.split(" ")[2] == "httpx", completed.stdout + completed.stderr

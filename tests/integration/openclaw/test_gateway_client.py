@@ -10,6 +10,7 @@ import time
 import httpx
 import pytest
 
+from memwarden.openclaw.endpoint import http_base
 from memwarden.openclaw.gateway import (
     GatewayAuthError,
     GatewayCallError,
@@ -17,7 +18,6 @@ from memwarden.openclaw.gateway import (
     GatewayProtocolError,
     GatewayTimeout,
     GatewayUnreachable,
-    http_base,
 )
 from memwarden.openclaw.http_probe import probe_liveness, probe_readiness
 from memwarden.process.errors import EXIT_USAGE

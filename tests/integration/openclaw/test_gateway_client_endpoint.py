@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json5
 
-from memwarden.openclaw.gateway import resolve_endpoint
+from memwarden.openclaw.endpoint import resolve_endpoint
 from memwarden.openclaw.layout import discover
 from memwarden.settings.config import load
 from support.deployments import make_file_era_state, write_json5_config

@@ -16,6 +16,7 @@ import httpx
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok
+from memwarden.openclaw.endpoint import http_base, resolve_endpoint
 from memwarden.openclaw.http_probe import ProbeResult, probe_liveness, probe_readiness
 from memwarden.openclaw.layout import Deployment
 from memwarden.process.errors import GatewayConfigError
@@ -53,9 +54,6 @@ def gateway_base_url(inputs: HealthInputs) -> str:
     explicit = inputs.health.gateway_http_url.strip()
     if explicit:
         return explicit.rstrip("/")
-
-    # lazy: the endpoint rules live beside the WebSocket client (websockets, about 55 ms)
-    from memwarden.openclaw.gateway import http_base, resolve_endpoint
 
     url, _token = resolve_endpoint(inputs.config, _deployment_or_none(inputs), inputs.env)
     return http_base(url)

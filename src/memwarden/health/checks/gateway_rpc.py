@@ -6,12 +6,8 @@ from typing import Any
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, warning
-from memwarden.openclaw.gateway import (
-    GatewayAuthError,
-    GatewayClient,
-    GatewayError,
-    resolve_endpoint,
-)
+from memwarden.openclaw.endpoint import resolve_endpoint
+from memwarden.openclaw.gateway import GatewayAuthError, GatewayClient, GatewayError
 
 KEY = "gateway.rpc"
 
