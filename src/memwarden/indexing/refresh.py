@@ -7,33 +7,26 @@ maintain (with `write_index=False` when only the manifest is to be refreshed).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.agent_memory.handoff_files import main_file_agents
-from memwarden.fs.files import (
-    atomic_write,
-    ensure_dir,
-    read_text_if_exists,
-    remove_stale_temp_files,
-)
-from memwarden.history.snapshots import snapshot
+from memwarden.fs.files import read_text_if_exists, remove_stale_temp_files
 from memwarden.indexing.bootstrap import refresh_manifest
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.indexing.markers import MARKERS
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
-from memwarden.indexing.scan import FileStat, collect_facts, scan_pool
+from memwarden.indexing.scan import scan_pool
 from memwarden.indexing.targets import Target, agent_targets
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.process import stopping
 from memwarden.process.errors import MemwardenError, describe_error
 from memwarden.process.runtime import JobContext
 
-# The catalog (categories, facts, rendering) is imported only where INDEX.md is built: a memory
-# folder under the threshold, the usual case after a checkpoint, needs only the manifest.
+# INDEX.md (index_file: the catalog, its categories and facts) is imported only where it is
+# built: a memory folder under the threshold, the usual case after a checkpoint, needs only the
+# manifest.
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -96,7 +89,10 @@ def _index_target(
 ) -> Outcome:
     stopping.check()
     try:
-        with _memory_locks(context, target.agents, dry_run):
+        with ExitStack() as locks:
+            if not dry_run:  # the memory lock of every agent sharing the workspace
+                for agent_id in target.agents:
+                    locks.enter_context(context.memory_lock(agent_id))
             outcome = index_workspace(
                 context, target, shared, force=force, dry_run=dry_run, write_index=write_index
             )
@@ -108,16 +104,6 @@ def _index_target(
     if not dry_run:
         _record(context, target, outcome)
     return outcome
-
-
-@contextmanager
-def _memory_locks(context: JobContext, agent_ids: Sequence[str], dry_run: bool) -> Iterator[None]:
-    """Hold the memory lock of every agent sharing the workspace (not needed in a dry run)."""
-    with ExitStack() as stack:
-        if not dry_run:
-            for agent_id in agent_ids:
-                stack.enter_context(context.memory_lock(agent_id))
-        yield
 
 
 def index_workspace(
@@ -153,8 +139,11 @@ def index_workspace(
         outcome.status = "left_as_is"
         outcome.chars = js_length(current) if current is not None and is_ours(current) else None
     else:
+        # lazy: only a pool over index.threshold_kb builds INDEX.md
+        from memwarden.indexing.index_file import write_index
+
         try:
-            _write_index(context, target, stats, shared, current, outcome, dry_run)
+            write_index(context, target, stats, shared.now, current, outcome, dry_run)
         except (MemwardenError, OSError) as error:
             # INDEX.md failed (a foreign one, a broken template): the handoffs still go out.
             outcome.status, outcome.error = "failed", describe_error(error)
@@ -175,137 +164,6 @@ def index_workspace(
         target.workspace, target.max_chars, target.total_max_chars, outcome
     )
     return outcome
-
-
-def _write_index(
-    context: JobContext,
-    target: Target,
-    stats: list[FileStat],
-    shared: RunShared,
-    current: str | None,
-    outcome: Outcome,
-    dry_run: bool,
-) -> None:
-    """Write INDEX.md when it changed apart from its time, taking over one made by the
-    reference script (kept in history first). Raise MemwardenError for another foreign one."""
-    # lazy: only a pool over index.threshold_kb builds INDEX.md
-    from memwarden.indexing.facts_cache import store_output
-    from memwarden.indexing.index_file import (
-        inputs_digest,
-        is_ours,
-        is_reference_index,
-        same_index,
-        text_digest,
-    )
-
-    workspace = target.workspace
-    index_path = workspace / INDEX_PATH
-    foreign = current is not None and not is_ours(current)
-    if foreign and not is_reference_index(current):
-        raise MemwardenError(
-            f"{index_path}: exists and was not written by memwarden; rename it (for example to "
-            "memory/INDEX.notes.md) so memwarden can write its index there"
-        )
-    real = target.real
-    inputs = inputs_digest(
-        stats,
-        cap=target.max_chars,
-        rules=context.config.index.categories,
-        template_path=context.config.index.template,
-    )
-    if _reuse_last(context, real, inputs, current, outcome):
-        return
-    text = _build(context, target, stats, shared, outcome)
-    if current is None or not same_index(current, text):
-        outcome.status = "would_write" if dry_run else "written"
-        if foreign:
-            outcome.migrated = _keep_in_history(context, target, dry_run)
-        if not dry_run:
-            ensure_dir(workspace / "memory", root=workspace)
-            atomic_write(index_path, text, root=workspace, real_root=Path(real))
-            current = text
-    if not dry_run and not outcome.unreadable and current is not None:
-        reported = {name: getattr(outcome, name) for name in REPORTED}
-        store_output(context.state, real, inputs, text_digest(current), reported)
-
-
-def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
-    """Snapshot the memory folder holding the reference script's INDEX.md (trigger
-    `pre-migrate`, taken even when automatic snapshots are off); return what was kept.
-
-    Raise MemwardenError when no agent uses the workspace, or if the snapshot
-    fails: either way the file is left as it is.
-    """
-    # lazy: only a pool over index.threshold_kb builds INDEX.md
-    from memwarden.indexing.index_file import REFERENCE_GENERATOR
-
-    index_path = target.workspace / INDEX_PATH
-    agent = context.deployment.agent(target.agents[0]) if target.agents else None
-    if agent is None:
-        raise MemwardenError(
-            f"{index_path}: written by {REFERENCE_GENERATOR}, but no agent uses this workspace, "
-            "so memwarden cannot keep it in an agent's memory history before replacing it; "
-            "rename it (for example to memory/INDEX.notes.md)"
-        )
-    if dry_run:
-        return f"would keep it in agent {agent.id}'s memory history first"
-
-    taken = snapshot(context, agent, "pre-migrate")
-    if taken is None:
-        return f"already in agent {agent.id}'s latest memory-history snapshot"
-    return f"kept in agent {agent.id}'s memory history: snapshot {taken.id}"
-
-
-REPORTED = ("files", "size", "tokens", "markers", "chars", "fits", "condensed")
-
-
-def _reuse_last(
-    context: JobContext, real: str, inputs: str, current: str | None, outcome: Outcome
-) -> bool:
-    """Return True (and fill `outcome`) when INDEX.md is the one last made from these inputs."""
-    # lazy: only a pool over index.threshold_kb builds INDEX.md
-    from memwarden.indexing.facts_cache import load_output
-    from memwarden.indexing.index_file import text_digest
-
-    if current is None:
-        return False
-    last = load_output(context.state, real)
-    if last is None or last[0] != inputs or last[1] != text_digest(current):
-        return False
-    for name in REPORTED:
-        if name in last[2]:
-            setattr(outcome, name, last[2][name])
-    return True
-
-
-def _build(
-    context: JobContext,
-    target: Target,
-    stats: list[FileStat],
-    shared: RunShared,
-    outcome: Outcome,
-) -> str:
-    """Read the facts, render the catalog; fill `outcome`; return the text."""
-    # lazy: only a pool over index.threshold_kb builds INDEX.md
-    from memwarden.indexing.catalog import Totals
-    from memwarden.indexing.categories import categorize, parse_rules
-    from memwarden.indexing.index_file import generated_text, render_catalog
-
-    update = collect_facts(target.workspace / "memory", stats)
-    totals = Totals.of(update.facts)
-    rules, descriptions = parse_rules(context.config.index.categories)
-    catalog = render_catalog(
-        categorize(update.facts, rules, descriptions),
-        totals,
-        cap=target.max_chars,
-        generated=generated_text(shared.now),
-        template_path=context.config.index.template,
-    )
-    outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens
-    outcome.markers = dict(zip(MARKERS, totals.markers, strict=True))
-    outcome.chars, outcome.fits, outcome.condensed = catalog.chars, catalog.fits, catalog.notes
-    outcome.unreadable = update.unreadable
-    return catalog.text
 
 
 def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
