@@ -51,8 +51,8 @@ def refresh_manifest(
     changed. Raise OSError if a handoff cannot be read."""
     memory = target.workspace / "memory"
     found = read_handoffs(memory, target.agents) if memory.is_dir() else []
-    choice = choose_handoffs(found, keeping_main_file, target.workspace)
-    handoffs = choice.injected if context.config.index.inject_active_context else []
+    injected, left_out = choose_handoffs(found, keeping_main_file, target.workspace)
+    handoffs = injected if context.config.index.inject_active_context else []
     files = list(handoffs)
     if index_chars is not None:
         files.append(InjectedFile(INDEX_PATH, index_chars))
@@ -60,7 +60,7 @@ def refresh_manifest(
     current = read_text_if_exists(path)
     if not files:
         status = _remove(path, current, dry_run)
-        return ManifestResult(status, [], choice.left_out)
+        return ManifestResult(status, [], left_out)
     payload = build_manifest(
         agents=target.agents,
         max_chars=target.max_chars,
@@ -69,13 +69,13 @@ def refresh_manifest(
         files=files,
     )
     if current is not None and current.encode() == payload:
-        return ManifestResult("unchanged", handoffs, choice.left_out)
+        return ManifestResult("unchanged", handoffs, left_out)
     if dry_run:
-        return ManifestResult("would_write", handoffs, choice.left_out)
+        return ManifestResult("would_write", handoffs, left_out)
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)
     atomic_write(path, payload, root=target.workspace, real_root=Path(target.real))
-    return ManifestResult("written", handoffs, choice.left_out)
+    return ManifestResult("written", handoffs, left_out)
 
 
 def _remove(path: Path, current: str | None, dry_run: bool) -> str:
