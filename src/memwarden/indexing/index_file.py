@@ -258,11 +258,11 @@ def _build(
     context: JobContext, target: Target, stats: list[FileStat], now: datetime, outcome: Outcome
 ) -> str:
     """Read the facts, render the catalog; fill `outcome`; return the text."""
-    update = collect_facts(target.workspace / "memory", stats)
-    totals = Totals.of(update.facts)
+    facts, unreadable = collect_facts(target.workspace / "memory", stats)
+    totals = Totals.of(facts)
     rules, descriptions = parse_rules(context.config.index.categories)
     catalog = render_catalog(
-        categorize(update.facts, rules, descriptions),
+        categorize(facts, rules, descriptions),
         totals,
         cap=target.max_chars,
         generated=generated_text(now),
@@ -271,5 +271,5 @@ def _build(
     outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens
     outcome.markers = dict(zip(MARKERS, totals.markers, strict=True))
     outcome.chars, outcome.fits, outcome.condensed = catalog.chars, catalog.fits, catalog.notes
-    outcome.unreadable = update.unreadable
+    outcome.unreadable = unreadable
     return catalog.text
