@@ -167,7 +167,13 @@ def _apply(
     installed: list[InstalledFile] = []
     created: list[Path] = []
     try:
-        _write_files(result, spec, files, installed, created)
+        for folder in (spec.storage_dir, spec.log_dir):
+            created += act.make_dirs(folder)
+        for planned in files:
+            created += act.write_file(planned.path, planned.content, planned.mode)
+            digest = sha256_text(planned.content)
+            installed.append(InstalledFile(str(planned.path), digest, planned.role))
+            result.lines.append(f"wrote {planned.path}")
     finally:
         # Even when a write fails, record what was written so uninstall can remove it.
         created += act.missing_ancestors(manifest_path(spec.storage_dir, plan.target).parent)
@@ -208,23 +214,6 @@ def _apply(
         },
     }
     return result
-
-
-def _write_files(
-    result: JobResult,
-    spec: UnitSpec,
-    files: list[PlannedFile],
-    installed: list[InstalledFile],
-    created: list[Path],
-) -> None:
-    """Write each planned file, appending to `installed` and `created` as it goes."""
-    for folder in (spec.storage_dir, spec.log_dir):
-        created += act.make_dirs(folder)
-    for planned in files:
-        created += act.write_file(planned.path, planned.content, planned.mode)
-        digest = sha256_text(planned.content)
-        installed.append(InstalledFile(str(planned.path), digest, planned.role))
-        result.lines.append(f"wrote {planned.path}")
 
 
 def _manifest(
