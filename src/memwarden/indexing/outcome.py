@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,9 +127,7 @@ def job_result(job: str, outcomes: Sequence[Outcome], *, dry_run: bool) -> JobRe
         ]
         if outcome.error:
             problems.append(f"index {_label(outcome)}: failed: {outcome.error}")
-    counts: dict[str, int] = {}
-    for outcome in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    counts = Counter(outcome.status for outcome in outcomes)
     failed = counts.get("failed", 0) + sum(1 for outcome in outcomes if outcome.fits is False)
     summary = {"workspaces": len(outcomes), **counts}
     return JobResult(

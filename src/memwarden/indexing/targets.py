@@ -47,8 +47,7 @@ def agent_targets(
     by_workspace: dict[str, Target | None] = dict.fromkeys(wanted)
     for agent in sharing.values():
         real = agent.real_workspace
-        cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
-        total = deployment.bootstrap_total_max_chars(agent.id)
+        cap, total = _caps(context, deployment, agent.id)
         target = by_workspace.get(real)
         if target is None:
             target = by_workspace[real] = Target(agent.workspace, real, [agent.id], cap, total)
@@ -93,17 +92,17 @@ def workspace_targets(
         )
     targets = []
     for real, agents in by_real.items():
-        found = agent_targets(context, deployment, agents)
-        if found:
-            targets.append(found[0])
-            continue
-        default = deployment.default_agent().id
-        cap = _cap(context, deployment.bootstrap_max_chars(default))
-        total = deployment.bootstrap_total_max_chars(default)
-        targets.append(Target(Path(real), real, [], cap, total))
+        if agents:  # they share the folder: one target
+            targets += agent_targets(context, deployment, agents)
+        else:  # the default agent's caps
+            caps = _caps(context, deployment, deployment.default_agent().id)
+            targets.append(Target(Path(real), real, [], *caps))
     return targets
 
 
-def _cap(context: JobContext, gateway_cap: int) -> int:
+def _caps(context: JobContext, deployment: Deployment, agent_id: str) -> tuple[int, int]:
+    """An agent's bootstrap caps: per file (lowered to index.max_chars when set), and total."""
+    gateway_cap = deployment.bootstrap_max_chars(agent_id)
     configured = context.config.index.max_chars
-    return min(gateway_cap, configured) if configured else gateway_cap
+    cap = min(gateway_cap, configured) if configured else gateway_cap
+    return cap, deployment.bootstrap_total_max_chars(agent_id)
