@@ -77,11 +77,6 @@ def inputs_digest(
     return digest.hexdigest()
 
 
-def text_digest(text: str) -> str:
-    """Return the sha256 of a text (UTF-8)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def generated_text(moment: datetime) -> str:
     """Given an aware time, return it as the index shows it: `2026-11-22 06:00 UTC`."""
     return moment.strftime("%Y-%m-%d %H:%M UTC")
@@ -202,10 +197,11 @@ def write_index(
             atomic_write(index_path, text, root=workspace, real_root=Path(real))
             current = text
     if not dry_run and not outcome.unreadable and current is not None:
-        reported = {name: getattr(outcome, name) for name in REPORTED}
+        reported = orjson.dumps({name: getattr(outcome, name) for name in REPORTED}).decode()
+        digest = hashlib.sha256(current.encode()).hexdigest()
         context.state.connection.execute(
             "INSERT OR REPLACE INTO index_outputs VALUES (?, ?, ?, ?, ?)",
-            (real, inputs, text_digest(current), orjson.dumps(reported).decode(), time.time()),
+            (real, inputs, digest, reported, time.time()),
         )
 
 
@@ -240,7 +236,7 @@ def _reuse_last(
     row = context.state.connection.execute(
         "SELECT outcome_json FROM index_outputs "
         "WHERE workspace = ? AND inputs_sha256 = ? AND index_sha256 = ?",
-        (real, inputs, text_digest(current)),
+        (real, inputs, hashlib.sha256(current.encode()).hexdigest()),
     ).fetchone()
     if row is None:
         return False

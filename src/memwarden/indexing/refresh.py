@@ -74,36 +74,26 @@ def index_targets(
 ) -> list[Outcome]:
     """Index every target; one failing workspace never stops the others."""
     shared = RunShared(context.now(), main_file_agents(context.deployment.agents))
-    return [
-        _index_target(context, target, shared, force, dry_run, write_index) for target in targets
-    ]
-
-
-def _index_target(
-    context: JobContext,
-    target: Target,
-    shared: RunShared,
-    force: bool,
-    dry_run: bool,
-    write_index: bool,
-) -> Outcome:
-    stopping.check()
-    try:
-        with ExitStack() as locks:
-            if not dry_run:  # the memory lock of every agent sharing the workspace
-                for agent_id in target.agents:
-                    locks.enter_context(context.memory_lock(agent_id))
-            outcome = index_workspace(
-                context, target, shared, force=force, dry_run=dry_run, write_index=write_index
-            )
-    except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
+    outcomes = []
+    for target in targets:
         stopping.check()
-        outcome = Outcome(
-            str(target.workspace), target.agents, "failed", error=describe_error(error)
-        )
-    if not dry_run:
-        _record(context, target, outcome)
-    return outcome
+        try:
+            with ExitStack() as locks:
+                if not dry_run:  # the memory lock of every agent sharing the workspace
+                    for agent_id in target.agents:
+                        locks.enter_context(context.memory_lock(agent_id))
+                outcome = index_workspace(
+                    context, target, shared, force=force, dry_run=dry_run, write_index=write_index
+                )
+        except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
+            stopping.check()
+            outcome = Outcome(
+                str(target.workspace), target.agents, "failed", error=describe_error(error)
+            )
+        if not dry_run:
+            _record(context, target, outcome)
+        outcomes.append(outcome)
+    return outcomes
 
 
 def index_workspace(
