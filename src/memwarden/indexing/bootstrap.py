@@ -9,7 +9,6 @@ With nothing to inject, an existing manifest is removed and none is created.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,16 +27,6 @@ if TYPE_CHECKING:
     from memwarden.process.runtime import JobContext
 
 
-@dataclass
-class ManifestResult:
-    """What refreshing a manifest did: `status` written, would_write, unchanged, removed,
-    would_remove or none; the handoffs it lists; why other handoff files are left out."""
-
-    status: str
-    handoffs: list[InjectedFile] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
 def refresh_manifest(
     context: JobContext,
     target: Target,
@@ -45,10 +34,12 @@ def refresh_manifest(
     keeping_main_file: Collection[str],
     *,
     dry_run: bool,
-) -> ManifestResult:
+) -> tuple[str, list[InjectedFile], list[str]]:
     """Given a workspace, the length of its INDEX.md (None: INDEX.md is not injected) and the
     agents whose main session has ACTIVE_CONTEXT.md, write its manifest when its content
-    changed. Raise OSError if a handoff cannot be read."""
+    changed. Return what was done (written, would_write, unchanged, removed, would_remove or
+    none), the handoffs it lists and why other handoff files are left out. Raise OSError if a
+    handoff cannot be read."""
     memory = target.workspace / "memory"
     found = read_handoffs(memory, target.agents) if memory.is_dir() else []
     injected, left_out = choose_handoffs(found, keeping_main_file, target.workspace)
@@ -59,8 +50,7 @@ def refresh_manifest(
     path = memory / MANIFEST_NAME
     current = read_text_if_exists(path)
     if not files:
-        status = _remove(path, current, dry_run)
-        return ManifestResult(status, [], left_out)
+        return _remove(path, current, dry_run), [], left_out
     payload = build_manifest(
         agents=target.agents,
         max_chars=target.max_chars,
@@ -69,13 +59,13 @@ def refresh_manifest(
         files=files,
     )
     if current is not None and current.encode() == payload:
-        return ManifestResult("unchanged", handoffs, left_out)
+        return "unchanged", handoffs, left_out
     if dry_run:
-        return ManifestResult("would_write", handoffs, left_out)
+        return "would_write", handoffs, left_out
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)
     atomic_write(path, payload, root=target.workspace, real_root=Path(target.real))
-    return ManifestResult("written", handoffs, left_out)
+    return "written", handoffs, left_out
 
 
 def _remove(path: Path, current: str | None, dry_run: bool) -> str:

@@ -77,11 +77,6 @@ def inputs_digest(
     return digest.hexdigest()
 
 
-def generated_text(moment: datetime) -> str:
-    """Given an aware time, return it as the index shows it: `2026-11-22 06:00 UTC`."""
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
 def marker_line(generated: str) -> str:
     return (
         f'{MARKER_PREFIX} generated="{generated}" -- written by `memwarden index`; '
@@ -161,7 +156,7 @@ def render_catalog(
         ) from error
 
 
-def write_index(
+def write_index_file(
     context: JobContext,
     target: Target,
     stats: list[FileStat],
@@ -261,7 +256,7 @@ def _build(
         categorize(facts, rules, descriptions),
         totals,
         cap=target.max_chars,
-        generated=generated_text(now),
+        generated=now.strftime("%Y-%m-%d %H:%M UTC"),  # 2026-11-22 06:00 UTC
         template_path=context.config.index.template,
     )
     outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens

@@ -130,27 +130,21 @@ def index_workspace(
         outcome.chars = js_length(current) if current is not None and is_ours(current) else None
     else:
         # lazy: only a pool over index.threshold_kb builds INDEX.md
-        from memwarden.indexing.index_file import write_index
+        from memwarden.indexing.index_file import write_index_file
 
         try:
-            write_index(context, target, stats, shared.now, current, outcome, dry_run)
+            write_index_file(context, target, stats, shared.now, current, outcome, dry_run)
         except (MemwardenError, OSError) as error:
             # INDEX.md failed (a foreign one, a broken template): the handoffs still go out.
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
-    manifest = refresh_manifest(
-        context,
-        target,
-        index_chars,
-        shared.keeping_main_file,
-        dry_run=dry_run,
+    outcome.manifest, handoffs, left_out = refresh_manifest(
+        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run
     )
-    outcome.manifest = manifest.status
     outcome.handoffs = [
-        {"path": file.path, "session": file.session, "chars": file.chars}
-        for file in manifest.handoffs
+        {"path": file.path, "session": file.session, "chars": file.chars} for file in handoffs
     ]
-    outcome.warnings = manifest.warnings + budget_warnings(
+    outcome.warnings = left_out + budget_warnings(
         target.workspace, target.max_chars, target.total_max_chars, outcome
     )
     return outcome
