@@ -57,7 +57,7 @@ def index_agents(
     With `write_index` False, INDEX.md is left as it is and only the manifest is refreshed.
     Never raises for one workspace's failure: it is reported in its outcome (`status` failed).
     """
-    targets = agent_targets(context, context.deployment, agents)
+    targets = agent_targets(context, agents)
     outcomes = index_targets(
         context, targets, force=False, dry_run=dry_run, write_index=write_index
     )

@@ -42,11 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    deployment = context.deployment
     if options.workspace:
-        targets = workspace_targets(context, deployment, options.workspace)
+        targets = workspace_targets(context, options.workspace)
     else:
-        targets = agent_targets(context, deployment, select_agents(deployment, options.agent))
+        targets = agent_targets(context, select_agents(context.deployment, options.agent))
     outcomes = index_targets(context, targets, force=options.force, dry_run=options.dry_run)
     result = job_result(JOB, outcomes, dry_run=options.dry_run)
     if not options.dry_run:
