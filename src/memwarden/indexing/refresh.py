@@ -10,12 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.agent_memory.handoff_files import main_file_agents
-from memwarden.fs.files import read_text_if_exists, remove_stale_temp_files
-from memwarden.indexing.bootstrap import refresh_manifest
-from memwarden.indexing.manifest import INDEX_PATH
+from memwarden.agent_memory.handoff_files import main_file_agents, read_handoffs
+from memwarden.fs.files import (
+    atomic_write,
+    ensure_dir,
+    read_text_if_exists,
+    remove_stale_temp_files,
+)
+from memwarden.indexing.manifest import (
+    INDEX_PATH,
+    MANIFEST_NAME,
+    InjectedFile,
+    build_manifest,
+    choose_handoffs,
+)
 from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import scan_pool
 from memwarden.indexing.targets import Target, agent_targets
@@ -138,8 +149,8 @@ def index_workspace(
             # INDEX.md failed (a foreign one, a broken template): the handoffs still go out.
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
-    outcome.manifest, handoffs, left_out = refresh_manifest(
-        context, target, index_chars, shared.keeping_main_file, dry_run=dry_run
+    outcome.manifest, handoffs, left_out = _refresh_manifest(
+        context, target, index_chars, shared, dry_run
     )
     outcome.handoffs = [
         {"path": file.path, "session": file.session, "chars": file.chars} for file in handoffs
@@ -148,6 +159,51 @@ def index_workspace(
         target.workspace, target.max_chars, target.total_max_chars, outcome
     )
     return outcome
+
+
+def _refresh_manifest(
+    context: JobContext, target: Target, index_chars: int | None, shared: RunShared, dry_run: bool
+) -> tuple[str, list[InjectedFile], list[str]]:
+    """Given a workspace and the length of its INDEX.md (None: INDEX.md is not injected), read
+    its handoff files (ACTIVE_CONTEXT.md, memory/sessions/*.md), keep those that are the files
+    of the sessions they name, and write the manifest when its content changed; with nothing to
+    inject, remove it. Return what was done (written, would_write, unchanged, removed,
+    would_remove or none), the handoffs it lists and why other handoff files are left out.
+    Raise OSError if a handoff cannot be read."""
+    memory = target.workspace / "memory"
+    found = read_handoffs(memory, target.agents) if memory.is_dir() else []
+    injected, left_out = choose_handoffs(found, shared.keeping_main_file, target.workspace)
+    handoffs = injected if context.config.index.inject_active_context else []
+    files = list(handoffs)
+    if index_chars is not None:
+        files.append(InjectedFile(INDEX_PATH, index_chars))
+    path = memory / MANIFEST_NAME
+    current = read_text_if_exists(path)
+    if not files:
+        return _remove(path, current, dry_run), [], left_out
+    payload = build_manifest(
+        agents=target.agents,
+        max_chars=target.max_chars,
+        total_max_chars=target.total_max_chars,
+        group_chats=context.config.index.inject_in_group_chats,
+        files=files,
+    )
+    if current is not None and current.encode() == payload:
+        return "unchanged", handoffs, left_out
+    if dry_run:
+        return "would_write", handoffs, left_out
+    if not memory.is_dir():  # else the write's own check covers the folder on the way
+        ensure_dir(memory, root=target.workspace)
+    atomic_write(path, payload, root=target.workspace, real_root=Path(target.real))
+    return "written", handoffs, left_out
+
+
+def _remove(path: Path, current: str | None, dry_run: bool) -> str:
+    if current is None:
+        return "none"
+    if not dry_run:
+        path.unlink()
+    return "would_remove" if dry_run else "removed"
 
 
 def _record(context: JobContext, target: Target, outcome: Outcome) -> None:
