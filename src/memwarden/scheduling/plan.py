@@ -36,6 +36,9 @@ class Command:
         text = " ".join(self.argv)
         return f"{text}  (new crontab on stdin)" if self.stdin is not None else text
 
+    def to_json(self) -> dict:
+        return {"argv": list(self.argv), "purpose": self.purpose}
+
 
 @dataclass(frozen=True)
 class InstallPlan:

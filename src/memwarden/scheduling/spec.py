@@ -78,7 +78,9 @@ def writable_paths(context: JobContext, job: str) -> tuple[str, ...]:
     paths = [storage, _absolute(context.log_dir)]
     with contextlib.suppress(MemwardenError):
         agents = context.deployment.usable_agents()
-        if job in MEMORY_WRITERS or (job == "maintain" and _maintain_archives(context)):
+        maintain = context.config.maintain
+        archives = max(maintain.archive_daily_logs_after_days, maintain.archive_handoffs_after_days)
+        if job in MEMORY_WRITERS or (job == "maintain" and archives > 0):
             paths += [_absolute(agent.memory_dir) for agent in agents]
         if job == "maintain":
             paths += [_absolute(agent.sessions_dir) for agent in agents if agent.era != "sqlite"]
@@ -107,9 +109,3 @@ def config_has_token(context: JobContext) -> bool:
     except MemwardenError:
         return False
     return replace(deployment, env={}).gateway_token() is not None
-
-
-def _maintain_archives(context: JobContext) -> bool:
-    """Whether maintain moves files inside the memory folders (daily logs or idle handoffs)."""
-    maintain = context.config.maintain
-    return maintain.archive_daily_logs_after_days > 0 or maintain.archive_handoffs_after_days > 0
