@@ -124,12 +124,7 @@ def launchd_files(spec: UnitSpec) -> list[PlannedFile]:
 def systemd_calendar(calendar: Calendar) -> str:
     """Given a job's calendar, return its `OnCalendar=` expression (`*-*-* 00/6:07:00`)."""
     days = "*-*-*" if calendar.day_step == 1 else f"*-*-1/{calendar.day_step}"
-    if len(calendar.hours) == 1:
-        hours = f"{calendar.hours[0]:02d}"
-    else:
-        step = 24 // len(calendar.hours)
-        hours = "*" if step == 1 else f"00/{step}"
-    return f"{days} {hours}:{calendar.minute:02d}:00"
+    return f"{days} {calendar.hours_field('{:02d}', '00/')}:{calendar.minute:02d}:00"
 
 
 def launchd_calendar(calendar: Calendar | None) -> list[tuple[int, int]] | None:
