@@ -272,15 +272,13 @@ def _remove_stale(plan: InstallPlan, result: JobResult) -> list[str]:
 
 
 def _next_steps(target: str, spec: UnitSpec, metrics: tuple[str, str]) -> list[str]:
-    if target == "systemd":
-        steps = [
-            "check: systemctl --user list-timers 'memwarden-*'; logs: journalctl --user -u "
-            "'memwarden-*'"
-        ]
-    elif target == "launchd":
-        steps = [f"check: launchctl list | grep {spec.launchd_label}; logs: {spec.log_dir}"]
-    else:
-        steps = [f"check: crontab -l; logs: {spec.log_dir}"]
+    check = {
+        "systemd": "systemctl --user list-timers 'memwarden-*'; logs: journalctl --user -u "
+        "'memwarden-*'",
+        "launchd": f"launchctl list | grep {spec.launchd_label}; logs: {spec.log_dir}",
+        "cron": f"crontab -l; logs: {spec.log_dir}",
+    }
+    steps = [f"check: {check[target]}"]
     path, mode = metrics
     if path:
         readers = "memwarden's user only" if mode == "0600" else f"mode {mode}"
