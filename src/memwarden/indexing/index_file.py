@@ -62,8 +62,8 @@ def inputs_digest(
 ) -> str:
     """Return a digest of everything an INDEX.md is made from, except the generation time.
 
-    The files' stats stand for their facts (the facts cache trusts them the same way); a custom
-    template counts by its path, size and mtime; the built-in one by memwarden's version.
+    The files' stats stand for their facts; a custom template counts by its path, size and
+    mtime; the built-in one by memwarden's version.
     """
     digest = hashlib.sha256()
     template = memwarden.__version__
