@@ -224,7 +224,7 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
                 shared[name] = js_length(text)
         sharing = [other.id for other in deployment.agents if other.workspace == agent.workspace]
         found = read_handoffs(agent.memory_dir, sharing) if agent.memory_dir.is_dir() else []
-        chosen = choose_handoffs(found, keeping_main_file, agent.workspace).injected
+        chosen = choose_handoffs(found, keeping_main_file, agent.workspace)[0]
         findings += check_bootstrap(
             agent.id,
             agent.workspace,

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
+from typing import NamedTuple
 
 from memwarden.indexing.scan import FileFacts
 
@@ -19,20 +20,16 @@ OTHER = "Other"
 OTHER_DESCRIPTION = "everything else"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     glob: str
     name: str
-    _pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_pattern", re.compile(translate(self.glob.lower())))
+    pattern: re.Pattern[str]  # the glob's, lower-cased
 
     def matches(self, path: str, parts: Sequence[str]) -> bool:
         """Given a path relative to memory/ and its parts (lower-cased), return True on a match."""
         if "/" in self.glob:
-            return self._pattern.match(path) is not None
-        return any(self._pattern.match(part) for part in parts)
+            return self.pattern.match(path) is not None
+        return any(self.pattern.match(part) for part in parts)
 
 
 @dataclass
@@ -51,7 +48,7 @@ def parse_rules(tables: Iterable[Mapping[str, str]]) -> tuple[list[Rule], dict[s
     descriptions: dict[str, str] = {}
     for table in tables:
         name = table["name"].strip() or OTHER
-        rules.append(Rule(table["glob"], name))
+        rules.append(Rule(table["glob"], name, re.compile(translate(table["glob"].lower()))))
         if table.get("description") and name not in descriptions:
             descriptions[name] = table["description"].strip()
         descriptions.setdefault(name, "")

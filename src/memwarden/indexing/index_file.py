@@ -1,4 +1,4 @@
-"""INDEX.md as a file: rendering it from the template, and telling ours from a person's.
+"""INDEX.md as a file: rendering it from the template, telling ours from a person's, writing it.
 
 The first line is a comment that marks the file as memwarden's and carries its generation time.
 A file without it was written by someone else and is never overwritten, except one written by
@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 import memwarden
+from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.fs.templating import render
+from memwarden.history.snapshots import snapshot
 from memwarden.indexing.catalog import (
     ABBREVIATIONS,
     Catalog,
@@ -31,11 +34,17 @@ from memwarden.indexing.catalog import (
     format_markers,
     format_size,
 )
-from memwarden.indexing.categories import Category
+from memwarden.indexing.categories import Category, categorize, parse_rules
 from memwarden.indexing.index_text import index_text
+from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.markers import MARKERS, MEANINGS
-from memwarden.indexing.scan import FileStat
+from memwarden.indexing.scan import FileStat, collect_facts
 from memwarden.process.errors import MemwardenError
+
+if TYPE_CHECKING:
+    from memwarden.indexing.outcome import Outcome
+    from memwarden.indexing.targets import Target
+    from memwarden.process.runtime import JobContext
 
 TEMPLATE = "index/INDEX.md.j2"
 MARKER_PREFIX = "<!-- memwarden:index"
@@ -43,6 +52,9 @@ _MARKER = re.compile(r'^<!-- memwarden:index generated="(?P<generated>[^"]*)"')
 REFERENCE_GENERATOR = "generate-memory-index.sh"
 _REFERENCE_TITLE = "# Memory Index"
 _REFERENCE_STAMP = "> **Generated**:"
+# What the job reports about an INDEX.md, kept with it in the state database (`index_outputs`)
+# so that an unchanged folder is not rendered again.
+REPORTED = ("files", "size", "tokens", "markers", "chars", "fits", "condensed")
 
 
 def inputs_digest(
@@ -50,8 +62,8 @@ def inputs_digest(
 ) -> str:
     """Return a digest of everything an INDEX.md is made from, except the generation time.
 
-    The files' stats stand for their facts (the facts cache trusts them the same way); a custom
-    template counts by its path, size and mtime; the built-in one by memwarden's version.
+    The files' stats stand for their facts; a custom template counts by its path, size and
+    mtime; the built-in one by memwarden's version.
     """
     digest = hashlib.sha256()
     template = memwarden.__version__
@@ -63,16 +75,6 @@ def inputs_digest(
     for stat in stats:
         digest.update(f"\n{stat.path}\0{stat.size}\0{stat.mtime_ns}\0{stat.inode}".encode())
     return digest.hexdigest()
-
-
-def text_digest(text: str) -> str:
-    """Return the sha256 of a text (UTF-8)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def generated_text(moment: datetime) -> str:
-    """Given an aware time, return it as the index shows it: `2026-11-22 06:00 UTC`."""
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def marker_line(generated: str) -> str:
@@ -152,3 +154,113 @@ def render_catalog(
         raise MemwardenError(
             f"{template_path}: the INDEX.md template does not render: {error}"
         ) from error
+
+
+def write_index_file(
+    context: JobContext,
+    target: Target,
+    stats: list[FileStat],
+    now: datetime,
+    current: str | None,
+    outcome: Outcome,
+    dry_run: bool,
+) -> None:
+    """Write INDEX.md when it changed apart from its time, taking over one made by the
+    reference script (kept in history first). Raise MemwardenError for another foreign one."""
+    workspace = target.workspace
+    index_path = workspace / INDEX_PATH
+    foreign = current is not None and not is_ours(current)
+    if foreign and not is_reference_index(current):
+        raise MemwardenError(
+            f"{index_path}: exists and was not written by memwarden; rename it (for example to "
+            "memory/INDEX.notes.md) so memwarden can write its index there"
+        )
+    real = target.real
+    settings = context.config.index
+    inputs = inputs_digest(
+        stats, cap=target.max_chars, rules=settings.categories, template_path=settings.template
+    )
+    if current is not None and _reuse_last(context, real, inputs, current, outcome):
+        return
+    text = _build(context, target, stats, now, outcome)
+    if current is None or not same_index(current, text):
+        outcome.status = "would_write" if dry_run else "written"
+        if foreign:
+            outcome.migrated = _keep_in_history(context, target, dry_run)
+        if not dry_run:
+            ensure_dir(workspace / "memory", root=workspace)
+            atomic_write(index_path, text, root=workspace, real_root=Path(real))
+            current = text
+    if not dry_run and not outcome.unreadable and current is not None:
+        reported = orjson.dumps({name: getattr(outcome, name) for name in REPORTED}).decode()
+        digest = hashlib.sha256(current.encode()).hexdigest()
+        context.state.connection.execute(
+            "INSERT OR REPLACE INTO index_outputs VALUES (?, ?, ?, ?, ?)",
+            (real, inputs, digest, reported, time.time()),
+        )
+
+
+def _keep_in_history(context: JobContext, target: Target, dry_run: bool) -> str:
+    """Snapshot the memory folder holding the reference script's INDEX.md (trigger
+    `pre-migrate`, taken even when automatic snapshots are off); return what was kept.
+
+    Raise MemwardenError when no agent uses the workspace, or if the snapshot
+    fails: either way the file is left as it is.
+    """
+    index_path = target.workspace / INDEX_PATH
+    agent = context.deployment.agent(target.agents[0]) if target.agents else None
+    if agent is None:
+        raise MemwardenError(
+            f"{index_path}: written by {REFERENCE_GENERATOR}, but no agent uses this workspace, "
+            "so memwarden cannot keep it in an agent's memory history before replacing it; "
+            "rename it (for example to memory/INDEX.notes.md)"
+        )
+    if dry_run:
+        return f"would keep it in agent {agent.id}'s memory history first"
+
+    taken = snapshot(context, agent, "pre-migrate")
+    if taken is None:
+        return f"already in agent {agent.id}'s latest memory-history snapshot"
+    return f"kept in agent {agent.id}'s memory history: snapshot {taken.id}"
+
+
+def _reuse_last(
+    context: JobContext, real: str, inputs: str, current: str, outcome: Outcome
+) -> bool:
+    """Return True (and fill `outcome`) when INDEX.md is the one last made from these inputs."""
+    row = context.state.connection.execute(
+        "SELECT outcome_json FROM index_outputs "
+        "WHERE workspace = ? AND inputs_sha256 = ? AND index_sha256 = ?",
+        (real, inputs, hashlib.sha256(current.encode()).hexdigest()),
+    ).fetchone()
+    if row is None:
+        return False
+    try:
+        reported = orjson.loads(row[0])
+    except orjson.JSONDecodeError:
+        return False
+    for name in REPORTED:
+        if isinstance(reported, dict) and name in reported:
+            setattr(outcome, name, reported[name])
+    return True
+
+
+def _build(
+    context: JobContext, target: Target, stats: list[FileStat], now: datetime, outcome: Outcome
+) -> str:
+    """Read the facts, render the catalog; fill `outcome`; return the text."""
+    facts, unreadable = collect_facts(target.workspace / "memory", stats)
+    totals = Totals.of(facts)
+    rules, descriptions = parse_rules(context.config.index.categories)
+    catalog = render_catalog(
+        categorize(facts, rules, descriptions),
+        totals,
+        cap=target.max_chars,
+        generated=now.strftime("%Y-%m-%d %H:%M UTC"),  # 2026-11-22 06:00 UTC
+        template_path=context.config.index.template,
+    )
+    outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens
+    outcome.markers = dict(zip(MARKERS, totals.markers, strict=True))
+    outcome.chars, outcome.fits, outcome.condensed = catalog.chars, catalog.fits, catalog.notes
+    outcome.unreadable = unreadable
+    return catalog.text

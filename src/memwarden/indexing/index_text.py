@@ -9,8 +9,19 @@ other fails.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from memwarden.indexing.catalog import (
+    ABBREVIATIONS,
+    CategoryView,
+    Plan,
+    Totals,
+    format_count,
+    format_markers,
+    format_size,
+)
+from memwarden.indexing.markers import MARKERS, MEANINGS
 
 SHORT_HOW_TO = (
     "Each conversation's handoff (`ACTIVE_CONTEXT.md` for the main session, `sessions/…` for "
@@ -38,24 +49,22 @@ def index_text(
     *,
     marker: str,
     generated: str,
-    totals: Any,
-    marker_totals: Sequence[tuple[str, int]],
-    meanings: Sequence[tuple[str, str]],
-    abbreviations: Mapping[str, str],
-    views: Sequence[Any],
-    plan: Any,
+    totals: Totals,
+    views: Sequence[CategoryView],
+    plan: Plan,
     notes: Sequence[str],
     cap: int,
-    size: Callable[[int], str],
-    count: Callable[[int], str],
-    markers: Callable[[Sequence[int]], str],
+    **_helpers: Any,
 ) -> str:
-    """Given the values index/INDEX.md.j2 is rendered with, return the text it gives."""
-    counted = " · ".join(f"[{name}] {total}" for name, total in marker_totals)
+    """Given the values index/INDEX.md.j2 is rendered with, return the text it gives (the
+    template's helpers, the marker names and the formatting functions, are this module's)."""
+    counted = " · ".join(
+        f"[{name}] {total}" for name, total in zip(MARKERS, totals.markers, strict=True)
+    )
     parts = [
         f"{marker}\n# Memory index\n\n",
-        f"Generated {generated} by memwarden · {totals.files} files · {size(totals.size)} · "
-        f"~{count(totals.tokens)} tokens\n",
+        f"Generated {generated} by memwarden · {totals.files} files · {format_size(totals.size)} "
+        f"· ~{format_count(totals.tokens)} tokens\n",
         f"Markers: {counted}\n\n",
     ]
     if notes:
@@ -65,24 +74,20 @@ def index_text(
         )
     parts.append("## How to use this index\n")
     if plan.short_how_to:
-        listed = "; ".join(f"[{name}] {meaning}" for name, meaning in meanings)
+        listed = "; ".join(f"[{name}] {meaning}" for name, meaning in MEANINGS.items())
         parts.append(f"{SHORT_HOW_TO}{listed}.\n")
     else:
         parts.append(LONG_HOW_TO)
-        for name, meaning in meanings:
-            below = f" ({abbreviations[name]} below)" if abbreviations[name] != name else ""
+        for name, meaning in MEANINGS.items():
+            short = ABBREVIATIONS[name]
+            below = f" ({short} below)" if short != name else ""
             parts.append(f"  - `[{name}]` {meaning}{below}\n")
     for view in views:
-        parts.append(_view(view, size, count, markers))
+        parts.append(_view(view))
     return "".join(parts)
 
 
-def _view(
-    view: Any,
-    size: Callable[[int], str],
-    count: Callable[[int], str],
-    markers: Callable[[Sequence[int]], str],
-) -> str:
+def _view(view: CategoryView) -> str:
     described = f" — {view.description}" if view.description else ""
     parts = [f"\n## {view.name}{described}\n\n"]
     if view.listed:
@@ -98,10 +103,10 @@ def _view(
             parts.append("\n")
         lead = f"All {hidden.files}" if view.collapsed else f"And {hidden.files} more"
         span = f" → {hidden.last}" if hidden.last != hidden.first else ""
-        found = markers(hidden.markers)
+        found = format_markers(hidden.markers)
         tagged = f"; markers {found}" if found else ""
         parts.append(
             f"{lead} file{'s' if hidden.files != 1 else ''}, {hidden.first}{span}, "
-            f"{size(hidden.size)}, ~{count(hidden.tokens)} tokens{tagged}.\n"
+            f"{format_size(hidden.size)}, ~{format_count(hidden.tokens)} tokens{tagged}.\n"
         )
     return "".join(parts)

@@ -45,30 +45,22 @@ ACTIVE_CONTEXT_PATH = f"{MEMORY_FOLDER}/{ACTIVE_CONTEXT}"
 
 @dataclass(frozen=True)
 class InjectedFile:
-    """A file for the hook; `private` ones (handoffs) go only to `session`, while the file names
-    it. `chars` is its length as the gateway counts it (in the manifest for INDEX.md only)."""
+    """A file for the hook; one with a `session` (a handoff) goes only to that session, while
+    the file names it. `chars` is its length as the gateway counts it (in the manifest for
+    INDEX.md only)."""
 
     path: str
     chars: int | None
-    private: bool = False
     session: str | None = None
-
-
-@dataclass(frozen=True)
-class HandoffChoice:
-    """Which handoff files the hook may inject, and why others are left out (one line each)."""
-
-    injected: list[InjectedFile]
-    left_out: list[str]
 
 
 def choose_handoffs(
     found: Sequence[HandoffFile], keeping_main_file: Collection[str], workspace: Path
-) -> HandoffChoice:
+) -> tuple[list[InjectedFile], list[str]]:
     """Given the candidate files of a workspace's memory folder and the agents whose main
-    session has ACTIVE_CONTEXT.md, return the handoffs to inject: each file that names its
-    session and is the file that session is written to. A handoff left out gets a line saying
-    why; a file of `sessions/` that names no session is someone else's, passed over silently.
+    session has ACTIVE_CONTEXT.md, return the handoffs to inject (each file that names its
+    session and is the file that session is written to) and why others are left out, one line
+    each; a file of `sessions/` that names no session is someone else's, passed over silently.
     """
     injected, left_out = [], []
     for handoff in found:
@@ -76,9 +68,7 @@ def choose_handoffs(
         if handoff.session is not None and is_file_of(
             handoff.name, handoff.session, keeping_main_file
         ):
-            injected.append(
-                InjectedFile(path, js_length(handoff.text), private=True, session=handoff.session)
-            )
+            injected.append(InjectedFile(path, js_length(handoff.text), handoff.session))
         elif handoff.session is not None:
             left_out.append(
                 f"{workspace / path}: holds session `{handoff.session}`, whose handoff is "
@@ -90,7 +80,7 @@ def choose_handoffs(
                 f'{workspace / path}: names no session (no "> - session: `KEY`" line at its '
                 "top, as the checkpoint writes it): the bootstrap hook will not inject it"
             )
-    return HandoffChoice(injected, left_out)
+    return injected, left_out
 
 
 def build_manifest(
@@ -115,6 +105,6 @@ def build_manifest(
 
 
 def _file_entry(file: InjectedFile) -> dict[str, object]:
-    if file.private:
+    if file.session is not None:
         return {"name": file.path, "path": file.path, "session": file.session}
     return {"name": file.path, "path": file.path, "chars": file.chars}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.measures import format_count, format_size
@@ -36,17 +39,8 @@ class Outcome:
     error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """Return the fields, in order, as plain JSON values (copies: as dataclasses.asdict,
-        which is slower by far for a run over many workspaces)."""
-        return {name: _copied(value) for name, value in vars(self).items()}
-
-
-def _copied(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_copied(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
-    return value
+        """Return the fields, in order, as plain JSON values (copies)."""
+        return orjson.loads(orjson.dumps(self))
 
 
 # The statuses in which the workspace keeps an INDEX.md of memwarden's that the hook injects.
@@ -133,9 +127,7 @@ def job_result(job: str, outcomes: Sequence[Outcome], *, dry_run: bool) -> JobRe
         ]
         if outcome.error:
             problems.append(f"index {_label(outcome)}: failed: {outcome.error}")
-    counts: dict[str, int] = {}
-    for outcome in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    counts = Counter(outcome.status for outcome in outcomes)
     failed = counts.get("failed", 0) + sum(1 for outcome in outcomes if outcome.fits is False)
     summary = {"workspaces": len(outcomes), **counts}
     return JobResult(

@@ -88,36 +88,24 @@ def _walk(folder: str, prefix: str, found: list[FileStat]) -> None:
         found.append(FileStat(shown, status.st_size, status.st_mtime_ns, status.st_ino, on_disk))
 
 
-def read_facts(memory_dir: Path, stat: FileStat) -> FileFacts:
-    """Given the memory folder and a pool file, read it and return its facts.
-
-    Raise OSError if it cannot be read.
-    """
-    descriptor = os.open(memory_dir / (stat.on_disk or stat.path), os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(descriptor, "rb") as handle:
-        data = handle.read()
-    title = first_heading(data) or Path(stat.path).stem
-    return FileFacts(stat.path, stat.size, stat.mtime_ns, stat.inode, title, count_markers(data))
-
-
-@dataclass
-class FactsUpdate:
-    """The facts of a whole pool, and the files that could not be read (with the reason)."""
-
-    facts: list[FileFacts]
-    unreadable: dict[str, str]
-
-
-def collect_facts(memory_dir: Path, stats: list[FileStat]) -> FactsUpdate:
-    """Given the pool's files, return every file's facts.
-
-    A file that cannot be read is left out and listed in `unreadable` with the reason.
-    """
+def collect_facts(
+    memory_dir: Path, stats: list[FileStat]
+) -> tuple[list[FileFacts], dict[str, str]]:
+    """Given the memory folder and the pool's files, read each file and return the facts of
+    the whole pool, and the files that could not be read with the reason (left out of the
+    facts)."""
     facts: list[FileFacts] = []
     unreadable: dict[str, str] = {}
     for stat in stats:
+        path = memory_dir / (stat.on_disk or stat.path)
         try:
-            facts.append(read_facts(memory_dir, stat))
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+                data = handle.read()
         except OSError as error:
             unreadable[stat.path] = error.strerror or str(error)
-    return FactsUpdate(facts, unreadable)
+            continue
+        title = first_heading(data) or Path(stat.path).stem
+        facts.append(
+            FileFacts(stat.path, stat.size, stat.mtime_ns, stat.inode, title, count_markers(data))
+        )
+    return facts, unreadable

@@ -19,7 +19,6 @@ from memwarden.process.runtime import JobContext
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
-    from memwarden.openclaw.layout import Deployment
 
 
 @dataclass
@@ -35,20 +34,18 @@ class Target:
     lost: str | None = None
 
 
-def agent_targets(
-    context: JobContext, deployment: Deployment, agents: Sequence[Agent]
-) -> list[Target]:
+def agent_targets(context: JobContext, agents: Sequence[Agent]) -> list[Target]:
     """Given agents, return their workspaces deduplicated by real path, in agent order. Each
     target names every agent of the deployment that shares its workspace (in config order),
     not only those given: the manifest is the workspace's, for all of them."""
+    deployment = context.deployment
     wanted = dict.fromkeys(agent.real_workspace for agent in agents)
     sharing = {agent.id: agent for agent in deployment.agents if agent.real_workspace in wanted}
     sharing.update({agent.id: agent for agent in agents if agent.id not in sharing})
     by_workspace: dict[str, Target | None] = dict.fromkeys(wanted)
     for agent in sharing.values():
         real = agent.real_workspace
-        cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
-        total = deployment.bootstrap_total_max_chars(agent.id)
+        cap, total = _caps(context, agent.id)
         target = by_workspace.get(real)
         if target is None:
             target = by_workspace[real] = Target(agent.workspace, real, [agent.id], cap, total)
@@ -60,9 +57,7 @@ def agent_targets(
     return [target for target in by_workspace.values() if target is not None]
 
 
-def workspace_targets(
-    context: JobContext, deployment: Deployment, folders: Sequence[Path]
-) -> list[Target]:
+def workspace_targets(context: JobContext, folders: Sequence[Path]) -> list[Target]:
     """Given workspace folders, return their targets with the agents that use each of them.
 
     Raise UsageError for a folder that does not exist (a typo is not "nothing to index"), and for
@@ -73,6 +68,7 @@ def workspace_targets(
             f"--workspace {', '.join(missing)}: no such folder; give an agent's workspace "
             "folder (`memwarden sessions --all` lists them)"
         )
+    deployment = context.deployment
     wanted = list(dict.fromkeys(real_path(folder.expanduser()) for folder in folders))
     by_real = {target_real: [] for target_real in wanted}
     for agent in deployment.agents:
@@ -93,17 +89,17 @@ def workspace_targets(
         )
     targets = []
     for real, agents in by_real.items():
-        found = agent_targets(context, deployment, agents)
-        if found:
-            targets.append(found[0])
-            continue
-        default = deployment.default_agent().id
-        cap = _cap(context, deployment.bootstrap_max_chars(default))
-        total = deployment.bootstrap_total_max_chars(default)
-        targets.append(Target(Path(real), real, [], cap, total))
+        if agents:  # they share the folder: one target
+            targets += agent_targets(context, agents)
+        else:  # the default agent's caps
+            caps = _caps(context, deployment.default_agent().id)
+            targets.append(Target(Path(real), real, [], *caps))
     return targets
 
 
-def _cap(context: JobContext, gateway_cap: int) -> int:
+def _caps(context: JobContext, agent_id: str) -> tuple[int, int]:
+    """An agent's bootstrap caps: per file (lowered to index.max_chars when set), and total."""
+    gateway_cap = context.deployment.bootstrap_max_chars(agent_id)
     configured = context.config.index.max_chars
-    return min(gateway_cap, configured) if configured else gateway_cap
+    cap = min(gateway_cap, configured) if configured else gateway_cap
+    return cap, context.deployment.bootstrap_total_max_chars(agent_id)

@@ -4,9 +4,10 @@ For every agent workspace (agents sharing one are indexed once) whose memory poo
 `index.threshold_kb`, write `memory/INDEX.md` (condensed to fit the gateway's per-file bootstrap
 cap) and `memory/.memwarden-bootstrap.json`, which tells the memory-index-inject hook what to
 inject. Below the threshold the manifest is removed, so the hook injects nothing. The file is
-rewritten only when something besides its generation time changed; per-file facts are cached in
-the state DB, so an unchanged folder costs a scan of its stat results. Then the memory history
-snapshots the workspaces indexed (only when something changed since their last snapshot).
+rewritten only when something besides its generation time changed; the digest of what it was
+made from is kept in the state DB, so an unchanged folder costs a scan of its stat results.
+Then the memory history snapshots the workspaces indexed (only when something changed since
+their last snapshot).
 """
 
 from __future__ import annotations
@@ -42,11 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    deployment = context.deployment
     if options.workspace:
-        targets = workspace_targets(context, deployment, options.workspace)
+        targets = workspace_targets(context, options.workspace)
     else:
-        targets = agent_targets(context, deployment, select_agents(deployment, options.agent))
+        targets = agent_targets(context, select_agents(context.deployment, options.agent))
     outcomes = index_targets(context, targets, force=options.force, dry_run=options.dry_run)
     result = job_result(JOB, outcomes, dry_run=options.dry_run)
     if not options.dry_run:

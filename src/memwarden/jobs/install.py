@@ -12,7 +12,7 @@ import argparse
 from memwarden.gateway_hooks.install import install_hooks
 from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.scheduling.completion_files import install_completion
+from memwarden.scheduling.completion import install_completion
 from memwarden.scheduling.host import choose_target, gather_host_facts
 from memwarden.scheduling.installer import install
 

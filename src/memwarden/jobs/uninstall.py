@@ -12,7 +12,7 @@ import argparse
 from memwarden.gateway_hooks.install import uninstall_hooks
 from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.scheduling.completion_files import uninstall_completion
+from memwarden.scheduling.completion import uninstall_completion
 from memwarden.scheduling.uninstaller import installed_targets, uninstall
 
 TARGETS = {

@@ -7,5 +7,5 @@ finds and replaces memwarden's block in a crontab; `plan` decides which files to
 commands to run; `manifest` records what an install did so uninstall removes exactly that;
 `host` detects the scheduler and resolves the memwarden executable. `act` is the thin part that
 writes files and runs the scheduler's commands. `completion` generates the shell completion
-scripts and `completion_files` installs them.
+scripts and installs them.
 """

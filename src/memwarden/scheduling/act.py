@@ -34,12 +34,7 @@ class CommandOutcome:
         return self.exit_code == 0
 
     def to_json(self) -> dict:
-        return {
-            "argv": list(self.command.argv),
-            "purpose": self.command.purpose,
-            "exit_code": self.exit_code,
-            "output": self.output,
-        }
+        return self.command.to_json() | {"exit_code": self.exit_code, "output": self.output}
 
 
 def report_outcomes(outcomes: list[CommandOutcome]) -> tuple[list[str], list[str], int]:
@@ -138,8 +133,7 @@ def missing_ancestors(path: Path) -> list[Path]:
 def make_dirs(folder: Path) -> list[Path]:
     """Create `folder` and its missing parents, each 0700; return the folders created."""
     created = missing_ancestors(folder)
-    for path in created:
-        ensure_dir(path)
+    ensure_dir(folder)
     return created
 
 

@@ -1,5 +1,6 @@
 """Shell completion: scripts generated from memwarden's own argument parser (by shtab), and
-where each shell looks for them."""
+`memwarden install|uninstall completion`, which write them where each shell looks for them (and
+remove them again, when memwarden wrote them)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.fs.xdg import xdg_home
+from memwarden.process.runtime import JobContext, JobResult
 
 SHELLS = ("bash", "zsh", "fish")
 MARKER = "memwarden shell completion"
@@ -51,17 +54,48 @@ def locations(env: Mapping[str, str]) -> list[Location]:
     ]
 
 
-def is_ours(path: Path) -> bool:
-    """Whether `path` is a completion file memwarden wrote (uninstall removes only those)."""
+def install_completion(context: JobContext, dry_run: bool) -> JobResult:
+    """Write the completion script of each shell present: the login shell and any on PATH."""
+    login = Path(context.env.get("SHELL", "")).name
+    search = context.env.get("PATH", os.defpath)
+    result = JobResult("install", data={"target": "completion", "dry_run": dry_run, "files": []})
+    for location in locations(context.env):
+        if location.shell != login and not shutil.which(location.shell, path=search):
+            continue
+        verb = "would write" if dry_run else "wrote"
+        if not dry_run:
+            ensure_dir(location.path.parent)
+            atomic_write(location.path, script(location.shell, context.parser()))
+        line = f"{verb} {location.shell} completion: {location.path}"
+        result.lines.append(line + (f" ({location.note})" if location.note else ""))
+        result.data["files"].append({"shell": location.shell, "path": str(location.path)})
+    if not result.data["files"]:
+        result.lines.append("no bash, zsh or fish found: nothing to install")
+    return result
+
+
+def uninstall_completion(context: JobContext, dry_run: bool) -> JobResult:
+    """Remove the completion files memwarden wrote (its marker on their first line); leave any
+    other file alone."""
+    result = JobResult("uninstall", data={"target": "completion", "dry_run": dry_run, "files": []})
+    for location in locations(context.env):
+        if not location.path.exists():
+            continue
+        if not _is_ours(location.path):
+            result.lines.append(f"kept {location.path}: not written by memwarden")
+            continue
+        if not dry_run:
+            location.path.unlink()
+        result.lines.append(f"{'would remove' if dry_run else 'removed'} {location.path}")
+        result.data["files"].append({"shell": location.shell, "path": str(location.path)})
+    if not result.lines:
+        result.lines.append("no completion files installed")
+    return result
+
+
+def _is_ours(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8", errors="replace") as file:
             return MARKER in file.readline()
     except OSError:
         return False
-
-
-def shells_present(env: Mapping[str, str]) -> list[str]:
-    """Return the shells worth installing completion for: the login shell and any on PATH."""
-    login = Path(env.get("SHELL", "")).name
-    path = env.get("PATH", os.defpath)
-    return [shell for shell in SHELLS if shell == login or shutil.which(shell, path=path)]

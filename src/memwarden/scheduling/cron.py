@@ -23,19 +23,12 @@ def cron_schedule(job: ScheduledJob) -> str:
     calendar = job.calendar
     if calendar is not None:
         days = "*" if calendar.day_step == 1 else f"*/{calendar.day_step}"
-        return f"{calendar.minute} {_hours_field(calendar.hours)} {days} * *"
+        return f"{calendar.minute} {calendar.hours_field('{}', '*/')} {days} * *"
     raise UsageError(
         f"schedule.{job.name}_minutes = {minutes} cannot be written as a cron schedule: use a "
         "divisor of 60 (5, 10, 15, 20, 30), whole hours dividing 24 (60, 120, 180, 240, 360, "
         "480, 720) or whole days (1440), or install with systemd or launchd"
     )
-
-
-def _hours_field(hours: tuple[int, ...]) -> str:
-    if len(hours) == 1:
-        return str(hours[0])
-    step = 24 // len(hours)
-    return "*" if step == 1 else f"*/{step}"
 
 
 def find_block(crontab: str) -> tuple[int, int] | None:

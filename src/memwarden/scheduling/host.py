@@ -209,19 +209,14 @@ def linger_user() -> tuple[str, bool]:
     The name comes from the account database (the running uid), as logind's does: `$USER` may
     be unset (cron, systemd units) or stale (`sudo -E`), and `$HOME` may be anywhere.
     """
-    user = account_name()
-    return user, Path("/var/lib/systemd/linger", user).exists()
-
-
-def account_name() -> str:
-    """Return the user name of the running uid (its number when it has no passwd entry)."""
     import pwd
 
     uid = os.getuid()
     try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:  # no passwd entry: the uid's number
+        user = str(uid)
+    return user, Path("/var/lib/systemd/linger", user).exists()
 
 
 def names_defined_in(path: Path) -> set[str]:

@@ -145,9 +145,7 @@ def _dry_run(
         ],
         "remove": [entry.path for entry in plan.stale_files],
         "crontab": plan.crontab,
-        "commands": [
-            {"argv": list(c.argv), "purpose": c.purpose} for c in (*plan.before, *plan.after)
-        ],
+        "commands": [command.to_json() for command in (*plan.before, *plan.after)],
         "summary": {"target": target, "dry_run": True, "files": len(files)},
     }
     return result
@@ -167,7 +165,13 @@ def _apply(
     installed: list[InstalledFile] = []
     created: list[Path] = []
     try:
-        _write_files(result, spec, files, installed, created)
+        for folder in (spec.storage_dir, spec.log_dir):
+            created += act.make_dirs(folder)
+        for planned in files:
+            created += act.write_file(planned.path, planned.content, planned.mode)
+            digest = sha256_text(planned.content)
+            installed.append(InstalledFile(str(planned.path), digest, planned.role))
+            result.lines.append(f"wrote {planned.path}")
     finally:
         # Even when a write fails, record what was written so uninstall can remove it.
         created += act.missing_ancestors(manifest_path(spec.storage_dir, plan.target).parent)
@@ -208,23 +212,6 @@ def _apply(
         },
     }
     return result
-
-
-def _write_files(
-    result: JobResult,
-    spec: UnitSpec,
-    files: list[PlannedFile],
-    installed: list[InstalledFile],
-    created: list[Path],
-) -> None:
-    """Write each planned file, appending to `installed` and `created` as it goes."""
-    for folder in (spec.storage_dir, spec.log_dir):
-        created += act.make_dirs(folder)
-    for planned in files:
-        created += act.write_file(planned.path, planned.content, planned.mode)
-        digest = sha256_text(planned.content)
-        installed.append(InstalledFile(str(planned.path), digest, planned.role))
-        result.lines.append(f"wrote {planned.path}")
 
 
 def _manifest(
@@ -285,15 +272,13 @@ def _remove_stale(plan: InstallPlan, result: JobResult) -> list[str]:
 
 
 def _next_steps(target: str, spec: UnitSpec, metrics: tuple[str, str]) -> list[str]:
-    if target == "systemd":
-        steps = [
-            "check: systemctl --user list-timers 'memwarden-*'; logs: journalctl --user -u "
-            "'memwarden-*'"
-        ]
-    elif target == "launchd":
-        steps = [f"check: launchctl list | grep {spec.launchd_label}; logs: {spec.log_dir}"]
-    else:
-        steps = [f"check: crontab -l; logs: {spec.log_dir}"]
+    check = {
+        "systemd": "systemctl --user list-timers 'memwarden-*'; logs: journalctl --user -u "
+        "'memwarden-*'",
+        "launchd": f"launchctl list | grep {spec.launchd_label}; logs: {spec.log_dir}",
+        "cron": f"crontab -l; logs: {spec.log_dir}",
+    }
+    steps = [f"check: {check[target]}"]
     path, mode = metrics
     if path:
         readers = "memwarden's user only" if mode == "0600" else f"mode {mode}"
@@ -305,36 +290,25 @@ def _next_steps(target: str, spec: UnitSpec, metrics: tuple[str, str]) -> list[s
 
 
 def _warnings(context: JobContext, spec: UnitSpec, target: str) -> list[str]:
-    """Return what the operator should know: variables timers miss, lingering for systemd."""
-    warnings = []
+    """Return what the operator should know (logged as warnings, even when the install fails):
+    variables timers miss, a state dir without a gateway, lingering for systemd."""
     defined = names_defined_in(spec.secrets_file)
     has_token = config_has_token(context)
-    for name in unpinned_variables(context.env, dict(spec.environment), has_token):
-        if name in defined:
-            continue
-        warnings.append(
-            Problem(
-                f"{name} is set in this shell but the timers will not see it: put it in "
-                f"{spec.secrets_file} (a secret) or in memwarden's config.toml",
-                logging.WARNING,
-            )
-        )
+    warnings = [
+        f"{name} is set in this shell but the timers will not see it: put it in "
+        f"{spec.secrets_file} (a secret) or in memwarden's config.toml"
+        for name in unpinned_variables(context.env, dict(spec.environment), has_token)
+        if name not in defined
+    ]
     try:
         context.deployment  # noqa: B018 - raises when no gateway lives in the state dir
     except GatewayNotFound as error:
-        warnings.append(
-            Problem(
-                f"{error.problem}: the timers will fail (exit 2) until it exists", logging.WARNING
-            )
-        )
+        warnings.append(f"{error.problem}: the timers will fail (exit 2) until it exists")
     if target == "systemd":
         user, lingering = linger_user()
         if not lingering:
             warnings.append(
-                Problem(
-                    f"user timers stop when {user} logs out; keep them running with "
-                    f"`sudo loginctl enable-linger {user}`",
-                    logging.WARNING,
-                )
+                f"user timers stop when {user} logs out; keep them running with "
+                f"`sudo loginctl enable-linger {user}`"
             )
-    return warnings
+    return [Problem(warning, logging.WARNING) for warning in warnings]

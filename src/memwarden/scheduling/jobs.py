@@ -28,6 +28,14 @@ class Calendar:
     hours: tuple[int, ...]
     day_step: int = 1
 
+    def hours_field(self, one_hour: str, every: str) -> str:
+        """The hours as a scheduler writes them: `one_hour` formatting a single hour, `*` for
+        every hour, else `every` followed by the step (`00/` for systemd, `*/` for cron)."""
+        if len(self.hours) == 1:
+            return one_hour.format(self.hours[0])
+        step = 24 // len(self.hours)
+        return "*" if step == 1 else f"{every}{step}"
+
 
 @dataclass(frozen=True)
 class ScheduledJob:

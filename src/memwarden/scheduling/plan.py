@@ -6,7 +6,7 @@ machine. `act` carries a plan out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from memwarden.scheduling.cron import remove_block, replace_block
@@ -36,6 +36,9 @@ class Command:
         text = " ".join(self.argv)
         return f"{text}  (new crontab on stdin)" if self.stdin is not None else text
 
+    def to_json(self) -> dict:
+        return {"argv": list(self.argv), "purpose": self.purpose}
+
 
 @dataclass(frozen=True)
 class InstallPlan:
@@ -58,7 +61,7 @@ class UninstallPlan:
     commands: tuple[Command, ...]
     files: tuple[InstalledFile, ...]
     created_dirs: tuple[str, ...] = ()
-    after: tuple[Command, ...] = field(default_factory=tuple)
+    after: tuple[Command, ...] = ()
 
 
 def plan_install(
@@ -94,7 +97,10 @@ def plan_uninstall(
         stops = tuple(_systemctl("disable", "--now", timer, may_fail=True) for timer in timers)
         after = (
             _systemctl("daemon-reload"),
-            *(_systemctl("reset-failed", _service_of(timer), may_fail=True) for timer in timers),
+            *(
+                _systemctl("reset-failed", timer.removesuffix(".timer") + ".service", may_fail=True)
+                for timer in timers
+            ),
         )
         return UninstallPlan("systemd", stops, files, created, after)
     if manifest.target == "launchd":
@@ -166,10 +172,6 @@ def _systemctl(*arguments: str, may_fail: bool = False) -> Command:
 
 def _bootout(uid: int, label: str) -> Command:
     return Command(("launchctl", "bootout", f"gui/{uid}/{label}"), f"unload {label}", may_fail=True)
-
-
-def _service_of(timer: str) -> str:
-    return timer.removesuffix(".timer") + ".service"
 
 
 def removal_decision(entry: InstalledFile, current_sha256: str | None, force: bool) -> str:

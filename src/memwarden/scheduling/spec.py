@@ -16,7 +16,8 @@ from memwarden.scheduling.host import (
     resolve_executable,
 )
 from memwarden.scheduling.jobs import scheduled_jobs
-from memwarden.scheduling.units import UnitSpec, WritablePath
+from memwarden.scheduling.quoting import systemd_path
+from memwarden.scheduling.units import UnitSpec
 from memwarden.settings.config import default_secrets_file
 
 # Jobs that write the agents' memory folders (rotate checkpoints a session before its reset).
@@ -44,16 +45,8 @@ def unit_spec(context: JobContext) -> UnitSpec:
         storage_dir=_absolute(context.storage_dir),
         log_dir=_absolute(context.log_dir),
         environment=tuple(environment),
-        systemd_dir=_absolute(
-            Path(install.systemd_unit_dir).expanduser()
-            if install.systemd_unit_dir
-            else default_systemd_dir(env)
-        ),
-        launchd_dir=_absolute(
-            Path(install.launchd_agents_dir).expanduser()
-            if install.launchd_agents_dir
-            else default_launchd_dir(env)
-        ),
+        systemd_dir=_configured(install.systemd_unit_dir, default_systemd_dir(env)),
+        launchd_dir=_configured(install.launchd_agents_dir, default_launchd_dir(env)),
         launchd_label=install.launchd_label,
         writable_paths={job.name: writable_paths(context, job.name) for job in jobs},
     )
@@ -61,27 +54,33 @@ def unit_spec(context: JobContext) -> UnitSpec:
 
 def secrets_file_path(context: JobContext) -> Path:
     """Return memwarden's secrets file: general.secrets_file, else the XDG default."""
-    configured = context.config.general.secrets_file
-    if configured:
-        return _absolute(Path(configured).expanduser())
-    return _absolute(default_secrets_file(context.env))
+    return _configured(context.config.general.secrets_file, default_secrets_file(context.env))
 
 
-def writable_paths(context: JobContext, job: str) -> tuple[WritablePath, ...]:
-    """Given a scheduled job, return the folders it writes to, for its hardening block.
+def _configured(setting: str, default: Path) -> Path:
+    """The absolute path of a folder or file setting, else of its default."""
+    return _absolute(Path(setting).expanduser() if setting else default)
+
+
+def writable_paths(context: JobContext, job: str) -> tuple[str, ...]:
+    """Given a scheduled job, return the `ReadWritePaths=` values of its hardening block: the
+    folders it writes to.
 
     Every job: memwarden's storage and log dirs. checkpoint, rotate (which checkpoints) and index:
     each agent's memory folder. maintain: the sessions folder of each agent not in the SQLite
     era (it compresses and deletes old transcripts there; the gateway config backups go to the
     storage dir), and the memory folders when it archives daily logs or handoffs. health: the
     folder of `health.metrics_file`. A gateway that cannot be read yet leaves the agents'
-    folders out; a folder that does not exist yet is marked so (`-` in the unit).
+    folders out; a folder that does not exist yet gets a `-` in front, which tells systemd to
+    ignore it while it is missing (it fails the unit otherwise).
     """
     storage = _absolute(context.storage_dir)
     paths = [storage, _absolute(context.log_dir)]
     with contextlib.suppress(MemwardenError):
         agents = context.deployment.usable_agents()
-        if job in MEMORY_WRITERS or (job == "maintain" and _maintain_archives(context)):
+        maintain = context.config.maintain
+        archives = max(maintain.archive_daily_logs_after_days, maintain.archive_handoffs_after_days)
+        if job in MEMORY_WRITERS or (job == "maintain" and archives > 0):
             paths += [_absolute(agent.memory_dir) for agent in agents]
         if job == "maintain":
             paths += [_absolute(agent.sessions_dir) for agent in agents if agent.era != "sqlite"]
@@ -93,7 +92,10 @@ def writable_paths(context: JobContext, job: str) -> tuple[WritablePath, ...]:
         if not any(path == kept or kept in path.parents for kept in unique):
             unique = [kept for kept in unique if path not in kept.parents] + [path]
     # The storage dir exists once installed: the install writes its manifest there.
-    return tuple(WritablePath(path, path == storage or path.is_dir()) for path in unique)
+    return tuple(
+        ("" if path == storage or path.is_dir() else "-") + systemd_path(str(path))
+        for path in unique
+    )
 
 
 def _absolute(path: Path) -> Path:
@@ -107,9 +109,3 @@ def config_has_token(context: JobContext) -> bool:
     except MemwardenError:
         return False
     return replace(deployment, env={}).gateway_token() is not None
-
-
-def _maintain_archives(context: JobContext) -> bool:
-    """Whether maintain moves files inside the memory folders (daily logs or idle handoffs)."""
-    maintain = context.config.maintain
-    return maintain.archive_daily_logs_after_days > 0 or maintain.archive_handoffs_after_days > 0

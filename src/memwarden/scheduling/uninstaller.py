@@ -120,9 +120,7 @@ def _dry_run(result: JobResult, context: JobContext, plan: UninstallPlan) -> Job
         "target": plan.target,
         "dry_run": True,
         "files": [entry.path for entry in plan.files],
-        "commands": [
-            {"argv": list(c.argv), "purpose": c.purpose} for c in (*plan.commands, *plan.after)
-        ],
+        "commands": [command.to_json() for command in (*plan.commands, *plan.after)],
         "summary": {"target": plan.target, "dry_run": True},
     }
     return result

@@ -13,29 +13,11 @@ from pathlib import Path
 from memwarden.fs.templating import render
 from memwarden.scheduling.cron import cron_schedule
 from memwarden.scheduling.jobs import Calendar, ScheduledJob, describe_interval
-from memwarden.scheduling.quoting import (
-    cron_word,
-    systemd_assignment,
-    systemd_path,
-    systemd_word,
-)
+from memwarden.scheduling.quoting import cron_word, systemd_assignment, systemd_word
 
 TARGETS = ("systemd", "launchd", "cron")
 FILE_MODE = 0o600
 RUNNER_MODE = 0o700
-
-
-@dataclass(frozen=True)
-class WritablePath:
-    """A folder a job writes to; `exists` False when it did not exist at install time."""
-
-    path: Path
-    exists: bool = True
-
-    def directive(self) -> str:
-        """The `ReadWritePaths=` value: a `-` in front ignores a folder that does not exist
-        (systemd fails the unit on a missing one otherwise)."""
-        return ("" if self.exists else "-") + systemd_path(str(self.path))
 
 
 @dataclass(frozen=True)
@@ -44,7 +26,8 @@ class UnitSpec:
 
     `environment` holds the non-secret variables pinned into every timer so that timers see the
     same config, state and gateway as the shell that ran `memwarden install`. `writable_paths`
-    maps a job to the folders it writes (for the commented hardening block of its service).
+    maps a job to the `ReadWritePaths=` values of the folders it writes (for the commented
+    hardening block of its service).
     """
 
     jobs: tuple[ScheduledJob, ...]
@@ -56,7 +39,7 @@ class UnitSpec:
     systemd_dir: Path
     launchd_dir: Path
     launchd_label: str
-    writable_paths: Mapping[str, tuple[WritablePath, ...]] = field(default_factory=dict)
+    writable_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def runner(self, target: str) -> Path:
         """The runner script of the launchd or cron target."""
@@ -101,9 +84,7 @@ def systemd_files(spec: UnitSpec) -> list[PlannedFile]:
                     exec_start=f"{systemd_word(str(spec.executable))} -q {job.name}",
                     secrets_file=str(spec.secrets_file),
                     environment=environment,
-                    writable_paths=[
-                        path.directive() for path in spec.writable_paths.get(job.name, ())
-                    ],
+                    writable_paths=spec.writable_paths.get(job.name, ()),
                     **values,
                 ),
             )
@@ -143,12 +124,7 @@ def launchd_files(spec: UnitSpec) -> list[PlannedFile]:
 def systemd_calendar(calendar: Calendar) -> str:
     """Given a job's calendar, return its `OnCalendar=` expression (`*-*-* 00/6:07:00`)."""
     days = "*-*-*" if calendar.day_step == 1 else f"*-*-1/{calendar.day_step}"
-    if len(calendar.hours) == 1:
-        hours = f"{calendar.hours[0]:02d}"
-    else:
-        step = 24 // len(calendar.hours)
-        hours = "*" if step == 1 else f"00/{step}"
-    return f"{days} {hours}:{calendar.minute:02d}:00"
+    return f"{days} {calendar.hours_field('{:02d}', '00/')}:{calendar.minute:02d}:00"
 
 
 def launchd_calendar(calendar: Calendar | None) -> list[tuple[int, int]] | None:

@@ -28,18 +28,17 @@ def test_choose_handoffs_each_file_of_its_own_session_is_injected_into_that_sess
         handoff("sessions/main.telegram.direct.42.md", "agent:main:telegram:direct:42"),
     ]
 
-    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
+    injected, left_out = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
 
-    assert choice.injected == [
-        InjectedFile("memory/ACTIVE_CONTEXT.md", 10, True, "agent:main:main"),
+    assert injected == [
+        InjectedFile("memory/ACTIVE_CONTEXT.md", 10, "agent:main:main"),
         InjectedFile(
             "memory/sessions/main.telegram.direct.42.md",
             len("# Handoff"),
-            True,
             "agent:main:telegram:direct:42",
         ),
     ]
-    assert choice.left_out == []
+    assert left_out == []
 
 
 def test_choose_handoffs_a_file_holding_another_conversation_is_injected_nowhere():
@@ -50,20 +49,20 @@ def test_choose_handoffs_a_file_holding_another_conversation_is_injected_nowhere
         handoff("sessions/main.telegram.direct.7.md", "agent:main:telegram:direct:42"),
     ]
 
-    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
+    injected, left_out = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
 
-    assert choice.injected == []
-    assert len(choice.left_out) == 2
-    assert "holds session `agent:main:telegram:direct:42`" in choice.left_out[0]
+    assert injected == []
+    assert len(left_out) == 2
+    assert "holds session `agent:main:telegram:direct:42`" in left_out[0]
 
 
 def test_choose_handoffs_without_provenance_active_context_warns_and_own_notes_are_ignored():
     found = [handoff("ACTIVE_CONTEXT.md", None), handoff("sessions/my-notes.md", None)]
 
-    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
+    injected, left_out = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
 
-    assert choice.injected == []
-    assert choice.left_out == [
+    assert injected == []
+    assert left_out == [
         f'{WORKSPACE}/memory/ACTIVE_CONTEXT.md: names no session (no "> - session: `KEY`" line '
         "at its top, as the checkpoint writes it): the bootstrap hook will not inject it"
     ]
@@ -75,9 +74,9 @@ def test_choose_handoffs_main_of_an_agent_sharing_a_workspace_is_its_sessions_fi
         handoff("sessions/ops.main.md", "agent:ops:main"),
     ]
 
-    choice = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
+    injected, _ = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
 
-    assert [file.session for file in choice.injected] == ["agent:main:main", "agent:ops:main"]
+    assert [file.session for file in injected] == ["agent:main:main", "agent:ops:main"]
 
 
 def manifest_of(files: list[InjectedFile]) -> bytes:
@@ -88,7 +87,7 @@ def manifest_of(files: list[InjectedFile]) -> bytes:
 
 def test_build_manifest_handoffs_carry_their_session_and_index_its_length():
     files = [
-        InjectedFile("memory/ACTIVE_CONTEXT.md", 20, True, "agent:main:main"),
+        InjectedFile("memory/ACTIVE_CONTEXT.md", 20, "agent:main:main"),
         InjectedFile(INDEX_PATH, 10),
     ]
 

@@ -17,7 +17,6 @@ import pytest
 from memwarden.scheduling.jobs import OFFSETS, SUMMARIES, ScheduledJob
 from memwarden.scheduling.units import (
     UnitSpec,
-    WritablePath,
     cron_block,
     launchd_files,
     runner_file,
@@ -33,11 +32,12 @@ JOBS = tuple(
 )
 
 
-def sample_writable_paths(home: str, storage: str) -> dict[str, tuple[WritablePath, ...]]:
-    """What each job writes with the default settings, one file-era agent `main`, no memory/ yet."""
-    own = (WritablePath(Path(storage)),)
-    memory = WritablePath(Path(f"{home}/.openclaw/workspace/memory"), exists=False)
-    sessions = WritablePath(Path(f"{home}/.openclaw/agents/main/sessions"))
+def sample_writable_paths(home: str, storage: str) -> dict[str, tuple[str, ...]]:
+    """What each job writes with the default settings, one file-era agent `main`, no memory/ yet
+    (`-`: a folder missing at install)."""
+    own = (storage,)
+    memory = f"-{home}/.openclaw/workspace/memory"
+    sessions = f"{home}/.openclaw/agents/main/sessions"
     return {
         "checkpoint": (*own, memory),
         "rotate": (*own, memory),
