@@ -15,6 +15,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from memwarden.fs.files import NotRegularFileError, read_regular_file
@@ -47,22 +48,9 @@ OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTION
 
 
 @dataclass(frozen=True)
-class Section:
-    """The options of one section, read as attributes: `config.checkpoint.staleness_hours`."""
-
-    name: str
-    values: Mapping[str, Any]
-
-    def __getattr__(self, item: str) -> Any:
-        try:
-            return self.values[item]
-        except KeyError:
-            raise AttributeError(f"no option {self.name}.{item}") from None
-
-
-@dataclass(frozen=True)
 class Config:
-    """Effective settings: `values` by dotted key, and where each came from.
+    """Effective settings: `values` by dotted key, and where each came from; each section's
+    options also read as attributes: `config.checkpoint.staleness_hours`.
 
     `secrets_environment` holds the other variables the secrets file defines (such as
     OPENCLAW_GATEWAY_TOKEN): a job sees them as if they were in its environment.
@@ -73,19 +61,12 @@ class Config:
     path: Path | None = None
     secrets_path: Path | None = None
     secrets_environment: Mapping[str, str] = field(default_factory=dict, repr=False)
-    _sections: dict[str, Section] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for section in SECTIONS:
             prefix = section + "."
             own = {k[len(prefix) :]: v for k, v in self.values.items() if k.startswith(prefix)}
-            self._sections[section] = Section(section, own)
-
-    def __getattr__(self, item: str) -> Section:
-        sections = self.__dict__.get("_sections", {})
-        if item in sections:
-            return sections[item]
-        raise AttributeError(item)
+            object.__setattr__(self, section, SimpleNamespace(**own))
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Config:
         """Return a copy where the given dotted keys (already validated values) win."""

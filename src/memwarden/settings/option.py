@@ -90,16 +90,11 @@ class Option:
             if lowered in _TRUE | _FALSE:
                 return lowered in _TRUE
             raise ValueError(f"expected true or false, got {text!r}")
-        if self.kind == "int":
+        if self.kind in ("int", "float"):
             try:
-                return self.coerce(int(text.strip()))
+                return self.coerce(int(text.strip()) if self.kind == "int" else float(text.strip()))
             except ValueError:
-                raise ValueError(self._expected_number("an integer", text)) from None
-        if self.kind == "float":
-            try:
-                return self.coerce(float(text.strip()))
-            except ValueError:
-                raise ValueError(self._expected_number("a number", text)) from None
+                raise ValueError(self._expected_number(text)) from None
         return self.coerce(text)
 
     def describe_type(self) -> str:
@@ -125,40 +120,32 @@ class Option:
             text = "non-empty " + text
         if self.existing_file:
             text += " of a file"
-        if self.minimum is not None and self.maximum is not None:
-            text += f" {_fmt(self.minimum)} to {_fmt(self.maximum)}"
-        elif self.minimum is not None:
-            text += f" ≥ {_fmt(self.minimum)}"
-        return text
+        return text + self._limits(" {} to {}")
 
-    def _expected_number(self, what: str, value: Any) -> str:
-        limits = ""
+    def _limits(self, between: str) -> str:
+        """Return the limits as ` ≥ 1`, or `between` filled with both limits."""
         if self.minimum is not None and self.maximum is not None:
-            limits = f" between {_fmt(self.minimum)} and {_fmt(self.maximum)}"
-        elif self.minimum is not None:
-            limits = f" ≥ {_fmt(self.minimum)}"
+            return between.format(_fmt(self.minimum), _fmt(self.maximum))
+        return f" ≥ {_fmt(self.minimum)}" if self.minimum is not None else ""
+
+    def _expected_number(self, value: Any) -> str:
+        what = "an integer" if self.kind == "int" else "a number"
         shown = f'"{value}"' if isinstance(value, str) else repr(value)
-        return f"expected {what}{limits}, got {shown}"
+        return f"expected {what}{self._limits(' between {} and {}')}, got {shown}"
 
-    def _check_range(self, number: float, what: str, original: Any) -> None:
-        too_small = self.minimum is not None and number < self.minimum
-        too_big = self.maximum is not None and number > self.maximum
+    def _coerce_number(self, value: Any) -> int | float:
+        numbers = int if self.kind == "int" else int | float
+        if isinstance(value, bool) or not isinstance(value, numbers):
+            raise ValueError(self._expected_number(value))
+        if isinstance(value, float) and not math.isfinite(value):  # NaN is never out of range
+            raise ValueError(self._expected_number(value))
+        too_small = self.minimum is not None and value < self.minimum
+        too_big = self.maximum is not None and value > self.maximum
         if too_small or too_big:
-            raise ValueError(self._expected_number(what, original))
+            raise ValueError(self._expected_number(value))
+        return value if self.kind == "int" else float(value)
 
-    def _coerce_int(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(self._expected_number("an integer", value))
-        self._check_range(value, "an integer", value)
-        return value
-
-    def _coerce_float(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(self._expected_number("a number", value))
-        if not math.isfinite(value):  # NaN compares false with every limit: never in range
-            raise ValueError(self._expected_number("a number", value))
-        self._check_range(float(value), "a number", value)
-        return float(value)
+    _coerce_int = _coerce_float = _coerce_number
 
     def _coerce_bool(self, value: Any) -> bool:
         if not isinstance(value, bool):
