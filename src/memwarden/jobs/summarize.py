@@ -35,12 +35,7 @@ from memwarden.jobs.common import add_dry_run, writable
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.entries import Entry, current_window
 from memwarden.openclaw.keys import classify
-from memwarden.openclaw.sessions import (
-    SessionRecord,
-    load_sessions,
-    reset_archives,
-    resolve_transcript_file,
-)
+from memwarden.openclaw.sessions import load_sessions, reset_archives, resolve_transcript_file
 from memwarden.openclaw.transcripts import TranscriptLocation, read_tail
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext, JobResult
@@ -125,11 +120,13 @@ def transcript_of(agent: Agent, session_id: str | None, key: str) -> TranscriptL
     the newest reset archive of that session.
     """
     if agent.era == "sqlite":
-        session_id = session_id or _current_session_id(agent, key)
+        if not session_id:
+            session_id = next((r.session_id for r in load_sessions(agent) if r.key == key), None)
         return TranscriptLocation("sqlite", agent.sqlite_path, session_id) if session_id else None
     if not session_id:
         return None
-    record = _store_record(agent, key, session_id)
+    same = (r for r in load_sessions(agent) if r.key == key and r.session_id == session_id)
+    record = next(same, None)
     if record is not None and record.transcript is not None:
         return record.transcript
     live = resolve_transcript_file(agent.sessions_dir, session_id)
@@ -139,21 +136,6 @@ def transcript_of(agent: Agent, session_id: str | None, key: str) -> TranscriptL
         path for path in reset_archives(agent.sessions_dir, session_id) if path.suffix != ".zst"
     ]
     return TranscriptLocation("file", archives[0], session_id) if archives else None
-
-
-def _store_record(agent: Agent, key: str, session_id: str) -> SessionRecord | None:
-    return next(
-        (
-            record
-            for record in load_sessions(agent)
-            if record.key == key and record.session_id == session_id
-        ),
-        None,
-    )
-
-
-def _current_session_id(agent: Agent, key: str) -> str | None:
-    return next((record.session_id for record in load_sessions(agent) if record.key == key), None)
 
 
 def read_window(
