@@ -179,8 +179,6 @@ class Option:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ValueError(f"expected a list of strings, got {value!r}")
         for item in value:
-            if self.pattern_list:
-                _check_regex(item)
             if self.name_list and not is_plain_name(item):
                 raise ValueError(
                     f"{item!r} is not a file name (a name such as MEMORY.md, no folder)"
@@ -229,9 +227,8 @@ class Option:
                 raise ValueError(f"item {position}: missing string field(s) {', '.join(missing)}")
             if unknown:
                 raise ValueError(f"item {position}: unknown field(s) {', '.join(unknown)}")
-            if self.pattern_list and "pattern" in table:
-                _check_rule_name(table.get("name"))
-                _check_regex(table["pattern"], table.get("name"))
+            if self.pattern_list:
+                _check_rule(table["name"], table["pattern"])
             tables.append(dict(table))
         return tables
 
@@ -247,24 +244,19 @@ class Option:
         raise ValueError(f"{expected}, got {shown_url(url)!r} ({problem})")
 
 
-def _check_rule_name(name: str | None) -> None:
-    if name is not None and not RULE_NAME.match(name):
+def _check_rule(name: str, pattern: str) -> None:
+    """Raise ValueError if a rule {name, pattern} has a name that cannot be shown, a pattern
+    that does not compile, or one that matches an empty text: every match is replaced, and an
+    empty one would be replaced between every two characters."""
+    if not RULE_NAME.match(name):
         raise ValueError(
             f"rule {name!r}: a name is lower-case letters, digits, - or _ (up to 41 characters)"
         )
-
-
-def _check_regex(pattern: str, name: str | None = None) -> None:
-    """Raise ValueError if `pattern` does not compile, or if it belongs to a named rule (a table
-    {name, pattern}) and matches an empty text: every match is replaced, and an empty one would
-    be replaced between every two characters."""
     try:
         compiled = re.compile(pattern)
     except re.error as error:
         raise ValueError(f"invalid regular expression {pattern!r}: {error}") from None
-    if name is not None and any(
-        not match.group() for probe in _PROBES for match in compiled.finditer(probe)
-    ):
+    if any(not match.group() for probe in _PROBES for match in compiled.finditer(probe)):
         raise ValueError(
             f"rule {name!r}: pattern {pattern!r} matches an empty text, so it would be replaced "
             "between every two characters: make it match at least one character (+ instead of *)"
