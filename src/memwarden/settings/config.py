@@ -176,15 +176,15 @@ def _apply_env(
     env: Mapping[str, str], origin: str, values: dict, sources: dict, problems: list[str]
 ) -> None:
     by_env = {option.env_name: option for option in ALL_OPTIONS}
+    retired = {_env_name(key): why for key, why in RETIRED.items()}
     for name, raw in env.items():
         if not name.startswith(ENV_PREFIX) or name in RESERVED_ENV:
             continue
         if name.startswith(RESERVED_ENV_PREFIXES):
             continue
         option = by_env.get(name)
-        retired = next((key for key in RETIRED if _env_name(key) == name), None)
-        if retired is not None:
-            problems.append(f"{origin}: {name}: no longer an option ({RETIRED[retired]})")
+        if name in retired:
+            problems.append(f"{origin}: {name}: no longer an option ({retired[name]})")
             continue
         if option is None:
             hint = _suggest(name, by_env)
