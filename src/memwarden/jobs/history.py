@@ -22,7 +22,6 @@ from memwarden.process.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.history.records import Marks
-    from memwarden.openclaw.agents import Agent
     from memwarden.store.state import StateDB
 
 NO_SNAPSHOTS = (
@@ -196,7 +195,13 @@ def _covers(snapshot) -> str:
 
 def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
     # lazy: only a rewind loads what a rewind does
+    from memwarden.checkpoint.commit.rewound import forget_rewound
+    from memwarden.compactions.ledger import forget_kept
     from memwarden.history.rewind import rewind
+    from memwarden.indexing.index_file import is_ours
+    from memwarden.indexing.manifest import INDEX_PATH
+    from memwarden.indexing.outcome import Outcome, describe
+    from memwarden.indexing.refresh import index_agents
 
     indexed: list[dict[str, Any]] | None = None
 
@@ -206,19 +211,20 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
         held, and the bootstrap manifest (and INDEX.md, when `index.after_checkpoint` and it is
         memwarden's) describes the memory/ folder as the rewind left it."""
         nonlocal indexed
-        # lazy: only a rewind loads what a rewind does
-        from memwarden.checkpoint.commit.rewound import forget_rewound
-        from memwarden.compactions.ledger import forget_kept
-
         forget_rewound(state, agent_id, paths, marks)  # the checkpoint logs its entries again
         forget_kept(state, agent_id, paths)  # the compaction watch writes its lost items again
         agent = context.deployment.agent(agent_id)
-        if agent is not None and any(path.startswith("memory/") for path in paths):
-            # lazy: only a rewind loads what a rewind does
-            from memwarden.indexing.refresh import index_agents
-
-            rebuild = context.config.index.after_checkpoint and not _foreign_index(agent)
-            indexed = index_agents(context, [agent], write_index=rebuild)
+        if agent is None or not any(path.startswith("memory/") for path in paths):
+            return
+        # An INDEX.md a rewind brought back that is not memwarden's (generate-memory-index.sh's,
+        # kept before memwarden took it over) stays as it is.
+        try:
+            text = read_text_if_exists(agent.workspace / INDEX_PATH)
+            ours = text is None or is_ours(text)
+        except (OSError, MemwardenError):
+            ours = False  # left to the manifest's refresh, which says what is wrong
+        rebuild = context.config.index.after_checkpoint and ours
+        indexed = index_agents(context, [agent], write_index=rebuild)
 
     report = rewind(
         context, options.id, paths=options.path, dry_run=options.dry_run, on_rewound=forget
@@ -234,9 +240,6 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
         f"{counts or 'no files'}"
     )
     if indexed is not None:
-        # lazy: only a rewind loads what a rewind does
-        from memwarden.indexing.outcome import Outcome, describe
-
         result.data["index"] = indexed
         result.lines += [describe(Outcome(**item)) for item in indexed]
     if report.rewound_id:
@@ -250,20 +253,6 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
     ]
     result.exit_code = 1 if result.problems else 0
     return result
-
-
-def _foreign_index(agent: Agent) -> bool:
-    """Return True when the agent's memory/INDEX.md is not memwarden's: one a rewind brought
-    back (generate-memory-index.sh's, kept before memwarden took it over) stays as it is."""
-    # lazy: only a rewind loads what a rewind does
-    from memwarden.indexing.index_file import is_ours
-    from memwarden.indexing.manifest import INDEX_PATH
-
-    try:
-        text = read_text_if_exists(agent.workspace / INDEX_PATH)
-    except (OSError, MemwardenError):
-        return True  # left to the manifest's refresh, which says what is wrong
-    return text is not None and not is_ours(text)
 
 
 def _undo_line(report) -> str:
