@@ -153,17 +153,12 @@ def _unknown_long_option(parser: argparse.ArgumentParser, arguments: Sequence[st
 
 
 def _find_command(arguments: Sequence[str]) -> JobSpec | None:
-    skip_next = False
-    for argument in arguments:
-        if skip_next:
-            skip_next = False
-            continue
+    words = iter(arguments)
+    for argument in words:
         if argument in OPTIONS_WITH_VALUE:
-            skip_next = True
-            continue
-        if argument.startswith("-"):
-            continue
-        return BY_NAME.get(argument)
+            next(words, None)  # its value
+        elif not argument.startswith("-"):
+            return BY_NAME.get(argument)
     return None
 
 

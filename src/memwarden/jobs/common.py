@@ -44,12 +44,8 @@ def asks_for_json(arguments: Sequence[str]) -> bool:
     """Given a command line that did not parse, return whether it asked for --json: the flag
     anywhere before `--`, after the argument that failed too (argparse stops at the first
     error). No option of memwarden takes a value that starts with `--`."""
-    for argument in arguments:
-        if argument == "--":
-            return False
-        if argument == "--json":
-            return True
-    return False
+    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    return "--json" in options
 
 
 def positive_int(text: str) -> int:
