@@ -239,23 +239,19 @@ def _unknown_time_zone(values: Mapping[str, Any], sources: Mapping[str, str]) ->
     zone. `$TZ` is the C library's, read as it reads it: never a configuration error here (a
     system without zone files reads `TZ=UTC` well, where Python's zoneinfo would not)."""
     name = values["general.timezone"].strip()
-    if not name or _known_zone(name):
+    if not name:
         return []
-    option = OPTIONS_BY_KEY["general.timezone"]
-    return [
-        f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
-        "name such as Europe/Paris, or leave it empty for the machine's zone"
-    ]
-
-
-def _known_zone(name: str) -> bool:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only when a zone is set
 
     try:  # as the jobs read it (checkpoint.digest.daily_log.resolve_timezone): a key, never a path
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
-        return False
-    return True
+        option = OPTIONS_BY_KEY["general.timezone"]
+        return [
+            f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
+            "name such as Europe/Paris, or leave it empty for the machine's zone"
+        ]
+    return []
 
 
 def _where(option: Option, source: str) -> str:
