@@ -117,7 +117,7 @@ def _job_json(name: str, runs: list[Run], success: Run | None, now: datetime) ->
     last = runs[0] if runs else None
     return {
         "job": name,
-        "outcome": _outcome(last) if last else "never run",
+        "outcome": OUTCOMES.get(last.exit_code, f"exit {last.exit_code}") if last else "never run",
         "finished_at": _iso(last.finished_at) if last else None,
         "age_seconds": round(now.timestamp() - last.finished_at) if last else None,
         "last_success_at": _iso(success.finished_at) if success else None,
@@ -153,10 +153,6 @@ def _feed_line(alert) -> str:
         f"  Alertmanager: {alert.check_key} {state}, not accepted yet "
         f"({alert.attempts} attempt(s){error})"
     )
-
-
-def _outcome(run: Run) -> str:
-    return OUTCOMES.get(run.exit_code, f"exit {run.exit_code}")
 
 
 def _ago(seconds: float) -> str:
