@@ -216,14 +216,15 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
         agent = context.deployment.agent(agent_id)
         if agent is None or not any(path.startswith("memory/") for path in paths):
             return
-        # An INDEX.md a rewind brought back that is not memwarden's (generate-memory-index.sh's,
-        # kept before memwarden took it over) stays as it is.
-        try:
-            text = read_text_if_exists(agent.workspace / INDEX_PATH)
-            ours = text is None or is_ours(text)
-        except (OSError, MemwardenError):
-            ours = False  # left to the manifest's refresh, which says what is wrong
-        rebuild = context.config.index.after_checkpoint and ours
+        rebuild = context.config.index.after_checkpoint
+        if rebuild:
+            # An INDEX.md a rewind brought back that is not memwarden's (generate-memory-index.sh's,
+            # kept before memwarden took it over) stays as it is.
+            try:
+                text = read_text_if_exists(agent.workspace / INDEX_PATH)
+                rebuild = text is None or is_ours(text)
+            except (OSError, MemwardenError):
+                rebuild = False  # left to the manifest's refresh, which says what is wrong
         indexed = index_agents(context, [agent], write_index=rebuild)
 
     report = rewind(
