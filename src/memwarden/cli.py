@@ -25,11 +25,9 @@ from memwarden.jobs.common import (
     CommandLineError,
     Parser,
     add_global_options,
+    add_verb,
     asks_for_json,
     docs_line,
-    epilog,
-    global_options_parent,
-    sentence,
 )
 from memwarden.process import log_format, stopping
 from memwarden.process.errors import (
@@ -127,7 +125,6 @@ def build_parser(
     )
     parser.add_argument("--version", action="version", version=f"memwarden {__version__}")
     add_global_options(parser, suppress=False)
-    common = global_options_parent()
     commands = parser.add_subparsers(
         dest="command", metavar="<command>", title="commands", required=True
     )
@@ -135,14 +132,7 @@ def build_parser(
     # A command named: only its parser (the others' would be built for nothing, every run).
     specs = JOBS if every_command or chosen is None else [chosen]
     for spec in specs:
-        sub = commands.add_parser(
-            spec.name,
-            help=spec.summary,
-            description=sentence(spec.summary),
-            epilog=epilog(spec.examples),
-            parents=[common],
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
+        sub = add_verb(commands, spec.name, spec.summary, spec.examples)
         if every_command or chosen is spec:
             importlib.import_module(spec.module).add_arguments(sub)
     return parser, chosen
@@ -163,17 +153,12 @@ def _unknown_long_option(parser: argparse.ArgumentParser, arguments: Sequence[st
 
 
 def _find_command(arguments: Sequence[str]) -> JobSpec | None:
-    skip_next = False
-    for argument in arguments:
-        if skip_next:
-            skip_next = False
-            continue
+    words = iter(arguments)
+    for argument in words:
         if argument in OPTIONS_WITH_VALUE:
-            skip_next = True
-            continue
-        if argument.startswith("-"):
-            continue
-        return BY_NAME.get(argument)
+            next(words, None)  # its value
+        elif not argument.startswith("-"):
+            return BY_NAME.get(argument)
     return None
 
 

@@ -89,7 +89,7 @@ def build_run_state(
         stored=stored,
         owners=file_owners(stored.values()),
         agent_records=load_agent_records(context.state),
-        settings_key=settings_key({**section.values, "general.timezone": timezone}),
+        settings_key=settings_key({**vars(section), "general.timezone": timezone}),
         dry_run=dry_run,
         trigger=trigger,
         main_file_agents=main_file_agents(context.deployment.agents),

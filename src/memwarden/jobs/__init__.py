@@ -1,4 +1,5 @@
-"""The registry of commands. Each module has `add_arguments(parser)` and `run(context, options)`.
+"""The registry of commands. Each command is the module of its name in this package, with
+`add_arguments(parser)` and `run(context, options)`.
 
 Modules are imported only when their command runs (or shows its help), so a job never pays for
 another job's imports.
@@ -11,8 +12,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobSpec:
-    """A command: its module, one-line summary, whether its runs are recorded (a recorded run
-    also takes the job's lock), the examples its `--help` ends with, and whether it only reads
+    """A command: its one-line summary, whether its runs are recorded (a recorded run also
+    takes the job's lock), the examples its `--help` ends with, and whether it only reads
     (then, like any dry run, it creates nothing in memwarden's storage and never claims a
     storage root; see store/storage.py).
 
@@ -25,7 +26,6 @@ class JobSpec:
     """
 
     name: str
-    module: str
     summary: str
     records_run: bool = False
     read_only: bool = False
@@ -33,11 +33,14 @@ class JobSpec:
     renders: bool = False
     examples: tuple[str, ...] = ()
 
+    @property
+    def module(self) -> str:
+        return f"{__name__}.{self.name}"
+
 
 JOBS: tuple[JobSpec, ...] = (
     JobSpec(
         "checkpoint",
-        "memwarden.jobs.checkpoint",
         "write each conversation's handoff (ACTIVE_CONTEXT.md for the main one) and the daily log",
         records_run=True,
         renders=True,
@@ -49,7 +52,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "rotate",
-        "memwarden.jobs.rotate",
         "reset sessions whose context passed the threshold, after checkpointing them",
         records_run=True,
         renders=True,
@@ -61,7 +63,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "index",
-        "memwarden.jobs.index",
         "rebuild memory/INDEX.md catalogs and the bootstrap hook's manifest",
         records_run=True,
         renders=True,
@@ -73,7 +74,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "health",
-        "memwarden.jobs.health",
         "check the gateway, the host and memwarden's jobs; alert on Slack and/or Alertmanager",
         records_run=True,
         runs_without_state=True,
@@ -85,7 +85,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "maintain",
-        "memwarden.jobs.maintain",
         "apply daily retention: old transcripts, logs, state; back up the gateway config",
         records_run=True,
         renders=True,
@@ -96,7 +95,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "doctor",
-        "memwarden.jobs.doctor",
         "check the deployment and print the fix for each finding",
         read_only=True,
         examples=(
@@ -107,7 +105,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "status",
-        "memwarden.jobs.status",
         "show each job's last run, the health checks not ok and the alerts not yet sent "
         "(read-only)",
         read_only=True,
@@ -115,14 +112,12 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "sessions",
-        "memwarden.jobs.sessions",
         "list the gateway's agents and sessions (read-only)",
         read_only=True,
         examples=("memwarden sessions", "memwarden sessions --all --agent main"),
     ),
     JobSpec(
         "compactions",
-        "memwarden.jobs.compactions",
         "list the compactions of each conversation and the items they lost (read-only)",
         read_only=True,
         examples=(
@@ -133,7 +128,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "history",
-        "memwarden.jobs.history",
         "list, show, diff, snapshot, rewind and prune the memory history of each agent",
         examples=(
             "memwarden history list --agent main",
@@ -143,7 +137,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "summarize",
-        "memwarden.jobs.summarize",
         "write a session summary for a window that just ended (run by the session-summary hook)",
         renders=True,
         examples=(
@@ -153,7 +146,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "events",
-        "memwarden.jobs.events",
         "show the timeline of what memwarden saw and did",
         read_only=True,
         examples=(
@@ -163,7 +155,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "install",
-        "memwarden.jobs.install",
         "install the timers (systemd, launchd, cron), the hooks or shell completion",
         examples=(
             "memwarden install auto --dry-run",
@@ -173,13 +164,11 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "uninstall",
-        "memwarden.jobs.uninstall",
         "remove what install installed",
         examples=("memwarden uninstall auto --dry-run", "memwarden uninstall hooks"),
     ),
     JobSpec(
         "config",
-        "memwarden.jobs.config_cmd",
         "show, check and document memwarden's settings",
         read_only=True,
         examples=(
@@ -190,7 +179,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "state",
-        "memwarden.jobs.state_cmd",
         "back up or export memwarden's state database",
         read_only=True,
         examples=(
@@ -200,7 +188,6 @@ JOBS: tuple[JobSpec, ...] = (
     ),
     JobSpec(
         "completion",
-        "memwarden.jobs.completion",
         "print the shell completion script for bash, zsh or fish",
         read_only=True,
         examples=(

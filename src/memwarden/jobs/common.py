@@ -44,22 +44,8 @@ def asks_for_json(arguments: Sequence[str]) -> bool:
     """Given a command line that did not parse, return whether it asked for --json: the flag
     anywhere before `--`, after the argument that failed too (argparse stops at the first
     error). No option of memwarden takes a value that starts with `--`."""
-    for argument in arguments:
-        if argument == "--":
-            return False
-        if argument == "--json":
-            return True
-    return False
-
-
-def global_options_parent() -> argparse.ArgumentParser:
-    """Return a parent parser with the global options, for commands and their sub-verbs.
-
-    Its defaults are suppressed so a value given before the command is not overwritten.
-    """
-    parent = Parser(add_help=False)
-    add_global_options(parent, suppress=True)
-    return parent
+    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    return "--json" in options
 
 
 def positive_int(text: str) -> int:
@@ -136,27 +122,33 @@ def sentence(summary: str) -> str:
     return summary[:1].upper() + summary[1:] + "."
 
 
-def add_verb(verbs: argparse._SubParsersAction, name: str, summary: str) -> argparse.ArgumentParser:
-    """Add the sub-command `name` (a history verb, an install target, …) with the global
-    options; `summary` is its line in the parent's `--help` and, as a sentence, its own. Its
-    `--help` ends, as its command's does, with its examples and the docs folder."""
+def add_verb(
+    verbs: argparse._SubParsersAction,
+    name: str,
+    summary: str,
+    examples: Iterable[str] | None = None,
+) -> argparse.ArgumentParser:
+    """Add the command or sub-command `name` (a history verb, an install target, …) with the
+    global options; `summary` is its line in the parent's `--help` and, as a sentence, its own.
+    Its `--help` ends with its examples (a verb's: those of its command that use it) and the
+    docs folder."""
     prog = f"{verbs._prog_prefix} {name}"  # memwarden history rewind
-    examples = BY_NAME[prog.split()[1]].examples
+    if examples is None:
+        examples = BY_NAME[prog.split()[1]].examples
+        examples = [e for e in examples if f"{e} ".startswith(f"{prog} ")]
+    shown = "".join(f"\n  {example}" for example in examples)
+    # The global options again, their defaults suppressed: a value given before the command
+    # is not overwritten.
+    parent = Parser(add_help=False)
+    add_global_options(parent, suppress=True)
     return verbs.add_parser(
         name,
-        parents=[global_options_parent()],
+        parents=[parent],
         help=summary,
         description=sentence(summary),
-        epilog=epilog(e for e in examples if f"{e} ".startswith(f"{prog} ")),
+        epilog=f"examples:{shown}\n\n{docs_line()}" if shown else docs_line(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-
-
-def epilog(examples: Iterable[str]) -> str:
-    """Given the examples of a command or a verb, return the end of its `--help`: them, and the
-    docs folder."""
-    shown = "".join(f"\n  {example}" for example in examples)
-    return f"examples:{shown}\n\n{docs_line()}" if shown else docs_line()
 
 
 @functools.cache

@@ -22,7 +22,6 @@ from memwarden.process.runtime import JobContext, JobResult
 
 if TYPE_CHECKING:
     from memwarden.history.records import Marks
-    from memwarden.openclaw.agents import Agent
     from memwarden.store.state import StateDB
 
 NO_SNAPSHOTS = (
@@ -196,15 +195,40 @@ def _covers(snapshot) -> str:
 
 def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
     # lazy: only a rewind loads what a rewind does
+    from memwarden.checkpoint.commit.rewound import forget_rewound
+    from memwarden.compactions.ledger import forget_kept
     from memwarden.history.rewind import rewind
+    from memwarden.indexing.index_file import is_ours
+    from memwarden.indexing.manifest import INDEX_PATH
+    from memwarden.indexing.outcome import Outcome, describe
+    from memwarden.indexing.refresh import index_agents
 
-    after = _AfterRewind(context)
+    indexed: list[dict[str, Any]] | None = None
+
+    def forget(state: StateDB, agent_id: str, paths: Sequence[str], marks: Marks | None) -> None:
+        """What the other jobs do once the rewind restored or removed files (under the agent's
+        memory lock, before the rewound memory is snapshotted): they forget what those files
+        held, and the bootstrap manifest (and INDEX.md, when `index.after_checkpoint` and it is
+        memwarden's) describes the memory/ folder as the rewind left it."""
+        nonlocal indexed
+        forget_rewound(state, agent_id, paths, marks)  # the checkpoint logs its entries again
+        forget_kept(state, agent_id, paths)  # the compaction watch writes its lost items again
+        agent = context.deployment.agent(agent_id)
+        if agent is None or not any(path.startswith("memory/") for path in paths):
+            return
+        rebuild = context.config.index.after_checkpoint
+        if rebuild:
+            # An INDEX.md a rewind brought back that is not memwarden's (generate-memory-index.sh's,
+            # kept before memwarden took it over) stays as it is.
+            try:
+                text = read_text_if_exists(agent.workspace / INDEX_PATH)
+                rebuild = text is None or is_ours(text)
+            except (OSError, MemwardenError):
+                rebuild = False  # left to the manifest's refresh, which says what is wrong
+        indexed = index_agents(context, [agent], write_index=rebuild)
+
     report = rewind(
-        context,
-        options.id,
-        paths=options.path,
-        dry_run=options.dry_run,
-        on_rewound=after.forget,
+        context, options.id, paths=options.path, dry_run=options.dry_run, on_rewound=forget
     )
     result = JobResult("history", data=report.to_json())
     target = report.target
@@ -216,71 +240,20 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
         f"{verb} agent {target.agent_id} to snapshot {target.id} ({target.time}): "
         f"{counts or 'no files'}"
     )
-    if after.indexed is not None:
-        result.data["index"] = after.indexed
-        result.lines += after.index_lines()
+    if indexed is not None:
+        result.data["index"] = indexed
+        result.lines += [describe(Outcome(**item)) for item in indexed]
     if report.rewound_id:
         result.lines.append(f"saved the rewound memory as snapshot {report.rewound_id}")
     result.problems = [f"rewind: {outcome.line().strip()}" for outcome in report.failed]
     result.problems += [f"rewind: {problem}" for problem in report.problems]
-    result.problems += after.problems()
+    result.problems += [
+        f"rewind: index {item['workspace']}: {item.get('error') or 'failed'}"
+        for item in indexed or []
+        if item.get("status") == "failed"
+    ]
     result.exit_code = 1 if result.problems else 0
     return result
-
-
-def _foreign_index(agent: Agent) -> bool:
-    """Return True when the agent's memory/INDEX.md is not memwarden's: one a rewind brought
-    back (generate-memory-index.sh's, kept before memwarden took it over) stays as it is."""
-    # lazy: only a rewind loads what a rewind does
-    from memwarden.indexing.index_file import is_ours
-    from memwarden.indexing.manifest import INDEX_PATH
-
-    try:
-        text = read_text_if_exists(agent.workspace / INDEX_PATH)
-    except (OSError, MemwardenError):
-        return True  # left to the manifest's refresh, which says what is wrong
-    return text is not None and not is_ours(text)
-
-
-class _AfterRewind:
-    """What the other jobs do once a rewind restored or removed files (under the agent's
-    memory lock, before the rewound memory is snapshotted): they forget what those files held,
-    and the bootstrap manifest (and INDEX.md, when `index.after_checkpoint` and it is
-    memwarden's) describes the memory/ folder as the rewind left it."""
-
-    def __init__(self, context: JobContext) -> None:
-        self.context = context
-        self.indexed: list[dict[str, Any]] | None = None
-
-    def forget(
-        self, state: StateDB, agent_id: str, paths: Sequence[str], marks: Marks | None
-    ) -> None:
-        # lazy: only a rewind loads what a rewind does
-        from memwarden.checkpoint.commit.rewound import forget_rewound
-        from memwarden.compactions.ledger import forget_kept
-
-        forget_rewound(state, agent_id, paths, marks)  # the checkpoint logs its entries again
-        forget_kept(state, agent_id, paths)  # the compaction watch writes its lost items again
-        agent = self.context.deployment.agent(agent_id)
-        if agent is not None and any(path.startswith("memory/") for path in paths):
-            # lazy: only a rewind loads what a rewind does
-            from memwarden.indexing.refresh import index_agents
-
-            rebuild = self.context.config.index.after_checkpoint and not _foreign_index(agent)
-            self.indexed = index_agents(self.context, [agent], write_index=rebuild)
-
-    def index_lines(self) -> list[str]:
-        # lazy: only a rewind loads what a rewind does
-        from memwarden.indexing.outcome import Outcome, describe
-
-        return [describe(Outcome(**item)) for item in self.indexed or []]
-
-    def problems(self) -> list[str]:
-        return [
-            f"rewind: index {item['workspace']}: {item.get('error') or 'failed'}"
-            for item in self.indexed or []
-            if item.get("status") == "failed"
-        ]
 
 
 def _undo_line(report) -> str:

@@ -27,8 +27,6 @@ from memwarden.rotation.report import Outcome, RotationReport
 from memwarden.rotation.stores import SessionStores
 
 if TYPE_CHECKING:
-    from memwarden.checkpoint.outcome import SessionOutcome
-    from memwarden.openclaw.agents import Agent
     from memwarden.rotation.policy import Decision
 
 # Checkpoint outcomes after which the session's handoff holds it: written now, or already
@@ -148,13 +146,18 @@ def _rotate(
     reset_reason: str,
 ) -> Outcome:
     # lazy: only a reset checkpoints (most runs reset nothing)
-    from memwarden.checkpoint.run.job import checkpoint_session
+    from memwarden.checkpoint.run.job import checkpoint_session, refresh_bootstrap
 
     agent, record = stores.session(decision)
     if record.session_id != decision.session_id:
         return Outcome("postponed", "session changed since it was listed: next run")
     checkpoint = checkpoint_session(context, agent, record, force=True, trigger="rotate")
-    saved = _checkpoint_json(checkpoint)
+    saved = {
+        "ok": checkpoint.ok,
+        "outcome": checkpoint.outcome,
+        "reason": checkpoint.reason,
+        "files": [str(path) for path in checkpoint.files],
+    }
     if not checkpoint.ok:
         detail = f"checkpoint failed, session not reset: {saved['reason'] or saved['outcome']}"
         return Outcome("failed", detail, checkpoint=saved)
@@ -169,36 +172,18 @@ def _rotate(
         # Nothing was written for this session: resetting it would lose what it holds.
         detail = f"checkpoint {checkpoint.outcome} it ({checkpoint.reason}): not reset"
         return Outcome("postponed", detail, checkpoint=saved)
-    saved.update(_refresh_bootstrap(context, agent))
-    if checkpoint.outcome == "written":
-        saved["history"] = _snapshot(context, agent, checkpoint)
-    return _reset(gateway, decision, reset_reason, saved)
-
-
-def _snapshot(context: JobContext, agent: Agent, checkpoint: SessionOutcome) -> str | None:
-    """Snapshot the agent's memory now that its handoff, INDEX.md and manifest are written
-    (memory history); return the snapshot id, or the problem when it failed (the reset goes on)."""
-    problems = snapshot_written(context, [agent], [checkpoint], "rotate")
-    return "; ".join(problems) or checkpoint.snapshot
-
-
-def _refresh_bootstrap(context: JobContext, agent: Agent) -> dict[str, str | None]:
-    """Rewrite the agent's bootstrap manifest (and INDEX.md when `index.after_checkpoint`), so
-    the hook injects the handoff just saved into the session's next bootstrap (the manifest
-    names the session each handoff holds). Return what was done, for the checkpoint's record:
-    `index` (INDEX.md's status or the error) and `manifest`.
-
-    A failure never stops the reset: the handoff is written; the hook injects it once a later
-    checkpoint or index run describes it.
-    """
-    # lazy: only a reset checkpoints (most runs reset nothing)
-    from memwarden.checkpoint.run.job import refresh_bootstrap
-
+    # The bootstrap manifest (and INDEX.md when `index.after_checkpoint`) describes the handoff
+    # just saved, so the hook injects it into the session's next bootstrap. A failure never
+    # stops the reset: the hook injects the handoff once a later checkpoint or index run
+    # describes it.
     indexed = refresh_bootstrap(context, [agent])
-    return {
-        "index": "; ".join(item.get("error") or item["status"] for item in indexed) or None,
-        "manifest": "; ".join(str(item.get("manifest")) for item in indexed) or None,
-    }
+    saved["index"] = "; ".join(item.get("error") or item["status"] for item in indexed) or None
+    saved["manifest"] = "; ".join(str(item.get("manifest")) for item in indexed) or None
+    if checkpoint.outcome == "written":
+        # Memory history: the snapshot id, or the problem when it failed (the reset goes on).
+        problems = snapshot_written(context, [agent], [checkpoint], "rotate")
+        saved["history"] = "; ".join(problems) or checkpoint.snapshot
+    return _reset(gateway, decision, reset_reason, saved)
 
 
 def _reset(
@@ -224,15 +209,6 @@ def _reset(
     new_id, revision = entry.get("sessionId"), entry.get("lifecycleRevision")
     same = "in place, same session id" if new_id == decision.session_id else f"new id {new_id}"
     return Outcome("rotated", f"checkpointed and reset ({same})", new_id, revision, checkpoint)
-
-
-def _checkpoint_json(checkpoint: SessionOutcome) -> dict[str, Any]:
-    return {
-        "ok": checkpoint.ok,
-        "outcome": checkpoint.outcome,
-        "reason": checkpoint.reason,
-        "files": [str(path) for path in checkpoint.files],
-    }
 
 
 # --- recording -----------------------------------------------------------------------------------

@@ -23,12 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     deployment = context.deployment
-    result = JobResult("sessions")
-    agents_out = []
-    result.lines.append(f"gateway state: {deployment.state_dir}")
-    result.lines.append(f"gateway config: {deployment.config_path}")
     require_known_agents(options.agent, (agent.id for agent in deployment.agents))
     wanted = {agent_id.lower() for agent_id in options.agent or []}
+    result = JobResult("sessions", data={"state_dir": str(deployment.state_dir), "agents": []})
+    result.lines.append(f"gateway state: {deployment.state_dir}")
+    result.lines.append(f"gateway config: {deployment.config_path}")
     for agent in deployment.agents:
         if wanted and agent.id not in wanted:
             continue
@@ -39,6 +38,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "workspace": str(agent.workspace),
             "sessions": [],
         }
+        result.data["agents"].append(entry)
         result.lines.append("")
         default = " (default)" if agent.is_default else ""
         result.lines.append(
@@ -52,13 +52,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         except StoreError as error:
             entry["error"] = error.message
             result.problems.append(error.message)
-            result.exit_code = 1
-            agents_out.append(entry)
             continue
         if unreadable:
             entry["problems"] = unreadable
             result.problems += unreadable
-            result.exit_code = 1
         shown = [s for s in sessions if options.all or s.kind not in AUTOMATION_KINDS]
         if len(shown) < len(sessions):
             entry["hidden_automation"] = len(sessions) - len(shown)
@@ -67,8 +64,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         result.lines += [_session_line(session) for session in shown]
         if not shown:
             result.lines.append("  (no sessions)")
-        agents_out.append(entry)
-    result.data = {"state_dir": str(deployment.state_dir), "agents": agents_out}
+    result.exit_code = 1 if result.problems else 0
     return result
 
 

@@ -36,28 +36,28 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     waiting = store.undelivered(state)
     forwarding = alertmanager_destination(context.config.alertmanager) is not None
     unaccepted = feed_store.pending(state) if forwarding else []
-    result = JobResult("status")
-    result.lines = [f"storage: {context.storage.describe()}", "jobs:"]
-    result.lines += [_job_line(job) for job in jobs]
-    result.lines.append("open alerts:" if open_alerts else "open alerts: none")
-    result.lines += ["  " + line for line in describe_open(open_alerts, now)]
-    result.lines.append("pending sends:" if waiting or unaccepted else "pending sends: none")
-    result.lines += [_outbox_line(row, now) for row in waiting]
-    result.lines += [_feed_line(alert) for alert in unaccepted]
+    job_lines = [_job_line(job) for job in jobs]
+    alert_lines = describe_open(open_alerts, now)
+    send_lines = [_outbox_line(row, now) for row in waiting]
+    feed_lines = [_feed_line(alert) for alert in unaccepted]
     receipts = [r for r in read_receipts(context.storage_dir / FOLDER) if r.last is not None]
+    result = JobResult("status")
+    result.lines = [f"storage: {context.storage.describe()}", "jobs:", *job_lines]
+    result.lines.append("open alerts:" if open_alerts else "open alerts: none")
+    result.lines += ["  " + line for line in alert_lines]
+    result.lines.append("pending sends:" if waiting or unaccepted else "pending sends: none")
+    result.lines += send_lines + feed_lines
     result.lines.append("handoff deliveries:" if receipts else "handoff deliveries: none recorded")
     result.lines += [_delivery_line(receipt, now) for receipt in receipts]
     if context.verbosity < 0:  # the report is not shown: say what needs a look, a line each
         result.problems = [
-            f"status: {_job_line(job).strip()}" for job in jobs if job["outcome"] not in QUIET
+            f"status: {line.strip()}"
+            for job, line in zip(jobs, job_lines, strict=True)
+            if job["outcome"] not in QUIET
         ]
-        result.problems += [
-            f"status: open alert {line}" for line in describe_open(open_alerts, now)
-        ]
-        result.problems += [
-            f"status: pending send {_outbox_line(row, now).strip()}" for row in waiting
-        ]
-        result.problems += [f"status: {_feed_line(alert).strip()}" for alert in unaccepted]
+        result.problems += [f"status: open alert {line}" for line in alert_lines]
+        result.problems += [f"status: pending send {line.strip()}" for line in send_lines]
+        result.problems += [f"status: {line.strip()}" for line in feed_lines]
     result.data = {
         "storage": context.storage.to_json(),
         "jobs": jobs,
@@ -101,7 +101,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
                 "handoff_chars": receipt.last.handoff_chars,
             }
             for receipt in receipts
-            if receipt.last is not None
         ],
     }
     return result
@@ -118,7 +117,7 @@ def _job_json(name: str, runs: list[Run], success: Run | None, now: datetime) ->
     last = runs[0] if runs else None
     return {
         "job": name,
-        "outcome": _outcome(last) if last else "never run",
+        "outcome": OUTCOMES.get(last.exit_code, f"exit {last.exit_code}") if last else "never run",
         "finished_at": _iso(last.finished_at) if last else None,
         "age_seconds": round(now.timestamp() - last.finished_at) if last else None,
         "last_success_at": _iso(success.finished_at) if success else None,
@@ -154,10 +153,6 @@ def _feed_line(alert) -> str:
         f"  Alertmanager: {alert.check_key} {state}, not accepted yet "
         f"({alert.attempts} attempt(s){error})"
     )
-
-
-def _outcome(run: Run) -> str:
-    return OUTCOMES.get(run.exit_code, f"exit {run.exit_code}")
 
 
 def _ago(seconds: float) -> str:

@@ -18,6 +18,7 @@ import argparse
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from memwarden.agent_memory.handoff_files import key_slug
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
@@ -35,12 +36,7 @@ from memwarden.jobs.common import add_dry_run, writable
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.entries import Entry, current_window
 from memwarden.openclaw.keys import classify
-from memwarden.openclaw.sessions import (
-    SessionRecord,
-    load_sessions,
-    reset_archives,
-    resolve_transcript_file,
-)
+from memwarden.openclaw.sessions import load_sessions, reset_archives, resolve_transcript_file
 from memwarden.openclaw.transcripts import TranscriptLocation, read_tail
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext, JobResult
@@ -104,14 +100,24 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     messages = conversation(window)
     if not messages:
         return _skipped(f"{key}: the window that ended holds no conversation: no summary")
-    first, last = _window_bounds(window)
-    if _already_written(context, agent.id, key, location.session_id, first, last):
+    ended = _Ended(agent.id, key, location.session_id, *_window_bounds(window))
+    if _already_written(context, ended):
         return _skipped(f"{key}: this window was already summarised")
     checkpoint = context.config.checkpoint
     redactor = build_redactor(checkpoint.redact_patterns, enabled=checkpoint.redact)
     messages = redact_messages(messages, redactor.redact)
     summary = summarize(messages, context.config.index.summary_excerpt_messages)
-    return _write(context, options, agent, key, location, summary, note, (first, last))
+    return _write(context, options, agent, ended, summary, note)
+
+
+class _Ended(NamedTuple):
+    """A window that ended, as the state DB records its summary: summarised once."""
+
+    agent_id: str
+    session_key: str
+    session_id: str
+    start: str  # its first entry's id (or time)
+    end: str  # its last entry's
 
 
 # --- finding the window -----------------------------------------------------------------------
@@ -125,11 +131,13 @@ def transcript_of(agent: Agent, session_id: str | None, key: str) -> TranscriptL
     the newest reset archive of that session.
     """
     if agent.era == "sqlite":
-        session_id = session_id or _current_session_id(agent, key)
+        if not session_id:
+            session_id = next((r.session_id for r in load_sessions(agent) if r.key == key), None)
         return TranscriptLocation("sqlite", agent.sqlite_path, session_id) if session_id else None
     if not session_id:
         return None
-    record = _store_record(agent, key, session_id)
+    same = (r for r in load_sessions(agent) if r.key == key and r.session_id == session_id)
+    record = next(same, None)
     if record is not None and record.transcript is not None:
         return record.transcript
     live = resolve_transcript_file(agent.sessions_dir, session_id)
@@ -139,21 +147,6 @@ def transcript_of(agent: Agent, session_id: str | None, key: str) -> TranscriptL
         path for path in reset_archives(agent.sessions_dir, session_id) if path.suffix != ".zst"
     ]
     return TranscriptLocation("file", archives[0], session_id) if archives else None
-
-
-def _store_record(agent: Agent, key: str, session_id: str) -> SessionRecord | None:
-    return next(
-        (
-            record
-            for record in load_sessions(agent)
-            if record.key == key and record.session_id == session_id
-        ),
-        None,
-    )
-
-
-def _current_session_id(agent: Agent, key: str) -> str | None:
-    return next((record.session_id for record in load_sessions(agent) if record.key == key), None)
 
 
 def read_window(
@@ -193,22 +186,20 @@ def _write(
     context: JobContext,
     options: argparse.Namespace,
     agent: Agent,
-    key: str,
-    location: TranscriptLocation,
+    ended: _Ended,
     summary: SessionSummary,
     note: str,
-    bounds: tuple[str, str],
 ) -> JobResult:
+    key = ended.session_key
     zone = resolve_timezone(context.config.general.timezone)
     written = context.now()
-    ended = summary.ended or written
     text = render(
         TEMPLATE,
         context.config.index.summary_template or None,
         summary=summary,
         agent_id=agent.id,
         session_key=key,
-        session_id=location.session_id,
+        session_id=ended.session_id,
         event=options.event,
         note=note,
         written=written,
@@ -219,7 +210,7 @@ def _write(
     memory_dir = agent.workspace / "memory"
     # Named after the session key, never the conversation's words: INDEX.md lists every file
     # name and title of the pool, and every session (another peer's too) gets INDEX.md.
-    stem = f"{ended.astimezone(zone):%Y-%m-%d}-session-{key_slug(key)}"
+    stem = f"{(summary.ended or written).astimezone(zone):%Y-%m-%d}-session-{key_slug(key)}"
     if options.dry_run:
         path = free_path(memory_dir, stem)
         return JobResult(
@@ -229,18 +220,21 @@ def _write(
         )
     lock_wait = max(context.config.history.lock_wait_seconds, LOCK_WAIT_SECONDS)
     with context.memory_lock(agent.id, lock_wait):
-        if _already_written(context, agent.id, key, location.session_id, *bounds):
+        if _already_written(context, ended):
             return _skipped(f"{key}: this window was already summarised")
         ensure_dir(memory_dir, root=agent.workspace)
         path = free_path(memory_dir, stem)
         atomic_write(path, text, root=agent.workspace)
-        _remember(context, agent.id, key, location.session_id, bounds, path)
+        context.state.connection.execute(
+            "INSERT OR REPLACE INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*ended, str(path), time.time()),
+        )
     context.state.record_event(
         "summary.written",
         job=JOB,
         agent_id=agent.id,
         session_key=key,
-        session_id=location.session_id,
+        session_id=ended.session_id,
         data={"path": str(path), "event": options.event, "chars": len(text)},
     )
     return JobResult(
@@ -260,29 +254,13 @@ def free_path(memory_dir: Path, stem: str) -> Path:
     return candidate
 
 
-def _already_written(
-    context: JobContext, agent_id: str, key: str, session_id: str, first: str, last: str
-) -> bool:
+def _already_written(context: JobContext, ended: _Ended) -> bool:
     row = context.state.connection.execute(
         "SELECT 1 FROM session_summaries WHERE agent_id = ? AND session_key = ? "
         "AND session_id = ? AND window_start = ? AND window_end = ?",
-        (agent_id, key, session_id, first, last),
+        ended,
     ).fetchone()
     return row is not None
-
-
-def _remember(
-    context: JobContext,
-    agent_id: str,
-    key: str,
-    session_id: str,
-    bounds: tuple[str, str],
-    path: Path,
-) -> None:
-    context.state.connection.execute(
-        "INSERT OR REPLACE INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (agent_id, key, session_id, *bounds, str(path), time.time()),
-    )
 
 
 def _skipped(reason: str) -> JobResult:

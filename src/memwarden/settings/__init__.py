@@ -40,7 +40,8 @@ _MODULES = (
     install,
 )
 
-SECTIONS: dict[str, str] = {module.SECTION: module.DESCRIPTION for module in _MODULES}
+# A section is named by its options' keys (`section.name`).
+SECTIONS: dict[str, str] = {module.OPTIONS[0].section: module.DESCRIPTION for module in _MODULES}
 ALL_OPTIONS: tuple[Option, ...] = tuple(option for module in _MODULES for option in module.OPTIONS)
 
 __all__ = ["ALL_OPTIONS", "SECTIONS", "Option"]

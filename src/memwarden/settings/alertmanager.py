@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "alertmanager"
 DESCRIPTION = (
     "Health alerts sent to Prometheus Alertmanager, beside Slack or instead of it, for fleets of "
     "gateways (docs/fleet.md): every open check is re-sent each health run, each resolution once."

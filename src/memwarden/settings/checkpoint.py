@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "checkpoint"
 DESCRIPTION = (
     "Layer 2: a handoff per conversation (ACTIVE_CONTEXT.md for the main session) and daily "
     "logs written from live transcripts, with no LLM. "

@@ -15,6 +15,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from memwarden.fs.files import NotRegularFileError, read_regular_file
@@ -47,22 +48,9 @@ OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTION
 
 
 @dataclass(frozen=True)
-class Section:
-    """The options of one section, read as attributes: `config.checkpoint.staleness_hours`."""
-
-    name: str
-    values: Mapping[str, Any]
-
-    def __getattr__(self, item: str) -> Any:
-        try:
-            return self.values[item]
-        except KeyError:
-            raise AttributeError(f"no option {self.name}.{item}") from None
-
-
-@dataclass(frozen=True)
 class Config:
-    """Effective settings: `values` by dotted key, and where each came from.
+    """Effective settings: `values` by dotted key, and where each came from; each section's
+    options also read as attributes: `config.checkpoint.staleness_hours`.
 
     `secrets_environment` holds the other variables the secrets file defines (such as
     OPENCLAW_GATEWAY_TOKEN): a job sees them as if they were in its environment.
@@ -73,19 +61,12 @@ class Config:
     path: Path | None = None
     secrets_path: Path | None = None
     secrets_environment: Mapping[str, str] = field(default_factory=dict, repr=False)
-    _sections: dict[str, Section] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         for section in SECTIONS:
             prefix = section + "."
             own = {k[len(prefix) :]: v for k, v in self.values.items() if k.startswith(prefix)}
-            self._sections[section] = Section(section, own)
-
-    def __getattr__(self, item: str) -> Section:
-        sections = self.__dict__.get("_sections", {})
-        if item in sections:
-            return sections[item]
-        raise AttributeError(item)
+            object.__setattr__(self, section, SimpleNamespace(**own))
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Config:
         """Return a copy where the given dotted keys (already validated values) win."""
@@ -195,15 +176,15 @@ def _apply_env(
     env: Mapping[str, str], origin: str, values: dict, sources: dict, problems: list[str]
 ) -> None:
     by_env = {option.env_name: option for option in ALL_OPTIONS}
+    retired = {_env_name(key): why for key, why in RETIRED.items()}
     for name, raw in env.items():
         if not name.startswith(ENV_PREFIX) or name in RESERVED_ENV:
             continue
         if name.startswith(RESERVED_ENV_PREFIXES):
             continue
         option = by_env.get(name)
-        retired = next((key for key in RETIRED if _env_name(key) == name), None)
-        if retired is not None:
-            problems.append(f"{origin}: {name}: no longer an option ({RETIRED[retired]})")
+        if name in retired:
+            problems.append(f"{origin}: {name}: no longer an option ({retired[name]})")
             continue
         if option is None:
             hint = _suggest(name, by_env)
@@ -258,23 +239,19 @@ def _unknown_time_zone(values: Mapping[str, Any], sources: Mapping[str, str]) ->
     zone. `$TZ` is the C library's, read as it reads it: never a configuration error here (a
     system without zone files reads `TZ=UTC` well, where Python's zoneinfo would not)."""
     name = values["general.timezone"].strip()
-    if not name or _known_zone(name):
+    if not name:
         return []
-    option = OPTIONS_BY_KEY["general.timezone"]
-    return [
-        f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
-        "name such as Europe/Paris, or leave it empty for the machine's zone"
-    ]
-
-
-def _known_zone(name: str) -> bool:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only when a zone is set
 
     try:  # as the jobs read it (checkpoint.digest.daily_log.resolve_timezone): a key, never a path
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
-        return False
-    return True
+        option = OPTIONS_BY_KEY["general.timezone"]
+        return [
+            f"{_where(option, sources[option.key])}: unknown time zone {name!r}; set an IANA "
+            "name such as Europe/Paris, or leave it empty for the machine's zone"
+        ]
+    return []
 
 
 def _where(option: Option, source: str) -> str:

@@ -19,11 +19,20 @@ import re
 from dataclasses import dataclass, field
 
 COMMENT_STARTS = "#;"
-WHITESPACE = " \t"
 NEWLINES = "\n\r"
 # In double quotes, a backslash before one of these is an escape; before anything else it stays.
 DOUBLE_QUOTE_ESCAPES = '"\\`$'
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BLANK_LINES = re.compile(r"[ \t\n\r]*")
+_KEY = re.compile(r"[^=\n\r]*")
+_GAP = re.compile(r"[ \t]*")
+_QUOTED = {"'": re.compile(r"'([^']*)'"), '"': re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL)}
+_DOUBLE_QUOTE_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+# Bare text runs to the end of the line; a backslash keeps the next character, a newline too.
+_BARE = re.compile(r"(?:\\(?s:.)?|[^\\\n\r])*")
+_BARE_PART = re.compile(r"\\((?s:.)?)|([ \t]+)|([^\\ \t]+)")
+_REST_OF_LINE = re.compile(r"[^\n\r]*(?:\r\n?|\n)?")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 @dataclass(frozen=True)
@@ -49,65 +58,69 @@ def parse_env_text(text: str) -> EnvFile:
     defines nothing.
     """
     result = EnvFile()
-    reader = _Reader(text)
-    while not reader.done():
-        reader.skip(WHITESPACE + NEWLINES)
-        if reader.done():
-            break
-        start = reader.line
-        if reader.peek() in COMMENT_STARTS:
-            reader.skip_line()
-            continue
-        _read_assignment(reader, start, result)
+    position = _BLANK_LINES.match(text).end()
+    while position < len(text):
+        if text[position] in COMMENT_STARTS:
+            position = _REST_OF_LINE.match(text, position).end()
+        else:
+            position = _read_assignment(text, position, result)
+        position = _BLANK_LINES.match(text, position).end()
     return result
 
 
-def _read_assignment(reader: _Reader, start: int, result: EnvFile) -> None:
-    """Read one `NAME=VALUE` (the reader is at its first character). Values never appear in a
-    problem's message: a line of a secrets file may be a secret pasted on its own."""
-    key = reader.take_until("=" + NEWLINES).rstrip(WHITESPACE)
-    if reader.done() or reader.peek() != "=":
-        result.problems.append(EnvFileProblem(start, "expected NAME=VALUE: this line has no `=`"))
-        reader.skip_line()
-        return
-    reader.advance()
+def _read_assignment(text: str, start: int, result: EnvFile) -> int:
+    """Read the `NAME=VALUE` at `start`; return where the text goes on. Values never appear in
+    a problem's message: a line of a secrets file may be a secret pasted on its own."""
+    equals = _KEY.match(text, start).end()
+    key = text[start:equals].rstrip(" \t")
+    if text[equals : equals + 1] != "=":
+        message = "expected NAME=VALUE: this line has no `=`"
+        result.problems.append(EnvFileProblem(_line(text, start), message))
+        return _REST_OF_LINE.match(text, equals).end()
     try:
-        value = _read_value(reader)
+        value, end = _read_value(text, equals + 1)
     except _ValueProblem as problem:
-        result.problems.append(EnvFileProblem(problem.line, problem.message))
-        reader.skip_line()
-        return
-    exported = key.removeprefix("export").strip(WHITESPACE)
+        result.problems.append(EnvFileProblem(_line(text, problem.position), problem.message))
+        return _REST_OF_LINE.match(text, problem.resume).end()
+    problem = _name_problem(key)
+    if problem is None:
+        result.values[key] = value
+    else:
+        result.problems.append(EnvFileProblem(_line(text, start), problem))
+    return end
+
+
+def _name_problem(key: str) -> str | None:
+    """Return why the text before `=` is no variable name, with the fix, or None."""
+    exported = key.removeprefix("export").strip(" \t")
     if key.startswith(("export ", "export\t")) and _NAME.match(exported):
-        message = f"`export {exported}=`: write `{exported}=` (this file is not a shell script)"
-        result.problems.append(EnvFileProblem(start, message))
-    elif key.startswith("\ufeff"):
-        message = (
+        return f"`export {exported}=`: write `{exported}=` (this file is not a shell script)"
+    if key.startswith("\ufeff"):
+        return (
             "the file starts with a UTF-8 byte-order mark (some editors add it): save it as "
             "UTF-8 without BOM"
         )
-        result.problems.append(EnvFileProblem(start, message))
-    elif not _NAME.match(key):
-        result.problems.append(
-            EnvFileProblem(
-                start,
-                "the text before `=` is not a variable name (letters, digits and _, not "
-                "starting with a digit)",
-            )
+    if not _NAME.match(key):
+        return (
+            "the text before `=` is not a variable name (letters, digits and _, not starting "
+            "with a digit)"
         )
-    else:
-        result.values[key] = value
+    return None
 
 
 class _ValueProblem(Exception):
-    def __init__(self, line: int, message: str) -> None:
+    """A value the grammar refuses: the position the problem is at, and where reading resumes
+    (the rest of that line is skipped)."""
+
+    def __init__(self, position: int, message: str, resume: int | None = None) -> None:
         super().__init__(message)
-        self.line = line
+        self.position = position
         self.message = message
+        self.resume = position if resume is None else resume
 
 
-def _read_value(reader: _Reader) -> str:
-    """Read one value, from after the `=` to the end of its (last) line.
+def _read_value(text: str, position: int) -> tuple[str, int]:
+    """Read the value after the `=` at `position - 1`; return it and where its (last) line ends.
 
     Whitespace before the value and around quoted parts is dropped; quoted parts join up
     (`"a" 'b'` is `ab`); bare text runs to the end of the line, inner whitespace and quote
@@ -115,124 +128,67 @@ def _read_value(reader: _Reader) -> str:
     """
     parts: list[str] = []
     while True:
-        gap = reader.take_while(WHITESPACE)
-        if reader.done() or reader.peek() in NEWLINES:
+        gap = _GAP.match(text, position)
+        position = gap.end()
+        char = text[position : position + 1]
+        if not char or char in NEWLINES:
             break
-        char = reader.peek()
-        if char == "#" and gap:
-            raise _comment_after_value(reader.line)
+        if char == "#" and gap.group():
+            raise _comment_after_value(position)
         if char in "'\"":
-            parts.append(_read_quoted(reader, char))
+            quoted = _QUOTED[char].match(text, position)
+            if quoted is None:
+                message = f"the {char} opened on this line is never closed"
+                raise _ValueProblem(position, message, resume=len(text))
+            parts.append(quoted[1] if char == "'" else _DOUBLE_QUOTE_ESCAPE.sub(_escape, quoted[1]))
+            position = quoted.end()
             continue
-        parts.append(_read_bare(reader))
+        bare = _BARE.match(text, position)
+        parts.append(_bare_text(text, position, bare.end()))
+        position = bare.end()
         break
-    reader.skip_newline()
-    return "".join(parts)
+    newline = _LINE_BREAK.match(text, position)
+    return "".join(parts), newline.end() if newline else position
 
 
-def _comment_after_value(line: int) -> _ValueProblem:
+def _escape(found: re.Match) -> str:
+    """A backslash in double quotes: an escape, a line continued, or a backslash kept."""
+    char = found[1]
+    if char in DOUBLE_QUOTE_ESCAPES:
+        return char
+    return "" if char == "\n" else "\\" + char
+
+
+def _bare_text(text: str, start: int, end: int) -> str:
+    """Return the bare text from `start` to `end` as systemd reads it: a backslash keeps the
+    next character (one that ends a line continues it), trailing whitespace is dropped."""
+    kept: list[str] = []
+    blank = ""  # whitespace, kept only when something follows it
+    after_blank = False
+    for part in _BARE_PART.finditer(text, start, end):
+        escaped, whitespace, word = part.groups()
+        if whitespace is not None:
+            blank += whitespace
+            after_blank = True
+            continue
+        if word is not None and word.startswith("#") and after_blank:
+            raise _comment_after_value(part.start())
+        after_blank = False
+        shown = word if word is not None else escaped.strip(NEWLINES)
+        if shown:
+            kept += [blank, shown]
+            blank = ""
+    return "".join(kept)
+
+
+def _comment_after_value(position: int) -> _ValueProblem:
     return _ValueProblem(
-        line,
+        position,
         "`#` after a value is not a comment in this file (systemd keeps it as part of the "
         "value): put the comment on a line of its own, or quote the whole value",
     )
 
 
-def _read_quoted(reader: _Reader, quote: str) -> str:
-    opened = reader.line
-    reader.advance()
-    text: list[str] = []
-    while True:
-        if reader.done():
-            raise _ValueProblem(opened, f"the {quote} opened on this line is never closed")
-        char = reader.take()
-        if char == quote:
-            return "".join(text)
-        if quote == '"' and char == "\\" and not reader.done():
-            escaped = reader.take()
-            if escaped in DOUBLE_QUOTE_ESCAPES:
-                text.append(escaped)
-            elif escaped != "\n":  # a backslash-newline continues the line
-                text.append("\\" + escaped)
-            continue
-        text.append(char)
-
-
-def _read_bare(reader: _Reader) -> str:
-    """Read bare text to the end of the line; a backslash keeps the next character."""
-    text: list[str] = []
-    kept = 0  # length of the text without its trailing (unescaped) whitespace
-    after_blank = False
-    while not reader.done() and reader.peek() not in NEWLINES:
-        char = reader.take()
-        if char == "\\":
-            if not reader.done():
-                escaped = reader.take()
-                if escaped not in NEWLINES:  # a backslash-newline continues the line
-                    text.append(escaped)
-                    kept = len(text)
-            after_blank = False
-            continue
-        if char in WHITESPACE:
-            text.append(char)
-            after_blank = True
-            continue
-        if char == "#" and after_blank:
-            raise _comment_after_value(reader.line)
-        text.append(char)
-        kept = len(text)
-        after_blank = False
-    return "".join(text[:kept])
-
-
-class _Reader:
-    """The text, a position in it, and the line number there."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.position = 0
-        self.line = 1
-
-    def done(self) -> bool:
-        return self.position >= len(self.text)
-
-    def peek(self) -> str:
-        return self.text[self.position]
-
-    def take(self) -> str:
-        char = self.text[self.position]
-        self.advance()
-        return char
-
-    def advance(self) -> None:
-        if self.text[self.position] == "\n" or (
-            self.text[self.position] == "\r"
-            and self.text[self.position + 1 : self.position + 2] != "\n"
-        ):
-            self.line += 1
-        self.position += 1
-
-    def skip(self, chars: str) -> None:
-        while not self.done() and self.peek() in chars:
-            self.advance()
-
-    def take_while(self, chars: str) -> str:
-        start = self.position
-        self.skip(chars)
-        return self.text[start : self.position]
-
-    def take_until(self, stops: str) -> str:
-        start = self.position
-        while not self.done() and self.peek() not in stops:
-            self.advance()
-        return self.text[start : self.position]
-
-    def skip_line(self) -> None:
-        self.take_until(NEWLINES)
-        self.skip_newline()
-
-    def skip_newline(self) -> None:
-        if not self.done() and self.peek() == "\r":
-            self.advance()
-        if not self.done() and self.peek() == "\n":
-            self.advance()
+def _line(text: str, position: int) -> int:
+    """Return the number of the line `position` is on (a CR, LF or CRLF ends a line)."""
+    return 1 + len(_LINE_BREAK.findall(text, 0, position))

@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "gateway"
 DESCRIPTION = "How memwarden finds and talks to the OpenClaw gateway."
 
 OPTIONS = [

@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "general"
 DESCRIPTION = "Where memwarden keeps its own state, logs and secrets; time zone of the daily logs."
 
 OPTIONS = [

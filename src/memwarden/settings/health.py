@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "health"
 DESCRIPTION = (
     "Health checks of the gateway, the host and memwarden's own jobs: thresholds, timeouts and "
     "the Prometheus textfile. See docs/health.md for what to do when a check fires."

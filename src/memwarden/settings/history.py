@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "history"
 DESCRIPTION = (
     "Snapshots of each agent's workspace memory (memory/ and the root memory and bootstrap files), "
     "for history, rewind and the guard against destructive rewrites."

@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "index"
 DESCRIPTION = (
     "Layer 3: memory/INDEX.md catalogs, what the bootstrap hook injects, and the session "
     "summaries the session-summary hook asks for."

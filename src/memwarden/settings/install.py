@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "install"
 DESCRIPTION = (
     "How `memwarden install` schedules the jobs (systemd user timers, launchd agents or a "
     "crontab block) and what `memwarden doctor` expects of them. Intervals are in [schedule]."

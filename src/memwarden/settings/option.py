@@ -90,16 +90,11 @@ class Option:
             if lowered in _TRUE | _FALSE:
                 return lowered in _TRUE
             raise ValueError(f"expected true or false, got {text!r}")
-        if self.kind == "int":
+        if self.kind in ("int", "float"):
             try:
-                return self.coerce(int(text.strip()))
+                return self.coerce(int(text.strip()) if self.kind == "int" else float(text.strip()))
             except ValueError:
-                raise ValueError(self._expected_number("an integer", text)) from None
-        if self.kind == "float":
-            try:
-                return self.coerce(float(text.strip()))
-            except ValueError:
-                raise ValueError(self._expected_number("a number", text)) from None
+                raise ValueError(self._expected_number(text)) from None
         return self.coerce(text)
 
     def describe_type(self) -> str:
@@ -125,40 +120,32 @@ class Option:
             text = "non-empty " + text
         if self.existing_file:
             text += " of a file"
-        if self.minimum is not None and self.maximum is not None:
-            text += f" {_fmt(self.minimum)} to {_fmt(self.maximum)}"
-        elif self.minimum is not None:
-            text += f" ≥ {_fmt(self.minimum)}"
-        return text
+        return text + self._limits(" {} to {}")
 
-    def _expected_number(self, what: str, value: Any) -> str:
-        limits = ""
+    def _limits(self, between: str) -> str:
+        """Return the limits as ` ≥ 1`, or `between` filled with both limits."""
         if self.minimum is not None and self.maximum is not None:
-            limits = f" between {_fmt(self.minimum)} and {_fmt(self.maximum)}"
-        elif self.minimum is not None:
-            limits = f" ≥ {_fmt(self.minimum)}"
+            return between.format(_fmt(self.minimum), _fmt(self.maximum))
+        return f" ≥ {_fmt(self.minimum)}" if self.minimum is not None else ""
+
+    def _expected_number(self, value: Any) -> str:
+        what = "an integer" if self.kind == "int" else "a number"
         shown = f'"{value}"' if isinstance(value, str) else repr(value)
-        return f"expected {what}{limits}, got {shown}"
+        return f"expected {what}{self._limits(' between {} and {}')}, got {shown}"
 
-    def _check_range(self, number: float, what: str, original: Any) -> None:
-        too_small = self.minimum is not None and number < self.minimum
-        too_big = self.maximum is not None and number > self.maximum
+    def _coerce_number(self, value: Any) -> int | float:
+        numbers = int if self.kind == "int" else int | float
+        if isinstance(value, bool) or not isinstance(value, numbers):
+            raise ValueError(self._expected_number(value))
+        if isinstance(value, float) and not math.isfinite(value):  # NaN is never out of range
+            raise ValueError(self._expected_number(value))
+        too_small = self.minimum is not None and value < self.minimum
+        too_big = self.maximum is not None and value > self.maximum
         if too_small or too_big:
-            raise ValueError(self._expected_number(what, original))
+            raise ValueError(self._expected_number(value))
+        return value if self.kind == "int" else float(value)
 
-    def _coerce_int(self, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(self._expected_number("an integer", value))
-        self._check_range(value, "an integer", value)
-        return value
-
-    def _coerce_float(self, value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(self._expected_number("a number", value))
-        if not math.isfinite(value):  # NaN compares false with every limit: never in range
-            raise ValueError(self._expected_number("a number", value))
-        self._check_range(float(value), "a number", value)
-        return float(value)
+    _coerce_int = _coerce_float = _coerce_number
 
     def _coerce_bool(self, value: Any) -> bool:
         if not isinstance(value, bool):
@@ -192,8 +179,6 @@ class Option:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise ValueError(f"expected a list of strings, got {value!r}")
         for item in value:
-            if self.pattern_list:
-                _check_regex(item)
             if self.name_list and not is_plain_name(item):
                 raise ValueError(
                     f"{item!r} is not a file name (a name such as MEMORY.md, no folder)"
@@ -242,9 +227,8 @@ class Option:
                 raise ValueError(f"item {position}: missing string field(s) {', '.join(missing)}")
             if unknown:
                 raise ValueError(f"item {position}: unknown field(s) {', '.join(unknown)}")
-            if self.pattern_list and "pattern" in table:
-                _check_rule_name(table.get("name"))
-                _check_regex(table["pattern"], table.get("name"))
+            if self.pattern_list:
+                _check_rule(table["name"], table["pattern"])
             tables.append(dict(table))
         return tables
 
@@ -260,24 +244,19 @@ class Option:
         raise ValueError(f"{expected}, got {shown_url(url)!r} ({problem})")
 
 
-def _check_rule_name(name: str | None) -> None:
-    if name is not None and not RULE_NAME.match(name):
+def _check_rule(name: str, pattern: str) -> None:
+    """Raise ValueError if a rule {name, pattern} has a name that cannot be shown, a pattern
+    that does not compile, or one that matches an empty text: every match is replaced, and an
+    empty one would be replaced between every two characters."""
+    if not RULE_NAME.match(name):
         raise ValueError(
             f"rule {name!r}: a name is lower-case letters, digits, - or _ (up to 41 characters)"
         )
-
-
-def _check_regex(pattern: str, name: str | None = None) -> None:
-    """Raise ValueError if `pattern` does not compile, or if it belongs to a named rule (a table
-    {name, pattern}) and matches an empty text: every match is replaced, and an empty one would
-    be replaced between every two characters."""
     try:
         compiled = re.compile(pattern)
     except re.error as error:
         raise ValueError(f"invalid regular expression {pattern!r}: {error}") from None
-    if name is not None and any(
-        not match.group() for probe in _PROBES for match in compiled.finditer(probe)
-    ):
+    if any(not match.group() for probe in _PROBES for match in compiled.finditer(probe)):
         raise ValueError(
             f"rule {name!r}: pattern {pattern!r} matches an empty text, so it would be replaced "
             "between every two characters: make it match at least one character (+ instead of *)"

@@ -48,15 +48,11 @@ def example_toml() -> str:
         lines += ["", f"## {description}", f"[{section}]"]
         for option in options:
             lines.append("")
-            lines += _comment(option)
+            text = f"{option.description} ({option.describe_type()}; env {option.env_name})"
+            lines += ["## " + line for line in textwrap.wrap(text, 96)]
             value = option.example if option.example is not None else option.default
             lines += ["# " + line for line in f"{option.name} = {toml_value(value)}".splitlines()]
     return "\n".join(lines) + "\n"
-
-
-def _comment(option: Option) -> list[str]:
-    text = f"{option.description} ({option.describe_type()}; env {option.env_name})"
-    return ["## " + line for line in textwrap.wrap(text, 96)]
 
 
 def docs_markdown() -> str:
@@ -83,16 +79,13 @@ def docs_markdown() -> str:
         ]
         for option in options:
             default = toml_value(option.default).replace("\n", " ")
+            description = option.description.replace("|", "\\|")
             row = (
                 f"| `{option.name}` | {option.describe_type()} | `{default}` | "
-                f"`{option.env_name}` | {_cell(option.description)} |"
+                f"`{option.env_name}` | {description} |"
             )
             lines.append(row)
     return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def effective_toml(values: dict[str, Any], sources: dict[str, str]) -> str:

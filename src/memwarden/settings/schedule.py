@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "schedule"
 DESCRIPTION = (
     "Intervals of the scheduled jobs: memwarden install renders the timers from them, and the "
     "health check of memwarden's own jobs compares each job's last success against them."

@@ -2,7 +2,6 @@
 
 from memwarden.settings.option import Option
 
-SECTION = "slack"
 DESCRIPTION = (
     "Where health alerts go (Slack Web API with a bot token and channel, or an incoming webhook) "
     "and how often a problem that stays is repeated."

@@ -242,3 +242,11 @@ def test_unknown_time_zone_names_the_file_or_variable_it_came_from(tmp_path):
 def test_tz_is_left_to_the_system_and_never_a_configuration_error(tz):
     # glibc reads TZ=UTC without zone files, where zoneinfo would not: not memwarden's to judge
     assert config.load(None, env={"TZ": tz}).general.timezone == ""
+
+
+def test_load_huge_integer_for_a_number_option_is_one_problem_not_a_crash(tmp_path):
+    path = write(tmp_path / "c.toml", "[gateway]\ntimeout_seconds = " + "9" * 400 + "\n")
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={})
+    (problem,) = raised.value.lines()
+    assert problem.startswith(f"{path}: gateway.timeout_seconds: expected a number between 0.1")

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.jobs.state_cmd import backup_database
+from memwarden.jobs.state import backup_database
 from memwarden.store.state import StateDB
 from support.cli import run_cli
 from support.written import is_private
