@@ -94,7 +94,7 @@ def values_in_use(context: JobContext, options: argparse.Namespace) -> dict[str,
     return {
         "config_file": _config_file(config.path, options, env),
         "gateway_state_dir": (str(state_dir), state_source),
-        "gateway_url": (url, endpoint_source(config, deployment, env)),
+        "gateway_url": (render.without_password(url), endpoint_source(config, deployment, env)),
         "storage_dir": (str(storage), storage_source),
         "secrets_file": _secrets_file(config, secrets_file_path(context)),
     }

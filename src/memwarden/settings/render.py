@@ -101,13 +101,18 @@ def effective_toml(values: dict[str, Any], sources: dict[str, str]) -> str:
     return "\n".join(line for line in lines if line is not None) + "\n"
 
 
+def without_password(text: str) -> str:
+    """Return `text` with the password of any URL in it (`ws://user:password@host`) masked."""
+    return _URL_PASSWORD.sub(rf"\1{MASK}@", text)
+
+
 def masked(option: Option, value: Any) -> Any:
     """Return `value`, or a mask when the option is a secret that is set; a password in a URL
     (`http://user:password@host`) is masked in any option."""
     if option.secret and value:
         return MASK
     if isinstance(value, str):
-        return _URL_PASSWORD.sub(rf"\1{MASK}@", value)
+        return without_password(value)
     if isinstance(value, list):
         return [masked(option, item) for item in value]
     return value

@@ -105,3 +105,14 @@ def test_config_check_says_which_secrets_file_it_read(tmp_path):
     assert read.exit_code == 0, read.stderr
     assert read.json()["secrets_file"] == str(secrets)
     assert "xoxb-t" not in read.stdout
+
+
+def test_a_password_in_the_gateway_url_is_masked_where_it_is_shown(tmp_path):
+    env = dict(os.environ, MEMWARDEN_GATEWAY_URL="ws://ops:hunter2-secret@127.0.0.1:4242")
+
+    found = in_use(env=env)
+    shown = run_subprocess("config", "show", env=env).stdout
+
+    assert found["gateway_url"]["value"] == "ws://ops:********@127.0.0.1:4242"
+    assert "#   gateway URL:       ws://ops:********@127.0.0.1:4242 (gateway.url" in shown
+    assert "hunter2-secret" not in shown
