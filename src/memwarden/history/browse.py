@@ -12,21 +12,11 @@ from memwarden.history.git import GitStore, blob_sha
 from memwarden.history.model import Snapshot
 from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.scan import read_file, scan_workspace
-from memwarden.history.store import snapshot_listing, snapshot_tree, store_of
+from memwarden.history.store import snapshot_tree, store_of
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext
 
-__all__ = ["DiffReport", "diff", "find_snapshot", "list_snapshots", "snapshot_listing"]
-
-
-def list_snapshots(context: JobContext, agent_id: str | None = None) -> list[Snapshot]:
-    """Return the snapshots of one agent (or of all), newest first."""
-    return records.snapshots(context.state, agent_id)
-
-
-def find_snapshot(context: JobContext, snapshot_id: str) -> Snapshot:
-    """Given an id or unique prefix, return the snapshot. Raise UsageError if unknown."""
-    return records.find(context.state, snapshot_id)
+__all__ = ["DiffReport", "diff"]
 
 
 @dataclass

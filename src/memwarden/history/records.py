@@ -12,7 +12,7 @@ import orjson
 
 from memwarden.history.model import LEGACY_LAYOUT, MEMORY_PREFIX, Changes, Snapshot
 from memwarden.process.errors import UsageError
-from memwarden.store.state import StateDB
+from memwarden.store.state import StateDB, from_row
 
 # {consumer: {session key: [session id, last entry time]}} of one agent's read positions.
 Marks = dict[str, dict[str, list[Any]]]
@@ -141,23 +141,16 @@ def delete(connection: sqlite3.Connection, ids: Iterable[str]) -> None:
 
 
 def _snapshot(row: sqlite3.Row) -> Snapshot:
-    layout = row["layout"]
     changes = Changes.from_json(orjson.loads(row["changes_json"] or "{}"))
-    if layout == LEGACY_LAYOUT:
+    if row["layout"] == LEGACY_LAYOUT:
         changes = Changes(
             *([MEMORY_PREFIX + path for path in paths] for paths in changes.to_json().values())
         )
-    return Snapshot(
-        id=row["id"],
-        agent_id=row["agent_id"],
-        created_at=row["created_at"],
+    return from_row(
+        Snapshot,
+        row,
         trigger=row["trigger_kind"],
         commit=row["commit_sha"],
-        file_count=row["file_count"],
-        total_bytes=row["total_bytes"],
         changes=changes,
-        session_key=row["session_key"],
-        session_id=row["session_id"],
-        layout=layout,
         roots=tuple(orjson.loads(row["roots_json"] or "[]")),
     )

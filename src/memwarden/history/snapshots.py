@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from memwarden.history import records
@@ -30,8 +31,6 @@ from memwarden.process.errors import MemwardenError
 from memwarden.process.runtime import JobContext
 
 __all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
-
-JOB_OF_TRIGGER = {trigger: trigger for trigger in AUTOMATIC_TRIGGERS}
 
 
 @dataclass
@@ -133,7 +132,7 @@ def _take_all(
                     plans.append(plan)
                     if plan.taken is not None:
                         batch = batch or _Batch.start(context, resources, len(requests))
-                        batch.add(plan, plan.taken)
+                        batch.add(plan)
             saved = batch.finish(context) if batch else {}
             findings = _rewrites(context, batch.store, batch.plans, saved) if batch else {}
             _record(context, plans, saved, findings)
@@ -156,7 +155,6 @@ class _Batch:
         self.importer = importer
         self.ids = ids
         self.plans: list[Plan] = []
-        self.taken: list[Snapshot] = []
         self.commits: list[SnapshotCommit] = []
 
     @classmethod
@@ -166,13 +164,13 @@ class _Batch:
         store, importer = start_import(context, resources)
         return cls(store, importer, records.new_ids(context.state, count))
 
-    def add(self, plan: Plan, taken: Snapshot) -> None:
-        """Stream the snapshot `taken` of `plan` to git."""
-        snapshot_id = self.ids[len(self.plans)]
+    def add(self, plan: Plan) -> None:
+        """Stream the snapshot `plan` takes to git."""
+        snapshot_id, taken = self.ids[len(self.plans)], plan.taken
+        assert taken is not None  # noqa: S101 - the caller adds only plans that take one
         message = _message(snapshot_id, taken)
         commit = SnapshotCommit(_tree_files(plan), message, int(taken.created_at))
         self.plans.append(plan)
-        self.taken.append(taken)
         self.commits.append(commit)
         self.importer.add(commit)
 
@@ -194,10 +192,8 @@ class _Batch:
             ref = BATCH_REFS + secrets.token_hex(8)
             shas = self.store.commit_batch(ref, commits, message, when)
         return {
-            plan.agent_id: replace(taken, id=snapshot_id, commit=sha)
-            for plan, taken, snapshot_id, sha in zip(
-                self.plans, self.taken, self.ids, shas, strict=False
-            )
+            plan.agent_id: replace(plan.taken, id=snapshot_id, commit=sha)  # type: ignore[arg-type]
+            for plan, snapshot_id, sha in zip(self.plans, self.ids, shas, strict=False)
         }
 
 
@@ -263,44 +259,34 @@ def _record(
         for plan in plans:
             taken = saved.get(plan.agent_id)
             if taken is not None:
-                _record_taken(context, taken)
+                # Under the job that took it; `history` for one asked for by hand or a rewind.
+                job = taken.trigger if taken.trigger in AUTOMATIC_TRIGGERS else "history"
+                event = partial(
+                    context.state.record_event,
+                    job=job,
+                    run_id=context.run_id,
+                    agent_id=taken.agent_id,
+                    ts=taken.created_at,
+                )
+                event(
+                    "snapshot.taken",
+                    session_key=taken.session_key,
+                    session_id=taken.session_id,
+                    data={
+                        "snapshot": taken.id,
+                        "trigger": taken.trigger,
+                        "files": taken.file_count,
+                        "commit": taken.commit,
+                        **taken.changes.to_json(),
+                    },
+                )
                 for finding in findings.get(plan.agent_id, []):
-                    _record_rewrite(context, taken, finding)
+                    event(EVENT, data=finding.to_json())
                 plan.manifest.snapshot_id, plan.manifest.commit = taken.id, taken.commit
             elif plan.previous is not None:
                 plan.manifest.snapshot_id = plan.previous.snapshot_id
                 plan.manifest.commit = plan.previous.shared_commit
         save_manifests(connection, {plan.agent_id: plan.manifest for plan in plans})
-
-
-def _record_taken(context: JobContext, saved: Snapshot) -> None:
-    context.state.record_event(
-        "snapshot.taken",
-        job=JOB_OF_TRIGGER.get(saved.trigger, "history"),
-        run_id=context.run_id,
-        agent_id=saved.agent_id,
-        session_key=saved.session_key,
-        session_id=saved.session_id,
-        data={
-            "snapshot": saved.id,
-            "trigger": saved.trigger,
-            "files": saved.file_count,
-            "commit": saved.commit,
-            **saved.changes.to_json(),
-        },
-        ts=saved.created_at,
-    )
-
-
-def _record_rewrite(context: JobContext, saved: Snapshot, finding: RewriteFinding) -> None:
-    context.state.record_event(
-        EVENT,
-        job=JOB_OF_TRIGGER.get(saved.trigger, "history"),
-        run_id=context.run_id,
-        agent_id=saved.agent_id,
-        data=finding.to_json(),
-        ts=saved.created_at,
-    )
 
 
 def _message(snapshot_id: str, taken: Snapshot) -> str:
