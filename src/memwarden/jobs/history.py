@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.fs.files import read_text_if_exists
 from memwarden.history import records
-from memwarden.history.browse import diff
+from memwarden.history.diffing import diff
 from memwarden.history.retention import prune
 from memwarden.history.store import snapshot_listing
 from memwarden.jobs.common import (

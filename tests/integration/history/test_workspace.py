@@ -10,7 +10,7 @@ import json5
 import pytest
 
 from memwarden.fs.files import _write_temp, is_temp_name
-from memwarden.history.browse import diff
+from memwarden.history.diffing import diff
 from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
 from memwarden.history.model import HistoryError
 from memwarden.history.plan import SnapshotRequest
