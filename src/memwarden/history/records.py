@@ -69,10 +69,13 @@ def read_marks(state: StateDB, agent_ids: Iterable[str]) -> dict[str, Marks]:
     return marks
 
 
-def marks_of(state: StateDB, snapshot_id: str) -> Marks | None:
-    """Return the marks recorded with a snapshot, or None (a snapshot older than them)."""
+def recorded_json(state: StateDB, snapshot_id: str | None, column: str) -> Any:
+    """Return what a snapshot recorded in a JSON column (`marks_json`: its marks;
+    `bootstrap_json`: its bootstrap files' lengths), or None (no snapshot, or one older than
+    that column)."""
     row = state.connection.execute(
-        "SELECT marks_json FROM history_snapshots WHERE id = ?", (snapshot_id,)
+        f"SELECT {column} FROM history_snapshots WHERE id = ?",  # noqa: S608 - a fixed column
+        (snapshot_id,),
     ).fetchone()
     return orjson.loads(row[0]) if row and row[0] else None
 

@@ -171,7 +171,7 @@ def rewind(
         report.outcomes = apply(dry_run=False)
         changed = [o.path for o in report.outcomes if o.status in ("restored", "removed")]
         if changed and on_rewound is not None:
-            marks = records.marks_of(context.state, target_snapshot.id or "")
+            marks = records.recorded_json(context.state, target_snapshot.id, "marks_json")
             on_rewound(context.state, agent.id, changed, marks)
         _record(context, report)
         if changed:  # after rewind.done: the bootstrap forecast starts again from this snapshot
