@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 import stat
 from collections.abc import Callable
@@ -15,7 +16,6 @@ from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.metrics_file import check_metrics_file
 from memwarden.doctor.permissions import Kind, PathFacts, check_permission
-from memwarden.doctor.storage import check_storage
 from memwarden.doctor.timers import check_timers
 from memwarden.doctor.workspaces import WorkspaceFacts, check_workspace
 from memwarden.fs.files import read_text_if_exists
@@ -57,6 +57,7 @@ from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.manifest import Manifest, load_manifest
 from memwarden.scheduling.spec import config_has_token, secrets_file_path
 from memwarden.scheduling.units import TARGETS
+from memwarden.store.storage import OWNER_FILE
 
 
 def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]:
@@ -237,9 +238,29 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
 
 
 def storage(context: JobContext) -> list[Finding]:
-    """Say which storage this gateway uses; warn about a root owned by a gateway now gone."""
-    owner = context.storage.owner
-    return check_storage(context.storage, owner is None or Path(owner).is_dir())
+    """Say which storage this gateway uses; warn about a root owned by a gateway now gone.
+
+    A root owned by a state dir that is gone is most often this same gateway moved (its real
+    path changed): its earlier state then sits in the root while this one starts afresh.
+    """
+    storage = context.storage
+    findings = [
+        Finding("storage", "info", f"memwarden's state for this gateway: {storage.describe()}")
+    ]
+    owner = storage.owner
+    if owner is not None and owner != storage.gateway and not Path(owner).is_dir():
+        record = f'{{"state_dir": "{storage.gateway}"}}'
+        findings.append(
+            Finding(
+                "storage.owner",
+                "warning",
+                f"the state in {storage.root} belongs to the gateway at {owner}, which "
+                f"no longer exists; this gateway keeps its own in {storage.path}. If "
+                f"{owner} was this gateway before it moved, give it its state back",
+                f"echo {shlex.quote(record)} > {shlex.quote(str(storage.root / OWNER_FILE))}",
+            )
+        )
+    return findings
 
 
 def load_manifests(context: JobContext) -> dict[str, Manifest]:
