@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,9 +88,7 @@ class RewindReport:
             "undo_snapshot": self.undo_id,
             "rewound_snapshot": self.rewound_id,
             "dry_run": self.dry_run,
-            "files": [
-                {"path": o.path, "status": o.status, "error": o.error} for o in self.outcomes
-            ],
+            "files": [asdict(outcome) for outcome in self.outcomes],
             "counts": self.counts(),
         }
 
