@@ -31,7 +31,8 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
     if after_days <= 0:
         return None
     report = StepReport("daily_logs")
-    today = local_today(context)
+    # Today in general.timezone (else the machine's local zone).
+    today = local(context.now(), resolve_timezone(context.config.general.timezone)).date()
     moved_total = 0
     for agent in agents:
         lost = lost_workspace(agent)
@@ -105,8 +106,3 @@ def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: s
         return target
     source.unlink()
     return None
-
-
-def local_today(context: JobContext) -> date:
-    """Return today's date in general.timezone (else the machine's local zone)."""
-    return local(context.now(), resolve_timezone(context.config.general.timezone)).date()
