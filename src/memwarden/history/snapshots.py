@@ -178,7 +178,7 @@ def _take_all(
                     plans.append(plan)
                     if plan.taken is not None:
                         batch = batch or _Batch.start(context, resources, len(requests))
-                        batch.add(plan)
+                        batch.add(plan, plan.taken)
             saved = batch.finish(context) if batch else {}
             findings = _rewrites(context, batch.store, batch.plans, saved) if batch else {}
             _record(context, plans, saved, findings)
@@ -210,10 +210,9 @@ class _Batch:
         store, importer = start_import(context, resources)
         return cls(store, importer, records.new_ids(context.state, count))
 
-    def add(self, plan: Plan) -> None:
-        """Stream the snapshot `plan` takes to git."""
-        snapshot_id, taken = self.ids[len(self.plans)], plan.taken
-        assert taken is not None  # noqa: S101 - the caller adds only plans that take one
+    def add(self, plan: Plan, taken: Snapshot) -> None:
+        """Stream the snapshot `taken` of `plan` to git."""
+        snapshot_id = self.ids[len(self.plans)]
         message = _message(snapshot_id, taken)
         commit = SnapshotCommit(_tree_files(plan), message, int(taken.created_at))
         self.plans.append(plan)
