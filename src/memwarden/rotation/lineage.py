@@ -7,7 +7,7 @@ and after, the token count that triggered it, why, when, and how it ended.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import orjson
@@ -93,7 +93,5 @@ def recent_rotation_failures(state: StateDB, since: float) -> list[RotationFailu
         if known is None:
             failures[key] = RotationFailure(key, row["agent_id"], 1, row["error"], row["ts"])
         else:
-            failures[key] = RotationFailure(
-                key, known.agent_id, known.failures + 1, known.last_error, known.last_at
-            )
+            failures[key] = replace(known, failures=known.failures + 1)
     return sorted(failures.values(), key=lambda failure: (-failure.failures, failure.session_key))
