@@ -38,30 +38,6 @@ def heading_mark(entry_id: str) -> str:
     return f"dropped by compaction `{entry_id}`"
 
 
-def render_section(
-    assessment: Assessment, session_key: str, zone: tzinfo | None, fallback: datetime
-) -> str:
-    """Given a lossy compaction, return the daily-log section listing its lost items."""
-    moment = local(assessment.compacted_at or fallback, zone)
-    return render(
-        SECTION_TEMPLATE,
-        None,
-        time=f"{moment:%H:%M}",
-        moment=f"{moment:%Y-%m-%d %H:%M %Z}".rstrip(),
-        mark=heading_mark(assessment.entry_id),
-        session=session_key,
-        messages=assessment.span_messages,
-        summary_chars=assessment.summary_chars,
-        lost=[item.label() for item in assessment.lost],
-    )
-
-
-def day_file(assessment: Assessment, zone: tzinfo | None, fallback: datetime) -> str:
-    """Return the daily log the section goes to, relative to the workspace."""
-    day = local(assessment.compacted_at or fallback, zone).date()
-    return f"memory/{day.isoformat()}.md"
-
-
 def keep_lost(
     workspace: Path,
     agent_id: str,
@@ -83,14 +59,25 @@ def keep_lost(
             f"{workspace}: the agent's workspace does not exist; check the agent's `workspace` "
             "in openclaw.json"
         )
-    name = day_file(assessment, zone, now)
+    moment = local(assessment.compacted_at or now, zone)
+    name = f"memory/{moment.date().isoformat()}.md"  # the day's log of the compaction
     path = workspace / name
     current = read_text_if_exists(path)
     if current is not None and heading_mark(assessment.entry_id) in current:
         return Kept(name, written=False, already=True)
     if dry_run:
         return Kept(name, written=False)
-    section = render_section(assessment, session_key, zone, now)
+    section = render(
+        SECTION_TEMPLATE,
+        None,
+        time=f"{moment:%H:%M}",
+        moment=f"{moment:%Y-%m-%d %H:%M %Z}".rstrip(),
+        mark=heading_mark(assessment.entry_id),
+        session=session_key,
+        messages=assessment.span_messages,
+        summary_chars=assessment.summary_chars,
+        lost=[item.label() for item in assessment.lost],
+    )
     header = "" if current is not None else daily_header(agent_id, path.stem)
     ensure_dir(path.parent, root=workspace)
     atomic_append(path, section, root=workspace, header=header)

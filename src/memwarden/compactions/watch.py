@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -136,11 +136,23 @@ class _Watcher:
     # The agents with compactions to keep again after a rewind (one query a run, not an agent).
     rewound: frozenset[str] = frozenset()
 
-    def locked(self, agent_id: str) -> AbstractContextManager[object]:
-        if self.dry_run:
-            return nullcontext()
+    def keep(self, agent: Agent, assessment: Assessment, session_key: str) -> Kept:
+        """Append the compaction's lost items to its day's log (`keep.keep_lost`), under the
+        agent's memory lock unless in a dry run."""
+        # lazy: only a compaction that lost items is kept
+        from memwarden.compactions.keep import keep_lost
 
-        return self.context.memory_lock(agent_id)
+        lock = nullcontext() if self.dry_run else self.context.memory_lock(agent.id)
+        with lock:
+            return keep_lost(
+                agent.workspace,
+                agent.id,
+                assessment,
+                session_key,
+                self.zone,
+                self.now,
+                dry_run=self.dry_run,
+            )
 
 
 def watch_compactions(
@@ -387,24 +399,14 @@ def _settle(
     entry_id: str,
 ) -> Found:
     """Assess one new compaction, keep its lost items and record it; never raises."""
-    # lazy: only a new compaction is assessed and kept
+    # lazy: only a new compaction is assessed
     from memwarden.compactions.assessment import assess
-    from memwarden.compactions.keep import keep_lost
 
     found = Found(agent.id, session_key, session_id, None)
     try:
         found.assessment = assessment = assess(span, watcher.redactor.redact, entry_id)
         if assessment.lost:
-            with watcher.locked(agent.id):
-                found.kept = keep_lost(
-                    agent.workspace,
-                    agent.id,
-                    assessment,
-                    session_key,
-                    watcher.zone,
-                    watcher.now,
-                    dry_run=watcher.dry_run,
-                )
+            found.kept = watcher.keep(agent, assessment, session_key)
         if not watcher.dry_run:
             kept = found.kept
             ledger.record(
@@ -429,22 +431,11 @@ def _keep_again(
 ) -> None:
     """Write again the lost items of the agent's compactions whose daily log was rewound, from
     the ledger (the transcript is not read again), and record where they are."""
-    # lazy: only a rewound daily log is written again
-    from memwarden.compactions.keep import keep_lost
-
     for row in ledger.to_keep_again(watcher.context.state, agent.id, session_key):
-        found = Found(agent.id, row.session_key, row.session_id, recorded_assessment(row))
+        assessment = recorded_assessment(row)
+        found = Found(agent.id, row.session_key, row.session_id, assessment)
         try:
-            with watcher.locked(agent.id):
-                found.kept = keep_lost(
-                    agent.workspace,
-                    agent.id,
-                    found.assessment,  # type: ignore[arg-type]
-                    row.session_key,
-                    watcher.zone,
-                    watcher.now,
-                    dry_run=watcher.dry_run,
-                )
+            found.kept = watcher.keep(agent, assessment, row.session_key)
             if not watcher.dry_run:
                 ledger.mark_kept(watcher.context.state, row, found.kept.file)
         except Exception as error:  # noqa: BLE001 - one compaction never stops the others

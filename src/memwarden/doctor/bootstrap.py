@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memwarden.doctor.finding import Finding
 from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, INDEX_PATH
-from memwarden.indexing.outcome import bootstrap_overruns, describe_overrun
+from memwarden.indexing.outcome import Overrun, bootstrap_overruns, describe_overrun
 
 SET_CAP = "openclaw config set agents.defaults"
 
@@ -35,6 +35,12 @@ def check_bootstrap(
         overrun.path: overrun
         for overrun in bootstrap_overruns(shared, handoffs, max_chars, total_max_chars)
     }
+
+    def overrun_finding(key: str, overrun: Overrun, cap: str) -> Finding:
+        message = f"agent {agent_id}: {describe_overrun(workspace, overrun)}"
+        fix = f"{SET_CAP}.{cap} {_round_up(overrun.chars)}"
+        return Finding(f"bootstrap.{agent_id}.{key}", "warning", message, fix)
+
     findings = []
     fitting = []
     for name, length in [(INDEX_PATH, shared.get(INDEX_PATH)), *sorted(handoffs.items())]:
@@ -42,14 +48,8 @@ def check_bootstrap(
             continue
         overrun = overruns.get(name)
         if overrun is not None:
-            findings.append(
-                Finding(
-                    f"bootstrap.{agent_id}.{name.removeprefix('memory/')}",
-                    "warning",
-                    f"agent {agent_id}: {describe_overrun(workspace, overrun)}",
-                    f"{SET_CAP}.bootstrapMaxChars {_round_up(overrun.chars)}",
-                )
-            )
+            key = name.removeprefix("memory/")
+            findings.append(overrun_finding(key, overrun, "bootstrapMaxChars"))
         elif name in (INDEX_PATH, ACTIVE_CONTEXT_PATH):
             message = (
                 f"agent {agent_id}: {name} fits the bootstrap cap ({length:,} of "
@@ -68,14 +68,7 @@ def check_bootstrap(
         findings.append(Finding(f"bootstrap.{agent_id}.handoffs", "ok", message))
     total = overruns.get(None)
     if total is not None:
-        findings.append(
-            Finding(
-                f"bootstrap.{agent_id}.total",
-                "warning",
-                f"agent {agent_id}: {describe_overrun(workspace, total)}",
-                f"{SET_CAP}.bootstrapTotalMaxChars {_round_up(total.chars)}",
-            )
-        )
+        findings.append(overrun_finding("total", total, "bootstrapTotalMaxChars"))
     return findings
 
 

@@ -77,30 +77,18 @@ def check_hook(
 ) -> Finding:
     """Given a hook's name, whether its folder is complete, where, whether the gateway's config
     selects it (`hook_selection`) and what is out of date in the installed copy, judge it."""
-    key = f"hooks.{name}"
-    if not installed:
-        return Finding(
-            key,
-            "action",
-            f"the {name} hook is not installed in {folder}",
-            "memwarden install hooks",
-        )
     loaded, why = selection
-    if not loaded:
-        return Finding(
-            key,
-            "action",
-            f"the {name} hook is installed but not enabled: {why}",
-            # Not `openclaw hooks enable`: it sets hooks.internal.enabled, with which 2026.7.x
-            # loads every bundled hook too.
-            "memwarden install hooks",
-        )
-    if outdated:
-        return Finding(
-            key,
-            "action",
+    if not installed:
+        problem = f"the {name} hook is not installed in {folder}"
+    elif not loaded:
+        problem = f"the {name} hook is installed but not enabled: {why}"
+    elif outdated:
+        problem = (
             f"the {name} hook in {folder} is not the one this memwarden ships: "
-            f"{'; '.join(outdated)}",
-            "memwarden install hooks",
+            f"{'; '.join(outdated)}"
         )
-    return Finding(key, "ok", f"the {name} hook is installed and enabled ({why})")
+    else:
+        return Finding(f"hooks.{name}", "ok", f"the {name} hook is installed and enabled ({why})")
+    # Not `openclaw hooks enable` for a hook not enabled: it sets hooks.internal.enabled, with
+    # which 2026.7.x loads every bundled hook too.
+    return Finding(f"hooks.{name}", "action", problem, "memwarden install hooks")

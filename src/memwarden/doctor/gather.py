@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 import stat
 from collections.abc import Callable
@@ -14,8 +15,7 @@ from memwarden.doctor.bootstrap import check_bootstrap
 from memwarden.doctor.finding import Finding
 from memwarden.doctor.gateway_config import check_compaction_mode, check_hook, check_memory_flush
 from memwarden.doctor.metrics_file import check_metrics_file
-from memwarden.doctor.permissions import PathFacts, check_permission
-from memwarden.doctor.storage import check_storage
+from memwarden.doctor.permissions import Kind, PathFacts, check_permission
 from memwarden.doctor.timers import check_timers
 from memwarden.doctor.workspaces import WorkspaceFacts, check_workspace
 from memwarden.fs.files import read_text_if_exists
@@ -57,6 +57,7 @@ from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.manifest import Manifest, load_manifest
 from memwarden.scheduling.spec import config_has_token, secrets_file_path
 from memwarden.scheduling.units import TARGETS
+from memwarden.store.storage import OWNER_FILE
 
 
 def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]:
@@ -237,9 +238,29 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
 
 
 def storage(context: JobContext) -> list[Finding]:
-    """Say which storage this gateway uses; warn about a root owned by a gateway now gone."""
-    owner = context.storage.owner
-    return check_storage(context.storage, owner is None or Path(owner).is_dir())
+    """Say which storage this gateway uses; warn about a root owned by a gateway now gone.
+
+    A root owned by a state dir that is gone is most often this same gateway moved (its real
+    path changed): its earlier state then sits in the root while this one starts afresh.
+    """
+    storage = context.storage
+    findings = [
+        Finding("storage", "info", f"memwarden's state for this gateway: {storage.describe()}")
+    ]
+    owner = storage.owner
+    if owner is not None and owner != storage.gateway and not Path(owner).is_dir():
+        record = f'{{"state_dir": "{storage.gateway}"}}'
+        findings.append(
+            Finding(
+                "storage.owner",
+                "warning",
+                f"the state in {storage.root} belongs to the gateway at {owner}, which "
+                f"no longer exists; this gateway keeps its own in {storage.path}. If "
+                f"{owner} was this gateway before it moved, give it its state back",
+                f"echo {shlex.quote(record)} > {shlex.quote(str(storage.root / OWNER_FILE))}",
+            )
+        )
+    return findings
 
 
 def load_manifests(context: JobContext) -> dict[str, Manifest]:
@@ -340,53 +361,38 @@ def permissions(
     context: JobContext, deployment: Deployment | None, manifests: dict[str, Manifest]
 ) -> list[Finding]:
     """Check the modes of secrets, memwarden's state, memory folders and installed scripts."""
-    facts: list[PathFacts] = []
-    secrets = secrets_file_path(context)
-    _add(facts, "permissions.secrets_file", "secrets file", secrets, "secret")
-    _add(facts, "permissions.storage_dir", "memwarden's state dir", context.storage_dir, "secret")
+    paths: list[tuple[str, str, Path, Kind]] = [
+        ("permissions.secrets_file", "secrets file", secrets_file_path(context), "secret"),
+        ("permissions.storage_dir", "memwarden's state dir", context.storage_dir, "secret"),
+    ]
     if deployment is not None:
         if deployment.gateway_token():
-            _add(
-                facts,
-                "permissions.gateway_config",
-                "gateway config (holds the token)",
-                deployment.config_path,
-                "secret",
-            )
+            label = "gateway config (holds the token)"
+            paths.append(("permissions.gateway_config", label, deployment.config_path, "secret"))
         seen: set[Path] = set()
         for agent in deployment.agents:
             if agent.memory_dir not in seen:
                 seen.add(agent.memory_dir)
-                _add(
-                    facts,
-                    f"permissions.memory.{agent.id}",
-                    f"memory folder of {agent.id}",
-                    agent.memory_dir,
-                    "private",
-                )
+                key, label = f"permissions.memory.{agent.id}", f"memory folder of {agent.id}"
+                paths.append((key, label, agent.memory_dir, "private"))
     for target, manifest in manifests.items():
         for entry in manifest.files:
             if entry.role in ("unit", "runner"):
-                _add(
-                    facts,
-                    f"permissions.{target}.{Path(entry.path).name}",
-                    f"{target} {entry.role}",
-                    Path(entry.path),
-                    "code",
-                )
-    return [check_permission(fact) for fact in facts]
+                key = f"permissions.{target}.{Path(entry.path).name}"
+                paths.append((key, f"{target} {entry.role}", Path(entry.path), "code"))
+    facts = [_path_facts(*path) for path in paths]
+    return [check_permission(fact) for fact in facts if fact is not None]
 
 
-def _add(facts: list[PathFacts], key: str, label: str, path: Path, kind) -> None:
-    """Add the facts of `path`; nothing when it does not exist; why, when it cannot be read."""
+def _path_facts(key: str, label: str, path: Path, kind: Kind) -> PathFacts | None:
+    """Return the facts of `path`; None when it does not exist; why, when it cannot be read."""
     try:
         info = path.stat()
     except FileNotFoundError:
-        return
+        return None
     except OSError as error:
-        facts.append(PathFacts(key, label, str(path), 0, False, kind, describe_os_error(error)))
-        return
-    facts.append(PathFacts(key, label, str(path), info.st_mode, stat.S_ISDIR(info.st_mode), kind))
+        return PathFacts(key, label, str(path), 0, False, kind, describe_os_error(error))
+    return PathFacts(key, label, str(path), info.st_mode, stat.S_ISDIR(info.st_mode), kind)
 
 
 def gateway_reachable(context: JobContext, deployment: Deployment | None) -> list[Finding]:

@@ -81,45 +81,30 @@ def check_timers(
 def _check_broken(target: str, manifest: Manifest, gone: list[str]) -> list[Finding]:
     """An install whose files were deleted, or whose timers were never activated, runs nothing
     whatever its manifest says."""
-    key, fix = f"timers.{target}", f"memwarden install {target}"
-    if gone:
-        return [
-            Finding(
-                key,
-                "action",
-                f"{len(gone)} of the {target} files memwarden installed are gone (e.g. {gone[0]}): "
-                "those jobs no longer run",
-                fix,
-            )
-        ]
     inactive = manifest.inactive_jobs()
-    if inactive:
-        return [
-            Finding(
-                key,
-                "action",
-                f"the {target} timers of {', '.join(inactive)} were written but not activated "
-                "(the install's scheduler command failed): they do not run",
-                fix,
-            )
-        ]
-    return []
+    if gone:
+        problem = (
+            f"{len(gone)} of the {target} files memwarden installed are gone (e.g. {gone[0]}): "
+            "those jobs no longer run"
+        )
+    elif inactive:
+        problem = (
+            f"the {target} timers of {', '.join(inactive)} were written but not activated "
+            "(the install's scheduler command failed): they do not run"
+        )
+    else:
+        return []
+    return [Finding(f"timers.{target}", "action", problem, f"memwarden install {target}")]
 
 
 def _check_install(
     target: str, manifest: Manifest, wanted_jobs: Mapping[str, int], executable_ok: bool
 ) -> list[Finding]:
     findings = []
-    key = f"timers.{target}"
+    key, fix = f"timers.{target}", f"memwarden install {target}"
     if not executable_ok:
-        findings.append(
-            Finding(
-                key,
-                "action",
-                f"the {target} timers run {manifest.executable}, which no longer exists",
-                f"memwarden install {target}",
-            )
-        )
+        message = f"the {target} timers run {manifest.executable}, which no longer exists"
+        findings.append(Finding(key, "action", message, fix))
     differs = {
         job: interval for job, interval in wanted_jobs.items() if manifest.jobs.get(job) != interval
     }
@@ -127,24 +112,14 @@ def _check_install(
     if differs or extra:
         what = [f"{job} every {describe_interval(m)}" for job, m in sorted(differs.items())]
         what += [f"{job} no longer wanted" for job in extra]
-        findings.append(
-            Finding(
-                key,
-                "warning",
-                f"the {target} timers do not match the settings ({'; '.join(what)})",
-                f"memwarden install {target}",
-            )
-        )
+        message = f"the {target} timers do not match the settings ({'; '.join(what)})"
+        findings.append(Finding(key, "warning", message, fix))
     elif manifest.memwarden_version != __version__:
-        findings.append(
-            Finding(
-                key,
-                "warning",
-                f"the {target} timers were installed by memwarden {manifest.memwarden_version}; "
-                f"this is {__version__}, whose units may differ (CHANGELOG.md says)",
-                f"memwarden install {target}",
-            )
+        message = (
+            f"the {target} timers were installed by memwarden {manifest.memwarden_version}; "
+            f"this is {__version__}, whose units may differ (CHANGELOG.md says)"
         )
+        findings.append(Finding(key, "warning", message, fix))
     elif executable_ok:
         findings.append(Finding(key, "ok", f"{len(manifest.jobs)} job(s) scheduled with {target}"))
     return findings

@@ -25,35 +25,28 @@ class WorkspaceFacts:
 
 def check_workspace(config_path: str, facts: WorkspaceFacts) -> Finding:
     """Given the gateway config's path and the facts of one agent, return its finding."""
-    key = f"workspace.{facts.agent_id}"
-    fix = (
-        f"set agent {facts.agent_id}'s `workspace` in {config_path} to an absolute folder "
-        "of its own"
-    )
+    agent, workspace = facts.agent_id, facts.workspace
+    fix = f"set agent {agent}'s `workspace` in {config_path} to an absolute folder of its own"
+    failing = "checkpoint and index fail it on every run"
     if facts.refused is not None:
-        return Finding(key, "action", facts.refused, fix)
-    if facts.not_a_folder is not None:
-        return Finding(
-            key,
-            "action",
-            f"agent {facts.agent_id}: its workspace {facts.workspace} is {facts.not_a_folder} "
-            "where a folder should be: checkpoint and index fail it on every run",
-            f"move {facts.workspace} away, or {fix}",
+        problem = facts.refused
+    elif facts.not_a_folder is not None:
+        problem = (
+            f"agent {agent}: its workspace {workspace} is {facts.not_a_folder} where a folder "
+            f"should be: {failing}"
         )
-    if not facts.exists:
-        return Finding(
-            key,
-            "action",
-            f"agent {facts.agent_id}: its workspace {facts.workspace} does not exist (moved, "
-            "unmounted or not created yet): checkpoint and index fail it on every run",
-            f"mount or restore {facts.workspace}, or {fix}",
+        fix = f"move {workspace} away, or {fix}"
+    elif not facts.exists:
+        problem = (
+            f"agent {agent}: its workspace {workspace} does not exist (moved, unmounted or not "
+            f"created yet): {failing}"
         )
-    if not facts.writable:
-        return Finding(
-            key,
-            "action",
-            f"agent {facts.agent_id}: memwarden cannot write its memory folder in "
-            f"{facts.workspace}: checkpoint and index fail it on every run",
-            f"give this user write access to {facts.workspace}/memory",
+        fix = f"mount or restore {workspace}, or {fix}"
+    elif not facts.writable:
+        problem = (
+            f"agent {agent}: memwarden cannot write its memory folder in {workspace}: {failing}"
         )
-    return Finding(key, "ok", f"agent {facts.agent_id}: workspace {facts.workspace}")
+        fix = f"give this user write access to {workspace}/memory"
+    else:
+        return Finding(f"workspace.{agent}", "ok", f"agent {agent}: workspace {workspace}")
+    return Finding(f"workspace.{agent}", "action", problem, fix)

@@ -7,5 +7,5 @@ once per run whatever the number of agents (`snapshots.py`). A stat manifest per
 unchanged workspace be checked without reading a file (`manifest.py`). Their metadata (id,
 agent, time, trigger, session, commit, file count) is in the state database (`records.py`).
 Reading in data-flow order: scan → manifest → plan → snapshots (→ guard, rewrites) → git/store →
-records; then browse, rewind and retention.
+records; then diffing, rewind and retention.
 """

@@ -57,16 +57,6 @@ def measure(
     return lengths
 
 
-def recorded(state: StateDB, snapshot_id: str | None) -> dict[str, int] | None:
-    """Return the lengths recorded with a snapshot, or None (none recorded, or no snapshot)."""
-    if snapshot_id is None:
-        return None
-    row = state.connection.execute(
-        "SELECT bootstrap_json FROM history_snapshots WHERE id = ?", (snapshot_id,)
-    ).fetchone()
-    return _lengths(row[0]) if row else None
-
-
 def series(state: StateDB, since: float) -> dict[str, Series]:
     """Return, by agent, the lengths in force at `since` (the agent's last recording before it,
     if any) then every change recorded from `since` on, oldest first.
@@ -103,5 +93,5 @@ def series(state: StateDB, since: float) -> dict[str, Series]:
 
 def _lengths(text: str | None) -> dict[str, int] | None:
     """Given `bootstrap_json` as `records.insert_many` wrote it (NULL: none recorded), return
-    the lengths."""
+    the lengths (`records.recorded_json` reads one snapshot's)."""
     return orjson.loads(text) if text else None

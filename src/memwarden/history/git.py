@@ -42,16 +42,20 @@ FILE_MODE = "100644"
 GIT_TIMEOUT_SECONDS = 300
 IDENTITY = "memwarden"
 IDENTITY_EMAIL = "memwarden@localhost"
-STORE_CONFIG = {
-    "core.hooksPath": "/dev/null",
-    "core.symlinks": "false",
-    "core.fsync": "objects,reference",
-    "gc.auto": "0",
-    # A run's objects stay one pack (one fsync) instead of a loose file each, written fast:
-    # zlib's quickest level, and no delta search (see FAST_IMPORT); retention finds the deltas.
-    "fastimport.unpackLimit": "1",
-    "pack.compression": "1",
-}
+# The store's config: no hooks, no symlinks, durable objects and refs, no automatic gc; a
+# run's objects stay one pack (one fsync) instead of a loose file each, written fast: zlib's
+# quickest level, and no delta search (see FAST_IMPORT); retention finds the deltas.
+STORE_CONFIG = """[core]
+\thooksPath = /dev/null
+\tsymlinks = false
+\tfsync = objects,reference
+[gc]
+\tauto = 0
+[fastimport]
+\tunpackLimit = 1
+[pack]
+\tcompression = 1
+"""
 # Deltas are left to retention (`repack_by_group`): fast-import would only try each file
 # against the file written just before it in the stream, another agent's, for nothing.
 FAST_IMPORT = ["fast-import", "--quiet", "--date-format=raw", "--depth=0"]
@@ -106,17 +110,6 @@ def snapshot_part(ref: str, mark: int, snapshot: SnapshotCommit) -> bytes:
     return b"".join(parts)
 
 
-def batch_part(ref: str, count: int, kept: Sequence[str], message: str, when: int) -> bytes:
-    """Return the end of the stream: `ref` set to a commit with an empty tree whose parents are
-    the `count` snapshots (marks 1 to count) and the `kept` commits, then `done`, so a cut
-    stream commits nothing."""
-    parts = _commit_header(ref, count + 1, message, when)
-    parts += [b"merge :%d\n" % mark for mark in range(1, count + 1)]
-    parts += [b"merge %s\n" % commit.encode("ascii") for commit in kept]
-    parts.append(b"\ndone\n")
-    return b"".join(parts)
-
-
 class BatchImport:
     """One `git fast-import` for a run's snapshots, fed one snapshot at a time as they are
     planned, so that git hashes and compresses an agent's files while the next is read.
@@ -143,10 +136,12 @@ class BatchImport:
         self.count += 1
         self._write(snapshot_part(self.ref, self.count, snapshot))
 
-    def finish(self, message: str, when: int, kept: Sequence[str] = ()) -> list[str]:
+    def finish(self, message: str, when: int) -> list[str]:
         """End the stream with the batch commit; return the snapshots' commit ids, in order.
         Raise HistoryError if git failed."""
-        self._write(batch_part(self.ref, self.count, kept, message, when))
+        parents = [f":{mark}" for mark in range(1, self.count + 1)]
+        # The batch commit ends the stream, then `done`: a cut stream commits nothing.
+        self._write(batch_stream({self.ref: parents}, message, when, self.count + 1))
         # Blocking waits, with a watchdog: Popen.wait(timeout) polls, up to 50 ms late.
         watchdog = threading.Timer(GIT_TIMEOUT_SECONDS, self._process.kill)
         watchdog.start()
@@ -191,13 +186,16 @@ class BatchImport:
         return HistoryError(f"{self.store.git_dir}: git fast-import failed: {reason}")
 
 
-def keep_stream(batches: Mapping[str, Sequence[str]], message: str, when: int) -> bytes:
-    """Given {batch ref: existing commit ids}, return a `git fast-import` stream that sets each
-    ref to a commit with an empty tree and those commits as parents."""
-    parts = [b"feature done\n"]
-    for mark, (ref, commits) in enumerate(batches.items(), start=1):
+def batch_stream(
+    batches: Mapping[str, Sequence[str]], message: str, when: int, first_mark: int = 1
+) -> bytes:
+    """Given {batch ref: parents (commit ids, or `:<mark>` of this stream)}, return the end of a
+    `git fast-import` stream that sets each ref to a commit with an empty tree and those
+    parents, then `done`."""
+    parts = []
+    for mark, (ref, parents) in enumerate(batches.items(), start=first_mark):
         parts += _commit_header(ref, mark, message, when)
-        parts += [b"merge %s\n" % commit.encode("ascii") for commit in commits]
+        parts += [b"merge %s\n" % parent.encode("ascii") for parent in parents]
         parts.append(b"\n")
     parts.append(b"done\n")
     return b"".join(parts)
@@ -256,24 +254,19 @@ class GitStore:
             return
         ensure_dir(self.git_dir.parent)
         with tempfile.TemporaryDirectory(prefix="memwarden-git-template-") as template:
-            Path(template, "config").write_text(_config_text(STORE_CONFIG), encoding="utf-8")
+            Path(template, "config").write_text(STORE_CONFIG, encoding="utf-8")
             self.run(["init", "--bare", "--quiet", f"--template={template}", "--shared=0600"])
 
     def commit_batch(
-        self,
-        ref: str,
-        snapshots: Sequence[SnapshotCommit],
-        message: str,
-        when: int,
-        kept: Sequence[str] = (),
+        self, ref: str, snapshots: Sequence[SnapshotCommit], message: str, when: int
     ) -> list[str]:
-        """Commit the snapshots (and keep the `kept` commits) under the batch `ref`, in one git
-        process; return the snapshots' commit ids, in order."""
+        """Commit the snapshots under the batch `ref`, in one git process; return their commit
+        ids, in order."""
         batch = BatchImport(self, ref)
         try:
             for snapshot in snapshots:
                 batch.add(snapshot)
-            return batch.finish(message, when, kept)
+            return batch.finish(message, when)
         finally:
             batch.close()
 
@@ -281,7 +274,7 @@ class GitStore:
         """Set each batch ref to a commit whose parents are the given existing commits, all in
         one `git fast-import`."""
         if batches:
-            self.run(FAST_IMPORT, stdin=keep_stream(batches, message, when))
+            self.run(FAST_IMPORT, stdin=STREAM_START + batch_stream(batches, message, when))
 
     def refs(self, prefix: str) -> list[str]:
         """Return the names of the refs under `prefix` (`refs/batches/`)."""
@@ -464,16 +457,6 @@ def _widen_pipe(pipe: IO[bytes] | None) -> None:
         return
     with contextlib.suppress(OSError):
         fcntl.fcntl(pipe.fileno(), size_flag, PIPE_BYTES)
-
-
-def _config_text(settings: Mapping[str, str]) -> str:
-    """Given `section.name` settings with plain values (no quoting needed), return them as the
-    text of a git config file."""
-    sections: dict[str, list[str]] = {}
-    for key, value in settings.items():
-        section, name = key.split(".")
-        sections.setdefault(section, []).append(f"\t{name} = {value}\n")
-    return "".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items())
 
 
 def sanitized_env(git_dir: Path, path_env: str | None = None) -> Mapping[str, str]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 MIN_SECTIONS = 3
@@ -91,15 +91,11 @@ class Rewrite:
         return (self.dropped_entries + self.dropped_sections)[:count]
 
     def to_json(self) -> dict[str, Any]:
+        """Return the fields, the dropped lines counted (the first few listed)."""
         return {
-            "entries_before": self.entries_before,
-            "entries_after": self.entries_after,
+            **asdict(self),
             "dropped_entries": len(self.dropped_entries),
-            "sections_before": self.sections_before,
-            "sections_after": self.sections_after,
             "dropped_sections": len(self.dropped_sections),
-            "candidates_added": self.candidates_added,
-            "deleted": self.deleted,
             "first_dropped": self.first_dropped(),
         }
 

@@ -132,7 +132,7 @@ def _plan(
         roots=roots,
     )
     last_id = previous.snapshot_id if previous else None
-    carried = partial(bootstrap_sizes.recorded, context.state, last_id)
+    carried = partial(records.recorded_json, context.state, last_id, "bootstrap_json")
     bootstrap = bootstrap_sizes.measure(workspace, current, contents, carried)
     return Plan(request, new_manifest, current, contents, previous, taken, bootstrap)
 

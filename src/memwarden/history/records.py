@@ -12,7 +12,7 @@ import orjson
 
 from memwarden.history.model import LEGACY_LAYOUT, MEMORY_PREFIX, Changes, Snapshot
 from memwarden.process.errors import UsageError
-from memwarden.store.state import StateDB
+from memwarden.store.state import StateDB, from_row
 
 # {consumer: {session key: [session id, last entry time]}} of one agent's read positions.
 Marks = dict[str, dict[str, list[Any]]]
@@ -69,10 +69,13 @@ def read_marks(state: StateDB, agent_ids: Iterable[str]) -> dict[str, Marks]:
     return marks
 
 
-def marks_of(state: StateDB, snapshot_id: str) -> Marks | None:
-    """Return the marks recorded with a snapshot, or None (a snapshot older than them)."""
+def recorded_json(state: StateDB, snapshot_id: str | None, column: str) -> Any:
+    """Return what a snapshot recorded in a JSON column (`marks_json`: its marks;
+    `bootstrap_json`: its bootstrap files' lengths), or None (no snapshot, or one older than
+    that column)."""
     row = state.connection.execute(
-        "SELECT marks_json FROM history_snapshots WHERE id = ?", (snapshot_id,)
+        f"SELECT {column} FROM history_snapshots WHERE id = ?",  # noqa: S608 - a fixed column
+        (snapshot_id,),
     ).fetchone()
     return orjson.loads(row[0]) if row and row[0] else None
 
@@ -141,23 +144,16 @@ def delete(connection: sqlite3.Connection, ids: Iterable[str]) -> None:
 
 
 def _snapshot(row: sqlite3.Row) -> Snapshot:
-    layout = row["layout"]
     changes = Changes.from_json(orjson.loads(row["changes_json"] or "{}"))
-    if layout == LEGACY_LAYOUT:
+    if row["layout"] == LEGACY_LAYOUT:
         changes = Changes(
             *([MEMORY_PREFIX + path for path in paths] for paths in changes.to_json().values())
         )
-    return Snapshot(
-        id=row["id"],
-        agent_id=row["agent_id"],
-        created_at=row["created_at"],
+    return from_row(
+        Snapshot,
+        row,
         trigger=row["trigger_kind"],
         commit=row["commit_sha"],
-        file_count=row["file_count"],
-        total_bytes=row["total_bytes"],
         changes=changes,
-        session_key=row["session_key"],
-        session_id=row["session_id"],
-        layout=layout,
         roots=tuple(orjson.loads(row["roots_json"] or "[]")),
     )

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,9 +88,7 @@ class RewindReport:
             "undo_snapshot": self.undo_id,
             "rewound_snapshot": self.rewound_id,
             "dry_run": self.dry_run,
-            "files": [
-                {"path": o.path, "status": o.status, "error": o.error} for o in self.outcomes
-            ],
+            "files": [asdict(outcome) for outcome in self.outcomes],
             "counts": self.counts(),
         }
 
@@ -152,25 +151,25 @@ def rewind(
     known = scan_workspace(agent.workspace, roots)
     in_play = {*target, *known.files, *known.symlinks}
     wanted = resolve_paths(paths, in_play, target_snapshot.id or "")
-    rewinding = _Rewinding(
-        store_of(context, target_snapshot), agent.workspace, roots, target, wanted
+    apply = partial(
+        _apply, store_of(context, target_snapshot), agent.workspace, roots, target, wanted
     )
     if dry_run:
         pending = snapshot(context, agent, "pre-rewind", dry_run=True)
         latest = records.latest(context.state, agent.id)
         undo = None if pending else (latest.id if latest else None)
         report = RewindReport(target_snapshot, undo, pending is not None, True)
-        report.outcomes = _apply(rewinding, dry_run=True)
+        report.outcomes = apply(dry_run=True)
         return report
     with context.memory_lock(agent.id):
         saved = snapshot(context, agent, "pre-rewind")
         latest = saved or records.latest(context.state, agent.id)
         undo = latest.id if latest else None
         report = RewindReport(target_snapshot, undo, saved is not None, False)
-        report.outcomes = _apply(rewinding, dry_run=False)
+        report.outcomes = apply(dry_run=False)
         changed = [o.path for o in report.outcomes if o.status in ("restored", "removed")]
         if changed and on_rewound is not None:
-            marks = records.marks_of(context.state, target_snapshot.id or "")
+            marks = records.recorded_json(context.state, target_snapshot.id, "marks_json")
             on_rewound(context.state, agent.id, changed, marks)
         _record(context, report)
         if changed:  # after rewind.done: the bootstrap forecast starts again from this snapshot
@@ -192,20 +191,18 @@ def _snapshot_rewound(context: JobContext, agent: Agent, report: RewindReport) -
     report.rewound_id = taken.id if taken is not None else None
 
 
-@dataclass(frozen=True)
-class _Rewinding:
-    """What one rewind works with: the store, the workspace and what the snapshot covers."""
-
-    store: GitStore
-    workspace: Path
-    roots: tuple[str, ...]
-    target: Mapping[str, str]
-    wanted: Sequence[str]
-
-
-def _apply(rewinding: _Rewinding, dry_run: bool) -> list[Outcome]:
-    workspace, target, wanted = rewinding.workspace, rewinding.target, rewinding.wanted
-    scan = scan_workspace(workspace, rewinding.roots)
+def _apply(
+    store: GitStore,
+    workspace: Path,
+    roots: tuple[str, ...],
+    target: Mapping[str, str],
+    wanted: Sequence[str],
+    *,
+    dry_run: bool,
+) -> list[Outcome]:
+    """Rewind the files of `workspace` that the snapshot (`target`, covering memory/ and
+    `roots`) and `wanted` cover; return one outcome per file, sorted by path."""
+    scan = scan_workspace(workspace, roots)
     current, outcomes = {}, []
     for path in scan.files:
         if matches(path, wanted):
@@ -217,50 +214,35 @@ def _apply(rewinding: _Rewinding, dry_run: bool) -> list[Outcome]:
     # A root file that is a link is out of history, unless the snapshot has a file to put there.
     links = scan.symlinks + [name for name in scan.root_symlinks if name in target]
     steps = [s for s in plan_rewind(target, current, links, wanted) if s.path not in failed]
-    if dry_run:
-        outcomes += [_dry_run_outcome(step, workspace) for step in steps]
-        return sorted(outcomes, key=lambda outcome: outcome.path)
-    blobs = rewinding.store.blobs(step.sha for step in steps if step.action == RESTORE)
+    restored = [step.sha for step in steps if step.action == RESTORE]
+    blobs = {} if dry_run else store.blobs(restored)
     # Removals first: a file may give way to a folder of the same name, or the reverse.
     ordered = sorted(steps, key=lambda step: (step.action != REMOVE, step.path))
-    outcomes += [_carry_out(step, workspace, blobs) for step in ordered]
+    outcomes += [_carry_out(step, workspace, blobs, dry_run) for step in ordered]
     return sorted(outcomes, key=lambda outcome: outcome.path)
 
 
-def _dry_run_outcome(step: Step, workspace: Path) -> Outcome:
-    """Return what the real rewind would do with the step, refusals included: the same checks
-    of the path (a symlink, a folder leading out of its root) that it makes before writing."""
-    if step.action == REFUSE:
-        return Outcome(step.path, "failed", step.reason)
-    if step.action != UNCHANGED:
-        try:
-            check_inside(workspace / step.path, _root_of(step.path, workspace))
-        except (OSError, MemwardenError) as error:
-            return Outcome(step.path, "failed", reason(error))
-    return Outcome(step.path, DRY_RUN_WORDS[step.action])
-
-
-def _root_of(path: str, workspace: Path) -> Path:
-    """Return the folder a file must stay in: memory/ for a file of memory/, the workspace's
-    top folder for a root file."""
-    return workspace / "memory" if path.startswith(MEMORY_PREFIX) else workspace
-
-
-def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes]) -> Outcome:
+def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes], dry_run: bool) -> Outcome:
+    """Carry out one step; with `dry_run`, make only the checks of the path the real rewind
+    makes before writing (a symlink, a folder leading out of its root) and say what it would
+    do."""
     if step.action == REFUSE:
         return Outcome(step.path, "failed", step.reason)
     if step.action == UNCHANGED:
         return Outcome(step.path, DONE_WORDS[UNCHANGED])
     path = workspace / step.path
-    root = _root_of(step.path, workspace)
+    # A file of memory/ stays in memory/, a root file in the workspace's top folder.
+    root = workspace / "memory" if step.path.startswith(MEMORY_PREFIX) else workspace
     try:
-        if step.action == REMOVE:
+        if dry_run:
+            check_inside(path, root)
+        elif step.action == REMOVE:
             _remove(path, root)
         else:
             _restore(path, root, blobs[step.sha or ""], step.sha or "")
     except (OSError, MemwardenError) as error:
         return Outcome(step.path, "failed", reason(error))
-    return Outcome(step.path, DONE_WORDS[step.action])
+    return Outcome(step.path, (DRY_RUN_WORDS if dry_run else DONE_WORDS)[step.action])
 
 
 def _restore(path: Path, root: Path, data: bytes, sha: str) -> None:

@@ -6,6 +6,11 @@ read), read what changed and compare with the last snapshot. The agents whose fi
 committed together (`GitStore.commit_batch`: one process whatever their number), then recorded
 in one state transaction: the snapshots and their events, the manifests, what the jobs reading
 transcripts had taken in (`records.read_marks`), and the destructive rewrites of root files.
+
+A destructive rewrite is judged by `guard.py`'s rule, applied to the root files a snapshot
+modified or removed, and worded with the file, what was dropped, the snapshot to go back to and
+the one-file rewind that does it. Each is recorded as a `memory.rewrite` event, which the
+`memory.rewrite` health check turns into a warning.
 """
 
 from __future__ import annotations
@@ -15,23 +20,63 @@ import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.manifest import save_manifests
 from memwarden.history.model import AUTOMATIC_TRIGGERS, HistoryError, Snapshot
-from memwarden.history.plan import Plan, SnapshotRequest, as_error, plan_each
-from memwarden.history.rewrites import EVENT, RewriteFinding, find_rewrites, guarded_paths
+from memwarden.history.plan import Plan, Previous, SnapshotRequest, as_error, plan_each
 from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
 from memwarden.openclaw.agents import Agent
 from memwarden.process.errors import MemwardenError
 from memwarden.process.runtime import JobContext
 
+if TYPE_CHECKING:
+    from memwarden.history.guard import Rewrite
+
 __all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
 
-JOB_OF_TRIGGER = {trigger: trigger for trigger in AUTOMATIC_TRIGGERS}
+REWRITE_EVENT = "memory.rewrite"
+
+
+@dataclass(frozen=True)
+class RewriteFinding:
+    """A root file destructively rewritten between snapshot `previous_id` and `snapshot_id`."""
+
+    agent_id: str
+    path: str
+    snapshot_id: str | None
+    previous_id: str | None
+    rewrite: Rewrite
+
+    @property
+    def command(self) -> str:
+        """The one-file rewind that brings the file back as it was."""
+        return f"memwarden history rewind {self.previous_id} --path {self.path}"
+
+    def message(self) -> str:
+        dropped = "; ".join(f'"{line}"' for line in self.rewrite.first_dropped())
+        shown = f"; dropped: {dropped}" if dropped else ""
+        return (
+            f"agent {self.agent_id}: {self.path} {self.rewrite.summary()} (snapshot "
+            f"{self.snapshot_id}){shown}; snapshot {self.previous_id} has it as it was: "
+            f"{self.command}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.path,
+            "snapshot": self.snapshot_id,
+            "previous_snapshot": self.previous_id,
+            "summary": self.rewrite.summary(),
+            "command": self.command,
+            "message": self.message(),
+            **self.rewrite.to_json(),
+        }
 
 
 @dataclass
@@ -156,7 +201,6 @@ class _Batch:
         self.importer = importer
         self.ids = ids
         self.plans: list[Plan] = []
-        self.taken: list[Snapshot] = []
         self.commits: list[SnapshotCommit] = []
 
     @classmethod
@@ -172,7 +216,6 @@ class _Batch:
         message = _message(snapshot_id, taken)
         commit = SnapshotCommit(_tree_files(plan), message, int(taken.created_at))
         self.plans.append(plan)
-        self.taken.append(taken)
         self.commits.append(commit)
         self.importer.add(commit)
 
@@ -194,10 +237,8 @@ class _Batch:
             ref = BATCH_REFS + secrets.token_hex(8)
             shas = self.store.commit_batch(ref, commits, message, when)
         return {
-            plan.agent_id: replace(taken, id=snapshot_id, commit=sha)
-            for plan, taken, snapshot_id, sha in zip(
-                self.plans, self.taken, self.ids, shas, strict=False
-            )
+            plan.agent_id: replace(plan.taken, id=snapshot_id, commit=sha)  # type: ignore[arg-type]
+            for plan, snapshot_id, sha in zip(self.plans, self.ids, shas, strict=False)
         }
 
 
@@ -215,28 +256,33 @@ def _rewrites(
 ) -> dict[str, list[RewriteFinding]]:
     """Return the destructive rewrites of guarded root files in the new snapshots, by agent."""
     settings = context.config.history
-    wanted: dict[str, list[str]] = {}
+    guarded = set(settings.root_files)
+    wanted: list[tuple[Plan, Previous, list[str]]] = []
     for plan in plans:
         changes = saved[plan.agent_id].changes
-        paths = guarded_paths(changes.modified, changes.removed, settings.root_files)
+        paths = sorted(path for path in [*changes.modified, *changes.removed] if path in guarded)
         # What a rewind wrote is what the operator chose, not a rewrite to warn about.
         if paths and plan.previous is not None and plan.request.trigger != "rewind":
-            wanted[plan.agent_id] = paths
+            wanted.append((plan, plan.previous, paths))
     if not wanted:
         return {}
-    previous = {plan.agent_id: plan.previous for plan in plans if plan.previous is not None}
-    blobs = store.blobs(previous[a].shas[p] for a, paths in wanted.items() for p in paths)
-    by_agent = {plan.agent_id: plan for plan in plans}
+    # lazy: the rule is loaded only when a guarded root file changed (rarely)
+    from memwarden.history.guard import assess, read_shape
+
+    blobs = store.blobs(last.shas[path] for _, last, paths in wanted for path in paths)
     findings: dict[str, list[RewriteFinding]] = {}
-    for agent_id, paths in wanted.items():
-        plan, last = by_agent[agent_id], previous[agent_id]
-        before = {path: blobs[last.shas[path]] for path in paths}
-        after = {path: plan.contents.get(path) for path in paths}
-        found = find_rewrites(before, after, settings.guard_drop_share, settings.guard_min_entries)
-        findings[agent_id] = [
-            RewriteFinding(agent_id, path, saved[agent_id].id, last.snapshot_id, rewrite)
-            for path, rewrite in sorted(found.items())
-        ]
+    for plan, last, paths in wanted:
+        found = findings[plan.agent_id] = []
+        for path in paths:
+            old = read_shape(blobs[last.shas[path]].decode("utf-8", "replace"))
+            new = plan.contents.get(path)  # None: removed
+            new_shape = read_shape(new.decode("utf-8", "replace")) if new is not None else None
+            rewrite = assess(old, new_shape, settings.guard_drop_share, settings.guard_min_entries)
+            if rewrite is not None:
+                snapshot_id = saved[plan.agent_id].id
+                found.append(
+                    RewriteFinding(plan.agent_id, path, snapshot_id, last.snapshot_id, rewrite)
+                )
     return findings
 
 
@@ -263,44 +309,34 @@ def _record(
         for plan in plans:
             taken = saved.get(plan.agent_id)
             if taken is not None:
-                _record_taken(context, taken)
+                # Under the job that took it; `history` for one asked for by hand or a rewind.
+                job = taken.trigger if taken.trigger in AUTOMATIC_TRIGGERS else "history"
+                event = partial(
+                    context.state.record_event,
+                    job=job,
+                    run_id=context.run_id,
+                    agent_id=taken.agent_id,
+                    ts=taken.created_at,
+                )
+                event(
+                    "snapshot.taken",
+                    session_key=taken.session_key,
+                    session_id=taken.session_id,
+                    data={
+                        "snapshot": taken.id,
+                        "trigger": taken.trigger,
+                        "files": taken.file_count,
+                        "commit": taken.commit,
+                        **taken.changes.to_json(),
+                    },
+                )
                 for finding in findings.get(plan.agent_id, []):
-                    _record_rewrite(context, taken, finding)
+                    event(REWRITE_EVENT, data=finding.to_json())
                 plan.manifest.snapshot_id, plan.manifest.commit = taken.id, taken.commit
             elif plan.previous is not None:
                 plan.manifest.snapshot_id = plan.previous.snapshot_id
                 plan.manifest.commit = plan.previous.shared_commit
         save_manifests(connection, {plan.agent_id: plan.manifest for plan in plans})
-
-
-def _record_taken(context: JobContext, saved: Snapshot) -> None:
-    context.state.record_event(
-        "snapshot.taken",
-        job=JOB_OF_TRIGGER.get(saved.trigger, "history"),
-        run_id=context.run_id,
-        agent_id=saved.agent_id,
-        session_key=saved.session_key,
-        session_id=saved.session_id,
-        data={
-            "snapshot": saved.id,
-            "trigger": saved.trigger,
-            "files": saved.file_count,
-            "commit": saved.commit,
-            **saved.changes.to_json(),
-        },
-        ts=saved.created_at,
-    )
-
-
-def _record_rewrite(context: JobContext, saved: Snapshot, finding: RewriteFinding) -> None:
-    context.state.record_event(
-        EVENT,
-        job=JOB_OF_TRIGGER.get(saved.trigger, "history"),
-        run_id=context.run_id,
-        agent_id=saved.agent_id,
-        data=finding.to_json(),
-        ts=saved.created_at,
-    )
 
 
 def _message(snapshot_id: str, taken: Snapshot) -> str:

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from memwarden.fs.files import read_text_if_exists
-from memwarden.history.browse import diff, find_snapshot, list_snapshots, snapshot_listing
+from memwarden.history import records
+from memwarden.history.diffing import diff
 from memwarden.history.retention import prune
+from memwarden.history.store import snapshot_listing
 from memwarden.jobs.common import (
     add_agent_filter,
     add_dry_run,
@@ -97,12 +99,14 @@ def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
     require_known_agents(
         options.agent,
         (agent.id for agent in context.deployment.agents),
-        lambda: {snapshot.agent_id for snapshot in list_snapshots(context)},
+        lambda: set(records.agent_ids(context.state)),
     )
     wanted = {agent_id.lower() for agent_id in options.agent or []}
     found = [
         snapshot
-        for snapshot in list_snapshots(context, None if len(wanted) != 1 else next(iter(wanted)))
+        for snapshot in records.snapshots(
+            context.state, None if len(wanted) != 1 else next(iter(wanted))
+        )
         if not wanted or snapshot.agent_id in wanted
     ][: options.limit]
     result = JobResult("history", data={"snapshots": [s.to_json() for s in found]})
@@ -111,7 +115,7 @@ def _list(context: JobContext, options: argparse.Namespace) -> JobResult:
 
 
 def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
-    snapshot = find_snapshot(context, options.id)
+    snapshot = records.find(context.state, options.id)
     files = snapshot_listing(context, snapshot)
     result = JobResult("history")
     result.data = {

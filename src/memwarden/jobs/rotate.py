@@ -220,22 +220,7 @@ def _record_lineage(
     failed = outcome.status == "failed"
     with context.state.transaction():
         record_rotation(
-            context.state,
-            session_key=decision.key,
-            outcome="failed" if failed else "rotated",
-            why=decision.reason,
-            agent_id=decision.agent_id,
-            run_id=context.run_id,
-            old_session_id=decision.session_id,
-            new_session_id=outcome.new_session_id,
-            new_revision=outcome.new_revision,
-            tokens=decision.tokens,
-            token_source=decision.token_source,
-            context_tokens=decision.context_tokens,
-            token_limit=decision.limit,
-            reset_reason=reset_reason,
-            error=outcome.detail if failed else None,
-            checkpoint=outcome.checkpoint,
+            context.state, decision, outcome, run_id=context.run_id, reset_reason=reset_reason
         )
         data = {"tokens": decision.tokens, "limit": decision.limit, "detail": outcome.detail}
         if outcome.new_session_id:

@@ -1,7 +1,5 @@
-"""`memwarden maintain`'s decisions, pure over plain facts, and its few careful file operations.
-
-`retention` picks the file-era transcripts to compress and the compressed ones to delete;
-`logs` the rotation of memwarden's own logs; `config_backup` when to back up the gateway config
-and when it shrank; `daily_logs` which daily logs to archive; `state_prune` prunes state.db;
-`compress` gzips a transcript without ever leaving a half-written file.
+"""`memwarden maintain`'s steps, each a pure decision over plain facts (`facts`) and its careful
+file operations: `transcript_step` (compress and delete old transcripts), `archive_step` (daily
+logs), `handoff_step` (idle conversations' handoffs), `config_step` (backups of the gateway
+config, decided by `config_backup`), `housekeeping` (memwarden's logs, state.db, history).
 """

@@ -1,14 +1,15 @@
-"""Maintain step (off by default): move old daily logs into memory/archive/YYYY-MM/."""
+"""Maintain step (off by default): move old daily logs (memory/YYYY-MM-DD.md) into
+memory/archive/YYYY-MM/."""
 
 from __future__ import annotations
 
 import os
+import re
 from datetime import date
 from pathlib import Path
 
 from memwarden.checkpoint.digest.daily_log import local, resolve_timezone
 from memwarden.fs.files import check_inside, ensure_dir
-from memwarden.maintenance.daily_logs import plan_daily_archive
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent, lost_workspace
@@ -16,6 +17,8 @@ from memwarden.process.errors import MemwardenError
 from memwarden.process.runtime import JobContext
 
 LOCK_WAIT_SECONDS = 30
+_DAILY = re.compile(r"^(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})\.md$")
+ARCHIVE_DIR = "archive"
 
 
 def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> StepReport | None:
@@ -28,7 +31,8 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
     if after_days <= 0:
         return None
     report = StepReport("daily_logs")
-    today = local_today(context)
+    # Today in general.timezone (else the machine's local zone).
+    today = local(context.now(), resolve_timezone(context.config.general.timezone)).date()
     moved_total = 0
     for agent in agents:
         lost = lost_workspace(agent)
@@ -57,31 +61,48 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
     return report
 
 
+def plan_daily_archive(names: list[str], today: date, after_days: int) -> list[tuple[str, str]]:
+    """Given the names in a memory folder, return (name, relative target) for logs to archive.
+
+    A daily log is archived when its date is more than `after_days` days before `today`; its
+    target is `archive/YYYY-MM/<name>`. Names that are not valid dates are left alone.
+    """
+    moves = []
+    for name in sorted(names):
+        match = _DAILY.match(name)
+        if match is None:
+            continue
+        try:
+            day = date(int(match["year"]), int(match["month"]), int(match["day"]))
+        except ValueError:
+            continue
+        if (today - day).days > after_days:
+            moves.append((name, f"{ARCHIVE_DIR}/{day:%Y-%m}/{name}"))
+    return moves
+
+
 def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) -> int:
     moved = 0
     for name, relative in moves:
-        source = check_inside(agent.memory_dir / name, agent.memory_dir)
-        target = agent.memory_dir / relative
-        ensure_dir(target.parent, root=agent.workspace)
-        target = check_inside(target, agent.memory_dir)
-        if not move_without_overwrite(source, target):
-            report.fail(f"agent {agent.id}: kept {name}: {target} already exists")
+        existing = move_without_overwrite(agent.memory_dir, agent.workspace, name, relative)
+        if existing is not None:
+            report.fail(f"agent {agent.id}: kept {name}: {existing} already exists")
             continue
         moved += 1
         report.lines.append(f"  {agent.id}: moved {name} to memory/{relative}")
     return moved
 
 
-def move_without_overwrite(source: Path, target: Path) -> bool:
-    """Move within one filesystem; return False (nothing moved) if the target exists."""
+def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: str) -> Path | None:
+    """Move memory/<name> to memory/<relative> (making its folders), never through a link out
+    of memory/; return None, or the target's real path when it exists (nothing moved)."""
+    source = check_inside(memory / name, memory)
+    target = memory / relative
+    ensure_dir(target.parent, root=workspace)
+    target = check_inside(target, memory)
     try:
         os.link(source, target)
     except FileExistsError:
-        return False
+        return target
     source.unlink()
-    return True
-
-
-def local_today(context: JobContext) -> date:
-    """Return today's date in general.timezone (else the machine's local zone)."""
-    return local(context.now(), resolve_timezone(context.config.general.timezone)).date()
+    return None

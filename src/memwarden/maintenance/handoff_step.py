@@ -1,10 +1,19 @@
 """Maintain step: archive the handoffs of conversations idle longer than
 `maintain.archive_handoffs_after_days` (and forget what those conversations held), then refresh
-the index and the hook's manifest."""
+the index and the hook's manifest.
+
+A conversation is idle since the later of its last update in the session store and its handoff
+file's last change; one idle longer than the limit has its handoff archived, named with the
+date it went idle (`archive/sessions/<name>.<YYYY-MM-DD>.md`), so a conversation archived
+twice keeps both. The main session's ACTIVE_CONTEXT.md is never a candidate: checkpoint keeps
+it for the agent's main session, active or not.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from memwarden.agent_memory.handoff_files import (
@@ -14,14 +23,57 @@ from memwarden.agent_memory.handoff_files import (
     read_handoffs,
 )
 from memwarden.checkpoint.commit.positions import forget_conversation
-from memwarden.fs.files import check_inside, ensure_dir
 from memwarden.maintenance.archive_step import LOCK_WAIT_SECONDS, move_without_overwrite
-from memwarden.maintenance.handoffs import ArchiveMove, HandoffFact, plan_handoff_archive
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.sessions import load_sessions
 from memwarden.process.errors import MemwardenError
 from memwarden.process.runtime import JobContext
+
+ARCHIVE_FOLDER = "archive/sessions"
+DAY_SECONDS = 86_400
+
+
+@dataclass(frozen=True)
+class HandoffFact:
+    """A conversation's handoff: its path relative to memory/, its session, its mtime."""
+
+    name: str
+    session: str
+    modified: float
+
+
+@dataclass(frozen=True)
+class ArchiveMove:
+    """One handoff to archive: from `name` to `target` (both relative to memory/)."""
+
+    name: str
+    target: str
+    session: str
+    idle_since: float
+
+
+def plan_handoff_archive(
+    handoffs: Sequence[HandoffFact],
+    last_updates: Mapping[str, float],
+    now: float,
+    after_days: int,
+) -> list[ArchiveMove]:
+    """Given the handoffs, the last update (Unix seconds) of each session key the stores know,
+    the time now and the limit in days, return the handoffs to archive, by name."""
+    moves = []
+    for handoff in sorted(handoffs, key=lambda fact: fact.name):
+        idle_since = max(handoff.modified, last_updates.get(handoff.session, 0.0))
+        if now - idle_since <= after_days * DAY_SECONDS:
+            continue
+        stem = handoff.name.rsplit("/", 1)[-1].removesuffix(".md")
+        day = datetime.fromtimestamp(idle_since, UTC).date().isoformat()
+        moves.append(
+            ArchiveMove(
+                handoff.name, f"{ARCHIVE_FOLDER}/{stem}.{day}.md", handoff.session, idle_since
+            )
+        )
+    return moves
 
 
 def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> StepReport | None:
@@ -103,11 +155,8 @@ def _move_all(
         for agent in sharing:
             locks.enter_context(context.memory_lock(agent.id, LOCK_WAIT_SECONDS))
         for move in moves:
-            source = check_inside(memory / move.name, memory)
-            target = memory / move.target
-            ensure_dir(target.parent, root=workspace)
-            if not move_without_overwrite(source, check_inside(target, memory)):
-                report.fail(f"{memory / move.name}: kept: {target} already exists")
+            if move_without_overwrite(memory, workspace, move.name, move.target) is not None:
+                report.fail(f"{memory / move.name}: kept: {memory / move.target} already exists")
                 continue
             moved += 1
             forget_conversation(context.state, [agent.id for agent in sharing], move.session)

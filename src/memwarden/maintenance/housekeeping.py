@@ -1,19 +1,65 @@
-"""Maintain steps on memwarden's own things: its logs, its state, its memory history."""
+"""Maintain steps on memwarden's own things: its logs (`x.log` → `x.log.1` → … →
+`x.log.<keep>`, then gone), its state.db (old runs and events, then VACUUM when it pays), its
+memory history."""
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Literal
 
 from memwarden.fs.files import check_inside
 from memwarden.health.deliveries import FOLDER, prune_receipts
 from memwarden.history.retention import prune
-from memwarden.maintenance.facts import list_files
-from memwarden.maintenance.logs import plan_log_rotation
+from memwarden.maintenance.facts import FileFacts, list_files
 from memwarden.maintenance.report import StepReport, size_text
-from memwarden.maintenance.state_prune import page_stats, prune_state, vacuum, vacuum_pays
 from memwarden.process.runtime import JobContext
+from memwarden.store.state import StateDB
+
+_COPY = re.compile(r"^(?P<base>.+\.log)\.(?P<number>[1-9]\d*)$")
+
+
+@dataclass(frozen=True)
+class LogStep:
+    """Delete a log copy, or rename one log file to the next name."""
+
+    action: Literal["delete", "rename"]
+    name: str
+    new_name: str | None = None
+
+
+def plan_log_rotation(files: list[FileFacts], max_bytes: int, keep: int) -> list[LogStep]:
+    """Given the files of the log folder, return the steps that rotate every oversized log.
+
+    A `*.log` larger than `max_bytes` becomes `.1`, each copy moves up by one, and copies past
+    `keep` are deleted (also when `keep` was lowered). Steps are in a safe order: deletions and
+    renames from the oldest copy down, so no rename overwrites a file still needed.
+    """
+    copies: dict[str, set[int]] = {}
+    for fact in files:
+        match = _COPY.match(fact.name)
+        if match:
+            copies.setdefault(match["base"], set()).add(int(match["number"]))
+    steps: list[LogStep] = []
+    oversized = {
+        fact.name for fact in files if fact.name.endswith(".log") and fact.size > max_bytes
+    }
+    for base in sorted(set(copies) | oversized):
+        numbers = copies.get(base, set())
+        rotate = base in oversized
+        last_kept = keep - 1 if rotate else keep
+        steps += [
+            LogStep("delete", f"{base}.{n}") for n in sorted(numbers, reverse=True) if n > last_kept
+        ]
+        if not rotate:
+            continue
+        for number in sorted((n for n in numbers if n <= last_kept), reverse=True):
+            steps.append(LogStep("rename", f"{base}.{number}", f"{base}.{number + 1}"))
+        steps.append(LogStep("rename", base, f"{base}.1") if keep > 0 else LogStep("delete", base))
+    return steps
 
 
 def logs_step(context: JobContext, dry_run: bool) -> StepReport:
@@ -45,6 +91,71 @@ def logs_step(context: JobContext, dry_run: bool) -> StepReport:
     report.lines.append(f"logs: {rotated} rotated" + (" (dry run)" if dry_run else ""))
     report.data = {"rotated": rotated, "steps": len(steps), "done": done}
     return report
+
+
+MIN_FREE_BYTES = 1 << 20
+
+# The latest run of each job, and its latest success, are kept whatever their age: health and
+# doctor judge a job by them.
+_KEPT_RUNS = (
+    "SELECT max(id) FROM runs GROUP BY job "
+    "UNION SELECT max(id) FROM runs WHERE exit_code = 0 AND dry_run = 0 GROUP BY job"
+)
+
+
+@dataclass(frozen=True)
+class PruneCounts:
+    runs: int
+    events: int
+
+
+@dataclass(frozen=True)
+class PageStats:
+    page_size: int
+    page_count: int
+    freelist_count: int
+
+    @property
+    def free_bytes(self) -> int:
+        return self.page_size * self.freelist_count
+
+
+def prune_state(db: StateDB, cutoff: float, dry_run: bool) -> PruneCounts:
+    """Given the state DB and a Unix time, delete (or with `dry_run` count) older runs and events.
+
+    The latest run and latest success of every job are kept.
+    """
+    runs_where = f"started_at < ? AND finished_at IS NOT NULL AND id NOT IN ({_KEPT_RUNS})"
+    with db.transaction() as connection:
+        if dry_run:
+            runs = connection.execute(f"SELECT count(*) FROM runs WHERE {runs_where}", (cutoff,))  # noqa: S608
+            events = connection.execute("SELECT count(*) FROM events WHERE ts < ?", (cutoff,))
+            return PruneCounts(runs.fetchone()[0], events.fetchone()[0])
+        runs = connection.execute(f"DELETE FROM runs WHERE {runs_where}", (cutoff,))  # noqa: S608
+        events = connection.execute("DELETE FROM events WHERE ts < ?", (cutoff,))
+        return PruneCounts(runs.rowcount, events.rowcount)
+
+
+def page_stats(db: StateDB) -> PageStats:
+    connection = db.connection
+    return PageStats(
+        connection.execute("PRAGMA page_size").fetchone()[0],
+        connection.execute("PRAGMA page_count").fetchone()[0],
+        connection.execute("PRAGMA freelist_count").fetchone()[0],
+    )
+
+
+def vacuum_pays(stats: PageStats, min_free_percent: int) -> bool:
+    """Given the page counts, return True when VACUUM would free enough to be worth it."""
+    if stats.page_count == 0 or stats.free_bytes < MIN_FREE_BYTES:
+        return False
+    return stats.freelist_count * 100 >= min_free_percent * stats.page_count
+
+
+def vacuum(db: StateDB) -> None:
+    """Rebuild state.db without its free pages (outside any transaction) and truncate the WAL."""
+    db.connection.execute("VACUUM")
+    db.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def state_step(context: JobContext, dry_run: bool) -> StepReport:

@@ -1,16 +1,160 @@
-"""Step 1 of maintain: compress old file-era transcripts, delete old compressed ones."""
+"""Step 1 of maintain: compress old file-era transcripts, delete old compressed ones.
+
+A transcript is compressed only when no session's store points at it, it does not belong to a
+session's current id, and neither its modification time nor the time in its name is recent. The
+compressed copy keeps the transcript's modification time, so deletion counts from the same day.
+
+A crash leaves the original or both, never neither: the compressed copy is written to a temporary
+file beside the original, read back in full (gzip checks its CRC and length), given the
+original's modification time, renamed into place, and only then is the original deleted. A
+transcript that changes meanwhile is left alone.
+"""
 
 from __future__ import annotations
 
-from memwarden.fs.files import remove_stale_temp_files
-from memwarden.maintenance.compress import TranscriptChanged, gzip_in_place
-from memwarden.maintenance.facts import list_files
+import contextlib
+import gzip
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from memwarden.fs.files import FILE_MODE, check_inside, fsync_dir, remove_stale_temp_files
+from memwarden.maintenance.facts import FileFacts, list_files
 from memwarden.maintenance.report import StepReport, size_text
-from memwarden.maintenance.retention import RetentionAction, plan_transcript_retention
 from memwarden.openclaw.agents import Agent
-from memwarden.openclaw.sessions import load_sessions
+from memwarden.openclaw.sessions import archive_timestamp, classify_session_file, load_sessions
 from memwarden.process.errors import MemwardenError, describe_error
 from memwarden.process.runtime import JobContext
+
+DAY = 86400.0
+GZIP_SUFFIX = ".gz"
+# Kinds of session-folder files that are transcripts (or a session's side files) worth keeping.
+TRANSCRIPT_KINDS = frozenset(
+    {"live", "reset_archive", "deleted_archive", "trajectory", "checkpoint"}
+)
+# Of those, the kinds a running session may still append to.
+LIVE_KINDS = frozenset({"live", "trajectory", "checkpoint"})
+
+
+@dataclass(frozen=True)
+class RetentionAction:
+    """Compress or delete one file of a sessions folder, and why."""
+
+    action: Literal["compress", "delete"]
+    name: str
+    size: int
+    age_days: float
+
+
+def plan_transcript_retention(
+    files: list[FileFacts],
+    current_names: set[str],
+    current_ids: set[str],
+    now: float,
+    compress_after_days: int,
+    delete_after_days: int,
+) -> list[RetentionAction]:
+    """Given a sessions folder's files and what the store points at, return what to do.
+
+    `current_names` are the file names of the sessions' transcripts, `current_ids` their session
+    ids. A file is compressed when it is a transcript kind, not `.zst`/`.gz`, not current, and
+    older than `compress_after_days`; a `.gz` transcript is deleted when older than
+    `delete_after_days` (0: never).
+    """
+    actions = []
+    for fact in files:
+        age_days = (now - _last_change(fact)) / DAY
+        if fact.name.endswith(GZIP_SUFFIX):
+            plain = fact.name.removesuffix(GZIP_SUFFIX)
+            if (
+                delete_after_days > 0
+                and classify_session_file(plain) in TRANSCRIPT_KINDS
+                and age_days >= delete_after_days
+            ):
+                actions.append(RetentionAction("delete", fact.name, fact.size, age_days))
+            continue
+        if fact.name.endswith(".zst") or age_days < compress_after_days:
+            continue
+        if _is_current(fact.name, current_names, current_ids):
+            continue
+        if classify_session_file(fact.name) in TRANSCRIPT_KINDS:
+            actions.append(RetentionAction("compress", fact.name, fact.size, age_days))
+    return actions
+
+
+def _is_current(name: str, current_names: set[str], current_ids: set[str]) -> bool:
+    if name in current_names:
+        return True
+    if classify_session_file(name) not in LIVE_KINDS:
+        return False
+    return any(name.startswith(session_id) for session_id in current_ids)
+
+
+def _last_change(fact: FileFacts) -> float:
+    """The later of the file's mtime and the time in its archive name (when it was archived)."""
+    stamp = archive_timestamp(fact.name.removesuffix(GZIP_SUFFIX))
+    return max(fact.mtime, stamp.timestamp()) if stamp else fact.mtime
+
+
+CHUNK = 1 << 20
+
+
+class TranscriptChanged(MemwardenError):
+    """The file changed while it was being compressed: something still writes to it."""
+
+
+def gzip_in_place(path: Path) -> int:
+    """Given a transcript, replace it by `<name>.gz` and return the compressed size in bytes.
+
+    Raise TranscriptChanged if it was modified meanwhile (the original is kept), UnsafePathError
+    if it or its target is a symlink, OSError if it cannot be read or written.
+    """
+    folder = path.parent
+    check_inside(path, folder)
+    target = check_inside(path.with_name(path.name + ".gz"), folder)
+    before = os.stat(path, follow_symlinks=False)
+    temp = folder / f".{target.name}.{os.getpid()}.tmp"
+    try:
+        _write_gzip(path, temp, int(before.st_mtime))
+        after = os.stat(path, follow_symlinks=False)
+        if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+            raise TranscriptChanged(f"{path}: changed while being compressed; left as it is")
+        _verify(temp, before.st_size, path)
+        os.utime(temp, ns=(before.st_atime_ns, before.st_mtime_ns))
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        raise
+    fsync_dir(folder)
+    path.unlink()
+    fsync_dir(folder)
+    return target.stat().st_size
+
+
+def _write_gzip(source: Path, temp: Path, mtime: int) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    descriptor = os.open(temp, flags, FILE_MODE)
+    with os.fdopen(descriptor, "wb") as raw:
+        reader = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        with (
+            os.fdopen(reader, "rb") as original,
+            gzip.GzipFile(filename=source.name, mode="wb", fileobj=raw, mtime=mtime) as packed,
+        ):
+            shutil.copyfileobj(original, packed, CHUNK)
+        raw.flush()
+        os.fsync(raw.fileno())
+
+
+def _verify(temp: Path, expected_size: int, source: Path) -> None:
+    total = 0
+    with gzip.open(temp, "rb") as packed:
+        while chunk := packed.read(CHUNK):
+            total += len(chunk)
+    if total != expected_size:
+        raise TranscriptChanged(f"{source}: compressed copy does not match; left as it is")
 
 
 def transcripts_step(context: JobContext, agents: list[Agent], dry_run: bool) -> StepReport:

@@ -7,16 +7,15 @@ and after, the token count that triggered it, why, when, and how it ended.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import orjson
 
 if TYPE_CHECKING:
+    from memwarden.rotation.policy import Decision
+    from memwarden.rotation.report import Outcome
     from memwarden.store.state import StateDB
-
-Outcome = Literal["rotated", "failed"]
 
 
 @dataclass(frozen=True)
@@ -32,25 +31,17 @@ class RotationFailure:
 
 def record_rotation(
     state: StateDB,
-    *,
-    session_key: str,
+    decision: Decision,
     outcome: Outcome,
-    why: str,
-    agent_id: str | None = None,
+    *,
     run_id: int | None = None,
-    old_session_id: str | None = None,
-    new_session_id: str | None = None,
-    new_revision: str | None = None,
-    tokens: int | None = None,
-    token_source: str | None = None,
-    context_tokens: int | None = None,
-    token_limit: int | None = None,
     reset_reason: str | None = None,
-    error: str | None = None,
-    checkpoint: Mapping[str, Any] | None = None,
     ts: float | None = None,
 ) -> int:
-    """Record one attempted rotation; return its row id."""
+    """Record one attempted rotation (the decision, and what was done: a `failed` outcome, or
+    rotated); return its row id."""
+    failed = outcome.status == "failed"
+    checkpoint = outcome.checkpoint
     cursor = state.connection.execute(
         "INSERT INTO rotations (ts, run_id, agent_id, session_key, old_session_id, "
         "new_session_id, new_revision, tokens, token_source, context_tokens, "
@@ -59,19 +50,19 @@ def record_rotation(
         (
             ts or time.time(),
             run_id,
-            agent_id,
-            session_key,
-            old_session_id,
-            new_session_id,
-            new_revision,
-            tokens,
-            token_source,
-            context_tokens,
-            token_limit,
-            why,
+            decision.agent_id,
+            decision.key,
+            decision.session_id,
+            outcome.new_session_id,
+            outcome.new_revision,
+            decision.tokens,
+            decision.token_source,
+            decision.context_tokens,
+            decision.limit,
+            decision.reason,
             reset_reason,
-            outcome,
-            error,
+            "failed" if failed else "rotated",
+            outcome.detail if failed else None,
             orjson.dumps(dict(checkpoint), default=str).decode() if checkpoint else None,
         ),
     )
@@ -102,7 +93,5 @@ def recent_rotation_failures(state: StateDB, since: float) -> list[RotationFailu
         if known is None:
             failures[key] = RotationFailure(key, row["agent_id"], 1, row["error"], row["ts"])
         else:
-            failures[key] = RotationFailure(
-                key, known.agent_id, known.failures + 1, known.last_error, known.last_at
-            )
+            failures[key] = replace(known, failures=known.failures + 1)
     return sorted(failures.values(), key=lambda failure: (-failure.failures, failure.session_key))

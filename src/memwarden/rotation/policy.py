@@ -174,8 +174,23 @@ def _judge(
     tokens, source = _count(row, confirmed)
     wanted = tokens is not None and tokens >= limit
 
+    def decision(action: Action, check: str, reason: str, counted_in: bool) -> Decision:
+        return Decision(
+            row.key,
+            row.agent_id,
+            row.session_id,
+            action,
+            check,
+            reason,
+            counted_in,
+            tokens,
+            source,
+            row.context_tokens,
+            limit,
+        )
+
     def skip(check: str, reason: str, held_back: bool = True) -> Decision:
-        return _decision(row, "skip", check, reason, wanted and held_back, tokens, source, limit)
+        return decision("skip", check, reason, wanted and held_back)
 
     if not row.session_id:
         return skip("no_session", "the gateway lists no sessionId for it", held_back=False)
@@ -193,7 +208,7 @@ def _judge(
     if busy is not None:
         return skip("mid_turn", busy)
     over = f"{counted} ≥ limit {_limit_text(limit, row, policy)}"
-    return _decision(row, "rotate", "rotate", over, wanted, tokens, source, limit)
+    return decision("rotate", "rotate", over, wanted)
 
 
 def _eligible_key(key: str, policy: Policy) -> tuple[str, str] | None:
@@ -263,28 +278,3 @@ def _limit_text(limit: int, row: SessionRow, policy: Policy) -> str:
     if row.context_tokens and limit < policy.threshold_tokens:
         return f"{limit:,} ({policy.context_ratio:.0%} of the {row.context_tokens:,} window)"
     return f"{limit:,}"
-
-
-def _decision(
-    row: SessionRow,
-    action: Action,
-    check: str,
-    reason: str,
-    wanted: bool,
-    tokens: int | None,
-    source: str | None,
-    limit: int,
-) -> Decision:
-    return Decision(
-        key=row.key,
-        agent_id=row.agent_id,
-        session_id=row.session_id,
-        action=action,
-        check=check,
-        reason=reason,
-        wanted=wanted,
-        tokens=tokens,
-        token_source=source,
-        context_tokens=row.context_tokens,
-        limit=limit,
-    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from memwarden.process.errors import EXIT_FAILURES
@@ -48,14 +48,7 @@ class RotationReport:
     def add(self, decision: Decision, outcome: Outcome) -> None:
         """Add one session: its decision and what was done."""
         self.items.append(
-            {
-                **decision.to_json(),
-                "status": outcome.status,
-                "detail": outcome.detail,
-                "new_session_id": outcome.new_session_id,
-                "new_revision": outcome.new_revision,
-                "checkpoint": outcome.checkpoint or None,
-            }
+            {**decision.to_json(), **asdict(outcome), "checkpoint": outcome.checkpoint or None}
         )
         text = decision.reason
         if outcome.detail != decision.reason:

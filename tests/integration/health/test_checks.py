@@ -374,16 +374,18 @@ def test_jobs_consecutive_failed_rotate_runs_are_critical(state, tmp_path):
 
 def test_jobs_session_rotation_failing_repeatedly_from_lineage_warns(state, tmp_path):
     from memwarden.rotation.lineage import record_rotation
+    from memwarden.rotation.policy import Decision
+    from memwarden.rotation.report import Outcome
 
     inputs = inputs_for(state.state_dir, tmp_path)
+    decision = Decision(
+        "agent:main:main", "main", None, "rotate", "rotate", "tokens", True, None, None, None, 1
+    )
     for minutes_ago in (50, 40, 30):
         record_rotation(
             inputs.state,
-            session_key="agent:main:main",
-            agent_id="main",
-            outcome="failed",
-            why="tokens",
-            error="session-changed",
+            decision,
+            Outcome("failed", "session-changed"),
             ts=(T0 - timedelta(minutes=minutes_ago)).timestamp(),
         )
     result = by_key(jobs_check.check_jobs(inputs))["rotate.failing"]

@@ -7,8 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from memwarden.history.bootstrap_sizes import recorded, series
+from memwarden.history.bootstrap_sizes import series
 from memwarden.history.plan import SnapshotRequest
+from memwarden.history.records import recorded_json
 from memwarden.history.snapshots import snapshot_agents
 from support.deployments import make_sqlite_era_state
 from support.health import T0, HealthRunner
@@ -49,9 +50,13 @@ def read(state, function, *args):
         context.close()
 
 
+def lengths(state, snapshot_id):
+    return read(state, recorded_json, snapshot_id, "bootstrap_json")
+
+
 def test_snapshot_records_lengths_as_the_gateway_counts_them(state):
     first = snapshot_at(state, T0)
-    assert read(state, recorded, first) == {"MEMORY.md": 20, "USER.md": 6}
+    assert lengths(state, first) == {"MEMORY.md": 20, "USER.md": 6}
 
 
 def test_unchanged_files_carry_their_length_and_only_changes_are_read_back(state):
@@ -60,8 +65,8 @@ def test_unchanged_files_carry_their_length_and_only_changes_are_read_back(state
     second = snapshot_at(state, T0 + timedelta(hours=1))
     (state.workspace / "USER.md").write_bytes(b"# User\n- Sam\n")
     third = snapshot_at(state, T0 + timedelta(hours=2))
-    assert read(state, recorded, second) == read(state, recorded, first)
-    assert read(state, recorded, third) == {"MEMORY.md": 20, "USER.md": 12}
+    assert lengths(state, second) == lengths(state, first)
+    assert lengths(state, third) == {"MEMORY.md": 20, "USER.md": 12}
 
     found = read(state, series, (T0 - timedelta(days=1)).timestamp())
     assert found == {
@@ -86,7 +91,7 @@ def test_first_snapshot_after_the_upgrade_measures_the_unchanged_files(state):
             connection.execute("UPDATE history_snapshots SET bootstrap_json = NULL")
     finally:
         context.close()
-    assert read(state, recorded, first) is None
+    assert lengths(state, first) is None
     (state.workspace / "memory" / "2026-11-21.md").write_bytes(b"# day\n- more\n")
     second = snapshot_at(state, T0 + timedelta(hours=1))
-    assert read(state, recorded, second) == {"MEMORY.md": 20, "USER.md": 6}
+    assert lengths(state, second) == {"MEMORY.md": 20, "USER.md": 6}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.history.browse import list_snapshots
+from memwarden.history.records import snapshots
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot
 from memwarden.history.store import shared_store
@@ -83,7 +83,7 @@ def test_rewind_while_writer_holds_memory_lock_is_refused_and_changes_nothing(ga
     finally:
         writer.communicate("\n", timeout=30)
     assert (agent.memory_dir / "MEMORY.md").read_bytes() == b"checkpoint step 4\n"
-    assert [s.id for s in list_snapshots(context)] == [good.id]
+    assert [s.id for s in snapshots(context.state)] == [good.id]
     context.close()
 
 
@@ -96,7 +96,7 @@ def test_rewind_waits_for_writer_then_saves_its_work_before_restoring(gateway):
     finally:
         writer.communicate(timeout=30)
     assert (agent.memory_dir / "MEMORY.md").read_bytes() == b"good memory\n"
-    (pre_rewind,) = [s for s in list_snapshots(context) if s.id == report.undo_id]
+    (pre_rewind,) = [s for s in snapshots(context.state) if s.id == report.undo_id]
     git = shared_store(context)
     saved = git.blobs([git.listing(pre_rewind.commit)["memory/MEMORY.md"][0]])
     # The rewind ran after the writer finished: its last write is in the undo snapshot.

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memwarden.history.browse import find_snapshot, list_snapshots
 from memwarden.history.git import BATCH_REFS
+from memwarden.history.records import find, snapshots
 from memwarden.history.retention import prune
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot
@@ -64,13 +64,13 @@ def test_prune_drops_snapshots_past_retention_days(gateway):
     ids = take_daily(context, clock, 8)
     clock.now = START + timedelta(days=8)
     result = prune(context)
-    kept = [s.id for s in list_snapshots(context)]
+    kept = [s.id for s in snapshots(context.state)]
     # Days 3..7 are at most 5 days old; days 0..2 are past retention.
     assert kept == list(reversed(ids[3:]))
     assert sorted(result.data["agents"]["main"]["pruned"]) == sorted(ids[:3])
     assert (result.data["pruned"], result.data["kept"]) == (3, 5)
     with pytest.raises(UsageError, match="no such snapshot"):
-        find_snapshot(context, ids[0])
+        find(context.state, ids[0])
     context.close()
 
 
@@ -79,7 +79,7 @@ def test_prune_keeps_at_most_max_snapshots_per_agent(gateway):
     context = make_context(gateway, clock, **{"history.max_snapshots": 3})
     ids = take_daily(context, clock, 6)
     prune(context)
-    assert [s.id for s in list_snapshots(context)] == list(reversed(ids[-3:]))
+    assert [s.id for s in snapshots(context.state)] == list(reversed(ids[-3:]))
     context.close()
 
 
@@ -87,7 +87,7 @@ def test_prune_keeps_only_the_kept_snapshots_reachable_and_repacks_into_one_pack
     clock = Clock()
     context = make_context(gateway, clock, **{"history.max_snapshots": 2})
     ids = take_daily(context, clock, 8)
-    commits = {snapshot_id: find_snapshot(context, snapshot_id).commit for snapshot_id in ids}
+    commits = {snapshot_id: find(context.state, snapshot_id).commit for snapshot_id in ids}
     result = prune(context)
     store = shared_store(context)
     assert sorted(store.parents(store.refs(BATCH_REFS))) == sorted(commits[i] for i in ids[-2:])
@@ -108,7 +108,7 @@ def test_prune_of_a_state_without_records_deletes_nothing_from_the_store(gateway
     clock = Clock()
     context = make_context(gateway, clock, **{"history.max_snapshots": 1})
     ids = take_daily(context, clock, 3)
-    commits = [find_snapshot(context, snapshot_id).commit for snapshot_id in ids]
+    commits = [find(context.state, snapshot_id).commit for snapshot_id in ids]
     with context.state.transaction() as connection:
         connection.execute("DELETE FROM history_snapshots")
     prune(context)
@@ -138,7 +138,7 @@ def test_prune_dry_run_reports_and_changes_nothing(gateway):
     result = prune(context, dry_run=True)
     assert sorted(result.data["agents"]["main"]["pruned"]) == sorted(ids[:2])
     assert result.lines == ["history main: would prune 2 snapshot(s), kept 2"]
-    assert len(list_snapshots(context)) == 4
+    assert len(snapshots(context.state)) == 4
     context.close()
 
 
@@ -229,7 +229,7 @@ def test_prune_removes_what_a_run_killed_while_sending_to_git_left(gateway):
     prune(context)
     assert not list(store.git_dir.glob("fast_import_crash_*"))
     assert not list(store.git_dir.glob("memwarden-marks-*"))
-    assert [s.id for s in list_snapshots(context)] == list(reversed(ids))
+    assert [s.id for s in snapshots(context.state)] == list(reversed(ids))
     assert len(list((store.git_dir / "objects" / "pack").glob("*.pack"))) == 1
     assert snapshot(context, agent, "checkpoint").changes.modified == ["memory/MEMORY.md"]
     context.close()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.history.browse import list_snapshots
+from memwarden.history.records import snapshots
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot
 from memwarden.process.errors import UnsafePathError, UsageError
@@ -74,7 +74,7 @@ def test_rewind_saves_current_state_first_and_can_be_undone(context, agent):
     damaged = read_tree(agent.memory_dir)
     report = rewind(context, good.id)
     assert report.saved_now
-    (pre_rewind,) = [s for s in list_snapshots(context) if s.trigger == "pre-rewind"]
+    (pre_rewind,) = [s for s in snapshots(context.state) if s.trigger == "pre-rewind"]
     assert report.undo_id == pre_rewind.id
     undo = rewind(context, report.undo_id)
     assert read_tree(agent.memory_dir) == damaged
@@ -114,7 +114,7 @@ def test_rewind_unknown_path_is_usage_error_before_anything_changes(context, age
     damage(agent.memory_dir)
     with pytest.raises(UsageError, match=r"--path nope\.md: not in snapshot"):
         rewind(context, good.id, paths=["nope.md"])
-    assert len(list_snapshots(context)) == 1
+    assert len(snapshots(context.state)) == 1
 
 
 def test_rewind_dry_run_changes_nothing_and_says_what_would_happen(context, agent):
@@ -124,7 +124,7 @@ def test_rewind_dry_run_changes_nothing_and_says_what_would_happen(context, agen
     damaged = read_tree(agent.memory_dir)
     report = rewind(context, good.id, dry_run=True)
     assert read_tree(agent.memory_dir) == damaged
-    assert len(list_snapshots(context)) == 1
+    assert len(snapshots(context.state)) == 1
     statuses = {o.path: o.status for o in report.outcomes}
     assert statuses["memory/MEMORY.md"] == "would restore"
     assert statuses["memory/created-after.md"] == "would remove"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.history.browse import list_snapshots
 from memwarden.history.manifest import load_manifests
 from memwarden.history.plan import SnapshotRequest
+from memwarden.history.records import snapshots
 from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
 from memwarden.process.runtime import JobContext
@@ -39,7 +39,7 @@ def test_snapshot_unchanged_folder_returns_none_and_records_nothing(context, age
     write_tree(agent.memory_dir, {"MEMORY.md": b"a\n"})
     first = snapshot(context, agent, "manual")
     assert snapshot(context, agent, "manual") is None
-    assert [s.id for s in list_snapshots(context)] == [first.id]
+    assert [s.id for s in snapshots(context.state)] == [first.id]
 
 
 def test_snapshot_after_edit_add_and_delete_lists_the_changes(context, agent):
@@ -116,7 +116,15 @@ def test_snapshot_store_is_made_with_its_settings_in_one_git_process(context, ag
     store = context.storage_dir / "history" / "snapshots.git"
 
     assert calls.count("init") == 1 and "config" not in calls
-    for key, value in git.STORE_CONFIG.items():
+    settings = {
+        "core.hooksPath": "/dev/null",
+        "core.symlinks": "false",
+        "core.fsync": "objects,reference",
+        "gc.auto": "0",
+        "fastimport.unpackLimit": "1",
+        "pack.compression": "1",
+    }
+    for key, value in settings.items():
         read = subprocess.run(
             ["git", "config", "--file", str(store / "config"), "--get", key],
             capture_output=True,
@@ -166,7 +174,7 @@ def test_snapshot_dry_run_writes_nothing_and_returns_would_be_snapshot(context, 
     would = snapshot(context, agent, "manual", dry_run=True)
     assert would is not None and would.id is None and would.changes.added == ["memory/MEMORY.md"]
     assert not (context.storage_dir / "history").exists()
-    assert list_snapshots(context) == []
+    assert snapshots(context.state) == []
 
 
 def test_snapshot_automatic_trigger_when_disabled_does_nothing(gateway, agent):
@@ -265,7 +273,7 @@ def test_snapshot_when_git_fast_import_fails_records_nothing_and_says_why(gatewa
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     with pytest.raises(HistoryError, match="git fast-import failed: fatal: out of disk space"):
         snapshot(context, agent, "manual")
-    assert list_snapshots(context) == []
+    assert snapshots(context.state) == []
     assert load_manifests(context.state, ["main"]) == {}
     assert not list(shared_store(context).git_dir.glob("memwarden-marks-*"))
     context.close()

@@ -10,10 +10,11 @@ import json5
 import pytest
 
 from memwarden.fs.files import _write_temp, is_temp_name
-from memwarden.history.browse import diff, list_snapshots
+from memwarden.history.diffing import diff
 from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
 from memwarden.history.model import HistoryError
 from memwarden.history.plan import SnapshotRequest
+from memwarden.history.records import snapshots
 from memwarden.history.rewind import rewind
 from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
@@ -81,7 +82,7 @@ def test_snapshot_of_missing_workspace_is_an_error_and_records_nothing(context, 
         agent.workspace.write_bytes(b"")
     with pytest.raises(HistoryError, match="workspace"):
         snapshot(context, agent, "checkpoint")
-    assert [s.id for s in list_snapshots(context)] == [first.id]
+    assert [s.id for s in snapshots(context.state)] == [first.id]
 
 
 def test_snapshot_of_emptied_mount_point_is_an_error_not_every_file_deleted(context, agent):
@@ -91,7 +92,7 @@ def test_snapshot_of_emptied_mount_point_is_an_error_not_every_file_deleted(cont
         shutil.rmtree(path) if path.is_dir() else path.unlink()
     with pytest.raises(HistoryError, match="has no memory/ folder and none of the root files"):
         snapshot(context, agent, "checkpoint")
-    assert [s.id for s in list_snapshots(context)] == [first.id]
+    assert [s.id for s in snapshots(context.state)] == [first.id]
 
 
 def test_snapshot_with_unreadable_folder_is_an_error_not_its_files_deleted(
@@ -110,7 +111,7 @@ def test_snapshot_with_unreadable_folder_is_an_error_not_its_files_deleted(
     monkeypatch.setattr(os, "scandir", scandir)
     with pytest.raises(HistoryError, match="archive: cannot read this folder: Permission denied"):
         snapshot(context, agent, "checkpoint")
-    assert [s.id for s in list_snapshots(context)] == [first.id]
+    assert [s.id for s in snapshots(context.state)] == [first.id]
 
 
 def test_snapshot_leaves_out_temp_files_with_the_names_memwarden_really_gives_them(context, agent):
@@ -235,7 +236,7 @@ def legacy_snapshot(context, agent_id: str, snapshot_id: str, files: dict[str, b
 def test_history_from_before_root_files_keeps_working_after_upgrade(context, agent):
     fill(agent, root={"MEMORY.md": b"root\n"}, memory={"MEMORY.md": b"old memory file\n"})
     legacy_snapshot(context, "main", "01d0a11d", {"MEMORY.md": b"old memory file\n"}, 1.0e9)
-    (old,) = list_snapshots(context)
+    (old,) = snapshots(context.state)
     assert old.legacy and old.changes.added == ["memory/MEMORY.md"]
     taken = snapshot(context, agent, "checkpoint")
     assert taken.changes.to_json() == {"added": ["MEMORY.md"], "modified": [], "removed": []}
@@ -258,7 +259,7 @@ def test_prune_removes_the_old_repository_with_its_last_snapshot(gateway, agent,
     result = context_prune(context)
     assert result.data["agents"]["main"]["pruned"] == ["01d0a11d"]
     assert not (context.storage_dir / "history" / "main").exists()
-    assert [s.legacy for s in list_snapshots(context)] == [False]
+    assert [s.legacy for s in snapshots(context.state)] == [False]
     context.close()
 
 

@@ -7,6 +7,8 @@ import sqlite3
 import pytest
 
 from memwarden.rotation.lineage import recent_rotation_failures, record_rotation
+from memwarden.rotation.policy import Decision
+from memwarden.rotation.report import Outcome
 from memwarden.store.state import StateDB
 from support.lineage import last_rotations
 
@@ -18,35 +20,45 @@ def state(tmp_path):
     database.close()
 
 
-def attempt(state, key, outcome, ts, error=None):
-    record_rotation(
-        state,
-        session_key=key,
-        outcome=outcome,
-        why="160,000 tokens ≥ limit 150,000",
-        agent_id="main",
-        error=error,
-        ts=ts,
-    )
+def decided(key: str, **fields) -> Decision:
+    values = {
+        "agent_id": "main",
+        "session_id": None,
+        "action": "rotate",
+        "check": "rotate",
+        "reason": "160,000 tokens ≥ limit 150,000",
+        "wanted": True,
+        "tokens": None,
+        "token_source": None,
+        "context_tokens": None,
+        "limit": 150_000,
+    }
+    return Decision(key, **{**values, **fields})
+
+
+def attempt(state, key, status, ts, error=None):
+    record_rotation(state, decided(key), Outcome(status, error or "checkpointed and reset"), ts=ts)
 
 
 def test_record_rotation_reads_back_every_field(state):
     record_rotation(
         state,
-        session_key="agent:main:main",
-        outcome="rotated",
-        why="160,000 tokens ≥ limit 150,000",
-        agent_id="main",
+        decided(
+            "agent:main:main",
+            session_id="old",
+            tokens=160_000,
+            token_source="gateway",
+            context_tokens=200_000,
+        ),
+        Outcome(
+            "rotated",
+            "checkpointed and reset (new id new)",
+            new_session_id="new",
+            new_revision="rev-2",
+            checkpoint={"ok": True, "files": ["memory/ACTIVE_CONTEXT.md"]},
+        ),
         run_id=7,
-        old_session_id="old",
-        new_session_id="new",
-        new_revision="rev-2",
-        tokens=160_000,
-        token_source="gateway",
-        context_tokens=200_000,
-        token_limit=150_000,
         reset_reason="new",
-        checkpoint={"ok": True, "files": ["memory/ACTIVE_CONTEXT.md"]},
         ts=1000.0,
     )
 
@@ -64,11 +76,26 @@ def test_record_rotation_reads_back_every_field(state):
     )
     assert (rotation.reset_reason, rotation.new_revision, rotation.run_id) == ("new", "rev-2", 7)
     assert rotation.checkpoint == {"ok": True, "files": ["memory/ACTIVE_CONTEXT.md"]}
+    assert (rotation.outcome, rotation.error, rotation.why) == (
+        "rotated",
+        None,
+        "160,000 tokens ≥ limit 150,000",
+    )
 
 
-def test_record_rotation_unknown_outcome_is_refused(state):
+def test_record_rotation_failed_outcome_keeps_its_error(state):
+    attempt(state, "agent:main:main", "failed", 1.0, "session-changed")
+
+    (rotation,) = last_rotations(state)
+
+    assert (rotation.outcome, rotation.error) == ("failed", "session-changed")
+
+
+def test_rotations_table_refuses_an_unknown_outcome(state):
     with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
-        attempt(state, "agent:main:main", "maybe", 1.0)
+        state.connection.execute(
+            "INSERT INTO rotations (ts, session_key, why, outcome) VALUES (1, 'k', 'w', 'maybe')"
+        )
 
 
 def test_recent_rotation_failures_counts_trailing_failures_per_session(state):

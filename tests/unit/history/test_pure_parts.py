@@ -8,9 +8,8 @@ from memwarden.history.git import (
     STREAM_START,
     SnapshotCommit,
     TreeFile,
-    batch_part,
+    batch_stream,
     blob_sha,
-    keep_stream,
     quote_path,
     snapshot_part,
 )
@@ -168,7 +167,7 @@ def test_batch_stream_commits_each_snapshot_parentless_and_keeps_them_in_one_bat
         SnapshotCommit([TreeFile("MEMORY.md", "f" * 40)], "two", 1700000001),
     ]
     parts = [snapshot_part(ref, mark, s) for mark, s in enumerate(snapshots, start=1)]
-    end = batch_part(ref, len(snapshots), ["e" * 40], "batch", 1700000002)
+    end = batch_stream({ref: [":1", ":2", "e" * 40]}, "batch", 1700000002, first_mark=3)
     stream = STREAM_START + b"".join(parts) + end
     assert stream.startswith(b"feature done\nreset refs/batches/0123\ncommit refs/batches/0123\n")
     assert b'M 100644 inline "memory/new.bin"\ndata 3\n\x00\x01\x02\n' in stream
@@ -180,8 +179,8 @@ def test_batch_stream_commits_each_snapshot_parentless_and_keeps_them_in_one_bat
     assert stream.endswith(b"\ndone\n")
 
 
-def test_keep_stream_sets_each_ref_to_a_commit_of_the_given_parents():
-    stream = keep_stream(
+def test_batch_stream_sets_each_ref_to_a_commit_of_the_given_parents():
+    stream = batch_stream(
         {"refs/batches/a": ["1" * 40, "2" * 40], "refs/batches/b": ["3" * 40]}, "m", 1
     )
     assert stream.count(b"reset refs/batches/") == 2

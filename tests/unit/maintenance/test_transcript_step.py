@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from memwarden.maintenance.facts import FileFacts
-from memwarden.maintenance.retention import plan_transcript_retention
+from memwarden.maintenance.transcript_step import plan_transcript_retention
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC).timestamp()
 DAY = 86400

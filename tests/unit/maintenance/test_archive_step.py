@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from memwarden.maintenance.daily_logs import plan_daily_archive
+from memwarden.maintenance.archive_step import plan_daily_archive
 
 
 def test_daily_logs_older_than_the_limit_move_to_their_month():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memwarden.maintenance.handoffs import ArchiveMove, HandoffFact, plan_handoff_archive
+from memwarden.maintenance.handoff_step import ArchiveMove, HandoffFact, plan_handoff_archive
 
 DAY = 86_400
 NOW = datetime(2026, 12, 31, 12, 0, tzinfo=UTC).timestamp()

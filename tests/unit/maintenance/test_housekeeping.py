@@ -1,9 +1,10 @@
-"""Rotation of memwarden's logs: safe order, copies capped at `keep`."""
+"""Rotation of memwarden's logs (safe order, copies capped at `keep`), and when compacting
+state.db pays."""
 
 from __future__ import annotations
 
 from memwarden.maintenance.facts import FileFacts
-from memwarden.maintenance.logs import LogStep, plan_log_rotation
+from memwarden.maintenance.housekeeping import LogStep, PageStats, plan_log_rotation, vacuum_pays
 
 
 def files(**sizes: int) -> list[FileFacts]:
@@ -47,3 +48,15 @@ def test_lowered_keep_deletes_surplus_copies_without_rotating():
 
 def test_other_files_in_the_log_folder_are_ignored():
     assert plan_log_rotation(files(notes_txt=10_000), max_bytes=100, keep=2) == []
+
+
+def test_vacuum_pays_when_enough_of_the_file_is_free():
+    assert vacuum_pays(PageStats(4096, 1000, 300), min_free_percent=20)
+
+
+def test_vacuum_does_not_pay_under_the_share():
+    assert not vacuum_pays(PageStats(4096, 1000, 100), min_free_percent=20)
+
+
+def test_vacuum_does_not_pay_for_a_small_database():
+    assert not vacuum_pays(PageStats(4096, 10, 9), min_free_percent=20)
