@@ -9,7 +9,7 @@ it once per message); the rest stay pending for the next run.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -49,17 +49,17 @@ class AlertSettings:
 
 
 def plan_alerts(
-    state: StateDB,
+    previous: Mapping[str, AlertState],
     results: list[CheckResult],
     now: datetime,
     settings: AlertSettings,
+    undelivered: Collection[str] = (),
     announced: bool = True,
 ) -> tuple[AlertPlan, NewMessage | None]:
-    """Given the state DB, this run's results, the time, the settings and whether the news
-    reaches anyone (`announced`: there is an alert destination), return the plan and the message
-    it calls for (None when there is no news). Nothing is written."""
-    previous = store.load_states(state)
-    undelivered = store.undelivered_keys(state)
+    """Given the stored alert states (those that could be read), this run's results, the time,
+    the settings, the keys named by a message still waiting for delivery and whether the news
+    reaches anyone (`announced`: there is an alert destination), return the plan and the
+    message it calls for (None when there is no news). Pure."""
     plan = decide_alerts(previous, results, now, settings.cooldown, undelivered, announced)
     notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
     message = build_message(plan, notices, now, settings.host, settings.mention)
@@ -123,27 +123,3 @@ def deliver(
         deliveries.append(Delivery(row.id, row.summary, False, error, attempts))
         break
     return deliveries
-
-
-def alert_without_state(
-    previous: Mapping[str, AlertState],
-    results: list[CheckResult],
-    now: datetime,
-    settings: AlertSettings,
-    make_sink: Callable[[], AlertSink] | None,
-) -> tuple[AlertPlan, NewMessage | None, Delivery | None]:
-    """When memwarden's state cannot be written: decide against the alert state that could be
-    read (`previous`, empty when none), send the message straight through the sink `make_sink`
-    builds (None: no destination), and record nothing. Return the plan, the message and the
-    delivery (None when nothing was sent).
-
-    Resolutions are left out (they could not be recorded, so every run would repeat them); the
-    news is sent again on each run until the state can be written.
-    """
-    plan = decide_alerts(previous, results, now, settings.cooldown)
-    notices = [notice for notice in plan.notices if notice.kind != "resolved"]
-    message = build_message(plan, notices, now, settings.host, settings.mention)
-    if message is None or make_sink is None:
-        return plan, message, None
-    sent = make_sink().send(AlertMessage(message.text, message.blocks, message.idempotency_key))
-    return plan, message, Delivery(None, message.summary, sent.ok, sent.error, attempts=1)

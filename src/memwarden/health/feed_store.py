@@ -62,7 +62,7 @@ def save_feed(state: StateDB, alerts: Sequence[FeedAlert]) -> None:
 
 
 def forward(
-    state: StateDB,
+    state: StateDB | None,
     feed: list[FeedAlert],
     make_sink: Callable[[], AlertSink],
     clock: Callable[[], float],
@@ -71,8 +71,11 @@ def forward(
     run_id: int | None,
 ) -> Forwarding | None:
     """Save the feed, post it through the sink `make_sink` builds, save the outcome; return
-    what was sent (None when there was nothing to send: no open alert, no resolution)."""
-    save_feed(state, feed)
+    what was sent (None when there was nothing to send: no open alert, no resolution).
+
+    With no `state` (memwarden's state cannot be written), post it and record nothing."""
+    if state is not None:
+        save_feed(state, feed)
     now = clock()
     alerts = alerts_to_send(feed, now, lifetime, generator_url)
     if not alerts:
@@ -83,14 +86,15 @@ def forward(
     result = make_sink().send(AlertMessage(f"memwarden: {outcome.summary}", alerts=alerts))
     error = None if result.ok else result.error or "unknown error"
     kept = after_send(feed, clock(), error)
-    save_feed(state, kept)
-    data = {"sink": "alertmanager", "firing": outcome.firing, "resolved": outcome.resolved}
-    if error is not None:
-        state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
-    elif news:  # re-sending what Alertmanager already has is routine, not an event
-        state.record_event(
-            "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
-        )
+    if state is not None:
+        save_feed(state, kept)
+        data = {"sink": "alertmanager", "firing": outcome.firing, "resolved": outcome.resolved}
+        if error is not None:
+            state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
+        elif news:  # re-sending what Alertmanager already has is routine, not an event
+            state.record_event(
+                "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
+            )
     waiting = sum(alert.pending for alert in kept)
     return replace(
         outcome, ok=result.ok, error=error, pending=waiting, accepted_by=result.remote_id

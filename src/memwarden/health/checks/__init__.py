@@ -1,6 +1,6 @@
 """The checks, each a small function `check(inputs) -> list[CheckResult]`, and the runner.
 
-What the checks share is here; the list of them is `memwarden.health.registry`.
+What the checks share is here; the list of them is `memwarden.health.run.CHECKS`.
 
 A check that raises never stops the others: the runner turns the error into a warning under the
 check's own key, so a broken check is itself reported. A check that cannot run because no gateway

@@ -9,6 +9,7 @@ and an alert already open about readiness stays open.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from dataclasses import replace
 from urllib.parse import urlsplit
 
@@ -45,6 +46,25 @@ def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
 
         results.append(call_health(inputs))
     return results
+
+
+def gateway_name(inputs: HealthInputs) -> str:
+    """Given the health inputs, return the gateway's name for metrics and alert labels:
+    `health.gateway_name`, else this machine's host name and the gateway's port (`box:18789`),
+    or the gateway URL's own host when the gateway is not on this machine: unique across a
+    fleet unless two machines share a host name.
+    """
+    configured = inputs.health.gateway_name.strip()
+    if configured:
+        return configured
+    base_url = gateway_base_url(inputs)
+    parts = urlsplit(base_url)
+    host = socket.gethostname() if is_loopback_url(base_url) else (parts.hostname or "")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
 
 
 def gateway_base_url(inputs: HealthInputs) -> str:

@@ -53,27 +53,27 @@ def _alerts_open(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _undelivered(sources: MetricSources) -> Iterator[Sample]:
-    yield {"sink": "slack"}, len(store.undelivered(sources.state))
-    if alertmanager_destination(sources.config.alertmanager):
-        yield {"sink": "alertmanager"}, len(feed_store.pending(sources.state))
+    yield {"sink": "slack"}, len(store.undelivered(sources.inputs.state))
+    if alertmanager_destination(sources.inputs.config.alertmanager):
+        yield {"sink": "alertmanager"}, len(feed_store.pending(sources.inputs.state))
 
 
 def _health_last_run(sources: MetricSources) -> Iterator[Sample]:
-    yield {}, sources.now.timestamp()
+    yield {}, sources.inputs.now.timestamp()
 
 
 def _last_success(sources: MetricSources) -> Iterator[Sample]:
     # This run's own: it completed its checks and writes this file.
-    yield {"memwarden_job": "health"}, sources.now.timestamp()
-    for job in sources.state.recorded_jobs():
-        run = sources.state.last_success(job) if job != "health" else None
+    yield {"memwarden_job": "health"}, sources.inputs.now.timestamp()
+    for job in sources.inputs.state.recorded_jobs():
+        run = sources.inputs.state.last_success(job) if job != "health" else None
         if run is not None and run.finished_at is not None:
             yield {"memwarden_job": job}, run.finished_at
 
 
 def _interval(sources: MetricSources) -> Iterator[Sample]:
-    for job in dict.fromkeys(sources.config.install.jobs):
-        minutes = getattr(sources.config.schedule, f"{job}_minutes", None)
+    for job in dict.fromkeys(sources.inputs.config.install.jobs):
+        minutes = getattr(sources.inputs.config.schedule, f"{job}_minutes", None)
         if minutes is not None:
             yield {"memwarden_job": job}, minutes * 60
 
@@ -97,7 +97,7 @@ def _memory(field: str) -> Callable[[MetricSources], Iterator[Sample]]:
 
 def _memory_limit(sources: MetricSources) -> Iterator[Sample]:
     if sources.result(MEMORY_KEY) is not None:
-        yield {}, sources.config.health.memory_file_warning_kb * KB
+        yield {}, sources.inputs.config.health.memory_file_warning_kb * KB
 
 
 def _bootstrap_files(sources: MetricSources) -> Iterator[Sample]:
@@ -123,7 +123,7 @@ def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[
     """Each agent's bootstrap file lengths and caps, read once per textfile."""
 
     def read() -> list[tuple[str, dict[str, int], tuple[int, int]]]:
-        deployment = sources.deployment
+        deployment = sources.inputs.deployment
         return [
             (
                 agent.id,
@@ -163,7 +163,7 @@ def _budget_total(field: str, scale: float) -> Callable[[MetricSources], Iterato
 
 def _budget_horizon(sources: MetricSources) -> Iterator[Sample]:
     if _budgets(sources):
-        yield {}, sources.config.health.bootstrap_forecast_days * DAY
+        yield {}, sources.inputs.config.health.bootstrap_forecast_days * DAY
 
 
 def _budgets(sources: MetricSources) -> list[dict]:
@@ -177,7 +177,7 @@ def _rotations(sources: MetricSources) -> Iterator[Sample]:
 
     try:
         rows = dict(
-            sources.state.connection.execute(
+            sources.inputs.state.connection.execute(
                 "SELECT outcome, count(*) FROM rotations GROUP BY outcome"
             ).fetchall()
         )
@@ -188,7 +188,7 @@ def _rotations(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
-    runs = sources.state.last_runs("rotate", limit=1)
+    runs = sources.inputs.state.last_runs("rotate", limit=1)
     if not runs or runs[0].finished_at is None:
         return
     summary = runs[0].summary
@@ -200,7 +200,7 @@ def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
 
 def _compactions(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
     def collect(sources: MetricSources) -> Iterator[Sample]:
-        counts = sources.memo("compactions", lambda: totals(sources.state))
+        counts = sources.memo("compactions", lambda: totals(sources.inputs.state))
         for agent_id, values in sorted(counts.items()):
             yield {"agent": agent_id}, values[index]
 
@@ -209,7 +209,7 @@ def _compactions(index: int) -> Callable[[MetricSources], Iterator[Sample]]:
 
 def _deliveries(field: str) -> Callable[[MetricSources], Iterator[Sample]]:
     def collect(sources: MetricSources) -> Iterator[Sample]:
-        folder = sources.storage_dir
+        folder = sources.inputs.storage_dir
         if folder is None:
             return
         receipts = sources.memo("deliveries", lambda: list(read_receipts(folder / FOLDER)))
