@@ -79,7 +79,7 @@ def test_render_metrics_failing_family_is_left_out_and_named():
         raise ValueError("no such table")
 
     families = [
-        Family("memwarden_broken", "gauge", "Broken.", broken),
+        Family("memwarden_broken", "Broken.", broken),
         next(family for family in FAMILIES if family.name == "memwarden_alerts_open"),
     ]
     text, problems = render_metrics(families, sources([ok("gateway.live", "live")]))
