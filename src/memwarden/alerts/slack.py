@@ -109,7 +109,7 @@ def retry_after_seconds(headers: dict[str, Any]) -> float | None:
 
 class _SlackSink:
     """What both Slack sinks share: a deadline on the whole send and 429 retries within a
-    budget (see the module); `_post` is the call itself."""
+    budget (see the module); each sink's `_post(message, handler)` is the call itself."""
 
     def __init__(self, timeout_seconds: float, retry_budget_seconds: float) -> None:
         self.timeout_seconds = timeout_seconds
@@ -127,9 +127,6 @@ class _SlackSink:
             return SendResult.failed(
                 _describe_transport_error(error, self.timeout_seconds, started)
             )
-
-    def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
-        raise NotImplementedError
 
 
 class SlackWebApiSink(_SlackSink):
