@@ -90,10 +90,12 @@ def slack_destination(slack: Any) -> str | None:
 
 def alertmanager_destination(alertmanager: Any) -> str | None:
     """Given the `[alertmanager]` settings, return where alerts go, for people (None: nowhere)."""
-    urls = [url.strip() for url in alertmanager.urls if url.strip()]
-    if not urls:
-        return None
-    return "Alertmanager " + ", ".join(shown_url(url) for url in urls)
+    urls = _urls(alertmanager)
+    return "Alertmanager " + ", ".join(shown_url(url) for url in urls) if urls else None
+
+
+def _urls(alertmanager: Any) -> list[str]:
+    return [url.strip() for url in alertmanager.urls if url.strip()]
 
 
 def slack_sink(slack: Any) -> AlertSink | None:
@@ -119,9 +121,9 @@ def slack_sink(slack: Any) -> AlertSink | None:
 def alertmanager_sink(alertmanager: Any) -> AlertSink | None:
     """Given the `[alertmanager]` settings, return the sink they describe, or None if no URL is
     set."""
-    if alertmanager_destination(alertmanager) is None:
+    urls = _urls(alertmanager)
+    if not urls:
         return None
     from memwarden.alerts.alertmanager import AlertmanagerSink  # httpx: lazy
 
-    urls = [url.strip() for url in alertmanager.urls if url.strip()]
     return AlertmanagerSink(urls, timeout_seconds=alertmanager.timeout_seconds)

@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 
 from memwarden.alerts import AlertMessage, AlertSink
-from memwarden.health.alerting import JOB
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
+from memwarden.health.store import JOB
 from memwarden.store.state import StateDB, from_row
 
 

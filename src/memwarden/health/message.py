@@ -1,4 +1,5 @@
-"""Turn one run's notices into one message: plain text (the fallback) and Slack blocks.
+"""Plan one run's alerts (`plan_alerts`) and turn its notices into one message: plain text (the
+fallback) and Slack blocks.
 
 Sections in order: new, worse, still failing, resolved; a footer names the other problems still
 open that were not due for a reminder. Text comes from templates in `templates/health/`.
@@ -7,17 +8,17 @@ open that were not due for a reminder. Text comes from templates in `templates/h
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+import socket
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
 from memwarden.fs.templating import render
-from memwarden.health.model import Status
-from memwarden.health.policy import AlertPlan, AlertState, Notice
-from memwarden.health.store import NewMessage
+from memwarden.health.model import CheckResult, Status
+from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts, unannounced
 
 SECTION_TITLES = {
     "new": "New",
@@ -37,6 +38,25 @@ MORE_LINE_ROOM = 80  # the "… and N more" line
 
 
 @dataclass(frozen=True)
+class NewMessage:
+    """A message to enqueue with the plan that produced it."""
+
+    idempotency_key: str
+    summary: str
+    text: str
+    blocks: list[dict[str, Any]] | None
+    notices: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    cooldown: timedelta
+    send_resolved: bool
+    mention: str
+    host: str = field(default_factory=socket.gethostname)
+
+
+@dataclass(frozen=True)
 class Item:
     """One notice as people read it."""
 
@@ -51,6 +71,24 @@ class Item:
 class Section:
     title: str
     items: list[Item]
+
+
+def plan_alerts(
+    previous: Mapping[str, AlertState],
+    results: list[CheckResult],
+    now: datetime,
+    settings: AlertSettings,
+    undelivered: Collection[str] = (),
+    announced: bool = True,
+) -> tuple[AlertPlan, NewMessage | None]:
+    """Given the stored alert states (those that could be read), this run's results, the time,
+    the settings, the keys named by a message still waiting for delivery and whether the news
+    reaches anyone (`announced`: there is an alert destination), return the plan and the
+    message it calls for (None when there is no news). Pure."""
+    plan = decide_alerts(previous, results, now, settings.cooldown, undelivered, announced)
+    notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
+    message = build_message(plan, notices, now, settings.host, settings.mention)
+    return (plan if announced else unannounced(plan, previous)), message
 
 
 def build_message(

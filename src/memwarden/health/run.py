@@ -33,8 +33,7 @@ from memwarden.alerts import (
     slack_sink,
 )
 from memwarden.fs.templating import render
-from memwarden.health import alerting, feed_store, store
-from memwarden.health.alerting import JOB, AlertSettings, Delivery
+from memwarden.health import feed_store, store
 from memwarden.health.checks import (
     Check,
     HealthInputs,
@@ -59,6 +58,7 @@ from memwarden.health.checks.gateway import gateway_name
 from memwarden.health.checks.memory_rewrite import grade_snapshots
 from memwarden.health.feed import Identity, decide_feed
 from memwarden.health.feed_store import Forwarding
+from memwarden.health.message import AlertSettings, plan_alerts
 from memwarden.health.metrics.exposition import check_metrics_target, render_metrics, write_metrics
 from memwarden.health.metrics.families import FAMILIES
 from memwarden.health.metrics.sources import MetricSources
@@ -80,9 +80,10 @@ from memwarden.store.state import UnavailableState
 
 if TYPE_CHECKING:
     from memwarden.health.feed import FeedAlert
+    from memwarden.health.message import NewMessage
     from memwarden.health.model import CheckResult
     from memwarden.health.policy import AlertPlan
-    from memwarden.health.store import NewMessage
+    from memwarden.health.store import Delivery
     from memwarden.store.state import StateDB
 
 STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
@@ -131,7 +132,7 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     results += [r for r in scanned if not is_disabled(r.key, config.health.disabled_checks)]
     if context.state_problem is not None:  # said once below, not once per check that reads it
         broken_checks = [p for p in broken_checks if context.state_problem.message not in p]
-    result = JobResult(JOB)
+    result = JobResult(store.JOB)
     run = _HealthRun(context, options, inputs, result, destination, forward_to, lifetime)
     alerts = None
     if context.state_problem is None:
@@ -258,7 +259,7 @@ class _HealthRun:
         settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
         announced = destination is not None
         previous, waiting = store.load_states(state), store.undelivered_keys(state)
-        plan, message = alerting.plan_alerts(previous, results, now, settings, waiting, announced)
+        plan, message = plan_alerts(previous, results, now, settings, waiting, announced)
         if self.options.dry_run:
             waiting_count = len(store.undelivered(state))
             self.result.lines += _dry_run_lines(
@@ -267,11 +268,11 @@ class _HealthRun:
             would_wait = waiting_count + bool(message and destination)
             return _alerts_json(plan, message, destination, [], would_wait), plan
         run_id = self.context.run_id
-        queued = alerting.commit_plan(state, plan, message, now, run_id, queue=announced)
+        queued = store.commit_plan(state, plan, message, now, run_id, queue=announced)
         deliveries = []
         if destination:
             make_sink = partial(slack_sink, self.context.config.slack)
-            deliveries = alerting.deliver(state, make_sink, self.context.now, run_id)
+            deliveries = store.deliver(state, make_sink, self.context.now, run_id)
         pending = len(store.undelivered(state))
         self.result.lines += _alert_lines(
             plan, message, destination, self.forward_to, deliveries, pending
@@ -392,13 +393,15 @@ class _HealthRun:
         except StateError:
             previous = {}
         settings = self._settings(send_resolved=False)
-        plan, message = alerting.plan_alerts(previous, results, self.context.now(), settings)
+        plan, message = plan_alerts(previous, results, self.context.now(), settings)
         destination, deliveries = self.destination, []
         if message is not None and destination and not dry_run:
             sent = slack_sink(self.context.config.slack).send(
                 AlertMessage(message.text, message.blocks, message.idempotency_key)
             )
-            deliveries.append(Delivery(None, message.summary, sent.ok, sent.error, attempts=1))
+            deliveries.append(
+                store.Delivery(None, message.summary, sent.ok, sent.error, attempts=1)
+            )
         if dry_run:
             self.result.lines += _dry_run_lines(plan, message, destination, self.forward_to, 0)
         else:

@@ -1,5 +1,11 @@
 """The health job's tables in the state DB (migration 0005): alert state per check key and the
-outbox of messages waiting for delivery.
+outbox of messages waiting for delivery; storing a plan with its message, and delivering the
+outbox.
+
+The plan's state and its message are committed together before any send, so a crash or a Slack
+outage never loses news; then every undelivered message is sent oldest first. The first failure
+stops the round (Slack is down: do not wait on it once per message); the rest stay pending for
+the next run.
 
 Delivery is at-least-once across crashes and exactly-once otherwise: a row is marked `sending`
 (committed) before the call and `sent` after Slack accepted it; a failed call puts it back to
@@ -9,17 +15,22 @@ row's idempotency key travels with the message (Slack message metadata) to recog
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState
 from memwarden.store.state import StateDB, from_row, json_text
 
+if TYPE_CHECKING:
+    from memwarden.health.message import NewMessage
+
+JOB = "health"
 UNDELIVERED = ("pending", "sending")
 
 
@@ -42,15 +53,19 @@ class OutboxRow:
         return [notice["key"] for notice in self.notices]
 
 
-@dataclass(frozen=True)
-class NewMessage:
-    """A message to enqueue with the plan that produced it."""
+@dataclass
+class Delivery:
+    """One attempt to deliver one outbox message (`outbox_id` None: sent without the outbox,
+    memwarden's state could not be written)."""
 
-    idempotency_key: str
+    outbox_id: int | None
     summary: str
-    text: str
-    blocks: list[dict[str, Any]] | None
-    notices: list[dict[str, Any]]
+    ok: bool
+    error: str | None = None
+    attempts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def load_states(state: StateDB) -> dict[str, AlertState]:
@@ -127,6 +142,65 @@ def mark_failed(state: StateDB, outbox_id: int, error: str) -> None:
         "UPDATE alert_outbox SET status = 'pending', last_error = ? WHERE id = ?",
         (error, outbox_id),
     )
+
+
+def commit_plan(
+    state: StateDB,
+    plan: AlertPlan,
+    message: NewMessage | None,
+    now: datetime,
+    run_id: int | None,
+    queue: bool,
+) -> int | None:
+    """Store the plan (and, when `queue`, its message) in one transaction, and put the opened
+    and resolved checks on the timeline; return the outbox id of the message, if queued."""
+    queued = save_plan(state, plan, message if queue else None, now, run_id)
+    for notice in plan.notices:
+        if notice.kind in ("new", "resolved"):
+            kind = "alert.opened" if notice.kind == "new" else "alert.resolved"
+            state.record_event(
+                kind,
+                job=JOB,
+                run_id=run_id,
+                data={"key": notice.key, "status": notice.status.value, "message": notice.message},
+                ts=now.timestamp(),
+            )
+    return queued
+
+
+def deliver(
+    state: StateDB,
+    make_sink: Callable[[], AlertSink],
+    clock: Callable[[], datetime],
+    run_id: int | None,
+) -> list[Delivery]:
+    """Send every undelivered message through the sink `make_sink` builds (only when there is
+    something to send), oldest first; stop at the first failure.
+
+    Each message is marked `sending` before the call and `sent` once accepted, so none is sent
+    twice by two runs; a failure puts it back to `pending` with its error.
+    """
+    deliveries: list[Delivery] = []
+    waiting = undelivered(state)
+    if not waiting:
+        return deliveries
+    sink = make_sink()
+    for row in waiting:
+        mark_sending(state, row.id, clock())
+        result = sink.send(AlertMessage(row.text, row.blocks, row.idempotency_key))
+        attempts = row.attempts + 1
+        data = {"outbox_id": row.id, "summary": row.summary, "keys": row.keys, "attempts": attempts}
+        if result.ok:
+            mark_sent(state, row.id, clock(), result.remote_id)
+            state.record_event("alert.sent", job=JOB, run_id=run_id, data=data)
+            deliveries.append(Delivery(row.id, row.summary, True, attempts=attempts))
+            continue
+        error = result.error or "unknown error"
+        mark_failed(state, row.id, error)
+        state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
+        deliveries.append(Delivery(row.id, row.summary, False, error, attempts))
+        break
+    return deliveries
 
 
 def first_run_at(state: StateDB) -> float | None:
