@@ -9,7 +9,7 @@ labels): nothing is lost and no alert appears twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, astuple, dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -18,7 +18,7 @@ import orjson
 from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.health.store import JOB
-from memwarden.store.state import StateDB, from_row
+from memwarden.store.state import StateDB, from_row, json_text
 
 
 @dataclass(frozen=True)
@@ -107,14 +107,5 @@ def _feed_alert(row: Any) -> FeedAlert:
 
 
 def _row(alert: FeedAlert) -> tuple[Any, ...]:
-    return (
-        alert.fingerprint,
-        alert.check_key,
-        orjson.dumps(dict(alert.labels)).decode(),
-        orjson.dumps(dict(alert.annotations)).decode(),
-        alert.starts_at,
-        alert.ends_at,
-        alert.delivered_at,
-        alert.attempts,
-        alert.last_error,
-    )
+    labels, annotations = json_text(dict(alert.labels)), json_text(dict(alert.annotations))
+    return astuple(replace(alert, labels=labels, annotations=annotations))
