@@ -262,11 +262,9 @@ class _HealthRun:
         plan, message = plan_alerts(previous, results, now, settings, waiting, announced)
         if self.options.dry_run:
             waiting_count = len(store.undelivered(state))
-            self.result.lines += _dry_run_lines(
-                plan, message, destination, self.forward_to, waiting_count
-            )
+            self.result.lines += self._dry_run_lines(plan, message, waiting_count)
             would_wait = waiting_count + bool(message and destination)
-            return _alerts_json(plan, message, destination, [], would_wait), plan
+            return self._alerts_json(plan, message, [], would_wait), plan
         run_id = self.context.run_id
         queued = store.commit_plan(state, plan, message, now, run_id, queue=announced)
         deliveries = []
@@ -274,15 +272,13 @@ class _HealthRun:
             make_sink = partial(slack_sink, self.context.config.slack)
             deliveries = store.deliver(state, make_sink, self.context.now, run_id)
         pending = len(store.undelivered(state))
-        self.result.lines += _alert_lines(
-            plan, message, destination, self.forward_to, deliveries, pending
-        )
+        self.result.lines += self._alert_lines(plan, message, deliveries, pending)
         self.result.problems += [
             f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
             for d in deliveries
             if not d.ok
         ]
-        data = _alerts_json(plan, message, destination, deliveries, pending)
+        data = self._alerts_json(plan, message, deliveries, pending)
         data["queued_id"] = queued
         return data, plan
 
@@ -394,8 +390,8 @@ class _HealthRun:
             previous = {}
         settings = self._settings(send_resolved=False)
         plan, message = plan_alerts(previous, results, self.context.now(), settings)
-        destination, deliveries = self.destination, []
-        if message is not None and destination and not dry_run:
+        deliveries = []
+        if message is not None and self.destination and not dry_run:
             sent = slack_sink(self.context.config.slack).send(
                 AlertMessage(message.text, message.blocks, message.idempotency_key)
             )
@@ -403,15 +399,13 @@ class _HealthRun:
                 store.Delivery(None, message.summary, sent.ok, sent.error, attempts=1)
             )
         if dry_run:
-            self.result.lines += _dry_run_lines(plan, message, destination, self.forward_to, 0)
+            self.result.lines += self._dry_run_lines(plan, message, 0)
         else:
-            self.result.lines += _alert_lines(
-                plan, message, destination, self.forward_to, deliveries, 0
-            )
+            self.result.lines += self._alert_lines(plan, message, deliveries, 0)
         self.result.problems += [
             f"alert not delivered ({d.summary}): {d.error}" for d in deliveries if not d.ok
         ]
-        data = _alerts_json(plan, message, destination, deliveries, 0)
+        data = self._alerts_json(plan, message, deliveries, 0)
         data["recorded"] = False
         if self.forward_to and not dry_run:
             feed = self._feed(results, plan, {})
@@ -426,26 +420,61 @@ class _HealthRun:
                 self.result.problems.append(f"alerts not delivered to Alertmanager: {sent.error}")
         return data
 
-
-def _alerts_json(
-    plan: AlertPlan,
-    message: NewMessage | None,
-    destination: str | None,
-    deliveries: list[Delivery],
-    pending: int,
-) -> dict[str, Any]:
-    return {
-        "summary": {
-            "notices": len(plan.notices),
-            "sent": sum(d.ok for d in deliveries),
+    def _alerts_json(
+        self, plan: AlertPlan, message: NewMessage | None, deliveries: list[Delivery], pending: int
+    ) -> dict[str, Any]:
+        return {
+            "summary": {
+                "notices": len(plan.notices),
+                "sent": sum(d.ok for d in deliveries),
+                "undelivered": pending,
+            },
+            "destination": self.destination,
+            "notices": [notice.to_json() for notice in plan.notices],
+            "message": message.text if message else None,
+            "deliveries": [d.to_json() for d in deliveries],
             "undelivered": pending,
-        },
-        "destination": destination,
-        "notices": [notice.to_json() for notice in plan.notices],
-        "message": message.text if message else None,
-        "deliveries": [d.to_json() for d in deliveries],
-        "undelivered": pending,
-    }
+        }
+
+    def _dry_run_lines(
+        self, plan: AlertPlan, message: NewMessage | None, waiting: int
+    ) -> list[str]:
+        destination, forward_to = self.destination, self.forward_to
+        lines = []
+        if message is None:
+            lines.append("alerts: no news; would send nothing")
+        elif destination:
+            lines.append(f"alerts: would send to {destination}: {message.summary}")
+        elif forward_to:
+            lines.append(f"alerts: {message.summary} (no Slack destination)")
+        else:
+            lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
+        if plan.notices:
+            lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
+        if waiting and destination:
+            lines.append(f"alerts: would retry {waiting} undelivered message(s)")
+        return lines
+
+    def _alert_lines(
+        self, plan: AlertPlan, message: NewMessage | None, deliveries: list[Delivery], pending: int
+    ) -> list[str]:
+        destination, forward_to = self.destination, self.forward_to
+        if message is None:
+            lines = ["alerts: no news"]
+        elif destination or forward_to:
+            lines = [f"alerts: {message.summary}"]
+        else:
+            lines = [
+                f"alerts: {message.summary} (no Slack destination: set MEMWARDEN_SLACK_BOT_TOKEN "
+                "and slack.channel, or MEMWARDEN_SLACK_WEBHOOK_URL)"
+            ]
+        lines += [f"  {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
+        for delivery in deliveries:
+            outcome = "sent" if delivery.ok else f"NOT delivered ({delivery.error})"
+            lines.append(f"alerts: {outcome} to {destination}: {delivery.summary}")
+        if pending:
+            lines.append(f"alerts: {pending} message(s) waiting for delivery (retried next run)")
+        return lines
 
 
 def alert_lifetime(config: Any) -> timedelta:
@@ -462,55 +491,6 @@ def alert_lifetime(config: Any) -> timedelta:
             ]
         )
     return timedelta(minutes=minutes)
-
-
-def _dry_run_lines(
-    plan: AlertPlan,
-    message: NewMessage | None,
-    destination: str | None,
-    forward_to: str | None,
-    waiting: int,
-) -> list[str]:
-    lines = []
-    if message is None:
-        lines.append("alerts: no news; would send nothing")
-    elif destination:
-        lines.append(f"alerts: would send to {destination}: {message.summary}")
-    elif forward_to:
-        lines.append(f"alerts: {message.summary} (no Slack destination)")
-    else:
-        lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
-    if plan.notices:
-        lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
-    if waiting and destination:
-        lines.append(f"alerts: would retry {waiting} undelivered message(s)")
-    return lines
-
-
-def _alert_lines(
-    plan: AlertPlan,
-    message: NewMessage | None,
-    destination: str | None,
-    forward_to: str | None,
-    deliveries: list[Delivery],
-    pending: int,
-) -> list[str]:
-    if message is None:
-        lines = ["alerts: no news"]
-    elif destination or forward_to:
-        lines = [f"alerts: {message.summary}"]
-    else:
-        lines = [
-            f"alerts: {message.summary} (no Slack destination: set MEMWARDEN_SLACK_BOT_TOKEN and "
-            "slack.channel, or MEMWARDEN_SLACK_WEBHOOK_URL)"
-        ]
-    lines += [f"  {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
-    for delivery in deliveries:
-        outcome = "sent" if delivery.ok else f"NOT delivered ({delivery.error})"
-        lines.append(f"alerts: {outcome} to {destination}: {delivery.summary}")
-    if pending:
-        lines.append(f"alerts: {pending} message(s) waiting for delivery (retried next run)")
-    return lines
 
 
 def _table(results: list[CheckResult]) -> list[str]:
