@@ -18,7 +18,7 @@ import orjson
 
 from memwarden.fs.templating import render
 from memwarden.health.model import CheckResult, Status
-from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts, unannounced
+from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts
 
 SECTION_TITLES = {
     "new": "New",
@@ -88,7 +88,7 @@ def plan_alerts(
     plan = decide_alerts(previous, results, now, settings.cooldown, undelivered, announced)
     notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
     message = build_message(plan, notices, now, settings.host, settings.mention)
-    return (plan if announced else unannounced(plan, previous)), message
+    return plan, message
 
 
 def build_message(

@@ -3,7 +3,7 @@
 Pure: no clock, no database, no network. Per check key:
 
 - ok → bad: a `new` notice at once (or at the first run that has somewhere to send it: a run
-  without a destination keeps the check open but unannounced, see `unannounced`);
+  without a destination keeps the check open but unannounced);
 - bad → worse than the severity last notified (warning → critical): a `worse` notice at once;
 - bad → still bad: a `reminder` once the cooldown has passed since the last notice, and only
   when no earlier notice about it is still waiting to be delivered (a Slack outage must not
@@ -90,7 +90,10 @@ def decide_alerts(
     result of this run (`CheckResult.masks`) is kept unchanged, without a notice.
 
     `announced`: the notices reach someone (there is an alert destination). Then a check kept
-    open by runs without one (`unannounced`: no `notified_status`) gets its `new` notice now.
+    open by runs without one (no `notified_status`) gets its `new` notice now. When they reach
+    no one, a state no notice ever reached keeps no `notified_status`, so the first run with a
+    destination announces it instead of waiting out a cooldown no one was told about; the
+    notice times still pace what these runs show.
     """
     notices: list[Notice] = []
     states: dict[str, AlertState] = {}
@@ -116,6 +119,10 @@ def decide_alerts(
             quiet.append(state)
         else:
             notices.append(_resolved(state, "no longer reported (check disabled or gone)"))
+    if not announced:
+        for key, state in states.items():
+            before = previous_state.get(key)
+            states[key] = replace(state, notified_status=before and before.notified_status)
     return AlertPlan(notices, states, quiet)
 
 
@@ -146,20 +153,6 @@ def _decide_one(
         state = _renotified(previous, result, now)
         return _notice("reminder", result, state, previous.status), state
     return None, replace(previous, status=result.status, message=result.message)
-
-
-def unannounced(plan: AlertPlan, previous: Mapping[str, AlertState]) -> AlertPlan:
-    """Given a plan whose notices go nowhere (no alert destination yet) and the stored states,
-    return the plan to keep: a state no notice ever reached keeps no `notified_status`, so the
-    first run with a destination announces it instead of waiting out a cooldown no one was
-    told about. The notice times still pace what these runs show."""
-    states = {key: _keep_notified(state, previous.get(key)) for key, state in plan.states.items()}
-    return replace(plan, states=states)
-
-
-def _keep_notified(state: AlertState, before: AlertState | None) -> AlertState:
-    status = before.notified_status if before is not None else None
-    return replace(state, notified_status=status)
 
 
 def _renotified(previous: AlertState, result: CheckResult, now: datetime) -> AlertState:
