@@ -12,6 +12,7 @@ import socket
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -222,12 +223,7 @@ def _section_block(section: Section) -> dict[str, Any]:
         for item in section.items
     ]
     budget = SECTION_LIMIT - len(section.title) - MORE_LINE_ROOM
-    kept = 0
-    for line in lines:
-        budget -= len(line) + 1
-        if budget < 0:
-            break
-        kept += 1
+    kept = sum(1 for used in accumulate(len(line) + 1 for line in lines) if used <= budget)
     text = render(
         "health/alert_section.mrkdwn.j2",
         title=section.title,
