@@ -258,15 +258,17 @@ class _HealthRun:
             return {"summary": summary}, None
         settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
         announced = destination is not None
-        previous, waiting = store.load_states(state), store.undelivered_keys(state)
-        plan, message = plan_alerts(previous, results, now, settings, waiting, announced)
+        waiting = store.undelivered(state)
+        keys = {key for row in waiting for key in row.keys}  # a message still waits about them
+        plan, message = plan_alerts(
+            store.load_states(state), results, now, settings, keys, announced
+        )
         if self.options.dry_run:
-            waiting_count = len(store.undelivered(state))
-            self.result.lines += self._dry_run_lines(plan, message, waiting_count)
-            would_wait = waiting_count + bool(message and destination)
+            self.result.lines += self._dry_run_lines(plan, message, len(waiting))
+            would_wait = len(waiting) + bool(message and destination)
             return self._alerts_json(plan, message, [], would_wait), plan
         run_id = self.context.run_id
-        queued = store.commit_plan(state, plan, message, now, run_id, queue=announced)
+        queued = store.commit_plan(state, plan, message if announced else None, now, run_id)
         deliveries = []
         if destination:
             make_sink = partial(slack_sink, self.context.config.slack)

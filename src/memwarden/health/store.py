@@ -74,51 +74,12 @@ def load_states(state: StateDB) -> dict[str, AlertState]:
     return {row["check_key"]: _alert_state(row) for row in rows}
 
 
-def save_plan(
-    state: StateDB, plan: AlertPlan, message: NewMessage | None, now: datetime, run_id: int | None
-) -> int | None:
-    """Store the plan's states and enqueue its message, in one transaction.
-
-    Return the outbox id of the message (None when there is none, or it was already queued).
-    """
-    stamp = now.timestamp()
-    with state.transaction() as connection:
-        stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
-        gone = sorted(stored - set(plan.states))
-        connection.executemany("DELETE FROM alert_state WHERE check_key = ?", [(k,) for k in gone])
-        connection.executemany(
-            "INSERT OR REPLACE INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [_state_row(item, stamp) for item in plan.states.values()],
-        )
-        if message is None:
-            return None
-        cursor = connection.execute(
-            "INSERT OR IGNORE INTO alert_outbox (idempotency_key, created_at, run_id, summary, "
-            "text, blocks_json, notices_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                message.idempotency_key,
-                stamp,
-                run_id,
-                message.summary,
-                message.text,
-                json_text(message.blocks) if message.blocks else None,
-                json_text(message.notices),
-            ),
-        )
-        return int(cursor.lastrowid) if cursor.rowcount else None
-
-
 def undelivered(state: StateDB) -> list[OutboxRow]:
     """Return the messages not delivered yet (pending, or cut off while sending), oldest first."""
     rows = state.connection.execute(
         "SELECT * FROM alert_outbox WHERE status IN (?, ?) ORDER BY id", UNDELIVERED
     )
     return [_outbox_row(row) for row in rows]
-
-
-def undelivered_keys(state: StateDB) -> set[str]:
-    """Return the check keys named by a message still waiting for delivery."""
-    return {key for row in undelivered(state) for key in row.keys}
 
 
 def mark_sending(state: StateDB, outbox_id: int, now: datetime) -> None:
@@ -145,16 +106,35 @@ def mark_failed(state: StateDB, outbox_id: int, error: str) -> None:
 
 
 def commit_plan(
-    state: StateDB,
-    plan: AlertPlan,
-    message: NewMessage | None,
-    now: datetime,
-    run_id: int | None,
-    queue: bool,
+    state: StateDB, plan: AlertPlan, message: NewMessage | None, now: datetime, run_id: int | None
 ) -> int | None:
-    """Store the plan (and, when `queue`, its message) in one transaction, and put the opened
-    and resolved checks on the timeline; return the outbox id of the message, if queued."""
-    queued = save_plan(state, plan, message if queue else None, now, run_id)
+    """Store the plan's states and enqueue its message (None: nothing to queue) in one
+    transaction, then put the opened and resolved checks on the timeline. Return the outbox id
+    of the message (None when there is none, or it was already queued)."""
+    stamp, queued = now.timestamp(), None
+    with state.transaction() as connection:
+        stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
+        gone = sorted(stored - set(plan.states))
+        connection.executemany("DELETE FROM alert_state WHERE check_key = ?", [(k,) for k in gone])
+        connection.executemany(
+            "INSERT OR REPLACE INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [_state_row(item, stamp) for item in plan.states.values()],
+        )
+        if message is not None:
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO alert_outbox (idempotency_key, created_at, run_id, summary, "
+                "text, blocks_json, notices_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    message.idempotency_key,
+                    stamp,
+                    run_id,
+                    message.summary,
+                    message.text,
+                    json_text(message.blocks) if message.blocks else None,
+                    json_text(message.notices),
+                ),
+            )
+            queued = int(cursor.lastrowid) if cursor.rowcount else None
     for notice in plan.notices:
         if notice.kind in ("new", "resolved"):
             kind = "alert.opened" if notice.kind == "new" else "alert.resolved"
@@ -163,7 +143,7 @@ def commit_plan(
                 job=JOB,
                 run_id=run_id,
                 data={"key": notice.key, "status": notice.status.value, "message": notice.message},
-                ts=now.timestamp(),
+                ts=stamp,
             )
     return queued
 
