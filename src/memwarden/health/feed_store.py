@@ -9,13 +9,13 @@ labels): nothing is lost and no alert appears twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, astuple, dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from datetime import timedelta
 from typing import Any
 
 import orjson
 
-from memwarden.alerts import AlertMessage, AlertSink
+from memwarden.alerts import AlertMessage, alertmanager_sink
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.health.store import JOB
 from memwarden.store.state import StateDB, from_row, json_text
@@ -35,9 +35,6 @@ class Forwarding:
     @property
     def summary(self) -> str:
         return f"{self.firing} firing, {self.resolved} resolved"
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def load_feed(state: StateDB) -> dict[str, FeedAlert]:
@@ -64,26 +61,27 @@ def save_feed(state: StateDB, alerts: Sequence[FeedAlert]) -> None:
 def forward(
     state: StateDB | None,
     feed: list[FeedAlert],
-    make_sink: Callable[[], AlertSink],
+    settings: Any,
     clock: Callable[[], float],
     lifetime: timedelta,
-    generator_url: str,
     run_id: int | None,
 ) -> Forwarding | None:
-    """Save the feed, post it through the sink `make_sink` builds, save the outcome; return
-    what was sent (None when there was nothing to send: no open alert, no resolution).
+    """Save the feed, post it to the Alertmanager of the `[alertmanager]` settings, save the
+    outcome; return what was sent (None when there was nothing to send: no open alert, no
+    resolution).
 
     With no `state` (memwarden's state cannot be written), post it and record nothing."""
     if state is not None:
         save_feed(state, feed)
     now = clock()
-    alerts = alerts_to_send(feed, now, lifetime, generator_url)
+    alerts = alerts_to_send(feed, now, lifetime, settings.generator_url.strip())
     if not alerts:
         return None
     firing = sum(alert.firing for alert in feed)
     news = sum(alert.pending for alert in feed)
     outcome = Forwarding(firing, len(alerts) - firing, ok=False, error=None, pending=news)
-    result = make_sink().send(AlertMessage(f"memwarden: {outcome.summary}", alerts=alerts))
+    message = AlertMessage(f"memwarden: {outcome.summary}", alerts=alerts)
+    result = alertmanager_sink(settings).send(message)
     error = None if result.ok else result.error or "unknown error"
     kept = after_send(feed, clock(), error)
     if state is not None:

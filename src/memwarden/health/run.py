@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from memwarden.alerts import (
     AlertMessage,
     alertmanager_destination,
-    alertmanager_sink,
     slack_destination,
     slack_sink,
 )
@@ -309,7 +308,7 @@ class _HealthRun:
                 f"alerts not delivered to Alertmanager ({sent.summary}); kept for the next "
                 f"run: {sent.error}"
             )
-        return {"destination": forward_to, "sent": sent.to_json(), "pending": sent.pending}
+        return {"destination": forward_to, "sent": asdict(sent), "pending": sent.pending}
 
     def _feed(
         self, results: list[CheckResult], plan: AlertPlan, stored: dict[str, FeedAlert]
@@ -320,16 +319,8 @@ class _HealthRun:
         return decide_feed(stored, bad, identity, self.context.now().timestamp())
 
     def _send_feed(self, feed: list[FeedAlert], state: StateDB | None) -> Forwarding | None:
-        settings = self.context.config.alertmanager
-        return feed_store.forward(
-            state,
-            feed,
-            partial(alertmanager_sink, settings),
-            lambda: self.context.now().timestamp(),
-            self.lifetime,
-            settings.generator_url.strip(),
-            self.context.run_id,
-        )
+        settings, clock = self.context.config.alertmanager, lambda: self.context.now().timestamp()
+        return feed_store.forward(state, feed, settings, clock, self.lifetime, self.context.run_id)
 
     def _settings(self, send_resolved: bool) -> AlertSettings:
         slack = self.context.config.slack
@@ -434,7 +425,7 @@ class _HealthRun:
             "destination": self.destination,
             "notices": [notice.to_json() for notice in plan.notices],
             "message": message.text if message else None,
-            "deliveries": [d.to_json() for d in deliveries],
+            "deliveries": [asdict(d) for d in deliveries],
             "undelivered": pending,
         }
 

@@ -16,7 +16,7 @@ row's idempotency key travels with the message (Slack message metadata) to recog
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +63,6 @@ class Delivery:
     ok: bool
     error: str | None = None
     attempts: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def load_states(state: StateDB) -> dict[str, AlertState]:

@@ -20,7 +20,6 @@ from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, warning
 from memwarden.openclaw.endpoint import http_base, resolve_endpoint
 from memwarden.openclaw.http_probe import ProbeResult, probe_liveness, probe_readiness
-from memwarden.openclaw.layout import Deployment
 from memwarden.process.errors import GatewayConfigError
 
 LIVE = "gateway.live"
@@ -97,15 +96,12 @@ def gateway_base_url(inputs: HealthInputs) -> str:
     if explicit:
         return explicit.rstrip("/")
 
-    url, _token = resolve_endpoint(inputs.config, _deployment_or_none(inputs), inputs.env)
-    return http_base(url)
-
-
-def _deployment_or_none(inputs: HealthInputs) -> Deployment | None:
     try:
-        return inputs.deployment
+        deployment = inputs.deployment
     except GatewayConfigError:
-        return None
+        deployment = None
+    url, _token = resolve_endpoint(inputs.config, deployment, inputs.env)
+    return http_base(url)
 
 
 def grade_liveness(live: ProbeResult, timeout: float) -> CheckResult:

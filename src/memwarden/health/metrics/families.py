@@ -113,10 +113,10 @@ def _bootstrap_cap(index: int, sources: MetricSources) -> Iterator[Sample]:
 
 def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[int, int]]]:
     """Each agent's bootstrap file lengths and caps, read once per textfile."""
-
-    def read() -> list[tuple[str, dict[str, int], tuple[int, int]]]:
-        deployment = sources.inputs.deployment
-        return [
+    deployment = sources.inputs.deployment
+    return sources.memo(
+        "bootstrap",
+        lambda: [
             (
                 agent.id,
                 bootstrap_lengths(agent.workspace) if agent.workspace.is_dir() else {},
@@ -126,9 +126,8 @@ def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[
                 ),
             )
             for agent in deployment.agents
-        ]
-
-    return sources.memo("bootstrap", read)
+        ],
+    )
 
 
 # The bootstrap budget forecast (check bootstrap.budget:<agent>): rates per second, time left
