@@ -25,14 +25,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import (
-    AlertMessage,
-    alertmanager_destination,
-    slack_destination,
-    slack_sink,
-)
+from memwarden.alerts import AlertMessage, alertmanager_destination, slack_destination, slack_sink
 from memwarden.fs.templating import render
-from memwarden.health import feed_store, store
+from memwarden.health import store
 from memwarden.health.checks import (
     Check,
     HealthInputs,
@@ -56,7 +51,6 @@ from memwarden.health.checks import context as context_pressure
 from memwarden.health.checks.gateway import gateway_name
 from memwarden.health.checks.memory_rewrite import grade_snapshots
 from memwarden.health.feed import Identity, decide_feed
-from memwarden.health.feed_store import Forwarding
 from memwarden.health.message import AlertSettings, plan_alerts
 from memwarden.health.metrics.exposition import check_metrics_target, render_metrics, write_metrics
 from memwarden.health.metrics.families import FAMILIES
@@ -286,7 +280,7 @@ class _HealthRun:
     def _forward(self, results: list[CheckResult], plan: AlertPlan) -> dict[str, Any]:
         """Tell Alertmanager about every open check and every undelivered resolution (or say
         what would be told); return the Alertmanager part of the JSON document."""
-        feed = self._feed(results, plan, feed_store.load_feed(self.context.state))
+        feed = self._feed(results, plan, store.load_feed(self.context.state))
         forward_to, lines = self.forward_to, self.result.lines
         if self.options.dry_run:
             firing = sum(alert.firing for alert in feed)
@@ -318,9 +312,9 @@ class _HealthRun:
         identity = Identity(gateway_name(self.inputs), self.context.config.alertmanager.labels)
         return decide_feed(stored, bad, identity, self.context.now().timestamp())
 
-    def _send_feed(self, feed: list[FeedAlert], state: StateDB | None) -> Forwarding | None:
+    def _send_feed(self, feed: list[FeedAlert], state: StateDB | None) -> store.Forwarding | None:
         settings, clock = self.context.config.alertmanager, lambda: self.context.now().timestamp()
-        return feed_store.forward(state, feed, settings, clock, self.lifetime, self.context.run_id)
+        return store.forward(state, feed, settings, clock, self.lifetime, self.context.run_id)
 
     def _settings(self, send_resolved: bool) -> AlertSettings:
         slack = self.context.config.slack
@@ -402,7 +396,9 @@ class _HealthRun:
         data["recorded"] = False
         if self.forward_to and not dry_run:
             feed = self._feed(results, plan, {})
-            sent = self._send_feed(feed, None) or Forwarding(0, 0, ok=True, error=None, pending=0)
+            sent = self._send_feed(feed, None) or store.Forwarding(
+                0, 0, ok=True, error=None, pending=0
+            )
             data["alertmanager"] = {
                 "destination": self.forward_to,
                 "ok": sent.ok,

@@ -15,7 +15,7 @@ from functools import partial
 from memwarden import __version__
 from memwarden.alerts import alertmanager_destination
 from memwarden.compactions.ledger import totals
-from memwarden.health import feed_store, store
+from memwarden.health import store
 from memwarden.health.checks.bootstrap_budget import KEY as BUDGET_KEY
 from memwarden.health.checks.context import KEY as CONTEXT_KEY
 from memwarden.health.checks.memory_files import KB
@@ -56,7 +56,7 @@ def _alerts_open(sources: MetricSources) -> Iterator[Sample]:
 def _undelivered(sources: MetricSources) -> Iterator[Sample]:
     yield {"sink": "slack"}, len(store.undelivered(sources.inputs.state))
     if alertmanager_destination(sources.inputs.config.alertmanager):
-        yield {"sink": "alertmanager"}, len(feed_store.pending(sources.inputs.state))
+        yield {"sink": "alertmanager"}, len(store.feed_pending(sources.inputs.state))
 
 
 def _health_last_run(sources: MetricSources) -> Iterator[Sample]:
