@@ -136,48 +136,40 @@ def _decide_one(
 ) -> tuple[Notice | None, AlertState | None]:
     if not result.status.is_bad:
         return (_resolved(previous, result.message) if previous else None), None
-    if previous is None:
-        state = AlertState(result.key, result.status, result.message, now, now, result.status)
-        return _notice("new", result, state, None), state
+    before: Status | None = None  # the status the notice reports it came from
     # Without a destination, "worse" is news against what the last run showed.
-    last_level = (previous.notified_status if announced else None) or previous.status
-    if result.status.rank > last_level.rank:
-        state = _renotified(previous, result, now)
-        return _notice("worse", result, state, last_level), state
-    if announced and previous.notified_status is None and result.key not in undelivered:
-        # Open since a run that had nowhere to send it: this is its first notice.
-        state = _renotified(previous, result, now)
-        return _notice("new", result, state, None), state
-    due = previous.notified_at is None or now - previous.notified_at >= cooldown
-    if due and result.key not in undelivered:
-        state = _renotified(previous, result, now)
-        return _notice("reminder", result, state, previous.status), state
-    return None, replace(previous, status=result.status, message=result.message)
-
-
-def _renotified(previous: AlertState, result: CheckResult, now: datetime) -> AlertState:
-    return replace(
+    last = previous and ((previous.notified_status if announced else None) or previous.status)
+    if previous is None:
+        kind = "new"
+        previous = AlertState(result.key, result.status, result.message, now, None, None)
+    elif result.status.rank > last.rank:
+        kind, before = "worse", last
+    elif announced and previous.notified_status is None and result.key not in undelivered:
+        kind = "new"  # open since a run that had nowhere to send it: this is its first notice
+    elif result.key not in undelivered and (
+        previous.notified_at is None or now - previous.notified_at >= cooldown
+    ):
+        kind, before = "reminder", previous.status
+    else:
+        return None, replace(previous, status=result.status, message=result.message)
+    state = replace(
         previous,
         status=result.status,
         message=result.message,
         notified_at=now,
         notified_status=result.status,
     )
-
-
-def _notice(
-    kind: NoticeKind, result: CheckResult, state: AlertState, previous_status: Status | None
-) -> Notice:
-    return Notice(
+    notice = Notice(
         kind=kind,
         key=result.key,
         status=result.status,
         message=result.message,
         since=state.since,
-        previous_status=previous_status,
+        previous_status=before,
         value=result.value,
         threshold=result.threshold,
     )
+    return notice, state
 
 
 def _resolved(previous: AlertState, message: str) -> Notice:
