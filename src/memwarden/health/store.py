@@ -244,25 +244,22 @@ def forward(
     if not alerts:
         return None
     firing = sum(alert.firing for alert in feed)
-    news = sum(alert.pending for alert in feed)
-    outcome = Forwarding(firing, len(alerts) - firing, ok=False, error=None, pending=news)
-    message = AlertMessage(f"memwarden: {outcome.summary}", alerts=alerts)
+    resolved, news = len(alerts) - firing, sum(alert.pending for alert in feed)
+    message = AlertMessage(f"memwarden: {firing} firing, {resolved} resolved", alerts=alerts)
     result = alertmanager_sink(settings).send(message)
     error = None if result.ok else result.error or "unknown error"
     kept = after_send(feed, clock(), error)
     if state is not None:
         save_feed(state, kept)
-        data = {"sink": "alertmanager", "firing": outcome.firing, "resolved": outcome.resolved}
+        data = {"sink": "alertmanager", "firing": firing, "resolved": resolved}
         if error is not None:
             state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
         elif news:  # re-sending what Alertmanager already has is routine, not an event
             state.record_event(
                 "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
             )
-    waiting = sum(alert.pending for alert in kept)
-    return replace(
-        outcome, ok=result.ok, error=error, pending=waiting, accepted_by=result.remote_id
-    )
+    pending = sum(alert.pending for alert in kept)
+    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id)
 
 
 def _feed_alert(row: Any) -> FeedAlert:
