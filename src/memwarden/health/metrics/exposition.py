@@ -93,13 +93,8 @@ def _missing_folder(path: Path) -> MemwardenError:
 
 def format_labels(labels: Mapping[str, str]) -> str:
     """Given labels, return them as a label set: `{a="x",b="y"}` (empty for none)."""
-    if not labels:
-        return ""
-    return (
-        "{"
-        + ",".join(f'{name}="{escape_label(str(value))}"' for name, value in labels.items())
-        + "}"
-    )
+    inner = ",".join(f'{name}="{escape_label(str(value))}"' for name, value in labels.items())
+    return "{" + inner + "}" if labels else ""
 
 
 def format_value(value: float) -> str:
