@@ -29,7 +29,6 @@ from memwarden.alerts import AlertMessage, alertmanager_destination, slack_desti
 from memwarden.fs.templating import render
 from memwarden.health import store
 from memwarden.health.checks import (
-    Check,
     HealthInputs,
     bootstrap_budget,
     compactions,
@@ -82,23 +81,23 @@ if TYPE_CHECKING:
 STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
 NOT_EVALUATED = "alerts: not evaluated (--no-alert)"
 
-# Every check, in the order people read them (gateway first).
-CHECKS = (
-    Check(state_dir.KEY, state_dir.check_state_dir),
-    Check("gateway", gateway.check_gateway),
-    Check("gateway.process", process.check_process),
-    Check("disk", disk.check_disk),
-    Check("transcripts.volume", volume.check_volume),
-    Check("memory.oversized", memory_files.check_memory_files),
-    Check("memory.rewrite", memory_rewrite.check_memory_rewrite),
-    Check(compactions.KEY, compactions.check_compactions),
-    Check(bootstrap_budget.KEY, bootstrap_budget.check_bootstrap_budget),
-    Check(deliveries.KEY, deliveries.check_deliveries),
-    Check("cron.errors", cron.check_cron),
-    Check("jobs", jobs.check_jobs),
-    Check("context.pressure", context_pressure.check_context),
-    Check("config.drift", config_drift.check_config_drift),
-)
+# Every check by its key (or key prefix), in the order people read them (gateway first).
+CHECKS = {
+    state_dir.KEY: state_dir.check_state_dir,
+    "gateway": gateway.check_gateway,
+    "gateway.process": process.check_process,
+    "disk": disk.check_disk,
+    "transcripts.volume": volume.check_volume,
+    "memory.oversized": memory_files.check_memory_files,
+    "memory.rewrite": memory_rewrite.check_memory_rewrite,
+    compactions.KEY: compactions.check_compactions,
+    bootstrap_budget.KEY: bootstrap_budget.check_bootstrap_budget,
+    deliveries.KEY: deliveries.check_deliveries,
+    "cron.errors": cron.check_cron,
+    "jobs": jobs.check_jobs,
+    "context.pressure": context_pressure.check_context,
+    "config.drift": config_drift.check_config_drift,
+}
 
 
 def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
