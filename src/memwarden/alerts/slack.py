@@ -16,6 +16,7 @@ import logging
 import re
 import socket
 import time
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.error import URLError
 
@@ -109,11 +110,11 @@ def retry_after_seconds(headers: dict[str, Any]) -> float | None:
 
 class _SlackSink:
     """What both Slack sinks share: a deadline on the whole send and 429 retries within a
-    budget (see the module); each sink's `_post(message, handler)` is the call itself."""
+    budget (see the module); each sink's `_post(message, handler)` is the call itself, and each
+    has `timeout_seconds` and `retry_budget_seconds`."""
 
-    def __init__(self, timeout_seconds: float, retry_budget_seconds: float) -> None:
-        self.timeout_seconds = timeout_seconds
-        self.retry_budget_seconds = retry_budget_seconds
+    timeout_seconds: float
+    retry_budget_seconds: float
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
@@ -129,25 +130,19 @@ class _SlackSink:
             )
 
 
+@dataclass
 class SlackWebApiSink(_SlackSink):
     """Post with `chat.postMessage` as a bot: blocks plus the plain-text fallback."""
 
-    def __init__(
-        self,
-        token: str,
-        channel: str,
-        base_url: str = DEFAULT_API_BASE_URL,
-        timeout_seconds: float = 10.0,
-        retry_budget_seconds: float = 30.0,
-    ) -> None:
-        super().__init__(timeout_seconds, retry_budget_seconds)
-        self._token = token
-        self.channel = channel
-        self.base_url = base_url
+    token: str = field(repr=False)
+    channel: str
+    base_url: str = DEFAULT_API_BASE_URL
+    timeout_seconds: float = 10.0
+    retry_budget_seconds: float = 30.0
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
         client = WebClient(
-            token=self._token,
+            token=self.token,
             base_url=self.base_url,
             timeout=self.timeout_seconds,  # type: ignore[arg-type]  # urllib takes a float
             logger=_quiet_sdk_logger(),
@@ -165,18 +160,17 @@ class SlackWebApiSink(_SlackSink):
         return SendResult(ok=True, remote_id=_text(response.get("ts")))
 
 
+@dataclass
 class SlackWebhookSink(_SlackSink):
     """Post to an incoming webhook (its URL is the secret: it never appears in messages)."""
 
-    def __init__(
-        self, url: str, timeout_seconds: float = 10.0, retry_budget_seconds: float = 30.0
-    ) -> None:
-        super().__init__(timeout_seconds, retry_budget_seconds)
-        self._url = url
+    url: str = field(repr=False)
+    timeout_seconds: float = 10.0
+    retry_budget_seconds: float = 30.0
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
         client = WebhookClient(
-            self._url,
+            self.url,
             timeout=self.timeout_seconds,  # type: ignore[arg-type]
             logger=_quiet_sdk_logger(),
             retry_handlers=[handler],
