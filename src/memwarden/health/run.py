@@ -25,7 +25,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertMessage, alertmanager_destination, slack_destination, slack_sink
+from memwarden.alerts import AlertMessage, alertmanager_destination, slack_destination
+from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
 from memwarden.health.checks import (
