@@ -19,7 +19,7 @@ reminder. Notices of one run are grouped into one message by the caller.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -41,30 +41,24 @@ class AlertState:
     notified_status: Status | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Notice:
-    """One piece of news about one check."""
+    """One piece of news about one check (its fields in the order its JSON shows them)."""
 
     kind: NoticeKind
     key: str
     status: Status
+    previous_status: Status | None = None
     message: str
     since: datetime
-    previous_status: Status | None = None
     value: Any = None
     threshold: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": self.key,
-            "status": self.status.value,
-            "previous_status": self.previous_status.value if self.previous_status else None,
-            "message": self.message,
-            "since": self.since.isoformat(),
-            "value": self.value,
-            "threshold": self.threshold,
-        }
+        shown = {f.name: getattr(self, f.name) for f in fields(self)}
+        shown["status"], shown["since"] = self.status.value, self.since.isoformat()
+        shown["previous_status"] = self.previous_status.value if self.previous_status else None
+        return shown
 
 
 @dataclass(frozen=True)
