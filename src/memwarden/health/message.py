@@ -68,12 +68,6 @@ class Item:
     note: str
 
 
-@dataclass(frozen=True)
-class Section:
-    title: str
-    items: list[Item]
-
-
 def plan_alerts(
     previous: Mapping[str, AlertState],
     results: list[CheckResult],
@@ -104,13 +98,11 @@ def build_message(
     nothing to say."""
     if not notices:
         return None
-    sections = [
-        Section(
-            SECTION_TITLES[kind], [_item(notice, now) for notice in notices if notice.kind == kind]
-        )
-        for kind in SECTION_TITLES
-    ]
-    sections = [section for section in sections if section.items]
+    sections = {  # the items under each title, titles without items left out
+        title: [_item(notice, now) for notice in notices if notice.kind == kind]
+        for kind, title in SECTION_TITLES.items()
+        if any(notice.kind == kind for notice in notices)
+    }
     summary = summarize(notices)
     critical = any(n.status is Status.CRITICAL and n.kind != "resolved" for n in notices)
     quiet = [state.key for state in plan.quiet]
@@ -204,8 +196,8 @@ def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
     ]
     if values["mention"]:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": values["mention"]}})
-    for section in values["sections"]:
-        blocks.append(_section_block(section))
+    for title, items in values["sections"].items():
+        blocks.append(_section_block(title, items))
     footer = render("health/alert_footer.mrkdwn.j2", **values).strip()
     blocks.append(
         {"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(footer, SECTION_LIMIT)}]}
@@ -213,20 +205,20 @@ def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _section_block(section: Section) -> dict[str, Any]:
+def _section_block(title: str, items: list[Item]) -> dict[str, Any]:
     """One Slack section: as many whole items as fit in Slack's limit, then how many more."""
     lines = [
         _cut(
             render("health/alert_item.mrkdwn.j2", item=item, escape=slack_escape).strip(),
             ITEM_LIMIT,
         )
-        for item in section.items
+        for item in items
     ]
-    budget = SECTION_LIMIT - len(section.title) - MORE_LINE_ROOM
+    budget = SECTION_LIMIT - len(title) - MORE_LINE_ROOM
     kept = sum(1 for used in accumulate(len(line) + 1 for line in lines) if used <= budget)
     text = render(
         "health/alert_section.mrkdwn.j2",
-        title=section.title,
+        title=title,
         lines=lines[:kept],
         more=len(lines) - kept,
     )
