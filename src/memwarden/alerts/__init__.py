@@ -90,7 +90,10 @@ def slack_destination(slack: Any) -> str | None:
 
 def alertmanager_destination(alertmanager: Any) -> str | None:
     """Given the `[alertmanager]` settings, return where alerts go, for people (None: nowhere)."""
-    urls = [url.strip() for url in alertmanager.urls if url.strip()]
-    if not urls:
-        return None
-    return "Alertmanager " + ", ".join(shown_url(url) for url in urls)
+    urls = alertmanager_urls(alertmanager)
+    return "Alertmanager " + ", ".join(shown_url(url) for url in urls) if urls else None
+
+
+def alertmanager_urls(alertmanager: Any) -> list[str]:
+    """Given the `[alertmanager]` settings, return its URLs, blanks left out."""
+    return [url.strip() for url in alertmanager.urls if url.strip()]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memwarden.alerts import AlertSink, alertmanager_destination, slack_destination
+from memwarden.alerts import AlertSink, alertmanager_urls, slack_destination
 
 
 def slack_sink(slack: Any) -> AlertSink | None:
@@ -17,8 +17,7 @@ def slack_sink(slack: Any) -> AlertSink | None:
     """
     if slack_destination(slack) is None:
         return None
-    # lazy: slack_sdk is imported only when Slack is set
-    from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink
+    from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink  # slack_sdk: lazy
 
     timeouts = {
         "timeout_seconds": slack.timeout_seconds,
@@ -34,10 +33,9 @@ def slack_sink(slack: Any) -> AlertSink | None:
 def alertmanager_sink(alertmanager: Any) -> AlertSink | None:
     """Given the `[alertmanager]` settings, return the sink they describe, or None if no URL is
     set."""
-    if alertmanager_destination(alertmanager) is None:
+    urls = alertmanager_urls(alertmanager)
+    if not urls:
         return None
-    # lazy: httpx is imported only when Alertmanager is set
-    from memwarden.alerts.alertmanager import AlertmanagerSink
+    from memwarden.alerts.alertmanager import AlertmanagerSink  # httpx: lazy
 
-    urls = [url.strip() for url in alertmanager.urls if url.strip()]
     return AlertmanagerSink(urls, timeout_seconds=alertmanager.timeout_seconds)

@@ -16,6 +16,7 @@ import logging
 import re
 import socket
 import time
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.error import URLError
 
@@ -107,28 +108,41 @@ def retry_after_seconds(headers: dict[str, Any]) -> float | None:
     return None
 
 
-class SlackWebApiSink:
-    """Post with `chat.postMessage` as a bot: blocks plus the plain-text fallback."""
+class _SlackSink:
+    """What both Slack sinks share: a deadline on the whole send and 429 retries within a
+    budget (see the module); each sink's `_post(message, handler)` is the call itself, and each
+    has `timeout_seconds` and `retry_budget_seconds`."""
 
-    def __init__(
-        self,
-        token: str,
-        channel: str,
-        base_url: str = DEFAULT_API_BASE_URL,
-        timeout_seconds: float = 10.0,
-        retry_budget_seconds: float = 30.0,
-    ) -> None:
-        self._token = token
-        self.channel = channel
-        self.base_url = base_url
-        self.timeout_seconds = timeout_seconds
-        self.retry_budget_seconds = retry_budget_seconds
+    timeout_seconds: float
+    retry_budget_seconds: float
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
         handler = BoundedRateLimitRetryHandler(self.retry_budget_seconds, self.timeout_seconds)
+        started = time.monotonic()
+        try:
+            return call_with_deadline(handler.deadline, self._post, message, handler)
+        except SlackApiError as error:
+            return SendResult.failed(_describe_api_error(error, handler))
+        except Exception as error:  # noqa: BLE001 - any transport failure becomes a pending retry
+            return SendResult.failed(
+                _describe_transport_error(error, self.timeout_seconds, started)
+            )
+
+
+@dataclass
+class SlackWebApiSink(_SlackSink):
+    """Post with `chat.postMessage` as a bot: blocks plus the plain-text fallback."""
+
+    token: str = field(repr=False)
+    channel: str
+    base_url: str = DEFAULT_API_BASE_URL
+    timeout_seconds: float = 10.0
+    retry_budget_seconds: float = 30.0
+
+    def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
         client = WebClient(
-            token=self._token,
+            token=self.token,
             base_url=self.base_url,
             timeout=self.timeout_seconds,  # type: ignore[arg-type]  # urllib takes a float
             logger=_quiet_sdk_logger(),
@@ -142,49 +156,26 @@ class SlackWebApiSink:
                 "event_type": "memwarden_alert",
                 "event_payload": {"id": message.idempotency_key},
             }
-        started = time.monotonic()
-        try:
-            response = call_with_deadline(
-                handler.deadline, lambda: client.chat_postMessage(**arguments)
-            )
-        except SlackApiError as error:
-            return SendResult.failed(_describe_api_error(error, handler))
-        except Exception as error:  # noqa: BLE001 - any transport failure becomes a pending retry
-            return SendResult.failed(
-                _describe_transport_error(error, self.timeout_seconds, started)
-            )
+        response = client.chat_postMessage(**arguments)
         return SendResult(ok=True, remote_id=_text(response.get("ts")))
 
 
-class SlackWebhookSink:
+@dataclass
+class SlackWebhookSink(_SlackSink):
     """Post to an incoming webhook (its URL is the secret: it never appears in messages)."""
 
-    def __init__(
-        self, url: str, timeout_seconds: float = 10.0, retry_budget_seconds: float = 30.0
-    ) -> None:
-        self._url = url
-        self.timeout_seconds = timeout_seconds
-        self.retry_budget_seconds = retry_budget_seconds
+    url: str = field(repr=False)
+    timeout_seconds: float = 10.0
+    retry_budget_seconds: float = 30.0
 
-    def send(self, message: AlertMessage) -> SendResult:
-        """Given a message, post it; return how it went (never raise for a failed delivery)."""
-        handler = BoundedRateLimitRetryHandler(self.retry_budget_seconds, self.timeout_seconds)
+    def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
         client = WebhookClient(
-            self._url,
+            self.url,
             timeout=self.timeout_seconds,  # type: ignore[arg-type]
             logger=_quiet_sdk_logger(),
             retry_handlers=[handler],
         )
-        started = time.monotonic()
-        try:
-            response = call_with_deadline(
-                handler.deadline,
-                lambda: client.send(text=message.text, blocks=message.blocks or None),
-            )
-        except Exception as error:  # noqa: BLE001 - any transport failure becomes a pending retry
-            return SendResult.failed(
-                _describe_transport_error(error, self.timeout_seconds, started)
-            )
+        response = client.send(text=message.text, blocks=message.blocks or None)
         if response.status_code == 200 and response.body.strip() == "ok":
             return SendResult(ok=True)
         return SendResult.failed(

@@ -133,10 +133,7 @@ def prune_receipts(folder: Path, before: float, dry_run: bool) -> int:
 
 def recent_breaks(state: StateDB, since: float) -> list[Break]:
     """Return each conversation's last reset or compaction that came after `since`."""
-    return [
-        Break(agent, key, kind, at, request_at)
-        for agent, key, kind, at, request_at in state.connection.execute(_BREAKS, (since,))
-    ]
+    return [Break(*row) for row in state.connection.execute(_BREAKS, (since,))]
 
 
 def judge(moment: Break, receipt: Receipt | None) -> Verdict | None:

@@ -23,7 +23,6 @@ nothing more. The figures are linear extrapolations.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -169,32 +168,23 @@ def _reaches(moving: Sequence[tuple[int, int, float]], fixed: int, cap: int) -> 
     """Given the growing files (length now, per-file cap, rate per day), the length of the rest
     and the total cap, return in how many days the set reaches the cap, None if never. Each
     file grows until its own cap (the gateway counts no more of it) or shrinks to nothing, so
-    the total is linear between those moments: walk them in order."""
-
-    def length(file: tuple[int, int, float], day: float) -> float:
-        start, file_cap, rate = file
-        return min(max(start + rate * day, 0.0), file_cap)
+    the total is linear between those moments: find the first one at the cap or over it, and
+    interpolate from the one before."""
 
     def total(day: float) -> float:
-        return fixed + sum(length(file, day) for file in moving)
+        return fixed + sum(min(max(start + rate * day, 0.0), top) for start, top, rate in moving)
 
-    stops = {0.0}
-    for start, file_cap, rate in moving:
-        if rate > 0:
-            stops.add((file_cap - start) / rate)
-        elif rate < 0:
-            stops.add(start / -rate)
-    moments = sorted(stops)
-    for begin, end in zip(moments, [*moments[1:], math.inf], strict=True):
-        middle = begin + 1.0 if end == math.inf else (begin + end) / 2
-        slope = sum(
-            rate for start, file_cap, rate in moving if 0 < start + rate * middle < file_cap
-        )
-        at_begin = total(begin)
-        if at_begin >= cap:
-            return begin
-        if slope > 0 and begin + (cap - at_begin) / slope <= end:
-            return begin + (cap - at_begin) / slope
+    stops = {
+        (top - start) / rate if rate > 0 else start / -rate for start, top, rate in moving if rate
+    }
+    begin, at_begin = 0.0, total(0.0)
+    if at_begin >= cap:
+        return 0.0
+    for end in sorted(stops):
+        at_end = total(end)
+        if at_end >= cap:
+            return begin + (cap - at_begin) * (end - begin) / (at_end - at_begin)
+        begin, at_begin = end, at_end
     return None
 
 

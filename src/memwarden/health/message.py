@@ -1,4 +1,5 @@
-"""Turn one run's notices into one message: plain text (the fallback) and Slack blocks.
+"""Plan one run's alerts (`plan_alerts`) and turn its notices into one message: plain text (the
+fallback) and Slack blocks.
 
 Sections in order: new, worse, still failing, resolved; a footer names the other problems still
 open that were not due for a reminder. Text comes from templates in `templates/health/`.
@@ -7,17 +8,18 @@ open that were not due for a reminder. Text comes from templates in `templates/h
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+import socket
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 from typing import Any
 
 import orjson
 
 from memwarden.fs.templating import render
-from memwarden.health.model import Status
-from memwarden.health.policy import AlertPlan, AlertState, Notice
-from memwarden.health.store import NewMessage
+from memwarden.health.model import CheckResult, Status
+from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts
 
 SECTION_TITLES = {
     "new": "New",
@@ -37,6 +39,25 @@ MORE_LINE_ROOM = 80  # the "… and N more" line
 
 
 @dataclass(frozen=True)
+class NewMessage:
+    """A message to enqueue with the plan that produced it."""
+
+    idempotency_key: str
+    summary: str
+    text: str
+    blocks: list[dict[str, Any]] | None
+    notices: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    cooldown: timedelta
+    send_resolved: bool
+    mention: str
+    host: str = field(default_factory=socket.gethostname)
+
+
+@dataclass(frozen=True)
 class Item:
     """One notice as people read it."""
 
@@ -47,10 +68,22 @@ class Item:
     note: str
 
 
-@dataclass(frozen=True)
-class Section:
-    title: str
-    items: list[Item]
+def plan_alerts(
+    previous: Mapping[str, AlertState],
+    results: list[CheckResult],
+    now: datetime,
+    settings: AlertSettings,
+    undelivered: Collection[str] = (),
+    announced: bool = True,
+) -> tuple[AlertPlan, NewMessage | None]:
+    """Given the stored alert states (those that could be read), this run's results, the time,
+    the settings, the keys named by a message still waiting for delivery and whether the news
+    reaches anyone (`announced`: there is an alert destination), return the plan and the
+    message it calls for (None when there is no news). Pure."""
+    plan = decide_alerts(previous, results, now, settings.cooldown, undelivered, announced)
+    notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
+    message = build_message(plan, notices, now, settings.host, settings.mention)
+    return plan, message
 
 
 def build_message(
@@ -65,13 +98,11 @@ def build_message(
     nothing to say."""
     if not notices:
         return None
-    sections = [
-        Section(
-            SECTION_TITLES[kind], [_item(notice, now) for notice in notices if notice.kind == kind]
-        )
-        for kind in SECTION_TITLES
-    ]
-    sections = [section for section in sections if section.items]
+    sections = {  # the items under each title, titles without items left out
+        title: [_item(notice, now) for notice in notices if notice.kind == kind]
+        for kind, title in SECTION_TITLES.items()
+        if any(notice.kind == kind for notice in notices)
+    }
     summary = summarize(notices)
     critical = any(n.status is Status.CRITICAL and n.kind != "resolved" for n in notices)
     quiet = [state.key for state in plan.quiet]
@@ -165,8 +196,8 @@ def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
     ]
     if values["mention"]:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": values["mention"]}})
-    for section in values["sections"]:
-        blocks.append(_section_block(section))
+    for title, items in values["sections"].items():
+        blocks.append(_section_block(title, items))
     footer = render("health/alert_footer.mrkdwn.j2", **values).strip()
     blocks.append(
         {"type": "context", "elements": [{"type": "mrkdwn", "text": _cut(footer, SECTION_LIMIT)}]}
@@ -174,25 +205,20 @@ def _blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def _section_block(section: Section) -> dict[str, Any]:
+def _section_block(title: str, items: list[Item]) -> dict[str, Any]:
     """One Slack section: as many whole items as fit in Slack's limit, then how many more."""
     lines = [
         _cut(
             render("health/alert_item.mrkdwn.j2", item=item, escape=slack_escape).strip(),
             ITEM_LIMIT,
         )
-        for item in section.items
+        for item in items
     ]
-    budget = SECTION_LIMIT - len(section.title) - MORE_LINE_ROOM
-    kept = 0
-    for line in lines:
-        budget -= len(line) + 1
-        if budget < 0:
-            break
-        kept += 1
+    budget = SECTION_LIMIT - len(title) - MORE_LINE_ROOM
+    kept = sum(1 for used in accumulate(len(line) + 1 for line in lines) if used <= budget)
     text = render(
         "health/alert_section.mrkdwn.j2",
-        title=section.title,
+        title=title,
         lines=lines[:kept],
         more=len(lines) - kept,
     )

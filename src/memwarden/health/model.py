@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -45,14 +45,9 @@ class CheckResult:
     masks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "status": self.status.value,
-            "message": self.message,
-            "value": self.value,
-            "threshold": self.threshold,
-            "details": self.details,
-        }
+        """Return the result as --json shows it: every field but `masks`."""
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "masks"}
+        return shown | {"status": self.status.value}
 
 
 def ok(key: str, message: str, value: Any = None, threshold: Any = None, **details) -> CheckResult:

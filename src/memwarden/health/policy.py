@@ -3,7 +3,7 @@
 Pure: no clock, no database, no network. Per check key:
 
 - ok → bad: a `new` notice at once (or at the first run that has somewhere to send it: a run
-  without a destination keeps the check open but unannounced, see `unannounced`);
+  without a destination keeps the check open but unannounced);
 - bad → worse than the severity last notified (warning → critical): a `worse` notice at once;
 - bad → still bad: a `reminder` once the cooldown has passed since the last notice, and only
   when no earlier notice about it is still waiting to be delivered (a Slack outage must not
@@ -19,7 +19,7 @@ reminder. Notices of one run are grouped into one message by the caller.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -41,30 +41,24 @@ class AlertState:
     notified_status: Status | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Notice:
-    """One piece of news about one check."""
+    """One piece of news about one check (its fields in the order its JSON shows them)."""
 
     kind: NoticeKind
     key: str
     status: Status
+    previous_status: Status | None = None
     message: str
     since: datetime
-    previous_status: Status | None = None
     value: Any = None
     threshold: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": self.key,
-            "status": self.status.value,
-            "previous_status": self.previous_status.value if self.previous_status else None,
-            "message": self.message,
-            "since": self.since.isoformat(),
-            "value": self.value,
-            "threshold": self.threshold,
-        }
+        shown = {f.name: getattr(self, f.name) for f in fields(self)}
+        shown["status"], shown["since"] = self.status.value, self.since.isoformat()
+        shown["previous_status"] = self.previous_status.value if self.previous_status else None
+        return shown
 
 
 @dataclass(frozen=True)
@@ -90,7 +84,10 @@ def decide_alerts(
     result of this run (`CheckResult.masks`) is kept unchanged, without a notice.
 
     `announced`: the notices reach someone (there is an alert destination). Then a check kept
-    open by runs without one (`unannounced`: no `notified_status`) gets its `new` notice now.
+    open by runs without one (no `notified_status`) gets its `new` notice now. When they reach
+    no one, a state no notice ever reached keeps no `notified_status`, so the first run with a
+    destination announces it instead of waiting out a cooldown no one was told about; the
+    notice times still pace what these runs show.
     """
     notices: list[Notice] = []
     states: dict[str, AlertState] = {}
@@ -116,6 +113,10 @@ def decide_alerts(
             quiet.append(state)
         else:
             notices.append(_resolved(state, "no longer reported (check disabled or gone)"))
+    if not announced:
+        for key, state in states.items():
+            before = previous_state.get(key)
+            states[key] = replace(state, notified_status=before and before.notified_status)
     return AlertPlan(notices, states, quiet)
 
 
@@ -129,62 +130,40 @@ def _decide_one(
 ) -> tuple[Notice | None, AlertState | None]:
     if not result.status.is_bad:
         return (_resolved(previous, result.message) if previous else None), None
-    if previous is None:
-        state = AlertState(result.key, result.status, result.message, now, now, result.status)
-        return _notice("new", result, state, None), state
+    before: Status | None = None  # the status the notice reports it came from
     # Without a destination, "worse" is news against what the last run showed.
-    last_level = (previous.notified_status if announced else None) or previous.status
-    if result.status.rank > last_level.rank:
-        state = _renotified(previous, result, now)
-        return _notice("worse", result, state, last_level), state
-    if announced and previous.notified_status is None and result.key not in undelivered:
-        # Open since a run that had nowhere to send it: this is its first notice.
-        state = _renotified(previous, result, now)
-        return _notice("new", result, state, None), state
-    due = previous.notified_at is None or now - previous.notified_at >= cooldown
-    if due and result.key not in undelivered:
-        state = _renotified(previous, result, now)
-        return _notice("reminder", result, state, previous.status), state
-    return None, replace(previous, status=result.status, message=result.message)
-
-
-def unannounced(plan: AlertPlan, previous: Mapping[str, AlertState]) -> AlertPlan:
-    """Given a plan whose notices go nowhere (no alert destination yet) and the stored states,
-    return the plan to keep: a state no notice ever reached keeps no `notified_status`, so the
-    first run with a destination announces it instead of waiting out a cooldown no one was
-    told about. The notice times still pace what these runs show."""
-    states = {key: _keep_notified(state, previous.get(key)) for key, state in plan.states.items()}
-    return replace(plan, states=states)
-
-
-def _keep_notified(state: AlertState, before: AlertState | None) -> AlertState:
-    status = before.notified_status if before is not None else None
-    return replace(state, notified_status=status)
-
-
-def _renotified(previous: AlertState, result: CheckResult, now: datetime) -> AlertState:
-    return replace(
+    last = previous and ((previous.notified_status if announced else None) or previous.status)
+    if previous is None:
+        kind = "new"
+        previous = AlertState(result.key, result.status, result.message, now, None, None)
+    elif result.status.rank > last.rank:
+        kind, before = "worse", last
+    elif announced and previous.notified_status is None and result.key not in undelivered:
+        kind = "new"  # open since a run that had nowhere to send it: this is its first notice
+    elif result.key not in undelivered and (
+        previous.notified_at is None or now - previous.notified_at >= cooldown
+    ):
+        kind, before = "reminder", previous.status
+    else:
+        return None, replace(previous, status=result.status, message=result.message)
+    state = replace(
         previous,
         status=result.status,
         message=result.message,
         notified_at=now,
         notified_status=result.status,
     )
-
-
-def _notice(
-    kind: NoticeKind, result: CheckResult, state: AlertState, previous_status: Status | None
-) -> Notice:
-    return Notice(
+    notice = Notice(
         kind=kind,
         key=result.key,
         status=result.status,
         message=result.message,
         since=state.since,
-        previous_status=previous_status,
+        previous_status=before,
         value=result.value,
         threshold=result.threshold,
     )
+    return notice, state
 
 
 def _resolved(previous: AlertState, message: str) -> Notice:

@@ -17,28 +17,45 @@ one line on stderr instead, logged at its own level (critical or warning).
 
 from __future__ import annotations
 
+import argparse
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.alerts import AlertMessage, alertmanager_destination, slack_destination
-from memwarden.alerts.sinks import alertmanager_sink, slack_sink
+from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
-from memwarden.health import alerting, feed_store, store
-from memwarden.health.alert_labels import Identity
-from memwarden.health.alerting import JOB, AlertSettings
-from memwarden.health.checks import HealthInputs, is_disabled, run_checks, state_dir
+from memwarden.health import store
+from memwarden.health.checks import (
+    HealthInputs,
+    bootstrap_budget,
+    compactions,
+    config_drift,
+    cron,
+    deliveries,
+    disk,
+    gateway,
+    is_disabled,
+    jobs,
+    memory_files,
+    memory_rewrite,
+    process,
+    run_checks,
+    state_dir,
+    volume,
+)
+from memwarden.health.checks import context as context_pressure
+from memwarden.health.checks.gateway import gateway_name
 from memwarden.health.checks.memory_rewrite import grade_snapshots
-from memwarden.health.feed import alerts_to_send, decide_feed
-from memwarden.health.identity import gateway_name
+from memwarden.health.feed import Identity, decide_feed
+from memwarden.health.message import AlertSettings, plan_alerts
 from memwarden.health.metrics.exposition import check_metrics_target, render_metrics, write_metrics
 from memwarden.health.metrics.families import FAMILIES
 from memwarden.health.metrics.sources import MetricSources
 from memwarden.health.model import Status, critical
-from memwarden.health.registry import registry
 from memwarden.history.plan import SnapshotRequest
 from memwarden.history.snapshots import snapshot_agents
 from memwarden.process.errors import (
@@ -55,31 +72,45 @@ from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.store.state import UnavailableState
 
 if TYPE_CHECKING:
-    from memwarden.health.alerting import Delivery
+    from memwarden.health.feed import FeedAlert
+    from memwarden.health.message import NewMessage
     from memwarden.health.model import CheckResult
     from memwarden.health.policy import AlertPlan
-    from memwarden.health.store import NewMessage
+    from memwarden.health.store import Delivery
     from memwarden.store.state import StateDB
 
 STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
+NOT_EVALUATED = "alerts: not evaluated (--no-alert)"
+
+# Every check by its key (or key prefix), in the order people read them (gateway first).
+CHECKS = {
+    state_dir.KEY: state_dir.check_state_dir,
+    "gateway": gateway.check_gateway,
+    "gateway.process": process.check_process,
+    "disk": disk.check_disk,
+    "transcripts.volume": volume.check_volume,
+    "memory.oversized": memory_files.check_memory_files,
+    "memory.rewrite": memory_rewrite.check_memory_rewrite,
+    compactions.KEY: compactions.check_compactions,
+    bootstrap_budget.KEY: bootstrap_budget.check_bootstrap_budget,
+    deliveries.KEY: deliveries.check_deliveries,
+    "cron.errors": cron.check_cron,
+    "jobs": jobs.check_jobs,
+    "context.pressure": context_pressure.check_context,
+    "config.drift": config_drift.check_config_drift,
+}
 
 
-@dataclass(frozen=True)
-class HealthOptions:
-    """What the command line asks of a run: `no_alert` leaves alert state, Slack and
-    Alertmanager alone; `dry_run` writes nothing."""
+def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
+    """Run the checks, alert on what changed, write the metrics file; return the result.
 
-    no_alert: bool = False
-    dry_run: bool = False
-
-
-def run_health(context: JobContext, options: HealthOptions) -> JobResult:
-    """Run the checks, alert on what changed, write the metrics file; return the result."""
+    `options.no_alert` leaves alert state, Slack and Alertmanager alone; `options.dry_run`
+    writes nothing."""
     config = context.config
     # A misconfigured destination stops the run before any check.
     destination = slack_destination(config.slack)
     forward_to = alertmanager_destination(config.alertmanager)
-    forwarding = (forward_to, alert_lifetime(config)) if forward_to else None
+    lifetime = alert_lifetime(config) if forward_to else None
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -90,27 +121,21 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
         storage_dir=context.storage_dir,
     )
     scanned = [] if missing else _snapshot_workspaces(context, options.dry_run)
-    results, broken_checks = run_checks(inputs, registry(), config.health.disabled_checks)
+    results, broken_checks = run_checks(inputs, CHECKS, config.health.disabled_checks)
     results += [r for r in scanned if not is_disabled(r.key, config.health.disabled_checks)]
     if context.state_problem is not None:  # said once below, not once per check that reads it
         broken_checks = [p for p in broken_checks if context.state_problem.message not in p]
-    result = JobResult(JOB)
-    alerts, plan = None, None
+    result = JobResult(store.JOB)
+    run = _HealthRun(context, options, inputs, result, destination, forward_to, lifetime)
+    alerts = None
     if context.state_problem is None:
         try:
-            alerts, plan = _alerts(context, options, results, destination, forward_to, result)
-            if forwarding and plan is not None:
-                forwarded = _forward(context, options, inputs, results, plan, forwarding, result)
-                alerts["alertmanager"] = forwarded
-                if "pending" in forwarded:
-                    alerts["summary"]["alertmanager_pending"] = forwarded["pending"]
+            alerts = run.alerts(results)
         except StateError as error:
             context.state_problem = error
     if context.state_problem is not None:
         results.append(critical(STATE_KEY, context.state_problem.message))
-        alerts = _alerts_without_state(
-            context, options, inputs, results, destination, forwarding, result
-        )
+        alerts = run.alerts_without_state(results)
     first = []  # before the alerts' own problems: what is wrong, then what could not be sent
     if missing is not None:  # the exit-2 line: it names the state dir and the fix
         first.append(Problem(missing.message, logging.CRITICAL))
@@ -120,7 +145,7 @@ def run_health(context: JobContext, options: HealthOptions) -> JobResult:
     else:
         first += _check_problems(results, skip={state_dir.KEY} if missing else set())
     result.problems[:0] = first
-    metrics_written = _metrics(context, options, inputs, results, result)
+    metrics_written = run.metrics(results)
     any_critical = any(r.status is Status.CRITICAL for r in results)
     failed = any_critical or broken_checks or not metrics_written
     result.exit_code = EXIT_USAGE if missing else EXIT_FAILURES if failed else 0
@@ -181,104 +206,6 @@ def _snapshot_workspaces(context: JobContext, dry_run: bool) -> list[CheckResult
     )
 
 
-def _alerts(
-    context: JobContext,
-    options: HealthOptions,
-    results: list[CheckResult],
-    destination: str | None,
-    forward_to: str | None,
-    result: JobResult,
-) -> tuple[dict[str, Any], AlertPlan | None]:
-    """Decide, store and deliver this run's Slack alerts (or say what would be done); return the
-    alerts part of the JSON document and the plan (None under --no-alert)."""
-    state = context.state
-    if options.no_alert:
-        result.lines.append("alerts: not evaluated (--no-alert)")
-        summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
-        return {"summary": summary}, None
-    settings = _alert_settings(context, send_resolved=context.config.slack.send_resolved)
-    now = context.now()
-    announced = destination is not None
-    plan, message = alerting.plan_alerts(state, results, now, settings, announced)
-    waiting = store.undelivered(state)
-    if options.dry_run:
-        result.lines += _dry_run_lines(plan, message, destination, forward_to, len(waiting))
-        would_wait = len(waiting) + bool(message and destination)
-        return _alerts_json(plan, message, destination, [], would_wait), plan
-    queued = alerting.commit_plan(state, plan, message, now, context.run_id, queue=announced)
-    deliveries = []
-    if destination:
-        make_sink = partial(slack_sink, context.config.slack)
-        deliveries = alerting.deliver(state, make_sink, context.now, context.run_id)
-    pending = len(store.undelivered(state))
-    result.lines += _alert_lines(plan, message, destination, forward_to, deliveries, pending)
-    result.problems += [
-        f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
-        for d in deliveries
-        if not d.ok
-    ]
-    data = _alerts_json(plan, message, destination, deliveries, pending)
-    data["queued_id"] = queued
-    return data, plan
-
-
-def _forward(
-    context: JobContext,
-    options: HealthOptions,
-    inputs: HealthInputs,
-    results: list[CheckResult],
-    plan: AlertPlan,
-    destination: tuple[str, timedelta],
-    result: JobResult,
-) -> dict[str, Any]:
-    """Tell Alertmanager (`destination`: its description, the lifetime of an open alert) about
-    every open check and every undelivered resolution (or say what would be told); return the
-    Alertmanager part of the JSON document."""
-    config = context.config
-    forward_to, lifetime = destination
-    bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
-    identity = Identity(gateway_name(inputs), config.alertmanager.labels)
-    now = context.now().timestamp()
-    feed = decide_feed(feed_store.load_feed(context.state), bad, identity, now)
-    firing = sum(alert.firing for alert in feed)
-    resolving = sum(not alert.firing for alert in feed)
-    if options.dry_run:
-        result.lines.append(
-            f"alertmanager: would send {firing} firing, {resolving} resolved to {forward_to}"
-        )
-        return {"destination": forward_to, "would_send": {"firing": firing, "resolved": resolving}}
-    sent = feed_store.forward(
-        context.state,
-        feed,
-        partial(alertmanager_sink, config.alertmanager),
-        lambda: context.now().timestamp(),
-        lifetime,
-        config.alertmanager.generator_url.strip(),
-        context.run_id,
-    )
-    if sent is None:
-        result.lines.append(f"alertmanager: nothing open to send to {forward_to}")
-        return {"destination": forward_to, "sent": None, "pending": 0}
-    if sent.ok:
-        result.lines.append(f"alertmanager: sent {sent.summary} to {sent.accepted_by}")
-    else:
-        result.lines.append(f"alertmanager: NOT delivered ({sent.error})")
-        result.problems.append(
-            f"alerts not delivered to Alertmanager ({sent.summary}); kept for the next run: "
-            f"{sent.error}"
-        )
-    return {"destination": forward_to, "sent": sent.to_json(), "pending": sent.pending}
-
-
-def _alert_settings(context: JobContext, send_resolved: bool) -> AlertSettings:
-    slack = context.config.slack
-    return AlertSettings(
-        cooldown=timedelta(minutes=slack.cooldown_minutes),
-        send_resolved=send_resolved,
-        mention=slack.critical_mention,
-    )
-
-
 def _readable_state(context: JobContext) -> StateDB | UnavailableState:
     """Return the state DB, or, when it cannot be opened, a stand-in whose every use raises
     the reason (the checks that read it report that instead of failing the job)."""
@@ -289,99 +216,254 @@ def _readable_state(context: JobContext) -> StateDB | UnavailableState:
         return UnavailableState(error)
 
 
-def _alerts_without_state(
-    context: JobContext,
-    options: HealthOptions,
-    inputs: HealthInputs,
-    results: list[CheckResult],
-    destination: str | None,
-    forwarding: tuple[str, timedelta] | None,
-    result: JobResult,
-) -> dict[str, Any]:
-    """memwarden's state cannot be written (disk full, locked): alert all the same, straight
-    through the sinks (Slack, Alertmanager), reusing the alert state when it can still be
-    read; return the alerts part of the JSON document."""
-    problem = context.state_problem
-    result.problems.append(
-        f"health cannot record its state ({problem.message}); alerts go out without their "
-        "cooldown until it can"
-    )
-    if options.no_alert:
-        result.lines.append("alerts: not evaluated (--no-alert)")
-        return {"summary": {"notices": 0, "sent": 0, "undelivered": 0}}
-    try:
-        previous = store.load_states(context.state)
-    except StateError:
-        previous = {}
-    settings = _alert_settings(context, send_resolved=False)
-    sending = destination and not options.dry_run
-    make_sink = partial(slack_sink, context.config.slack) if sending else None
-    plan, message, delivery = alerting.alert_without_state(
-        previous, results, context.now(), settings, make_sink
-    )
-    deliveries = [delivery] if delivery else []
-    forward_to = forwarding[0] if forwarding else None
-    if options.dry_run:
-        result.lines += _dry_run_lines(plan, message, destination, forward_to, 0)
-    else:
-        result.lines += _alert_lines(plan, message, destination, forward_to, deliveries, 0)
-    result.problems += [
-        f"alert not delivered ({d.summary}): {d.error}" for d in deliveries if not d.ok
-    ]
-    data = _alerts_json(plan, message, destination, deliveries, 0)
-    data["recorded"] = False
-    if forwarding and not options.dry_run:
-        data["alertmanager"] = _forward_without_state(context, inputs, results, plan, forwarding)
-        if not data["alertmanager"]["ok"]:
-            result.problems.append(
-                f"alerts not delivered to Alertmanager: {data['alertmanager']['error']}"
+@dataclass
+class _HealthRun:
+    """What the alerts and the metrics of one run need: the job, its options and inputs, the
+    result they add their lines to, and where alerts go (for people: `destination` on Slack,
+    `forward_to` Alertmanager with the `lifetime` of an open alert there; None: nowhere)."""
+
+    context: JobContext
+    options: argparse.Namespace
+    inputs: HealthInputs
+    result: JobResult
+    destination: str | None
+    forward_to: str | None
+    lifetime: timedelta | None
+
+    def alerts(self, results: list[CheckResult]) -> dict[str, Any]:
+        """Decide, store and deliver this run's alerts (or say what would be done); return the
+        alerts part of the JSON document. Raise StateError if memwarden's state fails."""
+        data, plan = self._slack(results)
+        if self.forward_to and plan is not None:
+            forwarded = self._forward(results, plan)
+            data["alertmanager"] = forwarded
+            if "pending" in forwarded:
+                data["summary"]["alertmanager_pending"] = forwarded["pending"]
+        return data
+
+    def _slack(self, results: list[CheckResult]) -> tuple[dict[str, Any], AlertPlan | None]:
+        """Decide, store and deliver the Slack alerts; return their JSON and the plan (None
+        under --no-alert)."""
+        state, now, destination = self.context.state, self.context.now(), self.destination
+        if self.options.no_alert:
+            self.result.lines.append(NOT_EVALUATED)
+            summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
+            return {"summary": summary}, None
+        settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
+        announced = destination is not None
+        waiting = store.undelivered(state)
+        keys = {key for row in waiting for key in row.keys}  # a message still waits about them
+        plan, message = plan_alerts(
+            store.load_states(state), results, now, settings, keys, announced
+        )
+        if self.options.dry_run:
+            self.result.lines += self._dry_run_lines(plan, message, len(waiting))
+            would_wait = len(waiting) + bool(message and destination)
+            return self._alerts_json(plan, message, [], would_wait), plan
+        run_id = self.context.run_id
+        queued = store.commit_plan(state, plan, message if announced else None, now, run_id)
+        deliveries = []
+        if destination:
+            make_sink = partial(slack_sink, self.context.config.slack)
+            deliveries = store.deliver(state, make_sink, self.context.now, run_id)
+        pending = len(store.undelivered(state))
+        self.result.lines += self._alert_lines(plan, message, deliveries, pending)
+        self.result.problems += [
+            f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
+            for d in deliveries
+            if not d.ok
+        ]
+        data = self._alerts_json(plan, message, deliveries, pending)
+        data["queued_id"] = queued
+        return data, plan
+
+    def _forward(self, results: list[CheckResult], plan: AlertPlan) -> dict[str, Any]:
+        """Tell Alertmanager about every open check and every undelivered resolution (or say
+        what would be told); return the Alertmanager part of the JSON document."""
+        feed = self._feed(results, plan, store.load_feed(self.context.state))
+        forward_to, lines = self.forward_to, self.result.lines
+        if self.options.dry_run:
+            firing = sum(alert.firing for alert in feed)
+            resolving = len(feed) - firing
+            lines.append(
+                f"alertmanager: would send {firing} firing, {resolving} resolved to {forward_to}"
             )
-    return data
+            would_send = {"firing": firing, "resolved": resolving}
+            return {"destination": forward_to, "would_send": would_send}
+        sent = self._send_feed(feed, self.context.state)
+        if sent is None:
+            lines.append(f"alertmanager: nothing open to send to {forward_to}")
+            return {"destination": forward_to, "sent": None, "pending": 0}
+        if sent.ok:
+            lines.append(f"alertmanager: sent {sent.summary} to {sent.accepted_by}")
+        else:
+            lines.append(f"alertmanager: NOT delivered ({sent.error})")
+            self.result.problems.append(
+                f"alerts not delivered to Alertmanager ({sent.summary}); kept for the next "
+                f"run: {sent.error}"
+            )
+        return {"destination": forward_to, "sent": asdict(sent), "pending": sent.pending}
 
+    def _feed(
+        self, results: list[CheckResult], plan: AlertPlan, stored: dict[str, FeedAlert]
+    ) -> list[FeedAlert]:
+        """Return Alertmanager's feed after this run, from the stored one (see `decide_feed`)."""
+        bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
+        identity = Identity(gateway_name(self.inputs), self.context.config.alertmanager.labels)
+        return decide_feed(stored, bad, identity, self.context.now().timestamp())
 
-def _forward_without_state(
-    context: JobContext,
-    inputs: HealthInputs,
-    results: list[CheckResult],
-    plan: AlertPlan,
-    forwarding: tuple[str, timedelta],
-) -> dict[str, Any]:
-    """Post every open check to Alertmanager, recording nothing (its state cannot be written):
-    Alertmanager merges what it already has, so re-sending every run is what it expects."""
-    config = context.config
-    forward_to, lifetime = forwarding
-    bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
-    identity = Identity(gateway_name(inputs), config.alertmanager.labels)
-    now = context.now().timestamp()
-    feed = decide_feed({}, bad, identity, now)
-    alerts = alerts_to_send(feed, now, lifetime, config.alertmanager.generator_url.strip())
-    if not alerts:
-        return {"destination": forward_to, "ok": True, "error": None, "firing": 0}
-    sent = alertmanager_sink(config.alertmanager).send(
-        AlertMessage(f"memwarden: {len(alerts)} firing", alerts=alerts)
-    )
-    return {"destination": forward_to, "ok": sent.ok, "error": sent.error, "firing": len(alerts)}
+    def _send_feed(self, feed: list[FeedAlert], state: StateDB | None) -> store.Forwarding | None:
+        settings, clock = self.context.config.alertmanager, lambda: self.context.now().timestamp()
+        return store.forward(state, feed, settings, clock, self.lifetime, self.context.run_id)
 
+    def _settings(self, send_resolved: bool) -> AlertSettings:
+        slack = self.context.config.slack
+        return AlertSettings(
+            timedelta(minutes=slack.cooldown_minutes), send_resolved, slack.critical_mention
+        )
 
-def _alerts_json(
-    plan: AlertPlan,
-    message: NewMessage | None,
-    destination: str | None,
-    deliveries: list[Delivery],
-    pending: int,
-) -> dict[str, Any]:
-    return {
-        "summary": {
-            "notices": len(plan.notices),
-            "sent": sum(d.ok for d in deliveries),
+    def metrics(self, results: list[CheckResult]) -> bool:
+        """Write the metrics textfile when one is configured; return False if writing failed."""
+        configured = self.context.config.health.metrics_file
+        if not configured:
+            return True
+        path, problems = Path(configured).expanduser(), self.result.problems
+        if self.options.dry_run:
+            try:
+                check_metrics_target(path)
+            except MemwardenError as error:
+                problems.append(error.message)
+                return False
+            self.result.lines.append(f"metrics: would write {path}")
+            return True
+        self.inputs.state = _readable_state(self.context)  # it may open by now
+        sources = MetricSources(self.inputs, results, gateway_name(self.inputs))
+        text, left_out = render_metrics(FAMILIES, sources)
+        problems += left_out
+        try:
+            write_metrics(path, text, int(self.context.config.health.metrics_file_mode, 8))
+        except MemwardenError as error:
+            problems.append(error.message)
+            return False
+        except OSError as error:
+            problems.append(
+                f"health.metrics_file: {path}: cannot write the metrics file: "
+                f"{error.strerror or error}"
+            )
+            return False
+        self.result.lines.append(f"metrics: wrote {path}")
+        return True
+
+    def alerts_without_state(self, results: list[CheckResult]) -> dict[str, Any]:
+        """memwarden's state cannot be written (disk full, locked): alert all the same, straight
+        through the sinks (Slack, Alertmanager), reusing the alert state when it can still be
+        read, recording nothing; return the alerts part of the JSON document.
+
+        Resolutions are left out (they could not be recorded, so every run would repeat them);
+        the news is sent again on each run until the state can be written. Alertmanager gets
+        every open check: it merges what it already has.
+        """
+        problem, dry_run = self.context.state_problem, self.options.dry_run
+        self.result.problems.append(
+            f"health cannot record its state ({problem.message}); alerts go out without their "
+            "cooldown until it can"
+        )
+        if self.options.no_alert:
+            self.result.lines.append(NOT_EVALUATED)
+            return {"summary": {"notices": 0, "sent": 0, "undelivered": 0}}
+        try:
+            previous = store.load_states(self.context.state)
+        except StateError:
+            previous = {}
+        settings = self._settings(send_resolved=False)
+        plan, message = plan_alerts(previous, results, self.context.now(), settings)
+        deliveries = []
+        if message is not None and self.destination and not dry_run:
+            sent = slack_sink(self.context.config.slack).send(
+                AlertMessage(message.text, message.blocks, message.idempotency_key)
+            )
+            deliveries.append(
+                store.Delivery(None, message.summary, sent.ok, sent.error, attempts=1)
+            )
+        if dry_run:
+            self.result.lines += self._dry_run_lines(plan, message, 0)
+        else:
+            self.result.lines += self._alert_lines(plan, message, deliveries, 0)
+        self.result.problems += [
+            f"alert not delivered ({d.summary}): {d.error}" for d in deliveries if not d.ok
+        ]
+        data = self._alerts_json(plan, message, deliveries, 0)
+        data["recorded"] = False
+        if self.forward_to and not dry_run:
+            feed = self._feed(results, plan, {})
+            sent = self._send_feed(feed, None) or store.Forwarding(
+                0, 0, ok=True, error=None, pending=0
+            )
+            data["alertmanager"] = {
+                "destination": self.forward_to,
+                "ok": sent.ok,
+                "error": sent.error,
+                "firing": sent.firing,
+            }
+            if not sent.ok:
+                self.result.problems.append(f"alerts not delivered to Alertmanager: {sent.error}")
+        return data
+
+    def _alerts_json(
+        self, plan: AlertPlan, message: NewMessage | None, deliveries: list[Delivery], pending: int
+    ) -> dict[str, Any]:
+        return {
+            "summary": {
+                "notices": len(plan.notices),
+                "sent": sum(d.ok for d in deliveries),
+                "undelivered": pending,
+            },
+            "destination": self.destination,
+            "notices": [notice.to_json() for notice in plan.notices],
+            "message": message.text if message else None,
+            "deliveries": [asdict(d) for d in deliveries],
             "undelivered": pending,
-        },
-        "destination": destination,
-        "notices": [notice.to_json() for notice in plan.notices],
-        "message": message.text if message else None,
-        "deliveries": [d.to_json() for d in deliveries],
-        "undelivered": pending,
-    }
+        }
+
+    def _dry_run_lines(
+        self, plan: AlertPlan, message: NewMessage | None, waiting: int
+    ) -> list[str]:
+        destination, forward_to = self.destination, self.forward_to
+        lines = []
+        if message is None:
+            lines.append("alerts: no news; would send nothing")
+        elif destination:
+            lines.append(f"alerts: would send to {destination}: {message.summary}")
+        elif forward_to:
+            lines.append(f"alerts: {message.summary} (no Slack destination)")
+        else:
+            lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
+        if plan.notices:
+            lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
+        if waiting and destination:
+            lines.append(f"alerts: would retry {waiting} undelivered message(s)")
+        return lines
+
+    def _alert_lines(
+        self, plan: AlertPlan, message: NewMessage | None, deliveries: list[Delivery], pending: int
+    ) -> list[str]:
+        destination, forward_to = self.destination, self.forward_to
+        if message is None:
+            lines = ["alerts: no news"]
+        elif destination or forward_to:
+            lines = [f"alerts: {message.summary}"]
+        else:
+            lines = [
+                f"alerts: {message.summary} (no Slack destination: set MEMWARDEN_SLACK_BOT_TOKEN "
+                "and slack.channel, or MEMWARDEN_SLACK_WEBHOOK_URL)"
+            ]
+        lines += [f"  {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
+        for delivery in deliveries:
+            outcome = "sent" if delivery.ok else f"NOT delivered ({delivery.error})"
+            lines.append(f"alerts: {outcome} to {destination}: {delivery.summary}")
+        if pending:
+            lines.append(f"alerts: {pending} message(s) waiting for delivery (retried next run)")
+        return lines
 
 
 def alert_lifetime(config: Any) -> timedelta:
@@ -398,100 +480,6 @@ def alert_lifetime(config: Any) -> timedelta:
             ]
         )
     return timedelta(minutes=minutes)
-
-
-def _dry_run_lines(
-    plan: AlertPlan,
-    message: NewMessage | None,
-    destination: str | None,
-    forward_to: str | None,
-    waiting: int,
-) -> list[str]:
-    lines = []
-    if message is None:
-        lines.append("alerts: no news; would send nothing")
-    elif destination:
-        lines.append(f"alerts: would send to {destination}: {message.summary}")
-    elif forward_to:
-        lines.append(f"alerts: {message.summary} (no Slack destination)")
-    else:
-        lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
-    if plan.notices:
-        lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
-    if waiting and destination:
-        lines.append(f"alerts: would retry {waiting} undelivered message(s)")
-    return lines
-
-
-def _alert_lines(
-    plan: AlertPlan,
-    message: NewMessage | None,
-    destination: str | None,
-    forward_to: str | None,
-    deliveries: list[Delivery],
-    pending: int,
-) -> list[str]:
-    if message is None:
-        lines = ["alerts: no news"]
-    elif destination or forward_to:
-        lines = [f"alerts: {message.summary}"]
-    else:
-        lines = [
-            f"alerts: {message.summary} (no Slack destination: set MEMWARDEN_SLACK_BOT_TOKEN and "
-            "slack.channel, or MEMWARDEN_SLACK_WEBHOOK_URL)"
-        ]
-    lines += [f"  {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
-    for delivery in deliveries:
-        outcome = "sent" if delivery.ok else f"NOT delivered ({delivery.error})"
-        lines.append(f"alerts: {outcome} to {destination}: {delivery.summary}")
-    if pending:
-        lines.append(f"alerts: {pending} message(s) waiting for delivery (retried next run)")
-    return lines
-
-
-def _metrics(
-    context: JobContext,
-    options: HealthOptions,
-    inputs: HealthInputs,
-    results: list[CheckResult],
-    result: JobResult,
-) -> bool:
-    """Write the metrics textfile when one is configured; return False if writing failed."""
-    configured = context.config.health.metrics_file
-    if not configured:
-        return True
-    path = Path(configured).expanduser()
-    if options.dry_run:
-        try:
-            check_metrics_target(path)
-        except MemwardenError as error:
-            result.problems.append(error.message)
-            return False
-        result.lines.append(f"metrics: would write {path}")
-        return True
-    sources = MetricSources(
-        gateway=gateway_name(inputs),
-        now=inputs.now,
-        results=results,
-        config=context.config,
-        state=_readable_state(context),
-        deployment_loader=lambda: inputs.deployment,
-        storage_dir=inputs.storage_dir,
-    )
-    text, problems = render_metrics(FAMILIES, sources)
-    result.problems += problems
-    try:
-        write_metrics(path, text, int(context.config.health.metrics_file_mode, 8))
-    except MemwardenError as error:
-        result.problems.append(error.message)
-        return False
-    except OSError as error:
-        result.problems.append(
-            f"health.metrics_file: {path}: cannot write the metrics file: {error.strerror or error}"
-        )
-        return False
-    result.lines.append(f"metrics: wrote {path}")
-    return True
 
 
 def _table(results: list[CheckResult]) -> list[str]:

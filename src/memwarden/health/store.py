@@ -1,25 +1,44 @@
 """The health job's tables in the state DB (migration 0005): alert state per check key and the
-outbox of messages waiting for delivery.
+outbox of messages waiting for delivery; storing a plan with its message, and delivering the
+outbox.
+
+The plan's state and its message are committed together before any send, so a crash or a Slack
+outage never loses news; then every undelivered message is sent oldest first. The first failure
+stops the round (Slack is down: do not wait on it once per message); the rest stay pending for
+the next run.
 
 Delivery is at-least-once across crashes and exactly-once otherwise: a row is marked `sending`
 (committed) before the call and `sent` after Slack accepted it; a failed call puts it back to
 `pending`. Only a crash between Slack's answer and that commit can send a message twice, and the
 row's idempotency key travels with the message (Slack message metadata) to recognise it.
+
+Alertmanager's feed (`feed.decide_feed`) is the table `alertmanager_alerts` (migration 0009):
+each run rewrites it from this run's results, commits it, then posts it; the outcome is committed
+after. A crash between Alertmanager's answer and that commit sends the same alerts again on the
+next run, which Alertmanager merges into the alerts it has (same labels): nothing is lost and no
+alert appears twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import astuple, dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from memwarden.alerts import AlertMessage, AlertSink
+from memwarden.alerts.sinks import alertmanager_sink
+from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState
 from memwarden.store.state import StateDB, from_row, json_text
 
+if TYPE_CHECKING:
+    from memwarden.health.message import NewMessage
+
+JOB = "health"
 UNDELIVERED = ("pending", "sending")
 
 
@@ -42,15 +61,16 @@ class OutboxRow:
         return [notice["key"] for notice in self.notices]
 
 
-@dataclass(frozen=True)
-class NewMessage:
-    """A message to enqueue with the plan that produced it."""
+@dataclass
+class Delivery:
+    """One attempt to deliver one outbox message (`outbox_id` None: sent without the outbox,
+    memwarden's state could not be written)."""
 
-    idempotency_key: str
+    outbox_id: int | None
     summary: str
-    text: str
-    blocks: list[dict[str, Any]] | None
-    notices: list[dict[str, Any]]
+    ok: bool
+    error: str | None = None
+    attempts: int = 0
 
 
 def load_states(state: StateDB) -> dict[str, AlertState]:
@@ -59,51 +79,12 @@ def load_states(state: StateDB) -> dict[str, AlertState]:
     return {row["check_key"]: _alert_state(row) for row in rows}
 
 
-def save_plan(
-    state: StateDB, plan: AlertPlan, message: NewMessage | None, now: datetime, run_id: int | None
-) -> int | None:
-    """Store the plan's states and enqueue its message, in one transaction.
-
-    Return the outbox id of the message (None when there is none, or it was already queued).
-    """
-    stamp = now.timestamp()
-    with state.transaction() as connection:
-        stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
-        gone = sorted(stored - set(plan.states))
-        connection.executemany("DELETE FROM alert_state WHERE check_key = ?", [(k,) for k in gone])
-        connection.executemany(
-            "INSERT OR REPLACE INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [_state_row(item, stamp) for item in plan.states.values()],
-        )
-        if message is None:
-            return None
-        cursor = connection.execute(
-            "INSERT OR IGNORE INTO alert_outbox (idempotency_key, created_at, run_id, summary, "
-            "text, blocks_json, notices_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                message.idempotency_key,
-                stamp,
-                run_id,
-                message.summary,
-                message.text,
-                json_text(message.blocks) if message.blocks else None,
-                json_text(message.notices),
-            ),
-        )
-        return int(cursor.lastrowid) if cursor.rowcount else None
-
-
 def undelivered(state: StateDB) -> list[OutboxRow]:
     """Return the messages not delivered yet (pending, or cut off while sending), oldest first."""
     rows = state.connection.execute(
         "SELECT * FROM alert_outbox WHERE status IN (?, ?) ORDER BY id", UNDELIVERED
     )
     return [_outbox_row(row) for row in rows]
-
-
-def undelivered_keys(state: StateDB) -> set[str]:
-    """Return the check keys named by a message still waiting for delivery."""
-    return {key for row in undelivered(state) for key in row.keys}
 
 
 def mark_sending(state: StateDB, outbox_id: int, now: datetime) -> None:
@@ -127,6 +108,169 @@ def mark_failed(state: StateDB, outbox_id: int, error: str) -> None:
         "UPDATE alert_outbox SET status = 'pending', last_error = ? WHERE id = ?",
         (error, outbox_id),
     )
+
+
+def commit_plan(
+    state: StateDB, plan: AlertPlan, message: NewMessage | None, now: datetime, run_id: int | None
+) -> int | None:
+    """Store the plan's states and enqueue its message (None: nothing to queue) in one
+    transaction, then put the opened and resolved checks on the timeline. Return the outbox id
+    of the message (None when there is none, or it was already queued)."""
+    stamp, queued = now.timestamp(), None
+    with state.transaction() as connection:
+        stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
+        gone = sorted(stored - set(plan.states))
+        connection.executemany("DELETE FROM alert_state WHERE check_key = ?", [(k,) for k in gone])
+        connection.executemany(
+            "INSERT OR REPLACE INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [_state_row(item, stamp) for item in plan.states.values()],
+        )
+        if message is not None:
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO alert_outbox (idempotency_key, created_at, run_id, summary, "
+                "text, blocks_json, notices_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    message.idempotency_key,
+                    stamp,
+                    run_id,
+                    message.summary,
+                    message.text,
+                    json_text(message.blocks) if message.blocks else None,
+                    json_text(message.notices),
+                ),
+            )
+            queued = int(cursor.lastrowid) if cursor.rowcount else None
+    for notice in plan.notices:
+        if notice.kind in ("new", "resolved"):
+            kind = "alert.opened" if notice.kind == "new" else "alert.resolved"
+            state.record_event(
+                kind,
+                job=JOB,
+                run_id=run_id,
+                data={"key": notice.key, "status": notice.status.value, "message": notice.message},
+                ts=stamp,
+            )
+    return queued
+
+
+def deliver(
+    state: StateDB,
+    make_sink: Callable[[], AlertSink],
+    clock: Callable[[], datetime],
+    run_id: int | None,
+) -> list[Delivery]:
+    """Send every undelivered message through the sink `make_sink` builds (only when there is
+    something to send), oldest first; stop at the first failure.
+
+    Each message is marked `sending` before the call and `sent` once accepted, so none is sent
+    twice by two runs; a failure puts it back to `pending` with its error.
+    """
+    deliveries: list[Delivery] = []
+    waiting = undelivered(state)
+    if not waiting:
+        return deliveries
+    sink = make_sink()
+    for row in waiting:
+        mark_sending(state, row.id, clock())
+        result = sink.send(AlertMessage(row.text, row.blocks, row.idempotency_key))
+        attempts = row.attempts + 1
+        data = {"outbox_id": row.id, "summary": row.summary, "keys": row.keys, "attempts": attempts}
+        if result.ok:
+            mark_sent(state, row.id, clock(), result.remote_id)
+            state.record_event("alert.sent", job=JOB, run_id=run_id, data=data)
+            deliveries.append(Delivery(row.id, row.summary, True, attempts=attempts))
+            continue
+        error = result.error or "unknown error"
+        mark_failed(state, row.id, error)
+        state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
+        deliveries.append(Delivery(row.id, row.summary, False, error, attempts))
+        break
+    return deliveries
+
+
+@dataclass(frozen=True)
+class Forwarding:
+    """What one run told Alertmanager: how many firing and resolved alerts, and how it went."""
+
+    firing: int
+    resolved: int
+    ok: bool
+    error: str | None
+    pending: int
+    accepted_by: str | None = None
+
+    @property
+    def summary(self) -> str:
+        return f"{self.firing} firing, {self.resolved} resolved"
+
+
+def load_feed(state: StateDB) -> dict[str, FeedAlert]:
+    """Return the stored feed by fingerprint."""
+    rows = state.connection.execute("SELECT * FROM alertmanager_alerts ORDER BY starts_at")
+    return {row["fingerprint"]: _feed_alert(row) for row in rows}
+
+
+def feed_pending(state: StateDB) -> list[FeedAlert]:
+    """Return the alerts Alertmanager has not accepted yet (new alerts, resolutions)."""
+    return [alert for alert in load_feed(state).values() if alert.pending]
+
+
+def save_feed(state: StateDB, alerts: Sequence[FeedAlert]) -> None:
+    """Replace the stored feed with `alerts`, in one transaction."""
+    with state.transaction() as connection:
+        connection.execute("DELETE FROM alertmanager_alerts")
+        connection.executemany(
+            "INSERT INTO alertmanager_alerts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_feed_row(alert) for alert in alerts],
+        )
+
+
+def forward(
+    state: StateDB | None,
+    feed: list[FeedAlert],
+    settings: Any,
+    clock: Callable[[], float],
+    lifetime: timedelta,
+    run_id: int | None,
+) -> Forwarding | None:
+    """Save the feed, post it to the Alertmanager of the `[alertmanager]` settings, save the
+    outcome; return what was sent (None when there was nothing to send: no open alert, no
+    resolution).
+
+    With no `state` (memwarden's state cannot be written), post it and record nothing."""
+    if state is not None:
+        save_feed(state, feed)
+    now = clock()
+    alerts = alerts_to_send(feed, now, lifetime, settings.generator_url.strip())
+    if not alerts:
+        return None
+    firing = sum(alert.firing for alert in feed)
+    resolved, news = len(alerts) - firing, sum(alert.pending for alert in feed)
+    message = AlertMessage(f"memwarden: {firing} firing, {resolved} resolved", alerts=alerts)
+    result = alertmanager_sink(settings).send(message)
+    error = None if result.ok else result.error or "unknown error"
+    kept = after_send(feed, clock(), error)
+    if state is not None:
+        save_feed(state, kept)
+        data = {"sink": "alertmanager", "firing": firing, "resolved": resolved}
+        if error is not None:
+            state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
+        elif news:  # re-sending what Alertmanager already has is routine, not an event
+            state.record_event(
+                "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
+            )
+    pending = sum(alert.pending for alert in kept)
+    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id)
+
+
+def _feed_alert(row: Any) -> FeedAlert:
+    labels, annotations = orjson.loads(row["labels_json"]), orjson.loads(row["annotations_json"])
+    return from_row(FeedAlert, row, labels=labels, annotations=annotations)
+
+
+def _feed_row(alert: FeedAlert) -> tuple[Any, ...]:
+    labels, annotations = json_text(dict(alert.labels)), json_text(dict(alert.annotations))
+    return astuple(replace(alert, labels=labels, annotations=annotations))
 
 
 def first_run_at(state: StateDB) -> float | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.health.run import HealthOptions, run_health
+from memwarden.health.run import run_health
 from memwarden.jobs.common import add_dry_run
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -23,5 +23,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    wanted = HealthOptions(no_alert=bool(options.no_alert), dry_run=bool(options.dry_run))
-    return run_health(context, wanted)
+    return run_health(context, options)

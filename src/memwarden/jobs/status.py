@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memwarden.alerts import alertmanager_destination
-from memwarden.health import feed_store, store
+from memwarden.health import store
 from memwarden.health.deliveries import FOLDER, read_receipts
 from memwarden.health.message import describe_open, duration
 from memwarden.jobs import JOBS
@@ -35,7 +35,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     open_alerts = list(store.load_states(state).values())
     waiting = store.undelivered(state)
     forwarding = alertmanager_destination(context.config.alertmanager) is not None
-    unaccepted = feed_store.pending(state) if forwarding else []
+    unaccepted = store.feed_pending(state) if forwarding else []
     job_lines = [_job_line(job) for job in jobs]
     alert_lines = describe_open(open_alerts, now)
     send_lines = [_outbox_line(row, now) for row in waiting]

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memwarden.health import feed_store
+from memwarden.health import store
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
@@ -80,7 +80,7 @@ def notifications(receiver: SlackServer, status: str, alertname: str) -> list[di
 def feed_of(runner: HealthRunner):
     context = runner.context()
     try:
-        return feed_store.load_feed(context.state)
+        return store.load_feed(context.state)
     finally:
         context.close()
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from memwarden.health import alerting, store
+from memwarden.health import store
 from memwarden.store.state import StateDB
 from support.deployments import make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
@@ -191,7 +191,7 @@ def test_deliver_with_nothing_waiting_never_builds_the_sink(tmp_path):
         raise AssertionError("the sink (and slack-sdk) is built only when something waits")
 
     database = StateDB(tmp_path / "state.db")
-    assert alerting.deliver(database, must_not_build, lambda: T0, None) == []
+    assert store.deliver(database, must_not_build, lambda: T0, None) == []
 
 
 def test_message_cut_off_while_sending_is_sent_again_next_run(runner, sim, slack):

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.health.checks import Check, HealthInputs, run_checks
+from memwarden.health.checks import HealthInputs, run_checks
 from memwarden.health.checks import context as context_check
 from memwarden.health.checks import cron as cron_check
 from memwarden.health.checks import disk as disk_check
@@ -432,11 +432,11 @@ def test_run_checks_isolates_a_broken_check_and_filters_disabled(state, tmp_path
     def broken(_inputs):
         raise RuntimeError("disk on fire")
 
-    checks = [
-        Check("broken.one", broken),
-        Check("memory.oversized", memory_check.check_memory_files),
-        Check("disk", disk_check.check_disk),
-    ]
+    checks = {
+        "broken.one": broken,
+        "memory.oversized": memory_check.check_memory_files,
+        "disk": disk_check.check_disk,
+    }
     inputs = inputs_for(state.state_dir, tmp_path)
     results, problems = run_checks(inputs, checks, disabled=["disk:*"])
     keys = [result.key for result in results]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from memwarden.health.checks import HealthInputs
 from memwarden.health.metrics.exposition import render_metrics
 from memwarden.health.metrics.families import FAMILIES
 from memwarden.health.metrics.sources import MetricSources
@@ -48,14 +49,13 @@ def test_hostile_label_values_come_back_exactly():
     results = [critical(HOSTILE[0], "x"), warning(HOSTILE[1], "y")] + [
         ok(key, "fine") for key in HOSTILE[2:]
     ]
-    sources = MetricSources(
-        gateway='gw "one"\\two',
+    inputs = HealthInputs(
         now=datetime(2026, 11, 22, 12, tzinfo=UTC),
-        results=results,
         config=config_module.load(None),
         state=StateDB(Path(MEMORY)),
         deployment_loader=lambda: (_ for _ in ()).throw(RuntimeError("no gateway here")),
     )
+    sources = MetricSources(inputs, results, gateway='gw "one"\\two')
     text, _problems = render_metrics(FAMILIES, sources)
 
     families = {family.name: family for family in text_string_to_metric_families(text)}

@@ -7,14 +7,17 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memwarden.health.alert_labels import Identity, alert_labels, alert_name
 from memwarden.health.feed import (
+    DOCS,
+    Identity,
     after_send,
+    alert_labels,
+    alert_name,
     alerts_to_send,
     decide_feed,
     fingerprint,
+    fix_for,
 )
-from memwarden.health.fixes import DOCS, fix_for
 from memwarden.health.model import critical, warning
 
 GW = Identity("box:18789", {"env": "prod"})
@@ -131,7 +134,7 @@ def identity_inputs(**env: str):
 def test_gateway_name_configured_else_host_and_port():
     import socket
 
-    from memwarden.health.identity import gateway_name
+    from memwarden.health.checks.gateway import gateway_name
 
     assert gateway_name(identity_inputs(gateway_name=" prod-eu-1 ")) == "prod-eu-1"
     local = identity_inputs(gateway_http_url="http://127.0.0.1:18789")

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from memwarden.health.model import Status, critical, ok, warning
-from memwarden.health.policy import AlertState, decide_alerts, unannounced
+from memwarden.health.policy import AlertState, decide_alerts
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 COOLDOWN = timedelta(minutes=30)
@@ -133,14 +133,14 @@ def test_decide_alerts_state_without_notification_is_due_at_once():
 def test_unannounced_checks_are_new_for_the_first_run_that_announces():
     previous = {"disk:/": state("disk:/", Status.WARNING)}
     results = [critical("gateway.live", "down"), critical("disk:/", "full")]
-    plan = unannounced(decide_alerts(previous, results, at(1), COOLDOWN), previous)
+    plan = decide_alerts(previous, results, at(1), COOLDOWN, announced=False)
     assert plan.states["gateway.live"].notified_status is None
     assert plan.states["disk:/"].notified_status is Status.WARNING
     # More runs without a destination: paced by the cooldown as before, never "new" again.
     quiet = decide_alerts(plan.states, results, at(2), COOLDOWN, announced=False)
     assert kinds(quiet) == []
     # The first run with somewhere to send it announces both at once.
-    later = decide_alerts(unannounced(quiet, plan.states).states, results, at(3), COOLDOWN)
+    later = decide_alerts(quiet.states, results, at(3), COOLDOWN)
     assert kinds(later) == [("new", "gateway.live"), ("worse", "disk:/")]
     assert later.notices[0].since == at(1)
 

@@ -1,6 +1,6 @@
 """The checks, each a small function `check(inputs) -> list[CheckResult]`, and the runner.
 
-What the checks share is here; the list of them is `memwarden.health.registry`.
+What the checks share is here; the list of them is `memwarden.health.run.CHECKS`.
 
 A check that raises never stops the others: the runner turns the error into a warning under the
 check's own key, so a broken check is itself reported. A check that cannot run because no gateway
@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -54,40 +54,36 @@ class HealthInputs:
         return self.config.health
 
 
-@dataclass(frozen=True)
-class Check:
-    """A registered check: the key (or key prefix) it reports under and its function."""
-
-    key: str
-    function: Callable[[HealthInputs], list[CheckResult]]
+Check = Callable[[HealthInputs], list[CheckResult]]
 
 
 def run_checks(
-    inputs: HealthInputs, checks: Sequence[Check], disabled: Sequence[str] = ()
+    inputs: HealthInputs, checks: Mapping[str, Check], disabled: Sequence[str] = ()
 ) -> tuple[list[CheckResult], list[str]]:
-    """Given the inputs, the checks and the disabled keys or patterns, run every enabled check.
+    """Given the inputs, the checks (each one's key, or key prefix, and its function) and the
+    disabled keys or patterns, run every enabled check.
 
     Return the results (disabled keys filtered out) and one problem line per check that failed.
     """
     results: list[CheckResult] = []
     problems: list[str] = []
-    for check in checks:
-        if is_disabled(check.key, disabled):
+    for key, check in checks.items():
+        if is_disabled(key, disabled):
             continue
         stopping.check()
         try:
-            found = check.function(inputs)
+            found = check(inputs)
         except GatewayNotFound:
             continue
         except MemwardenError as error:
-            found = [warning(check.key, f"check could not run: {error.message}")]
-            problems.append(f"health check {check.key}: {error.message}")
+            found = [warning(key, f"check could not run: {error.message}")]
+            problems.append(f"health check {key}: {error.message}")
         except Exception as error:
             stopping.check()
-            log.debug("health check %s failed", check.key, exc_info=True)
+            log.debug("health check %s failed", key, exc_info=True)
             text = f"{type(error).__name__}: {error}"
-            found = [warning(check.key, f"check failed: {text}")]
-            problems.append(f"health check {check.key} failed: {text}")
+            found = [warning(key, f"check failed: {text}")]
+            problems.append(f"health check {key} failed: {text}")
         results.extend(result for result in found if not is_disabled(result.key, disabled))
     return results, problems
 

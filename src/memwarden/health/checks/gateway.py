@@ -9,16 +9,17 @@ and an alert already open about readiness stays open.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from dataclasses import replace
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from memwarden.health.checks import HealthInputs
-from memwarden.health.model import CheckResult, critical, ok
+from memwarden.health.model import CheckResult, critical, ok, warning
 from memwarden.openclaw.endpoint import http_base, resolve_endpoint
 from memwarden.openclaw.http_probe import ProbeResult, probe_liveness, probe_readiness
-from memwarden.openclaw.layout import Deployment
 from memwarden.process.errors import GatewayConfigError
 
 LIVE = "gateway.live"
@@ -40,11 +41,51 @@ def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
         return [grade_liveness(live, timeout)]
     results = [grade_liveness(live, timeout), grade_readiness(ready)]
     if inputs.health.rpc_check:
-        # lazy: websockets (about 55 ms) only when the RPC check is on
-        from memwarden.health.checks.gateway_rpc import call_health
-
         results.append(call_health(inputs))
     return results
+
+
+def call_health(inputs: HealthInputs) -> CheckResult:
+    """Given the inputs, call the optional `health` RPC over the gateway's WebSocket (needs the
+    gateway token); return `gateway.rpc`."""
+    # lazy: websockets (about 55 ms) only when the RPC check is on
+    from memwarden.openclaw.gateway import GatewayAuthError, GatewayClient, GatewayError
+
+    url, token = resolve_endpoint(inputs.config, inputs.deployment, inputs.env)
+    try:
+        with GatewayClient(url, token, timeout=inputs.health.probe_timeout_seconds) as client:
+            payload = client.call("health")
+    except GatewayAuthError as error:
+        return warning(RPC, f"health RPC refused: {error.message}")
+    except GatewayError as error:
+        return critical(RPC, f"health RPC failed: {error.message}")
+    return grade_rpc(payload)
+
+
+def grade_rpc(payload: Any) -> CheckResult:
+    """Given the `health` payload, return `gateway.rpc`: ok when it says `ok: true`."""
+    if isinstance(payload, dict) and payload.get("ok") is True:
+        return ok(RPC, "health RPC ok", payload.get("durationMs"))
+    return critical(RPC, f"health RPC answered not ok: {str(payload)[:120]}")
+
+
+def gateway_name(inputs: HealthInputs) -> str:
+    """Given the health inputs, return the gateway's name for metrics and alert labels:
+    `health.gateway_name`, else this machine's host name and the gateway's port (`box:18789`),
+    or the gateway URL's own host when the gateway is not on this machine: unique across a
+    fleet unless two machines share a host name.
+    """
+    configured = inputs.health.gateway_name.strip()
+    if configured:
+        return configured
+    base_url = gateway_base_url(inputs)
+    parts = urlsplit(base_url)
+    host = socket.gethostname() if is_loopback_url(base_url) else (parts.hostname or "")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
 
 
 def gateway_base_url(inputs: HealthInputs) -> str:
@@ -55,15 +96,12 @@ def gateway_base_url(inputs: HealthInputs) -> str:
     if explicit:
         return explicit.rstrip("/")
 
-    url, _token = resolve_endpoint(inputs.config, _deployment_or_none(inputs), inputs.env)
-    return http_base(url)
-
-
-def _deployment_or_none(inputs: HealthInputs) -> Deployment | None:
     try:
-        return inputs.deployment
+        deployment = inputs.deployment
     except GatewayConfigError:
-        return None
+        deployment = None
+    url, _token = resolve_endpoint(inputs.config, deployment, inputs.env)
+    return http_base(url)
 
 
 def grade_liveness(live: ProbeResult, timeout: float) -> CheckResult:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from memwarden.health import store
 from memwarden.health.checks import HealthInputs
-from memwarden.health.model import CheckResult, critical, ok, warning
+from memwarden.health.model import CheckResult, critical, graded, ok, warning
 from memwarden.rotation.lineage import RotationFailure, recent_rotation_failures
 from memwarden.store.state import Run
 
@@ -92,21 +92,17 @@ def grade_staleness(
         else f"no success yet ({since_what} {_age(age)} ago)"
     )
     message = f"{freshness.job}: {what} (runs every {freshness.interval_minutes} min)"
-    details = {
-        "last_success_at": freshness.last_success_at,
-        "interval_minutes": freshness.interval_minutes,
-    }
     if multiple >= critical_multiple:
-        return critical(
-            key,
-            message + "; is its timer installed and running?",
-            multiple,
-            critical_multiple,
-            **details,
-        )
-    if multiple >= warning_multiple:
-        return warning(key, message, multiple, warning_multiple, **details)
-    return ok(key, message, multiple, warning_multiple, **details)
+        message += "; is its timer installed and running?"
+    return graded(
+        key,
+        multiple,
+        warning_multiple,
+        critical_multiple,
+        message,
+        last_success_at=freshness.last_success_at,
+        interval_minutes=freshness.interval_minutes,
+    )
 
 
 def grade_rotation(

@@ -29,30 +29,12 @@ class MemoryFile:
     name: str  # relative to the workspace
 
 
-@dataclass(frozen=True)
-class MemoryPool:
-    """The size of one agent's memory: its files, their bytes, the largest one."""
-
-    agent_id: str
-    files: int
-    total_bytes: int
-    largest_bytes: int
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "agent": self.agent_id,
-            "files": self.files,
-            "bytes": self.total_bytes,
-            "largest": self.largest_bytes,
-        }
-
-
 def check_memory_files(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `memory.oversized` naming the largest files over the threshold.
     Its details carry every agent's memory size, for the metrics."""
     limit = inputs.health.memory_file_warning_kb * KB
     files: list[MemoryFile] = []
-    pools: list[MemoryPool] = []
+    agents: list[dict[str, object]] = []  # each agent's memory: files, bytes, the largest
     for agent in inputs.deployment.agents:
         sizes = []
         for path, size in memory_files(agent.workspace):
@@ -66,10 +48,17 @@ def check_memory_files(inputs: HealthInputs) -> list[CheckResult]:
                         display_path(os.path.relpath(path, agent.workspace)),
                     )
                 )
-        pools.append(MemoryPool(agent.id, len(sizes), sum(sizes), max(sizes, default=0)))
+        agents.append(
+            {
+                "agent": agent.id,
+                "files": len(sizes),
+                "bytes": sum(sizes),
+                "largest": max(sizes, default=0),
+            }
+        )
     return [
         grade_memory_files(
-            files, inputs.health.memory_file_warning_kb, inputs.health.memory_file_list, pools
+            files, inputs.health.memory_file_warning_kb, inputs.health.memory_file_list, agents
         )
     ]
 
@@ -78,11 +67,11 @@ def grade_memory_files(
     files: Sequence[MemoryFile],
     limit_kb: int,
     shown: int,
-    pools: Sequence[MemoryPool] = (),
+    agents: Sequence[dict[str, object]] = (),
 ) -> CheckResult:
     """Given the oversized files, the limit (KB), how many to name and each agent's memory
-    size, return the result."""
-    agents = [pool.to_json() for pool in pools]
+    size (files, bytes, largest), return the result."""
+    agents = list(agents)
     if not files:
         return ok(KEY, f"no memory file over {limit_kb} KB", 0, limit_kb, agents=agents)
     worst = sorted(files, key=lambda item: -item.size)[:shown]

@@ -6,7 +6,6 @@ import logging
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from memwarden.fs.files import fsync_dir, remove_stale_temp_files, write_all
@@ -18,17 +17,11 @@ from memwarden.process.errors import MemwardenError, UnsafePathError
 log = logging.getLogger("memwarden.health")
 
 
-@dataclass(frozen=True)
-class RenderedFamily:
-    name: str
-    kind: str
-    help: str
-    samples: list[tuple[str, str]]  # (label set as text, value as text)
-
-
 def render_metrics(families: Sequence[Family], sources: MetricSources) -> tuple[str, list[str]]:
     """Given the families and their sources, return the textfile's content and one problem line
-    per family that could not be collected (it is left out; the others are written)."""
+    per family that could not be collected (it is left out; the others are written).
+
+    The template gets each family with its samples: (label set as text, value as text)."""
     rendered, problems = [], []
     for family in families:
         try:
@@ -43,7 +36,7 @@ def render_metrics(families: Sequence[Family], sources: MetricSources) -> tuple[
             log.debug("metric family %s failed", family.name, exc_info=True)
             problems.append(f"metrics: {family.name} left out: {type(error).__name__}: {error}")
             continue
-        rendered.append(RenderedFamily(family.name, family.kind, family.help, samples))
+        rendered.append((family, samples))
     return render("health/metrics.prom.j2", families=rendered), problems
 
 
@@ -100,13 +93,8 @@ def _missing_folder(path: Path) -> MemwardenError:
 
 def format_labels(labels: Mapping[str, str]) -> str:
     """Given labels, return them as a label set: `{a="x",b="y"}` (empty for none)."""
-    if not labels:
-        return ""
-    return (
-        "{"
-        + ",".join(f'{name}="{escape_label(str(value))}"' for name, value in labels.items())
-        + "}"
-    )
+    inner = ",".join(f'{name}="{escape_label(str(value))}"' for name, value in labels.items())
+    return "{" + inner + "}" if labels else ""
 
 
 def format_value(value: float) -> str:

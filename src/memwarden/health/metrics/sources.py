@@ -4,36 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import cached_property
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult
-
-if TYPE_CHECKING:
-    from memwarden.openclaw.layout import Deployment
-    from memwarden.store.state import StateDB
 
 
 @dataclass
 class MetricSources:
-    """The inputs of one textfile: `gateway` names this gateway in every sample; `now` is the
-    time of the health run; `deployment_loader` is called at most once (it may raise
-    GatewayConfigError: the families that need the layout then have no samples)."""
+    """The inputs of one textfile: the health run's `inputs` (settings, state, the gateway's
+    layout, loaded at most once: a GatewayConfigError leaves the families that need it without
+    samples; `now`, the time of the run), this run's `results`, and `gateway`, which names this
+    gateway in every sample."""
 
-    gateway: str
-    now: datetime
+    inputs: HealthInputs
     results: Sequence[CheckResult]
-    config: Any
-    state: StateDB
-    deployment_loader: Callable[[], Deployment]
-    storage_dir: Path | None = None  # memwarden's state folder for this gateway (receipts)
+    gateway: str
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @cached_property
-    def deployment(self) -> Deployment:
-        return self.deployment_loader()
 
     def result(self, key: str) -> CheckResult | None:
         """Return this run's result under `key` (None when the check did not run)."""

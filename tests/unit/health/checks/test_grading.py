@@ -11,8 +11,7 @@ from memwarden.health.checks import is_disabled
 from memwarden.health.checks.context import SessionPressure, grade_context
 from memwarden.health.checks.cron import grade_cron
 from memwarden.health.checks.disk import FilesystemUsage, grade_disk
-from memwarden.health.checks.gateway import is_loopback_url
-from memwarden.health.checks.gateway_rpc import grade_rpc
+from memwarden.health.checks.gateway import grade_rpc, is_loopback_url
 from memwarden.health.checks.jobs import JobFreshness, grade_rotation, grade_staleness
 from memwarden.health.checks.memory_files import MemoryFile, grade_memory_files
 from memwarden.health.checks.process import ProcessInfo, grade_process, is_gateway_command

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from memwarden.health.checks import HealthInputs
 from memwarden.health.checks.context import KEY as CONTEXT_KEY
 from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
 from memwarden.health.metrics.exposition import (
@@ -32,7 +33,8 @@ PURE = {  # the families that read this run's results alone
 
 
 def sources(results) -> MetricSources:
-    return MetricSources("box:18789", NOW, results, config=None, state=None, deployment_loader=None)
+    inputs = HealthInputs(config=None, deployment_loader=None, state=None, now=NOW)
+    return MetricSources(inputs, results, "box:18789")
 
 
 def test_render_metrics_one_sample_per_check_session_and_agent_each_with_the_gateway():
@@ -77,7 +79,7 @@ def test_render_metrics_failing_family_is_left_out_and_named():
         raise ValueError("no such table")
 
     families = [
-        Family("memwarden_broken", "gauge", "Broken.", broken),
+        Family("memwarden_broken", "Broken.", broken),
         next(family for family in FAMILIES if family.name == "memwarden_alerts_open"),
     ]
     text, problems = render_metrics(families, sources([ok("gateway.live", "live")]))
