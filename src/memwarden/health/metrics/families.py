@@ -214,7 +214,11 @@ FAMILIES: tuple[Family, ...] = (
         "Status of each health check: 0 ok, 1 warning, 2 critical.",
         _check_status,
     ),
-    Family("memwarden_alerts_open", "Health checks not ok in this run, by severity.", _alerts_open),
+    Family(
+        "memwarden_alerts_open",
+        "Health checks not ok in this run, by severity.",
+        _alerts_open,
+    ),
     Family(
         "memwarden_alerts_undelivered",
         "Alerts waiting for delivery, by sink (Slack messages, Alertmanager alerts).",
