@@ -1,5 +1,9 @@
 """The files a run will write, staged as temp files beside their targets and put in place later.
 
+Files go to `<workspace>/memory/` (0700, created when missing: `memory_folder`), never outside
+the workspace. A workspace that does not exist is an error for that agent: the gateway creates
+workspaces, memwarden does not invent them.
+
 A run does not replace files as it goes: each agent's handoffs and daily-log appends are
 collected (`AgentFiles`), then written as temp files (`.<name>.mw-<run>-<n>.tmp`, 0600, each
 fsynced by the process that wrote it) once the agent is done. `batch` records them in the state
@@ -23,10 +27,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.fs.files import FILE_MODE, check_inside, ensure_dir, real_path, write_all
-from memwarden.process.errors import MemwardenError
+from memwarden.process.errors import MemwardenError, UnsafePathError
 
 WRITERS_FOLDER = "checkpoint-writers"
 _RUN_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def memory_folder(workspace: Path, *, create: bool) -> Path:
+    """Return `<workspace>/memory`, created (0700) when `create` and missing.
+
+    Raise UnsafePathError if the workspace does not exist or `memory` leads outside it.
+    """
+    if not workspace.is_dir():
+        raise UnsafePathError(
+            f"{workspace}: the agent's workspace does not exist; check the agent's `workspace` "
+            "in openclaw.json"
+        )
+    folder = workspace / "memory"
+    if folder.is_symlink():
+        check_inside(folder / ".probe", workspace)
+    elif create and not folder.is_dir():
+        ensure_dir(folder, root=workspace)
+    return folder
 
 
 def temp_pattern(token: str) -> re.Pattern[str]:

@@ -118,8 +118,8 @@ IDLE_COMMIT_AGENTS = 4
 
 
 class _Committer:
-    """Commits the agents done so far (`checkpoint.commit.batch`) and watches their compactions:
-    while worker processes still read (`idle`), and once all are done."""
+    """Commits the agents done so far (`checkpoint.commit.durable_run`) and watches their
+    compactions: while worker processes still read (`idle`), and once all are done."""
 
     def __init__(self, context: JobContext, writes: DurableWrites, state: RunState) -> None:
         self.context, self.writes, self.state = context, writes, state
@@ -141,7 +141,7 @@ class _Committer:
         if not batch:
             return
         self.committed = len(self.finished)
-        self.problems += self.writes.commit_agents(self.state, batch).problems
+        self.problems += self.writes.commit_agents(self.state.stored, batch).problems
         if watch:
             self._watch(batch)
         _release(batch)
@@ -229,8 +229,8 @@ def checkpoint_session(
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
     `failed` outcome); the files and the state DB are committed together
-    (`checkpoint.commit.batch`), and a problem putting the files in place is in `warnings`. The
-    caller snapshots the agent's memory once it has refreshed INDEX.md
+    (`checkpoint.commit.durable_run`), and a problem putting the files in place is in
+    `warnings`. The caller snapshots the agent's memory once it has refreshed INDEX.md
     (`checkpoint.commit.snapshots.snapshot_written`).
     """
     lines: list[str] = []
@@ -268,7 +268,7 @@ def _checkpoint_committed(
         outcome = _checkpoint_single(state, agent, session, force=force)
         # No record kept: the agent's files may now hold this session, its next run looks again.
         result = AgentResult([outcome], staged=stage_files(state))
-        report = writes.commit_agents(state, [(agent, result)])
+        report = writes.commit_agents(state.stored, [(agent, result)])
         outcome.warnings += report.problems
         if agent.id not in report.conflicts:
             return outcome

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.agent_memory.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.commit.positions import load_conversation
-from memwarden.checkpoint.commit.writer import memory_folder
+from memwarden.checkpoint.commit.staging import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT as CONVERSATION_FORMAT
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.daily_log import group_by_day

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.checkpoint.commit.writer import memory_folder
+from memwarden.checkpoint.commit.staging import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, StoredSession
