@@ -21,17 +21,16 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import orjson
 
 from memwarden.checkpoint.commit.positions import forget_file
 from memwarden.checkpoint.commit.staging import (
     WRITERS_FOLDER,
     StagedFile,
     identity,
+    read_file,
     remove_temp_files,
 )
 from memwarden.fs.files import (
@@ -60,24 +59,7 @@ MemoryLock = Callable[[str], AbstractContextManager[object]]
 
 def record(connection: sqlite3.Connection, token: str, files: Sequence[StagedFile]) -> None:
     """Add the staged files of run `token` to the journal (inside the caller's transaction)."""
-    connection.executemany(
-        _INSERT,
-        [
-            (
-                token,
-                staged.agent_id,
-                staged.target,
-                staged.temp,
-                staged.workspace,
-                staged.size,
-                staged.sha256,
-                orjson.dumps(staged.before).decode() if staged.before is not None else None,
-                staged.appended,
-                staged.temp_inode,
-            )
-            for staged in files
-        ],
-    )
+    connection.executemany(_INSERT, [(token, *astuple(staged)) for staged in files])
 
 
 def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:
@@ -92,21 +74,7 @@ def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:
 
 def pending(state: StateDB, token: str, agent_id: str) -> list[StagedFile]:
     """Return the journal rows of run `token` for one agent, in the order they were staged."""
-    rows = state.connection.execute(_SELECT, (token, agent_id)).fetchall()
-    return [
-        StagedFile(
-            agent_id=row[0],
-            target=row[1],
-            temp=row[2],
-            workspace=row[3],
-            size=row[4],
-            sha256=row[5],
-            before=orjson.loads(row[6]) if row[6] else None,
-            appended=row[7],
-            temp_inode=row[8],
-        )
-        for row in rows
-    ]
+    return [StagedFile(*row) for row in state.connection.execute(_SELECT, (token, agent_id))]
 
 
 def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) -> str:
@@ -133,8 +101,8 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
         atomic_append(target, staged.appended, root=Path(staged.workspace))
         return "appended"
     temp.unlink(missing_ok=True)
-    current_bytes, inode = _read(target)
-    if current_bytes is not None and _holds(current_bytes, inode, staged):
+    current = read_file(target, missing=OSError)
+    if current is not None and _holds(current[0], current[1].st_ino, staged):
         return "done"
     if staged.appended is None:
         return "lost"
@@ -142,7 +110,7 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
     return "appended"
 
 
-def _holds(current: bytes, inode: int | None, staged: StagedFile) -> bool:
+def _holds(current: bytes, inode: int, staged: StagedFile) -> bool:
     """Return whether a target holds what `staged` put there: its very bytes; for a daily log
     also its inode (renamed, then changed in place) or its entries in a newer version. A
     handoff's inode alone proves nothing: a temp file that is gone frees its number for a file
@@ -294,23 +262,9 @@ def _live_tokens(storage_dir: Path) -> set[str]:
 
 
 def _intact(temp: Path, staged: StagedFile) -> bool:
-    data, _ = _read(temp)
+    found = read_file(temp, missing=OSError)
     return (
-        data is not None
-        and len(data) == staged.size
-        and hashlib.sha256(data).hexdigest() == staged.sha256
+        found is not None
+        and len(found[0]) == staged.size
+        and hashlib.sha256(found[0]).hexdigest() == staged.sha256
     )
-
-
-def _read(path: Path) -> tuple[bytes | None, int | None]:
-    """Return the bytes and inode of a regular file (not followed), or (None, None)."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None, None
-    try:
-        inode = os.fstat(descriptor).st_ino
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(), inode
-    finally:
-        os.close(descriptor)

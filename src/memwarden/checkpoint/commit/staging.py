@@ -26,6 +26,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from memwarden.fs.files import FILE_MODE, check_inside, ensure_dir, real_path, write_all
 from memwarden.process.errors import MemwardenError, UnsafePathError
 
@@ -58,11 +60,12 @@ def temp_pattern(token: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class StagedFile:
-    """One file a run writes: its temp file, what it holds, and what the target was when read.
+    """One file a run writes: its temp file, what it holds, and what the target was when read;
+    its fields are the columns of the journal's row (`journal`), in order.
 
-    `before` is the target's [inode, size, mtime in ns] when it was read (None: missing);
-    `appended` the text an append adds (None for a file replaced whole), appended again to the
-    target's newer version if someone changed it before the rename.
+    `before_json` is the target's [inode, size, mtime in ns] when it was read, as JSON (None:
+    missing); `appended` the text an append adds (None for a file replaced whole), appended
+    again to the target's newer version if someone changed it before the rename.
     """
 
     agent_id: str
@@ -71,9 +74,13 @@ class StagedFile:
     workspace: str
     size: int
     sha256: str
-    before: list[int] | None
+    before_json: str | None
     appended: str | None
     temp_inode: int | None = None
+
+    @property
+    def before(self) -> list[int] | None:
+        return orjson.loads(self.before_json) if self.before_json is not None else None
 
 
 class Writer:
@@ -237,7 +244,8 @@ class AgentFiles:
             if self._real_workspace is None:
                 self._real_workspace = Path(real_path(self.workspace))
             real = check_inside(path, self.workspace, real_root=self._real_workspace)
-            base, before = _read_with_identity(real)
+            found = read_file(real)
+            base, before = (found[0], _identity(found[1])) if found is not None else (None, None)
             target = self._targets[path] = _Target(real, base, before)
         return target
 
@@ -267,7 +275,7 @@ class AgentFiles:
             workspace=str(self.workspace),
             size=len(body),
             sha256=hashlib.sha256(body).hexdigest(),
-            before=target.before,
+            before_json=None if target.before is None else orjson.dumps(target.before).decode(),
             appended="".join(appended) if appended is not None else None,
             temp_inode=inode,
         )
@@ -276,22 +284,27 @@ class AgentFiles:
 def identity(path: Path) -> list[int] | None:
     """Return [inode, size, mtime in ns] of `path` (not followed), or None when missing."""
     try:
-        status = os.lstat(path)
+        return _identity(os.lstat(path))
     except FileNotFoundError:
         return None
-    return [status.st_ino, status.st_size, status.st_mtime_ns]
 
 
-def _read_with_identity(path: Path) -> tuple[bytes | None, list[int] | None]:
-    """Return the bytes of `path` and its identity as read (None, None when missing)."""
+def read_file(
+    path: Path, missing: type[OSError] = FileNotFoundError
+) -> tuple[bytes, os.stat_result] | None:
+    """Return the bytes of the regular file `path` (not followed) and its status as read, or
+    None when it cannot be opened for a reason of the type `missing`."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None, None
+    except missing:
+        return None
     try:
         status = os.fstat(descriptor)
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            data = handle.read()
+            return handle.read(), status
     finally:
         os.close(descriptor)
-    return data, [status.st_ino, status.st_size, status.st_mtime_ns]
+
+
+def _identity(status: os.stat_result) -> list[int]:
+    return [status.st_ino, status.st_size, status.st_mtime_ns]
