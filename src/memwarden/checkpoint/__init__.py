@@ -7,10 +7,10 @@ is the command, `run.job` the run (no import circles: tests/unit/test_import_gra
   an agent), `reader` (the lines after the stored position, or a transcript's recent lines the
   first time; what the daily log has not logged), `gather` (a session's new lines, and the rest
   of its earlier id's transcript after a file-era reset, into its conversation).
-- `digest/` (pure): `timed_pattern` and `secret_rules` (secret patterns), `redact` (secrets →
-  typed placeholders), `extract` (which messages are kept), `conversation` (what a conversation
-  held since it began, accumulated from new entries), `daily_log` (new messages → entries by
-  local date).
+- `digest/` (pure): `secret_rules` (secret patterns, operators' with a time limit), `redact`
+  (secrets → typed placeholders), `extract` (which messages are kept), `conversation` (what a
+  conversation held since it began, accumulated from new entries), `daily_log` (new messages →
+  entries by local date).
 - `render/` (pure): `values` (values and text of the files; unchanged detection), `handoff` (a
   conversation's handoff fitted into its budget), `bundled` (the bundled templates as Python).
 - `commit/`: `staging` (where files go in the workspace; an agent's writes as temp files),

@@ -25,9 +25,9 @@ from memwarden.checkpoint.digest.secret_rules import (
     NEAR_DISTANCE,
     PLACEHOLDER,
     PROVIDER_RULES,
+    PatternError,
     Rule,
 )
-from memwarden.checkpoint.digest.timed_pattern import PatternError
 from memwarden.process.errors import ConfigError
 
 # Texts remembered per redactor (one session's); past this the memory starts again.
