@@ -13,6 +13,7 @@ logs hold them.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -64,8 +65,9 @@ def fit_handoff(handoff: Handoff, budget: int, render: Callable[[Shown], str]) -
         return js_length(render(shown)) <= room
 
     base = render(Shown())
-    if js_length(base) > room:
-        left_out = _least(lambda count: fits(Shown(count)), 1, len(handoff.items))
+    if js_length(base) > room:  # the fewest oldest items left out that fit (else all of them)
+        items = len(handoff.items)
+        left_out = bisect_left(range(items), True, lo=1, key=lambda count: fits(Shown(count)))
         return render(Shown(left_out))
     # Start from what the messages' own lengths allow, then move to the exact count.
     guess = handoff.messages_within(room - js_length(base))
@@ -241,18 +243,6 @@ def _day(at: float | None, zone: tzinfo | None) -> str | None:
     return local(datetime.fromtimestamp(at, UTC), zone).date().isoformat()
 
 
-def _least(good: Callable[[int], bool], low: int, high: int) -> int:
-    """The smallest count in [low, high] that is good (high when none is below it); `good`
-    holds from some count on."""
-    while low < high:
-        middle = (low + high) // 2
-        if good(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return low
-
-
 def _nearest(good: Callable[[int], bool], guess: int, high: int) -> int:
     """The largest count in [0, high] that is good, looked for from `guess` in steps that
     double, then halve (a few tries when the guess is close); `good(0)` holds, and `good` holds
@@ -271,10 +261,4 @@ def _nearest(good: Callable[[int], bool], guess: int, high: int) -> int:
 def _most(good: Callable[[int], bool], low: int, high: int) -> int:
     """The largest count in [low, high] that is good (low when none above it is); `good`
     holds up to some count."""
-    while low < high:
-        middle = (low + high + 1) // 2
-        if good(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return bisect_left(range(high + 1), True, lo=low + 1, key=lambda count: not good(count)) - 1
