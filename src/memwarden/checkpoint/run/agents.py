@@ -52,13 +52,9 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
         reason = describe_error(error)
         return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])
     finally:
-        release_gateway_database(agent)
-
-
-def release_gateway_database(agent: Agent) -> None:
-    """Close the read-only connection `sqlite_ro` keeps to the agent's database, in the thread
-    that opened it (only that thread may close it), so a run over many agents keeps few open."""
-    sqlite_ro.close(agent.sqlite_path)
+        # The read-only connection `sqlite_ro` keeps to the agent's database, closed in the
+        # thread that opened it (only that thread may), so a run over many agents keeps few open.
+        sqlite_ro.close(agent.sqlite_path)
 
 
 def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
@@ -125,22 +121,16 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
         exclude_patterns=settings.exclude,
     )
     failed = [SessionOutcome(agent.id, str(agent.workspace), "failed", p) for p in unreadable]
+    # One file per chosen session (none chosen: the agent's one outcome says why).
+    files = {s.key: run.handoff_name(agent, s.key) for s in selection.sessions}
     if not selection.sessions:
         outcomes = [SessionOutcome(agent.id, str(agent.workspace), "skipped", selection.reason)]
-        outcomes += failed
-        return AgentResult(
-            outcomes,
-            unchanged.make_record(
-                agent, run.settings_key, watched, outcomes, {}, selection.reason, None, taken_at
-            ),
-            sessions=sessions,
-        )
-    if agent.era == "file":
-        transcripts = [s.transcript.path for s in selection.sessions if s.transcript is not None]
-        watched |= unchanged.signatures(transcripts)
-    outcomes = [checkpoint_one(run, agent, session, force=force) for session in selection.sessions]
+    else:
+        if agent.era == "file":
+            transcripts = [s.transcript for s in selection.sessions if s.transcript is not None]
+            watched |= unchanged.signatures(transcript.path for transcript in transcripts)
+        outcomes = [checkpoint_one(run, agent, one, force=force) for one in selection.sessions]
     outcomes += failed
-    files = {s.key: run.handoff_name(agent, s.key) for s in selection.sessions}
     record = unchanged.make_record(
         agent,
         run.settings_key,

@@ -18,7 +18,6 @@ from memwarden.checkpoint.outcome import SessionOutcome, written_agents
 from memwarden.checkpoint.run.agents import (
     AgentResult,
     checkpoint_agent,
-    release_gateway_database,
     skip_unchanged,
     stage_files,
     with_files,
@@ -27,6 +26,7 @@ from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_f
 from memwarden.checkpoint.run.report import job_result
 from memwarden.checkpoint.run_state import build_run_state
 from memwarden.compactions.watch import WatchReport, watch_compactions, watch_into
+from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import lost_workspace
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -260,12 +260,20 @@ def _checkpoint_committed(
     """Checkpoint one session and commit it; when another checkpoint committed the same
     session first (the scheduled run beside `--session`), read it again from where that one
     left it, up to SESSION_ATTEMPTS times."""
+    # lazy: only `--session` and rotate read one session here
+    from memwarden.checkpoint.run.session import checkpoint_one
+
     for _attempt in range(SESSION_ATTEMPTS):
         state = with_files(
             build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer),
             agent,
         )
-        outcome = _checkpoint_single(state, agent, session, force=force)
+        # Not chosen by the selection rules: written even under the size minimums; when not
+        # `force`, left alone when nothing is new since the last run.
+        try:
+            outcome = checkpoint_one(state, agent, session, force=force, ignore_minimum=True)
+        finally:
+            sqlite_ro.close(agent.sqlite_path)  # as `checkpoint_agent` does
         # No record kept: the agent's files may now hold this session, its next run looks again.
         result = AgentResult([outcome], staged=stage_files(state))
         report = writes.commit_agents(state.stored, [(agent, result)])
@@ -329,17 +337,3 @@ def checkpoint_agents(
             for agent, result in done:
                 settled[agent.id] = finished(agent, result)
     return [settled[agent.id] for agent in agents]
-
-
-def _checkpoint_single(
-    state: RunState, agent: Agent, session: SessionRecord, *, force: bool
-) -> SessionOutcome:
-    """Checkpoint one given session (not chosen by the selection rules), even under the size
-    minimums; when not `force`, left alone when nothing is new since the last run."""
-    # lazy: only `--session` and rotate read one session here
-    from memwarden.checkpoint.run.session import checkpoint_one
-
-    try:
-        return checkpoint_one(state, agent, session, force=force, ignore_minimum=True)
-    finally:
-        release_gateway_database(agent)
