@@ -151,11 +151,11 @@ def roll_forward(
     finished. Never raises for one agent's problem (a line in `problems`; its rows stay for the
     next run)."""
     report = RollForward()
-    writers = _dead_writers(storage_dir)
+    query = "SELECT DISTINCT token FROM checkpoint_journal"
+    # Listed after the journal was read: a run that journaled since is alive, or dead and listed.
+    journal_tokens = {row[0] for row in state.connection.execute(query)}
+    writers, live = _writers(storage_dir)
     try:
-        query = "SELECT DISTINCT token FROM checkpoint_journal"
-        journal_tokens = {row[0] for row in state.connection.execute(query)}
-        live = _live_tokens(storage_dir) - set(writers)
         for token in sorted((journal_tokens - live) | set(writers)):
             folders = writers[token][1] if token in writers else []
             left = _roll_forward_run(state, token, memory_lock, report, taken_over_by)
@@ -219,19 +219,23 @@ def _roll_forward_run(
     return frozenset(left)
 
 
-def _dead_writers(storage_dir: Path) -> dict[str, tuple[int, list[str], Path]]:
-    """Return, by token, the writer files no live run holds: (locked descriptor, folders, path).
+def _writers(storage_dir: Path) -> tuple[dict[str, tuple[int, list[str], Path]], set[str]]:
+    """Return, by token, the writer files no live run holds: (locked descriptor, folders, path);
+    and the tokens of the others (alive, or not to be opened).
 
     The caller closes the descriptors; while they are open no other run cleans up after them.
     """
-    folder = storage_dir / WRITERS_FOLDER
     try:
-        entries = list(os.scandir(folder))
+        entries = list(os.scandir(storage_dir / WRITERS_FOLDER))
     except OSError:
-        return {}
-    dead = {}
+        return {}, set()
+    dead, live = {}, set()
     for entry in entries:
-        if not entry.name.endswith(".lock") or not entry.is_file(follow_symlinks=False):
+        if not entry.name.endswith(".lock"):
+            continue
+        token = entry.name.removesuffix(".lock")
+        live.add(token)
+        if not entry.is_file(follow_symlinks=False):
             continue
         try:
             descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -244,21 +248,9 @@ def _dead_writers(storage_dir: Path) -> dict[str, tuple[int, list[str], Path]]:
             continue
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
             text = handle.read().decode("utf-8", "surrogateescape")
-        dead[entry.name.removesuffix(".lock")] = (
-            descriptor,
-            [line for line in text.splitlines() if line],
-            Path(entry.path),
-        )
-    return dead
-
-
-def _live_tokens(storage_dir: Path) -> set[str]:
-    """Return the tokens of every writer file (alive or not: the caller removes the dead)."""
-    try:
-        names = os.listdir(storage_dir / WRITERS_FOLDER)
-    except OSError:
-        return set()
-    return {name.removesuffix(".lock") for name in names if name.endswith(".lock")}
+        live.discard(token)
+        dead[token] = (descriptor, [line for line in text.splitlines() if line], Path(entry.path))
+    return dead, live
 
 
 def _intact(temp: Path, staged: StagedFile) -> bool:
