@@ -26,6 +26,7 @@ from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.values import (
     GENERATED_AT_PLACEHOLDER,
     demote_headings,
+    minute,
     pressure_text,
     tidy,
 )
@@ -106,7 +107,7 @@ class Handoff:
             },
             "pressure": pressure_text(session, conversation.context, zone),
             "conversation": {
-                "since": _time(conversation.started_at, zone),
+                "since": minute(conversation.started_at, zone),
                 "messages": conversation.message_count,
                 "resets": conversation.resets,
                 "compactions": conversation.compactions,
@@ -126,7 +127,7 @@ class Handoff:
         self.messages = conversation.messages
         self.message_values = [
             {
-                "time": _time(message.at, zone) or "time unknown",
+                "time": minute(message.at, zone) or "time unknown",
                 "who": message.role,
                 "text": cut(tidy(message.text), limits.message_max_chars),
                 "break": None,
@@ -136,7 +137,7 @@ class Handoff:
         self.days = [_day(message.at, zone) for message in self.messages]
         self.priority = _by_priority(self.messages)
         self.breaks = [
-            (at, {"time": _time(at, zone), "who": None, "text": None, "break": kind})
+            (at, {"time": minute(at, zone), "who": None, "text": None, "break": kind})
             for kind, at in conversation.breaks
             if at is not None
         ]
@@ -221,7 +222,7 @@ def _by_priority(messages: list[Said]) -> list[int]:
 
 def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:
     return {
-        "time": _time(item.at, zone) or "time unknown",
+        "time": minute(item.at, zone) or "time unknown",
         "who": item.role,
         "text": item.text,
     }
@@ -229,12 +230,6 @@ def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:
 
 def _tools(conversation: Conversation) -> list[tuple[str, int]]:
     return sorted(conversation.tools.items(), key=lambda item: (-item[1], item[0]))
-
-
-def _time(at: float | None, zone: tzinfo | None) -> str | None:
-    if at is None:
-        return None
-    return local(datetime.fromtimestamp(at, UTC), zone).isoformat(timespec="minutes")
 
 
 def _day(at: float | None, zone: tzinfo | None) -> str | None:

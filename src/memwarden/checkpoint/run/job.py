@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
 from memwarden.checkpoint.commit.snapshots import snapshot_written
-from memwarden.checkpoint.outcome import SessionOutcome, written_agents
+from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.run.agents import (
     AgentResult,
     checkpoint_agent,
@@ -181,14 +181,13 @@ def _refresh_indexes(
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
     """
-    changed = written_agents(agents, outcomes)
-    if also:
-        listed = {agent.id for agent in changed}
-        changed += [
-            agent
-            for agent in context.deployment.agents
-            if agent.id in also and agent.id not in listed and agent.workspace.is_dir()
-        ]
+    written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
+    changed = [agent for agent in agents if agent.id in written]
+    changed += [
+        agent
+        for agent in context.deployment.agents
+        if agent.id in also and agent.id not in written and agent.workspace.is_dir()
+    ]
     if not changed:
         return None, []
     indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
@@ -302,28 +301,21 @@ def checkpoint_agents(
     agents done so far staged; `idle()` whenever it waits for a worker process.
     """
 
-    def finished(agent: Agent, result: AgentResult) -> AgentResult:
-        on_done(agent, result)
-        return result
-
-    settled = {}
+    settled: dict[str, AgentResult] = {}
     for agent in agents:
         lost = lost_workspace(agent)
         if lost is not None:
             failed = SessionOutcome(agent.id, str(agent.workspace), "failed", lost)
-            settled[agent.id] = finished(agent, AgentResult([failed]))
-    if not force:
-        for agent in agents:
-            if agent.id in settled:
-                continue
-            result = skip_unchanged(state, agent)
-            if result is not None:
-                settled[agent.id] = finished(agent, result)
+            settled[agent.id] = AgentResult([failed])
+        elif not force and (result := skip_unchanged(state, agent)) is not None:
+            settled[agent.id] = result
+        else:
+            continue
+        on_done(agent, settled[agent.id])
     pending = [agent for agent in agents if agent.id not in settled]
     processes = processes_for(state.settings.workers, len(pending))
     if processes <= 1:
-        for agent in pending:
-            settled[agent.id] = finished(agent, checkpoint_agent(state, agent, force=force))
+        done = ((agent, checkpoint_agent(state, agent, force=force)) for agent in pending)
     else:
         done = checkpoint_in_processes(
             state,
@@ -333,7 +325,8 @@ def checkpoint_agents(
             problems,
             idle,
         )
-        with closing(done):  # stopped here (SIGTERM): the workers are killed at once
-            for agent, result in done:
-                settled[agent.id] = finished(agent, result)
+    with closing(done):  # stopped here (SIGTERM): the workers are killed at once
+        for agent, result in done:
+            settled[agent.id] = result
+            on_done(agent, result)
     return [settled[agent.id] for agent in agents]
