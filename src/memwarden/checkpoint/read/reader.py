@@ -100,7 +100,19 @@ def read_recent(location: TranscriptLocation, take: Take) -> TranscriptRead:
 
     Raise StoreError if the transcript cannot be read.
     """
-    return _recent(location, take, recent_tail(location))
+    tail = recent_tail(location)
+    if tail.entries:
+        take(tail.entries)
+    return TranscriptRead(
+        location,
+        tail.start,
+        tail.end,
+        len(tail.entries),
+        reached_start=tail.reached_start,
+        whole_since=False,
+        skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
+        skipped_report=skipped_lines_report(location, tail),
+    )
 
 
 def recent_tail(location: TranscriptLocation) -> TailResult:
@@ -155,21 +167,6 @@ def previous_location(
     return (
         TranscriptLocation("file", archives[0], previous_session_id),
         archive_timestamp(archives[0].name),
-    )
-
-
-def _recent(location: TranscriptLocation, take: Take, tail: TailResult) -> TranscriptRead:
-    if tail.entries:
-        take(tail.entries)
-    return TranscriptRead(
-        location,
-        tail.start,
-        tail.end,
-        len(tail.entries),
-        reached_start=tail.reached_start,
-        whole_since=False,
-        skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
-        skipped_report=skipped_lines_report(location, tail),
     )
 
 

@@ -46,7 +46,10 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
     """
     stopping.check()
     try:
-        return _checkpoint_agent(run, agent, force)
+        run = with_files(run, agent)
+        result = _checkpoint_sessions(run, agent, force)
+        result.staged = stage_files(run)
+        return result
     except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
         stopping.check()
         reason = describe_error(error)
@@ -72,18 +75,10 @@ def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
     return AgentResult(unchanged.replay(record, agent), record, skipped_fast=True)
 
 
-def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
-    run = with_files(run, agent)
-    result = _checkpoint_sessions(run, agent, force)
-    result.staged = stage_files(run)
-    return result
-
-
 def with_files(run: RunState, agent: Agent) -> RunState:
     """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run)."""
-    if run.writer is None or run.dry_run:
+    if run.writer is None:
         return run
-
     return replace(
         run, files=AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
     )

@@ -64,7 +64,9 @@ def checkpoint_changed(
     `name` is the session's handoff file relative to memory/, `target` its path.
     """
     settings = run.settings
-    loaded = _load_conversation(run, agent, session)
+    # What the conversation held as the last run left it, or None (read for the first time, or
+    # kept in a format this memwarden does not read: built again from the transcript).
+    loaded = Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
     budget = handoff_budget(run, agent)
     keep = max(KEPT_MESSAGE_CHARS, 2 * budget)
     material = gather(run, session, location, stored, loaded, keep)
@@ -103,12 +105,6 @@ def checkpoint_changed(
     else:
         outcome.finish("unchanged", "new lines, but nothing that changes the files")
     log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
-
-
-def _load_conversation(run: RunState, agent: Agent, session: SessionRecord) -> Conversation | None:
-    """What the conversation held as the last run left it, or None (read for the first time,
-    or kept in a format this memwarden does not read: built again from the transcript)."""
-    return Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
 
 
 def handoff_budget(run: RunState, agent: Agent) -> int:
@@ -186,18 +182,17 @@ def _write_daily_log(
 ) -> int:
     """Append one entry per local day for the messages no run has logged; return their count."""
     settings = run.settings
-    sources = [(part.session_id, part.messages, part.partial) for part in material.daily]
-    total = sum(len(messages) for _, messages, _ in sources)
+    total = sum(len(part.messages) for part in material.daily)
     if not settings.daily_log or not total:
         return total if settings.daily_log else 0
     folder = memory_folder(agent.workspace, create=not run.dry_run)
-    for session_id, messages, partial in sources:
-        for group in group_by_day(messages, run.zone, run.now):
+    for part in material.daily:
+        for group in group_by_day(part.messages, run.zone, run.now):
             values = daily_entry_values(
                 group,
                 session.key,
-                session_id or session.session_id,
-                partial=partial,
+                part.session_id or session.session_id,
+                partial=part.partial,
                 limits=settings.limits,
                 zone=run.zone,
                 fallback=run.now,
