@@ -236,7 +236,7 @@ def _rewound_archive(
         return None
     found = reader.previous_location(location, stored.session_id)  # type: ignore[union-attr]
     last_entry_at = stored.last_entry_at  # type: ignore[union-attr]
-    return _logged_after(run, found[0], None, last_entry_at) if found is not None else None
+    return _logged_after(run, found, None, last_entry_at) if found is not None else None
 
 
 def _earlier_session(
@@ -259,7 +259,7 @@ def _earlier_session(
     if earlier_id == session.session_id:
         return None
     found = reader.previous_location(location, earlier_id)
-    return (found[0], position) if found is not None else None
+    return (found, position) if found is not None else None
 
 
 def _matching_archive(
