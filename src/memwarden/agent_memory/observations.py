@@ -80,10 +80,7 @@ def markers_in_line(line: str) -> list[str]:
     """Given one line of text, return the markers it carries outside inline code, in order."""
     if "[" not in line:
         return []
-    spans = inline_code_spans(line) if "`" in line else []
-    return [
-        match.group(1) for match in _MARKER_TEXT.finditer(line) if not inside(spans, match.start())
-    ]
+    return [match.group(1) for match in _outside_code(_MARKER_TEXT, line)]
 
 
 def marked_lines(text: str) -> list[tuple[str, str]]:
@@ -232,12 +229,18 @@ def _todo_marker_lines(text: str) -> list[tuple[int, str, bool]]:
     offset = 0
     for line in text.splitlines(keepends=True):
         if "[TODO]" in line:
-            spans = inline_code_spans(line) if "`" in line else []
-            for match in _TODO_MARKER.finditer(line):
-                if not inside(spans, match.start()):
-                    found.append((offset + match.start(), match.group(1).rstrip(" \t\r\n"), True))
+            found += [
+                (offset + match.start(), match.group(1).rstrip(" \t\r\n"), True)
+                for match in _outside_code(_TODO_MARKER, line)
+            ]
         offset += len(line)
     return found
+
+
+def _outside_code(pattern: re.Pattern[str], line: str) -> list[re.Match[str]]:
+    """The matches of `pattern` in one line that do not start inside inline code."""
+    spans = inline_code_spans(line) if "`" in line else []
+    return [match for match in pattern.finditer(line) if not inside(spans, match.start())]
 
 
 def inside(spans: list[Span], position: int) -> bool:

@@ -143,28 +143,22 @@ class _Committer:
         self.committed = len(self.finished)
         self.problems += self.writes.commit_agents(self.state.stored, batch).problems
         if watch:
-            self._watch(batch)
-        _release(batch)
-
-    def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
-        # An agent settled by the fast skip has no new line anywhere: no new compaction either.
-        # The watch looks at the conversations as this run read them: each store read once.
-        watch_compactions(
-            self.context,
-            [agent for agent, result in batch if not result.skipped_fast],
-            dry_run=self.state.dry_run,
-            sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
-            report=self.watched,
-        )
-
-
-def _release(batch: list[tuple[Agent, AgentResult]]) -> None:
-    """Drop what a committed agent's result no longer needs (its conversations as read, what
-    they hold): the run keeps only the outcomes, so its memory does not grow with the fleet."""
-    for _, result in batch:
-        result.sessions = None
-        for outcome in result.outcomes:
-            outcome.update = None
+            # An agent settled by the fast skip has no new line anywhere: no new compaction
+            # either. The watch looks at the conversations as this run read them: each store
+            # read once.
+            watch_compactions(
+                self.context,
+                [agent for agent, result in batch if not result.skipped_fast],
+                dry_run=self.state.dry_run,
+                sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
+                report=self.watched,
+            )
+        # Drop what a committed agent's result no longer needs (its conversations as read, what
+        # they hold): the run keeps only the outcomes, so its memory does not grow with the fleet.
+        for _, result in batch:
+            result.sessions = None
+            for outcome in result.outcomes:
+                outcome.update = None
 
 
 def _refresh_indexes(
