@@ -9,7 +9,7 @@ Loaded and saved by `positions`, as is each conversation's accumulated memory.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,13 @@ class StoredSession:
     @cached_property
     def position(self) -> ReadPosition | None:
         """The stored read position, or None when the row holds none that is valid."""
-        return _position(self.position_json)
+        # lazy: the fast skip reads no position
+        from memwarden.openclaw.transcripts import ReadPosition
+
+        try:
+            return ReadPosition.from_json(self.position_json) if self.position_json else None
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True)
@@ -79,13 +85,11 @@ class AgentRecord:
     recorded_at: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "era": self.era,
-            "settings": self.settings,
-            "signatures": self.signatures,
-            "sessions": self.sessions,
-            "reason": self.reason,
-        }
+        """The record's data as kept (its id and times are columns of their own)."""
+        data = asdict(self)
+        for column in ("agent_id", "valid_until", "recorded_at"):
+            del data[column]
+        return data
 
     @classmethod
     def from_row(
@@ -101,15 +105,3 @@ class AgentRecord:
             valid_until,
             updated_at,
         )
-
-
-def _position(text: str | None) -> ReadPosition | None:
-    # lazy: the fast skip reads no position
-    from memwarden.openclaw.transcripts import ReadPosition
-
-    if not text:
-        return None
-    try:
-        return ReadPosition.from_json(text)
-    except ValueError:
-        return None

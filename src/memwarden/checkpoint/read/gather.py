@@ -78,14 +78,14 @@ class Material:
 def gather(
     run: RunState,
     session: SessionRecord,
-    location: TranscriptLocation,
     stored: StoredSession | None,
     loaded: Conversation | None,
     keep_chars: int = KEPT_MESSAGE_CHARS,
 ) -> Material:
     """Read the session (and the rest of its earlier id's transcript, when the key has a new
     one) into the conversation, keeping `keep_chars` of its latest messages; return the
-    Material. Raise StoreError if a transcript cannot be read."""
+    Material. Raise StoreError if a transcript cannot be read. The session has a transcript."""
+    location: TranscriptLocation = session.transcript  # type: ignore[assignment]
     conversation = loaded if loaded is not None else Conversation()
     conversation.keep_chars = keep_chars
     daily: list[DailyMessages] = []

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
-    from memwarden.openclaw.transcripts import TranscriptLocation
 
 log = logging.getLogger("memwarden.checkpoint")
 # A handoff always has room for its header and its first items, however full the bootstrap is
@@ -51,7 +50,6 @@ def checkpoint_changed(
     run: RunState,
     agent: Agent,
     session: SessionRecord,
-    location: TranscriptLocation,
     stored: StoredSession | None,
     name: str,
     target: Path,
@@ -61,7 +59,8 @@ def checkpoint_changed(
 ) -> None:
     """Read, extract and write one session's checkpoint, filling in `outcome`.
 
-    `name` is the session's handoff file relative to memory/, `target` its path.
+    `name` is the session's handoff file relative to memory/, `target` its path; the session
+    has a transcript.
     """
     settings = run.settings
     # What the conversation held as the last run left it, or None (read for the first time, or
@@ -69,7 +68,7 @@ def checkpoint_changed(
     loaded = Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
     budget = handoff_budget(run, agent)
     keep = max(KEPT_MESSAGE_CHARS, 2 * budget)
-    material = gather(run, session, location, stored, loaded, keep)
+    material = gather(run, session, stored, loaded, keep)
     outcome.counts = _counts(material)
     outcome.previous_session_id = material.earlier_session_id
     too_small = None if ignore_minimum else gather_module.too_small(settings, material)
