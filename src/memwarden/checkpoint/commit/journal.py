@@ -30,6 +30,7 @@ from memwarden.checkpoint.commit.staging import (
     WRITERS_FOLDER,
     StagedFile,
     identity,
+    listed_folders,
     read_file,
     remove_temp_files,
 )
@@ -246,10 +247,8 @@ def _writers(storage_dir: Path) -> tuple[dict[str, tuple[int, list[str], Path]],
         except OSError:
             os.close(descriptor)
             continue
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            text = handle.read().decode("utf-8", "surrogateescape")
         live.discard(token)
-        dead[token] = (descriptor, [line for line in text.splitlines() if line], Path(entry.path))
+        dead[token] = (descriptor, listed_folders(descriptor), Path(entry.path))
     return dead, live
 
 

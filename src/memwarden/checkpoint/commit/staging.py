@@ -138,10 +138,16 @@ class Writer:
         """Return the folders listed in the writer file: this process's and its workers', a
         worker that died before sending its own included."""
         try:
-            text = os.pread(self._descriptor, 1 << 24, 0) if self._descriptor is not None else b""
+            return listed_folders(self._descriptor) if self._descriptor is not None else []
         except OSError:
             return []
-        return [line for line in text.decode("utf-8", "surrogateescape").splitlines() if line]
+
+
+def listed_folders(descriptor: int) -> list[str]:
+    """Return the folders an open writer file lists, one a line. Raise OSError if it cannot be
+    read."""
+    text = os.pread(descriptor, 1 << 24, 0)
+    return [line for line in text.decode("utf-8", "surrogateescape").splitlines() if line]
 
 
 def remove_temp_files(token: str, folders: list[str], keep: frozenset[str] = frozenset()) -> int:
