@@ -197,22 +197,16 @@ def _write_daily_log(
                 fallback=run.now,
             )
             entry = render_template(DAILY_ENTRY_TEMPLATE, settings.daily_entry_template, values)
-            path = folder / group.file_name
-            _append_daily(run, agent, path, group.day.isoformat(), entry, outcome)
+            path, day = folder / group.file_name, group.day.isoformat()
+            if run.dry_run:
+                header = "" if path.is_file() else daily_header(agent.id, day)
+                outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
+            else:
+                files = run.staged_files()
+                files.append(path, entry, "" if files.exists(path) else daily_header(agent.id, day))
             if str(path) not in outcome.files:
                 outcome.files.append(str(path))
     return total
-
-
-def _append_daily(
-    run: RunState, agent: Agent, path: Path, day: str, entry: str, outcome: SessionOutcome
-) -> None:
-    if run.dry_run:
-        header = "" if path.is_file() else daily_header(agent.id, day)
-        outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
-        return
-    files = run.staged_files()
-    files.append(path, entry, "" if files.exists(path) else daily_header(agent.id, day))
 
 
 def _position_update(
