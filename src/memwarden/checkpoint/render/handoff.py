@@ -112,7 +112,10 @@ class Handoff:
                 "resets": conversation.resets,
                 "compactions": conversation.compactions,
             },
-            "tools": [{"name": name, "count": count} for name, count in _tools(conversation)],
+            "tools": [
+                {"name": name, "count": count}
+                for name, count in sorted(conversation.tools.items(), key=lambda t: (-t[1], t[0]))
+            ],
         }
         self.lists = {
             "marked": list(conversation.marked.values()),
@@ -125,13 +128,9 @@ class Handoff:
         )
         self.item_values = {id(item): _item(item, zone) for item in self.items}
         self.messages = conversation.messages
+        max_chars = limits.message_max_chars
         self.message_values = [
-            {
-                "time": minute(message.at, zone) or "time unknown",
-                "who": message.role,
-                "text": cut(tidy(message.text), limits.message_max_chars),
-                "break": None,
-            }
+            {**_item(message, zone), "text": cut(tidy(message.text), max_chars), "break": None}
             for message in self.messages
         ]
         self.days = [_day(message.at, zone) for message in self.messages]
@@ -226,10 +225,6 @@ def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:
         "who": item.role,
         "text": item.text,
     }
-
-
-def _tools(conversation: Conversation) -> list[tuple[str, int]]:
-    return sorted(conversation.tools.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _day(at: float | None, zone: tzinfo | None) -> str | None:
