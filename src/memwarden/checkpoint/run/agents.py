@@ -48,7 +48,8 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
     try:
         run = with_files(run, agent)
         result = _checkpoint_sessions(run, agent, force)
-        result.staged = stage_files(run)
+        # As temp files, for `commit` (raise OSError if one cannot be written: none is left).
+        result.staged = run.files.stage(run.writer) if run.files is not None else []
         return result
     except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
         stopping.check()
@@ -76,22 +77,13 @@ def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
 
 
 def with_files(run: RunState, agent: Agent) -> RunState:
-    """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run)."""
+    """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run: it
+    has no writer); `files.stage(writer)` writes them."""
     if run.writer is None:
         return run
     return replace(
         run, files=AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
     )
-
-
-def stage_files(run: RunState) -> list[StagedFile]:
-    """Write the writes staged for the agent at hand as temp files, for `commit`; return them.
-
-    Raise OSError if one cannot be written (none is left behind).
-    """
-    if run.writer is None or run.files is None:
-        return []
-    return run.files.stage(run.writer)
 
 
 def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResult:

@@ -19,7 +19,6 @@ from memwarden.checkpoint.run.agents import (
     AgentResult,
     checkpoint_agent,
     skip_unchanged,
-    stage_files,
     with_files,
 )
 from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
@@ -268,7 +267,8 @@ def _checkpoint_committed(
         finally:
             sqlite_ro.close(agent.sqlite_path)  # as `checkpoint_agent` does
         # No record kept: the agent's files may now hold this session, its next run looks again.
-        result = AgentResult([outcome], staged=stage_files(state))
+        staged = state.files.stage(state.writer) if state.files is not None else []
+        result = AgentResult([outcome], staged=staged)
         report = writes.commit_agents(state.stored, [(agent, result)])
         outcome.warnings += report.problems
         if agent.id not in report.conflicts:
