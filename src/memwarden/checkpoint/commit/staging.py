@@ -193,10 +193,6 @@ class AgentFiles:
     _writes: list[tuple[Path, str, str]] = field(default_factory=list)
     _real_workspace: Path | None = None
 
-    def exists(self, path: Path) -> bool:
-        """Return True when `path` exists on disk or a write to it is staged."""
-        return any(target == path for target, _, _ in self._writes) or path.is_file()
-
     def replace(self, path: Path, text: str) -> None:
         """Stage `path` replaced whole by `text`."""
         self._target(path)

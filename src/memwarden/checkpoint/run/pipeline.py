@@ -197,13 +197,13 @@ def _write_daily_log(
                 fallback=run.now,
             )
             entry = render_template(DAILY_ENTRY_TEMPLATE, settings.daily_entry_template, values)
-            path, day = folder / group.file_name, group.day.isoformat()
+            path = folder / group.file_name
+            header = daily_header(agent.id, group.day.isoformat())  # of a file missing now
             if run.dry_run:
-                header = "" if path.is_file() else daily_header(agent.id, day)
-                outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
+                shown = outcome.previews.get(str(path), "" if path.is_file() else header)
+                outcome.previews[str(path)] = shown + entry
             else:
-                files = run.staged_files()
-                files.append(path, entry, "" if files.exists(path) else daily_header(agent.id, day))
+                run.staged_files().append(path, entry, header)
             if str(path) not in outcome.files:
                 outcome.files.append(str(path))
     return total
