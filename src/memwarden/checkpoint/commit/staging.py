@@ -6,8 +6,8 @@ workspaces, memwarden does not invent them.
 
 A run does not replace files as it goes: each agent's handoffs and daily-log appends are
 collected (`AgentFiles`), then written as temp files (`.<name>.mw-<run>-<n>.tmp`, 0600, each
-fsynced by the process that wrote it) once the agent is done. `batch` records them in the state
-DB's journal with the positions, and renames them.
+fsynced by the process that wrote it) once the agent is done. `durable_run` records them in the
+state DB's journal with the positions, and renames them.
 
 Every temp file carries its run's token. A live run holds an exclusive lock on its writer file
 (`<storage>/checkpoint-writers/<token>.lock`), which also lists the folders it wrote temp files

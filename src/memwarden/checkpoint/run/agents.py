@@ -32,7 +32,7 @@ class AgentResult:
     outcomes: list[SessionOutcome]
     record: AgentRecord | None = None
     skipped_fast: bool = False
-    # The agent's files, written as temp files, for `commit` to put in place.
+    # The agent's files, written as temp files, for `DurableWrites.commit_agents` to put in place.
     staged: list[StagedFile] = field(default_factory=list)
     # The agent's conversations as this run read them from its store (automation sessions left
     # out), for the compaction watch that follows; None when the store was not read.
@@ -48,7 +48,7 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
     try:
         run = with_files(run, agent)
         result = _checkpoint_sessions(run, agent, force)
-        # As temp files, for `commit` (raise OSError if one cannot be written: none is left).
+        # As temp files, for the commit (raise OSError if one cannot be written: none is left).
         result.staged = run.files.stage(run.writer) if run.files is not None else []
         return result
     except Exception as error:  # noqa: BLE001 - one broken agent never stops the others

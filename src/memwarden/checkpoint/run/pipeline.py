@@ -75,7 +75,7 @@ def checkpoint_changed(
     if too_small:
         outcome.finish("skipped", too_small)
         return
-    # Staged, not written: `commit` puts the run's files in place with the positions.
+    # Staged, not written: the commit puts the run's files in place with the positions.
     _write_handoff(run, agent, session, material, budget, target, force, outcome)
     appended = _write_daily_log(run, agent, session, material, outcome)
     outcome.redactions = run.redactor.take_counts()
