@@ -67,8 +67,7 @@ _PATH = re.compile(
 )
 # A task runs to the end of the line; its trailing blanks are stripped afterwards (a lazy
 # `(.*?)[ \t]*$` would try every position against every blank: quadratic on a long blank run).
-_OPEN_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+(\S[^\n]*)", re.MULTILINE)
-_DONE_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[xX]\][ \t]+(\S[^\n]*)", re.MULTILINE)
+_CHECKBOX_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[([ xX])\][ \t]+(\S[^\n]*)", re.MULTILINE)
 _TODO_LINE = re.compile(r"\bTODO:[ \t]*(\S[^\n]*)", re.MULTILINE)
 _TODO_MARKER = re.compile(r"\[TODO\][ \t]*(\S[^\n]*)", re.MULTILINE)
 _TASK_PREFIX = re.compile(r"^(?:TODO:|\[TODO\])[ \t]*")
@@ -104,9 +103,8 @@ def task_changes(text: str) -> list[tuple[str, bool]]:
     if "```" in text or "~~~" in text:
         text = "\n".join(lines_outside_code(text))
     boxes = [
-        (match.start(), match.end(), match.group(1).rstrip(" \t"), is_open)
-        for pattern, is_open in ((_OPEN_ITEM, True), (_DONE_ITEM, False))
-        for match in pattern.finditer(text)
+        (match.start(), match.end(), match.group(2).rstrip(" \t"), match.group(1) == " ")
+        for match in _CHECKBOX_ITEM.finditer(text)
     ]
     found = [(start, _task_text(item), is_open) for start, _, item, is_open in boxes]
     lines = [
