@@ -9,7 +9,7 @@ Loaded and saved by `positions`, as is each conversation's accumulated memory.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 # [inode, size, mtime in ns] of a file, or None when it does not exist (see `unchanged`).
 Signature = list[int] | None
+# The fields of an AgentRecord kept as its JSON data.
+_RECORD_DATA = ("era", "settings", "signatures", "sessions", "reason")
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,7 @@ class AgentRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The record's data as kept (its id and times are columns of their own)."""
-        data = asdict(self)
-        for column in ("agent_id", "valid_until", "recorded_at"):
-            del data[column]
-        return data
+        return {name: getattr(self, name) for name in _RECORD_DATA}
 
     @classmethod
     def from_row(

@@ -21,7 +21,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,7 +60,9 @@ MemoryLock = Callable[[str], AbstractContextManager[object]]
 
 def record(connection: sqlite3.Connection, token: str, files: Sequence[StagedFile]) -> None:
     """Add the staged files of run `token` to the journal (inside the caller's transaction)."""
-    connection.executemany(_INSERT, [(token, *astuple(staged)) for staged in files])
+    columns = [column.name for column in fields(StagedFile)]
+    rows = [(token, *[getattr(staged, name) for name in columns]) for staged in files]
+    connection.executemany(_INSERT, rows)
 
 
 def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:

@@ -14,7 +14,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -136,7 +135,7 @@ def write(
             data=update.data,
         )
     for event in events:
-        state.record_event(**asdict(event), job="checkpoint", run_id=run_id)
+        state.record_event(**vars(event), job="checkpoint", run_id=run_id)
 
 
 def changed_sessions(
