@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 
 
 def main() -> None:
-    import memwarden.checkpoint.commit.batch
+    import memwarden.checkpoint.commit.durable_run
     import memwarden.checkpoint.run.job
     import memwarden.checkpoint.run.pipeline
     import memwarden.indexing.refresh

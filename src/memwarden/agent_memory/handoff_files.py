@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,18 +148,16 @@ class HandoffFile:
 def candidate_names(memory_dir: Path) -> list[str]:
     """Return the names (relative to memory/) of the regular files that may be handoffs:
     ACTIVE_CONTEXT.md and `sessions/*.md`, sorted. Symlinks are never listed."""
-    names = []
-    if _is_regular(memory_dir / ACTIVE_CONTEXT):
-        names.append(ACTIVE_CONTEXT)
     try:
-        entries = list(os.scandir(memory_dir / SESSIONS_FOLDER))
+        names = os.listdir(memory_dir / SESSIONS_FOLDER)
     except (FileNotFoundError, NotADirectoryError):
-        entries = []
-    for entry in entries:
-        name = entry.name
-        if name.endswith(".md") and not name.startswith(".") and _is_file_entry(entry):
-            names.append(f"{SESSIONS_FOLDER}/{name}")
-    return sorted(names)
+        names = []
+    listed = [
+        f"{SESSIONS_FOLDER}/{name}"
+        for name in names
+        if name.endswith(".md") and not name.startswith(".")
+    ]
+    return sorted(name for name in [ACTIVE_CONTEXT, *listed] if _is_regular(memory_dir / name))
 
 
 def read_handoffs(memory_dir: Path, agents: Sequence[str]) -> list[HandoffFile]:
@@ -175,15 +174,8 @@ def read_handoffs(memory_dir: Path, agents: Sequence[str]) -> list[HandoffFile]:
     return found
 
 
-def _is_file_entry(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_file(follow_symlinks=False)
-    except OSError:
-        return False
-
-
 def _is_regular(path: Path) -> bool:
     try:
-        return path.is_file() and not path.is_symlink()
+        return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
         return False

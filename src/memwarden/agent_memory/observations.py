@@ -67,8 +67,7 @@ _PATH = re.compile(
 )
 # A task runs to the end of the line; its trailing blanks are stripped afterwards (a lazy
 # `(.*?)[ \t]*$` would try every position against every blank: quadratic on a long blank run).
-_OPEN_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[ \][ \t]+(\S[^\n]*)", re.MULTILINE)
-_DONE_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[[xX]\][ \t]+(\S[^\n]*)", re.MULTILINE)
+_CHECKBOX_ITEM = re.compile(r"^[ \t]*[-*+][ \t]+\[([ xX])\][ \t]+(\S[^\n]*)", re.MULTILINE)
 _TODO_LINE = re.compile(r"\bTODO:[ \t]*(\S[^\n]*)", re.MULTILINE)
 _TODO_MARKER = re.compile(r"\[TODO\][ \t]*(\S[^\n]*)", re.MULTILINE)
 _TASK_PREFIX = re.compile(r"^(?:TODO:|\[TODO\])[ \t]*")
@@ -80,10 +79,7 @@ def markers_in_line(line: str) -> list[str]:
     """Given one line of text, return the markers it carries outside inline code, in order."""
     if "[" not in line:
         return []
-    spans = inline_code_spans(line) if "`" in line else []
-    return [
-        match.group(1) for match in _MARKER_TEXT.finditer(line) if not inside(spans, match.start())
-    ]
+    return [match.group(1) for match in _outside_code(_MARKER_TEXT, line)]
 
 
 def marked_lines(text: str) -> list[tuple[str, str]]:
@@ -107,9 +103,8 @@ def task_changes(text: str) -> list[tuple[str, bool]]:
     if "```" in text or "~~~" in text:
         text = "\n".join(lines_outside_code(text))
     boxes = [
-        (match.start(), match.end(), match.group(1).rstrip(" \t"), is_open)
-        for pattern, is_open in ((_OPEN_ITEM, True), (_DONE_ITEM, False))
-        for match in pattern.finditer(text)
+        (match.start(), match.end(), match.group(2).rstrip(" \t"), match.group(1) == " ")
+        for match in _CHECKBOX_ITEM.finditer(text)
     ]
     found = [(start, _task_text(item), is_open) for start, _, item, is_open in boxes]
     lines = [
@@ -232,12 +227,18 @@ def _todo_marker_lines(text: str) -> list[tuple[int, str, bool]]:
     offset = 0
     for line in text.splitlines(keepends=True):
         if "[TODO]" in line:
-            spans = inline_code_spans(line) if "`" in line else []
-            for match in _TODO_MARKER.finditer(line):
-                if not inside(spans, match.start()):
-                    found.append((offset + match.start(), match.group(1).rstrip(" \t\r\n"), True))
+            found += [
+                (offset + match.start(), match.group(1).rstrip(" \t\r\n"), True)
+                for match in _outside_code(_TODO_MARKER, line)
+            ]
         offset += len(line)
     return found
+
+
+def _outside_code(pattern: re.Pattern[str], line: str) -> list[re.Match[str]]:
+    """The matches of `pattern` in one line that do not start inside inline code."""
+    spans = inline_code_spans(line) if "`" in line else []
+    return [match for match in pattern.finditer(line) if not inside(spans, match.start())]
 
 
 def inside(spans: list[Span], position: int) -> bool:

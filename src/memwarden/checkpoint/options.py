@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from typing import Any
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps on what a handoff and a daily-log entry show; `handoff_max_chars` 0 is what the
-    gateway's bootstrap caps leave a handoff."""
+    """Caps on what a handoff and a daily-log entry show, named as their `checkpoint.*` options;
+    `handoff_max_chars` 0 is what the gateway's bootstrap caps leave a handoff."""
 
     message_max_chars: int = 600
     summary_max_chars: int = 3000
@@ -44,12 +44,7 @@ class Settings:
             min_messages=section.min_messages,
             daily_log=section.daily_log,
             workers=section.workers,
-            limits=Limits(
-                message_max_chars=section.message_max_chars,
-                summary_max_chars=section.summary_max_chars,
-                daily_log_max_chars=section.daily_log_max_chars,
-                handoff_max_chars=section.handoff_max_chars,
-            ),
+            limits=Limits(**{limit.name: getattr(section, limit.name) for limit in fields(Limits)}),
             active_context_template=section.active_context_template,
             daily_entry_template=section.daily_entry_template,
         )

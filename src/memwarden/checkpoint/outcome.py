@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memwarden.checkpoint.records import EventRecord, PositionUpdate
-
-if TYPE_CHECKING:
-    from memwarden.openclaw.agents import Agent
 
 
 @dataclass
@@ -80,9 +76,3 @@ class SessionOutcome:
             data["dry_run"] = True
             data["previews"] = dict(self.previews)
         return data
-
-
-def written_agents(agents: Sequence[Agent], outcomes: Iterable[SessionOutcome]) -> list[Agent]:
-    """Return the agents, in their order, that a run wrote files for."""
-    written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
-    return [agent for agent in agents if agent.id in written]

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 # [inode, size, mtime in ns] of a file, or None when it does not exist (see `unchanged`).
 Signature = list[int] | None
+# The fields of an AgentRecord kept as its JSON data.
+_RECORD_DATA = ("era", "settings", "signatures", "sessions", "reason")
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,13 @@ class StoredSession:
     @cached_property
     def position(self) -> ReadPosition | None:
         """The stored read position, or None when the row holds none that is valid."""
-        return _position(self.position_json)
+        # lazy: the fast skip reads no position
+        from memwarden.openclaw.transcripts import ReadPosition
+
+        try:
+            return ReadPosition.from_json(self.position_json) if self.position_json else None
+        except ValueError:
+            return None
 
 
 @dataclass(frozen=True)
@@ -79,13 +87,8 @@ class AgentRecord:
     recorded_at: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "era": self.era,
-            "settings": self.settings,
-            "signatures": self.signatures,
-            "sessions": self.sessions,
-            "reason": self.reason,
-        }
+        """The record's data as kept (its id and times are columns of their own)."""
+        return {name: getattr(self, name) for name in _RECORD_DATA}
 
     @classmethod
     def from_row(
@@ -101,15 +104,3 @@ class AgentRecord:
             valid_until,
             updated_at,
         )
-
-
-def _position(text: str | None) -> ReadPosition | None:
-    # lazy: the fast skip reads no position
-    from memwarden.openclaw.transcripts import ReadPosition
-
-    if not text:
-        return None
-    try:
-        return ReadPosition.from_json(text)
-    except ValueError:
-        return None

@@ -4,11 +4,11 @@ For every agent (or `--agent ID`), choose its conversations from the session sto
 is new in each transcript, and write that conversation's handoff (`memory/ACTIVE_CONTEXT.md` for
 the main session, `memory/sessions/<conversation>.md` for the others) and an entry in
 `memory/YYYY-MM-DD.md`, secrets masked, all committed at once with the read positions (a
-journal the next run finishes after a kill: `checkpoint.commit.batch`); then the bootstrap manifest,
-so the hook injects each handoff into its own session. A session with nothing new since the
-last run is skipped after one stat. `--session KEY` checkpoints that one session, even under
-the size minimums (the session-summary hook runs it before a reset or a compaction; the rotate
-job calls `checkpoint.run.job.checkpoint_session` before a reset).
+journal the next run finishes after a kill: `checkpoint.commit.durable_run`); then the bootstrap
+manifest, so the hook injects each handoff into its own session. A session with nothing new
+since the last run is skipped after one stat. `--session KEY` checkpoints that one session,
+even under the size minimums (the session-summary hook runs it before a reset or a compaction;
+the rotate job calls `checkpoint.run.job.checkpoint_session` before a reset).
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ def lock_name(options: argparse.Namespace) -> str | None:
 
     The session-summary hook runs `checkpoint --session KEY` right before a compaction; it
     must not be turned away because the scheduled run holds the job lock. A session is committed
-    only if no other checkpoint committed it since it was read (`checkpoint.commit.batch`), and its
-    renames take the agent's memory lock, so the two never log the same messages nor interleave
-    in a workspace.
+    only if no other checkpoint committed it since it was read
+    (`checkpoint.commit.durable_run`), and its renames take the agent's memory lock, so the two
+    never log the same messages nor interleave in a workspace.
     """
     return None if options.session else "checkpoint"
 

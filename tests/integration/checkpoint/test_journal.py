@@ -245,11 +245,16 @@ def test_agent_files_rollback_drops_what_a_failed_session_staged(setup):
     assert temp_files(workspace) == []
 
 
-def commit_one(state, storage, workspace, expected):
-    from memwarden.checkpoint.commit.batch import AgentCommit, commit
+def commit_one(state, storage, workspace, stored):
+    """Commit one agent's daily-log entry as a run that read the rows `stored` does; return the
+    report, the session's outcome and the folders renamed into, by agent."""
+    from types import SimpleNamespace
+
+    from memwarden.checkpoint.commit.durable_run import DurableWrites
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.records import PositionUpdate
-    from memwarden.fs.files import real_path
+    from memwarden.checkpoint.run.agents import AgentResult
+    from memwarden.openclaw.agents import Agent
 
     writer = Writer(storage)
     files = AgentFiles("main", workspace)
@@ -257,21 +262,22 @@ def commit_one(state, storage, workspace, expected):
     outcome = SessionOutcome("main", str(workspace), "written", "wrote", "agent:main:main", "s1")
     outcome.files = [str(workspace / "memory" / "2026-11-25.md")]
     outcome.update = PositionUpdate("main", "agent:main:main", "s1", {"offset": 2}, None, {})
-    item = AgentCommit(
-        "main", [outcome], real_path(workspace), files.stage(writer), expected=expected
-    )
-    report = commit(state, [item], token=writer.token, run_id=None, memory_lock=no_lock)
+    agent = Agent("main", workspace, storage / "agent", True, "file", True)
+    context = SimpleNamespace(state=state, run_id=None, memory_lock=no_lock)
+    writes = DurableWrites(context, writer, [])
+    result = AgentResult([outcome], staged=files.stage(writer))
+    report = writes.commit_agents(stored, [(agent, result)])
     writer.close(pending=journal.pending_count(state, writer.token) > 0)
-    return report, outcome
+    return report, outcome, writes.placed
 
 
 def test_commit_of_a_session_another_run_committed_since_it_was_read_is_left_out(setup):
     state, storage, workspace = setup
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
-    read_at = load_stored(state)[("main", "agent:main:main")].updated_at
+    read = load_stored(state)
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 2})  # the other
 
-    report, outcome = commit_one(state, storage, workspace, {"agent:main:main": read_at})
+    report, outcome, _ = commit_one(state, storage, workspace, read)
 
     assert report.conflicts == ["main"]
     assert (outcome.outcome, outcome.update) == ("skipped", None)
@@ -284,14 +290,14 @@ def test_commit_of_a_session_unchanged_since_it_was_read_puts_its_files_in_place
 ):
     state, storage, workspace = setup
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
-    read_at = load_stored(state)[("main", "agent:main:main")].updated_at
+    read = load_stored(state)
     fsynced = record_fsyncs(monkeypatch)
 
-    report, _ = commit_one(state, storage, workspace, {"agent:main:main": read_at})
+    report, _, placed = commit_one(state, storage, workspace, read)
 
     assert report.conflicts == []
     assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY
-    assert report.placed == {"main": {os.path.realpath(workspace / "memory")}}
+    assert placed == {"main": {os.path.realpath(workspace / "memory")}}
     # The temp file fsynced as it was written; its folder is the run's end's (the durability
     # tests): the journal keeps the rename until then.
     (temp,) = fsynced

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memwarden.checkpoint.digest.timed_pattern import PatternTimeout, TimedPattern
+from memwarden.checkpoint.digest.secret_rules import PatternTimeout, TimedPattern
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_generated_fleet

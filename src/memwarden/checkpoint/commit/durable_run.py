@@ -2,31 +2,58 @@
 
 `durable_writes` opens it: before anything, it finishes what a killed run left in the journal
 (`journal.roll_forward`), then hands out the run's `Writer` (its temp files, and the temp files
-of the manifests and INDEX.md it refreshes). `DurableWrites.commit_agents` commits the agents'
-results (`commit`); `DurableWrites.done`, once the manifests are refreshed, flushes the
-folders the run renamed files into (an `fsync` each) and clears the journal.
-A dry run gets no writer: it finishes nothing and only says what a stopped run left.
+of the manifests and INDEX.md it refreshes). A dry run gets no writer: it finishes nothing and
+only says what a stopped run left.
+
+`DurableWrites.commit_agents` commits a batch of agents' results:
+
+1. The temp files are durable already: each was fsynced by the process that wrote it
+   (`staging`).
+2. One state transaction at `synchronous = FULL` records the positions, events and agent records
+   with the journal of pending renames. An agent one of whose sessions another checkpoint has
+   committed since this run read it (`checkpoint --session` beside the scheduled run) is left
+   out whole: its temp files are removed and its outcome says so.
+3. The renames, agent by agent under the agent's memory lock. The journal rows stay until the
+   run's end, when the folders renamed into are flushed and the manifests refreshed
+   (`DurableWrites.done`), so a kill or a power cut before it makes the next run place those
+   files again (or find them in place) and refresh their manifests.
+
+A kill anywhere leaves either nothing committed (the temp files are removed by the next run) or
+a journal the next run rolls forward (`journal.roll_forward`): no entry is lost or logged twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.checkpoint.commit import journal
-from memwarden.checkpoint.commit.batch import AgentCommit, CommitReport, commit
+from memwarden.checkpoint.commit import journal, positions
 from memwarden.checkpoint.commit.staging import Writer
 from memwarden.fs.files import flush_folder, named_temp_files
-from memwarden.process.errors import describe_error
+from memwarden.process.errors import MemwardenError, describe_error
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.outcome import SessionOutcome
+    from memwarden.checkpoint.records import StoredSession
     from memwarden.checkpoint.run.agents import AgentResult
-    from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.process.runtime import JobContext
+
+CONFLICT_REASON = "another checkpoint committed this session first; the next run goes on from there"
+Finished = Sequence[tuple["Agent", "AgentResult"]]
+
+
+@dataclass
+class CommitReport:
+    """The agents left out (another run committed one of their sessions first) and the problems
+    (files that could not be put in place now: the next run does it from the journal)."""
+
+    conflicts: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -41,36 +68,72 @@ class DurableWrites:
     placed: dict[str, set[str]] = field(default_factory=dict)
 
     def commit_agents(
-        self, run: RunState, finished: Sequence[tuple[Agent, AgentResult]]
+        self, stored: Mapping[tuple[str, str], StoredSession], finished: Finished
     ) -> CommitReport:
-        """Commit what the finished agents did (see `commit`); return what was left out.
-
-        An agent without a record to keep has its record dropped: its next run looks again.
-        """
-        if self.writer is None:
-            return CommitReport()
-        commits = [
-            AgentCommit(
-                agent.id,
-                result.outcomes,
-                agent.real_workspace,
-                result.staged,
-                record=result.record if result.record and not result.skipped_fast else None,
-                forget_record=result.record is None,
-                expected=expected_rows(run, agent.id, result.outcomes),
-            )
-            for agent, result in finished
-        ]
-        report = commit(
-            self.context.state,
-            commits,
-            token=self.writer.token,
-            run_id=self.context.run_id,
-            memory_lock=self.context.memory_lock,
-        )
-        for agent_id, folders in report.placed.items():
-            self.placed.setdefault(agent_id, set()).update(folders)
+        """Commit what the finished agents did, as the module says, given the rows the run read
+        (`stored`); return what was left out. An agent without a record to keep has its record
+        dropped: its next run looks again."""
+        report = CommitReport()
+        finished = [(agent, result) for agent, result in finished if _has_anything(result)]
+        if self.writer is None or not finished:
+            return report
+        committed = self._record(stored, finished, report)
+        for agent, result in finished:
+            if agent.id in report.conflicts:
+                for staged in result.staged:
+                    Path(staged.temp).unlink(missing_ok=True)
+                _mark_conflict(result.outcomes)
+        for agent, result in sorted(committed, key=lambda item: item[0].id):
+            if not result.staged:
+                continue
+            try:
+                with self.context.memory_lock(agent.id):
+                    # An agent's files are all in its workspace.
+                    for staged in result.staged:
+                        journal.place(staged, verify=False, real_root=Path(agent.real_workspace))
+            except (OSError, MemwardenError) as error:
+                report.problems.append(
+                    f"checkpoint of agent {agent.id}: {describe_error(error)}; its files are "
+                    "put in place by the next run"
+                )
+                continue
+            folders = {os.path.dirname(staged.target) for staged in result.staged}
+            self.placed.setdefault(agent.id, set()).update(folders)
         return report
+
+    def _record(
+        self,
+        stored: Mapping[tuple[str, str], StoredSession],
+        finished: Finished,
+        report: CommitReport,
+    ) -> Finished:
+        """Record positions, events, records and the journal in one transaction at synchronous =
+        FULL; return the agents recorded (the others are conflicts, in `report`)."""
+        state = self.context.state
+        committed = []
+        state.connection.execute("PRAGMA synchronous = FULL")
+        try:
+            with state.transaction():
+                for agent, result in finished:
+                    expected = _expected_rows(stored, agent.id, result.outcomes)
+                    if positions.changed_sessions(state, agent.id, expected):
+                        report.conflicts.append(agent.id)
+                        continue
+                    keep = result.record is not None and not result.skipped_fast
+                    outcomes = result.outcomes
+                    positions.write(
+                        state,
+                        [outcome.update for outcome in outcomes if outcome.update is not None],
+                        [event for outcome in outcomes for event in outcome.events],
+                        run_id=self.context.run_id,
+                        agents=[result.record] if keep else [],
+                        forget_agents=[agent.id] if result.record is None else [],
+                    )
+                    journal.record(state.connection, self.writer.token, result.staged)
+                    committed.append((agent, result))
+        finally:
+            state.connection.execute("PRAGMA synchronous = NORMAL")
+        return committed
 
     def done(self) -> list[str]:
         """The files are in place and the manifests refreshed (each flushed as it was written):
@@ -126,8 +189,10 @@ def durable_writes(
         writer.close(pending=journal.pending_count(context.state, writer.token) > 0)
 
 
-def expected_rows(
-    run: RunState, agent_id: str, outcomes: Sequence[SessionOutcome]
+def _expected_rows(
+    stored: Mapping[tuple[str, str], StoredSession],
+    agent_id: str,
+    outcomes: Sequence[SessionOutcome],
 ) -> dict[str, float | None]:
     """Return, per session key the outcomes update, when its row was last written as the run
     read it (None: there was no row)."""
@@ -135,6 +200,25 @@ def expected_rows(
     for outcome in outcomes:
         if outcome.update is None or outcome.session_key is None:
             continue
-        stored = run.stored.get((agent_id, outcome.session_key))
-        expected[outcome.session_key] = stored.updated_at if stored is not None else None
+        row = stored.get((agent_id, outcome.session_key))
+        expected[outcome.session_key] = row.updated_at if row is not None else None
     return expected
+
+
+def _has_anything(result: AgentResult) -> bool:
+    return bool(
+        result.staged
+        or result.record is None
+        or not result.skipped_fast  # its record is kept
+        or any(outcome.update is not None or outcome.events for outcome in result.outcomes)
+    )
+
+
+def _mark_conflict(outcomes: list[SessionOutcome]) -> None:
+    for outcome in outcomes:
+        if outcome.update is None and not outcome.files:
+            continue
+        outcome.finish("skipped", CONFLICT_REASON)
+        outcome.files = []
+        outcome.update = None
+        outcome.events = []

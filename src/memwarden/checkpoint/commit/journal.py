@@ -21,17 +21,17 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import orjson
 
 from memwarden.checkpoint.commit.positions import forget_file
 from memwarden.checkpoint.commit.staging import (
     WRITERS_FOLDER,
     StagedFile,
     identity,
+    listed_folders,
+    read_file,
     remove_temp_files,
 )
 from memwarden.fs.files import (
@@ -60,24 +60,9 @@ MemoryLock = Callable[[str], AbstractContextManager[object]]
 
 def record(connection: sqlite3.Connection, token: str, files: Sequence[StagedFile]) -> None:
     """Add the staged files of run `token` to the journal (inside the caller's transaction)."""
-    connection.executemany(
-        _INSERT,
-        [
-            (
-                token,
-                staged.agent_id,
-                staged.target,
-                staged.temp,
-                staged.workspace,
-                staged.size,
-                staged.sha256,
-                orjson.dumps(staged.before).decode() if staged.before is not None else None,
-                staged.appended,
-                staged.temp_inode,
-            )
-            for staged in files
-        ],
-    )
+    columns = [column.name for column in fields(StagedFile)]
+    rows = [(token, *[getattr(staged, name) for name in columns]) for staged in files]
+    connection.executemany(_INSERT, rows)
 
 
 def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:
@@ -92,21 +77,7 @@ def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:
 
 def pending(state: StateDB, token: str, agent_id: str) -> list[StagedFile]:
     """Return the journal rows of run `token` for one agent, in the order they were staged."""
-    rows = state.connection.execute(_SELECT, (token, agent_id)).fetchall()
-    return [
-        StagedFile(
-            agent_id=row[0],
-            target=row[1],
-            temp=row[2],
-            workspace=row[3],
-            size=row[4],
-            sha256=row[5],
-            before=orjson.loads(row[6]) if row[6] else None,
-            appended=row[7],
-            temp_inode=row[8],
-        )
-        for row in rows
-    ]
+    return [StagedFile(*row) for row in state.connection.execute(_SELECT, (token, agent_id))]
 
 
 def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) -> str:
@@ -133,8 +104,8 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
         atomic_append(target, staged.appended, root=Path(staged.workspace))
         return "appended"
     temp.unlink(missing_ok=True)
-    current_bytes, inode = _read(target)
-    if current_bytes is not None and _holds(current_bytes, inode, staged):
+    current = read_file(target, missing=OSError)
+    if current is not None and _holds(current[0], current[1].st_ino, staged):
         return "done"
     if staged.appended is None:
         return "lost"
@@ -142,7 +113,7 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
     return "appended"
 
 
-def _holds(current: bytes, inode: int | None, staged: StagedFile) -> bool:
+def _holds(current: bytes, inode: int, staged: StagedFile) -> bool:
     """Return whether a target holds what `staged` put there: its very bytes; for a daily log
     also its inode (renamed, then changed in place) or its entries in a newer version. A
     handoff's inode alone proves nothing: a temp file that is gone frees its number for a file
@@ -183,11 +154,11 @@ def roll_forward(
     finished. Never raises for one agent's problem (a line in `problems`; its rows stay for the
     next run)."""
     report = RollForward()
-    writers = _dead_writers(storage_dir)
+    query = "SELECT DISTINCT token FROM checkpoint_journal"
+    # Listed after the journal was read: a run that journaled since is alive, or dead and listed.
+    journal_tokens = {row[0] for row in state.connection.execute(query)}
+    writers, live = _writers(storage_dir)
     try:
-        query = "SELECT DISTINCT token FROM checkpoint_journal"
-        journal_tokens = {row[0] for row in state.connection.execute(query)}
-        live = _live_tokens(storage_dir) - set(writers)
         for token in sorted((journal_tokens - live) | set(writers)):
             folders = writers[token][1] if token in writers else []
             left = _roll_forward_run(state, token, memory_lock, report, taken_over_by)
@@ -251,19 +222,23 @@ def _roll_forward_run(
     return frozenset(left)
 
 
-def _dead_writers(storage_dir: Path) -> dict[str, tuple[int, list[str], Path]]:
-    """Return, by token, the writer files no live run holds: (locked descriptor, folders, path).
+def _writers(storage_dir: Path) -> tuple[dict[str, tuple[int, list[str], Path]], set[str]]:
+    """Return, by token, the writer files no live run holds: (locked descriptor, folders, path);
+    and the tokens of the others (alive, or not to be opened).
 
     The caller closes the descriptors; while they are open no other run cleans up after them.
     """
-    folder = storage_dir / WRITERS_FOLDER
     try:
-        entries = list(os.scandir(folder))
+        entries = list(os.scandir(storage_dir / WRITERS_FOLDER))
     except OSError:
-        return {}
-    dead = {}
+        return {}, set()
+    dead, live = {}, set()
     for entry in entries:
-        if not entry.name.endswith(".lock") or not entry.is_file(follow_symlinks=False):
+        if not entry.name.endswith(".lock"):
+            continue
+        token = entry.name.removesuffix(".lock")
+        live.add(token)
+        if not entry.is_file(follow_symlinks=False):
             continue
         try:
             descriptor = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -274,43 +249,15 @@ def _dead_writers(storage_dir: Path) -> dict[str, tuple[int, list[str], Path]]:
         except OSError:
             os.close(descriptor)
             continue
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            text = handle.read().decode("utf-8", "surrogateescape")
-        dead[entry.name.removesuffix(".lock")] = (
-            descriptor,
-            [line for line in text.splitlines() if line],
-            Path(entry.path),
-        )
-    return dead
-
-
-def _live_tokens(storage_dir: Path) -> set[str]:
-    """Return the tokens of every writer file (alive or not: the caller removes the dead)."""
-    try:
-        names = os.listdir(storage_dir / WRITERS_FOLDER)
-    except OSError:
-        return set()
-    return {name.removesuffix(".lock") for name in names if name.endswith(".lock")}
+        live.discard(token)
+        dead[token] = (descriptor, listed_folders(descriptor), Path(entry.path))
+    return dead, live
 
 
 def _intact(temp: Path, staged: StagedFile) -> bool:
-    data, _ = _read(temp)
+    found = read_file(temp, missing=OSError)
     return (
-        data is not None
-        and len(data) == staged.size
-        and hashlib.sha256(data).hexdigest() == staged.sha256
+        found is not None
+        and len(found[0]) == staged.size
+        and hashlib.sha256(found[0]).hexdigest() == staged.sha256
     )
-
-
-def _read(path: Path) -> tuple[bytes | None, int | None]:
-    """Return the bytes and inode of a regular file (not followed), or (None, None)."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None, None
-    try:
-        inode = os.fstat(descriptor).st_ino
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(), inode
-    finally:
-        os.close(descriptor)

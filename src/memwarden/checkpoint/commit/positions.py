@@ -56,13 +56,10 @@ _reader: tuple[int, Path, sqlite3.Connection] | None = None
 
 def load_stored(state: StateDB) -> dict[tuple[str, str], StoredSession]:
     """Return every checkpoint row of the state DB by (agent id, session key)."""
-    rows = state.connection.execute(_SELECT_ALL, (CONSUMER,)).fetchall()
-    stored = {}
-    for agent_id, key, session_id, position_json, last_entry_at, data_json, updated_at in rows:
-        stored[(agent_id, key)] = StoredSession(
-            agent_id, key, session_id, position_json, last_entry_at, _data(data_json), updated_at
-        )
-    return stored
+    return {
+        (row[0], row[1]): StoredSession(*row[:5], _data(row[5]), row[6])
+        for row in state.connection.execute(_SELECT_ALL, (CONSUMER,))
+    }
 
 
 def file_owners(
@@ -138,15 +135,7 @@ def write(
             data=update.data,
         )
     for event in events:
-        state.record_event(
-            event.type,
-            job="checkpoint",
-            run_id=run_id,
-            agent_id=event.agent_id,
-            session_key=event.session_key,
-            session_id=event.session_id,
-            data=event.data,
-        )
+        state.record_event(**vars(event), job="checkpoint", run_id=run_id)
 
 
 def changed_sessions(

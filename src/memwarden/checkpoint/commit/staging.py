@@ -1,9 +1,13 @@
 """The files a run will write, staged as temp files beside their targets and put in place later.
 
+Files go to `<workspace>/memory/` (0700, created when missing: `memory_folder`), never outside
+the workspace. A workspace that does not exist is an error for that agent: the gateway creates
+workspaces, memwarden does not invent them.
+
 A run does not replace files as it goes: each agent's handoffs and daily-log appends are
 collected (`AgentFiles`), then written as temp files (`.<name>.mw-<run>-<n>.tmp`, 0600, each
-fsynced by the process that wrote it) once the agent is done. `batch` records them in the state
-DB's journal with the positions, and renames them.
+fsynced by the process that wrote it) once the agent is done. `durable_run` records them in the
+state DB's journal with the positions, and renames them.
 
 Every temp file carries its run's token. A live run holds an exclusive lock on its writer file
 (`<storage>/checkpoint-writers/<token>.lock`), which also lists the folders it wrote temp files
@@ -22,11 +26,31 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from memwarden.fs.files import FILE_MODE, check_inside, ensure_dir, real_path, write_all
-from memwarden.process.errors import MemwardenError
+from memwarden.process.errors import MemwardenError, UnsafePathError
 
 WRITERS_FOLDER = "checkpoint-writers"
 _RUN_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def memory_folder(workspace: Path, *, create: bool) -> Path:
+    """Return `<workspace>/memory`, created (0700) when `create` and missing.
+
+    Raise UnsafePathError if the workspace does not exist or `memory` leads outside it.
+    """
+    if not workspace.is_dir():
+        raise UnsafePathError(
+            f"{workspace}: the agent's workspace does not exist; check the agent's `workspace` "
+            "in openclaw.json"
+        )
+    folder = workspace / "memory"
+    if folder.is_symlink():
+        check_inside(folder / ".probe", workspace)
+    elif create and not folder.is_dir():
+        ensure_dir(folder, root=workspace)
+    return folder
 
 
 def temp_pattern(token: str) -> re.Pattern[str]:
@@ -36,11 +60,12 @@ def temp_pattern(token: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class StagedFile:
-    """One file a run writes: its temp file, what it holds, and what the target was when read.
+    """One file a run writes: its temp file, what it holds, and what the target was when read;
+    its fields are the columns of the journal's row (`journal`), in order.
 
-    `before` is the target's [inode, size, mtime in ns] when it was read (None: missing);
-    `appended` the text an append adds (None for a file replaced whole), appended again to the
-    target's newer version if someone changed it before the rename.
+    `before_json` is the target's [inode, size, mtime in ns] when it was read, as JSON (None:
+    missing); `appended` the text an append adds (None for a file replaced whole), appended
+    again to the target's newer version if someone changed it before the rename.
     """
 
     agent_id: str
@@ -49,9 +74,13 @@ class StagedFile:
     workspace: str
     size: int
     sha256: str
-    before: list[int] | None
+    before_json: str | None
     appended: str | None
     temp_inode: int | None = None
+
+    @property
+    def before(self) -> list[int] | None:
+        return orjson.loads(self.before_json) if self.before_json is not None else None
 
 
 class Writer:
@@ -109,10 +138,16 @@ class Writer:
         """Return the folders listed in the writer file: this process's and its workers', a
         worker that died before sending its own included."""
         try:
-            text = os.pread(self._descriptor, 1 << 24, 0) if self._descriptor is not None else b""
+            return listed_folders(self._descriptor) if self._descriptor is not None else []
         except OSError:
             return []
-        return [line for line in text.decode("utf-8", "surrogateescape").splitlines() if line]
+
+
+def listed_folders(descriptor: int) -> list[str]:
+    """Return the folders an open writer file lists, one a line. Raise OSError if it cannot be
+    read."""
+    text = os.pread(descriptor, 1 << 24, 0)
+    return [line for line in text.decode("utf-8", "surrogateescape").splitlines() if line]
 
 
 def remove_temp_files(token: str, folders: list[str], keep: frozenset[str] = frozenset()) -> int:
@@ -157,10 +192,6 @@ class AgentFiles:
     _targets: dict[Path, _Target] = field(default_factory=dict)
     _writes: list[tuple[Path, str, str]] = field(default_factory=list)
     _real_workspace: Path | None = None
-
-    def exists(self, path: Path) -> bool:
-        """Return True when `path` exists on disk or a write to it is staged."""
-        return any(target == path for target, _, _ in self._writes) or path.is_file()
 
     def replace(self, path: Path, text: str) -> None:
         """Stage `path` replaced whole by `text`."""
@@ -215,7 +246,8 @@ class AgentFiles:
             if self._real_workspace is None:
                 self._real_workspace = Path(real_path(self.workspace))
             real = check_inside(path, self.workspace, real_root=self._real_workspace)
-            base, before = _read_with_identity(real)
+            found = read_file(real)
+            base, before = (found[0], _identity(found[1])) if found is not None else (None, None)
             target = self._targets[path] = _Target(real, base, before)
         return target
 
@@ -245,7 +277,7 @@ class AgentFiles:
             workspace=str(self.workspace),
             size=len(body),
             sha256=hashlib.sha256(body).hexdigest(),
-            before=target.before,
+            before_json=None if target.before is None else orjson.dumps(target.before).decode(),
             appended="".join(appended) if appended is not None else None,
             temp_inode=inode,
         )
@@ -254,22 +286,27 @@ class AgentFiles:
 def identity(path: Path) -> list[int] | None:
     """Return [inode, size, mtime in ns] of `path` (not followed), or None when missing."""
     try:
-        status = os.lstat(path)
+        return _identity(os.lstat(path))
     except FileNotFoundError:
         return None
-    return [status.st_ino, status.st_size, status.st_mtime_ns]
 
 
-def _read_with_identity(path: Path) -> tuple[bytes | None, list[int] | None]:
-    """Return the bytes of `path` and its identity as read (None, None when missing)."""
+def read_file(
+    path: Path, missing: type[OSError] = FileNotFoundError
+) -> tuple[bytes, os.stat_result] | None:
+    """Return the bytes of the regular file `path` (not followed) and its status as read, or
+    None when it cannot be opened for a reason of the type `missing`."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None, None
+    except missing:
+        return None
     try:
         status = os.fstat(descriptor)
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            data = handle.read()
+            return handle.read(), status
     finally:
         os.close(descriptor)
-    return data, [status.st_ino, status.st_size, status.st_mtime_ns]
+
+
+def _identity(status: os.stat_result) -> list[int]:
+    return [status.st_ino, status.st_size, status.st_mtime_ns]

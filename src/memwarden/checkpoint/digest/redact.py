@@ -25,9 +25,9 @@ from memwarden.checkpoint.digest.secret_rules import (
     NEAR_DISTANCE,
     PLACEHOLDER,
     PROVIDER_RULES,
+    PatternError,
     Rule,
 )
-from memwarden.checkpoint.digest.timed_pattern import PatternError
 from memwarden.process.errors import ConfigError
 
 # Texts remembered per redactor (one session's); past this the memory starts again.
@@ -127,6 +127,8 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """Given a text, return it with every secret replaced by `[REDACTED:<type>]`."""
+        if not self.rules:  # checkpoint.redact = false
+            return text
         known = self._masked.get(text)
         if known is not None:
             return known
@@ -235,29 +237,14 @@ class Redactor:
         return Redactor(self.rules)
 
 
-class _Identity:
-    """A redactor that masks nothing (checkpoint.redact = false)."""
-
-    def redact(self, text: str) -> str:
-        return text
-
-    def take_counts(self) -> dict[str, int]:
-        return {}
-
-    def fresh(self) -> _Identity:
-        return self
-
-
-def build_redactor(
-    extra_rules: Iterable[Mapping[str, str]] = (), enabled: bool = True
-) -> Redactor | _Identity:
+def build_redactor(extra_rules: Iterable[Mapping[str, str]] = (), enabled: bool = True) -> Redactor:
     """Given the operator's extra rules ({name, pattern}) and the switch, return a redactor.
 
     The operator's rules run after the provider shapes and before the generic ones. Raise
     ConfigError naming `checkpoint.redact_patterns` if a pattern does not compile.
     """
     if not enabled:
-        return _Identity()
+        return Redactor(())  # masks nothing
     problems, extra = [], []
     for rule in extra_rules:
         name, pattern = rule["name"], rule["pattern"]  # the names are checked at load

@@ -78,14 +78,14 @@ class Material:
 def gather(
     run: RunState,
     session: SessionRecord,
-    location: TranscriptLocation,
     stored: StoredSession | None,
     loaded: Conversation | None,
     keep_chars: int = KEPT_MESSAGE_CHARS,
 ) -> Material:
     """Read the session (and the rest of its earlier id's transcript, when the key has a new
     one) into the conversation, keeping `keep_chars` of its latest messages; return the
-    Material. Raise StoreError if a transcript cannot be read."""
+    Material. Raise StoreError if a transcript cannot be read. The session has a transcript."""
+    location: TranscriptLocation = session.transcript  # type: ignore[assignment]
     conversation = loaded if loaded is not None else Conversation()
     conversation.keep_chars = keep_chars
     daily: list[DailyMessages] = []
@@ -202,14 +202,12 @@ def _daily(
 ) -> DailyMessages:
     """Return the messages of a read that the daily log has not logged (see `reader`)."""
     session_id = read.location.session_id
-    if _rewound(stored):  # a history rewind took the daily log back to a time, any session's
-        return _logged_after(run, read.location, stored.last_entry_at)  # type: ignore[union-attr]
-    if stored is None or stored.session_id != session_id:  # never logged
+    # Never logged; unless a history rewind took the daily log back to a time, any session's.
+    if stored is None or (stored.session_id != session_id and not _rewound(stored)):
         return DailyMessages(session_id, kept, partial=not read.reached_start)
     if read.whole_since and stored.position == read.start:
         return DailyMessages(session_id, kept, partial=False)
-    entries, partial = reader.new_since(read.location, stored.position, stored.last_entry_at)
-    return DailyMessages(session_id, kept_messages(entries, run.redactor.redact), partial)
+    return _logged_after(run, read.location, stored.position, stored.last_entry_at)
 
 
 def _rewound(stored: StoredSession | None) -> bool:
@@ -218,11 +216,14 @@ def _rewound(stored: StoredSession | None) -> bool:
 
 
 def _logged_after(
-    run: RunState, location: TranscriptLocation, last_entry_at: float | None
+    run: RunState,
+    location: TranscriptLocation,
+    position: ReadPosition | None,
+    last_entry_at: float | None,
 ) -> DailyMessages:
-    """The messages of the transcript's last lines newer than `last_entry_at`, for the daily
-    log (see `reader.new_since`)."""
-    entries, partial = reader.new_since(location, None, last_entry_at)
+    """The messages of the transcript after `position`, or (None) of its last lines newer than
+    `last_entry_at`, for the daily log (see `reader.new_since`)."""
+    entries, partial = reader.new_since(location, position, last_entry_at)
     return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
 
 
@@ -235,7 +236,7 @@ def _rewound_archive(
         return None
     found = reader.previous_location(location, stored.session_id)  # type: ignore[union-attr]
     last_entry_at = stored.last_entry_at  # type: ignore[union-attr]
-    return _logged_after(run, found[0], last_entry_at) if found is not None else None
+    return _logged_after(run, found, None, last_entry_at) if found is not None else None
 
 
 def _earlier_session(
@@ -258,7 +259,7 @@ def _earlier_session(
     if earlier_id == session.session_id:
         return None
     found = reader.previous_location(location, earlier_id)
-    return (found[0], position) if found is not None else None
+    return (found, position) if found is not None else None
 
 
 def _matching_archive(

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 
 from memwarden.checkpoint.digest.extract import kept_messages
 from memwarden.openclaw.entries import Entry
-from memwarden.openclaw.sessions import archive_timestamp, reset_archives
+from memwarden.openclaw.sessions import reset_archives
 from memwarden.openclaw.transcripts import (
     ReadPosition,
     TailResult,
@@ -100,7 +100,19 @@ def read_recent(location: TranscriptLocation, take: Take) -> TranscriptRead:
 
     Raise StoreError if the transcript cannot be read.
     """
-    return _recent(location, take, recent_tail(location))
+    tail = recent_tail(location)
+    if tail.entries:
+        take(tail.entries)
+    return TranscriptRead(
+        location,
+        tail.start,
+        tail.end,
+        len(tail.entries),
+        reached_start=tail.reached_start,
+        whole_since=False,
+        skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
+        skipped_report=skipped_lines_report(location, tail),
+    )
 
 
 def recent_tail(location: TranscriptLocation) -> TailResult:
@@ -140,37 +152,17 @@ def new_since(
 
 def previous_location(
     current: TranscriptLocation, previous_session_id: str
-) -> tuple[TranscriptLocation, datetime | None] | None:
+) -> TranscriptLocation | None:
     """Given the current transcript and the id the key had before, return where that earlier
-    session's transcript is now, with the time of the reset when known, or None.
+    session's transcript is now, or None.
 
     File era: the newest `<id>.jsonl.reset.<ts>` archive next to the current transcript.
     SQLite era: the rows of the old id in the same database (they stay after a new id).
     """
     if current.kind == "sqlite":
-        return TranscriptLocation("sqlite", current.path, previous_session_id), None
+        return TranscriptLocation("sqlite", current.path, previous_session_id)
     archives = reset_archives(current.path.parent, previous_session_id)
-    if not archives:
-        return None
-    return (
-        TranscriptLocation("file", archives[0], previous_session_id),
-        archive_timestamp(archives[0].name),
-    )
-
-
-def _recent(location: TranscriptLocation, take: Take, tail: TailResult) -> TranscriptRead:
-    if tail.entries:
-        take(tail.entries)
-    return TranscriptRead(
-        location,
-        tail.start,
-        tail.end,
-        len(tail.entries),
-        reached_start=tail.reached_start,
-        whole_since=False,
-        skipped_lines=tail.malformed + tail.invalid_utf8 + tail.oversized,
-        skipped_report=skipped_lines_report(location, tail),
-    )
+    return TranscriptLocation("file", archives[0], previous_session_id) if archives else None
 
 
 def _requests(entries: list[Entry]) -> int:

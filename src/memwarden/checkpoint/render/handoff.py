@@ -13,6 +13,7 @@ logs hold them.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -25,6 +26,7 @@ from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.values import (
     GENERATED_AT_PLACEHOLDER,
     demote_headings,
+    minute,
     pressure_text,
     tidy,
 )
@@ -64,8 +66,9 @@ def fit_handoff(handoff: Handoff, budget: int, render: Callable[[Shown], str]) -
         return js_length(render(shown)) <= room
 
     base = render(Shown())
-    if js_length(base) > room:
-        left_out = _least(lambda count: fits(Shown(count)), 1, len(handoff.items))
+    if js_length(base) > room:  # the fewest oldest items left out that fit (else all of them)
+        items = len(handoff.items)
+        left_out = bisect_left(range(items), True, lo=1, key=lambda count: fits(Shown(count)))
         return render(Shown(left_out))
     # Start from what the messages' own lengths allow, then move to the exact count.
     guess = handoff.messages_within(room - js_length(base))
@@ -104,12 +107,15 @@ class Handoff:
             },
             "pressure": pressure_text(session, conversation.context, zone),
             "conversation": {
-                "since": _time(conversation.started_at, zone),
+                "since": minute(conversation.started_at, zone),
                 "messages": conversation.message_count,
                 "resets": conversation.resets,
                 "compactions": conversation.compactions,
             },
-            "tools": [{"name": name, "count": count} for name, count in _tools(conversation)],
+            "tools": [
+                {"name": name, "count": count}
+                for name, count in sorted(conversation.tools.items(), key=lambda t: (-t[1], t[0]))
+            ],
         }
         self.lists = {
             "marked": list(conversation.marked.values()),
@@ -122,19 +128,15 @@ class Handoff:
         )
         self.item_values = {id(item): _item(item, zone) for item in self.items}
         self.messages = conversation.messages
+        max_chars = limits.message_max_chars
         self.message_values = [
-            {
-                "time": _time(message.at, zone) or "time unknown",
-                "who": message.role,
-                "text": cut(tidy(message.text), limits.message_max_chars),
-                "break": None,
-            }
+            {**_item(message, zone), "text": cut(tidy(message.text), max_chars), "break": None}
             for message in self.messages
         ]
         self.days = [_day(message.at, zone) for message in self.messages]
         self.priority = _by_priority(self.messages)
         self.breaks = [
-            (at, {"time": _time(at, zone), "who": None, "text": None, "break": kind})
+            (at, {"time": minute(at, zone), "who": None, "text": None, "break": kind})
             for kind, at in conversation.breaks
             if at is not None
         ]
@@ -219,38 +221,16 @@ def _by_priority(messages: list[Said]) -> list[int]:
 
 def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:
     return {
-        "time": _time(item.at, zone) or "time unknown",
+        "time": minute(item.at, zone) or "time unknown",
         "who": item.role,
         "text": item.text,
     }
-
-
-def _tools(conversation: Conversation) -> list[tuple[str, int]]:
-    return sorted(conversation.tools.items(), key=lambda item: (-item[1], item[0]))
-
-
-def _time(at: float | None, zone: tzinfo | None) -> str | None:
-    if at is None:
-        return None
-    return local(datetime.fromtimestamp(at, UTC), zone).isoformat(timespec="minutes")
 
 
 def _day(at: float | None, zone: tzinfo | None) -> str | None:
     if at is None:
         return None
     return local(datetime.fromtimestamp(at, UTC), zone).date().isoformat()
-
-
-def _least(good: Callable[[int], bool], low: int, high: int) -> int:
-    """The smallest count in [low, high] that is good (high when none is below it); `good`
-    holds from some count on."""
-    while low < high:
-        middle = (low + high) // 2
-        if good(middle):
-            high = middle
-        else:
-            low = middle + 1
-    return low
 
 
 def _nearest(good: Callable[[int], bool], guess: int, high: int) -> int:
@@ -271,10 +251,4 @@ def _nearest(good: Callable[[int], bool], guess: int, high: int) -> int:
 def _most(good: Callable[[int], bool], low: int, high: int) -> int:
     """The largest count in [low, high] that is good (low when none above it is); `good`
     holds up to some count."""
-    while low < high:
-        middle = (low + high + 1) // 2
-        if good(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return bisect_left(range(high + 1), True, lo=low + 1, key=lambda count: not good(count)) - 1

@@ -91,13 +91,13 @@ def pressure_text(
         tokens, moment = session.total_tokens, session.updated
         source = "the gateway's count" + (", fresh" if session.total_tokens_fresh else "")
     else:
-        tokens, moment = context.tokens, _moment(context.at)
+        tokens, moment = context.tokens, context.at
         missing = "stale" if session.total_tokens_fresh is False else "missing"
         if context.after_compaction:
             measure = "what the last compaction left, in the transcript"
         else:
             measure = "the last model call's prompt in the transcript"
-            compacted = _time(_moment(context.compacted_at), zone)
+            compacted = minute(context.compacted_at, zone)
             if compacted:
                 measure += f", before the compaction at {compacted}"
         source = f"{measure} (the gateway's count is {missing})"
@@ -109,7 +109,7 @@ def pressure_text(
         if window
         else f"{tokens:,} tokens (context window unknown)"
     )
-    when = _time(moment, zone)
+    when = minute(moment, zone)
     return f"{size} as of {when}: {source}" if when else f"{size}: {source}"
 
 
@@ -177,11 +177,10 @@ def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
     return shorten(message.text, limits.daily_log_max_chars)
 
 
-def _moment(at: float | None) -> datetime | None:
-    return datetime.fromtimestamp(at, UTC) if at is not None else None
-
-
-def _time(moment: datetime | None, zone: tzinfo | None) -> str | None:
-    if moment is None:
+def minute(at: float | datetime | None, zone: tzinfo | None) -> str | None:
+    """Return the local time of `at` (Unix seconds, or an aware datetime) to the minute, in ISO
+    8601; None for None."""
+    if at is None:
         return None
+    moment = at if isinstance(at, datetime) else datetime.fromtimestamp(at, UTC)
     return local(moment, zone).isoformat(timespec="minutes")

@@ -32,7 +32,7 @@ class AgentResult:
     outcomes: list[SessionOutcome]
     record: AgentRecord | None = None
     skipped_fast: bool = False
-    # The agent's files, written as temp files, for `commit` to put in place.
+    # The agent's files, written as temp files, for `DurableWrites.commit_agents` to put in place.
     staged: list[StagedFile] = field(default_factory=list)
     # The agent's conversations as this run read them from its store (automation sessions left
     # out), for the compaction watch that follows; None when the store was not read.
@@ -46,19 +46,19 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
     """
     stopping.check()
     try:
-        return _checkpoint_agent(run, agent, force)
+        run = with_files(run, agent)
+        result = _checkpoint_sessions(run, agent, force)
+        # As temp files, for the commit (raise OSError if one cannot be written: none is left).
+        result.staged = run.files.stage(run.writer) if run.files is not None else []
+        return result
     except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
         stopping.check()
         reason = describe_error(error)
         return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])
     finally:
-        release_gateway_database(agent)
-
-
-def release_gateway_database(agent: Agent) -> None:
-    """Close the read-only connection `sqlite_ro` keeps to the agent's database, in the thread
-    that opened it (only that thread may close it), so a run over many agents keeps few open."""
-    sqlite_ro.close(agent.sqlite_path)
+        # The read-only connection `sqlite_ro` keeps to the agent's database, closed in the
+        # thread that opened it (only that thread may), so a run over many agents keeps few open.
+        sqlite_ro.close(agent.sqlite_path)
 
 
 def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
@@ -76,31 +76,14 @@ def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
     return AgentResult(unchanged.replay(record, agent), record, skipped_fast=True)
 
 
-def _checkpoint_agent(run: RunState, agent: Agent, force: bool) -> AgentResult:
-    run = with_files(run, agent)
-    result = _checkpoint_sessions(run, agent, force)
-    result.staged = stage_files(run)
-    return result
-
-
 def with_files(run: RunState, agent: Agent) -> RunState:
-    """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run)."""
-    if run.writer is None or run.dry_run:
+    """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run: it
+    has no writer); `files.stage(writer)` writes them."""
+    if run.writer is None:
         return run
-
     return replace(
         run, files=AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
     )
-
-
-def stage_files(run: RunState) -> list[StagedFile]:
-    """Write the writes staged for the agent at hand as temp files, for `commit`; return them.
-
-    Raise OSError if one cannot be written (none is left behind).
-    """
-    if run.writer is None or run.files is None:
-        return []
-    return run.files.stage(run.writer)
 
 
 def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResult:
@@ -125,22 +108,16 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
         exclude_patterns=settings.exclude,
     )
     failed = [SessionOutcome(agent.id, str(agent.workspace), "failed", p) for p in unreadable]
+    # One file per chosen session (none chosen: the agent's one outcome says why).
+    files = {s.key: run.handoff_name(agent, s.key) for s in selection.sessions}
     if not selection.sessions:
         outcomes = [SessionOutcome(agent.id, str(agent.workspace), "skipped", selection.reason)]
-        outcomes += failed
-        return AgentResult(
-            outcomes,
-            unchanged.make_record(
-                agent, run.settings_key, watched, outcomes, {}, selection.reason, None, taken_at
-            ),
-            sessions=sessions,
-        )
-    if agent.era == "file":
-        transcripts = [s.transcript.path for s in selection.sessions if s.transcript is not None]
-        watched |= unchanged.signatures(transcripts)
-    outcomes = [checkpoint_one(run, agent, session, force=force) for session in selection.sessions]
+    else:
+        if agent.era == "file":
+            transcripts = [s.transcript for s in selection.sessions if s.transcript is not None]
+            watched |= unchanged.signatures(transcript.path for transcript in transcripts)
+        outcomes = [checkpoint_one(run, agent, one, force=force) for one in selection.sessions]
     outcomes += failed
-    files = {s.key: run.handoff_name(agent, s.key) for s in selection.sessions}
     record = unchanged.make_record(
         agent,
         run.settings_key,

@@ -117,19 +117,14 @@ def checkpoint_in_processes(
         yield from ((agent, checkpoint(run, agent)) for agent in left)
 
 
-class _Pool(NamedTuple):
-    """A started pool, the agent of each of its futures, and the agents it could not take."""
-
-    executor: ProcessPoolExecutor
-    futures: dict[Future[AgentResult | _WorkerError], Agent]
-    unsent: list[Agent]
-
-
 def _start(
     run: RunState, agents: list[Agent], checkpoint: Checkpoint, processes: int
-) -> _Pool | None:
-    """Fork the pool and hand it every agent; return it, or None when the system cannot fork
-    now. The agents it cannot take (a worker died already) are its `unsent`."""
+) -> (
+    tuple[ProcessPoolExecutor, dict[Future[AgentResult | _WorkerError], Agent], list[Agent]] | None
+):
+    """Fork the pool and hand it every agent; return it with the agent of each of its futures
+    and the agents it could not take (a worker died already), or None when the system cannot
+    fork now."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
@@ -156,7 +151,7 @@ def _start(
         pass  # a worker died already: the agents not handed out are done here
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    return _Pool(executor, futures, agents[len(futures) :])
+    return executor, futures, agents[len(futures) :]
 
 
 def _kill(workers: list[BaseProcess]) -> None:

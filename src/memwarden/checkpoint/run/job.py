@@ -14,19 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
 from memwarden.checkpoint.commit.snapshots import snapshot_written
-from memwarden.checkpoint.outcome import SessionOutcome, written_agents
+from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.run.agents import (
     AgentResult,
     checkpoint_agent,
-    release_gateway_database,
     skip_unchanged,
-    stage_files,
     with_files,
 )
 from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
 from memwarden.checkpoint.run.report import job_result
 from memwarden.checkpoint.run_state import build_run_state
 from memwarden.compactions.watch import WatchReport, watch_compactions, watch_into
+from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import lost_workspace
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -118,8 +117,8 @@ IDLE_COMMIT_AGENTS = 4
 
 
 class _Committer:
-    """Commits the agents done so far (`checkpoint.commit.batch`) and watches their compactions:
-    while worker processes still read (`idle`), and once all are done."""
+    """Commits the agents done so far (`checkpoint.commit.durable_run`) and watches their
+    compactions: while worker processes still read (`idle`), and once all are done."""
 
     def __init__(self, context: JobContext, writes: DurableWrites, state: RunState) -> None:
         self.context, self.writes, self.state = context, writes, state
@@ -141,30 +140,24 @@ class _Committer:
         if not batch:
             return
         self.committed = len(self.finished)
-        self.problems += self.writes.commit_agents(self.state, batch).problems
+        self.problems += self.writes.commit_agents(self.state.stored, batch).problems
         if watch:
-            self._watch(batch)
-        _release(batch)
-
-    def _watch(self, batch: list[tuple[Agent, AgentResult]]) -> None:
-        # An agent settled by the fast skip has no new line anywhere: no new compaction either.
-        # The watch looks at the conversations as this run read them: each store read once.
-        watch_compactions(
-            self.context,
-            [agent for agent, result in batch if not result.skipped_fast],
-            dry_run=self.state.dry_run,
-            sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
-            report=self.watched,
-        )
-
-
-def _release(batch: list[tuple[Agent, AgentResult]]) -> None:
-    """Drop what a committed agent's result no longer needs (its conversations as read, what
-    they hold): the run keeps only the outcomes, so its memory does not grow with the fleet."""
-    for _, result in batch:
-        result.sessions = None
-        for outcome in result.outcomes:
-            outcome.update = None
+            # An agent settled by the fast skip has no new line anywhere: no new compaction
+            # either. The watch looks at the conversations as this run read them: each store
+            # read once.
+            watch_compactions(
+                self.context,
+                [agent for agent, result in batch if not result.skipped_fast],
+                dry_run=self.state.dry_run,
+                sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
+                report=self.watched,
+            )
+        # Drop what a committed agent's result no longer needs (its conversations as read, what
+        # they hold): the run keeps only the outcomes, so its memory does not grow with the fleet.
+        for _, result in batch:
+            result.sessions = None
+            for outcome in result.outcomes:
+                outcome.update = None
 
 
 def _refresh_indexes(
@@ -181,14 +174,13 @@ def _refresh_indexes(
     Return the outcomes (None when nothing was indexed) and one problem line per workspace that
     failed.
     """
-    changed = written_agents(agents, outcomes)
-    if also:
-        listed = {agent.id for agent in changed}
-        changed += [
-            agent
-            for agent in context.deployment.agents
-            if agent.id in also and agent.id not in listed and agent.workspace.is_dir()
-        ]
+    written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
+    changed = [agent for agent in agents if agent.id in written]
+    changed += [
+        agent
+        for agent in context.deployment.agents
+        if agent.id in also and agent.id not in written and agent.workspace.is_dir()
+    ]
     if not changed:
         return None, []
     indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
@@ -229,8 +221,8 @@ def checkpoint_session(
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
     `failed` outcome); the files and the state DB are committed together
-    (`checkpoint.commit.batch`), and a problem putting the files in place is in `warnings`. The
-    caller snapshots the agent's memory once it has refreshed INDEX.md
+    (`checkpoint.commit.durable_run`), and a problem putting the files in place is in
+    `warnings`. The caller snapshots the agent's memory once it has refreshed INDEX.md
     (`checkpoint.commit.snapshots.snapshot_written`).
     """
     lines: list[str] = []
@@ -260,15 +252,24 @@ def _checkpoint_committed(
     """Checkpoint one session and commit it; when another checkpoint committed the same
     session first (the scheduled run beside `--session`), read it again from where that one
     left it, up to SESSION_ATTEMPTS times."""
+    # lazy: only `--session` and rotate read one session here
+    from memwarden.checkpoint.run.session import checkpoint_one
+
     for _attempt in range(SESSION_ATTEMPTS):
         state = with_files(
             build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer),
             agent,
         )
-        outcome = _checkpoint_single(state, agent, session, force=force)
+        # Not chosen by the selection rules: written even under the size minimums; when not
+        # `force`, left alone when nothing is new since the last run.
+        try:
+            outcome = checkpoint_one(state, agent, session, force=force, ignore_minimum=True)
+        finally:
+            sqlite_ro.close(agent.sqlite_path)  # as `checkpoint_agent` does
         # No record kept: the agent's files may now hold this session, its next run looks again.
-        result = AgentResult([outcome], staged=stage_files(state))
-        report = writes.commit_agents(state, [(agent, result)])
+        staged = state.files.stage(state.writer) if state.files is not None else []
+        result = AgentResult([outcome], staged=staged)
+        report = writes.commit_agents(state.stored, [(agent, result)])
         outcome.warnings += report.problems
         if agent.id not in report.conflicts:
             return outcome
@@ -294,28 +295,21 @@ def checkpoint_agents(
     agents done so far staged; `idle()` whenever it waits for a worker process.
     """
 
-    def finished(agent: Agent, result: AgentResult) -> AgentResult:
-        on_done(agent, result)
-        return result
-
-    settled = {}
+    settled: dict[str, AgentResult] = {}
     for agent in agents:
         lost = lost_workspace(agent)
         if lost is not None:
             failed = SessionOutcome(agent.id, str(agent.workspace), "failed", lost)
-            settled[agent.id] = finished(agent, AgentResult([failed]))
-    if not force:
-        for agent in agents:
-            if agent.id in settled:
-                continue
-            result = skip_unchanged(state, agent)
-            if result is not None:
-                settled[agent.id] = finished(agent, result)
+            settled[agent.id] = AgentResult([failed])
+        elif not force and (result := skip_unchanged(state, agent)) is not None:
+            settled[agent.id] = result
+        else:
+            continue
+        on_done(agent, settled[agent.id])
     pending = [agent for agent in agents if agent.id not in settled]
     processes = processes_for(state.settings.workers, len(pending))
     if processes <= 1:
-        for agent in pending:
-            settled[agent.id] = finished(agent, checkpoint_agent(state, agent, force=force))
+        done = ((agent, checkpoint_agent(state, agent, force=force)) for agent in pending)
     else:
         done = checkpoint_in_processes(
             state,
@@ -325,21 +319,8 @@ def checkpoint_agents(
             problems,
             idle,
         )
-        with closing(done):  # stopped here (SIGTERM): the workers are killed at once
-            for agent, result in done:
-                settled[agent.id] = finished(agent, result)
+    with closing(done):  # stopped here (SIGTERM): the workers are killed at once
+        for agent, result in done:
+            settled[agent.id] = result
+            on_done(agent, result)
     return [settled[agent.id] for agent in agents]
-
-
-def _checkpoint_single(
-    state: RunState, agent: Agent, session: SessionRecord, *, force: bool
-) -> SessionOutcome:
-    """Checkpoint one given session (not chosen by the selection rules), even under the size
-    minimums; when not `force`, left alone when nothing is new since the last run."""
-    # lazy: only `--session` and rotate read one session here
-    from memwarden.checkpoint.run.session import checkpoint_one
-
-    try:
-        return checkpoint_one(state, agent, session, force=force, ignore_minimum=True)
-    finally:
-        release_gateway_database(agent)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.agent_memory.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.commit.positions import load_conversation
-from memwarden.checkpoint.commit.writer import memory_folder
+from memwarden.checkpoint.commit.staging import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT as CONVERSATION_FORMAT
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.daily_log import group_by_day
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
-    from memwarden.openclaw.transcripts import TranscriptLocation
 
 log = logging.getLogger("memwarden.checkpoint")
 # A handoff always has room for its header and its first items, however full the bootstrap is
@@ -51,7 +50,6 @@ def checkpoint_changed(
     run: RunState,
     agent: Agent,
     session: SessionRecord,
-    location: TranscriptLocation,
     stored: StoredSession | None,
     name: str,
     target: Path,
@@ -61,20 +59,23 @@ def checkpoint_changed(
 ) -> None:
     """Read, extract and write one session's checkpoint, filling in `outcome`.
 
-    `name` is the session's handoff file relative to memory/, `target` its path.
+    `name` is the session's handoff file relative to memory/, `target` its path; the session
+    has a transcript.
     """
     settings = run.settings
-    loaded = _load_conversation(run, agent, session)
+    # What the conversation held as the last run left it, or None (read for the first time, or
+    # kept in a format this memwarden does not read: built again from the transcript).
+    loaded = Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
     budget = handoff_budget(run, agent)
     keep = max(KEPT_MESSAGE_CHARS, 2 * budget)
-    material = gather(run, session, location, stored, loaded, keep)
+    material = gather(run, session, stored, loaded, keep)
     outcome.counts = _counts(material)
     outcome.previous_session_id = material.earlier_session_id
     too_small = None if ignore_minimum else gather_module.too_small(settings, material)
     if too_small:
         outcome.finish("skipped", too_small)
         return
-    # Staged, not written: `commit` puts the run's files in place with the positions.
+    # Staged, not written: the commit puts the run's files in place with the positions.
     _write_handoff(run, agent, session, material, budget, target, force, outcome)
     appended = _write_daily_log(run, agent, session, material, outcome)
     outcome.redactions = run.redactor.take_counts()
@@ -103,12 +104,6 @@ def checkpoint_changed(
     else:
         outcome.finish("unchanged", "new lines, but nothing that changes the files")
     log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
-
-
-def _load_conversation(run: RunState, agent: Agent, session: SessionRecord) -> Conversation | None:
-    """What the conversation held as the last run left it, or None (read for the first time,
-    or kept in a format this memwarden does not read: built again from the transcript)."""
-    return Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
 
 
 def handoff_budget(run: RunState, agent: Agent) -> int:
@@ -186,39 +181,32 @@ def _write_daily_log(
 ) -> int:
     """Append one entry per local day for the messages no run has logged; return their count."""
     settings = run.settings
-    sources = [(part.session_id, part.messages, part.partial) for part in material.daily]
-    total = sum(len(messages) for _, messages, _ in sources)
+    total = sum(len(part.messages) for part in material.daily)
     if not settings.daily_log or not total:
         return total if settings.daily_log else 0
     folder = memory_folder(agent.workspace, create=not run.dry_run)
-    for session_id, messages, partial in sources:
-        for group in group_by_day(messages, run.zone, run.now):
+    for part in material.daily:
+        for group in group_by_day(part.messages, run.zone, run.now):
             values = daily_entry_values(
                 group,
                 session.key,
-                session_id or session.session_id,
-                partial=partial,
+                part.session_id or session.session_id,
+                partial=part.partial,
                 limits=settings.limits,
                 zone=run.zone,
                 fallback=run.now,
             )
             entry = render_template(DAILY_ENTRY_TEMPLATE, settings.daily_entry_template, values)
             path = folder / group.file_name
-            _append_daily(run, agent, path, group.day.isoformat(), entry, outcome)
+            header = daily_header(agent.id, group.day.isoformat())  # of a file missing now
+            if run.dry_run:
+                shown = outcome.previews.get(str(path), "" if path.is_file() else header)
+                outcome.previews[str(path)] = shown + entry
+            else:
+                run.staged_files().append(path, entry, header)
             if str(path) not in outcome.files:
                 outcome.files.append(str(path))
     return total
-
-
-def _append_daily(
-    run: RunState, agent: Agent, path: Path, day: str, entry: str, outcome: SessionOutcome
-) -> None:
-    if run.dry_run:
-        header = "" if path.is_file() else daily_header(agent.id, day)
-        outcome.previews[str(path)] = outcome.previews.get(str(path), header) + entry
-        return
-    files = run.staged_files()
-    files.append(path, entry, "" if files.exists(path) else daily_header(agent.id, day))
 
 
 def _position_update(

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.checkpoint.commit.writer import memory_folder
+from memwarden.checkpoint.commit.staging import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, StoredSession
@@ -99,9 +99,7 @@ def _checkpoint(
     # lazy: a session with nothing new never loads the readers, the digest and the templates
     from memwarden.checkpoint.run.pipeline import checkpoint_changed
 
-    checkpoint_changed(
-        run, agent, session, location, stored, name, target, force, ignore_minimum, outcome
-    )
+    checkpoint_changed(run, agent, session, stored, name, target, force, ignore_minimum, outcome)
 
 
 def _nothing_new(
