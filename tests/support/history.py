@@ -5,6 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def config_with(overrides: dict):
+    """Return the default Config where the given dotted keys (already validated values) win."""
+    from memwarden.settings.config import Config, defaults
+
+    base = defaults()
+    values = base.values | overrides
+    return Config(values, base.sources | {key: "command line" for key in overrides})
+
+
 def write_tree(memory: Path, files: dict[str, bytes]) -> None:
     """Write `files` (relative path -> bytes) under `memory`, creating folders."""
     for name, data in files.items():
@@ -32,12 +41,11 @@ def context_with_failing_fast_import(state_dir: Path, folder: Path, fast_import:
     import os
 
     from memwarden.process.runtime import JobContext
-    from memwarden.settings.config import defaults
 
     wrapper = folder / "git-whose-fast-import-fails"
     wrapper.write_text(
         f'#!/bin/sh\nif [ "$1" = fast-import ]; then {fast_import}; fi\nexec git "$@"\n'
     )
     wrapper.chmod(0o700)
-    config = defaults().with_overrides({"history.git": str(wrapper)})
+    config = config_with({"history.git": str(wrapper)})
     return JobContext(config=config, env=dict(os.environ), state_dir_override=state_dir)

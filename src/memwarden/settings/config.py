@@ -68,12 +68,6 @@ class Config:
             own = {k[len(prefix) :]: v for k, v in self.values.items() if k.startswith(prefix)}
             object.__setattr__(self, section, SimpleNamespace(**own))
 
-    def with_overrides(self, overrides: Mapping[str, Any]) -> Config:
-        """Return a copy where the given dotted keys (already validated values) win."""
-        values = dict(self.values) | dict(overrides)
-        sources = dict(self.sources) | {key: "command line" for key in overrides}
-        return Config(values, sources, self.path, self.secrets_path, self.secrets_environment)
-
 
 def defaults() -> Config:
     """Return the configuration made of the schema's defaults alone."""

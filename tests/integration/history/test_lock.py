@@ -17,9 +17,9 @@ from memwarden.history.store import shared_store
 from memwarden.process.errors import LockHeld
 from memwarden.process.locks import memory_lock
 from memwarden.process.runtime import JobContext
-from memwarden.settings.config import defaults
 from support.cli import run_subprocess
 from support.deployments import make_sqlite_era_state
+from support.history import config_with
 
 # A checkpoint-like writer: takes agent main's memory lock, says so, rewrites MEMORY.md a few
 # times (as a checkpoint writes ACTIVE_CONTEXT.md and the daily log), then waits for a line on
@@ -48,7 +48,7 @@ def gateway(tmp_path):
 
 
 def make_context(gateway, wait_seconds: int) -> JobContext:
-    config = defaults().with_overrides({"history.lock_wait_seconds": wait_seconds})
+    config = config_with({"history.lock_wait_seconds": wait_seconds})
     return JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
 
 

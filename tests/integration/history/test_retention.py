@@ -19,9 +19,8 @@ from memwarden.history.snapshots import snapshot
 from memwarden.history.store import shared_store
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext
-from memwarden.settings.config import defaults
 from support.deployments import make_sqlite_era_state
-from support.history import write_tree
+from support.history import config_with, write_tree
 
 START = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -40,7 +39,7 @@ def gateway(tmp_path):
 
 
 def make_context(gateway, clock, **overrides) -> JobContext:
-    config = defaults().with_overrides(overrides)
+    config = config_with(overrides)
     return JobContext(
         config=config, env=dict(os.environ), state_dir_override=gateway.state_dir, clock=clock
     )

@@ -15,8 +15,8 @@ from memwarden.history.records import snapshots
 from memwarden.history.snapshots import snapshot, snapshot_agents
 from memwarden.history.store import shared_store
 from memwarden.process.runtime import JobContext
-from memwarden.settings.config import defaults
 from support.history import (
+    config_with,
     context_with_failing_fast_import,
     memory_paths,
     snapshot_contents,
@@ -178,7 +178,7 @@ def test_snapshot_dry_run_writes_nothing_and_returns_would_be_snapshot(context, 
 
 
 def test_snapshot_automatic_trigger_when_disabled_does_nothing(gateway, agent):
-    config = defaults().with_overrides({"history.enabled": False})
+    config = config_with({"history.enabled": False})
     context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     assert snapshot(context, agent, "checkpoint") is None
@@ -218,7 +218,7 @@ def _tree_fingerprint(folder: Path) -> dict[str, bytes]:
 def test_snapshot_without_git_fails_with_one_clear_line(gateway, agent):
     from memwarden.history.model import HistoryError
 
-    config = defaults().with_overrides({"history.git": "/nonexistent/bin/git"})
+    config = config_with({"history.git": "/nonexistent/bin/git"})
     context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
     write_tree(agent.memory_dir, {"MEMORY.md": b"a"})
     with pytest.raises(HistoryError, match="git not found; memory history needs git"):

@@ -22,7 +22,7 @@ from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext
 from memwarden.settings.config import defaults
 from support.deployments import write_json5_config
-from support.history import snapshot_contents, write_tree
+from support.history import config_with, snapshot_contents, write_tree
 
 ROOT = {"MEMORY.md": b"# Memory\n- root fact\n", "SOUL.md": b"be kind\n"}
 MEMORY = {"2026-11-21.md": b"daily\n", "MEMORY.md": b"# not the root one\n"}
@@ -47,7 +47,7 @@ def test_snapshot_keeps_root_files_and_memory_with_workspace_paths(context, agen
 
 
 def test_snapshot_root_files_follow_the_setting_and_never_follow_links(gateway, tmp_path):
-    config = defaults().with_overrides({"history.root_files": ["SOUL.md", "TOOLS.md"]})
+    config = config_with({"history.root_files": ["SOUL.md", "TOOLS.md"]})
     context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
     agent = context.deployment.default_agent()
     fill(agent)
@@ -251,7 +251,7 @@ def test_history_from_before_root_files_keeps_working_after_upgrade(context, age
 
 
 def test_prune_removes_the_old_repository_with_its_last_snapshot(gateway, agent, tmp_path):
-    config = defaults().with_overrides({"history.max_snapshots": 1})
+    config = config_with({"history.max_snapshots": 1})
     context = JobContext(config=config, env=dict(os.environ), state_dir_override=gateway.state_dir)
     fill(agent)
     legacy_snapshot(context, "main", "01d0a11d", {"MEMORY.md": b"x\n"}, 1.0e9)
