@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally, TranscriptLocation
+from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, TranscriptLocation
 from memwarden.openclaw.zstd_frames import (
     MAX_EVENT_BYTES,
     FrameError,
@@ -46,23 +46,23 @@ def sqlite_tail(
     needle: bytes | None = None,
 ) -> TailResult:
     connection.text_factory = bytes
-    tally = Tally(needle=needle)
+    result = TailResult(needle=needle, reached_start=True)
     newest = oldest = None
-    reached_start = True
     for seq, event_json, event_zstd in connection.execute(
         _ROWS_NEWEST_FIRST, (location.session_id,)
     ):
         if newest is None:
             newest = seq
-        if tally.count >= max_entries:
-            reached_start = False
+        if result.count >= max_entries:
+            result.reached_start = False
             break
         oldest = seq
-        take_row(tally, event_json, event_zstd, location, seq)
-    tally.entries.reverse()
+        take_row(result, event_json, event_zstd, location, seq)
+    result.entries.reverse()
     end = -1 if newest is None else newest
-    start = end if oldest is None else oldest - 1
-    return tally.result(ReadPosition(seq=start), ReadPosition(seq=end), reached_start=reached_start)
+    result.start = ReadPosition(seq=end if oldest is None else oldest - 1)
+    result.end = ReadPosition(seq=end)
+    return result
 
 
 def sqlite_since(
@@ -77,20 +77,18 @@ def sqlite_since(
     first, last = connection.execute(_SEQ_RANGE, (location.session_id,)).fetchone()
     if position.seq is None or position.seq > (-1 if last is None else last):
         return None
-    tally = Tally(needle=needle)
+    reached_start = first is None or position.seq < first
+    result = TailResult(start=position, reached_start=reached_start, needle=needle)
     end = position.seq
     for seq, event_json, event_zstd in connection.execute(
         _ROWS_AFTER, (location.session_id, position.seq)
     ):
-        if max_entries is not None and tally.count >= max_entries:
+        if max_entries is not None and result.count >= max_entries:
             break
-        take_row(tally, event_json, event_zstd, location, seq)
+        take_row(result, event_json, event_zstd, location, seq)
         end = seq
-    return tally.result(
-        position,
-        ReadPosition(seq=end),
-        reached_start=first is None or position.seq < first,
-    )
+    result.end = ReadPosition(seq=end)
+    return result
 
 
 def max_seq(connection: sqlite3.Connection, location: TranscriptLocation) -> int:
@@ -112,7 +110,7 @@ def sqlite_size(
 
 
 def take_row(
-    tally: Tally,
+    read: TailResult,
     event_json: bytes | None,
     event_zstd: bytes | None,
     location: TranscriptLocation,
@@ -126,7 +124,7 @@ def take_row(
     if event_json is not None:
         line = event_json
     elif event_zstd is None:
-        tally.malformed += 1
+        read.malformed += 1
         return
     else:
         try:
@@ -140,10 +138,10 @@ def take_row(
                 seq,
                 MAX_EVENT_BYTES,
             )
-            tally.take(None)
+            read.take(None)
             return
         except FrameError:
-            tally.malformed += 1
+            read.malformed += 1
             return
-    tally.bytes_read += len(line)
-    tally.take(line)
+    read.bytes_read += len(line)
+    read.take(line)

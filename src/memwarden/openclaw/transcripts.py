@@ -16,24 +16,13 @@ from pathlib import Path
 from memwarden.openclaw.jsonl_tail import file_errors, file_since, file_tail
 from memwarden.openclaw.sqlite_ro import read_with_retry
 from memwarden.openclaw.sqlite_tail import max_seq, sqlite_since, sqlite_size, sqlite_tail
-from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, TranscriptLocation
+from memwarden.openclaw.transcript_reads import (
+    ReadPosition,
+    TailResult,
+    TranscriptLocation,
+    position_fields,
+)
 from memwarden.process.errors import StoreError
-
-__all__ = [
-    "DEFAULT_MAX_ENTRIES",
-    "ReadPosition",
-    "TailResult",
-    "TranscriptLocation",
-    "all_read_to_end",
-    "has_new_data",
-    "read_all",
-    "read_since",
-    "read_tail",
-    "read_to_end",
-    "skipped_lines_report",
-    "start_position",
-    "transcript_size",
-]
 
 DEFAULT_MAX_ENTRIES = 200
 DEFAULT_CHUNK_SIZE = 64 * 1024
@@ -146,7 +135,7 @@ def read_to_end(location: TranscriptLocation, stored: object) -> bool:
     cheaply (a SQLite transcript: `all_read_to_end` asks many at once; an odd position; a file
     that cannot be read): ask `has_new_data`. For a watch over 100k conversations, most of
     them quiet."""
-    position = _position_fields(stored)
+    position = position_fields(stored)
     if location.kind != "file" or position is None or position[0] is None:
         return False
     try:
@@ -164,7 +153,7 @@ def all_read_to_end(reads: Sequence[tuple[TranscriptLocation, object]]) -> list[
     done = [False] * len(reads)
     asked: dict[Path, list[tuple[int, int]]] = {}  # database: (index, stored seq)
     for index, (location, stored) in enumerate(reads):
-        position = _position_fields(stored)
+        position = position_fields(stored)
         if location.kind == "sqlite" and position is not None and position[3] is not None:
             asked.setdefault(location.path, []).append((index, position[3]))
     for database, rows in asked.items():
@@ -183,20 +172,6 @@ def all_read_to_end(reads: Sequence[tuple[TranscriptLocation, object]]) -> list[
 
 # A read transaction of the gateway's database stays short (it holds back WAL checkpoints).
 _SEQS_PER_READ = 1000
-
-
-def _position_fields(
-    stored: object,
-) -> tuple[int | None, int | None, int | None, int | None] | None:
-    """(offset, device, inode, seq) of a stored read position when `ReadPosition.from_json`
-    would take it, else None."""
-    if type(stored) is not dict:
-        return None
-    fields = stored.get("offset"), stored.get("device"), stored.get("inode"), stored.get("seq")
-    for value in fields:
-        if value is not None and type(value) is not int:
-            return None
-    return fields if fields[0] is not None or fields[3] is not None else None
 
 
 def skipped_lines_report(location: TranscriptLocation, result: TailResult) -> str | None:
