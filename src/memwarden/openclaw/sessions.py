@@ -29,7 +29,6 @@ from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify, names_automation
 from memwarden.openclaw.layout import Deployment
-from memwarden.openclaw.trajectory import trajectory_session_key
 from memwarden.openclaw.transcripts import TranscriptLocation
 from memwarden.process.errors import StoreError, describe_os_error
 
@@ -50,6 +49,7 @@ _OPTIONAL_COLUMNS = ("status", "updated_at", "last_interaction_at")
 _ARCHIVE_SUFFIX = re.compile(
     r"^(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?$"
 )
+_TRAJECTORY_FIRST_LINE = 64 * 1024
 _STORE_BACKUP = re.compile(r"^sessions\.json\.bak\.\d+$")
 _MIGRATION_BACKUP = re.compile(
     r"(?:\.migrated(?:\.\d+)?|\.jsonl\.pre-doctor-[a-z-]+-repair-[0-9TZ:.-]+\.bak)$"
@@ -321,23 +321,13 @@ def resolve_transcript_file(
     the file system (a store of 100k entries would otherwise cost 100k `stat` calls).
     """
     folder = str(sessions_dir)
-    if listing is not None and isinstance(session_file, str):
-        # The common case, first: the absolute path the gateway wrote, of a file in the folder
-        # (named as memwarden names the folder, or another way).
-        written = session_file.strip()
-        parent, _, name = written.rpartition("/")
-        if name in listing.names and written.startswith("/"):
-            if parent == folder:
-                return sessions_dir / name
-            alias = listing.alias(parent)
-            if alias is not None:
-                return alias / name
     for candidate in _transcript_candidates(folder, session_id, session_file):
         if listing is not None:
             parent, _, name = candidate.rpartition("/")
-            if parent == folder:
+            listed = sessions_dir if parent == folder else listing.alias(parent)
+            if listed is not None:
                 if name in listing.names:
-                    return sessions_dir / name
+                    return listed / name
                 continue
         if os.path.isfile(candidate):
             return Path(candidate)
@@ -595,9 +585,31 @@ def archive_session_id(archive: Path) -> str:
 
 
 def archive_owner(archive: Path) -> str | None:
-    """Given a reset archive's path, return the session key its trajectory names (lower-cased),
-    or None when the gateway left no trajectory for it."""
-    return trajectory_session_key(archive.parent, archive_session_id(archive))
+    """Given a reset archive's path, return the session key (lower-cased) the first line of its
+    trajectory names, or None when the gateway left no trajectory for it, its first line is
+    longer than 64 KB or names no key.
+
+    Gateways of the file era (2026.7.x) write `<sessionId>.trajectory.jsonl` beside a
+    transcript that had turns; every line carries the run's `sessionKey` (the first is
+    `session.started`). A reset renames the transcript but leaves the trajectory: the gateway's
+    own record of which conversation the archive held. `memwarden maintain` may have
+    gzip-compressed it (`….trajectory.jsonl.gz`).
+    """
+    plain = archive.with_name(f"{archive_session_id(archive)}.trajectory.jsonl")
+    try:
+        if plain.is_file():
+            with plain.open("rb") as handle:
+                first = handle.readline(_TRAJECTORY_FIRST_LINE)
+        else:
+            import gzip  # an archive `maintain` compressed: rare
+
+            with gzip.open(plain.with_name(plain.name + ".gz"), "rb") as handle:
+                first = handle.readline(_TRAJECTORY_FIRST_LINE)
+        line = orjson.loads(first)
+    except (OSError, EOFError, orjson.JSONDecodeError):
+        return None
+    key = line.get("sessionKey") if isinstance(line, dict) else None
+    return key.strip().lower() if isinstance(key, str) and key.strip() else None
 
 
 def _archive_stamp(plain_name: str, reason: str) -> str | None:
