@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +49,6 @@ class Deployment:
     config: dict[str, Any] = field(repr=False)
     agents: list[Agent]
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    _roster_cache: tuple[dict[str, Any], dict[str, dict[str, Any]]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
 
     def agent(self, agent_id: str) -> Agent | None:
         """Given an agent id (any case), return that agent, or None if there is none."""
@@ -120,13 +118,11 @@ class Deployment:
             agent_id, "bootstrapTotalMaxChars", DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
         )
 
+    @cached_property
     def _roster(self) -> dict[str, dict[str, Any]]:
-        """Return `configured_agents(self.config)`, built once per config object: asked for
-        every agent, rebuilding it each time made a run over N agents cost N² normalisations."""
-        cached = self._roster_cache
-        if cached is None or cached[0] is not self.config:
-            cached = self._roster_cache = (self.config, configured_agents(self.config))
-        return cached[1]
+        """`configured_agents(self.config)`, built once: asked for every agent, rebuilding it
+        each time made a run over N agents cost N² normalisations."""
+        return configured_agents(self.config)
 
     def compaction_mode(self) -> str:
         """Return `agents.defaults.compaction.mode` (`default` when unset)."""
@@ -137,7 +133,7 @@ class Deployment:
     def _bootstrap_limit(self, agent_id: str, key: str, fallback: int) -> int:
         # bootstrap.ts `resolveBootstrapCharLimit`: the agent's entry, else agents.defaults;
         # a value that is not a positive number counts as unset.
-        entry = self._roster().get(normalize_agent_id(agent_id), {})
+        entry = self._roster.get(normalize_agent_id(agent_id), {})
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
         value = entry.get(key)
         if value is None:

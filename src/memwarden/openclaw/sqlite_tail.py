@@ -2,24 +2,26 @@
 
 The line is in `event_json`, or zstd-compressed in `event_zstd`. Callers run these through
 `sqlite_ro.read_with_retry` (read-only, short transactions). A compressed line is decompressed up
-to the gateway's 4 MiB limit per event; a row past it is skipped, counted as oversized and
-reported with a warning naming it.
+to the gateway's 4 MiB limit per event (its schema's `event_utf8_bytes BETWEEN 1 AND 4194304`):
+a small frame can claim gigabytes, so decompression stops one byte past the cap, and a row past
+it is skipped, counted as oversized and reported with a warning naming it. This module is the
+only one that calls the zstd library: the standard library's `compression.zstd` from Python
+3.14, its backport `backports.zstd` before.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+from functools import cache
+from types import ModuleType
 
 from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, TranscriptLocation
-from memwarden.openclaw.zstd_frames import (
-    MAX_EVENT_BYTES,
-    FrameError,
-    FrameTooLarge,
-    decompress_capped,
-)
 
 log = logging.getLogger("memwarden.transcripts")
+
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+"""The gateway's limit on one transcript event, decompressed (its schema's CHECK)."""
 
 _ROWS_NEWEST_FIRST = (
     "SELECT seq, event_json, event_zstd FROM transcript_events "
@@ -145,3 +147,40 @@ def take_row(
             return
     read.bytes_read += len(line)
     read.take(line)
+
+
+class FrameError(ValueError):
+    """The data is not one zstd frame that decompresses within the cap."""
+
+
+class FrameTooLarge(FrameError):
+    """The frame decompresses to more than the cap."""
+
+
+def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes:
+    """Given one zstd frame, return what it decompresses to.
+
+    At most `limit` + 1 bytes are ever produced. Raise FrameTooLarge if the content is longer
+    than `limit`, FrameError if the data is not a valid zstd frame.
+    """
+    zstd = zstd_library()
+    decompressor = zstd.ZstdDecompressor()  # one frame each: never shared between threads
+    try:
+        content = decompressor.decompress(data, max_length=limit + 1)
+    except zstd.ZstdError as error:
+        raise FrameError(f"not a valid zstd frame: {error}") from error
+    if len(content) > limit:
+        raise FrameTooLarge(f"decompresses to more than {limit} bytes")
+    if not decompressor.eof:
+        raise FrameError("not a valid zstd frame: it ends before its content does")
+    return content
+
+
+@cache
+def zstd_library() -> ModuleType:
+    """The zstd library, imported when a first frame is read (file-era runs never load it)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+    except ImportError:
+        from backports import zstd
+    return zstd
