@@ -47,8 +47,8 @@ def agent_targets(
     by_workspace: dict[str, Target | None] = dict.fromkeys(wanted)
     for agent in sharing.values():
         real = agent.real_workspace
-        cap = _cap(context, deployment.bootstrap_max_chars(agent.id))
-        total = deployment.bootstrap_total_max_chars(agent.id)
+        max_chars, total = deployment.bootstrap_caps(agent.id)
+        cap = _cap(context, max_chars)
         target = by_workspace.get(real)
         if target is None:
             target = by_workspace[real] = Target(agent.workspace, real, [agent.id], cap, total)
@@ -98,8 +98,8 @@ def workspace_targets(
             targets.append(found[0])
             continue
         default = deployment.default_agent().id
-        cap = _cap(context, deployment.bootstrap_max_chars(default))
-        total = deployment.bootstrap_total_max_chars(default)
+        max_chars, total = deployment.bootstrap_caps(default)
+        cap = _cap(context, max_chars)
         targets.append(Target(Path(real), real, [], cap, total))
     return targets
 

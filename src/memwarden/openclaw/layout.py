@@ -29,8 +29,7 @@ from memwarden.process.errors import GatewayConfigError
 
 DEFAULT_GATEWAY_PORT = 18789
 # embedded-agent-helpers/bootstrap.ts in 2026.7.35 and 2026.9.6 (older releases used other totals).
-DEFAULT_BOOTSTRAP_MAX_CHARS = 20_000
-DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS = 60_000
+_BOOTSTRAP_CAPS = (("bootstrapMaxChars", 20_000), ("bootstrapTotalMaxChars", 60_000))
 DEFAULT_COMPACTION_MODE = "default"
 
 _ENV_REFERENCE = re.compile(r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -108,16 +107,6 @@ class Deployment:
         token = _secret_value(configured, self.env)
         return token or env_text(self.env, "OPENCLAW_GATEWAY_TOKEN") or None
 
-    def bootstrap_max_chars(self, agent_id: str) -> int:
-        """Given an agent id, return the per-file bootstrap cap (`bootstrapMaxChars`)."""
-        return self._bootstrap_limit(agent_id, "bootstrapMaxChars", DEFAULT_BOOTSTRAP_MAX_CHARS)
-
-    def bootstrap_total_max_chars(self, agent_id: str) -> int:
-        """Given an agent id, return the total bootstrap cap (`bootstrapTotalMaxChars`)."""
-        return self._bootstrap_limit(
-            agent_id, "bootstrapTotalMaxChars", DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
-        )
-
     @cached_property
     def _roster(self) -> dict[str, dict[str, Any]]:
         """`configured_agents(self.config)`, built once: asked for every agent, rebuilding it
@@ -130,19 +119,25 @@ class Deployment:
         mode = mapping(defaults.get("compaction")).get("mode")
         return mode if isinstance(mode, str) and mode else DEFAULT_COMPACTION_MODE
 
-    def _bootstrap_limit(self, agent_id: str, key: str, fallback: int) -> int:
-        # bootstrap.ts `resolveBootstrapCharLimit`: the agent's entry, else agents.defaults;
-        # a value that is not a positive number counts as unset.
+    def bootstrap_caps(self, agent_id: str) -> tuple[int, int]:
+        """Given an agent id, return its bootstrap caps: per file (`bootstrapMaxChars`) and in
+        all (`bootstrapTotalMaxChars`).
+
+        As bootstrap.ts `resolveBootstrapCharLimit`: the agent's entry, else agents.defaults; a
+        value that is not a positive number counts as unset. The gateway floors the number;
+        past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no file is that long, and a bigger int
+        would break SQLite and JSON writes downstream.
+        """
         entry = self._roster.get(normalize_agent_id(agent_id), {})
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
-        value = entry.get(key)
-        if value is None:
-            value = defaults.get(key)
-        if not _is_positive_number(value):
-            return fallback
-        # The gateway floors the number; past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no
-        # file is that long, and a bigger int would break SQLite and JSON writes downstream.
-        return min(int(value), JS_SAFE_INTEGER_MAX)
+        caps = []
+        for key, fallback in _BOOTSTRAP_CAPS:
+            value = entry.get(key)
+            if value is None:
+                value = defaults.get(key)
+            positive = _is_positive_number(value)
+            caps.append(min(int(value), JS_SAFE_INTEGER_MAX) if positive else fallback)
+        return caps[0], caps[1]
 
 
 def discover(
