@@ -45,10 +45,17 @@ _BY_UPDATE = attrgetter("updated_at")
 _SESSION_COLUMNS = ("session_key", "current_session_id", "entry_json")
 _OPTIONAL_COLUMNS = ("status", "updated_at", "last_interaction_at")
 # config/sessions/artifacts.ts (2026.7.35, 2026.9.6): `<name>.<reason>.<ISO stamp, ":" as "-">`,
-# since 2026.9 optionally `.<32 hex>` and `.zst` (zstd-compressed archive).
-_ARCHIVE_SUFFIX = re.compile(
-    r"^(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?$"
+# since 2026.9 optionally `.<32 hex>` and `.zst` (zstd-compressed archive, removed before).
+_ARCHIVE = re.compile(
+    r"^.+\.(?P<reason>reset|deleted|bak)\."
+    r"(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?$",
+    re.DOTALL,
 )
+_ARCHIVE_KINDS: dict[str, SessionFileKind] = {
+    "reset": "reset_archive",
+    "deleted": "deleted_archive",
+    "bak": "backup",
+}
 _TRAJECTORY_FIRST_LINE = 64 * 1024
 _STORE_BACKUP = re.compile(r"^sessions\.json\.bak\.\d+$")
 _MIGRATION_BACKUP = re.compile(
@@ -291,18 +298,13 @@ class _Listing:
 
     def alias(self, path: str) -> Path | None:
         """Return `path` as a Path when it names the folder (None when it does not)."""
-        if path in self._aliases:
-            return self._aliases[path]
-        alias = self._aliases[path] = Path(path) if _same_file(path, self._folder) else None
-        return alias
-
-
-def _same_file(one: str, other: str) -> bool:
-    try:
-        first, second = os.stat(one), os.stat(other)
-    except (OSError, ValueError):
-        return False
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+        if path not in self._aliases:
+            try:
+                same = os.path.samefile(path, self._folder)
+            except (OSError, ValueError):
+                same = False
+            self._aliases[path] = Path(path) if same else None
+        return self._aliases[path]
 
 
 def resolve_transcript_file(
@@ -324,7 +326,7 @@ def resolve_transcript_file(
     for candidate in _transcript_candidates(folder, session_id, session_file):
         if listing is not None:
             parent, _, name = candidate.rpartition("/")
-            listed = sessions_dir if parent == folder else listing.alias(parent)
+            listed = listing.alias(parent)
             if listed is not None:
                 if name in listing.names:
                     return listed / name
@@ -523,11 +525,9 @@ def classify_session_file(name: str) -> SessionFileKind:
     plain = name.removesuffix(".zst")
     if _STORE_BACKUP.match(plain) or _MIGRATION_BACKUP.search(plain):
         return "backup"
-    for reason, kind in (("reset", "reset_archive"), ("deleted", "deleted_archive")):
-        if _archive_stamp(plain, reason) is not None:
-            return kind
-    if _archive_stamp(plain, "bak") is not None:
-        return "backup"
+    archive = _ARCHIVE.match(plain)
+    if archive:
+        return _ARCHIVE_KINDS[archive["reason"]]
     if plain.endswith((".trajectory.jsonl", ".trajectory-path.json")):
         return "trajectory"
     if _CHECKPOINT.match(plain):
@@ -542,12 +542,14 @@ def archive_timestamp(name: str) -> datetime | None:
 
     Return None if the name carries no reset, deleted or bak timestamp.
     """
-    plain = name.removesuffix(".zst")
-    for reason in ("reset", "deleted", "bak"):
-        stamp = _archive_stamp(plain, reason)
-        if stamp is not None:
-            return _parse_stamp(stamp)
-    return None
+    archive = _ARCHIVE.match(name.removesuffix(".zst"))
+    if archive is None:
+        return None
+    date_part, _, time_part = archive["stamp"].partition("T")
+    try:
+        return datetime.fromisoformat(f"{date_part}T{time_part.replace('-', ':')}")
+    except ValueError:
+        return None
 
 
 def reset_archives(sessions_dir: Path, session_id: str | None = None) -> list[Path]:
@@ -610,23 +612,6 @@ def archive_owner(archive: Path) -> str | None:
         return None
     key = line.get("sessionKey") if isinstance(line, dict) else None
     return key.strip().lower() if isinstance(key, str) and key.strip() else None
-
-
-def _archive_stamp(plain_name: str, reason: str) -> str | None:
-    marker = f".{reason}."
-    index = plain_name.rfind(marker)
-    if index <= 0:
-        return None
-    match = _ARCHIVE_SUFFIX.match(plain_name[index + len(marker) :])
-    return match["stamp"] if match else None
-
-
-def _parse_stamp(stamp: str) -> datetime | None:
-    date_part, _, time_part = stamp.partition("T")
-    try:
-        return datetime.fromisoformat(f"{date_part}T{time_part.replace('-', ':')}")
-    except ValueError:
-        return None
 
 
 def _belongs_to(name: str, session_id: str | None) -> bool:
