@@ -15,6 +15,9 @@ from typing import BinaryIO
 from memwarden.openclaw.transcript_reads import ReadPosition, TailResult
 from memwarden.process.errors import StoreError
 
+CHUNK_SIZE = 64 * 1024  # what a read takes at once
+MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped and counted (`oversized`)
+
 
 @contextmanager
 def file_errors(path: Path) -> Iterator[None]:
@@ -27,16 +30,10 @@ def file_errors(path: Path) -> Iterator[None]:
         raise StoreError(f"{path}: cannot read the transcript: {error}") from error
 
 
-def file_tail(
-    handle: BinaryIO,
-    max_entries: int,
-    chunk_size: int,
-    max_line_bytes: int,
-    needle: bytes | None = None,
-) -> TailResult:
+def file_tail(handle: BinaryIO, max_entries: int, needle: bytes | None = None) -> TailResult:
     status = os.fstat(handle.fileno())
     result = TailResult(needle=needle)
-    segments = backward(handle, status.st_size, chunk_size, max_line_bytes, result)
+    segments = backward(handle, status.st_size, CHUNK_SIZE, MAX_LINE_BYTES, result)
     end, trailing = next(segments)
     start = end
     if max_entries > 0:
@@ -54,8 +51,6 @@ def file_since(
     handle: BinaryIO,
     position: ReadPosition,
     max_entries: int | None,
-    chunk_size: int,
-    max_line_bytes: int,
     needle: bytes | None = None,
 ) -> TailResult | None:
     """Read the lines after `position`; return None if the position does not fit the file."""
@@ -74,7 +69,7 @@ def file_since(
         if handle.read(1) != b"\n":
             return None
     end = offset
-    lines = forward(handle, offset, status.st_size, chunk_size, max_line_bytes, result)
+    lines = forward(handle, offset, status.st_size, CHUNK_SIZE, MAX_LINE_BYTES, result)
     for line_end, line in lines:
         if line_end is None:
             result.partial_last_line = True

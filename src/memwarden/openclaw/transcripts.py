@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.openclaw.jsonl_tail import file_errors, file_since, file_tail
+from memwarden.openclaw.jsonl_tail import MAX_LINE_BYTES, file_errors, file_since, file_tail
 from memwarden.openclaw.sqlite_ro import read_with_retry
 from memwarden.openclaw.sqlite_tail import max_seq, sqlite_since, sqlite_size, sqlite_tail
 from memwarden.openclaw.transcript_reads import (
@@ -25,21 +25,17 @@ from memwarden.openclaw.transcript_reads import (
 from memwarden.process.errors import StoreError
 
 DEFAULT_MAX_ENTRIES = 200
-DEFAULT_CHUNK_SIZE = 64 * 1024
-DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
 
 
 def read_tail(
     location: TranscriptLocation,
     max_entries: int = DEFAULT_MAX_ENTRIES,
     *,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     only_lines_with: bytes | None = None,
 ) -> TailResult:
     """Given a transcript, return its last `max_entries` entries in transcript order.
 
-    Files are read backwards in `chunk_size` pieces; a line longer than `max_line_bytes` is
+    Files are read backwards in chunks; a line longer than `jsonl_tail.MAX_LINE_BYTES` is
     skipped and counted. With `only_lines_with`, only the lines holding those bytes are parsed
     and returned; the others count towards `max_entries` (in `unparsed`) all the same. Raise
     StoreError if the transcript cannot be read.
@@ -50,7 +46,7 @@ def read_tail(
             location.path, lambda db: sqlite_tail(db, location, max_entries, needle)
         )
     with file_errors(location.path), location.path.open("rb") as handle:
-        return file_tail(handle, max_entries, chunk_size, max_line_bytes, needle)
+        return file_tail(handle, max_entries, needle)
 
 
 def read_since(
@@ -58,8 +54,6 @@ def read_since(
     position: ReadPosition,
     max_entries: int | None = None,
     *,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     only_lines_with: bytes | None = None,
 ) -> TailResult:
     """Given a transcript and a stored position, return the entries added after it, in order.
@@ -76,16 +70,11 @@ def read_since(
         )
     else:
         with file_errors(location.path), location.path.open("rb") as handle:
-            result = file_since(handle, position, max_entries, chunk_size, max_line_bytes, needle)
+            result = file_since(handle, position, max_entries, needle)
     if result is not None:
         return result
-    tail = read_tail(
-        location,
-        DEFAULT_MAX_ENTRIES if max_entries is None else max_entries,
-        chunk_size=chunk_size,
-        max_line_bytes=max_line_bytes,
-        only_lines_with=needle,
-    )
+    entries = DEFAULT_MAX_ENTRIES if max_entries is None else max_entries
+    tail = read_tail(location, entries, only_lines_with=needle)
     return replace(tail, reset_detected=True)
 
 
@@ -98,7 +87,7 @@ def read_all(location: TranscriptLocation) -> TailResult:
     with file_errors(location.path), location.path.open("rb") as handle:
         status = os.fstat(handle.fileno())
         start = ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
-        return file_since(handle, start, None, DEFAULT_CHUNK_SIZE, DEFAULT_MAX_LINE_BYTES)  # type: ignore[return-value]
+        return file_since(handle, start, None)  # type: ignore[return-value]
 
 
 def start_position(location: TranscriptLocation) -> ReadPosition:
@@ -183,7 +172,7 @@ def skipped_lines_report(location: TranscriptLocation, result: TailResult) -> st
         reasons = [
             (
                 result.oversized,
-                f"longer than {DEFAULT_MAX_LINE_BYTES} bytes (memwarden's limit per line)",
+                f"longer than {MAX_LINE_BYTES} bytes (memwarden's limit per line)",
             ),
             (result.malformed, "not JSON"),
             (result.invalid_utf8, "not UTF-8"),
