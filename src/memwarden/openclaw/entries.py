@@ -209,7 +209,7 @@ def parse_entry(value: object) -> Entry | None:
     common = (
         entry_type,
         _text(value.get("id")),
-        _moment(value.get("timestamp")),
+        moment(value.get("timestamp")),
     )
     return _PARSERS.get(entry_type, _other)(value, common)
 
@@ -238,7 +238,7 @@ def _message(value: dict, common: _Common) -> Message:
         _blocks(get("content")),
         _text(get("model")),
         _usage(get("usage")),
-        _moment(get("timestamp")) or common[2],
+        moment(get("timestamp")) or common[2],
     )
 
 
@@ -320,8 +320,8 @@ def _count(value: object) -> int | None:
     return None
 
 
-def _moment(value: object) -> datetime | None:
-    """Return an aware UTC datetime from an ISO string or Unix milliseconds, else None."""
+def moment(value: object) -> datetime | None:
+    """Given an ISO string or Unix milliseconds, return an aware UTC datetime, else None."""
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)

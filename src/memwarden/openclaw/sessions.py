@@ -15,7 +15,7 @@ import re
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +24,7 @@ import orjson
 
 from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import Agent
+from memwarden.openclaw.entries import moment
 from memwarden.openclaw.fields import describe, epoch_ms
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
@@ -98,7 +99,7 @@ class SessionRecord:
     @property
     def updated(self) -> datetime | None:
         """The last update as an aware UTC datetime, or None when the store has none."""
-        return _to_datetime(self.updated_at)
+        return moment(self.updated_at)
 
     @property
     def context_ratio(self) -> float | None:
@@ -499,15 +500,6 @@ def _first_time(first: object, second: object) -> int | None:
 
 def _boolean(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
-
-
-def _to_datetime(milliseconds: int | None) -> datetime | None:
-    if milliseconds is None:
-        return None
-    try:
-        return datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
 
 
 # --- files in a file-era sessions folder ------------------------------------------------------
