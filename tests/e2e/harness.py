@@ -49,7 +49,7 @@ import json5
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import WebSocketException
 
-from memwarden.openclaw.zstd_frames import zstd_library
+from memwarden.openclaw.sqlite_tail import zstd_library
 from support.fake_llm import FakeLLM
 
 zstd = zstd_library()

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from memwarden.openclaw.zstd_frames import zstd_library
+from memwarden.openclaw.sqlite_tail import zstd_library
 
 zstd = zstd_library()
 

@@ -96,10 +96,7 @@ def build_run_state(
         writer=None if dry_run else writer,
         state_path=context.state.path,
         bootstrap_caps={
-            agent.id: (
-                context.deployment.bootstrap_max_chars(agent.id),
-                context.deployment.bootstrap_total_max_chars(agent.id),
-            )
+            agent.id: context.deployment.bootstrap_caps(agent.id)
             for agent in context.deployment.agents
         },
     )

@@ -231,8 +231,7 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
             agent.workspace,
             shared,
             {file.path: file.chars or 0 for file in chosen},
-            deployment.bootstrap_max_chars(agent.id),
-            deployment.bootstrap_total_max_chars(agent.id),
+            *deployment.bootstrap_caps(agent.id),
         )
     return findings
 

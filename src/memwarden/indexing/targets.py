@@ -99,7 +99,6 @@ def workspace_targets(context: JobContext, folders: Sequence[Path]) -> list[Targ
 
 def _caps(context: JobContext, agent_id: str) -> tuple[int, int]:
     """An agent's bootstrap caps: per file (lowered to index.max_chars when set), and total."""
-    gateway_cap = context.deployment.bootstrap_max_chars(agent_id)
+    gateway_cap, total = context.deployment.bootstrap_caps(agent_id)
     configured = context.config.index.max_chars
-    cap = min(gateway_cap, configured) if configured else gateway_cap
-    return cap, context.deployment.bootstrap_total_max_chars(agent_id)
+    return (min(gateway_cap, configured) if configured else gateway_cap), total

@@ -199,8 +199,10 @@ def resolve_workspace(
     state_dir: Path,
     env: Mapping[str, str],
     home: Path,
-) -> Path:
-    """Given an agent, its config entry and where things live, return its workspace folder.
+) -> tuple[Path, tuple[str, str] | None]:
+    """Given an agent, its config entry and where things live, return its workspace folder and
+    the setting that named it ((name, text) of the entry's `workspace`,
+    `agents.defaults.workspace` or `$OPENCLAW_WORKSPACE_DIR`; None when none is set).
 
     1. The entry's own `workspace`.
     2. Default agent: `agents.defaults.workspace`, else `$OPENCLAW_WORKSPACE_DIR`, else the
@@ -217,59 +219,51 @@ def resolve_workspace(
     in older openclaw/openclaw (non-default agents: `<state>/workspace-<id>` only); Clawdbot's
     `resolveAgentWorkspaceDir` (`~/clawd-<id>`).
     """
-    own = entry.get("workspace")
-    if isinstance(own, str) and own.strip():
-        return user_path(own, home)
     defaults_workspace = mapping(mapping(config.get("agents")).get("defaults")).get("workspace")
-    fallback = (
-        user_path(defaults_workspace, home)
-        if isinstance(defaults_workspace, str) and defaults_workspace.strip()
-        else None
+    settings = [("its workspace", entry.get("workspace"))]
+    settings.append(("agents.defaults.workspace", defaults_workspace))
+    if is_default:
+        settings.append(("$OPENCLAW_WORKSPACE_DIR", env_text(env, "OPENCLAW_WORKSPACE_DIR")))
+    setting = next(
+        ((name, text.strip()) for name, text in settings if isinstance(text, str) and text.strip()),
+        None,
     )
+    if setting is not None and (is_default or setting[0] == "its workspace"):
+        return user_path(setting[1], home), setting
     legacy_era = state_dir.name in LEGACY_STATE_DIR_NAMES
     if is_default:
-        if fallback is not None:
-            return fallback
-        workspace_env = env_text(env, "OPENCLAW_WORKSPACE_DIR")
-        if workspace_env:
-            return user_path(workspace_env, home)
         candidates = [home / "clawd"] if legacy_era else []
         if state_dir != home / STATE_DIR_NAME:
             candidates.append(state_dir / "workspace")
         candidates.append(home / STATE_DIR_NAME / "workspace")
     else:
         candidates = [home / f"clawd-{agent_id}"] if legacy_era else []
-        if fallback is not None:
-            candidates.append(fallback / agent_id)
+        if setting is not None:
+            candidates.append(user_path(setting[1], home) / agent_id)
         candidates.append(state_dir / f"workspace-{agent_id}")
-    return _first_existing(candidates)
+    return next((path for path in candidates if path.is_dir()), candidates[0]), setting
 
 
 # Folders that are never an agent's workspace: memwarden creates `memory/` in a workspace.
 # Their subfolders are fine (/srv/openclaw/workspace, /var/lib/openclaw/workspace).
-SYSTEM_FOLDERS = frozenset(
-    Path(name)
-    for name in (
-        "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media",
-        "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr",  # noqa: S108
-        "/var", "/Applications", "/Library", "/System", "/Users", "/Volumes", "/private",
-        "/private/tmp", "/private/var",
-    )
-)  # fmt: skip
-_SYSTEM_FOLDER_NAMES = frozenset(str(folder) for folder in SYSTEM_FOLDERS)
+_SYSTEM_FOLDERS = frozenset((
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media",
+    "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr",  # noqa: S108
+    "/var", "/Applications", "/Library", "/System", "/Users", "/Volumes", "/private",
+    "/private/tmp", "/private/var",
+))  # fmt: skip
 
 
 def workspace_problem(
     agent_id: str,
     workspace: Path,
-    settings: list[tuple[str, object]],
+    setting: tuple[str, str] | None,
     workspace_real: str,
     home_real: str,
 ) -> str | None:
-    """Given an agent, its resolved workspace, the settings it may come from (name, value:
-    the entry's `workspace`, `agents.defaults.workspace`, `$OPENCLAW_WORKSPACE_DIR`) and the
-    real paths of the workspace and the home, return why memwarden must not write there, or
-    None.
+    """Given an agent, its resolved workspace, the setting that named it (see
+    `resolve_workspace`) and the real paths of the workspace and the home, return why memwarden
+    must not write there, or None.
 
     A relative setting: the gateway resolves it with Node's `path.resolve` against its own
     working directory (`resolveUserPath`, infra/home-dir.ts, 2026.7.35 and 2026.9.6), which is
@@ -277,13 +271,12 @@ def workspace_problem(
     by hand; memwarden cannot see which, so it refuses rather than write into another folder.
     `/`, the home folder itself and system folders are refused whatever the setting.
     """
-    for name, value in settings:
-        if isinstance(value, str) and value.strip() and not _is_absolute_setting(value):
-            return (
-                f'agent {agent_id}: {name} "{value.strip()}" is a relative path: the gateway '
-                "resolves it against the folder it was started from, which memwarden cannot "
-                "know; write it as an absolute path (or ~/...)"
-            )
+    if setting is not None and not _is_absolute_setting(setting[1]):
+        return (
+            f'agent {agent_id}: {setting[0]} "{setting[1]}" is a relative path: the gateway '
+            "resolves it against the folder it was started from, which memwarden cannot "
+            "know; write it as an absolute path (or ~/...)"
+        )
     what = unsafe_folder(workspace, workspace_real, home_real)
     if what is None:
         return None
@@ -296,7 +289,7 @@ def workspace_problem(
 def unsafe_folder(folder: Path, folder_real: str, home_real: str) -> str | None:
     """Given a folder, its real path and the home's, return what it is when memwarden must never
     create memory/ in it (`the root folder`, `a system folder`, `the home folder itself`)."""
-    if folder_real in _SYSTEM_FOLDER_NAMES or str(folder) in _SYSTEM_FOLDER_NAMES:
+    if folder_real in _SYSTEM_FOLDERS or str(folder) in _SYSTEM_FOLDERS:
         return "the root folder" if folder_real == "/" else "a system folder"
     if folder_real == home_real:
         return "the home folder itself"
@@ -344,7 +337,7 @@ def _make_agent(
     agent_dir = state_dir / "agents" / agent_id
     entry = roster.get(agent_id, {})
     is_default = agent_id == default_id
-    workspace = resolve_workspace(
+    workspace, setting = resolve_workspace(
         agent_id,
         entry,
         is_default=is_default,
@@ -353,12 +346,6 @@ def _make_agent(
         env=env,
         home=home,
     )
-    settings: list[tuple[str, object]] = [("its workspace", entry.get("workspace"))]
-    if not (isinstance(entry.get("workspace"), str) and entry["workspace"].strip()):
-        defaults = mapping(mapping(config.get("agents")).get("defaults")).get("workspace")
-        settings.append(("agents.defaults.workspace", defaults))
-        if is_default and not (isinstance(defaults, str) and defaults.strip()):
-            settings.append(("$OPENCLAW_WORKSPACE_DIR", env_text(env, "OPENCLAW_WORKSPACE_DIR")))
     real = real_path(workspace)
     return Agent(
         id=agent_id,
@@ -367,7 +354,7 @@ def _make_agent(
         is_default=is_default,
         era=storage_era(agent_dir),
         configured=agent_id in roster,
-        workspace_problem=workspace_problem(agent_id, workspace, settings, real, home_real),
+        workspace_problem=workspace_problem(agent_id, workspace, setting, real, home_real),
         discovered_real_workspace=real,
     )
 
@@ -415,7 +402,3 @@ def storage_era(agent_dir: Path) -> Era:
     if (agent_dir / "sessions" / SESSION_STORE_FILE_NAME).exists():
         return "file"
     return "none"
-
-
-def _first_existing(candidates: list[Path]) -> Path:
-    return next((path for path in candidates if path.is_dir()), candidates[0])

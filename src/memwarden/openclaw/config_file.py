@@ -16,16 +16,7 @@ _UNCLOSED = re.compile(r"Unclosed b'(?P<what>\w+)'")
 
 
 class Json5Error(ValueError):
-    """Text that is not JSON5; `line` and `column` (1-based) say where, when known."""
-
-    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
-        super().__init__(reason)
-        self.line = line
-        self.column = column
-
-    def describe(self) -> str:
-        where = f"line {self.line}, column {self.column}: " if self.line is not None else ""
-        return f"{where}not valid JSON5: {self}"
+    """Text that is not JSON5; the message says where (line and column, when known) and why."""
 
 
 def parse_json5(raw: bytes) -> Any:
@@ -92,12 +83,12 @@ def _parse_config(path: Path, raw: bytes) -> Any:
             f"{path}: the gateway config is not UTF-8 text; {_fix_hint(path)}"
         ) from error
     except Json5Error as error:
-        raise GatewayConfigError(f"{path}: {error.describe()}; {_fix_hint(path)}") from error
+        raise GatewayConfigError(f"{path}: {error}; {_fix_hint(path)}") from error
 
 
 def _json5_error(text: str, error: Any) -> Json5Error:
     """Turn pyjson5's error ("Expected … near <1-based position>, found U+0040") into a
-    Json5Error with the line and column and a reason people read."""
+    Json5Error naming the line and column, with a reason people read."""
     import pyjson5
 
     message = str(error.args[0]) if error.args else type(error).__name__
@@ -115,11 +106,11 @@ def _json5_error(text: str, error: Any) -> Json5Error:
         found = error.args[2] if len(error.args) > 2 and isinstance(error.args[2], str) else None
         reason = f"unexpected {found!r}" if found else " ".join(message.split())
     if near is None:
-        return Json5Error(reason)
+        return Json5Error(f"not valid JSON5: {reason}")
     offset = min(max(int(near["position"]) - 1, 0), len(text))
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return Json5Error(reason, line, column)
+    return Json5Error(f"line {line}, column {column}: not valid JSON5: {reason}")
 
 
 def _fix_hint(path: Path) -> str:

@@ -47,20 +47,17 @@ def cron_store_path(
     return state_dir / "cron" / "jobs.json"
 
 
-def runs_dir(store: Path) -> Path:
-    """Given the cron store, return the folder of its run logs."""
-    return store.parent / "runs"
-
-
-def recent_runs(runs_dir: Path, since: datetime) -> Iterable[CronRun]:
-    """Given the runs folder and a start time, yield the finished runs since then.
+def recent_runs(store: Path, since: datetime) -> Iterable[CronRun]:
+    """Given the cron store and a start time, yield the finished runs since then, from the run
+    logs in the `runs` folder beside the store.
 
     Files not modified since then are not read; of the others only the tail is read, newest
     line first, up to the first line older than the window.
     """
     since_ms = since.timestamp() * 1000
     try:
-        entries = [entry for entry in os.scandir(runs_dir) if entry.name.endswith(".jsonl")]
+        logs = os.scandir(store.parent / "runs")
+        entries = [entry for entry in logs if entry.name.endswith(".jsonl")]
     except (FileNotFoundError, NotADirectoryError):
         return
     for entry in entries:

@@ -28,26 +28,15 @@ class MalformedLine(ValueError):
         self.invalid_utf8 = invalid_utf8
 
 
-def _same_type_eq(self: tuple, other: object) -> bool:
-    """Equal when of the same class with the same fields (tuples of another class never are)."""
-    return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
-
-
-def _same_type_ne(self: tuple, other: object) -> bool:
-    return not _same_type_eq(self, other)
-
-
 # Entries and blocks are NamedTuples: immutable, built for every transcript line a job reads,
 # and about four times cheaper to build (and to define, at import) than frozen dataclasses.
-# Their equality also checks the class, as a dataclass's does.
+# Their equality also checks the class, as a dataclass's does (see below).
 
 
 class TextBlock(NamedTuple):
     """Text shown to or written by the model."""
 
     text: str
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
 class ToolCallBlock(NamedTuple):
@@ -56,15 +45,11 @@ class ToolCallBlock(NamedTuple):
     name: str
     arguments: Mapping[str, Any] = MappingProxyType({})
 
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
 
 class OtherBlock(NamedTuple):
     """A content block of a type memwarden does not use (thinking, image, …)."""
 
     type: str
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
 Block = TextBlock | ToolCallBlock | OtherBlock
@@ -76,8 +61,6 @@ class Usage(NamedTuple):
     input: int = 0
     cache_read: int = 0
     cache_write: int = 0
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
     @property
     def context_tokens(self) -> int:
@@ -104,8 +87,6 @@ class SessionHeader(NamedTuple):
     id: str | None
     timestamp: datetime | None
 
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
 
 class Message(NamedTuple):
     """A user, assistant or tool-result message; `time` is when it was sent."""
@@ -118,8 +99,6 @@ class Message(NamedTuple):
     model: str | None
     usage: Usage | None
     time: datetime | None
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
     @property
     def text(self) -> str:
@@ -153,8 +132,6 @@ class Compaction(NamedTuple):
     tokens_before: int | None
     tokens_after: int | None
 
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
 
 class Reset(NamedTuple):
     """The session was reset in place (`reason` is "reset" or "new"): the model forgets."""
@@ -163,8 +140,6 @@ class Reset(NamedTuple):
     id: str | None
     timestamp: datetime | None
     reason: str | None
-
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
 
 
 class ModelChange(NamedTuple):
@@ -175,8 +150,6 @@ class ModelChange(NamedTuple):
     timestamp: datetime | None
     model_id: str | None
 
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
 
 class Other(NamedTuple):
     """A line of a type memwarden does not use (custom, custom_message, label, …)."""
@@ -185,13 +158,24 @@ class Other(NamedTuple):
     id: str | None
     timestamp: datetime | None
 
-    __eq__, __ne__, __hash__ = _same_type_eq, _same_type_ne, tuple.__hash__
-
 
 # type, id, timestamp: the fields every entry starts with.
 _Common = tuple[str, str | None, datetime | None]
 
 Entry = SessionHeader | Message | Compaction | Reset | ModelChange | Other
+
+
+def _same_type_eq(self: tuple, other: object) -> bool:
+    """Equal when of the same class with the same fields (tuples of another class never are)."""
+    return type(self) is type(other) and tuple.__eq__(self, other)  # type: ignore[arg-type]
+
+
+def _same_type_ne(self: tuple, other: object) -> bool:
+    return not _same_type_eq(self, other)
+
+
+for _kind in (TextBlock, ToolCallBlock, OtherBlock, Usage, *Entry.__args__):
+    _kind.__eq__, _kind.__ne__ = _same_type_eq, _same_type_ne  # type: ignore[method-assign]
 
 
 def parse_line(line: bytes) -> Entry | None:
@@ -225,7 +209,7 @@ def parse_entry(value: object) -> Entry | None:
     common = (
         entry_type,
         _text(value.get("id")),
-        _moment(value.get("timestamp")),
+        moment(value.get("timestamp")),
     )
     return _PARSERS.get(entry_type, _other)(value, common)
 
@@ -254,7 +238,7 @@ def _message(value: dict, common: _Common) -> Message:
         _blocks(get("content")),
         _text(get("model")),
         _usage(get("usage")),
-        _moment(get("timestamp")) or common[2],
+        moment(get("timestamp")) or common[2],
     )
 
 
@@ -336,8 +320,8 @@ def _count(value: object) -> int | None:
     return None
 
 
-def _moment(value: object) -> datetime | None:
-    """Return an aware UTC datetime from an ISO string or Unix milliseconds, else None."""
+def moment(value: object) -> datetime | None:
+    """Given an ISO string or Unix milliseconds, return an aware UTC datetime, else None."""
     if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(value)

@@ -58,25 +58,15 @@ _AUTH_CODES = {
 
 
 class GatewayError(MemwardenError):
-    """The gateway could not be used; the message says what to check."""
-
-
-class GatewayUnreachable(GatewayError):
-    """Nothing answered as a gateway at the URL (refused, timed out, not a WebSocket)."""
+    """The gateway could not be used (nothing answered as a gateway at the URL, a call was not
+    answered in time, a frame was not JSON, the connection closed, …); the message says what
+    to check."""
 
 
 class GatewayAuthError(GatewayError):
     """The gateway refused memwarden's credentials: a configuration problem."""
 
     exit_code = EXIT_USAGE
-
-
-class GatewayTimeout(GatewayError):
-    """A call was not answered in time."""
-
-
-class GatewayProtocolError(GatewayError):
-    """The gateway broke the protocol: a frame that is not JSON, a closed connection, …"""
 
 
 class GatewayCallError(GatewayError):
@@ -163,7 +153,7 @@ class GatewayClient:
     def connect(self) -> None:
         """Open the connection and authenticate; keep the `hello-ok` payload in `hello`.
 
-        Raise GatewayUnreachable, GatewayAuthError, GatewayTimeout or GatewayProtocolError.
+        Raise GatewayAuthError if the gateway refuses the credentials, GatewayError otherwise.
         """
         deadline = time.monotonic() + self.timeout
         self._socket = self._open()
@@ -187,9 +177,9 @@ class GatewayClient:
     ) -> Any:
         """Given a method and its params, return the response payload.
 
-        Raise GatewayCallError if the gateway answers `ok: false`, GatewayTimeout if no answer
-        comes within `timeout` (default: the client's), GatewayProtocolError if the connection
-        breaks or a frame is not JSON.
+        Raise GatewayCallError if the gateway answers `ok: false`, GatewayError if no answer
+        comes within `timeout` (default: the client's), the connection breaks or a frame is not
+        JSON.
         """
         return self._request(method, dict(params or {}), timeout or self.timeout)
 
@@ -198,8 +188,8 @@ class GatewayClient:
     ) -> list[dict[str, Any]]:
         """Return every row of `sessions.list`, paging (`limit`/`offset`) until `hasMore` is false.
 
-        Raise GatewayProtocolError if a page is not shaped as a list response or its paging
-        does not move forward.
+        Raise GatewayError if a page is not shaped as a list response or its paging does not
+        move forward.
         """
         rows: list[dict[str, Any]] = []
         offset = 0
@@ -210,7 +200,7 @@ class GatewayClient:
             page = self.call("sessions.list", page_params)
             sessions = page.get("sessions") if isinstance(page, dict) else None
             if not isinstance(sessions, list):
-                raise GatewayProtocolError("gateway sessions.list answer has no sessions list")
+                raise GatewayError("gateway sessions.list answer has no sessions list")
             rows.extend(row for row in sessions if isinstance(row, dict))
             if page.get("hasMore") is not True:
                 return rows
@@ -218,11 +208,11 @@ class GatewayClient:
             if not isinstance(next_offset, int):
                 next_offset = offset + len(sessions)
             if next_offset <= offset:
-                raise GatewayProtocolError(
+                raise GatewayError(
                     f"gateway sessions.list paging does not advance (offset {offset})"
                 )
             offset = next_offset
-        raise GatewayProtocolError(f"gateway sessions.list still has more after {MAX_PAGES} pages")
+        raise GatewayError(f"gateway sessions.list still has more after {MAX_PAGES} pages")
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -230,7 +220,7 @@ class GatewayClient:
         try:
             parse_uri(self.url)  # apart from connect(): its other ValueErrors are not the URL's
         except (InvalidURI, ValueError) as error:
-            raise GatewayUnreachable(
+            raise GatewayError(
                 f"gateway URL {self.url!r} is not a ws:// or wss:// URL: fix gateway.url"
             ) from error
         try:
@@ -245,17 +235,17 @@ class GatewayClient:
             ).__enter__()
         except InvalidStatus as error:
             status = error.response.status_code
-            raise GatewayUnreachable(
+            raise GatewayError(
                 f"{self.url} answered HTTP {status} instead of a WebSocket: is gateway.url "
                 "the gateway's port?"
             ) from error
         except TimeoutError as error:
-            raise GatewayUnreachable(
+            raise GatewayError(
                 f"gateway at {self.url} did not answer within {self.timeout:g} s: is it running?"
             ) from error
         except (OSError, InvalidHandshake) as error:
             reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
-            raise GatewayUnreachable(
+            raise GatewayError(
                 f"cannot reach the gateway at {self.url} ({reason}): is it running? "
                 "(`openclaw gateway status`; set gateway.url if it listens elsewhere)"
             ) from error
@@ -294,7 +284,7 @@ class GatewayClient:
         try:
             socket.send(orjson.dumps(frame).decode())
         except (ConnectionClosed, OSError) as error:
-            raise GatewayProtocolError(
+            raise GatewayError(
                 f"gateway connection lost before {method} was sent ({_closed_reason(error)})"
             ) from error
         log.debug("gateway call %s", method)
@@ -316,19 +306,15 @@ class GatewayClient:
         except TimeoutError as error:
             raise self._timeout(method, timeout) from error
         except (ConnectionClosed, OSError) as error:
-            raise GatewayProtocolError(
+            raise GatewayError(
                 f"gateway closed the connection during {method} ({_closed_reason(error)})"
             ) from error
         try:
             frame = orjson.loads(message)
         except orjson.JSONDecodeError as error:
-            raise GatewayProtocolError(
-                f"gateway sent a frame that is not JSON during {method}"
-            ) from error
+            raise GatewayError(f"gateway sent a frame that is not JSON during {method}") from error
         if not isinstance(frame, dict):
-            raise GatewayProtocolError(
-                f"gateway sent a frame that is not an object during {method}"
-            )
+            raise GatewayError(f"gateway sent a frame that is not an object during {method}")
         return frame
 
     def _payload(self, method: str, answer: Mapping[str, Any]) -> Any:
@@ -353,15 +339,15 @@ class GatewayClient:
 
     def _connected(self, method: str) -> ClientConnection:
         if self._socket is None:
-            raise GatewayProtocolError(f"gateway call {method}: not connected")
+            raise GatewayError(f"gateway call {method}: not connected")
         return self._socket
 
     def _keep_event(self, frame: dict[str, Any]) -> None:
         if frame.get("type") == "event":
             self.events.append(frame)
 
-    def _timeout(self, method: str, timeout: float) -> GatewayTimeout:
-        return GatewayTimeout(
+    def _timeout(self, method: str, timeout: float) -> GatewayError:
+        return GatewayError(
             f"gateway at {self.url} did not answer {method} within {timeout:g} s "
             "(raise gateway.timeout_seconds if it is busy)"
         )

@@ -73,7 +73,7 @@ def _probe(client: httpx.Client, base_url: str, path: str, judge) -> ProbeResult
         return ProbeResult(url, False, detail, elapsed_ms=_ms_since(started))
     elapsed = _ms_since(started)
     body = _json_object(content)
-    passed, detail = judge(response, body)
+    passed, detail = judge(response, body) if body is not None else (False, _not_json(response))
     return ProbeResult(url, passed, detail, response.status_code, body, elapsed)
 
 
@@ -88,17 +88,13 @@ def _get(client: httpx.Client, url: str) -> tuple[httpx.Response, bytes]:
         return response, bytes(content)
 
 
-def _judge_liveness(response: httpx.Response, body: dict[str, Any] | None) -> tuple[bool, str]:
-    if body is None:
-        return False, _not_json(response)
+def _judge_liveness(response: httpx.Response, body: dict[str, Any]) -> tuple[bool, str]:
     if response.status_code == 200 and (body.get("ok") is True or body.get("status") == "live"):
         return True, f"live ({body.get('status', 'ok')})"
     return False, f"HTTP {response.status_code}, not live: {_short(body)}"
 
 
-def _judge_readiness(response: httpx.Response, body: dict[str, Any] | None) -> tuple[bool, str]:
-    if body is None:
-        return False, _not_json(response)
+def _judge_readiness(response: httpx.Response, body: dict[str, Any]) -> tuple[bool, str]:
     if response.status_code == 200 and body.get("ready") is True:
         return True, "ready"
     failing = body.get("failing")

@@ -12,8 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally
+from memwarden.openclaw.transcript_reads import ReadPosition, TailResult
 from memwarden.process.errors import StoreError
+
+CHUNK_SIZE = 64 * 1024  # what a read takes at once
+MAX_LINE_BYTES = 32 * 1024 * 1024  # a longer line is skipped and counted (`oversized`)
 
 
 @contextmanager
@@ -27,38 +30,27 @@ def file_errors(path: Path) -> Iterator[None]:
         raise StoreError(f"{path}: cannot read the transcript: {error}") from error
 
 
-def file_tail(
-    handle: BinaryIO,
-    max_entries: int,
-    chunk_size: int,
-    max_line_bytes: int,
-    needle: bytes | None = None,
-) -> TailResult:
+def file_tail(handle: BinaryIO, max_entries: int, needle: bytes | None = None) -> TailResult:
     status = os.fstat(handle.fileno())
-    tally = Tally(needle=needle)
-    segments = backward(handle, status.st_size, chunk_size, max_line_bytes, tally)
+    result = TailResult(needle=needle)
+    segments = backward(handle, status.st_size, CHUNK_SIZE, MAX_LINE_BYTES, result)
     end, trailing = next(segments)
     start = end
     if max_entries > 0:
         for start, line in segments:  # noqa: B007 - the last start taken is the tail's start
-            tally.take(line)
-            if tally.count >= max_entries:
+            result.take(line)
+            if result.count >= max_entries:
                 break
-    tally.entries.reverse()
-    return tally.result(
-        _file_position(start, status),
-        _file_position(end, status),
-        partial_last_line=trailing != b"",
-        reached_start=start == 0,
-    )
+    result.entries.reverse()
+    result.start, result.end = _file_position(start, status), _file_position(end, status)
+    result.partial_last_line, result.reached_start = trailing != b"", start == 0
+    return result
 
 
 def file_since(
     handle: BinaryIO,
     position: ReadPosition,
     max_entries: int | None,
-    chunk_size: int,
-    max_line_bytes: int,
     needle: bytes | None = None,
 ) -> TailResult | None:
     """Read the lines after `position`; return None if the position does not fit the file."""
@@ -70,28 +62,24 @@ def file_since(
         or offset > status.st_size
     ):
         return None
-    tally = Tally(needle=needle)
+    result = TailResult(needle=needle, reached_start=offset == 0)
     if offset:
         handle.seek(offset - 1)
-        tally.bytes_read += 1
+        result.bytes_read += 1
         if handle.read(1) != b"\n":
             return None
-    end, partial = offset, False
-    lines = forward(handle, offset, status.st_size, chunk_size, max_line_bytes, tally)
+    end = offset
+    lines = forward(handle, offset, status.st_size, CHUNK_SIZE, MAX_LINE_BYTES, result)
     for line_end, line in lines:
         if line_end is None:
-            partial = True
+            result.partial_last_line = True
             break
-        if max_entries is not None and tally.count >= max_entries:
+        if max_entries is not None and result.count >= max_entries:
             break
-        tally.take(line)
+        result.take(line)
         end = line_end
-    return tally.result(
-        _file_position(offset, status),
-        _file_position(end, status),
-        partial_last_line=partial,
-        reached_start=offset == 0,
-    )
+    result.start, result.end = _file_position(offset, status), _file_position(end, status)
+    return result
 
 
 def _file_position(offset: int, status: os.stat_result) -> ReadPosition:
@@ -99,7 +87,7 @@ def _file_position(offset: int, status: os.stat_result) -> ReadPosition:
 
 
 def backward(
-    handle: BinaryIO, size: int, chunk_size: int, max_line_bytes: int, tally: Tally
+    handle: BinaryIO, size: int, chunk_size: int, max_line_bytes: int, read: TailResult
 ) -> Iterator[tuple[int, bytes | None]]:
     """Yield (start offset, bytes) of the newline-separated segments of the first `size` bytes.
 
@@ -118,7 +106,7 @@ def backward(
         chunk = handle.read(read_size)
         if len(chunk) != read_size:
             raise OSError(f"the file shrank while being read ({position + len(chunk)} bytes)")
-        tally.bytes_read += read_size
+        read.bytes_read += read_size
         parts = chunk.split(b"\n")
         segment_end = position + read_size
         last = len(parts) - 1
@@ -149,7 +137,7 @@ def backward(
 
 
 def forward(
-    handle: BinaryIO, start: int, size: int, chunk_size: int, max_line_bytes: int, tally: Tally
+    handle: BinaryIO, start: int, size: int, chunk_size: int, max_line_bytes: int, read: TailResult
 ) -> Iterator[tuple[int | None, bytes | None]]:
     """Yield (offset past its newline, bytes) for each complete line in [start, size), in order.
 
@@ -165,7 +153,7 @@ def forward(
         chunk = handle.read(min(chunk_size, size - position))
         if not chunk:
             raise OSError(f"the file shrank while being read ({position} bytes)")
-        tally.bytes_read += len(chunk)
+        read.bytes_read += len(chunk)
         parts = chunk.split(b"\n")
         for part in parts[:-1]:
             position += len(part) + 1

@@ -50,17 +50,8 @@ AUTOMATION_KINDS = frozenset(
         SessionKind.NODE,
     }
 )
-INTERACTIVE_KINDS = frozenset(
-    {
-        SessionKind.MAIN,
-        SessionKind.DIRECT,
-        SessionKind.GROUP,
-        SessionKind.CHANNEL,
-        SessionKind.THREAD,
-        SessionKind.NAMED,
-        SessionKind.GLOBAL,
-    }
-)
+# Conversations with people: every kind but automation and `unknown`.
+INTERACTIVE_KINDS = frozenset(SessionKind) - AUTOMATION_KINDS - {SessionKind.UNKNOWN}
 
 # (kind, pattern on the rest of the key). Order matters: the first match wins, so suffix and
 # automation rules come before peer shapes. Unscoped keys never match the last rule (named).

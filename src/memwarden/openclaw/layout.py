@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,7 @@ from memwarden.process.errors import GatewayConfigError
 
 DEFAULT_GATEWAY_PORT = 18789
 # embedded-agent-helpers/bootstrap.ts in 2026.7.35 and 2026.9.6 (older releases used other totals).
-DEFAULT_BOOTSTRAP_MAX_CHARS = 20_000
-DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS = 60_000
+_BOOTSTRAP_CAPS = (("bootstrapMaxChars", 20_000), ("bootstrapTotalMaxChars", 60_000))
 DEFAULT_COMPACTION_MODE = "default"
 
 _ENV_REFERENCE = re.compile(r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -48,9 +48,6 @@ class Deployment:
     config: dict[str, Any] = field(repr=False)
     agents: list[Agent]
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
-    _roster_cache: tuple[dict[str, Any], dict[str, dict[str, Any]]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
 
     def agent(self, agent_id: str) -> Agent | None:
         """Given an agent id (any case), return that agent, or None if there is none."""
@@ -110,23 +107,11 @@ class Deployment:
         token = _secret_value(configured, self.env)
         return token or env_text(self.env, "OPENCLAW_GATEWAY_TOKEN") or None
 
-    def bootstrap_max_chars(self, agent_id: str) -> int:
-        """Given an agent id, return the per-file bootstrap cap (`bootstrapMaxChars`)."""
-        return self._bootstrap_limit(agent_id, "bootstrapMaxChars", DEFAULT_BOOTSTRAP_MAX_CHARS)
-
-    def bootstrap_total_max_chars(self, agent_id: str) -> int:
-        """Given an agent id, return the total bootstrap cap (`bootstrapTotalMaxChars`)."""
-        return self._bootstrap_limit(
-            agent_id, "bootstrapTotalMaxChars", DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS
-        )
-
+    @cached_property
     def _roster(self) -> dict[str, dict[str, Any]]:
-        """Return `configured_agents(self.config)`, built once per config object: asked for
-        every agent, rebuilding it each time made a run over N agents cost N² normalisations."""
-        cached = self._roster_cache
-        if cached is None or cached[0] is not self.config:
-            cached = self._roster_cache = (self.config, configured_agents(self.config))
-        return cached[1]
+        """`configured_agents(self.config)`, built once: asked for every agent, rebuilding it
+        each time made a run over N agents cost N² normalisations."""
+        return configured_agents(self.config)
 
     def compaction_mode(self) -> str:
         """Return `agents.defaults.compaction.mode` (`default` when unset)."""
@@ -134,19 +119,25 @@ class Deployment:
         mode = mapping(defaults.get("compaction")).get("mode")
         return mode if isinstance(mode, str) and mode else DEFAULT_COMPACTION_MODE
 
-    def _bootstrap_limit(self, agent_id: str, key: str, fallback: int) -> int:
-        # bootstrap.ts `resolveBootstrapCharLimit`: the agent's entry, else agents.defaults;
-        # a value that is not a positive number counts as unset.
-        entry = self._roster().get(normalize_agent_id(agent_id), {})
+    def bootstrap_caps(self, agent_id: str) -> tuple[int, int]:
+        """Given an agent id, return its bootstrap caps: per file (`bootstrapMaxChars`) and in
+        all (`bootstrapTotalMaxChars`).
+
+        As bootstrap.ts `resolveBootstrapCharLimit`: the agent's entry, else agents.defaults; a
+        value that is not a positive number counts as unset. The gateway floors the number;
+        past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no file is that long, and a bigger int
+        would break SQLite and JSON writes downstream.
+        """
+        entry = self._roster.get(normalize_agent_id(agent_id), {})
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
-        value = entry.get(key)
-        if value is None:
-            value = defaults.get(key)
-        if not _is_positive_number(value):
-            return fallback
-        # The gateway floors the number; past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no
-        # file is that long, and a bigger int would break SQLite and JSON writes downstream.
-        return min(int(value), JS_SAFE_INTEGER_MAX)
+        caps = []
+        for key, fallback in _BOOTSTRAP_CAPS:
+            value = entry.get(key)
+            if value is None:
+                value = defaults.get(key)
+            positive = _is_positive_number(value)
+            caps.append(min(int(value), JS_SAFE_INTEGER_MAX) if positive else fallback)
+        return caps[0], caps[1]
 
 
 def discover(

@@ -23,7 +23,7 @@ def resolve_home(env: Mapping[str, str] = os.environ, home: Path | None = None) 
     `$OPENCLAW_HOME` wins (a leading `~` in it is the account's home), as in the gateway's
     `infra/home-dir.ts`; else `home`, else `$HOME`, else the account's home.
     """
-    account_home = home or _env_path(env, "HOME") or Path.home()
+    account_home = home or Path(env_text(env, "HOME") or Path.home())
     explicit = env_text(env, "OPENCLAW_HOME")
     if explicit:
         return user_path(explicit, account_home)
@@ -88,8 +88,3 @@ def resolve_config_path(
 def env_text(env: Mapping[str, str], name: str) -> str:
     """Return the variable `name` of `env`, stripped ("" when unset)."""
     return (env.get(name) or "").strip()
-
-
-def _env_path(env: Mapping[str, str], name: str) -> Path | None:
-    value = env_text(env, name)
-    return Path(value) if value else None

@@ -15,7 +15,7 @@ import re
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
@@ -24,12 +24,12 @@ import orjson
 
 from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import Agent
+from memwarden.openclaw.entries import moment
 from memwarden.openclaw.fields import describe, epoch_ms
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify, names_automation
 from memwarden.openclaw.layout import Deployment
-from memwarden.openclaw.trajectory import trajectory_session_key
 from memwarden.openclaw.transcripts import TranscriptLocation
 from memwarden.process.errors import StoreError, describe_os_error
 
@@ -46,10 +46,18 @@ _BY_UPDATE = attrgetter("updated_at")
 _SESSION_COLUMNS = ("session_key", "current_session_id", "entry_json")
 _OPTIONAL_COLUMNS = ("status", "updated_at", "last_interaction_at")
 # config/sessions/artifacts.ts (2026.7.35, 2026.9.6): `<name>.<reason>.<ISO stamp, ":" as "-">`,
-# since 2026.9 optionally `.<32 hex>` and `.zst` (zstd-compressed archive).
-_ARCHIVE_SUFFIX = re.compile(
-    r"^(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?$"
+# since 2026.9 optionally `.<32 hex>` and `.zst` (zstd-compressed archive, removed before).
+_ARCHIVE = re.compile(
+    r"^.+\.(?P<reason>reset|deleted|bak)\."
+    r"(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?$",
+    re.DOTALL,
 )
+_ARCHIVE_KINDS: dict[str, SessionFileKind] = {
+    "reset": "reset_archive",
+    "deleted": "deleted_archive",
+    "bak": "backup",
+}
+_TRAJECTORY_FIRST_LINE = 64 * 1024
 _STORE_BACKUP = re.compile(r"^sessions\.json\.bak\.\d+$")
 _MIGRATION_BACKUP = re.compile(
     r"(?:\.migrated(?:\.\d+)?|\.jsonl\.pre-doctor-[a-z-]+-repair-[0-9TZ:.-]+\.bak)$"
@@ -91,7 +99,7 @@ class SessionRecord:
     @property
     def updated(self) -> datetime | None:
         """The last update as an aware UTC datetime, or None when the store has none."""
-        return _to_datetime(self.updated_at)
+        return moment(self.updated_at)
 
     @property
     def context_ratio(self) -> float | None:
@@ -291,18 +299,13 @@ class _Listing:
 
     def alias(self, path: str) -> Path | None:
         """Return `path` as a Path when it names the folder (None when it does not)."""
-        if path in self._aliases:
-            return self._aliases[path]
-        alias = self._aliases[path] = Path(path) if _same_file(path, self._folder) else None
-        return alias
-
-
-def _same_file(one: str, other: str) -> bool:
-    try:
-        first, second = os.stat(one), os.stat(other)
-    except (OSError, ValueError):
-        return False
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+        if path not in self._aliases:
+            try:
+                same = os.path.samefile(path, self._folder)
+            except (OSError, ValueError):
+                same = False
+            self._aliases[path] = Path(path) if same else None
+        return self._aliases[path]
 
 
 def resolve_transcript_file(
@@ -321,23 +324,13 @@ def resolve_transcript_file(
     the file system (a store of 100k entries would otherwise cost 100k `stat` calls).
     """
     folder = str(sessions_dir)
-    if listing is not None and isinstance(session_file, str):
-        # The common case, first: the absolute path the gateway wrote, of a file in the folder
-        # (named as memwarden names the folder, or another way).
-        written = session_file.strip()
-        parent, _, name = written.rpartition("/")
-        if name in listing.names and written.startswith("/"):
-            if parent == folder:
-                return sessions_dir / name
-            alias = listing.alias(parent)
-            if alias is not None:
-                return alias / name
     for candidate in _transcript_candidates(folder, session_id, session_file):
         if listing is not None:
             parent, _, name = candidate.rpartition("/")
-            if parent == folder:
+            listed = listing.alias(parent)
+            if listed is not None:
                 if name in listing.names:
-                    return sessions_dir / name
+                    return listed / name
                 continue
         if os.path.isfile(candidate):
             return Path(candidate)
@@ -509,15 +502,6 @@ def _boolean(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _to_datetime(milliseconds: int | None) -> datetime | None:
-    if milliseconds is None:
-        return None
-    try:
-        return datetime.fromtimestamp(milliseconds / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
 # --- files in a file-era sessions folder ------------------------------------------------------
 
 
@@ -533,11 +517,9 @@ def classify_session_file(name: str) -> SessionFileKind:
     plain = name.removesuffix(".zst")
     if _STORE_BACKUP.match(plain) or _MIGRATION_BACKUP.search(plain):
         return "backup"
-    for reason, kind in (("reset", "reset_archive"), ("deleted", "deleted_archive")):
-        if _archive_stamp(plain, reason) is not None:
-            return kind
-    if _archive_stamp(plain, "bak") is not None:
-        return "backup"
+    archive = _ARCHIVE.match(plain)
+    if archive:
+        return _ARCHIVE_KINDS[archive["reason"]]
     if plain.endswith((".trajectory.jsonl", ".trajectory-path.json")):
         return "trajectory"
     if _CHECKPOINT.match(plain):
@@ -552,12 +534,14 @@ def archive_timestamp(name: str) -> datetime | None:
 
     Return None if the name carries no reset, deleted or bak timestamp.
     """
-    plain = name.removesuffix(".zst")
-    for reason in ("reset", "deleted", "bak"):
-        stamp = _archive_stamp(plain, reason)
-        if stamp is not None:
-            return _parse_stamp(stamp)
-    return None
+    archive = _ARCHIVE.match(name.removesuffix(".zst"))
+    if archive is None:
+        return None
+    date_part, _, time_part = archive["stamp"].partition("T")
+    try:
+        return datetime.fromisoformat(f"{date_part}T{time_part.replace('-', ':')}")
+    except ValueError:
+        return None
 
 
 def reset_archives(sessions_dir: Path, session_id: str | None = None) -> list[Path]:
@@ -595,26 +579,31 @@ def archive_session_id(archive: Path) -> str:
 
 
 def archive_owner(archive: Path) -> str | None:
-    """Given a reset archive's path, return the session key its trajectory names (lower-cased),
-    or None when the gateway left no trajectory for it."""
-    return trajectory_session_key(archive.parent, archive_session_id(archive))
+    """Given a reset archive's path, return the session key (lower-cased) the first line of its
+    trajectory names, or None when the gateway left no trajectory for it, its first line is
+    longer than 64 KB or names no key.
 
-
-def _archive_stamp(plain_name: str, reason: str) -> str | None:
-    marker = f".{reason}."
-    index = plain_name.rfind(marker)
-    if index <= 0:
-        return None
-    match = _ARCHIVE_SUFFIX.match(plain_name[index + len(marker) :])
-    return match["stamp"] if match else None
-
-
-def _parse_stamp(stamp: str) -> datetime | None:
-    date_part, _, time_part = stamp.partition("T")
+    Gateways of the file era (2026.7.x) write `<sessionId>.trajectory.jsonl` beside a
+    transcript that had turns; every line carries the run's `sessionKey` (the first is
+    `session.started`). A reset renames the transcript but leaves the trajectory: the gateway's
+    own record of which conversation the archive held. `memwarden maintain` may have
+    gzip-compressed it (`….trajectory.jsonl.gz`).
+    """
+    plain = archive.with_name(f"{archive_session_id(archive)}.trajectory.jsonl")
     try:
-        return datetime.fromisoformat(f"{date_part}T{time_part.replace('-', ':')}")
-    except ValueError:
+        if plain.is_file():
+            with plain.open("rb") as handle:
+                first = handle.readline(_TRAJECTORY_FIRST_LINE)
+        else:
+            import gzip  # an archive `maintain` compressed: rare
+
+            with gzip.open(plain.with_name(plain.name + ".gz"), "rb") as handle:
+                first = handle.readline(_TRAJECTORY_FIRST_LINE)
+        line = orjson.loads(first)
+    except (OSError, EOFError, orjson.JSONDecodeError):
         return None
+    key = line.get("sessionKey") if isinstance(line, dict) else None
+    return key.strip().lower() if isinstance(key, str) and key.strip() else None
 
 
 def _belongs_to(name: str, session_id: str | None) -> bool:

@@ -2,24 +2,26 @@
 
 The line is in `event_json`, or zstd-compressed in `event_zstd`. Callers run these through
 `sqlite_ro.read_with_retry` (read-only, short transactions). A compressed line is decompressed up
-to the gateway's 4 MiB limit per event; a row past it is skipped, counted as oversized and
-reported with a warning naming it.
+to the gateway's 4 MiB limit per event (its schema's `event_utf8_bytes BETWEEN 1 AND 4194304`):
+a small frame can claim gigabytes, so decompression stops one byte past the cap, and a row past
+it is skipped, counted as oversized and reported with a warning naming it. This module is the
+only one that calls the zstd library: the standard library's `compression.zstd` from Python
+3.14, its backport `backports.zstd` before.
 """
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+from functools import cache
+from types import ModuleType
 
-from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, Tally, TranscriptLocation
-from memwarden.openclaw.zstd_frames import (
-    MAX_EVENT_BYTES,
-    FrameError,
-    FrameTooLarge,
-    decompress_capped,
-)
+from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, TranscriptLocation
 
 log = logging.getLogger("memwarden.transcripts")
+
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+"""The gateway's limit on one transcript event, decompressed (its schema's CHECK)."""
 
 _ROWS_NEWEST_FIRST = (
     "SELECT seq, event_json, event_zstd FROM transcript_events "
@@ -46,23 +48,23 @@ def sqlite_tail(
     needle: bytes | None = None,
 ) -> TailResult:
     connection.text_factory = bytes
-    tally = Tally(needle=needle)
+    result = TailResult(needle=needle, reached_start=True)
     newest = oldest = None
-    reached_start = True
     for seq, event_json, event_zstd in connection.execute(
         _ROWS_NEWEST_FIRST, (location.session_id,)
     ):
         if newest is None:
             newest = seq
-        if tally.count >= max_entries:
-            reached_start = False
+        if result.count >= max_entries:
+            result.reached_start = False
             break
         oldest = seq
-        take_row(tally, event_json, event_zstd, location, seq)
-    tally.entries.reverse()
+        take_row(result, event_json, event_zstd, location, seq)
+    result.entries.reverse()
     end = -1 if newest is None else newest
-    start = end if oldest is None else oldest - 1
-    return tally.result(ReadPosition(seq=start), ReadPosition(seq=end), reached_start=reached_start)
+    result.start = ReadPosition(seq=end if oldest is None else oldest - 1)
+    result.end = ReadPosition(seq=end)
+    return result
 
 
 def sqlite_since(
@@ -77,20 +79,18 @@ def sqlite_since(
     first, last = connection.execute(_SEQ_RANGE, (location.session_id,)).fetchone()
     if position.seq is None or position.seq > (-1 if last is None else last):
         return None
-    tally = Tally(needle=needle)
+    reached_start = first is None or position.seq < first
+    result = TailResult(start=position, reached_start=reached_start, needle=needle)
     end = position.seq
     for seq, event_json, event_zstd in connection.execute(
         _ROWS_AFTER, (location.session_id, position.seq)
     ):
-        if max_entries is not None and tally.count >= max_entries:
+        if max_entries is not None and result.count >= max_entries:
             break
-        take_row(tally, event_json, event_zstd, location, seq)
+        take_row(result, event_json, event_zstd, location, seq)
         end = seq
-    return tally.result(
-        position,
-        ReadPosition(seq=end),
-        reached_start=first is None or position.seq < first,
-    )
+    result.end = ReadPosition(seq=end)
+    return result
 
 
 def max_seq(connection: sqlite3.Connection, location: TranscriptLocation) -> int:
@@ -112,7 +112,7 @@ def sqlite_size(
 
 
 def take_row(
-    tally: Tally,
+    read: TailResult,
     event_json: bytes | None,
     event_zstd: bytes | None,
     location: TranscriptLocation,
@@ -126,7 +126,7 @@ def take_row(
     if event_json is not None:
         line = event_json
     elif event_zstd is None:
-        tally.malformed += 1
+        read.malformed += 1
         return
     else:
         try:
@@ -140,10 +140,47 @@ def take_row(
                 seq,
                 MAX_EVENT_BYTES,
             )
-            tally.take(None)
+            read.take(None)
             return
         except FrameError:
-            tally.malformed += 1
+            read.malformed += 1
             return
-    tally.bytes_read += len(line)
-    tally.take(line)
+    read.bytes_read += len(line)
+    read.take(line)
+
+
+class FrameError(ValueError):
+    """The data is not one zstd frame that decompresses within the cap."""
+
+
+class FrameTooLarge(FrameError):
+    """The frame decompresses to more than the cap."""
+
+
+def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes:
+    """Given one zstd frame, return what it decompresses to.
+
+    At most `limit` + 1 bytes are ever produced. Raise FrameTooLarge if the content is longer
+    than `limit`, FrameError if the data is not a valid zstd frame.
+    """
+    zstd = zstd_library()
+    decompressor = zstd.ZstdDecompressor()  # one frame each: never shared between threads
+    try:
+        content = decompressor.decompress(data, max_length=limit + 1)
+    except zstd.ZstdError as error:
+        raise FrameError(f"not a valid zstd frame: {error}") from error
+    if len(content) > limit:
+        raise FrameTooLarge(f"decompresses to more than {limit} bytes")
+    if not decompressor.eof:
+        raise FrameError("not a valid zstd frame: it ends before its content does")
+    return content
+
+
+@cache
+def zstd_library() -> ModuleType:
+    """The zstd library, imported when a first frame is read (file-era runs never load it)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python >= 3.14
+    except ImportError:
+        from backports import zstd
+    return zstd

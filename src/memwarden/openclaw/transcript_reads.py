@@ -53,33 +53,42 @@ class ReadPosition:
 
         Raise ValueError if the value is not a position.
         """
-        if isinstance(value, str | bytes):
-            value = orjson.loads(value)
-        if not isinstance(value, Mapping):
-            raise ValueError(f"a read position must be a JSON object, got {value!r}")
-        numbers = {name: value.get(name) for name in _POSITION_FIELDS}
-        for name, number in numbers.items():
-            if number is not None and type(number) is not int:
-                raise ValueError(f"read position field {name!r} must be an integer, got {number!r}")
-        if numbers["offset"] is None and numbers["seq"] is None:
-            raise ValueError(f"a read position needs an offset or a seq, got {value!r}")
-        return cls(**numbers)
+        numbers = position_fields(orjson.loads(value) if isinstance(value, str | bytes) else value)
+        if numbers is None:
+            raise ValueError(f"not a read position: {value!r}")
+        return cls(*numbers)
+
+
+def position_fields(stored: object) -> tuple[int | None, int | None, int | None, int | None] | None:
+    """Given a read position as stored (`ReadPosition.to_json`), return its (offset, device,
+    inode, seq), or None when it is not one: its fields integers or absent, an offset or a seq
+    among them."""
+    if type(stored) is not dict:  # a watch asks this of 100k positions: no more than needed
+        return None
+    fields = stored.get("offset"), stored.get("device"), stored.get("inode"), stored.get("seq")
+    for value in fields:
+        if value is not None and type(value) is not int:
+            return None
+    return fields if fields[0] is not None or fields[3] is not None else None
 
 
 @dataclass
 class TailResult:
-    """What one read returned, and what it skipped.
+    """What one read returned, and what it skipped; a read in progress `take`s its lines.
 
     `start` is the position just before the first line examined (reading on from it returns the
     same entries again) and `end` the position after the last one. `malformed`, `invalid_utf8`
     and `oversized` count skipped lines; `partial_last_line` says an unterminated last line was
     left unread; `reached_start` that the read covers the transcript from its first line;
     `reset_detected` that the given position was no longer valid and the tail was read instead.
+    With `needle`, a line that does not hold those bytes is not parsed: it is counted (as an
+    entry of the read, in `unparsed`) and left out of `entries`. For a caller that looks for
+    one kind of line (the compaction watch) among many it does not use.
     """
 
-    entries: list[Entry]
-    start: ReadPosition
-    end: ReadPosition
+    entries: list[Entry] = field(default_factory=list)
+    start: ReadPosition = field(default_factory=ReadPosition)
+    end: ReadPosition = field(default_factory=ReadPosition)
     malformed: int = 0
     invalid_utf8: int = 0
     oversized: int = 0
@@ -87,25 +96,8 @@ class TailResult:
     partial_last_line: bool = False
     reached_start: bool = False
     reset_detected: bool = False
-    unparsed: int = 0  # lines read but not parsed (a read `only_lines_with` bytes they lack)
-
-
-@dataclass
-class Tally:
-    """Entries taken so far and the counts of what was skipped, while a read is going on.
-
-    With `needle`, a line that does not hold those bytes is not parsed: it is counted (as an
-    entry of the read, in `unparsed`) and left out of `entries`. For a caller that looks for
-    one kind of line (the compaction watch) among many it does not use.
-    """
-
-    entries: list[Entry] = field(default_factory=list)
-    malformed: int = 0
-    invalid_utf8: int = 0
-    oversized: int = 0
-    bytes_read: int = 0
-    needle: bytes | None = None
     unparsed: int = 0
+    needle: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def count(self) -> int:
@@ -131,17 +123,3 @@ class Tally:
             return
         if entry is not None:
             self.entries.append(entry)
-
-    def result(self, start: ReadPosition, end: ReadPosition, **flags: bool) -> TailResult:
-        """Return the TailResult of this read between `start` and `end`."""
-        return TailResult(
-            self.entries,
-            start,
-            end,
-            self.malformed,
-            self.invalid_utf8,
-            self.oversized,
-            self.bytes_read,
-            **flags,
-            unparsed=self.unparsed,
-        )

@@ -13,44 +13,29 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.openclaw.jsonl_tail import file_errors, file_since, file_tail
+from memwarden.openclaw.jsonl_tail import MAX_LINE_BYTES, file_errors, file_since, file_tail
 from memwarden.openclaw.sqlite_ro import read_with_retry
 from memwarden.openclaw.sqlite_tail import max_seq, sqlite_since, sqlite_size, sqlite_tail
-from memwarden.openclaw.transcript_reads import ReadPosition, TailResult, TranscriptLocation
+from memwarden.openclaw.transcript_reads import (
+    ReadPosition,
+    TailResult,
+    TranscriptLocation,
+    position_fields,
+)
 from memwarden.process.errors import StoreError
 
-__all__ = [
-    "DEFAULT_MAX_ENTRIES",
-    "ReadPosition",
-    "TailResult",
-    "TranscriptLocation",
-    "all_read_to_end",
-    "has_new_data",
-    "read_all",
-    "read_since",
-    "read_tail",
-    "read_to_end",
-    "skipped_lines_report",
-    "start_position",
-    "transcript_size",
-]
-
 DEFAULT_MAX_ENTRIES = 200
-DEFAULT_CHUNK_SIZE = 64 * 1024
-DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
 
 
 def read_tail(
     location: TranscriptLocation,
     max_entries: int = DEFAULT_MAX_ENTRIES,
     *,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     only_lines_with: bytes | None = None,
 ) -> TailResult:
     """Given a transcript, return its last `max_entries` entries in transcript order.
 
-    Files are read backwards in `chunk_size` pieces; a line longer than `max_line_bytes` is
+    Files are read backwards in chunks; a line longer than `jsonl_tail.MAX_LINE_BYTES` is
     skipped and counted. With `only_lines_with`, only the lines holding those bytes are parsed
     and returned; the others count towards `max_entries` (in `unparsed`) all the same. Raise
     StoreError if the transcript cannot be read.
@@ -61,7 +46,7 @@ def read_tail(
             location.path, lambda db: sqlite_tail(db, location, max_entries, needle)
         )
     with file_errors(location.path), location.path.open("rb") as handle:
-        return file_tail(handle, max_entries, chunk_size, max_line_bytes, needle)
+        return file_tail(handle, max_entries, needle)
 
 
 def read_since(
@@ -69,8 +54,6 @@ def read_since(
     position: ReadPosition,
     max_entries: int | None = None,
     *,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     only_lines_with: bytes | None = None,
 ) -> TailResult:
     """Given a transcript and a stored position, return the entries added after it, in order.
@@ -87,16 +70,11 @@ def read_since(
         )
     else:
         with file_errors(location.path), location.path.open("rb") as handle:
-            result = file_since(handle, position, max_entries, chunk_size, max_line_bytes, needle)
+            result = file_since(handle, position, max_entries, needle)
     if result is not None:
         return result
-    tail = read_tail(
-        location,
-        DEFAULT_MAX_ENTRIES if max_entries is None else max_entries,
-        chunk_size=chunk_size,
-        max_line_bytes=max_line_bytes,
-        only_lines_with=needle,
-    )
+    entries = DEFAULT_MAX_ENTRIES if max_entries is None else max_entries
+    tail = read_tail(location, entries, only_lines_with=needle)
     return replace(tail, reset_detected=True)
 
 
@@ -109,7 +87,7 @@ def read_all(location: TranscriptLocation) -> TailResult:
     with file_errors(location.path), location.path.open("rb") as handle:
         status = os.fstat(handle.fileno())
         start = ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
-        return file_since(handle, start, None, DEFAULT_CHUNK_SIZE, DEFAULT_MAX_LINE_BYTES)  # type: ignore[return-value]
+        return file_since(handle, start, None)  # type: ignore[return-value]
 
 
 def start_position(location: TranscriptLocation) -> ReadPosition:
@@ -146,7 +124,7 @@ def read_to_end(location: TranscriptLocation, stored: object) -> bool:
     cheaply (a SQLite transcript: `all_read_to_end` asks many at once; an odd position; a file
     that cannot be read): ask `has_new_data`. For a watch over 100k conversations, most of
     them quiet."""
-    position = _position_fields(stored)
+    position = position_fields(stored)
     if location.kind != "file" or position is None or position[0] is None:
         return False
     try:
@@ -164,7 +142,7 @@ def all_read_to_end(reads: Sequence[tuple[TranscriptLocation, object]]) -> list[
     done = [False] * len(reads)
     asked: dict[Path, list[tuple[int, int]]] = {}  # database: (index, stored seq)
     for index, (location, stored) in enumerate(reads):
-        position = _position_fields(stored)
+        position = position_fields(stored)
         if location.kind == "sqlite" and position is not None and position[3] is not None:
             asked.setdefault(location.path, []).append((index, position[3]))
     for database, rows in asked.items():
@@ -185,20 +163,6 @@ def all_read_to_end(reads: Sequence[tuple[TranscriptLocation, object]]) -> list[
 _SEQS_PER_READ = 1000
 
 
-def _position_fields(
-    stored: object,
-) -> tuple[int | None, int | None, int | None, int | None] | None:
-    """(offset, device, inode, seq) of a stored read position when `ReadPosition.from_json`
-    would take it, else None."""
-    if type(stored) is not dict:
-        return None
-    fields = stored.get("offset"), stored.get("device"), stored.get("inode"), stored.get("seq")
-    for value in fields:
-        if value is not None and type(value) is not int:
-            return None
-    return fields if fields[0] is not None or fields[3] is not None else None
-
-
 def skipped_lines_report(location: TranscriptLocation, result: TailResult) -> str | None:
     """Given a transcript and what a read of it returned, return one line that says how many
     lines (rows, in the SQLite era) the read skipped, by reason, or None when it skipped none. A
@@ -208,7 +172,7 @@ def skipped_lines_report(location: TranscriptLocation, result: TailResult) -> st
         reasons = [
             (
                 result.oversized,
-                f"longer than {DEFAULT_MAX_LINE_BYTES} bytes (memwarden's limit per line)",
+                f"longer than {MAX_LINE_BYTES} bytes (memwarden's limit per line)",
             ),
             (result.malformed, "not JSON"),
             (result.invalid_utf8, "not UTF-8"),

@@ -89,10 +89,10 @@ class Terminated(BaseException):
     """
 
     exit_code = 143
+    message = "stopped by SIGTERM before finishing"
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self) -> None:
+        super().__init__(self.message)
 
     def lines(self) -> list[str]:
         return [self.message]

@@ -19,13 +19,11 @@ from memwarden.process.errors import Terminated
 
 requested = threading.Event()
 
-STOPPED_MESSAGE = "stopped by SIGTERM before finishing"
-
 
 def request() -> Terminated:
     """Record the stop request; return the Terminated to raise in the main thread."""
     requested.set()
-    return Terminated(STOPPED_MESSAGE)
+    return Terminated()
 
 
 def check() -> None:
@@ -33,10 +31,10 @@ def check() -> None:
     first in each handler that keeps one item's failure from stopping the others: the error it
     handles may be the stop itself, in another form."""
     if requested.is_set():
-        raise Terminated(STOPPED_MESSAGE)
+        raise Terminated()
 
 
 def pause(seconds: float) -> None:
     """Wait `seconds`; raise Terminated at once if a stop is (or gets) requested."""
     if requested.wait(seconds):
-        raise Terminated(STOPPED_MESSAGE)
+        raise Terminated()

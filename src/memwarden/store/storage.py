@@ -64,11 +64,6 @@ class Storage:
         }
 
 
-def gateway_key(state_dir: Path) -> str:
-    """Given a gateway's state dir, return what identifies it: its real path."""
-    return os.path.realpath(state_dir)
-
-
 def folder_name(gateway: str) -> str:
     """Given a gateway's key, return its folder under `<root>/gateways/`: readable and unique
     (`openclaw-3f2a9c1b7d4e` for `/home/alice/.openclaw`)."""
@@ -81,7 +76,7 @@ def locate(root: Path, state_dir: Path) -> Storage:
 
     Raise ConfigError if the root's owner record cannot be read.
     """
-    gateway = gateway_key(state_dir)
+    gateway = os.path.realpath(state_dir)  # what identifies a gateway
     owner = read_owner(root)
     if owner is None or owner == gateway:
         return Storage(root, root, gateway, owner)

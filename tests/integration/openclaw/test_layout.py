@@ -304,8 +304,7 @@ def test_discover_sqlite_capture_copy(tmp_path, home):
     assert deployment.gateway_port_and_source()[0] == 18789
     assert deployment.gateway_token() == "test-token-123"
     assert deployment.compaction_mode() == "default"
-    assert deployment.bootstrap_max_chars("main") == 20000
-    assert deployment.bootstrap_total_max_chars("main") == 60000
+    assert deployment.bootstrap_caps("main") == (20000, 60000)
 
 
 def test_discover_sqlite_capture_other_agent_id(tmp_path, home):

@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from memwarden.openclaw import jsonl_tail
 from memwarden.openclaw.entries import (
     Compaction,
     MalformedLine,
@@ -339,18 +340,17 @@ def test_read_since_big_file_at_end_reads_almost_nothing(big_transcript):
     assert (result.entries, result.bytes_read, result.reset_detected) == ([], 1, False)
 
 
-def test_read_tail_any_chunk_size_matches_a_whole_file_parse(tmp_path):
+def test_read_tail_any_chunk_size_matches_a_whole_file_parse(tmp_path, monkeypatch):
     path = write_jsonl_transcript(tmp_path / "t.jsonl", 6, text_size=40, with_reset_at=2)
     _append(path, b"\n{broken\n\n")
     lines = path.read_bytes().split(b"\n")
     expected = [entry for entry in map(_parse_or_none, lines) if entry is not None]
     for chunk_size in (1, 2, 3, 7, 64, 4096):
-        result = read_tail(_file(path), max_entries=1000, chunk_size=chunk_size)
+        monkeypatch.setattr(jsonl_tail, "CHUNK_SIZE", chunk_size)
+        result = read_tail(_file(path), max_entries=1000)
         assert result.entries == expected, chunk_size
         assert (result.malformed, result.reached_start) == (1, True)
-        forward = read_since(
-            _file(path), ReadPosition(offset=0, **_identity(path)), chunk_size=chunk_size
-        )
+        forward = read_since(_file(path), ReadPosition(offset=0, **_identity(path)))
         assert forward.entries == expected, chunk_size
 
 
@@ -410,18 +410,20 @@ def test_read_tail_line_longer_than_a_chunk_is_returned_intact(tmp_path):
     _append(path, orjson.dumps({"type": "message", "message": {"content": huge_text}}) + b"\n")
     write_jsonl(tmp_path / "tail.jsonl", transcript_lines(1))
     _append(path, (tmp_path / "tail.jsonl").read_bytes())
-    result = read_tail(_file(path), chunk_size=64 * 1024)
+    result = read_tail(_file(path))  # in chunks of 64 KiB
     assert [len(text) for text in _texts(result.entries)] == [200, 200, len(huge_text), 200, 200]
     assert _texts(result.entries)[2] == huge_text
     assert result.reached_start and result.oversized == 0
 
 
-def test_read_tail_line_over_max_line_bytes_is_skipped_and_counted(tmp_path):
+def test_read_tail_line_over_max_line_bytes_is_skipped_and_counted(tmp_path, monkeypatch):
     path = write_jsonl_transcript(tmp_path / "t.jsonl", 1)
     _append(path, orjson.dumps({"type": "message", "message": {"content": "y" * 5000}}) + b"\n")
     _append(path, orjson.dumps({"type": "reset", "id": "after"}) + b"\n")
+    monkeypatch.setattr(jsonl_tail, "MAX_LINE_BYTES", 1000)
     for chunk_size in (100, 64 * 1024):
-        result = read_tail(_file(path), chunk_size=chunk_size, max_line_bytes=1000)
+        monkeypatch.setattr(jsonl_tail, "CHUNK_SIZE", chunk_size)
+        result = read_tail(_file(path))
         assert [entry.type for entry in result.entries] == [
             "session",
             "message",
@@ -429,20 +431,17 @@ def test_read_tail_line_over_max_line_bytes_is_skipped_and_counted(tmp_path):
             "reset",
         ]
         assert result.oversized == 1
-        since = read_since(
-            _file(path),
-            ReadPosition(offset=0, **_identity(path)),
-            chunk_size=chunk_size,
-            max_line_bytes=1000,
-        )
+        since = read_since(_file(path), ReadPosition(offset=0, **_identity(path)))
         assert (since.entries, since.oversized) == (result.entries, 1)
 
 
-def test_read_tail_oversized_unterminated_last_line_is_partial(tmp_path):
+def test_read_tail_oversized_unterminated_last_line_is_partial(tmp_path, monkeypatch):
     path = write_jsonl_transcript(tmp_path / "t.jsonl", 1)
     complete = path.stat().st_size
     _append(path, b"z" * 5000)
-    result = read_tail(_file(path), chunk_size=256, max_line_bytes=1000)
+    monkeypatch.setattr(jsonl_tail, "CHUNK_SIZE", 256)
+    monkeypatch.setattr(jsonl_tail, "MAX_LINE_BYTES", 1000)
+    result = read_tail(_file(path))
     assert result.partial_last_line and result.end.offset == complete
     assert (len(result.entries), result.oversized) == (3, 0)
 
@@ -486,13 +485,14 @@ def test_read_since_file_after_append_returns_only_new_entries(tmp_path):
     assert not result.reset_detected and not result.reached_start
 
 
-def test_read_since_file_max_entries_resumes_where_it_stopped(tmp_path):
+def test_read_since_file_max_entries_resumes_where_it_stopped(tmp_path, monkeypatch):
     path = write_jsonl_transcript(tmp_path / "t.jsonl", 10)
     location = _file(path)
     start = ReadPosition(offset=0, **_identity(path))
     pages, position = [], start
+    monkeypatch.setattr(jsonl_tail, "CHUNK_SIZE", 100)
     while True:
-        page = read_since(location, position, max_entries=4, chunk_size=100)
+        page = read_since(location, position, max_entries=4)
         if not page.entries:
             break
         pages.append(page.entries)

@@ -196,12 +196,11 @@ def test_bootstrap_limits_per_agent_override_then_defaults_then_builtin():
         }
     }
     deployment = make_deployment(config)
-    assert deployment.bootstrap_max_chars("OPS") == 8000
-    assert deployment.bootstrap_max_chars("main") == 12000
-    assert deployment.bootstrap_total_max_chars("ops") == 50000
-    assert deployment.bootstrap_max_chars("bad") == 20000  # invalid override: built-in default
-    assert make_deployment({}).bootstrap_max_chars("main") == 20000
-    assert make_deployment({}).bootstrap_total_max_chars("main") == 60000
+    assert deployment.bootstrap_caps("OPS")[0] == 8000
+    assert deployment.bootstrap_caps("main")[0] == 12000
+    assert deployment.bootstrap_caps("ops")[1] == 50000
+    assert deployment.bootstrap_caps("bad")[0] == 20000  # invalid override: built-in default
+    assert make_deployment({}).bootstrap_caps("main") == (20000, 60000)
 
 
 def test_compaction_mode_set_and_default():

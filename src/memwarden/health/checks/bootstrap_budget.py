@@ -56,7 +56,7 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
         if not agent.workspace.is_dir():
             continue  # history.snapshot:<agent> says the workspace is missing
         lengths = bootstrap_lengths(agent.workspace)
-        max_chars = deployment.bootstrap_max_chars(agent.id)
+        max_chars, total_max_chars = deployment.bootstrap_caps(agent.id)
         history = recorded.get(agent.id, [])
         files = [
             FileBudget(
@@ -74,9 +74,7 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
             if path in GATEWAY_BOOTSTRAP
         ]
         others = {path: chars for path, chars in lengths.items() if path not in GATEWAY_BOOTSTRAP}
-        total = total_budget(
-            files, others, max_chars, deployment.bootstrap_total_max_chars(agent.id)
-        )
+        total = total_budget(files, others, max_chars, total_max_chars)
         results.append(grade_budget(agent.id, files, total, settings.bootstrap_forecast_days))
     return [result for result in results if result.status.is_bad] + summarize(
         [result for result in results if not result.status.is_bad],

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, graded
-from memwarden.openclaw.cron import CronRun, cron_store_path, job_names, recent_runs, runs_dir
+from memwarden.openclaw.cron import CronRun, cron_store_path, job_names, recent_runs
 
 KEY = "cron.errors"
 
@@ -19,7 +19,7 @@ def check_cron(inputs: HealthInputs) -> list[CheckResult]:
     deployment = inputs.deployment
     store = cron_store_path(deployment.state_dir, deployment.config, deployment.env)
     since = inputs.now - timedelta(minutes=settings.cron_window_minutes)
-    runs = list(recent_runs(runs_dir(store), since))
+    runs = list(recent_runs(store, since))
     names = job_names(store)
     return [grade_cron(runs, names, settings.cron_error_threshold, settings.cron_window_minutes)]
 

@@ -120,10 +120,7 @@ def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[
             (
                 agent.id,
                 bootstrap_lengths(agent.workspace) if agent.workspace.is_dir() else {},
-                (
-                    deployment.bootstrap_max_chars(agent.id),
-                    deployment.bootstrap_total_max_chars(agent.id),
-                ),
+                deployment.bootstrap_caps(agent.id),
             )
             for agent in deployment.agents
         ],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden.openclaw.zstd_frames import (
+from memwarden.openclaw.sqlite_tail import (
     MAX_EVENT_BYTES,
     FrameError,
     FrameTooLarge,
