@@ -20,6 +20,7 @@ from pathlib import Path
 import orjson
 
 from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.health.model import utc_minute
 from memwarden.store.state import StateDB
 
 FOLDER = "deliveries"
@@ -146,13 +147,13 @@ def judge(moment: Break, receipt: Receipt | None) -> Verdict | None:
     if not after:
         return Verdict(
             False,
-            f"no bootstrap since the {_what(moment.kind)} at {_when(moment.at)} left a receipt, "
-            f"though a request came at {_when(moment.next_request_at)}: the memory-index-inject "
-            "hook did not run for it (run `memwarden doctor`)",
+            f"no bootstrap since the {_what(moment.kind)} at {utc_minute(moment.at)} left a "
+            f"receipt, though a request came at {utc_minute(moment.next_request_at)}: the "
+            "memory-index-inject hook did not run for it (run `memwarden doctor`)",
         )
     first = after[0]
     if first.handoff == "whole":
-        return Verdict(True, f"its handoff reached the bootstrap at {_when(first.at)}", first)
+        return Verdict(True, f"its handoff reached the bootstrap at {utc_minute(first.at)}", first)
     why = {
         "cut": "cut by the gateway's bootstrap caps (bootstrapMaxChars, bootstrapTotalMaxChars)",
         "left out": "left out: the gateway's bootstrap total cap was already spent",
@@ -160,8 +161,8 @@ def judge(moment: Break, receipt: Receipt | None) -> Verdict | None:
     }.get(first.handoff, first.handoff)
     return Verdict(
         False,
-        f"the bootstrap at {_when(first.at)}, after the {_what(moment.kind)} at "
-        f"{_when(moment.at)}, carried its handoff {why}",
+        f"the bootstrap at {utc_minute(first.at)}, after the {_what(moment.kind)} at "
+        f"{utc_minute(moment.at)}, carried its handoff {why}",
         first,
     )
 
@@ -205,7 +206,3 @@ def _delivery(data: object) -> Delivery | None:
 
 def _what(kind: str) -> str:
     return "compaction" if kind == "compaction" else "reset"
-
-
-def _when(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")

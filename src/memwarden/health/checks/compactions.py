@@ -9,12 +9,12 @@ count and the daily log that now holds them. It resolves when it leaves the wind
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from memwarden.compactions.items import Item, lost_text
 from memwarden.compactions.ledger import Recorded, recorded
 from memwarden.health.checks import HealthInputs
-from memwarden.health.model import CheckResult, critical, ok, warning
+from memwarden.health.model import CheckResult, critical, ok, utc_minute, warning
 
 KEY = "compaction.lossy"
 
@@ -36,7 +36,7 @@ def grade_compactions(rows: Sequence[Recorded], hours: int) -> list[CheckResult]
 
 
 def _result(row: Recorded) -> CheckResult:
-    when = datetime.fromtimestamp(row.time, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = utc_minute(row.time)
     lost = [Item(**item) for item in row.lost]
     where = f"agent {row.agent_id}: the compaction of {row.session_key} at {when}"
     if row.severity == "critical":
