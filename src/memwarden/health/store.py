@@ -273,12 +273,6 @@ def _feed_row(alert: FeedAlert) -> tuple[Any, ...]:
     return astuple(replace(alert, labels=labels, annotations=annotations))
 
 
-def first_run_at(state: StateDB) -> float | None:
-    """Return when memwarden recorded its first run of any job (epoch seconds), or None."""
-    row = state.connection.execute("SELECT min(started_at) FROM runs WHERE dry_run = 0").fetchone()
-    return row[0]
-
-
 def _alert_state(row: Any) -> AlertState:
     return AlertState(
         key=row["check_key"],

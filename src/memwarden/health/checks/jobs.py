@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memwarden.health import store
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, graded, ok, warning
 from memwarden.rotation.lineage import RotationFailure, recent_rotation_failures
@@ -29,7 +28,8 @@ class JobFreshness:
 def check_jobs(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `jobs.stale:<job>` per watched job and `rotate.failing`."""
     settings = inputs.health
-    watching_since = store.first_run_at(inputs.state)
+    first_run = "SELECT min(started_at) FROM runs WHERE dry_run = 0"  # memwarden's first run
+    watching_since = inputs.state.connection.execute(first_run).fetchone()[0]
     results = []
     for job in settings.watched_jobs:
         interval = getattr(inputs.config.schedule, f"{job}_minutes", None)
