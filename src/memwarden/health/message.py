@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from memwarden.fs.templating import render
-from memwarden.health.model import CheckResult, Status, utc_minute
+from memwarden.health.model import CheckResult, Status, duration, utc_minute
 from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts
 
 SECTION_TITLES = {
@@ -160,18 +160,6 @@ def describe_open(states: Sequence[AlertState], now: datetime) -> list[str]:
         f"{duration(now - state.since)})"
         for state in states
     ]
-
-
-def duration(delta: timedelta) -> str:
-    """Given a duration, return it for people: `45 s`, `35 min`, `2.5 h`, `3.0 days`."""
-    seconds = max(0.0, delta.total_seconds())
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 def _item(notice: Notice, now: datetime) -> Item:
