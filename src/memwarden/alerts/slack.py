@@ -16,7 +16,7 @@ import logging
 import re
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 from urllib.error import URLError
 
@@ -108,13 +108,14 @@ def retry_after_seconds(headers: dict[str, Any]) -> float | None:
     return None
 
 
+@dataclass
 class _SlackSink:
     """What both Slack sinks share: a deadline on the whole send and 429 retries within a
-    budget (see the module); each sink's `_post(message, handler)` is the call itself, and each
-    has `timeout_seconds` and `retry_budget_seconds`."""
+    budget (see the module); each sink's `_post(message, handler)` is the call itself."""
 
-    timeout_seconds: float
-    retry_budget_seconds: float
+    _: KW_ONLY
+    timeout_seconds: float = 10.0
+    retry_budget_seconds: float = 30.0
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post it; return how it went (never raise for a failed delivery)."""
@@ -137,8 +138,6 @@ class SlackWebApiSink(_SlackSink):
     token: str = field(repr=False)
     channel: str
     base_url: str = DEFAULT_API_BASE_URL
-    timeout_seconds: float = 10.0
-    retry_budget_seconds: float = 30.0
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
         client = WebClient(
@@ -165,8 +164,6 @@ class SlackWebhookSink(_SlackSink):
     """Post to an incoming webhook (its URL is the secret: it never appears in messages)."""
 
     url: str = field(repr=False)
-    timeout_seconds: float = 10.0
-    retry_budget_seconds: float = 30.0
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
         client = WebhookClient(

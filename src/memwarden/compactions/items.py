@@ -46,6 +46,13 @@ class Item:
         return found
 
 
+def lost_text(items: Sequence[Item], shown: int = 3) -> str:
+    """Return `4 item(s): [DECISION] …; TODO: …; file: … and 1 more` for the first `shown`."""
+    labels = "; ".join(item.label() for item in items[:shown])
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return f"{len(items)} item(s): {labels}{more}"
+
+
 def span_items(messages: Sequence[Excerpt]) -> list[Item]:
     """Given the kept messages of a span, in order, return its items."""
     texts = [message.text for message in messages]

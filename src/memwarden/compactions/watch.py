@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from memwarden.process.runtime import JobContext, JobResult
 
 log = logging.getLogger("memwarden.compactions")
-SHOWN_ITEMS = 3
 FIRST_SIGHT_ENTRIES = 200
 # Every compaction line holds its type, `"type":"compaction"`, as the gateway writes it.
 COMPACTION_LINE = b'"compaction"'
@@ -230,10 +229,9 @@ def watch_into(
 def describe_loss(assessment: Assessment) -> str:
     """Return `lost 2 item(s): [DECISION] …, TODO: …` (the first few), or what the summary
     lacked for a critical one."""
-    lost = assessment.lost
-    shown = "; ".join(item.label() for item in lost[:SHOWN_ITEMS])
-    more = f" and {len(lost) - SHOWN_ITEMS} more" if len(lost) > SHOWN_ITEMS else ""
-    text = f"lost {len(lost)} item(s): {shown}{more}" if lost else "lost no marked item"
+    from memwarden.compactions.items import lost_text  # loaded with the assessment
+
+    text = f"lost {lost_text(assessment.lost)}" if assessment.lost else "lost no marked item"
     if assessment.severity == "critical":
         text = (
             f"left a near-empty summary ({assessment.summary_chars} characters) of "

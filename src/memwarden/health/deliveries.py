@@ -1,12 +1,10 @@
-"""Handoff deliveries: the receipts the bootstrap hook leaves, and whether each conversation's
-next bootstrap after a reset or a compaction carried its handoff whole.
+"""Handoff deliveries: the receipts the bootstrap hook leaves.
 
 The memory-index-inject hook writes `<storage>/deliveries/<first 32 hex digits of the SHA-256
 of the session key>.json` at each bootstrap of a conversation (see hooks/memory-index-inject):
 its last deliveries, each with when, the session id, and whether the session's handoff went in
-whole, cut by the gateway's bootstrap caps, left out, or not at all (`none`). The checkpoint
-records, per conversation, its last reset or compaction and its first request after it
-(`conversations` in the state DB). Reading is here; `judge` is pure.
+whole, cut by the gateway's bootstrap caps, left out, or not at all (`none`). The check
+`handoff.delivery` judges them (memwarden.health.checks.deliveries).
 """
 
 from __future__ import annotations
@@ -20,16 +18,11 @@ from pathlib import Path
 import orjson
 
 from memwarden.fs.files import atomic_write, ensure_dir
-from memwarden.store.state import StateDB
 
 FOLDER = "deliveries"
 RECEIPT_VERSION = 1
 SINCE_FILE = ".since"  # when the hook wrote its first receipt (or install hooks made the folder)
 MAX_RECEIPT_BYTES = 256 * 1024
-_BREAKS = (
-    "SELECT agent_id, session_key, last_break_kind, last_break_at, next_request_at "
-    "FROM conversations WHERE last_break_at >= ?"
-)
 
 
 @dataclass(frozen=True)
@@ -53,27 +46,6 @@ class Receipt:
     @property
     def last(self) -> Delivery | None:
         return self.deliveries[-1] if self.deliveries else None
-
-
-@dataclass(frozen=True)
-class Break:
-    """A conversation's last reset or compaction, and the first request after it (None: no
-    turn since, so no bootstrap to check yet)."""
-
-    agent_id: str
-    session_key: str
-    kind: str
-    at: float
-    next_request_at: float | None
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the first bootstrap after a break carried: `ok`, or why not (one line)."""
-
-    ok: bool
-    text: str
-    delivery: Delivery | None = None
 
 
 def receipt_name(session_key: str) -> str:
@@ -131,41 +103,6 @@ def prune_receipts(folder: Path, before: float, dry_run: bool) -> int:
     return gone
 
 
-def recent_breaks(state: StateDB, since: float) -> list[Break]:
-    """Return each conversation's last reset or compaction that came after `since`."""
-    return [Break(*row) for row in state.connection.execute(_BREAKS, (since,))]
-
-
-def judge(moment: Break, receipt: Receipt | None) -> Verdict | None:
-    """Given a conversation's last break and its receipt, return whether the first bootstrap
-    after the break carried its handoff whole; None when no turn came since (nothing to judge).
-    """
-    if moment.next_request_at is None:
-        return None
-    after = [one for one in (receipt.deliveries if receipt else ()) if one.at >= moment.at]
-    if not after:
-        return Verdict(
-            False,
-            f"no bootstrap since the {_what(moment.kind)} at {_when(moment.at)} left a receipt, "
-            f"though a request came at {_when(moment.next_request_at)}: the memory-index-inject "
-            "hook did not run for it (run `memwarden doctor`)",
-        )
-    first = after[0]
-    if first.handoff == "whole":
-        return Verdict(True, f"its handoff reached the bootstrap at {_when(first.at)}", first)
-    why = {
-        "cut": "cut by the gateway's bootstrap caps (bootstrapMaxChars, bootstrapTotalMaxChars)",
-        "left out": "left out: the gateway's bootstrap total cap was already spent",
-        "none": "missing: the bootstrap manifest names no handoff for it",
-    }.get(first.handoff, first.handoff)
-    return Verdict(
-        False,
-        f"the bootstrap at {_when(first.at)}, after the {_what(moment.kind)} at "
-        f"{_when(moment.at)}, carried its handoff {why}",
-        first,
-    )
-
-
 def _parse(path: Path) -> Receipt | None:
     try:
         with path.open("rb") as handle:
@@ -201,11 +138,3 @@ def _delivery(data: object) -> Delivery | None:
         handoff if isinstance(handoff, str) else "none",
         chars if isinstance(chars, int) else None,
     )
-
-
-def _what(kind: str) -> str:
-    return "compaction" if kind == "compaction" else "reset"
-
-
-def _when(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")

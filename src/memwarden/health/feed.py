@@ -107,12 +107,6 @@ def alert_labels(result: CheckResult, identity: Identity) -> dict[str, str]:
     return labels
 
 
-def alert_annotations(result: CheckResult) -> dict[str, str]:
-    """Given a bad check result, return the alert's annotations: `summary` (the check's
-    message) and `fix` (what to do)."""
-    return {"summary": result.message, "fix": fix_for(result.key)}
-
-
 def family(key: str) -> str:
     """Given a check key (`disk:/var`), return its family (`disk`)."""
     return key.split(":", 1)[0]
@@ -169,7 +163,7 @@ def decide_feed(
         labels = alert_labels(result, identity)
         key = fingerprint(labels)
         previous = stored.get(key)
-        annotations = alert_annotations(result)
+        annotations = {"summary": result.message, "fix": fix_for(result.key)}
         if previous is not None and previous.firing:
             firing[key] = replace(previous, annotations=annotations)
         else:

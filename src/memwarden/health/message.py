@@ -11,14 +11,14 @@ import hashlib
 import socket
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from itertools import accumulate
 from typing import Any
 
 import orjson
 
 from memwarden.fs.templating import render
-from memwarden.health.model import CheckResult, Status
+from memwarden.health.model import CheckResult, Status, duration, utc_minute
 from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts
 
 SECTION_TITLES = {
@@ -111,7 +111,7 @@ def build_message(
         "summary": summary,
         "sections": sections,
         "quiet": quiet,
-        "time": _clock(now),
+        "time": utc_minute(now),
         "mention": mention.strip() if critical else "",
         "escape": slack_escape,
     }
@@ -156,22 +156,10 @@ def slack_escape(text: str) -> str:
 def describe_open(states: Sequence[AlertState], now: datetime) -> list[str]:
     """Given open alert states, return one line each: status, key, for how long, message."""
     return [
-        f"{state.status.value:<8} {state.key}: {state.message} (since {_clock(state.since)}, "
+        f"{state.status.value:<8} {state.key}: {state.message} (since {utc_minute(state.since)}, "
         f"{duration(now - state.since)})"
         for state in states
     ]
-
-
-def duration(delta: timedelta) -> str:
-    """Given a duration, return it for people: `45 s`, `35 min`, `2.5 h`, `3.0 days`."""
-    seconds = max(0.0, delta.total_seconds())
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"
 
 
 def _item(notice: Notice, now: datetime) -> Item:
@@ -181,9 +169,9 @@ def _item(notice: Notice, now: datetime) -> Item:
         return Item(ICONS[Status.OK], "resolved", notice.key, notice.message, note)
     if notice.kind == "worse":
         previous = notice.previous_status.value if notice.previous_status else "?"
-        note = f"{previous} → {notice.status.value}, bad since {_clock(notice.since)}"
+        note = f"{previous} → {notice.status.value}, bad since {utc_minute(notice.since)}"
     elif notice.kind == "reminder":
-        note = f"bad for {duration(now - notice.since)}, since {_clock(notice.since)}"
+        note = f"bad for {duration(now - notice.since)}, since {utc_minute(notice.since)}"
     else:
         note = ""
     return Item(ICONS[notice.status], notice.status.value, notice.key, notice.message, note)
@@ -227,7 +215,3 @@ def _section_block(title: str, items: list[Item]) -> dict[str, Any]:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _clock(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")

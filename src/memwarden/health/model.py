@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -80,3 +81,23 @@ def graded(
         return CheckResult(key, Status.WARNING, message, value, warning_at, details)
     lowest = warning_at if warning_at is not None else critical_at
     return CheckResult(key, Status.OK, message, value, lowest, details)
+
+
+def utc_minute(moment: datetime | float) -> str:
+    """Given a time (aware, or Unix seconds), return it for people: `2026-11-22 05:31 UTC`."""
+    if not isinstance(moment, datetime):
+        moment = datetime.fromtimestamp(moment, UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def duration(delta: timedelta, seconds: bool = True) -> str:
+    """Given a duration, return it for people: `45 s` (or in minutes under a minute, without
+    `seconds`), `35 min`, `2.5 h`, `3.0 days`."""
+    total = max(0.0, delta.total_seconds())
+    if total < 60 and seconds:
+        return f"{total:.0f} s"
+    if total < 3600:
+        return f"{total / 60:.0f} min"
+    if total < 2 * 86400:
+        return f"{total / 3600:.1f} h"
+    return f"{total / 86400:.1f} days"

@@ -53,8 +53,7 @@ from memwarden.health.checks.memory_rewrite import grade_snapshots
 from memwarden.health.feed import Identity, decide_feed
 from memwarden.health.message import AlertSettings, plan_alerts
 from memwarden.health.metrics.exposition import check_metrics_target, render_metrics, write_metrics
-from memwarden.health.metrics.families import FAMILIES
-from memwarden.health.metrics.sources import MetricSources
+from memwarden.health.metrics.families import FAMILIES, MetricSources
 from memwarden.health.model import Status, critical
 from memwarden.history.plan import SnapshotRequest
 from memwarden.history.snapshots import snapshot_agents

@@ -87,29 +87,6 @@ def undelivered(state: StateDB) -> list[OutboxRow]:
     return [_outbox_row(row) for row in rows]
 
 
-def mark_sending(state: StateDB, outbox_id: int, now: datetime) -> None:
-    state.connection.execute(
-        "UPDATE alert_outbox SET status = 'sending', attempts = attempts + 1, last_attempt_at = ? "
-        "WHERE id = ?",
-        (now.timestamp(), outbox_id),
-    )
-
-
-def mark_sent(state: StateDB, outbox_id: int, now: datetime, remote_id: str | None) -> None:
-    state.connection.execute(
-        "UPDATE alert_outbox SET status = 'sent', sent_at = ?, remote_id = ?, last_error = NULL "
-        "WHERE id = ?",
-        (now.timestamp(), remote_id, outbox_id),
-    )
-
-
-def mark_failed(state: StateDB, outbox_id: int, error: str) -> None:
-    state.connection.execute(
-        "UPDATE alert_outbox SET status = 'pending', last_error = ? WHERE id = ?",
-        (error, outbox_id),
-    )
-
-
 def commit_plan(
     state: StateDB, plan: AlertPlan, message: NewMessage | None, now: datetime, run_id: int | None
 ) -> int | None:
@@ -171,17 +148,28 @@ def deliver(
         return deliveries
     sink = make_sink()
     for row in waiting:
-        mark_sending(state, row.id, clock())
+        state.connection.execute(
+            "UPDATE alert_outbox SET status = 'sending', attempts = attempts + 1, "
+            "last_attempt_at = ? WHERE id = ?",
+            (clock().timestamp(), row.id),
+        )
         result = sink.send(AlertMessage(row.text, row.blocks, row.idempotency_key))
         attempts = row.attempts + 1
         data = {"outbox_id": row.id, "summary": row.summary, "keys": row.keys, "attempts": attempts}
         if result.ok:
-            mark_sent(state, row.id, clock(), result.remote_id)
+            state.connection.execute(
+                "UPDATE alert_outbox SET status = 'sent', sent_at = ?, remote_id = ?, "
+                "last_error = NULL WHERE id = ?",
+                (clock().timestamp(), result.remote_id, row.id),
+            )
             state.record_event("alert.sent", job=JOB, run_id=run_id, data=data)
             deliveries.append(Delivery(row.id, row.summary, True, attempts=attempts))
             continue
         error = result.error or "unknown error"
-        mark_failed(state, row.id, error)
+        state.connection.execute(
+            "UPDATE alert_outbox SET status = 'pending', last_error = ? WHERE id = ?",
+            (error, row.id),
+        )
         state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
         deliveries.append(Delivery(row.id, row.summary, False, error, attempts))
         break
@@ -271,12 +259,6 @@ def _feed_alert(row: Any) -> FeedAlert:
 def _feed_row(alert: FeedAlert) -> tuple[Any, ...]:
     labels, annotations = json_text(dict(alert.labels)), json_text(dict(alert.annotations))
     return astuple(replace(alert, labels=labels, annotations=annotations))
-
-
-def first_run_at(state: StateDB) -> float | None:
-    """Return when memwarden recorded its first run of any job (epoch seconds), or None."""
-    row = state.connection.execute("SELECT min(started_at) FROM runs WHERE dry_run = 0").fetchone()
-    return row[0]
 
 
 def _alert_state(row: Any) -> AlertState:

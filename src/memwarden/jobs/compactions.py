@@ -8,10 +8,10 @@ lost (first few; all of them with --json) and the daily log that holds them.
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
 
+from memwarden.compactions.items import Item, lost_text
 from memwarden.compactions.ledger import recorded, totals
-from memwarden.health.checks.compactions import lost_text
+from memwarden.health.model import utc_minute
 from memwarden.jobs.common import positive_int, require_known_agents
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -57,14 +57,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         + ("" if rows else " (the checkpoint job records them)")
     )
     for row in rows:
-        when = datetime.fromtimestamp(row.time, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        when = utc_minute(row.time)
         tokens = f"{_count(row.tokens_before)} → {_count(row.tokens_after)} tokens"
         line = (
             f"  {when}  {row.agent_id}  {row.session_key}  {row.severity}  {tokens}, summary "
             f"{row.summary_chars} chars, {row.span_messages} message(s) compacted"
         )
         if row.lost:
-            line += f"; lost {lost_text(row.lost)}"
+            line += f"; lost {lost_text([Item(**item) for item in row.lost])}"
         if row.kept_file and row.kept:
             line += f" (kept in {row.kept_file})"
         elif row.kept_file:  # its daily log was rewound

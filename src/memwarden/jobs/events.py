@@ -20,7 +20,7 @@ from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.jobs.common import positive_int
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.store.state import StateDB, event_of
+from memwarden.store.state import StateDB
 
 RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
 UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -115,7 +115,11 @@ def load_timeline(
     limit: int = 500,
 ) -> list[dict[str, Any]]:
     """Return the `limit` newest events and job runs matching the filters, oldest first."""
-    events = _events(state, agent_id, since, types, limit)
+    wanted = None
+    if types:  # the recorded types the patterns match
+        recorded = state.connection.execute("SELECT DISTINCT type FROM events")
+        wanted = [kind for (kind,) in recorded if type_matches(kind, types)]
+    events = state.events(types=wanted, since=since, limit=limit, agent_id=agent_id)
     runs = [run for run in _runs(state, since, limit) if type_matches(run["type"], types)]
     merged = sorted(events + runs, key=lambda event: (event["ts"], event["id"]))
     return merged[-limit:] if limit else []
@@ -133,25 +137,6 @@ def event_line(event: dict[str, Any]) -> str:
     data = event.get("data") or {}
     parts += [f"{key}={_short(value)}" for key, value in data.items() if value or value == 0]
     return "  ".join(parts)
-
-
-def _events(state, agent_id, since, types, limit) -> list[dict[str, Any]]:
-    clauses, params = [], []
-    if agent_id:
-        clauses.append("(agent_id = ? OR agent_id IS NULL)")
-        params.append(agent_id)
-    if since is not None:
-        clauses.append("ts >= ?")
-        params.append(since)
-    if types:
-        clauses.append("(" + " OR ".join("type GLOB ? OR type GLOB ?" for _ in types) + ")")
-        params += [glob for pattern in types for glob in (pattern, pattern + ".*")]
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = state.connection.execute(
-        f"SELECT * FROM events {where} ORDER BY ts DESC, id DESC LIMIT ?",  # noqa: S608
-        (*params, limit),
-    ).fetchall()
-    return [event_of(row) for row in rows]
 
 
 def _runs(state, since, limit) -> list[dict[str, Any]]:

@@ -9,7 +9,6 @@ import argparse
 
 from memwarden.health.run import run_health
 from memwarden.jobs.common import add_dry_run
-from memwarden.process.runtime import JobContext, JobResult
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,5 +21,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dry_run(parser)
 
 
-def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    return run_health(context, options)
+run = run_health  # the command is a health run, options and all

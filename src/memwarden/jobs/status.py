@@ -11,7 +11,8 @@ from typing import Any
 from memwarden.alerts import alertmanager_destination
 from memwarden.health import store
 from memwarden.health.deliveries import FOLDER, read_receipts
-from memwarden.health.message import describe_open, duration
+from memwarden.health.message import describe_open
+from memwarden.health.model import duration
 from memwarden.jobs import JOBS
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.store.state import Run

@@ -244,12 +244,17 @@ class StateDB:
         types: list[str] | None = None,
         since: float | None = None,
         limit: int = 1000,
+        agent_id: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Return events, newest last, filtered by type(s) and start time."""
+        """Return events, newest last, filtered by type(s) (None: every type), start time and
+        agent (whose filter keeps the events of no particular agent)."""
         clauses, params = [], []
-        if types:
+        if types is not None:
             clauses.append(f"type IN ({', '.join('?' * len(types))})")
             params.extend(types)
+        if agent_id:
+            clauses.append("(agent_id = ? OR agent_id IS NULL)")
+            params.append(agent_id)
         if since is not None:
             clauses.append("ts >= ?")
             params.append(since)

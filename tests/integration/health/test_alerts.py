@@ -200,7 +200,10 @@ def test_message_cut_off_while_sending_is_sent_again_next_run(runner, sim, slack
     runner.run(T0)
     database = runner.context().state
     (row,) = store.undelivered(database)
-    store.mark_sending(database, row.id, T0)  # the run was killed during the call
+    # the run was killed during the call
+    database.connection.execute(
+        "UPDATE alert_outbox SET status = 'sending' WHERE id = ?", (row.id,)
+    )
     slack.default = ok()
     runner.run(T0 + minutes(5))
     assert len(slack.delivered()) == 1

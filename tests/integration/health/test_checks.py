@@ -15,12 +15,14 @@ import pytest
 from memwarden.health.checks import HealthInputs, run_checks
 from memwarden.health.checks import context as context_check
 from memwarden.health.checks import cron as cron_check
+from memwarden.health.checks import deliveries as deliveries_check
 from memwarden.health.checks import disk as disk_check
 from memwarden.health.checks import gateway as gateway_check
 from memwarden.health.checks import jobs as jobs_check
 from memwarden.health.checks import memory_files as memory_check
 from memwarden.health.checks import process as process_check
 from memwarden.health.checks import volume as volume_check
+from memwarden.health.deliveries import begin_receipts
 from memwarden.health.model import Status
 from memwarden.openclaw.cron import cron_store_path
 from memwarden.openclaw.layout import discover
@@ -423,6 +425,28 @@ def test_context_unreadable_store_is_its_own_warning(tmp_path):
     results = by_key(context_check.check_context(inputs_for(state.state_dir, tmp_path)))
     assert results["sessions.store:main"].status is Status.WARNING
     assert results["context.pressure"].status is Status.OK
+
+
+# --- handoff deliveries ---------------------------------------------------------------------
+
+
+def test_deliveries_judge_only_breaks_followed_by_a_request(state, tmp_path):
+    inputs = inputs_for(state.state_dir, tmp_path)
+    inputs.storage_dir = tmp_path / "memwarden"
+    begin_receipts(inputs.storage_dir / deliveries_check.FOLDER, T0 - timedelta(days=1))
+    reset_at = (T0 - timedelta(hours=1)).timestamp()
+    inputs.state.connection.executemany(
+        "INSERT INTO conversations VALUES (?, ?, '{}', ?, 'reset', ?, ?)",
+        [
+            ("main", "agent:main:main", reset_at, reset_at, None),  # no turn since its reset
+            ("main", "agent:main:other", reset_at, reset_at, reset_at + 60),
+        ],
+    )
+
+    results = by_key(deliveries_check.check_deliveries(inputs))
+
+    assert list(results) == ["handoff.delivery:main:agent:main:other"]
+    assert results["handoff.delivery:main:agent:main:other"].value == "no receipt"
 
 
 # --- the runner --------------------------------------------------------------------------------

@@ -12,8 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.metrics.exposition import render_metrics
-from memwarden.health.metrics.families import FAMILIES
-from memwarden.health.metrics.sources import MetricSources
+from memwarden.health.metrics.families import FAMILIES, MetricSources
 from memwarden.health.model import critical, ok, warning
 from memwarden.settings import config as config_module
 from memwarden.store.state import MEMORY, StateDB

@@ -10,15 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from memwarden.health.deliveries import (
-    Break,
-    Delivery,
-    Receipt,
-    judge,
-    read_receipt,
-    read_receipts,
-    receipt_name,
-)
+from memwarden.health.checks.deliveries import Break, judge
+from memwarden.health.deliveries import Delivery, Receipt, read_receipt, read_receipts, receipt_name
 
 RESET_AT = datetime(2026, 11, 28, 10, 0, tzinfo=UTC).timestamp()
 KEY = "agent:main:telegram:direct:42"
@@ -42,15 +35,12 @@ def test_receipt_name_is_the_hooks_sha256_of_the_lower_cased_key():
     assert receipt_name(KEY.upper()) == expected
 
 
-def test_no_request_since_the_break_is_nothing_to_judge():
-    assert judge(reset(request_after=None), None) is None
-
-
 def test_first_bootstrap_after_the_break_with_the_handoff_whole_is_ok():
-    verdict = judge(reset(), receipt(delivery(-30, "none"), delivery(2), delivery(5, "cut")))
+    problem, handoff = judge(
+        reset(), receipt(delivery(-30, "none"), delivery(2), delivery(5, "cut"))
+    )
 
-    assert verdict is not None and verdict.ok
-    assert verdict.delivery == delivery(2)
+    assert (problem, handoff) == (None, "whole")
 
 
 @pytest.mark.parametrize(
@@ -62,20 +52,20 @@ def test_first_bootstrap_after_the_break_with_the_handoff_whole_is_ok():
     ],
 )
 def test_first_bootstrap_after_the_break_without_the_whole_handoff_says_why(handoff, says):
-    verdict = judge(reset(kind="compaction"), receipt(delivery(2, handoff), delivery(3)))
+    problem, carried = judge(reset(kind="compaction"), receipt(delivery(2, handoff), delivery(3)))
 
-    assert verdict is not None and not verdict.ok
-    assert "after the compaction at 2026-11-28 10:00 UTC" in verdict.text
-    assert says in verdict.text
+    assert carried == handoff
+    assert "after the compaction at 2026-11-28 10:00 UTC" in problem
+    assert says in problem
 
 
 @pytest.mark.parametrize("found", [None, receipt(delivery(-10))])
 def test_no_receipt_since_the_break_says_the_hook_did_not_run(found):
-    verdict = judge(reset(), found)
+    problem, handoff = judge(reset(), found)
 
-    assert verdict is not None and not verdict.ok
-    assert verdict.text.startswith("no bootstrap since the reset at 2026-11-28 10:00 UTC")
-    assert "though a request came at 2026-11-28 10:02 UTC" in verdict.text
+    assert handoff == "no receipt"
+    assert problem.startswith("no bootstrap since the reset at 2026-11-28 10:00 UTC")
+    assert "though a request came at 2026-11-28 10:02 UTC" in problem
 
 
 def write(folder: Path, name: str, data: object) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memwarden.health.message import build_message, duration, slack_escape, summarize
-from memwarden.health.model import Status, critical, ok, warning
+from memwarden.health.message import build_message, slack_escape, summarize
+from memwarden.health.model import Status, critical, duration, ok, warning
 from memwarden.health.policy import AlertState, decide_alerts
 
 T0 = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -98,4 +98,5 @@ def test_summarize_worse_and_duration_formats():
         "2.5 h",
         "3.0 days",
     ]
+    assert duration(timedelta(seconds=20), seconds=False) == "0 min"  # a job's age, in minutes
     assert slack_escape("a<b>&c") == "a&lt;b&gt;&amp;c"

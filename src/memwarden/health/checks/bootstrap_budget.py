@@ -165,15 +165,10 @@ def _at_risk(days_left: float | None, forecast_days: int) -> bool:
 
 def _file_line(budget: FileBudget) -> str:
     size = f"{budget.chars:,} of {budget.cap:,} characters (bootstrapMaxChars)"
+    cut = f"will be cut at bootstrap {_when(budget.days_left)}"
     if budget.truncated:
-        return (
-            f"{budget.path} is cut in the middle at bootstrap now: {size}{_rate(budget.growth)}; "
-            f"{_fix(budget.path)}"
-        )
-    return (
-        f"{budget.path} will be cut at bootstrap {_when(budget.days_left)}: {size}"
-        f"{_rate(budget.growth)}; {_fix(budget.path)}"
-    )
+        cut = "is cut in the middle at bootstrap now"
+    return f"{budget.path} {cut}: {size}{_rate(budget.growth)}; {_fix(budget.path)}"
 
 
 def _total_line(total: TotalBudget, files: Sequence[FileBudget]) -> str:
@@ -183,15 +178,11 @@ def _total_line(total: TotalBudget, files: Sequence[FileBudget]) -> str:
     grows = ""
     if total.rate is not None and total.rate > 0 and total.grower is not None:
         grows = f", growing {total.rate:,.0f}/day ({total.grower.path} {_per_day(total.grower)})"
+    cut, loss = f"will pass the total cap {_when(total.days_left)}", ""
     if total.truncated:
-        return (
-            f"the bootstrap files together are cut at bootstrap now: {size}{grows}: the files "
-            f"loaded last (MEMORY.md, then INDEX.md and the handoff) lose their end; {fix}"
-        )
-    return (
-        f"the bootstrap files together will pass the total cap {_when(total.days_left)}: "
-        f"{size}{grows}; {fix}"
-    )
+        cut = "are cut at bootstrap now"
+        loss = ": the files loaded last (MEMORY.md, then INDEX.md and the handoff) lose their end"
+    return f"the bootstrap files together {cut}: {size}{grows}{loss}; {fix}"
 
 
 def _ok_line(files: Sequence[FileBudget], total: TotalBudget, forecast_days: int) -> str:

@@ -9,14 +9,14 @@ count and the daily log that now holds them. It resolves when it leaves the wind
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
+from memwarden.compactions.items import Item, lost_text
 from memwarden.compactions.ledger import Recorded, recorded
 from memwarden.health.checks import HealthInputs
-from memwarden.health.model import CheckResult, critical, ok, warning
+from memwarden.health.model import CheckResult, critical, ok, utc_minute, warning
 
 KEY = "compaction.lossy"
-SHOWN_ITEMS = 3
 
 
 def check_compactions(inputs: HealthInputs) -> list[CheckResult]:
@@ -35,15 +35,9 @@ def grade_compactions(rows: Sequence[Recorded], hours: int) -> list[CheckResult]
     return [_result(row) for row in lossy]
 
 
-def lost_text(lost: Sequence[dict[str, str]], shown: int = SHOWN_ITEMS) -> str:
-    """Return `2 item(s): [DECISION] …; TODO: …` for the first `shown` lost items."""
-    labels = [_label(item) for item in lost[:shown]]
-    more = f" and {len(lost) - shown} more" if len(lost) > shown else ""
-    return f"{len(lost)} item(s): {'; '.join(labels)}{more}"
-
-
 def _result(row: Recorded) -> CheckResult:
-    when = datetime.fromtimestamp(row.time, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = utc_minute(row.time)
+    lost = [Item(**item) for item in row.lost]
     where = f"agent {row.agent_id}: the compaction of {row.session_key} at {when}"
     if row.severity == "critical":
         text = (
@@ -51,9 +45,9 @@ def _result(row: Recorded) -> CheckResult:
             f"{row.span_messages} message(s)"
         )
         if row.lost:
-            text += f" and lost {lost_text(row.lost)}"
+            text += f" and lost {lost_text(lost)}"
     else:
-        text = f"{where} lost {lost_text(row.lost)}"
+        text = f"{where} lost {lost_text(lost)}"
     if row.kept and row.kept_file:
         text += f" (kept in {row.kept_file})"
     grade = critical if row.severity == "critical" else warning
@@ -66,13 +60,6 @@ def _result(row: Recorded) -> CheckResult:
         session_id=row.session_id,
         compaction=row.entry_id,
         summary_chars=row.summary_chars,
-        lost=[_label(item) for item in row.lost],
+        lost=[item.label() for item in lost],
         kept_file=row.kept_file,
     )
-
-
-def _label(item: dict[str, str]) -> str:
-    kind, text = item.get("kind"), str(item.get("text", ""))
-    if kind == "todo":
-        return f"TODO: {text}"
-    return f"file: {text}" if kind == "path" else text

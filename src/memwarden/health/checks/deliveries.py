@@ -15,20 +15,37 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import NamedTuple
 
 from memwarden.health.checks import HealthInputs
-from memwarden.health.deliveries import (
-    FOLDER,
-    judge,
-    read_receipt,
-    receipts_since,
-    recent_breaks,
-)
-from memwarden.health.model import CheckResult, ok, warning
+from memwarden.health.deliveries import FOLDER, Receipt, read_receipt, receipts_since
+from memwarden.health.model import CheckResult, ok, utc_minute, warning
 
 KEY = "handoff.delivery"
 DAYS = 7
 GROUP_KEY = re.compile(r":(group|channel):", re.IGNORECASE)  # as the bootstrap hook tells them
+# Each conversation's last reset or compaction, and its first request after it (the checkpoint
+# records them).
+BREAKS = (
+    "SELECT agent_id, session_key, last_break_kind, last_break_at, next_request_at "
+    "FROM conversations WHERE last_break_at >= ?"
+)
+WHY = {
+    "cut": "cut by the gateway's bootstrap caps (bootstrapMaxChars, bootstrapTotalMaxChars)",
+    "left out": "left out: the gateway's bootstrap total cap was already spent",
+    "none": "missing: the bootstrap manifest names no handoff for it",
+}
+
+
+class Break(NamedTuple):
+    """A conversation's last reset or compaction, and the first request after it (None: no
+    turn since, so no bootstrap to check yet)."""
+
+    agent_id: str
+    session_key: str
+    kind: str
+    at: float
+    next_request_at: float | None
 
 
 def check_deliveries(inputs: HealthInputs) -> list[CheckResult]:
@@ -49,21 +66,20 @@ def check_deliveries(inputs: HealthInputs) -> list[CheckResult]:
         ]
     since = max((inputs.now - timedelta(days=DAYS)).timestamp(), began)
     checked, results = 0, []
-    for moment in recent_breaks(inputs.state, since):
+    for moment in map(Break._make, inputs.state.connection.execute(BREAKS, (since,))):
+        if moment.next_request_at is None:
+            continue  # no turn since: no bootstrap to judge yet
         if not index.inject_in_group_chats and GROUP_KEY.search(moment.session_key):
             continue  # nothing is injected into a group chat: there is nothing to check
-        receipt = read_receipt(folder, moment.session_key)
-        verdict = judge(moment, receipt)
-        if verdict is None:
-            continue
         checked += 1
-        if verdict.ok:
+        problem, handoff = judge(moment, read_receipt(folder, moment.session_key))
+        if problem is None:
             continue
         results.append(
             warning(
                 f"{KEY}:{moment.agent_id}:{moment.session_key}",
-                f"agent {moment.agent_id}: {moment.session_key}: {verdict.text}",
-                verdict.delivery.handoff if verdict.delivery else "no receipt",
+                f"agent {moment.agent_id}: {moment.session_key}: {problem}",
+                handoff,
                 agent=moment.agent_id,
                 session=moment.session_key,
                 break_kind=moment.kind,
@@ -80,3 +96,26 @@ def check_deliveries(inputs: HealthInputs) -> list[CheckResult]:
             checked,
         )
     ]
+
+
+def judge(moment: Break, receipt: Receipt | None) -> tuple[str | None, str]:
+    """Given a conversation's last break (a request came since) and its receipt, return what
+    was wrong with the first bootstrap after the break (None: it carried the handoff whole) and
+    the handoff it carried (`no receipt` when none is recorded)."""
+    after = [one for one in (receipt.deliveries if receipt else ()) if one.at >= moment.at]
+    what = "compaction" if moment.kind == "compaction" else "reset"
+    if not after:
+        return (
+            f"no bootstrap since the {what} at {utc_minute(moment.at)} left a receipt, though a "
+            f"request came at {utc_minute(moment.next_request_at)}: the memory-index-inject hook "
+            "did not run for it (run `memwarden doctor`)",
+            "no receipt",
+        )
+    first = after[0]
+    if first.handoff == "whole":
+        return None, first.handoff
+    return (
+        f"the bootstrap at {utc_minute(first.at)}, after the {what} at {utc_minute(moment.at)}, "
+        f"carried its handoff {WHY.get(first.handoff, first.handoff)}",
+        first.handoff,
+    )

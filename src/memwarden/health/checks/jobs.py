@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memwarden.health import store
 from memwarden.health.checks import HealthInputs
-from memwarden.health.model import CheckResult, critical, graded, ok, warning
+from memwarden.health.model import CheckResult, critical, duration, graded, ok, warning
 from memwarden.rotation.lineage import RotationFailure, recent_rotation_failures
 from memwarden.store.state import Run
 
@@ -29,7 +28,8 @@ class JobFreshness:
 def check_jobs(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `jobs.stale:<job>` per watched job and `rotate.failing`."""
     settings = inputs.health
-    watching_since = store.first_run_at(inputs.state)
+    first_run = "SELECT min(started_at) FROM runs WHERE dry_run = 0"  # memwarden's first run
+    watching_since = inputs.state.connection.execute(first_run).fetchone()[0]
     results = []
     for job in settings.watched_jobs:
         interval = getattr(inputs.config.schedule, f"{job}_minutes", None)
@@ -86,11 +86,10 @@ def grade_staleness(
         return ok(key, f"{freshness.job}: no run recorded yet")
     age = max(0.0, now.timestamp() - reference)
     multiple = round(age / interval, 2)
-    what = (
-        f"last success {_age(age)} ago"
-        if freshness.last_success_at
-        else f"no success yet ({since_what} {_age(age)} ago)"
-    )
+    ago = duration(timedelta(seconds=age), seconds=False)
+    what = f"last success {ago} ago"
+    if not freshness.last_success_at:
+        what = f"no success yet ({since_what} {ago} ago)"
     message = f"{freshness.job}: {what} (runs every {freshness.interval_minutes} min)"
     if multiple >= critical_multiple:
         message += "; is its timer installed and running?"
@@ -135,11 +134,3 @@ def grade_rotation(
             sessions=[item.session_key for item in repeated],
         )
     return ok(ROTATE_FAILING, "rotation is not failing repeatedly", len(failed_runs), threshold)
-
-
-def _age(seconds: float) -> str:
-    if seconds < 3600:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 86400:.1f} days"

@@ -77,9 +77,8 @@ def is_gateway_command(argv: Sequence[str], names: Iterable[str]) -> bool:
 
 def list_processes() -> list[ProcessInfo]:
     """Return the processes of this machine with their command lines (not this process)."""
-    if Path("/proc/self/cmdline").exists():
-        return [info for info in _from_proc() if info.pid != os.getpid()]
-    return [info for info in _from_ps() if info.pid != os.getpid()]
+    found = _from_proc() if Path("/proc/self/cmdline").exists() else _from_ps()
+    return [info for info in found if info.pid != os.getpid()]
 
 
 def _from_proc() -> list[ProcessInfo]:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from memwarden.fs.files import fsync_dir, remove_stale_temp_files, write_all
 from memwarden.fs.templating import render
-from memwarden.health.metrics.families import Family
-from memwarden.health.metrics.sources import MetricSources
+from memwarden.health.metrics.families import Family, MetricSources
 from memwarden.process.errors import MemwardenError, UnsafePathError
 
 log = logging.getLogger("memwarden.health")

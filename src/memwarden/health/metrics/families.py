@@ -1,4 +1,5 @@
-"""Every metric memwarden writes: its name, type, help, and how its samples are collected.
+"""Every metric memwarden writes: its name, type, help, and how its samples are collected from
+what they read (`MetricSources`).
 
 A family's `collect(sources)` yields `(labels, value)` pairs; the `gateway` label is added to
 each by the exposition. Names and labels follow Prometheus's conventions (base units in the
@@ -8,25 +9,57 @@ name, `_total` for counters, no `job` or `instance` label, which belong to the s
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from memwarden import __version__
 from memwarden.alerts import alertmanager_destination
 from memwarden.compactions.ledger import totals
 from memwarden.health import store
+from memwarden.health.checks import HealthInputs
 from memwarden.health.checks.bootstrap_budget import KEY as BUDGET_KEY
 from memwarden.health.checks.context import KEY as CONTEXT_KEY
 from memwarden.health.checks.memory_files import KB
 from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
 from memwarden.health.deliveries import FOLDER, read_receipts
 from memwarden.health.forecast import DAY
-from memwarden.health.metrics.sources import MetricSources
-from memwarden.health.model import Status
+from memwarden.health.model import CheckResult, Status
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 
 Sample = tuple[dict[str, str], float]
+
+
+@dataclass
+class MetricSources:
+    """The inputs of one textfile: the health run's `inputs` (settings, state, the gateway's
+    layout, loaded at most once: a GatewayConfigError leaves the families that need it without
+    samples; `now`, the time of the run), this run's `results`, and `gateway`, which names this
+    gateway in every sample."""
+
+    inputs: HealthInputs
+    results: Sequence[CheckResult]
+    gateway: str
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def result(self, key: str) -> CheckResult | None:
+        """Return this run's result under `key` (None when the check did not run)."""
+        return next((result for result in self.results if result.key == key), None)
+
+    def detail_rows(self, key: str, name: str) -> list[dict[str, Any]]:
+        """Return the list of dicts a result carries in its details under `name` (empty when
+        the check did not run or carries none)."""
+        result = self.result(key)
+        rows = result.details.get(name) if result else None
+        return [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+
+    def memo(self, name: str, compute: Callable[[], Any]) -> Any:
+        """Return `compute()`, computed once per textfile under `name` (for data that several
+        families read)."""
+        if name not in self._memo:
+            self._memo[name] = compute()
+        return self._memo[name]
 
 
 @dataclass(frozen=True)

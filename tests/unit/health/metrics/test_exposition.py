@@ -15,8 +15,7 @@ from memwarden.health.metrics.exposition import (
     format_value,
     render_metrics,
 )
-from memwarden.health.metrics.families import FAMILIES, Family
-from memwarden.health.metrics.sources import MetricSources
+from memwarden.health.metrics.families import FAMILIES, Family, MetricSources
 from memwarden.health.model import critical, ok, warning
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
