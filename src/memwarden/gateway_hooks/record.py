@@ -15,14 +15,9 @@ from pathlib import Path
 import orjson
 
 from memwarden import __version__
-from memwarden.fs.files import atomic_write
+from memwarden.fs.files import atomic_write, load_record_file, sha256_file, sha256_text
 from memwarden.gateway_hooks.plan import HooksPlan
-from memwarden.scheduling.manifest import (
-    load_record_file,
-    manifest_path,
-    sha256_file,
-    sha256_text,
-)
+from memwarden.scheduling.manifest import manifest_path
 
 
 @dataclass

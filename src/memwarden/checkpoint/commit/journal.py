@@ -29,7 +29,6 @@ from memwarden.checkpoint.commit.positions import forget_file
 from memwarden.checkpoint.commit.staging import (
     WRITERS_FOLDER,
     StagedFile,
-    identity,
     listed_folders,
     read_file,
     remove_temp_files,
@@ -38,6 +37,7 @@ from memwarden.fs.files import (
     atomic_append,
     check_inside,
     flush_folder,
+    identity,
     real_path,
     replace_or_remove,
 )
@@ -93,7 +93,7 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
     target, temp = Path(staged.target), Path(staged.temp)
     check_inside(target, Path(staged.workspace), real_root=real_root)
     if not verify or _intact(temp, staged):
-        current = identity(target)
+        current = identity(target, follow_symlinks=False)
         if staged.appended is None or current == staged.before or current is None:
             # A failed rename removes the temp file, or every run would leave one more: the
             # row stays, and the next run takes it for a row whose temp file is gone.
