@@ -16,7 +16,6 @@ files are removed.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -40,6 +39,7 @@ from memwarden.fs.files import (
     identity,
     real_path,
     replace_or_remove,
+    sha256_bytes,
 )
 from memwarden.process.errors import MemwardenError, describe_error
 
@@ -118,7 +118,7 @@ def _holds(current: bytes, inode: int, staged: StagedFile) -> bool:
     also its inode (renamed, then changed in place) or its entries in a newer version. A
     handoff's inode alone proves nothing: a temp file that is gone frees its number for a file
     created since."""
-    if hashlib.sha256(current).hexdigest() == staged.sha256:
+    if sha256_bytes(current) == staged.sha256:
         return True
     if staged.appended is None:
         return False
@@ -259,5 +259,5 @@ def _intact(temp: Path, staged: StagedFile) -> bool:
     return (
         found is not None
         and len(found[0]) == staged.size
-        and hashlib.sha256(found[0]).hexdigest() == staged.sha256
+        and sha256_bytes(found[0]) == staged.sha256
     )
