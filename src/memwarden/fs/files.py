@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -77,9 +78,7 @@ def check_inside(path: Path, root: Path, *, real_root: Path | None = None) -> Pa
     """
     if real_root is None:
         real_root = Path(real_path(root))
-    absolute = path if path.is_absolute() else real_root / path
-    if absolute.is_symlink():
-        raise UnsafePathError(f"{absolute}: is a symlink; memwarden does not write through links")
+    absolute = _refuse_symlink(path if path.is_absolute() else real_root / path)
     real_parent = _real_folder(absolute.parent, root, real_root)
     if real_parent != real_root and real_root not in real_parent.parents:
         raise UnsafePathError(f"{absolute}: resolves outside {real_root}; refusing to write there")
@@ -233,7 +232,9 @@ def write_temp(
         )
         temp = Path(name)
     try:
-        write_all(descriptor, payload)
+        view = memoryview(payload)
+        while view:  # os.write may take only part of it
+            view = view[os.write(descriptor, view) :]
         if mode is not None:
             os.fchmod(descriptor, mode)
         os.fsync(descriptor)
@@ -243,13 +244,6 @@ def write_temp(
         raise
     os.close(descriptor)
     return temp
-
-
-def write_all(descriptor: int, data: bytes) -> None:
-    """Write all of `data` to a file or pipe (os.write may take only part of it)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(descriptor, view) :]
 
 
 def identity(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> list[int] | None:
@@ -329,6 +323,13 @@ def load_record_file(path: Path, build: Callable[[Any], T], what: str, fix: str)
         raise UsageError(f"{path}: unreadable {what} ({error}); {fix}") from error
 
 
+def write_record_file(path: Path, record: Any, root: Path) -> None:
+    """Write a dataclass record to `path` inside `root` atomically (0600), as indented JSON with
+    sorted keys: what `load_record_file` reads."""
+    data = orjson.dumps(asdict(record), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    atomic_write(path, data + b"\n", root=root)
+
+
 def sha256_text(text: str) -> str:
     return sha256_bytes(text.encode("utf-8"))
 
@@ -374,25 +375,36 @@ def remove_stale_temp_files(
 ) -> list[str]:
     """Given a folder, delete the temp files memwarden's writers left there (named as
     `TEMP_NAME` says, for a target name `of` accepts) that are more than an hour old; return
-    their names. Only regular files, never through a link: a folder that is a symlink, or
-    cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
-    if folder.is_symlink():
-        return []
+    their names (see remove_files)."""
     cutoff = time.time() - STALE_TEMP_SECONDS
-    removed = []
+
+    def stale(entry: os.DirEntry) -> bool:
+        match = TEMP_NAME.match(entry.name)
+        return (
+            match is not None
+            and of(match["target"])
+            and entry.stat(follow_symlinks=False).st_mtime < cutoff
+        )
+
+    return remove_files(folder, stale)
+
+
+def remove_files(
+    folder: str | os.PathLike[str], wanted: Callable[[os.DirEntry], bool]
+) -> list[str]:
+    """Given a folder, delete the regular files in it that `wanted` accepts; return their names.
+    Never through a link: a folder that is a symlink, or cannot be listed, is left alone. Raise
+    nothing: a file that cannot be deleted stays."""
+    if os.path.islink(folder):
+        return []
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return []
+    removed = []
     for entry in entries:
-        match = TEMP_NAME.match(entry.name)
-        if match is None or not of(match["target"]):
-            continue
         try:
-            if (
-                entry.is_file(follow_symlinks=False)
-                and entry.stat(follow_symlinks=False).st_mtime < cutoff
-            ):
+            if wanted(entry) and entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
                 removed.append(entry.name)
         except OSError:

@@ -7,13 +7,11 @@ they are empty again, and the scheduler entries it activated.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from memwarden.fs.files import atomic_write, load_record_file
+from memwarden.fs.files import load_record_file, write_record_file
 
 MANIFEST_VERSION = 1
 
@@ -52,9 +50,6 @@ class Manifest:
             job for job in self.jobs if not any(n.endswith((f"-{job}", f".{job}")) for n in names)
         )
 
-    def to_json(self) -> bytes:
-        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Manifest:
         """Given the parsed JSON, return the manifest. Raise KeyError/TypeError if malformed."""
@@ -83,5 +78,5 @@ def load_manifest(storage_dir: Path, target: str) -> Manifest | None:
 def save_manifest(storage_dir: Path, manifest: Manifest) -> Path:
     """Write the manifest atomically (0600) and return its path."""
     path = manifest_path(storage_dir, manifest.target)
-    atomic_write(path, manifest.to_json() + b"\n", root=storage_dir)
+    write_record_file(path, manifest, storage_dir)
     return path

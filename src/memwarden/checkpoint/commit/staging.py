@@ -32,6 +32,7 @@ from memwarden.fs.files import (
     check_inside,
     ensure_dir,
     real_path,
+    remove_files,
     sha256_bytes,
     status_identity,
     write_temp,
@@ -161,24 +162,11 @@ def remove_temp_files(token: str, folders: list[str], keep: frozenset[str] = fro
     """Remove the temp files of run `token` in `folders` (regular files only, never through a
     link), except the paths in `keep`; return how many were removed."""
     pattern = temp_pattern(token)
-    removed = 0
-    for folder in folders:
-        if Path(folder).is_symlink():
-            continue
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if not pattern.match(entry.name) or entry.path in keep:
-                continue
-            try:
-                if entry.is_file(follow_symlinks=False):
-                    os.unlink(entry.path)
-                    removed += 1
-            except OSError:
-                continue
-    return removed
+
+    def ours(entry: os.DirEntry) -> bool:
+        return pattern.match(entry.name) is not None and entry.path not in keep
+
+    return sum(len(remove_files(folder, ours)) for folder in folders)
 
 
 @dataclass
