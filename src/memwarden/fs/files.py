@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -17,9 +18,13 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any, TypeVar
 
-from memwarden.process.errors import MemwardenError, UnsafePathError
+import orjson
+
+from memwarden.process.errors import MemwardenError, UnsafePathError, UsageError
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -34,6 +39,7 @@ TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+|mw-[a-z0-9]+-\d+
 # A write takes milliseconds (a large transcript's compression, seconds): a temp file an hour
 # old belongs to no live writer.
 STALE_TEMP_SECONDS = 3600
+T = TypeVar("T")
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
 # Linux opens a path without reading it (O_PATH) and names an open file in /proc.
 _O_PATH = getattr(os, "O_PATH", 0) if sys.platform.startswith("linux") else 0
@@ -72,9 +78,7 @@ def check_inside(path: Path, root: Path, *, real_root: Path | None = None) -> Pa
     """
     if real_root is None:
         real_root = Path(real_path(root))
-    absolute = path if path.is_absolute() else real_root / path
-    if absolute.is_symlink():
-        raise UnsafePathError(f"{absolute}: is a symlink; memwarden does not write through links")
+    absolute = _refuse_symlink(path if path.is_absolute() else real_root / path)
     real_parent = _real_folder(absolute.parent, root, real_root)
     if real_parent != real_root and real_root not in real_parent.parents:
         raise UnsafePathError(f"{absolute}: resolves outside {real_root}; refusing to write there")
@@ -138,7 +142,8 @@ def atomic_write(
         check_inside(path, root, real_root=real_root) if root is not None else _refuse_symlink(path)
     )
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    temp = _write_temp(target, payload)
+    ensure_dir(target.parent)
+    temp = write_temp(target, payload)
     replace_or_remove(temp, target)
     fsync_dir(target.parent)
 
@@ -153,16 +158,17 @@ def atomic_append(path: Path, text: str, root: Path, header: str = "") -> None:
     MemwardenError if it keeps changing.
     """
     target = check_inside(path, root)
+    ensure_dir(target.parent)
     for _attempt in range(APPEND_ATTEMPTS):
-        before = _identity(target)
+        before = identity(target)
         try:
             current = target.read_bytes()
         except FileNotFoundError:
             current = header.encode("utf-8")
         if current and not current.endswith(b"\n"):
             current += b"\n"
-        temp = _write_temp(target, current + text.encode("utf-8"))
-        if _identity(target) != before:
+        temp = write_temp(target, current + text.encode("utf-8"))
+        if identity(target) != before:
             temp.unlink(missing_ok=True)
             continue
         replace_or_remove(temp, target)
@@ -203,13 +209,21 @@ def named_temp_files(namer: Callable[[Path], Path]) -> Iterator[None]:
         _temp_namer = previous
 
 
-def _write_temp(target: Path, payload: bytes) -> Path:
-    """Write `payload` to a 0600 temp file beside `target`, fsynced; return its path."""
-    ensure_dir(target.parent)
+def write_temp(
+    target: Path,
+    payload: bytes,
+    namer: Callable[[Path], Path] | None = None,
+    mode: int | None = None,
+) -> Path:
+    """Write `payload` to a new 0600 temp file (or given `mode`) beside `target`, whose folder
+    must exist, fsynced; return its path. The name is `namer(target)`'s (else that of
+    `named_temp_files`), else tempfile.mkstemp's. Raise OSError if it cannot be written (no
+    temp file is left)."""
     # A fresh name each time (O_EXCL): two writers of one file, in threads or processes,
     # never share a temp file, and a stale one left by a crash is never reused with its mode.
-    if _temp_namer is not None:
-        temp = _temp_namer(target)
+    namer = namer or _temp_namer
+    if namer is not None:
+        temp = namer(target)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         descriptor = os.open(temp, flags, FILE_MODE)
     else:
@@ -218,7 +232,11 @@ def _write_temp(target: Path, payload: bytes) -> Path:
         )
         temp = Path(name)
     try:
-        write_all(descriptor, payload)
+        view = memoryview(payload)
+        while view:  # os.write may take only part of it
+            view = view[os.write(descriptor, view) :]
+        if mode is not None:
+            os.fchmod(descriptor, mode)
         os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)
@@ -228,19 +246,17 @@ def _write_temp(target: Path, payload: bytes) -> Path:
     return temp
 
 
-def write_all(descriptor: int, data: bytes) -> None:
-    """Write all of `data` to a file or pipe (os.write may take only part of it)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(descriptor, view) :]
-
-
-def _identity(path: Path) -> tuple[int, int, int] | None:
+def identity(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> list[int] | None:
+    """Return [inode, size, mtime in ns] of `path`, or None when it does not exist."""
     try:
-        info = path.stat()
+        return status_identity(os.stat(path, follow_symlinks=follow_symlinks))
     except FileNotFoundError:
         return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def status_identity(status: os.stat_result) -> list[int]:
+    """Return [inode, size, mtime in ns] of a file's status: what a rewrite of it changes."""
+    return [status.st_ino, status.st_size, status.st_mtime_ns]
 
 
 class NotRegularFileError(OSError):
@@ -294,6 +310,42 @@ def read_text_if_exists(path: Path) -> str | None:
         raise type(error)(error.errno, error.strerror, str(path)) from None
 
 
+def load_record_file(path: Path, build: Callable[[Any], T], what: str, fix: str) -> T | None:
+    """Given a JSON record memwarden wrote (an install's), return `build(its data)`, or None if
+    there is none. Raise UsageError naming the file, what it is and `fix` if it cannot be read.
+    """
+    text = read_text_if_exists(path)
+    if text is None:
+        return None
+    try:
+        return build(orjson.loads(text))
+    except (orjson.JSONDecodeError, KeyError, TypeError) as error:
+        raise UsageError(f"{path}: unreadable {what} ({error}); {fix}") from error
+
+
+def write_record_file(path: Path, record: Any, root: Path) -> None:
+    """Write a dataclass record to `path` inside `root` atomically (0600), as indented JSON with
+    sorted keys: what `load_record_file` reads."""
+    data = orjson.dumps(asdict(record), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
+    atomic_write(path, data + b"\n", root=root)
+
+
+def sha256_text(text: str) -> str:
+    return sha256_bytes(text.encode("utf-8"))
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str | None:
+    """Return the SHA-256 of the file's bytes, or None when it does not exist."""
+    try:
+        return sha256_bytes(path.read_bytes())
+    except FileNotFoundError:
+        return None
+
+
 def fsync_dir(path: str | os.PathLike[str]) -> None:
     """Flush a folder's entries (a rename) to disk; a no-op where folders cannot be opened or
     flushed."""
@@ -323,25 +375,36 @@ def remove_stale_temp_files(
 ) -> list[str]:
     """Given a folder, delete the temp files memwarden's writers left there (named as
     `TEMP_NAME` says, for a target name `of` accepts) that are more than an hour old; return
-    their names. Only regular files, never through a link: a folder that is a symlink, or
-    cannot be listed, is left alone. Raise nothing: a file that cannot be deleted stays."""
-    if folder.is_symlink():
-        return []
+    their names (see remove_files)."""
     cutoff = time.time() - STALE_TEMP_SECONDS
-    removed = []
+
+    def stale(entry: os.DirEntry) -> bool:
+        match = TEMP_NAME.match(entry.name)
+        return (
+            match is not None
+            and of(match["target"])
+            and entry.stat(follow_symlinks=False).st_mtime < cutoff
+        )
+
+    return remove_files(folder, stale)
+
+
+def remove_files(
+    folder: str | os.PathLike[str], wanted: Callable[[os.DirEntry], bool]
+) -> list[str]:
+    """Given a folder, delete the regular files in it that `wanted` accepts; return their names.
+    Never through a link: a folder that is a symlink, or cannot be listed, is left alone. Raise
+    nothing: a file that cannot be deleted stays."""
+    if os.path.islink(folder):
+        return []
     try:
         entries = list(os.scandir(folder))
     except OSError:
         return []
+    removed = []
     for entry in entries:
-        match = TEMP_NAME.match(entry.name)
-        if match is None or not of(match["target"]):
-            continue
         try:
-            if (
-                entry.is_file(follow_symlinks=False)
-                and entry.stat(follow_symlinks=False).st_mtime < cutoff
-            ):
+            if wanted(entry) and entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
                 removed.append(entry.name)
         except OSError:

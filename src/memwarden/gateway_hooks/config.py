@@ -23,12 +23,11 @@ from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.gateway_hooks.record import HooksRecord
 from memwarden.gateway_hooks.selection import restored, selected
 from memwarden.gateway_hooks.shipped import HOOK_NAMES
-from memwarden.maintenance.config_backup import backup_name
 from memwarden.openclaw.config_file import load_gateway_config, parse_json5
 from memwarden.openclaw.gateway_settings import hook_selection
 from memwarden.process.errors import MemwardenError
+from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name
 
-BACKUP_DIR = "config-backups"
 Texts = tuple[str | None, str | None]  # the config's text before and after (None: no file)
 
 
@@ -67,7 +66,9 @@ def enable(plan: HooksPlan, record: HooksRecord | None, dry_run: bool) -> tuple[
         return _manual(plan, enable=True), unchanged
     if dry_run:
         if original is not None:
-            plan.lines.append(f"hooks: would back up {path} to {plan.storage_dir / BACKUP_DIR}/")
+            plan.lines.append(
+                f"hooks: would back up {path} to {plan.storage_dir / CONFIG_BACKUPS_DIR}/"
+            )
         plan.lines.append(f"hooks: would enable {', '.join(HOOK_NAMES)} in {path}")
         plan.lines += _diff_lines(path, original, written)
         return "config", None
@@ -170,7 +171,7 @@ def _write(plan: HooksPlan, current: str | None, new: str | None, what: str) -> 
 
 def _backup(plan: HooksPlan, content: str) -> Path:
     """Copy `content` to a new `<storage_dir>/config-backups/<UTC time>-<name>` (0600)."""
-    folder = ensure_dir(plan.storage_dir / BACKUP_DIR, root=plan.storage_dir)
+    folder = ensure_dir(plan.storage_dir / CONFIG_BACKUPS_DIR, root=plan.storage_dir)
     moment = plan.now
     while (folder / backup_name(plan.config_path.name, moment)).exists():
         moment += timedelta(microseconds=1)

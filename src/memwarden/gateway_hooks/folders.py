@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write, ensure_dir, sha256_bytes
 from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, hook_sources
-from memwarden.maintenance.config_backup import backup_name
 from memwarden.process.errors import UsageError
-from memwarden.scheduling.manifest import sha256_bytes
+from memwarden.store.storage import backup_name
 
 BACKUP_DIR = "hook-backups"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memwarden.fs.files import sha256_bytes
 from memwarden.gateway_hooks import folders
 from memwarden.gateway_hooks.config import enable, restore
 from memwarden.gateway_hooks.plan import HooksPlan
@@ -26,7 +27,6 @@ from memwarden.gateway_hooks.shipped import (
 from memwarden.health.deliveries import FOLDER, begin_receipts
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.scheduling.manifest import sha256_bytes
 
 
 def install_hooks(

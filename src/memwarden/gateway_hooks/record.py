@@ -9,20 +9,13 @@ still as install left it, and removes what install created and nobody changed si
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import orjson
-
 from memwarden import __version__
-from memwarden.fs.files import atomic_write
+from memwarden.fs.files import load_record_file, sha256_file, sha256_text, write_record_file
 from memwarden.gateway_hooks.plan import HooksPlan
-from memwarden.scheduling.manifest import (
-    load_record_file,
-    manifest_path,
-    sha256_file,
-    sha256_text,
-)
+from memwarden.scheduling.manifest import manifest_path
 
 
 @dataclass
@@ -88,5 +81,4 @@ def save_record(
             created_dirs=list(dict.fromkeys(created)),
             files=written,
         )
-    data = orjson.dumps(asdict(record), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-    atomic_write(record_path(plan.storage_dir), data + b"\n", root=plan.storage_dir)
+    write_record_file(record_path(plan.storage_dir), record, plan.storage_dir)

@@ -57,25 +57,14 @@ class Scan:
         return not self.memory_found and not self.files and not self.root_symlinks
 
 
-def memory_folder(workspace: Path) -> Path:
-    """Given a workspace, return its memory/ folder.
-
-    Raise UnsafePathError if memory/ resolves outside the workspace (a symlink out of it).
-    """
-    memory = workspace / "memory"
-    try:
-        if not stat.S_ISLNK(os.lstat(memory).st_mode):
-            return memory  # a folder (or file) of the workspace itself
-    except OSError:
-        return memory  # missing: nothing there to lead out
-    real_workspace = Path(real_path(workspace))
+def _refuse_link_out(memory: Path, workspace: Path) -> None:
+    """Given memory/ as a symlink, raise UnsafePathError if it resolves outside the workspace."""
     real_memory = Path(real_path(memory))
-    if real_workspace not in real_memory.parents:
+    if Path(real_path(workspace)) not in real_memory.parents:
         raise UnsafePathError(
             f"{memory}: resolves to {real_memory}, outside the workspace; "
             "memwarden does not follow links out of the workspace"
         )
-    return memory
 
 
 def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
@@ -93,7 +82,7 @@ def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
         if entry.name in wanted:
             _scan_root(entry, scan)
         elif entry.name == "memory" and entry.is_symlink():
-            memory = memory_folder(workspace)  # a link: it must stay in the workspace
+            _refuse_link_out(memory, workspace)  # a link: it must stay in the workspace
     _scan_memory(memory, scan)
     scan.symlinks.sort()
     return scan

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+# The names store.storage.backup_name gives, and those of memwarden versions before microseconds.
 _BACKUP = re.compile(r"^(?P<stamp>\d{8}T\d{6}(?:\.\d{6})?Z)-(?P<source>.+)$")
 
 
@@ -33,14 +33,6 @@ def decide_backup(
     previous_size = None if reference is None else len(reference)
     shrunk = previous_size is not None and len(current) < shrink_ratio * previous_size
     return BackupDecision(current != latest, shrunk, len(current), previous_size)
-
-
-def backup_name(source_name: str, moment: datetime) -> str:
-    """Given the config's file name and a time, return the backup's name (sorts by time).
-
-    Microseconds keep two backups taken within one second apart.
-    """
-    return f"{moment.astimezone(UTC):%Y%m%dT%H%M%S.%fZ}-{source_name}"
 
 
 def is_backup(name: str) -> bool:

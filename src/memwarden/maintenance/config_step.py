@@ -7,7 +7,6 @@ from pathlib import Path
 
 from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.maintenance.config_backup import (
-    backup_name,
     backups_to_prune,
     decide_backup,
     is_backup,
@@ -17,8 +16,7 @@ from memwarden.maintenance.report import StepReport, size_text
 from memwarden.openclaw.config_file import is_gateway_config
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, Problem
-
-BACKUP_DIR = "config-backups"
+from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name
 
 
 def config_step(context: JobContext, dry_run: bool) -> StepReport:
@@ -36,7 +34,7 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     except OSError as error:
         report.fail(f"config: cannot read {source}: {error.strerror or error}")
         return report
-    folder = context.storage_dir / BACKUP_DIR
+    folder = context.storage_dir / CONFIG_BACKUPS_DIR
     names = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
     latest = latest_backup(names)
     latest_bytes = (folder / latest).read_bytes() if latest else None
@@ -98,7 +96,7 @@ def _warn_shrunk(context, report, source, latest, decision, dry_run) -> None:
     message = Problem(
         f"the gateway config {source} shrank from {size_text(decision.previous_size)} "
         f"to {size_text(decision.current_size)}; if that was not on purpose, compare it with "
-        f"{context.storage_dir / BACKUP_DIR / latest} and restore what is missing",
+        f"{context.storage_dir / CONFIG_BACKUPS_DIR / latest} and restore what is missing",
         logging.WARNING,
     )
     report.problems.append(message)
@@ -111,6 +109,6 @@ def _warn_shrunk(context, report, source, latest, decision, dry_run) -> None:
                 "config": str(source),
                 "previous_bytes": decision.previous_size,
                 "current_bytes": decision.current_size,
-                "previous_backup": str(context.storage_dir / BACKUP_DIR / latest),
+                "previous_backup": str(context.storage_dir / CONFIG_BACKUPS_DIR / latest),
             },
         )

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memwarden import __version__
+from memwarden.fs.files import sha256_file, sha256_text
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
@@ -25,8 +26,6 @@ from memwarden.scheduling.manifest import (
     load_manifest,
     manifest_path,
     save_manifest,
-    sha256_file,
-    sha256_text,
 )
 from memwarden.scheduling.plan import InstallPlan, plan_install, removal_decision
 from memwarden.scheduling.spec import config_has_token, unit_spec

@@ -7,19 +7,13 @@ they are empty again, and the scheduler entries it activated.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-import orjson
-
-from memwarden.fs.files import atomic_write, read_text_if_exists
-from memwarden.process.errors import UsageError
+from memwarden.fs.files import load_record_file, write_record_file
 
 MANIFEST_VERSION = 1
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -56,9 +50,6 @@ class Manifest:
             job for job in self.jobs if not any(n.endswith((f"-{job}", f".{job}")) for n in names)
         )
 
-    def to_json(self) -> bytes:
-        return orjson.dumps(asdict(self), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
-
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Manifest:
         """Given the parsed JSON, return the manifest. Raise KeyError/TypeError if malformed."""
@@ -84,38 +75,8 @@ def load_manifest(storage_dir: Path, target: str) -> Manifest | None:
     )
 
 
-def load_record_file(path: Path, build: Callable[[Any], T], what: str, fix: str) -> T | None:
-    """Given a JSON record of an install, return `build(its data)`, or None if there is none.
-
-    Raise UsageError naming the file, what it is and `fix` if it cannot be read.
-    """
-    text = read_text_if_exists(path)
-    if text is None:
-        return None
-    try:
-        return build(orjson.loads(text))
-    except (orjson.JSONDecodeError, KeyError, TypeError) as error:
-        raise UsageError(f"{path}: unreadable {what} ({error}); {fix}") from error
-
-
 def save_manifest(storage_dir: Path, manifest: Manifest) -> Path:
     """Write the manifest atomically (0600) and return its path."""
     path = manifest_path(storage_dir, manifest.target)
-    atomic_write(path, manifest.to_json() + b"\n", root=storage_dir)
+    write_record_file(path, manifest, storage_dir)
     return path
-
-
-def sha256_text(text: str) -> str:
-    return sha256_bytes(text.encode("utf-8"))
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str | None:
-    """Return the SHA-256 of the file's bytes, or None when it does not exist."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None

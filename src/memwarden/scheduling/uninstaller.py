@@ -6,6 +6,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from memwarden.fs.files import sha256_file
 from memwarden.process.errors import EXIT_FAILURES
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling import act
@@ -15,7 +16,6 @@ from memwarden.scheduling.manifest import (
     load_manifest,
     manifest_path,
     save_manifest,
-    sha256_file,
 )
 from memwarden.scheduling.plan import (
     UninstallPlan,

@@ -15,7 +15,6 @@ writes claims it (`claim`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, replace
@@ -24,11 +23,18 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.fs.files import ensure_dir, fsync_dir, remove_stale_temp_files
+from memwarden.fs.files import (
+    ensure_dir,
+    fsync_dir,
+    remove_stale_temp_files,
+    sha256_bytes,
+    write_temp,
+)
 from memwarden.process.errors import ConfigError
 
 OWNER_FILE = "gateway.json"
 GATEWAYS_DIR = "gateways"
+CONFIG_BACKUPS_DIR = "config-backups"  # copies of the gateway config, by `backup_name`
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -68,7 +74,15 @@ def folder_name(gateway: str) -> str:
     """Given a gateway's key, return its folder under `<root>/gateways/`: readable and unique
     (`openclaw-3f2a9c1b7d4e` for `/home/alice/.openclaw`)."""
     readable = _UNSAFE.sub("-", Path(gateway).name.lower()).strip(".-") or "gateway"
-    return f"{readable}-{hashlib.sha256(gateway.encode()).hexdigest()[:12]}"
+    return f"{readable}-{sha256_bytes(gateway.encode())[:12]}"
+
+
+def backup_name(source_name: str, moment: datetime) -> str:
+    """Given a file's name and a time, return the name of its backup (sorts by time).
+
+    Microseconds keep two backups taken within one second apart.
+    """
+    return f"{moment.astimezone(UTC):%Y%m%dT%H%M%S.%fZ}-{source_name}"
 
 
 def locate(root: Path, state_dir: Path) -> Storage:
@@ -95,23 +109,16 @@ def claim(storage: Storage) -> Storage:
     path = storage.root / OWNER_FILE
     record = {"state_dir": storage.gateway, "since": datetime.now(UTC).isoformat()}
     ensure_dir(storage.root)
-    import tempfile  # once per storage root: not worth its import on every run
-
     remove_stale_temp_files(storage.root, of=lambda target: target == OWNER_FILE)
     # Written whole beside it, then linked into place: a link fails when the file exists (the
     # first claim wins), and a process killed part way never leaves a half-written record.
-    descriptor, name = tempfile.mkstemp(prefix=f".{OWNER_FILE}.", suffix=".tmp", dir=storage.root)
+    temp = write_temp(path, orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n")
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(name, path)
-        except FileExistsError:
-            return locate(storage.root, Path(storage.gateway))
+        os.link(temp, path)
+    except FileExistsError:
+        return locate(storage.root, Path(storage.gateway))
     finally:
-        os.unlink(name)
+        os.unlink(temp)
     fsync_dir(storage.root)
     return replace(storage, owner=storage.gateway)
 

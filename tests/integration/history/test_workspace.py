@@ -9,7 +9,7 @@ import shutil
 import json5
 import pytest
 
-from memwarden.fs.files import _write_temp, is_temp_name
+from memwarden.fs.files import is_temp_name, write_temp
 from memwarden.history.diffing import diff
 from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
 from memwarden.history.model import HistoryError
@@ -117,7 +117,7 @@ def test_snapshot_with_unreadable_folder_is_an_error_not_its_files_deleted(
 def test_snapshot_leaves_out_temp_files_with_the_names_memwarden_really_gives_them(context, agent):
     fill(agent)
     # A run killed between writing its temp file and renaming it leaves exactly this behind.
-    temp = _write_temp(agent.memory_dir / "ACTIVE_CONTEXT.md", b"half written")
+    temp = write_temp(agent.memory_dir / "ACTIVE_CONTEXT.md", b"half written")
     assert temp.name.startswith(".ACTIVE_CONTEXT.md.") and is_temp_name(temp.name)
     taken = snapshot(context, agent, "manual")
     assert not [path for path in snapshot_contents(context, taken) if ".tmp" in path]

@@ -132,7 +132,7 @@ def test_atomic_append_concurrent_writer_change_is_kept(tmp_path, monkeypatch):
 
     log = tmp_path / "day.md"
     log.write_text("# Day\n")
-    real_write_temp = files._write_temp
+    real_write_temp = files.write_temp
     calls = []
 
     def agent_appends_meanwhile(target, payload):
@@ -143,7 +143,7 @@ def test_atomic_append_concurrent_writer_change_is_kept(tmp_path, monkeypatch):
                 handle.write("- the agent's own note\n")
         return temp
 
-    monkeypatch.setattr(files, "_write_temp", agent_appends_meanwhile)
+    monkeypatch.setattr(files, "write_temp", agent_appends_meanwhile)
     atomic_append(log, "- memwarden entry\n", root=tmp_path)
     assert log.read_text() == "# Day\n- the agent's own note\n- memwarden entry\n"
     assert [p.name for p in tmp_path.iterdir()] == ["day.md"]

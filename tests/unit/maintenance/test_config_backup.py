@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from memwarden.maintenance.config_backup import (
-    backup_name,
     backups_to_prune,
     decide_backup,
     latest_backup,
 )
+from memwarden.store.storage import backup_name
 
 
 def test_first_backup_is_taken_and_nothing_shrank():

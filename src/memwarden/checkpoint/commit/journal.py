@@ -16,7 +16,6 @@ files are removed.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -29,7 +28,6 @@ from memwarden.checkpoint.commit.positions import forget_file
 from memwarden.checkpoint.commit.staging import (
     WRITERS_FOLDER,
     StagedFile,
-    identity,
     listed_folders,
     read_file,
     remove_temp_files,
@@ -38,8 +36,10 @@ from memwarden.fs.files import (
     atomic_append,
     check_inside,
     flush_folder,
+    identity,
     real_path,
     replace_or_remove,
+    sha256_bytes,
 )
 from memwarden.process.errors import MemwardenError, describe_error
 
@@ -93,7 +93,7 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
     target, temp = Path(staged.target), Path(staged.temp)
     check_inside(target, Path(staged.workspace), real_root=real_root)
     if not verify or _intact(temp, staged):
-        current = identity(target)
+        current = identity(target, follow_symlinks=False)
         if staged.appended is None or current == staged.before or current is None:
             # A failed rename removes the temp file, or every run would leave one more: the
             # row stays, and the next run takes it for a row whose temp file is gone.
@@ -118,7 +118,7 @@ def _holds(current: bytes, inode: int, staged: StagedFile) -> bool:
     also its inode (renamed, then changed in place) or its entries in a newer version. A
     handoff's inode alone proves nothing: a temp file that is gone frees its number for a file
     created since."""
-    if hashlib.sha256(current).hexdigest() == staged.sha256:
+    if sha256_bytes(current) == staged.sha256:
         return True
     if staged.appended is None:
         return False
@@ -259,5 +259,5 @@ def _intact(temp: Path, staged: StagedFile) -> bool:
     return (
         found is not None
         and len(found[0]) == staged.size
-        and hashlib.sha256(found[0]).hexdigest() == staged.sha256
+        and sha256_bytes(found[0]) == staged.sha256
     )

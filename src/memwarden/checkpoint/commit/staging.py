@@ -18,7 +18,6 @@ lists that no journal row still needs.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import re
 import secrets
@@ -28,7 +27,16 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.fs.files import FILE_MODE, check_inside, ensure_dir, real_path, write_all
+from memwarden.fs.files import (
+    FILE_MODE,
+    check_inside,
+    ensure_dir,
+    real_path,
+    remove_files,
+    sha256_bytes,
+    status_identity,
+    write_temp,
+)
 from memwarden.process.errors import MemwardenError, UnsafePathError
 
 WRITERS_FOLDER = "checkpoint-writers"
@@ -154,24 +162,11 @@ def remove_temp_files(token: str, folders: list[str], keep: frozenset[str] = fro
     """Remove the temp files of run `token` in `folders` (regular files only, never through a
     link), except the paths in `keep`; return how many were removed."""
     pattern = temp_pattern(token)
-    removed = 0
-    for folder in folders:
-        if Path(folder).is_symlink():
-            continue
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if not pattern.match(entry.name) or entry.path in keep:
-                continue
-            try:
-                if entry.is_file(follow_symlinks=False):
-                    os.unlink(entry.path)
-                    removed += 1
-            except OSError:
-                continue
-    return removed
+
+    def ours(entry: os.DirEntry) -> bool:
+        return pattern.match(entry.name) is not None and entry.path not in keep
+
+    return sum(len(remove_files(folder, ours)) for folder in folders)
 
 
 @dataclass
@@ -247,7 +242,7 @@ class AgentFiles:
                 self._real_workspace = Path(real_path(self.workspace))
             real = check_inside(path, self.workspace, real_root=self._real_workspace)
             found = read_file(real)
-            base, before = (found[0], _identity(found[1])) if found is not None else (None, None)
+            base, before = (found[0], status_identity(found[1])) if found else (None, None)
             target = self._targets[path] = _Target(real, base, before)
         return target
 
@@ -258,37 +253,18 @@ class AgentFiles:
         real = target.path  # checked when first read, and again before the rename
         if not real.parent.is_dir():
             ensure_dir(real.parent, root=self.workspace)
-        temp = writer.temp_path(real)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        descriptor = os.open(temp, flags, FILE_MODE)
-        try:
-            write_all(descriptor, body)
-            os.fsync(descriptor)
-            inode = os.fstat(descriptor).st_ino
-        except BaseException:
-            os.close(descriptor)
-            temp.unlink(missing_ok=True)
-            raise
-        os.close(descriptor)
+        temp = write_temp(real, body, namer=writer.temp_path)
         return StagedFile(
             agent_id=self.agent_id,
             target=str(real),
             temp=str(temp),
             workspace=str(self.workspace),
             size=len(body),
-            sha256=hashlib.sha256(body).hexdigest(),
+            sha256=sha256_bytes(body),
             before_json=None if target.before is None else orjson.dumps(target.before).decode(),
             appended="".join(appended) if appended is not None else None,
-            temp_inode=inode,
+            temp_inode=os.lstat(temp).st_ino,
         )
-
-
-def identity(path: Path) -> list[int] | None:
-    """Return [inode, size, mtime in ns] of `path` (not followed), or None when missing."""
-    try:
-        return _identity(os.lstat(path))
-    except FileNotFoundError:
-        return None
 
 
 def read_file(
@@ -306,7 +282,3 @@ def read_file(
             return handle.read(), status
     finally:
         os.close(descriptor)
-
-
-def _identity(status: os.stat_result) -> list[int]:
-    return [status.st_ino, status.st_size, status.st_mtime_ns]

@@ -11,8 +11,6 @@ timestamp tick could go unseen), as git does with "racily clean" index entries.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +20,7 @@ import orjson
 
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import AgentRecord, Signature
+from memwarden.fs.files import identity, sha256_bytes
 
 if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
@@ -34,21 +33,12 @@ REPEATABLE = frozenset({"written", "unchanged", "skipped"})
 def settings_key(values: Mapping[str, Any]) -> str:
     """Given the settings a checkpoint's output depends on, return a short digest of them."""
     encoded = orjson.dumps(dict(values), option=orjson.OPT_SORT_KEYS, default=str)
-    return hashlib.sha256(encoded).hexdigest()[:16]
+    return sha256_bytes(encoded)[:16]
 
 
 def signatures(paths: Iterable[Path]) -> dict[str, Signature]:
     """Return the stat signature of each path (None when it does not exist)."""
-    return {str(path): signature(path) for path in paths}
-
-
-def signature(path: Path) -> Signature:
-    """Return [inode, size, mtime in ns] of `path`, or None when it does not exist."""
-    try:
-        status = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return [status.st_ino, status.st_size, status.st_mtime_ns]
+    return {str(path): identity(path) for path in paths}
 
 
 def still_valid(record: AgentRecord, agent: Agent, settings: str, now: datetime) -> bool:
@@ -62,7 +52,7 @@ def still_valid(record: AgentRecord, agent: Agent, settings: str, now: datetime)
     for name, recorded in record.signatures.items():
         if recorded is not None and record.recorded_at - recorded[2] / 1e9 < RACY_SECONDS:
             return False
-        if signature(Path(name)) != recorded:
+        if identity(name) != recorded:
             return False
     memory = agent.workspace / "memory"
     return all(

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from memwarden.fs.files import fsync_dir, remove_stale_temp_files, write_all
+from memwarden.fs.files import fsync_dir, remove_stale_temp_files, replace_or_remove, write_temp
 from memwarden.fs.templating import render
 from memwarden.health.metrics.families import Family, MetricSources
 from memwarden.process.errors import MemwardenError, UnsafePathError
@@ -61,26 +59,18 @@ def write_metrics(path: Path, text: str, mode: int) -> None:
     written; the folder is never created.
     """
     check_metrics_target(path)
-    folder = path.parent
-    remove_stale_temp_files(folder, of=lambda target: target == path.name)
+    remove_stale_temp_files(path.parent, of=lambda target: target == path.name)
     try:
-        descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        temporary = write_temp(path, text.encode("utf-8"), mode=mode)
     except FileNotFoundError:  # the folder went away since the check
         raise _missing_folder(path) from None
-    temporary = Path(name)
     try:
-        try:
-            write_all(descriptor, text.encode("utf-8"))
-            os.fchmod(descriptor, mode)
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
         check_metrics_target(path)
-        os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    fsync_dir(folder)
+    replace_or_remove(temporary, path)
+    fsync_dir(path.parent)
 
 
 def _missing_folder(path: Path) -> MemwardenError:
