@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from memwarden.indexing.categories import Category
 from memwarden.indexing.markers import MARKERS, add_counts
-from memwarden.indexing.measures import format_count, format_size
+from memwarden.indexing.outcome import format_count, format_size
 from memwarden.indexing.scan import FileFacts
 from memwarden.openclaw.bootstrap import js_length
 

@@ -27,7 +27,7 @@ from memwarden.indexing.manifest import (
     build_manifest,
     choose_handoffs,
 )
-from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
+from memwarden.indexing.outcome import JOB, LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import scan_pool
 from memwarden.indexing.targets import Target, agent_targets
 from memwarden.openclaw.bootstrap import js_length
@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from memwarden.openclaw.agents import Agent
-
-JOB = "index"  # the job its events are recorded under, whoever asked for the index
 
 
 @dataclass(frozen=True)
