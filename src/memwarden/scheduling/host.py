@@ -6,13 +6,14 @@ import os
 import platform
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from memwarden.fs.files import read_text_if_exists
 from memwarden.fs.xdg import xdg_home
 from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.settings.config import RESERVED_ENV_PREFIXES
 from memwarden.settings.envfile import parse_env_text
 
 # Variables copied from the installing shell into every timer when set there: they decide which
@@ -177,7 +178,7 @@ def pinned_environment(
 
 
 def unpinned_variables(
-    env: Mapping[str, str], pinned: Mapping[str, str], config_has_token: bool = False
+    env: Mapping[str, str], pinned: Collection[str], config_has_token: bool = False
 ) -> list[str]:
     """Given the installing shell's environment, return the variables timers will not see.
 
@@ -185,14 +186,13 @@ def unpinned_variables(
     of its own (`config_has_token`), the gateway token variables, when set in this shell but not
     pinned: a timer starts with neither.
     """
-    reserved = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
     tokens = () if config_has_token else GATEWAY_SECRET_VARIABLES
     return sorted(
         name
         for name in env
         if (name.startswith("MEMWARDEN_") or name in tokens)
         and name not in pinned
-        and not name.startswith(reserved)
+        and not name.startswith(RESERVED_ENV_PREFIXES)
         and env[name]
     )
 
