@@ -19,8 +19,7 @@ from memwarden.scheduling.host import (
     unpinned_variables,
 )
 from memwarden.scheduling.jobs import scheduled_jobs
-from memwarden.scheduling.quoting import systemd_path
-from memwarden.scheduling.units import UnitSpec
+from memwarden.scheduling.units import UnitSpec, systemd_path
 from memwarden.settings.config import default_secrets_file
 
 # Jobs that write the agents' memory folders (rotate checkpoints a session before its reset).
