@@ -16,28 +16,22 @@ from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.settings.config import RESERVED_ENV_PREFIXES
 from memwarden.settings.envfile import parse_env_text
 
+# Gateway paths read relative to the current folder when they are not absolute or under `~`.
+GATEWAY_PATH_VARIABLES = (
+    "OPENCLAW_HOME",
+    "OPENCLAW_STATE_DIR",
+    "OPENCLAW_CONFIG_PATH",
+    "CLAWDBOT_STATE_DIR",
+    "CLAWDBOT_CONFIG_PATH",
+)
 # Variables copied from the installing shell into every timer when set there: they decide which
 # config, state and gateway memwarden sees. None of them holds a secret.
 PASSTHROUGH_VARIABLES = (
     "XDG_CONFIG_HOME",
     "XDG_STATE_HOME",
-    "OPENCLAW_HOME",
-    "OPENCLAW_STATE_DIR",
-    "OPENCLAW_CONFIG_PATH",
+    *GATEWAY_PATH_VARIABLES,
     "OPENCLAW_GATEWAY_PORT",
-    "CLAWDBOT_STATE_DIR",
-    "CLAWDBOT_CONFIG_PATH",
     "TZ",
-)
-# Gateway paths read relative to the current folder when they are not absolute or under `~`.
-RELATIVE_TO_CWD = frozenset(
-    {
-        "OPENCLAW_HOME",
-        "OPENCLAW_STATE_DIR",
-        "OPENCLAW_CONFIG_PATH",
-        "CLAWDBOT_STATE_DIR",
-        "CLAWDBOT_CONFIG_PATH",
-    }
 )
 GATEWAY_SECRET_VARIABLES = ("OPENCLAW_GATEWAY_TOKEN", "CLAWDBOT_GATEWAY_TOKEN")
 
@@ -162,7 +156,7 @@ def pinned_environment(
             continue
         if name.startswith("XDG_") and not os.path.isabs(os.path.expanduser(value)):
             continue  # the XDG spec says to ignore a relative value, and memwarden does
-        if name in RELATIVE_TO_CWD and not value.strip().startswith(("/", "~")):
+        if name in GATEWAY_PATH_VARIABLES and not value.strip().startswith(("/", "~")):
             value = os.path.abspath(value.strip())  # a timer starts in another folder
         pinned[name] = value
     if config_file is not None:
