@@ -32,15 +32,17 @@ from memwarden.history.snapshots import snapshot
 from memwarden.indexing.catalog import (
     ABBREVIATIONS,
     Catalog,
+    Category,
     CategoryView,
     Plan,
     Totals,
+    categorize,
     fit,
     format_count,
     format_markers,
     format_size,
+    parse_rules,
 )
-from memwarden.indexing.categories import Category, categorize, parse_rules
 from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.markers import MARKERS, MEANINGS
 from memwarden.indexing.scan import FileStat, collect_facts
