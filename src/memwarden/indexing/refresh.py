@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -142,9 +142,7 @@ def index_workspace(context: JobContext, target: Target, run: Run) -> Outcome:
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
     outcome.manifest, handoffs, left_out = _refresh_manifest(context, target, index_chars, run)
-    outcome.handoffs = [
-        {"path": file.path, "session": file.session, "chars": file.chars} for file in handoffs
-    ]
+    outcome.handoffs = [asdict(file) for file in handoffs]
     outcome.warnings = left_out + budget_warnings(
         target.workspace, target.max_chars, target.total_max_chars, outcome
     )
@@ -166,7 +164,7 @@ def _refresh_manifest(
     handoffs = injected if context.config.index.inject_active_context else []
     files = list(handoffs)
     if index_chars is not None:
-        files.append(InjectedFile(INDEX_PATH, index_chars))
+        files.append(InjectedFile(INDEX_PATH, chars=index_chars))
     path = memory / MANIFEST_NAME
     current = read_text_if_exists(path)
     if not files:
