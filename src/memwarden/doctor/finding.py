@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
 Severity = Literal["ok", "info", "warning", "action"]
@@ -22,9 +22,6 @@ class Finding:
     severity: Severity
     message: str
     fix: str | None = None
-
-    def to_json(self) -> dict[str, str | None]:
-        return asdict(self)
 
 
 def ordered(findings: list[Finding]) -> list[Finding]:

@@ -26,9 +26,9 @@ from memwarden.gateway_hooks.shipped import (
     outdated_files,
     settings_executable,
 )
-from memwarden.indexing.manifest import INDEX_PATH, choose_handoffs
+from memwarden.indexing.bootstrap_files import bootstrap_lengths
+from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, choose_handoffs
 from memwarden.openclaw.agents import Agent, not_a_folder
-from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
 from memwarden.openclaw.endpoint import resolve_endpoint
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
@@ -47,15 +47,10 @@ from memwarden.process.errors import (
     describe_os_error,
 )
 from memwarden.process.runtime import JobContext
-from memwarden.scheduling.host import (
-    is_executable,
-    linger_user,
-    names_defined_in,
-    unpinned_variables,
-)
+from memwarden.scheduling.host import is_executable, linger_user
 from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.manifest import Manifest, load_manifest
-from memwarden.scheduling.spec import config_has_token, secrets_file_path
+from memwarden.scheduling.spec import secrets_file_path, variables_timers_miss
 from memwarden.scheduling.units import TARGETS
 from memwarden.store.storage import OWNER_FILE
 
@@ -218,11 +213,8 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
         if agent.workspace in seen or not agent.workspace.is_dir():
             continue
         seen.add(agent.workspace)
-        shared = {}
-        for name in (*GATEWAY_BOOTSTRAP, INDEX_PATH):
-            text = read_text_if_exists(agent.workspace / name)
-            if text is not None:
-                shared[name] = js_length(text)
+        lengths = bootstrap_lengths(agent.workspace)
+        shared = {path: chars for path, chars in lengths.items() if path != ACTIVE_CONTEXT_PATH}
         sharing = [other.id for other in deployment.agents if other.workspace == agent.workspace]
         found = read_handoffs(agent.memory_dir, sharing) if agent.memory_dir.is_dir() else []
         chosen = choose_handoffs(found, keeping_main_file, agent.workspace)[0]
@@ -327,22 +319,16 @@ def _linger(context: JobContext) -> list[Finding]:
 def secrets_visibility(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]:
     """Warn about settings and tokens set in this shell that scheduled runs will not see."""
     path = secrets_file_path(context)
-    defined = names_defined_in(path)
     pinned = {name for manifest in manifests.values() for name in manifest.environment}
-    findings = []
-    has_token = config_has_token(context)
-    for name in unpinned_variables(context.env, dict.fromkeys(pinned, ""), has_token):
-        if name in defined:
-            continue
-        findings.append(
-            Finding(
-                f"secrets.{name}",
-                "warning",
-                f"{name} is set in this shell only: scheduled runs will not see it",
-                f"{name}=<value>   (a line in {path}, mode 0600)",
-            )
+    return [
+        Finding(
+            f"secrets.{name}",
+            "warning",
+            f"{name} is set in this shell only: scheduled runs will not see it",
+            f"{name}=<value>   (a line in {path}, mode 0600)",
         )
-    return findings
+        for name in variables_timers_miss(context, pinned)
+    ]
 
 
 def alert_destination(context: JobContext) -> list[Finding]:

@@ -1,6 +1,6 @@
 """Jinja2 rendering for the files a person reads (units, alerts, summaries), and for operators'
 own templates (the bundled handoff, daily-log and INDEX.md templates are written in Python:
-checkpoint.render.bundled, indexing.index_text).
+checkpoint.render.bundled, indexing.index_file).
 
 One environment per process, templates compiled once a process; an operator may point an option
 at a template file of their own, which is loaded from its folder instead. jinja2 itself is

@@ -50,8 +50,8 @@ class InjectedFile:
     INDEX.md only)."""
 
     path: str
-    chars: int | None
     session: str | None = None
+    chars: int | None = None
 
 
 def choose_handoffs(
@@ -68,7 +68,7 @@ def choose_handoffs(
         if handoff.session is not None and is_file_of(
             handoff.name, handoff.session, keeping_main_file
         ):
-            injected.append(InjectedFile(path, js_length(handoff.text), handoff.session))
+            injected.append(InjectedFile(path, handoff.session, js_length(handoff.text)))
         elif handoff.session is not None:
             left_out.append(
                 f"{workspace / path}: holds session `{handoff.session}`, whose handoff is "

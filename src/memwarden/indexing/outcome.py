@@ -1,4 +1,5 @@
-"""What `memwarden index` did for each workspace, as data (--json) and as lines for people."""
+"""What `memwarden index` did for each workspace, as data (--json) and as lines for people, and
+sizes and counts in short form, as INDEX.md and these lines show them."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import Any
 import orjson
 
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.indexing.measures import format_count, format_size
 from memwarden.process.runtime import JobResult
+
+JOB = "index"  # the job its events are recorded under, whoever asked for the index
 
 
 @dataclass
@@ -115,7 +117,7 @@ def budget_warnings(
     ]
 
 
-def job_result(job: str, outcomes: Sequence[Outcome], *, dry_run: bool) -> JobResult:
+def job_result(outcomes: Sequence[Outcome], *, dry_run: bool) -> JobResult:
     """Given the outcomes, return the job's result: lines, problems, summary, exit code."""
     lines, problems = [], []
     for outcome in outcomes:
@@ -131,7 +133,7 @@ def job_result(job: str, outcomes: Sequence[Outcome], *, dry_run: bool) -> JobRe
     failed = counts.get("failed", 0) + sum(1 for outcome in outcomes if outcome.fits is False)
     summary = {"workspaces": len(outcomes), **counts}
     return JobResult(
-        job,
+        JOB,
         data={
             "dry_run": dry_run,
             "summary": summary,
@@ -187,3 +189,21 @@ def _manifest_text(outcome: Outcome) -> str:
 
 def _label(outcome: Outcome) -> str:
     return ", ".join(outcome.agents) if outcome.agents else outcome.workspace
+
+
+def format_size(size: int) -> str:
+    """Given bytes, return `812 B`, `4.1 KB` or `1.2 MB`."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def format_count(number: int) -> str:
+    """Given a count, return it short: `850`, `12.3K`, `1.2M`."""
+    if number < 1000:
+        return str(number)
+    if number < 1_000_000:
+        return f"{number / 1000:.1f}K"
+    return f"{number / 1_000_000:.1f}M"

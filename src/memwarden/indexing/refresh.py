@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,7 @@ from memwarden.indexing.manifest import (
     build_manifest,
     choose_handoffs,
 )
-from memwarden.indexing.outcome import LISTED, Outcome, budget_warnings
+from memwarden.indexing.outcome import JOB, LISTED, Outcome, budget_warnings
 from memwarden.indexing.scan import scan_pool
 from memwarden.indexing.targets import Target, agent_targets
 from memwarden.openclaw.bootstrap import js_length
@@ -44,16 +44,17 @@ if TYPE_CHECKING:
 
     from memwarden.openclaw.agents import Agent
 
-JOB = "index"  # the job its events are recorded under, whoever asked for the index
-
 
 @dataclass(frozen=True)
-class RunShared:
-    """What every workspace of one run shares: the time INDEX.md says it was generated, and the
-    agents whose main session has ACTIVE_CONTEXT.md."""
+class Run:
+    """What every workspace of one run shares: the time INDEX.md says it was generated, the
+    agents whose main session has ACTIVE_CONTEXT.md, and how the run was asked for."""
 
     now: datetime
     keeping_main_file: frozenset[str]
+    force: bool
+    dry_run: bool
+    write_index: bool
 
 
 def index_agents(
@@ -84,7 +85,8 @@ def index_targets(
     write_index: bool = True,
 ) -> list[Outcome]:
     """Index every target; one failing workspace never stops the others."""
-    shared = RunShared(context.now(), main_file_agents(context.deployment.agents))
+    keeping_main_file = main_file_agents(context.deployment.agents)
+    run = Run(context.now(), keeping_main_file, force, dry_run, write_index)
     outcomes = []
     for target in targets:
         stopping.check()
@@ -93,9 +95,7 @@ def index_targets(
                 if not dry_run:  # the memory lock of every agent sharing the workspace
                     for agent_id in target.agents:
                         locks.enter_context(context.memory_lock(agent_id))
-                outcome = index_workspace(
-                    context, target, shared, force=force, dry_run=dry_run, write_index=write_index
-                )
+                outcome = index_workspace(context, target, run)
         except Exception as error:  # noqa: BLE001 - one broken workspace never stops the others
             stopping.check()
             outcome = Outcome(
@@ -107,15 +107,7 @@ def index_targets(
     return outcomes
 
 
-def index_workspace(
-    context: JobContext,
-    target: Target,
-    shared: RunShared,
-    *,
-    force: bool,
-    dry_run: bool,
-    write_index: bool = True,
-) -> Outcome:
+def index_workspace(context: JobContext, target: Target, run: Run) -> Outcome:
     """Index one workspace; return what was done. Raise MemwardenError or OSError on failure
     (a workspace gone though its agent has sessions is one)."""
     workspace = target.workspace
@@ -126,14 +118,14 @@ def index_workspace(
         outcome.status = "no_workspace"
         return outcome
     memory_dir = workspace / "memory"
-    if not dry_run:  # what a run killed mid-write left in memory/
+    if not run.dry_run:  # what a run killed mid-write left in memory/
         remove_stale_temp_files(memory_dir)
     stats = scan_pool(memory_dir)
     outcome.files, outcome.size = len(stats), sum(stat.size for stat in stats)
     current = read_text_if_exists(workspace / INDEX_PATH)
-    if outcome.size < context.config.index.threshold_kb * 1024 and not force:
+    if outcome.size < context.config.index.threshold_kb * 1024 and not run.force:
         outcome.status = "below_threshold"
-    elif not write_index:
+    elif not run.write_index:
         # lazy: only a pool over index.threshold_kb reads INDEX.md
         from memwarden.indexing.index_file import is_ours
 
@@ -144,17 +136,13 @@ def index_workspace(
         from memwarden.indexing.index_file import write_index_file
 
         try:
-            write_index_file(context, target, stats, shared.now, current, outcome, dry_run)
+            write_index_file(context, target, stats, run.now, current, outcome, run.dry_run)
         except (MemwardenError, OSError) as error:
             # INDEX.md failed (a foreign one, a broken template): the handoffs still go out.
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
-    outcome.manifest, handoffs, left_out = _refresh_manifest(
-        context, target, index_chars, shared, dry_run
-    )
-    outcome.handoffs = [
-        {"path": file.path, "session": file.session, "chars": file.chars} for file in handoffs
-    ]
+    outcome.manifest, handoffs, left_out = _refresh_manifest(context, target, index_chars, run)
+    outcome.handoffs = [asdict(file) for file in handoffs]
     outcome.warnings = left_out + budget_warnings(
         target.workspace, target.max_chars, target.total_max_chars, outcome
     )
@@ -162,7 +150,7 @@ def index_workspace(
 
 
 def _refresh_manifest(
-    context: JobContext, target: Target, index_chars: int | None, shared: RunShared, dry_run: bool
+    context: JobContext, target: Target, index_chars: int | None, run: Run
 ) -> tuple[str, list[InjectedFile], list[str]]:
     """Given a workspace and the length of its INDEX.md (None: INDEX.md is not injected), read
     its handoff files (ACTIVE_CONTEXT.md, memory/sessions/*.md), keep those that are the files
@@ -172,15 +160,15 @@ def _refresh_manifest(
     Raise OSError if a handoff cannot be read."""
     memory = target.workspace / "memory"
     found = read_handoffs(memory, target.agents) if memory.is_dir() else []
-    injected, left_out = choose_handoffs(found, shared.keeping_main_file, target.workspace)
+    injected, left_out = choose_handoffs(found, run.keeping_main_file, target.workspace)
     handoffs = injected if context.config.index.inject_active_context else []
     files = list(handoffs)
     if index_chars is not None:
-        files.append(InjectedFile(INDEX_PATH, index_chars))
+        files.append(InjectedFile(INDEX_PATH, chars=index_chars))
     path = memory / MANIFEST_NAME
     current = read_text_if_exists(path)
     if not files:
-        return _remove(path, current, dry_run), [], left_out
+        return _remove(path, current, run.dry_run), [], left_out
     payload = build_manifest(
         agents=target.agents,
         max_chars=target.max_chars,
@@ -190,7 +178,7 @@ def _refresh_manifest(
     )
     if current is not None and current.encode() == payload:
         return "unchanged", handoffs, left_out
-    if dry_run:
+    if run.dry_run:
         return "would_write", handoffs, left_out
     if not memory.is_dir():  # else the write's own check covers the folder on the way
         ensure_dir(memory, root=target.workspace)

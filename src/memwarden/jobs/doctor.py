@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import asdict
 
 from memwarden.doctor.finding import counts, needs_action, ordered
 from memwarden.doctor.gather import run_checks
@@ -61,7 +62,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         ]
     return JobResult(
         "doctor",
-        data={"findings": [finding.to_json() for finding in findings], "summary": tally},
+        data={"findings": [asdict(finding) for finding in findings], "summary": tally},
         lines=lines,
         problems=problems,
         exit_code=EXIT_FAILURES if needs_action(findings) else 0,

@@ -18,7 +18,7 @@ from pathlib import Path
 from memwarden.history.plan import SnapshotRequest
 from memwarden.history.snapshots import snapshot_agents
 from memwarden.indexing.outcome import Outcome, job_result
-from memwarden.indexing.refresh import JOB, index_targets
+from memwarden.indexing.refresh import index_targets
 from memwarden.indexing.targets import Target, agent_targets, workspace_targets
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
 from memwarden.process.runtime import JobContext, JobResult
@@ -48,7 +48,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     else:
         targets = agent_targets(context, select_agents(context.deployment, options.agent))
     outcomes = index_targets(context, targets, force=options.force, dry_run=options.dry_run)
-    result = job_result(JOB, outcomes, dry_run=options.dry_run)
+    result = job_result(outcomes, dry_run=options.dry_run)
     if not options.dry_run:
         problems = _snapshot(context, targets, outcomes)
         result.problems += problems

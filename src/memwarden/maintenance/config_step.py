@@ -38,7 +38,7 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     names = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
     latest = latest_backup(names)
     latest_bytes = (folder / latest).read_bytes() if latest else None
-    good, good_bytes = _latest_good(folder, names, latest, latest_bytes)
+    good, good_bytes = _latest_good(folder, names)
     ratio = context.config.maintain.config_shrink_ratio
     decision = decide_backup(current, latest_bytes, good_bytes, ratio)
     report.data = {
@@ -78,16 +78,14 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     return report
 
 
-def _latest_good(
-    folder: Path, names: list[str], latest: str | None, latest_bytes: bytes | None
-) -> tuple[str | None, bytes | None]:
+def _latest_good(folder: Path, names: list[str]) -> tuple[str | None, bytes | None]:
     """Return the newest backup holding a config the gateway could load (name, bytes)."""
     for name in sorted((name for name in names if is_backup(name)), reverse=True):
         try:
-            data = latest_bytes if name == latest else (folder / name).read_bytes()
+            data = (folder / name).read_bytes()
         except OSError:
             continue
-        if data is not None and is_gateway_config(data):
+        if is_gateway_config(data):
             return name, data
     return None, None
 

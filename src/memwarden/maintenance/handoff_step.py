@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from memwarden.agent_memory.handoff_files import (
     ACTIVE_CONTEXT,
+    HandoffFile,
     is_file_of,
     main_file_agents,
     read_handoffs,
@@ -35,15 +36,6 @@ DAY_SECONDS = 86_400
 
 
 @dataclass(frozen=True)
-class HandoffFact:
-    """A conversation's handoff: its path relative to memory/, its session, its mtime."""
-
-    name: str
-    session: str
-    modified: float
-
-
-@dataclass(frozen=True)
 class ArchiveMove:
     """One handoff to archive: from `name` to `target` (both relative to memory/)."""
 
@@ -54,16 +46,17 @@ class ArchiveMove:
 
 
 def plan_handoff_archive(
-    handoffs: Sequence[HandoffFact],
+    handoffs: Sequence[HandoffFile],
     last_updates: Mapping[str, float],
     now: float,
     after_days: int,
 ) -> list[ArchiveMove]:
-    """Given the handoffs, the last update (Unix seconds) of each session key the stores know,
-    the time now and the limit in days, return the handoffs to archive, by name."""
+    """Given the handoffs (each naming its session), the last update (Unix seconds) of each
+    session key the stores know, the time now and the limit in days, return the handoffs to
+    archive, by name."""
     moves = []
     for handoff in sorted(handoffs, key=lambda fact: fact.name):
-        idle_since = max(handoff.modified, last_updates.get(handoff.session, 0.0))
+        idle_since = max(handoff.mtime, last_updates.get(handoff.session, 0.0))
         if now - idle_since <= after_days * DAY_SECONDS:
             continue
         stem = handoff.name.rsplit("/", 1)[-1].removesuffix(".md")
@@ -126,14 +119,14 @@ def _plan(
     if not memory.is_dir():
         return []
     found = read_handoffs(memory, [agent.id for agent in sharing])
-    facts = [
-        HandoffFact(file.name, file.session, file.mtime)
+    handoffs = [
+        file
         for file in found
         if file.name != ACTIVE_CONTEXT
         and file.session is not None
         and is_file_of(file.name, file.session, keeping)
     ]
-    if not facts:
+    if not handoffs:
         return []
     last_updates: dict[str, float] = {}
     for agent in sharing:
@@ -141,7 +134,7 @@ def _plan(
             if record.updated_at is not None:
                 last_updates[record.key.lower()] = record.updated_at / 1000
     now = context.now().timestamp()
-    return plan_handoff_archive(facts, last_updates, now, after_days)
+    return plan_handoff_archive(handoffs, last_updates, now, after_days)
 
 
 def _move_all(

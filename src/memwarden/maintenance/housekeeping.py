@@ -104,12 +104,6 @@ _KEPT_RUNS = (
 
 
 @dataclass(frozen=True)
-class PruneCounts:
-    runs: int
-    events: int
-
-
-@dataclass(frozen=True)
 class PageStats:
     page_size: int
     page_count: int
@@ -120,8 +114,9 @@ class PageStats:
         return self.page_size * self.freelist_count
 
 
-def prune_state(db: StateDB, cutoff: float, dry_run: bool) -> PruneCounts:
-    """Given the state DB and a Unix time, delete (or with `dry_run` count) older runs and events.
+def prune_state(db: StateDB, cutoff: float, dry_run: bool) -> tuple[int, int]:
+    """Given the state DB and a Unix time, delete (or with `dry_run` count) older runs and events;
+    return how many runs and events that is.
 
     The latest run and latest success of every job are kept.
     """
@@ -130,10 +125,10 @@ def prune_state(db: StateDB, cutoff: float, dry_run: bool) -> PruneCounts:
         if dry_run:
             runs = connection.execute(f"SELECT count(*) FROM runs WHERE {runs_where}", (cutoff,))  # noqa: S608
             events = connection.execute("SELECT count(*) FROM events WHERE ts < ?", (cutoff,))
-            return PruneCounts(runs.fetchone()[0], events.fetchone()[0])
+            return runs.fetchone()[0], events.fetchone()[0]
         runs = connection.execute(f"DELETE FROM runs WHERE {runs_where}", (cutoff,))  # noqa: S608
         events = connection.execute("DELETE FROM events WHERE ts < ?", (cutoff,))
-        return PruneCounts(runs.rowcount, events.rowcount)
+        return runs.rowcount, events.rowcount
 
 
 def page_stats(db: StateDB) -> PageStats:
@@ -170,7 +165,7 @@ def state_step(context: JobContext, dry_run: bool) -> StepReport:
         report.fail(f"state: cannot prune the delivery receipts: {error}")
         receipts = 0
     try:
-        counts = prune_state(context.state, cutoff.timestamp(), dry_run)
+        runs, events = prune_state(context.state, cutoff.timestamp(), dry_run)
         stats = page_stats(context.state)
         pays = vacuum_pays(stats, maintain.vacuum_min_free_percent)
         if pays and not dry_run:
@@ -184,12 +179,12 @@ def state_step(context: JobContext, dry_run: bool) -> StepReport:
         vacuumed = f"; {'would compact' if dry_run else 'compacted'} state.db (freed "
         vacuumed += f"{size_text(stats.free_bytes)})"
     report.lines.append(
-        f"state: {verb} {counts.runs} run(s), {counts.events} event(s) and {receipts} delivery "
+        f"state: {verb} {runs} run(s), {events} event(s) and {receipts} delivery "
         f"receipt(s) older than {maintain.state_retention_days} days{vacuumed}"
     )
     report.data = {
-        "runs": counts.runs,
-        "events": counts.events,
+        "runs": runs,
+        "events": events,
         "receipts": receipts,
         "vacuum": pays,
         "free_bytes": stats.free_bytes,

@@ -6,37 +6,32 @@ import os
 import platform
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from memwarden.fs.files import read_text_if_exists
 from memwarden.fs.xdg import xdg_home
 from memwarden.process.errors import MemwardenError, UsageError
+from memwarden.settings.config import RESERVED_ENV_PREFIXES
 from memwarden.settings.envfile import parse_env_text
 
+# Gateway paths read relative to the current folder when they are not absolute or under `~`.
+GATEWAY_PATH_VARIABLES = (
+    "OPENCLAW_HOME",
+    "OPENCLAW_STATE_DIR",
+    "OPENCLAW_CONFIG_PATH",
+    "CLAWDBOT_STATE_DIR",
+    "CLAWDBOT_CONFIG_PATH",
+)
 # Variables copied from the installing shell into every timer when set there: they decide which
 # config, state and gateway memwarden sees. None of them holds a secret.
 PASSTHROUGH_VARIABLES = (
     "XDG_CONFIG_HOME",
     "XDG_STATE_HOME",
-    "OPENCLAW_HOME",
-    "OPENCLAW_STATE_DIR",
-    "OPENCLAW_CONFIG_PATH",
+    *GATEWAY_PATH_VARIABLES,
     "OPENCLAW_GATEWAY_PORT",
-    "CLAWDBOT_STATE_DIR",
-    "CLAWDBOT_CONFIG_PATH",
     "TZ",
-)
-# Gateway paths read relative to the current folder when they are not absolute or under `~`.
-RELATIVE_TO_CWD = frozenset(
-    {
-        "OPENCLAW_HOME",
-        "OPENCLAW_STATE_DIR",
-        "OPENCLAW_CONFIG_PATH",
-        "CLAWDBOT_STATE_DIR",
-        "CLAWDBOT_CONFIG_PATH",
-    }
 )
 GATEWAY_SECRET_VARIABLES = ("OPENCLAW_GATEWAY_TOKEN", "CLAWDBOT_GATEWAY_TOKEN")
 
@@ -161,7 +156,7 @@ def pinned_environment(
             continue
         if name.startswith("XDG_") and not os.path.isabs(os.path.expanduser(value)):
             continue  # the XDG spec says to ignore a relative value, and memwarden does
-        if name in RELATIVE_TO_CWD and not value.strip().startswith(("/", "~")):
+        if name in GATEWAY_PATH_VARIABLES and not value.strip().startswith(("/", "~")):
             value = os.path.abspath(value.strip())  # a timer starts in another folder
         pinned[name] = value
     if config_file is not None:
@@ -177,7 +172,7 @@ def pinned_environment(
 
 
 def unpinned_variables(
-    env: Mapping[str, str], pinned: Mapping[str, str], config_has_token: bool = False
+    env: Mapping[str, str], pinned: Collection[str], config_has_token: bool = False
 ) -> list[str]:
     """Given the installing shell's environment, return the variables timers will not see.
 
@@ -185,14 +180,13 @@ def unpinned_variables(
     of its own (`config_has_token`), the gateway token variables, when set in this shell but not
     pinned: a timer starts with neither.
     """
-    reserved = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
     tokens = () if config_has_token else GATEWAY_SECRET_VARIABLES
     return sorted(
         name
         for name in env
         if (name.startswith("MEMWARDEN_") or name in tokens)
         and name not in pinned
-        and not name.startswith(reserved)
+        and not name.startswith(RESERVED_ENV_PREFIXES)
         and env[name]
     )
 

@@ -13,12 +13,7 @@ from memwarden.fs.files import sha256_file, sha256_text
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
-from memwarden.scheduling.host import (
-    linger_user,
-    names_defined_in,
-    unpinned_variables,
-    user_manager_reachable,
-)
+from memwarden.scheduling.host import linger_user, user_manager_reachable
 from memwarden.scheduling.jobs import describe_interval
 from memwarden.scheduling.manifest import (
     InstalledFile,
@@ -28,7 +23,7 @@ from memwarden.scheduling.manifest import (
     save_manifest,
 )
 from memwarden.scheduling.plan import InstallPlan, plan_install, removal_decision
-from memwarden.scheduling.spec import config_has_token, unit_spec
+from memwarden.scheduling.spec import unit_spec, variables_timers_miss
 from memwarden.scheduling.units import PlannedFile, UnitSpec, secrets_file
 from memwarden.settings import ALL_OPTIONS
 from memwarden.store.storage import storage_folders
@@ -291,13 +286,10 @@ def _next_steps(target: str, spec: UnitSpec, metrics: tuple[str, str]) -> list[s
 def _warnings(context: JobContext, spec: UnitSpec, target: str) -> list[str]:
     """Return what the operator should know (logged as warnings, even when the install fails):
     variables timers miss, a state dir without a gateway, lingering for systemd."""
-    defined = names_defined_in(spec.secrets_file)
-    has_token = config_has_token(context)
     warnings = [
         f"{name} is set in this shell but the timers will not see it: put it in "
         f"{spec.secrets_file} (a secret) or in memwarden's config.toml"
-        for name in unpinned_variables(context.env, dict(spec.environment), has_token)
-        if name not in defined
+        for name in variables_timers_miss(context, dict(spec.environment))
     ]
     try:
         context.deployment  # noqa: B018 - raises when no gateway lives in the state dir

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,12 +13,13 @@ from memwarden.process.runtime import JobContext
 from memwarden.scheduling.host import (
     default_launchd_dir,
     default_systemd_dir,
+    names_defined_in,
     pinned_environment,
     resolve_executable,
+    unpinned_variables,
 )
 from memwarden.scheduling.jobs import scheduled_jobs
-from memwarden.scheduling.quoting import systemd_path
-from memwarden.scheduling.units import UnitSpec
+from memwarden.scheduling.units import UnitSpec, systemd_path
 from memwarden.settings.config import default_secrets_file
 
 # Jobs that write the agents' memory folders (rotate checkpoints a session before its reset).
@@ -102,7 +104,16 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
-def config_has_token(context: JobContext) -> bool:
+def variables_timers_miss(context: JobContext, pinned: Collection[str]) -> list[str]:
+    """Given the variables pinned into the timers, return those set in this shell that
+    scheduled runs will not see (`host.unpinned_variables`) and the secrets file does not
+    define either. The gateway token is missed only when the gateway config holds none."""
+    defined = names_defined_in(secrets_file_path(context))
+    missed = unpinned_variables(context.env, pinned, _config_has_token(context))
+    return [name for name in missed if name not in defined]
+
+
+def _config_has_token(context: JobContext) -> bool:
     """Return True when the gateway config itself holds a token (timers then find it there)."""
     try:
         deployment = context.deployment

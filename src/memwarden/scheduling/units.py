@@ -5,6 +5,7 @@ Pure: given a UnitSpec (paths, jobs, pinned environment), return each file's pat
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,11 +14,11 @@ from pathlib import Path
 from memwarden.fs.templating import render
 from memwarden.scheduling.cron import cron_schedule
 from memwarden.scheduling.jobs import Calendar, ScheduledJob, describe_interval
-from memwarden.scheduling.quoting import cron_word, systemd_assignment, systemd_word
 
 TARGETS = ("systemd", "launchd", "cron")
 FILE_MODE = 0o600
 RUNNER_MODE = 0o700
+_SYSTEMD_PLAIN = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
 
 
 @dataclass(frozen=True)
@@ -177,3 +178,36 @@ def runner_file(spec: UnitSpec, target: str) -> PlannedFile:
 def secrets_file(path: Path, secret_names: list[str]) -> PlannedFile:
     """Given the secrets file path and the secret variables, return a commented starter file."""
     return PlannedFile(path, render("units/secrets.env.j2", names=secret_names), role="secrets")
+
+
+# --- escaping for the files a scheduler reads: systemd units, sh scripts, crontabs ----------
+
+
+def systemd_word(text: str) -> str:
+    """Given one argument of ExecStart=, return it escaped for systemd's command-line parser.
+
+    `%` (specifiers) becomes `%%` and `$` (variable expansion) `$$`; an argument with spaces,
+    quotes or backslashes is double-quoted with C-style escapes.
+    """
+    return _systemd_quoted(text.replace("%", "%%").replace("$", "$$"))
+
+
+def systemd_assignment(name: str, value: str) -> str:
+    """Given a variable and its value, return the argument of one `Environment=` line."""
+    return _systemd_quoted(f"{name}={value}".replace("%", "%%"))
+
+
+def _systemd_quoted(text: str) -> str:
+    if _SYSTEMD_PLAIN.match(text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def systemd_path(path: str) -> str:
+    """Given a path for a setting that takes the rest of the line, return it with `%` escaped."""
+    return path.replace("%", "%%")
+
+
+def cron_word(text: str) -> str:
+    """Given a word of a crontab command, return it shell-quoted, `%` (cron's newline) escaped."""
+    return shlex.quote(text).replace("%", "\\%")

@@ -6,8 +6,17 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memwarden.indexing.catalog import Plan, Totals, build_views, fit, js_length
-from memwarden.indexing.categories import OTHER, categorize, category_of, parse_rules
+from memwarden.indexing.catalog import (
+    OTHER,
+    Plan,
+    Totals,
+    build_views,
+    categorize,
+    category_of,
+    fit,
+    js_length,
+    parse_rules,
+)
 from memwarden.indexing.index_file import is_ours, render_catalog, same_index
 from memwarden.indexing.markers import MARKERS, ZERO
 from memwarden.indexing.scan import FileFacts

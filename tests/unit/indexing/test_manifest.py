@@ -31,11 +31,11 @@ def test_choose_handoffs_each_file_of_its_own_session_is_injected_into_that_sess
     injected, left_out = choose_handoffs(found, MAIN_AGENTS, WORKSPACE)
 
     assert injected == [
-        InjectedFile("memory/ACTIVE_CONTEXT.md", 10, "agent:main:main"),
+        InjectedFile("memory/ACTIVE_CONTEXT.md", "agent:main:main", 10),
         InjectedFile(
             "memory/sessions/main.telegram.direct.42.md",
-            len("# Handoff"),
             "agent:main:telegram:direct:42",
+            len("# Handoff"),
         ),
     ]
     assert left_out == []
@@ -87,8 +87,8 @@ def manifest_of(files: list[InjectedFile]) -> bytes:
 
 def test_build_manifest_handoffs_carry_their_session_and_index_its_length():
     files = [
-        InjectedFile("memory/ACTIVE_CONTEXT.md", 20, "agent:main:main"),
-        InjectedFile(INDEX_PATH, 10),
+        InjectedFile("memory/ACTIVE_CONTEXT.md", "agent:main:main", 20),
+        InjectedFile(INDEX_PATH, chars=10),
     ]
 
     payload = manifest_of(files)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memwarden.maintenance.handoff_step import ArchiveMove, HandoffFact, plan_handoff_archive
+from memwarden.agent_memory.handoff_files import HandoffFile
+from memwarden.maintenance.handoff_step import ArchiveMove, plan_handoff_archive
 
 DAY = 86_400
 NOW = datetime(2026, 12, 31, 12, 0, tzinfo=UTC).timestamp()
 
 
-def fact(name: str, session: str, days_ago: float) -> HandoffFact:
-    return HandoffFact(name, session, NOW - days_ago * DAY)
+def fact(name: str, session: str, days_ago: float) -> HandoffFile:
+    return HandoffFile(name, "", session, NOW - days_ago * DAY)
 
 
 def test_handoff_idle_past_the_limit_moves_to_the_archive_named_with_its_idle_date():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memwarden.checkpoint.digest.redact import build_redactor
-from memwarden.indexing.summary import (
+from memwarden.jobs.summarize import (
     conversation,
     ended_window,
     observations,

@@ -1,5 +1,5 @@
-"""The bundled INDEX.md template rendered as Python (indexing.index_text) writes exactly what
-jinja2 writes from templates/index/INDEX.md.j2, for every shape of catalog."""
+"""The bundled INDEX.md template rendered as Python (indexing.index_file.index_text) writes
+exactly what jinja2 writes from templates/index/INDEX.md.j2, for every shape of catalog."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from memwarden.indexing.catalog import (
     format_markers,
     format_size,
 )
-from memwarden.indexing.index_file import TEMPLATE, marker_line
-from memwarden.indexing.index_text import index_text
+from memwarden.indexing.index_file import TEMPLATE, index_text, marker_line
 from memwarden.indexing.markers import MARKERS, MEANINGS
 
 WORDS = ["", "a", "Daily logs", "notes | pipes", "ünïcödé — 日本語", "{{ x }}", "two\nlines", " "]
