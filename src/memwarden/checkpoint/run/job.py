@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
 from memwarden.checkpoint.commit.snapshots import snapshot_written
-from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.outcome import SessionOutcome, job_result
 from memwarden.checkpoint.run.agents import (
     AgentResult,
     checkpoint_agent,
@@ -22,7 +22,6 @@ from memwarden.checkpoint.run.agents import (
     with_files,
 )
 from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
-from memwarden.checkpoint.run.report import job_result
 from memwarden.checkpoint.run_state import build_run_state
 from memwarden.compactions.watch import WatchReport, watch_compactions, watch_into
 from memwarden.openclaw import sqlite_ro
