@@ -240,20 +240,10 @@ def watch_compactions(
     return report
 
 
-def watch_into(
-    result: JobResult,
-    context: JobContext,
-    agents: Sequence[Agent],
-    *,
-    session_key: str | None = None,
-    dry_run: bool = False,
-    watched: WatchReport | None = None,
-) -> WatchReport:
-    """Run the watch (`watch_compactions`) and add what it found to the checkpoint's result:
-    `compactions` in --json, a line each for people, a warning line per lossy compaction (so
-    a quiet timer's log names it) and a problem per failure (exit 1); return the report.
-    `watched`: the report of a run that watched its agents already (in batches)."""
-    report = watched or watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
+def watch_into(result: JobResult, report: WatchReport, *, dry_run: bool) -> None:
+    """Add what the watch found (`watch_compactions`) to the checkpoint's result: `compactions`
+    in --json, a line each for people, a warning line per lossy compaction (so a quiet timer's
+    log names it) and a problem per failure (exit 1)."""
     result.data["compactions"] = report.to_json()
     result.lines += [f"  {found.again_line(dry_run)}" for found in report.again]
     for found in report.found:
@@ -264,7 +254,6 @@ def watch_into(
     if report.problems:
         result.problems.extend(report.problems)
         result.exit_code = max(result.exit_code, 1)
-    return report
 
 
 def describe_loss(assessment: Assessment) -> str:
