@@ -69,7 +69,7 @@ TARGETS = {
 FIRST_RUN_IMPORTS = (
     "memwarden.cli, memwarden.process.runtime, memwarden.store.state, memwarden.jobs.checkpoint, "
     "memwarden.checkpoint.run.pipeline, memwarden.checkpoint.run.agents, "
-    "memwarden.checkpoint.run_state, memwarden.checkpoint.run.report, "
+    "memwarden.checkpoint.run_state, memwarden.checkpoint.outcome, "
     "memwarden.checkpoint.run.job, memwarden.checkpoint.read.select, memwarden.openclaw.layout, "
     "memwarden.indexing.refresh, memwarden.process.locks, memwarden.checkpoint.commit.snapshots, "
     "memwarden.history.snapshots, memwarden.history.git"

@@ -2,7 +2,8 @@
 is the command, `run.job` the run (no import circles: tests/unit/test_import_graph.py).
 
 - What a run shares: `options` (the `checkpoint.*` options, typed), `records` (the state DB's
-  rows as plain data), `outcome` (what a run reports per session), `run_state` (built once).
+  rows as plain data), `outcome` (what a run reports per session, and its summary and lines),
+  `run_state` (built once).
 - `read/`: `unchanged` (the per-agent record behind the fast skip), `select` (which sessions of
   an agent), `reader` (the lines after the stored position, or a transcript's recent lines the
   first time; what the daily log has not logged), `gather` (a session's new lines, and the rest
@@ -14,14 +15,14 @@ is the command, `run.job` the run (no import circles: tests/unit/test_import_gra
 - `render/` (pure): `values` (values and text of the files; unchanged detection), `handoff` (a
   conversation's handoff fitted into its budget), `bundled` (the bundled templates as Python).
 - `commit/`: `staging` (where files go in the workspace; an agent's writes as temp files),
-  `positions` (the state DB: loaded once), `journal` (the renames recorded with the positions,
+  `positions` (the state DB: loaded once; what a history rewind makes the next run write
+  again), `journal` (the renames recorded with the positions,
   finished by the next run after a kill), `durable_run` (a run's first and last steps: finish
   what a killed run left, commit each batch in one transaction, then rename; clear its own
-  journal), `snapshots` (memory history after a write), `rewound` (what a history rewind makes
-  the next run write again).
+  journal), `snapshots` (memory history after a write).
 - `run/`: `session` (one session: skip when nothing is new, else the `pipeline`: gather, render,
   stage; its position update), `agents` (one agent: skip, or choose and checkpoint its
   sessions), `fanout` (agents in worker processes), `job` (a run over the agents, or one given
-  session; committed as results arrive), `report` (summary and lines). Where each handoff lives
+  session; committed as results arrive). Where each handoff lives
   is `memwarden.agent_memory.handoff_files`, which indexing, doctor and maintenance read too.
 """

@@ -31,14 +31,12 @@ from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.compactions import ledger
 from memwarden.openclaw import sqlite_ro
 from memwarden.process import stopping
-from memwarden.process.errors import describe_error
+from memwarden.process.errors import UnsafePathError, describe_error
 from memwarden.process.runtime import Problem
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.digest.redact import Redactor
-    from memwarden.compactions.assessment import Assessment
-    from memwarden.compactions.keep import Kept
-    from memwarden.compactions.spans import CompactedSpan
+    from memwarden.compactions.assessment import Assessment, CompactedSpan
     from memwarden.openclaw.agents import Agent
     from memwarden.openclaw.sessions import SessionRecord
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
@@ -48,6 +46,17 @@ log = logging.getLogger("memwarden.compactions")
 FIRST_SIGHT_ENTRIES = 200
 # Every compaction line holds its type, `"type":"compaction"`, as the gateway writes it.
 COMPACTION_LINE = b'"compaction"'
+SECTION_TEMPLATE = "compactions/lost_items.md.j2"
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Where a compaction's lost items went: the file (relative to the workspace), and whether
+    this run wrote them (False: the file already held them, or a dry run)."""
+
+    file: str
+    written: bool
+    already: bool = False
 
 
 @dataclass
@@ -136,22 +145,53 @@ class _Watcher:
     rewound: frozenset[str] = frozenset()
 
     def keep(self, agent: Agent, assessment: Assessment, session_key: str) -> Kept:
-        """Append the compaction's lost items to its day's log (`keep.keep_lost`), under the
-        agent's memory lock unless in a dry run."""
-        # lazy: only a compaction that lost items is kept
-        from memwarden.compactions.keep import keep_lost
+        """Append the lost items of a lossy compaction to its day's log, unless the file already
+        holds its section, under the agent's memory lock unless in a dry run; return where they
+        are. Raise UnsafePathError if the workspace is missing or memory/ leads out of it,
+        OSError if the file cannot be written.
 
-        lock = nullcontext() if self.dry_run else self.context.memory_lock(agent.id)
-        with lock:
-            return keep_lost(
-                agent.workspace,
-                agent.id,
-                assessment,
-                session_key,
-                self.zone,
-                self.now,
-                dry_run=self.dry_run,
+        The day's log (`memory/YYYY-MM-DD.md`, the compaction's local day) is what the gateway
+        indexes and loads on a bare `/new`; handoffs are rewritten whole by every checkpoint, so
+        they would not keep it. The section's heading names the compaction, read for before
+        appending: a run killed between the write and the ledger's commit never writes it twice.
+        """
+        # lazy: only a compaction that lost items is kept
+        from memwarden.checkpoint.digest.daily_log import local
+        from memwarden.checkpoint.render.values import daily_header
+        from memwarden.fs.files import atomic_append, ensure_dir, read_text_if_exists
+        from memwarden.fs.templating import render
+
+        workspace = agent.workspace
+        with nullcontext() if self.dry_run else self.context.memory_lock(agent.id):
+            if not workspace.is_dir():
+                raise UnsafePathError(
+                    f"{workspace}: the agent's workspace does not exist; check the agent's "
+                    "`workspace` in openclaw.json"
+                )
+            moment = local(assessment.compacted_at or self.now, self.zone)
+            name = f"memory/{moment.date().isoformat()}.md"
+            path = workspace / name
+            mark = f"dropped by compaction `{assessment.entry_id}`"
+            current = read_text_if_exists(path)
+            if current is not None and mark in current:
+                return Kept(name, written=False, already=True)
+            if self.dry_run:
+                return Kept(name, written=False)
+            section = render(
+                SECTION_TEMPLATE,
+                None,
+                time=f"{moment:%H:%M}",
+                moment=f"{moment:%Y-%m-%d %H:%M %Z}".rstrip(),
+                mark=mark,
+                session=session_key,
+                messages=assessment.span_messages,
+                summary_chars=assessment.summary_chars,
+                lost=[item.label() for item in assessment.lost],
             )
+            header = "" if current is not None else daily_header(agent.id, path.stem)
+            ensure_dir(path.parent, root=workspace)
+            atomic_append(path, section, root=workspace, header=header)
+            return Kept(name, written=True)
 
 
 def watch_compactions(
@@ -199,20 +239,10 @@ def watch_compactions(
     return report
 
 
-def watch_into(
-    result: JobResult,
-    context: JobContext,
-    agents: Sequence[Agent],
-    *,
-    session_key: str | None = None,
-    dry_run: bool = False,
-    watched: WatchReport | None = None,
-) -> WatchReport:
-    """Run the watch (`watch_compactions`) and add what it found to the checkpoint's result:
-    `compactions` in --json, a line each for people, a warning line per lossy compaction (so
-    a quiet timer's log names it) and a problem per failure (exit 1); return the report.
-    `watched`: the report of a run that watched its agents already (in batches)."""
-    report = watched or watch_compactions(context, agents, session_key=session_key, dry_run=dry_run)
+def watch_into(result: JobResult, report: WatchReport, *, dry_run: bool) -> None:
+    """Add what the watch found (`watch_compactions`) to the checkpoint's result: `compactions`
+    in --json, a line each for people, a warning line per lossy compaction (so a quiet timer's
+    log names it) and a problem per failure (exit 1)."""
     result.data["compactions"] = report.to_json()
     result.lines += [f"  {found.again_line(dry_run)}" for found in report.again]
     for found in report.found:
@@ -223,13 +253,12 @@ def watch_into(
     if report.problems:
         result.problems.extend(report.problems)
         result.exit_code = max(result.exit_code, 1)
-    return report
 
 
 def describe_loss(assessment: Assessment) -> str:
     """Return `lost 2 item(s): [DECISION] …, TODO: …` (the first few), or what the summary
     lacked for a critical one."""
-    from memwarden.compactions.items import lost_text  # loaded with the assessment
+    from memwarden.compactions.assessment import lost_text  # loaded with the assessment
 
     text = f"lost {lost_text(assessment.lost)}" if assessment.lost else "lost no marked item"
     if assessment.severity == "critical":
@@ -357,7 +386,7 @@ def _watch_transcript(
     """Settle the new compactions of one transcript; return the position to store (None: keep
     the old one, something failed or nothing was read) and whether every one was settled."""
     # lazy: only an agent with new lines is watched
-    from memwarden.compactions.spans import compacted_spans
+    from memwarden.compactions.assessment import compacted_spans
     from memwarden.openclaw.entries import Compaction
     from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
 
@@ -451,8 +480,7 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
     """Return the assessment of a recorded compaction as the ledger keeps it (its lost items,
     not the others)."""
     # lazy: only a recorded compaction is read back
-    from memwarden.compactions.assessment import Assessment
-    from memwarden.compactions.items import Item
+    from memwarden.compactions.assessment import Assessment, Item
 
     lost = [Item(item["kind"], item["text"], item.get("marker")) for item in row.lost]
     return Assessment(

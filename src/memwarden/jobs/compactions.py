@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.compactions.items import Item, lost_text
+from memwarden.compactions.assessment import Item, lost_text
 from memwarden.compactions.ledger import recorded, totals
 from memwarden.health.model import utc_minute
 from memwarden.jobs.common import positive_int, require_known_agents

@@ -199,7 +199,7 @@ def _covers(snapshot) -> str:
 
 def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
     # lazy: only a rewind loads what a rewind does
-    from memwarden.checkpoint.commit.rewound import forget_rewound
+    from memwarden.checkpoint.commit.positions import forget_rewound
     from memwarden.compactions.ledger import forget_kept
     from memwarden.history.rewind import rewind
     from memwarden.indexing.index_file import is_ours

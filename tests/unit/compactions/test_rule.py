@@ -7,10 +7,17 @@ from datetime import UTC, datetime
 import pytest
 
 from memwarden.checkpoint.digest.extract import Excerpt
-from memwarden.compactions.assessment import assess, grade
-from memwarden.compactions.items import Item, span_items
-from memwarden.compactions.spans import compacted_spans
-from memwarden.compactions.survival import Haystack, key_words, lost_items, survives
+from memwarden.compactions.assessment import (
+    Haystack,
+    Item,
+    assess,
+    compacted_spans,
+    grade,
+    key_words,
+    lost_items,
+    span_items,
+    survives,
+)
 from memwarden.openclaw.entries import parse_entry
 
 MOMENT = "2026-11-22T05:00:00.000Z"

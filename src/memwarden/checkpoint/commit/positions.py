@@ -11,9 +11,11 @@ see `checkpoint.digest.conversation`), which a run loads only for a session it r
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
     from memwarden.store.state import StateDB
 
 CONSUMER = "checkpoint"
+MEMORY_PREFIX = "memory/"
+DAILY_LOG = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 # The keys of a row's data that say which file the session was last found in, and when.
 OWNERSHIP = ("file", "written_at")
 _SELECT_ALL = (
@@ -174,6 +178,51 @@ def rewrite(state: StateDB, agent_id: str, updates: Iterable[PositionUpdate]) ->
     """Write the agent's updated rows and drop its record, in one transaction."""
     with state.transaction():
         write(state, updates, [], run_id=None, forget_agents=[agent_id])
+
+
+def forget_rewound(
+    state: StateDB,
+    agent_id: str,
+    paths: Sequence[str],
+    marks: Mapping[str, Mapping[str, Any]] | None,
+) -> None:
+    """Given an agent, the workspace-relative paths a rewind restored or removed, and the marks
+    of the snapshot it went back to ({consumer: {session key: [id, last entry time]}}, None
+    when it has none), update the checkpoint's rows in one transaction, so that its next run
+    writes them again.
+
+    - The agent's record (`unchanged`) goes: the next run looks at the store again.
+    - A session whose handoff file (ACTIVE_CONTEXT.md, …) was rewound no longer owns it: the
+      next run rewrites the handoff from the live transcript instead of calling it "unchanged".
+    - When a daily log (`memory/YYYY-MM-DD.md`) was rewound, each session's read position goes
+      back to what the snapshot's marks say it had taken in then (its last entry time), so the
+      entries logged after the snapshot are logged again; a session the snapshot did not know
+      starts over. How far back that reaches is bounded by the recent lines a run reads (60).
+    """
+    rewound = {path[len(MEMORY_PREFIX) :] for path in paths if path.startswith(MEMORY_PREFIX)}
+    if not rewound:
+        return
+    relog = any(DAILY_LOG.match(name) for name in rewound)
+    taken_in = (marks or {}).get(CONSUMER, {})
+    updates = [
+        _rewound(row, rewound, taken_in.get(row.session_key) if relog else None, relog)
+        for row in load_stored(state).values()
+        if row.agent_id == agent_id
+    ]
+    rewrite(state, agent_id, updates)
+
+
+def _rewound(
+    row: StoredSession, rewound: set[str], mark: Sequence[Any] | None, relog: bool
+) -> PositionUpdate:
+    update = disowned(row)
+    if row.data.get("file") not in rewound:
+        update = replace(update, data=dict(row.data))
+    if not relog:
+        return update
+    # No position but a last entry time: what is newer than it is new (checkpoint.read.reader).
+    session_id, last_entry_at = (mark[0], mark[1]) if mark else (row.session_id, None)
+    return replace(update, session_id=session_id, position=None, last_entry_at=last_entry_at)
 
 
 def forget_conversation(state: StateDB, agent_ids: Iterable[str], session_key: str) -> None:

@@ -1,3 +1,2 @@
 """Checkpoint, the run through the stages: a run over the agents (`job`), in worker processes
-(`fanout`), one agent (`agents`), one session (`session`) through the stages (`pipeline`), and
-what it reports (`report`)."""
+(`fanout`), one agent (`agents`), one session (`session`) through the stages (`pipeline`)."""

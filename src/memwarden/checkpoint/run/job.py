@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
 from memwarden.checkpoint.commit.snapshots import snapshot_written
-from memwarden.checkpoint.outcome import SessionOutcome
+from memwarden.checkpoint.outcome import SessionOutcome, job_result
 from memwarden.checkpoint.run.agents import (
     AgentResult,
     checkpoint_agent,
@@ -22,7 +22,6 @@ from memwarden.checkpoint.run.agents import (
     with_files,
 )
 from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
-from memwarden.checkpoint.run.report import job_result
 from memwarden.checkpoint.run_state import build_run_state
 from memwarden.compactions.watch import WatchReport, watch_compactions, watch_into
 from memwarden.openclaw import sqlite_ro
@@ -55,7 +54,6 @@ def checkpoint_run(
     lines: list[str] = []
     with durable_writes(context, dry_run, lines, problems) as writes:
         if session is not None:
-            read = agents
             outcome = _checkpoint_committed(
                 context,
                 writes,
@@ -84,7 +82,7 @@ def checkpoint_run(
             committer.commit()
             problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
-            read = []  # watched by the committer, batch by batch
+            watched = committer.watched  # batch by batch
         # Once every agent is in place (the workers done): the manifests, flushed one by one.
         indexed, index_problems = _refresh_indexes(
             context, agents, outcomes, dry_run, also=writes.rolled_forward
@@ -96,14 +94,9 @@ def checkpoint_run(
         problems += snapshot_written(context, agents, outcomes, "checkpoint")
     result = job_result(outcomes, dry_run)
     result.lines[1:1] = lines
-    watch_into(
-        result,
-        context,
-        read,
-        session_key=session.key if session is not None else None,
-        dry_run=dry_run,
-        watched=None if session is not None else committer.watched,
-    )
+    if session is not None:
+        watched = watch_compactions(context, agents, session_key=session.key, dry_run=dry_run)
+    watch_into(result, watched, dry_run=dry_run)
     if indexed is not None:
         result.data["index"] = indexed
     if problems:

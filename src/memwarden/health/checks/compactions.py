@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from memwarden.compactions.items import Item, lost_text
+from memwarden.compactions.assessment import Item, lost_text
 from memwarden.compactions.ledger import Recorded, recorded
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, utc_minute, warning
