@@ -43,15 +43,6 @@ class Changes:
     def to_json(self) -> dict[str, list[str]]:
         return {"added": self.added, "modified": self.modified, "removed": self.removed}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Changes:
-        data = data or {}
-        return cls(
-            list(data.get("added", [])),
-            list(data.get("modified", [])),
-            list(data.get("removed", [])),
-        )
-
 
 def compare(old: Mapping[str, str], new: Mapping[str, str]) -> Changes:
     """Given two {path: blob id} maps, return what changed from `old` to `new`."""
