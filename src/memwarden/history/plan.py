@@ -55,10 +55,6 @@ class Plan:
     def agent_id(self) -> str:
         return self.request.agent.id
 
-    @property
-    def workspace(self) -> Path:
-        return self.request.agent.workspace
-
 
 @dataclass(frozen=True)
 class Previous:
