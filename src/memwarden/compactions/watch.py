@@ -388,7 +388,7 @@ def _watch_transcript(
     # lazy: only an agent with new lines is watched
     from memwarden.compactions.assessment import compacted_spans
     from memwarden.openclaw.entries import Compaction
-    from memwarden.openclaw.transcripts import has_new_data, read_all, read_since, read_tail
+    from memwarden.openclaw.transcripts import has_new_data, read_since, read_tail, start_position
 
     # Only the lines that may be a compaction are parsed (most are messages, never used here);
     # when there is one, the whole transcript is read and parsed for its spans.
@@ -400,7 +400,7 @@ def _watch_transcript(
         read = read_tail(location, FIRST_SIGHT_ENTRIES, only_lines_with=COMPACTION_LINE)
     if not any(type(entry) is Compaction for entry in read.entries):
         return read.end, True
-    whole = read_all(location)
+    whole = read_since(location, start_position(location))
     spans = compacted_spans(whole.entries)
     state = watcher.context.state
     done = ledger.known(state, agent.id, location.session_id)

@@ -85,13 +85,5 @@ def series(state: StateDB, since: float) -> dict[str, Series]:
         if last.get(agent_id) == text:
             continue
         last[agent_id] = text
-        lengths = _lengths(text)
-        if lengths is not None:
-            found.setdefault(agent_id, []).append((created_at, lengths))
+        found.setdefault(agent_id, []).append((created_at, orjson.loads(text)))
     return found
-
-
-def _lengths(text: str | None) -> dict[str, int] | None:
-    """Given `bootstrap_json` as `records.insert_many` wrote it (NULL: none recorded), return
-    the lengths (`records.recorded_json` reads one snapshot's)."""
-    return orjson.loads(text) if text else None

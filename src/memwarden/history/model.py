@@ -43,15 +43,6 @@ class Changes:
     def to_json(self) -> dict[str, list[str]]:
         return {"added": self.added, "modified": self.modified, "removed": self.removed}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Changes:
-        data = data or {}
-        return cls(
-            list(data.get("added", [])),
-            list(data.get("modified", [])),
-            list(data.get("removed", [])),
-        )
-
 
 def compare(old: Mapping[str, str], new: Mapping[str, str]) -> Changes:
     """Given two {path: blob id} maps, return what changed from `old` to `new`."""
@@ -85,7 +76,9 @@ class Snapshot:
 
     @property
     def time(self) -> str:
-        return iso_time(self.created_at)
+        """The snapshot's time as ISO 8601 UTC to the second (`…Z`)."""
+        moment = datetime.fromtimestamp(self.created_at, UTC)
+        return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
     @property
     def legacy(self) -> bool:
@@ -113,14 +106,3 @@ class Snapshot:
             f"{self.id or '(dry run)':<10} {self.time}  {self.agent_id:<12} {self.trigger:<11} "
             f"{self.file_count:>4} files  {self.changes.short()}{session}"
         )
-
-
-def in_scope(path: str, roots: tuple[str, ...] | list[str]) -> bool:
-    """Return True when a workspace-relative path is under memory/ or one of the root files."""
-    return path.startswith(MEMORY_PREFIX) or path in roots
-
-
-def iso_time(timestamp: float) -> str:
-    """Given a Unix time, return it as ISO 8601 UTC to the second (`…Z`)."""
-    moment = datetime.fromtimestamp(timestamp, UTC)
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from memwarden.history import bootstrap_sizes, records
 from memwarden.history.git import blob_sha
 from memwarden.history.manifest import Manifest, load_manifests, trusted_shas
-from memwarden.history.model import HistoryError, Snapshot, compare, in_scope, reason
+from memwarden.history.model import MEMORY_PREFIX, HistoryError, Snapshot, compare, reason
 from memwarden.history.scan import Scan, read_file, scan_workspace
 from memwarden.history.store import snapshot_tree
 from memwarden.process.errors import MemwardenError, UnsafePathError
@@ -54,10 +54,6 @@ class Plan:
     @property
     def agent_id(self) -> str:
         return self.request.agent.id
-
-    @property
-    def workspace(self) -> Path:
-        return self.request.agent.workspace
 
 
 @dataclass(frozen=True)
@@ -140,7 +136,7 @@ def _plan(
 def _previous_files(
     context: JobContext, agent_id: str, manifest: Manifest | None, roots: tuple[str, ...]
 ) -> Previous | None:
-    """Return the last snapshot's files that the current scope covers."""
+    """Return the last snapshot's files that the current scope covers (memory/, `roots`)."""
     if manifest is not None:
         shas, snapshot_id, commit = manifest.shas(), manifest.snapshot_id, manifest.commit
     else:
@@ -149,7 +145,9 @@ def _previous_files(
             return None
         shas, snapshot_id = snapshot_tree(context, last), last.id
         commit = None if last.legacy else last.commit
-    scoped = {path: sha for path, sha in shas.items() if in_scope(path, roots)}
+    scoped = {
+        path: sha for path, sha in shas.items() if path.startswith(MEMORY_PREFIX) or path in roots
+    }
     return Previous(snapshot_id, scoped, commit)
 
 

@@ -144,11 +144,15 @@ def delete(connection: sqlite3.Connection, ids: Iterable[str]) -> None:
 
 
 def _snapshot(row: sqlite3.Row) -> Snapshot:
-    changes = Changes.from_json(orjson.loads(row["changes_json"] or "{}"))
-    if row["layout"] == LEGACY_LAYOUT:
-        changes = Changes(
-            *([MEMORY_PREFIX + path for path in paths] for paths in changes.to_json().values())
+    # A legacy snapshot's paths are relative to memory/: given relative to the workspace.
+    prefix = MEMORY_PREFIX if row["layout"] == LEGACY_LAYOUT else ""
+    stored = orjson.loads(row["changes_json"] or "{}")
+    changes = Changes(
+        *(
+            [prefix + path for path in stored.get(kind, [])]
+            for kind in ("added", "modified", "removed")
         )
+    )
     return from_row(
         Snapshot,
         row,

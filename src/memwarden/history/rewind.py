@@ -257,11 +257,9 @@ def _remove(path: Path, root: Path) -> None:
     fsync_dir(real.parent)
     if os.path.lexists(real):
         raise MemwardenError("still present after removal")
-    _remove_empty_folders(real.parent, Path(os.path.realpath(root)))
-
-
-def _remove_empty_folders(folder: Path, memory: Path) -> None:
-    while folder != memory and memory in folder.parents:
+    # The folders the removal left empty go too, up to the root.
+    folder, top = real.parent, Path(os.path.realpath(root))
+    while folder != top and top in folder.parents:
         try:
             folder.rmdir()
         except OSError:

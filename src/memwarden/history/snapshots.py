@@ -231,7 +231,7 @@ class _Batch:
             # A blob the manifest vouched for is gone (the store was tampered with): send
             # every byte again.
             commits = [
-                replace(commit, files=_with_data(plan.workspace, commit.files))
+                replace(commit, files=_with_data(plan.request.agent.workspace, commit.files))
                 for plan, commit in zip(self.plans, self.commits, strict=True)
             ]
             ref = BATCH_REFS + secrets.token_hex(8)

@@ -16,11 +16,15 @@ from typing import TYPE_CHECKING, Any
 from memwarden.checkpoint.commit.snapshots import snapshot_written
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
 from memwarden.openclaw.endpoint import resolve_endpoint
-from memwarden.openclaw.gateway import GatewayCallError, GatewayError, parse_session_row
+from memwarden.openclaw.gateway import (
+    GatewayCallError,
+    GatewayClient,
+    GatewayError,
+    parse_session_row,
+)
 from memwarden.process import stopping
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.rotation.connection import GatewayConnection
 from memwarden.rotation.lineage import record_rotation
 from memwarden.rotation.policy import Policy, decide, needs_confirmation
 from memwarden.rotation.report import Outcome, RotationReport
@@ -64,9 +68,8 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     agent_ids = {agent.id for agent in select_agents(deployment, options.agent)}
     url, token = resolve_endpoint(context.config, deployment, context.env)
     stores = SessionStores(deployment)
-    timeouts = (context.config.gateway.timeout_seconds, context.config.rotate.reset_timeout_seconds)
-    with GatewayConnection(url, token, *timeouts) as gateway:
-        listed = [parse_session_row(row) for row in gateway.client().list_sessions()]
+    with GatewayClient(url, token, context.config.gateway.timeout_seconds) as gateway:
+        listed = [parse_session_row(row) for row in gateway.list_sessions()]
         # Unscoped keys (`global`, legacy names) belong to the default agent.
         default_id = deployment.default_agent().id
         owned = [
@@ -104,7 +107,7 @@ def build_policy(context: JobContext, options: argparse.Namespace) -> Policy:
 
 def _act(
     context: JobContext,
-    gateway: GatewayConnection,
+    gateway: GatewayClient,
     stores: SessionStores,
     decision: Decision,
     dry_run: bool,
@@ -122,7 +125,7 @@ def _act(
         )
     stopping.check()
     try:
-        outcome = _rotate(context, gateway, stores, decision, reset_reason)
+        outcome = _rotate(context, gateway, stores, decision)
     except MemwardenError as error:
         outcome = Outcome("failed", error.message)
     except Exception as error:  # noqa: BLE001 - one broken session never stops the others
@@ -130,7 +133,7 @@ def _act(
         outcome = Outcome("failed", f"{type(error).__name__}: {error}")
     if outcome.status in ("rotated", "failed"):
         try:
-            _record_lineage(context, decision, outcome, reset_reason)
+            _record_lineage(context, decision, outcome)
         except Exception as error:  # noqa: BLE001 - the reset happened; say the record failed
             outcome.detail += f" (lineage not recorded: {type(error).__name__}: {error})"
     if outcome.status == "postponed":
@@ -139,11 +142,7 @@ def _act(
 
 
 def _rotate(
-    context: JobContext,
-    gateway: GatewayConnection,
-    stores: SessionStores,
-    decision: Decision,
-    reset_reason: str,
+    context: JobContext, gateway: GatewayClient, stores: SessionStores, decision: Decision
 ) -> Outcome:
     # lazy: only a reset checkpoints (most runs reset nothing)
     from memwarden.checkpoint.run.job import checkpoint_session, refresh_bootstrap
@@ -183,24 +182,25 @@ def _rotate(
         # Memory history: the snapshot id, or the problem when it failed (the reset goes on).
         problems = snapshot_written(context, [agent], [checkpoint], "rotate")
         saved["history"] = "; ".join(problems) or checkpoint.snapshot
-    return _reset(gateway, decision, reset_reason, saved)
+    return _reset(context, gateway, decision, saved)
 
 
 def _reset(
-    gateway: GatewayConnection,
-    decision: Decision,
-    reset_reason: str,
-    checkpoint: dict[str, Any],
+    context: JobContext, gateway: GatewayClient, decision: Decision, checkpoint: dict[str, Any]
 ) -> Outcome:
+    settings = context.config.rotate
+    timeout = max(gateway.timeout, settings.reset_timeout_seconds)
     try:
-        payload = gateway.reset(decision, reset_reason)
+        payload = gateway.reset_session(
+            decision.key, decision.session_id, decision.agent_id, settings.reset_reason, timeout
+        )
     except GatewayCallError as error:
         if error.reason == "session-changed":
             detail = "session changed before the reset (expectedSessionId): next run"
             return Outcome("postponed", detail, checkpoint=checkpoint)
         return Outcome("failed", error.message, checkpoint=checkpoint)
     except GatewayError as error:
-        gateway.discard()
+        gateway.close()  # the next call connects again
         return Outcome(
             "failed", f"{error.message}; the reset may not have happened", checkpoint=checkpoint
         )
@@ -214,10 +214,9 @@ def _reset(
 # --- recording -----------------------------------------------------------------------------------
 
 
-def _record_lineage(
-    context: JobContext, decision: Decision, outcome: Outcome, reset_reason: str
-) -> None:
+def _record_lineage(context: JobContext, decision: Decision, outcome: Outcome) -> None:
     failed = outcome.status == "failed"
+    reset_reason = context.config.rotate.reset_reason
     with context.state.transaction():
         record_rotation(
             context.state, decision, outcome, run_id=context.run_id, reset_reason=reset_reason

@@ -314,49 +314,35 @@ def discover_agents(
     With nothing configured and no folder, the result is the default agent `main` alone.
     """
     user_home = resolve_home(env, home)
+    home_real = real_path(user_home)
     roster = configured_agents(config)
     default_id = default_agent_id(config)
-    ordered = list(dict.fromkeys([default_id, *roster, *disk_agent_ids(state_dir)]))
-    home_real = real_path(user_home)
-    return [
-        _make_agent(agent_id, roster, default_id, config, state_dir, env, user_home, home_real)
-        for agent_id in ordered
-    ]
-
-
-def _make_agent(
-    agent_id: str,
-    roster: Mapping[str, Mapping[str, Any]],
-    default_id: str,
-    config: Mapping[str, Any],
-    state_dir: Path,
-    env: Mapping[str, str],
-    home: Path,
-    home_real: str,
-) -> Agent:
-    agent_dir = state_dir / "agents" / agent_id
-    entry = roster.get(agent_id, {})
-    is_default = agent_id == default_id
-    workspace, setting = resolve_workspace(
-        agent_id,
-        entry,
-        is_default=is_default,
-        config=config,
-        state_dir=state_dir,
-        env=env,
-        home=home,
-    )
-    real = real_path(workspace)
-    return Agent(
-        id=agent_id,
-        workspace=workspace,
-        agent_dir=agent_dir,
-        is_default=is_default,
-        era=storage_era(agent_dir),
-        configured=agent_id in roster,
-        workspace_problem=workspace_problem(agent_id, workspace, setting, real, home_real),
-        discovered_real_workspace=real,
-    )
+    agents = []
+    for agent_id in dict.fromkeys([default_id, *roster, *disk_agent_ids(state_dir)]):
+        agent_dir = state_dir / "agents" / agent_id
+        is_default = agent_id == default_id
+        workspace, setting = resolve_workspace(
+            agent_id,
+            roster.get(agent_id, {}),
+            is_default=is_default,
+            config=config,
+            state_dir=state_dir,
+            env=env,
+            home=user_home,
+        )
+        real = real_path(workspace)
+        agent = Agent(
+            id=agent_id,
+            workspace=workspace,
+            agent_dir=agent_dir,
+            is_default=is_default,
+            era=storage_era(agent_dir),
+            configured=agent_id in roster,
+            workspace_problem=workspace_problem(agent_id, workspace, setting, real, home_real),
+            discovered_real_workspace=real,
+        )
+        agents.append(agent)
+    return agents
 
 
 def lost_workspace(agent: Agent) -> str | None:

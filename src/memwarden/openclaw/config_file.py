@@ -67,23 +67,19 @@ def load_gateway_config(path: Path) -> dict[str, Any]:
         raise GatewayConfigError(
             f"{path}: cannot read the gateway config ({error.strerror or error}); {_fix_hint(path)}"
         ) from error
-    config = _parse_config(path, raw)
-    if not isinstance(config, dict):
-        raise GatewayConfigError(
-            f"{path}: the gateway config is not a JSON object; {_fix_hint(path)}"
-        )
-    return config
-
-
-def _parse_config(path: Path, raw: bytes) -> Any:
     try:
-        return parse_json5(raw)
+        config = parse_json5(raw)
     except UnicodeDecodeError as error:
         raise GatewayConfigError(
             f"{path}: the gateway config is not UTF-8 text; {_fix_hint(path)}"
         ) from error
     except Json5Error as error:
         raise GatewayConfigError(f"{path}: {error}; {_fix_hint(path)}") from error
+    if not isinstance(config, dict):
+        raise GatewayConfigError(
+            f"{path}: the gateway config is not a JSON object; {_fix_hint(path)}"
+        )
+    return config
 
 
 def _json5_error(text: str, error: Any) -> Json5Error:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from memwarden.openclaw.fields import mapping
+from memwarden.openclaw.paths import env_text
 
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Deployment
@@ -34,9 +35,7 @@ def resolve_endpoint(
         port = deployment.gateway_port_and_source()[0] if deployment else _env_port(env)
         scheme = "wss" if deployment is not None and _tls_enabled(deployment.config) else "ws"
         url = f"{scheme}://127.0.0.1:{port}"
-    token = (config.gateway.token or "").strip() or (
-        env.get("OPENCLAW_GATEWAY_TOKEN") or ""
-    ).strip()
+    token = (config.gateway.token or "").strip() or env_text(env, "OPENCLAW_GATEWAY_TOKEN")
     if not token and deployment is not None:
         token = deployment.gateway_token() or ""
     return url, token or None
@@ -48,7 +47,7 @@ def endpoint_source(config: Config, deployment: Deployment | None, env: Mapping[
         return f"gateway.url ({config.sources.get('gateway.url', 'default')})"
     if deployment is not None:
         return f"port: {deployment.gateway_port_and_source()[1]}"
-    if (env.get("OPENCLAW_GATEWAY_PORT") or "").strip():
+    if env_text(env, "OPENCLAW_GATEWAY_PORT"):
         return "port: $OPENCLAW_GATEWAY_PORT"
     return "default"
 
@@ -67,5 +66,5 @@ def _tls_enabled(config: Mapping[str, Any]) -> bool:
 
 
 def _env_port(env: Mapping[str, str]) -> int:
-    text = (env.get("OPENCLAW_GATEWAY_PORT") or "").strip().rsplit(":", 1)[-1]
+    text = env_text(env, "OPENCLAW_GATEWAY_PORT").rsplit(":", 1)[-1]
     return int(text) if text.isdigit() and 0 < int(text) < 65536 else DEFAULT_PORT

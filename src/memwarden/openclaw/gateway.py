@@ -177,11 +177,38 @@ class GatewayClient:
     ) -> Any:
         """Given a method and its params, return the response payload.
 
-        Raise GatewayCallError if the gateway answers `ok: false`, GatewayError if no answer
-        comes within `timeout` (default: the client's), the connection breaks or a frame is not
-        JSON.
+        A client closed since (after a call timed out or broke the connection) connects again
+        first. Raise GatewayCallError if the gateway answers `ok: false`, GatewayError if no
+        answer comes within `timeout` (default: the client's), the connection breaks or a frame
+        is not JSON.
         """
+        if self._socket is None:
+            self.connect()
         return self._request(method, dict(params or {}), timeout or self.timeout)
+
+    def reset_session(
+        self, key: str, session_id: str | None, agent_id: str | None, reason: str, timeout: float
+    ) -> Any:
+        """Given a session (key, the id it was listed with, its agent), reset it with `reason`;
+        return the payload. Never reset a session whose id changed since it was listed.
+
+        The reset carries `expectedSessionId`, so the gateway refuses it when the session moved
+        on (GatewayCallError with reason `session-changed`). Gateways before 2026.8 reject that
+        field ("unexpected property"): for them the id is checked again through sessions.list
+        right before a reset without it.
+        """
+        params = {"key": key, "reason": reason}
+        try:
+            return self.call("sessions.reset", {**params, "expectedSessionId": session_id}, timeout)
+        except GatewayCallError as error:
+            if "expectedSessionId" not in error.gateway_message:
+                raise
+        listed = self.list_sessions({"agentId": agent_id} if agent_id else {})
+        current = next((row.get("sessionId") for row in listed if row.get("key") == key), None)
+        if current != session_id:
+            changed = {"reason": "session-changed"}
+            raise GatewayCallError("sessions.reset", "INVALID_REQUEST", "session changed", changed)
+        return self.call("sessions.reset", params, timeout)
 
     def list_sessions(
         self, params: Mapping[str, Any] | None = None, page_size: int = DEFAULT_PAGE_SIZE

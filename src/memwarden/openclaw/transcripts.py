@@ -78,18 +78,6 @@ def read_since(
     return replace(tail, reset_detected=True)
 
 
-def read_all(location: TranscriptLocation) -> TailResult:
-    """Given a transcript, return every entry from its first line, in order (an unterminated
-    last line is left for a later read). Raise StoreError if the transcript cannot be read."""
-    if location.kind == "sqlite":
-        start = ReadPosition(seq=-1)
-        return read_with_retry(location.path, lambda db: sqlite_since(db, location, start, None))  # type: ignore[return-value]  # seq -1 always fits
-    with file_errors(location.path), location.path.open("rb") as handle:
-        status = os.fstat(handle.fileno())
-        start = ReadPosition(offset=0, device=status.st_dev, inode=status.st_ino)
-        return file_since(handle, start, None)  # type: ignore[return-value]
-
-
 def start_position(location: TranscriptLocation) -> ReadPosition:
     """Given a transcript, return the position before its first line (reading on from it reads
     the whole transcript). Raise StoreError if the transcript cannot be read."""

@@ -67,15 +67,12 @@ class RotationReport:
         totals = ", ".join(
             f"{count} {status.replace('_', ' ')}" for status, count in counts.items() if count
         )
+        policy = asdict(self.policy)
+        policy.pop("automation_patterns")
         data = {
             "gateway": self.url,
             "dry_run": self.dry_run,
-            "policy": {
-                "threshold_tokens": self.policy.threshold_tokens,
-                "context_ratio": self.policy.context_ratio,
-                "max_per_run": self.policy.max_per_run,
-                "quiet_seconds": self.policy.quiet_seconds,
-            },
+            "policy": policy,
             "sessions": self.items,
             "summary": {"listed": self.listed, **counts},
         }
