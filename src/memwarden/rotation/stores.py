@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from memwarden.openclaw.entries import current_window
 from memwarden.process.errors import MemwardenError, StoreError
 from memwarden.rotation.policy import transcript_context
 
@@ -66,8 +65,7 @@ class SessionStores:
         except (StoreError, OSError) as error:
             log.warning("%s: cannot read its transcript to confirm tokens: %s", row.key, error)
             return None
-        window = current_window(tail.entries)
-        return transcript_context(window) if window or tail.reached_start else None
+        return transcript_context(tail.entries)  # a reset line among them: 0
 
     def _by_key(self, agent: Agent) -> dict[str, SessionRecord]:
         # lazy: a store is read only for a stale count or a reset

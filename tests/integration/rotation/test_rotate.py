@@ -330,6 +330,23 @@ def test_rotate_stale_count_confirmed_from_transcript(capsys, file_state, monkey
     )
 
 
+def test_rotate_stale_count_after_a_reset_line_is_the_empty_context(
+    capsys, file_state, monkeypatch
+):
+    transcript = file_state.sessions_dir / f"{FILE_MAIN_ID}.jsonl"
+    reset = {"type": "reset", "id": "r1", "timestamp": "2026-11-22T05:30:00.000Z", "reason": "new"}
+    with transcript.open("ab") as handle:
+        handle.write(orjson.dumps(reset) + b"\n")
+    with gateway_for(file_state, monkeypatch) as sim:
+        sim.set_row(MAIN, totalTokens=150_000, totalTokensFresh=False, contextTokens=200_000)
+        result = rotate(capsys, file_state, "--threshold", "1000", "--dry-run")
+
+    item = by_key(result)[MAIN]
+    # The transcript shows the reset: nothing in context, not an unknown size.
+    assert (item["status"], item["tokens"], item["token_source"]) == ("skipped", 0, "transcript")
+    assert "none since the reset in the transcript" in item["reason"]
+
+
 def test_rotate_checkpoint_saves_nothing_session_is_not_reset(capsys, file_state, monkeypatch):
     (file_state.sessions_dir / f"{SECOND_ID}.jsonl").unlink()  # no transcript: nothing to save
     with gateway_for(file_state, monkeypatch) as sim:
