@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from memwarden.openclaw.fields import mapping
+from memwarden.openclaw.layout import DEFAULT_GATEWAY_PORT, env_port
 from memwarden.openclaw.paths import env_text
 
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Deployment
     from memwarden.settings.config import Config
-
-DEFAULT_PORT = 18789
 
 
 def resolve_endpoint(
@@ -32,7 +31,7 @@ def resolve_endpoint(
     """
     url = (config.gateway.url or "").strip()
     if not url:
-        port = deployment.gateway_port_and_source()[0] if deployment else _env_port(env)
+        port = (deployment.gateway_port_and_source() if deployment else _env_port(env))[0]
         scheme = "wss" if deployment is not None and _tls_enabled(deployment.config) else "ws"
         url = f"{scheme}://127.0.0.1:{port}"
     token = (config.gateway.token or "").strip() or env_text(env, "OPENCLAW_GATEWAY_TOKEN")
@@ -47,9 +46,8 @@ def endpoint_source(config: Config, deployment: Deployment | None, env: Mapping[
         return f"gateway.url ({config.sources.get('gateway.url', 'default')})"
     if deployment is not None:
         return f"port: {deployment.gateway_port_and_source()[1]}"
-    if env_text(env, "OPENCLAW_GATEWAY_PORT"):
-        return "port: $OPENCLAW_GATEWAY_PORT"
-    return "default"
+    from_env = env_port(env)
+    return f"port: {from_env[1]}" if from_env else "default"
 
 
 def http_base(url: str) -> str:
@@ -65,6 +63,6 @@ def _tls_enabled(config: Mapping[str, Any]) -> bool:
     return mapping(mapping(config.get("gateway")).get("tls")).get("enabled") is True
 
 
-def _env_port(env: Mapping[str, str]) -> int:
-    text = env_text(env, "OPENCLAW_GATEWAY_PORT").rsplit(":", 1)[-1]
-    return int(text) if text.isdigit() and 0 < int(text) < 65536 else DEFAULT_PORT
+def _env_port(env: Mapping[str, str]) -> tuple[int, str]:
+    """Where there is no gateway config: the environment's port, else the gateway's default."""
+    return env_port(env) or (DEFAULT_GATEWAY_PORT, "default")

@@ -83,10 +83,9 @@ class Deployment:
         Raise GatewayConfigError naming the file and field if `gateway.port` is a number that
         is not a port.
         """
-        for name in ("OPENCLAW_GATEWAY_PORT", "CLAWDBOT_GATEWAY_PORT"):
-            port = _port_from_env(env_text(self.env, name))
-            if port is not None:
-                return port, f"${name}"
+        from_env = env_port(self.env)
+        if from_env is not None:
+            return from_env
         configured = mapping(self.config.get("gateway")).get("port")
         if not _is_positive_number(configured):
             return DEFAULT_GATEWAY_PORT, "default"  # the gateway too ignores a non-number
@@ -182,6 +181,15 @@ def _is_positive_number(value: object) -> bool:
         and value == value  # not NaN
         and 0 < value < float("inf")
     )
+
+
+def env_port(env: Mapping[str, str]) -> tuple[int, str] | None:
+    """Return the gateway port the environment sets and the variable that set it, or None."""
+    for name in ("OPENCLAW_GATEWAY_PORT", "CLAWDBOT_GATEWAY_PORT"):
+        port = _port_from_env(env_text(env, name))
+        if port is not None:
+            return port, f"${name}"
+    return None
 
 
 def _port_from_env(text: str) -> int | None:

@@ -116,3 +116,15 @@ def test_a_password_in_the_gateway_url_is_masked_where_it_is_shown(tmp_path):
     assert found["gateway_url"]["value"] == "ws://ops:********@127.0.0.1:4242"
     assert "#   gateway URL:       ws://ops:********@127.0.0.1:4242 (gateway.url" in shown
     assert "hunter2-secret" not in shown
+
+
+def test_without_a_gateway_config_the_port_variables_are_read_as_the_gateway_reads_them(
+    isolated_env, monkeypatch
+):
+    monkeypatch.setenv("CLAWDBOT_GATEWAY_PORT", "4321")
+    assert in_use()["gateway_url"] == {
+        "value": "ws://127.0.0.1:4321",
+        "source": "port: $CLAWDBOT_GATEWAY_PORT",
+    }
+    monkeypatch.setenv("OPENCLAW_GATEWAY_PORT", "a:b:123")  # not a port: the legacy one wins
+    assert in_use()["gateway_url"]["value"] == "ws://127.0.0.1:4321"
