@@ -23,9 +23,10 @@ from memwarden.gateway_hooks.shipped import (
     HOOK_NAMES,
     SETTINGS_FILE,
     STARTS_EXECUTABLE,
+    installed_setting,
     outdated_files,
-    settings_executable,
 )
+from memwarden.health.deliveries import FOLDER as DELIVERIES
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, choose_handoffs
 from memwarden.openclaw.agents import Agent, not_a_folder
@@ -71,7 +72,7 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         mode, flush = deployment.compaction_mode(), memory_flush(deployment.config)
         checks += [
             ("compaction", lambda: [check_compaction_mode(mode), check_memory_flush(flush)]),
-            ("hooks", lambda: hooks(deployment)),
+            ("hooks", lambda: hooks(deployment, context.storage_dir / DELIVERIES)),
             ("bootstrap", lambda: bootstrap(deployment)),
             ("workspace", lambda: workspaces(deployment)),
         ]
@@ -172,19 +173,20 @@ def gateway_config(context: JobContext) -> tuple[list[Finding], Deployment | Non
     return [Finding("gateway.config", "ok", f"{path} parses (JSON5)")], deployment
 
 
-def hooks(deployment: Deployment) -> list[Finding]:
-    """Check that memwarden's hooks are in `<state>/hooks/` and selected by the config."""
+def hooks(deployment: Deployment, deliveries: Path) -> list[Finding]:
+    """Check that memwarden's hooks are in `<state>/hooks/` and selected by the config, and
+    that the bootstrap hook leaves its delivery receipts in `deliveries`, where health reads."""
     findings = []
     for name in HOOK_NAMES:
         folder = managed_hooks_dir(deployment.state_dir) / name
         selection = hook_selection(deployment.config, name)
         installed = hook_installed(folder)
-        outdated = installed_hook_problems(folder, name) if installed else []
+        outdated = installed_hook_problems(folder, name, deliveries) if installed else []
         findings.append(check_hook(name, installed, str(folder), selection, outdated))
     return findings
 
 
-def installed_hook_problems(folder: Path, name: str) -> list[str]:
+def installed_hook_problems(folder: Path, name: str, deliveries: Path) -> list[str]:
     """What makes an installed hook differ from what `memwarden install hooks` would install."""
     try:
         changed = outdated_files(folder, name)
@@ -195,8 +197,19 @@ def installed_hook_problems(folder: Path, name: str) -> list[str]:
         for file in changed
     ]
     if name not in STARTS_EXECUTABLE:
+        receipts = installed_setting(folder, "deliveries")
+        if receipts is None:
+            problems.append(
+                f"{SETTINGS_FILE} is missing or names no receipts folder: the hook leaves no "
+                "delivery receipts, so health cannot tell whether a handoff reached the model"
+            )
+        elif Path(receipts) != deliveries:
+            problems.append(
+                f"{SETTINGS_FILE} sends the delivery receipts to {receipts}, not to "
+                f"{deliveries} where health reads them"
+            )
         return problems
-    executable = settings_executable(folder)
+    executable = installed_setting(folder, "executable")
     if executable is None:
         problems.append(f"{SETTINGS_FILE} is missing or names no executable")
     elif not is_executable(Path(executable)):

@@ -98,15 +98,16 @@ def outdated_files(folder: Path, name: str) -> list[str]:
     ]
 
 
-def settings_executable(folder: Path) -> str | None:
-    """Return the memwarden executable an installed hook's memwarden.json starts, if it has one."""
+def installed_setting(folder: Path, key: str) -> str | None:
+    """Return a text an installed hook's memwarden.json sets (`executable`, the memwarden it
+    starts; `deliveries`, the folder of its delivery receipts), if it sets one."""
     raw = current_bytes(folder / SETTINGS_FILE)
     try:
         settings = orjson.loads(raw) if raw is not None else None
     except orjson.JSONDecodeError:
         return None
-    executable = settings.get("executable") if isinstance(settings, dict) else None
-    return executable if isinstance(executable, str) and executable else None
+    value = settings.get(key) if isinstance(settings, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 def current_bytes(path: Path) -> bytes | None:

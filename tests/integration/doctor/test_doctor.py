@@ -49,6 +49,9 @@ def healthy(tmp_path, home, sim, monkeypatch, capsys):
     executable = Path(sys.executable).with_name("memwarden")
     settings = state.state_dir / "hooks" / "session-summary" / "memwarden.json"
     settings.write_text(f'{{"executable": "{executable}"}}\n')
+    receipts = home / ".local" / "state" / "memwarden" / "deliveries"
+    inject = state.state_dir / "hooks" / "memory-index-inject" / "memwarden.json"
+    inject.write_text(f'{{"deliveries": "{receipts}"}}\n')
     memory = state.workspace / "memory"
     memory.mkdir(mode=0o700)
     (memory / "INDEX.md").write_text("# Index\n")
@@ -151,6 +154,25 @@ def test_doctor_hook_starting_a_memwarden_that_is_gone_needs_reinstall(
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
     message = findings(result)["hooks.session-summary"]["message"]
     assert "memwarden.json is missing or names no executable" in message
+
+
+def test_doctor_bootstrap_hook_whose_receipts_health_cannot_read_needs_reinstall(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    settings = state.state_dir / "hooks" / "memory-index-inject" / "memwarden.json"
+    elsewhere = tmp_path / "old-storage" / "deliveries"
+    settings.write_text(f'{{"deliveries": "{elsewhere}"}}\n')
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    finding = findings(result)["hooks.memory-index-inject"]
+    assert finding["severity"] == "action"
+    receipts = isolated_env / ".local" / "state" / "memwarden" / "deliveries"
+    assert f"sends the delivery receipts to {elsewhere}, not to {receipts}" in finding["message"]
+    assert finding["fix"] == "memwarden install hooks"
+    settings.unlink()
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    message = findings(result)["hooks.memory-index-inject"]["message"]
+    assert "memwarden.json is missing or names no receipts folder" in message
 
 
 def test_doctor_wrong_token_needs_action(capsys, tmp_path, isolated_env, gateway, monkeypatch):
