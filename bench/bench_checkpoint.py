@@ -300,10 +300,7 @@ PROFILE_PHASES = {
     "session stores (load_sessions)": ("load_sessions",),
     "read and extract (gather: tail, digest, handoff)": ("gather",),
     "parse transcript lines (entries.parse_line)": ("parse_line",),
-    "template values (active_context_values, daily_entry_values)": (
-        "active_context_values",
-        "daily_entry_values",
-    ),
+    "template values (Handoff.values, daily_entry_values)": ("values", "daily_entry_values"),
     "redact": ("redact",),
     "render (the bundled templates, in Python)": ("render_template",),
     "stage files (temp files, each fsynced)": ("stage",),

@@ -16,8 +16,8 @@ OPTIONS = [
         "gateway.url",
         "str",
         "",
-        "WebSocket URL of the gateway. Empty: ws://127.0.0.1:<gateway.port from its config, "
-        "else $OPENCLAW_GATEWAY_PORT, else 18789>.",
+        "WebSocket URL of the gateway. Empty: ws://127.0.0.1:<$OPENCLAW_GATEWAY_PORT or "
+        "$CLAWDBOT_GATEWAY_PORT, else gateway.port from its config, else 18789>.",
         url_schemes=("ws", "wss"),
     ),
     Option(
