@@ -6,6 +6,6 @@ repository shared by every agent, driven through a sanitized environment (`git.p
 once per run whatever the number of agents (`snapshots.py`). A stat manifest per agent lets an
 unchanged workspace be checked without reading a file (`manifest.py`). Their metadata (id,
 agent, time, trigger, session, commit, file count) is in the state database (`records.py`).
-Reading in data-flow order: scan → manifest → plan → snapshots (→ guard, rewrites) → git/store →
+Reading in data-flow order: scan → manifest → plan → snapshots (→ guard) → git/store →
 records; then diffing, rewind and retention.
 """

@@ -9,9 +9,10 @@ each read: connecting (handshake, challenge and `connect` together), each call, 
 
     with GatewayClient(url, token, timeout=10) as client:
         rows = client.list_sessions()
-        client.call("sessions.reset", {"key": key, "expectedSessionId": old_id})
+        client.reset_session(key, old_id, agent_id, "new", timeout=10)
 
-Every failure is a `GatewayError` subclass with a one-line message meant for the operator. The
+Every failure is a `GatewayError` (`GatewayAuthError` for a refused token, `GatewayCallError`
+for a method the gateway refused) with a one-line message meant for the operator. The
 token never appears in a message, a log line, or a repr.
 """
 

@@ -93,6 +93,7 @@ def test_pinned_environment_holds_paths_and_never_tokens(tmp_path):
     env = {
         "PATH": "/usr/bin",
         "OPENCLAW_STATE_DIR": "/srv/openclaw",
+        "CLAWDBOT_GATEWAY_PORT": "19000",
         "OPENCLAW_GATEWAY_TOKEN": "tok",
         "MEMWARDEN_SLACK_BOT_TOKEN": "xoxb",
         "XDG_CONFIG_HOME": "/cfg",
@@ -110,6 +111,7 @@ def test_pinned_environment_holds_paths_and_never_tokens(tmp_path):
     assert pinned == {
         "PATH": "/usr/bin",
         "OPENCLAW_STATE_DIR": "/srv/openclaw",
+        "CLAWDBOT_GATEWAY_PORT": "19000",  # the gateway's port, as layout.env_port reads it
         "XDG_CONFIG_HOME": "/cfg",
         "MEMWARDEN_CONFIG": "/cfg/memwarden/config.toml",
         "MEMWARDEN_GENERAL_STORAGE_DIR": os.path.abspath(tmp_path / "state"),
