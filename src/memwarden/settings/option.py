@@ -137,13 +137,17 @@ class Option:
         numbers = int if self.kind == "int" else int | float
         if isinstance(value, bool) or not isinstance(value, numbers):
             raise ValueError(self._expected_number(value))
-        if isinstance(value, float) and not math.isfinite(value):  # NaN is never out of range
+        try:
+            number = value if self.kind == "int" else float(value)
+        except OverflowError:  # an integer too large for a float
+            raise ValueError(self._expected_number(value)) from None
+        if isinstance(number, float) and not math.isfinite(number):  # NaN is never out of range
             raise ValueError(self._expected_number(value))
-        too_small = self.minimum is not None and value < self.minimum
-        too_big = self.maximum is not None and value > self.maximum
+        too_small = self.minimum is not None and number < self.minimum
+        too_big = self.maximum is not None and number > self.maximum
         if too_small or too_big:
             raise ValueError(self._expected_number(value))
-        return value if self.kind == "int" else float(value)
+        return number
 
     _coerce_int = _coerce_float = _coerce_number
 

@@ -250,3 +250,11 @@ def test_load_huge_integer_for_a_number_option_is_one_problem_not_a_crash(tmp_pa
         config.load(path, env={})
     (problem,) = raised.value.lines()
     assert problem.startswith(f"{path}: gateway.timeout_seconds: expected a number between 0.1")
+
+
+def test_load_huge_integer_for_a_number_option_without_a_maximum_is_one_problem(tmp_path):
+    path = write(tmp_path / "c.toml", "[health]\nstale_warning_multiple = " + "9" * 400 + "\n")
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={})
+    (problem,) = raised.value.lines()
+    assert problem.startswith(f"{path}: health.stale_warning_multiple: expected a number")
