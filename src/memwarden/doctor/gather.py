@@ -53,6 +53,7 @@ from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.manifest import Manifest, load_manifest
 from memwarden.scheduling.spec import secrets_file_path, variables_timers_miss
 from memwarden.scheduling.units import TARGETS
+from memwarden.settings.urls import shown_url
 from memwarden.store.storage import OWNER_FILE
 
 
@@ -432,7 +433,7 @@ def gateway_reachable(context: JobContext, deployment: Deployment | None) -> lis
             Finding(
                 "gateway.reachable",
                 "action",
-                f"the gateway at {url} refused memwarden's token",
+                f"the gateway at {shown_url(url)} refused memwarden's token",
                 token_line,
             )
         ]
@@ -448,5 +449,9 @@ def gateway_reachable(context: JobContext, deployment: Deployment | None) -> lis
     version = server.get("version") if isinstance(server, dict) else None
     shown = f" (openclaw {version})" if version else ""
     return [
-        Finding("gateway.reachable", "ok", f"the gateway at {url} accepts memwarden's token{shown}")
+        Finding(
+            "gateway.reachable",
+            "ok",
+            f"the gateway at {shown_url(url)} accepts memwarden's token{shown}",
+        )
     ]

@@ -37,6 +37,7 @@ from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import classify
 from memwarden.process.errors import EXIT_USAGE, MemwardenError
+from memwarden.settings.urls import shown_url
 
 log = logging.getLogger("memwarden.gateway")
 
@@ -144,6 +145,11 @@ class GatewayClient:
     )
     _socket: ClientConnection | None = field(default=None, init=False, repr=False)
 
+    @property
+    def shown_url(self) -> str:
+        """The URL without its user name or password, to show in messages."""
+        return shown_url(self.url)
+
     def __enter__(self) -> GatewayClient:
         self.connect()
         return self
@@ -164,7 +170,7 @@ class GatewayClient:
         except GatewayError:
             self.close()
             raise
-        log.debug("connected to %s (server %s)", self.url, _server_version(self.hello))
+        log.debug("connected to %s (server %s)", self.shown_url, _server_version(self.hello))
 
     def close(self) -> None:
         """Close the connection (quietly if it is already gone)."""
@@ -249,7 +255,7 @@ class GatewayClient:
             parse_uri(self.url)  # apart from connect(): its other ValueErrors are not the URL's
         except (InvalidURI, ValueError) as error:
             raise GatewayError(
-                f"gateway URL {self.url!r} is not a ws:// or wss:// URL: fix gateway.url"
+                f"gateway URL {self.shown_url!r} is not a ws:// or wss:// URL: fix gateway.url"
             ) from error
         try:
             # Entered as a context manager, as websockets ≥ 17 wants; close() exits it.
@@ -264,17 +270,18 @@ class GatewayClient:
         except InvalidStatus as error:
             status = error.response.status_code
             raise GatewayError(
-                f"{self.url} answered HTTP {status} instead of a WebSocket: is gateway.url "
+                f"{self.shown_url} answered HTTP {status} instead of a WebSocket: is gateway.url "
                 "the gateway's port?"
             ) from error
         except TimeoutError as error:
             raise GatewayError(
-                f"gateway at {self.url} did not answer within {self.timeout:g} s: is it running?"
+                f"gateway at {self.shown_url} did not answer within {self.timeout:g} s: "
+                "is it running?"
             ) from error
         except (OSError, InvalidHandshake) as error:
             reason = getattr(error, "strerror", None) or str(error) or type(error).__name__
             raise GatewayError(
-                f"cannot reach the gateway at {self.url} ({reason}): is it running? "
+                f"cannot reach the gateway at {self.shown_url} ({reason}): is it running? "
                 "(`openclaw gateway status`; set gateway.url if it listens elsewhere)"
             ) from error
 
@@ -355,13 +362,14 @@ class GatewayClient:
         detail_code = details.get("code")
         if method == "connect" and detail_code in _AUTH_CODES:
             raise GatewayAuthError(
-                f"gateway at {self.url} {_AUTH_CODES[detail_code]} ({detail_code}): set "
+                f"gateway at {self.shown_url} {_AUTH_CODES[detail_code]} ({detail_code}): set "
                 "MEMWARDEN_GATEWAY_TOKEN or OPENCLAW_GATEWAY_TOKEN to the gateway's "
                 "gateway.auth.token"
             )
         if method == "connect":
             raise GatewayAuthError(
-                f"gateway at {self.url} refused the connection: {message} ({detail_code or code})"
+                f"gateway at {self.shown_url} refused the connection: {message} "
+                f"({detail_code or code})"
             )
         raise GatewayCallError(method, code, message, details)
 
@@ -376,7 +384,7 @@ class GatewayClient:
 
     def _timeout(self, method: str, timeout: float) -> GatewayError:
         return GatewayError(
-            f"gateway at {self.url} did not answer {method} within {timeout:g} s "
+            f"gateway at {self.shown_url} did not answer {method} within {timeout:g} s "
             "(raise gateway.timeout_seconds if it is busy)"
         )
 

@@ -8,6 +8,7 @@ from typing import Any
 from memwarden.process.errors import EXIT_FAILURES
 from memwarden.process.runtime import JobResult
 from memwarden.rotation.policy import Decision, Policy
+from memwarden.settings.urls import shown_url
 
 LABELS = {
     "rotated": "rotated",
@@ -63,14 +64,14 @@ class RotationReport:
         for item in self.items:
             counts[item["status"]] += 1
         prefix = "dry run: " if self.dry_run else ""
-        header = f"{prefix}gateway {self.url}: {self.listed} session(s) listed"
+        header = f"{prefix}gateway {shown_url(self.url)}: {self.listed} session(s) listed"
         totals = ", ".join(
             f"{count} {status.replace('_', ' ')}" for status, count in counts.items() if count
         )
         policy = asdict(self.policy)
         policy.pop("automation_patterns")
         data = {
-            "gateway": self.url,
+            "gateway": shown_url(self.url),
             "dry_run": self.dry_run,
             "policy": policy,
             "sessions": self.items,

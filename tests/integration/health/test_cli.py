@@ -218,3 +218,13 @@ def test_health_options_never_take_secrets_on_the_command_line():
     options = [o for action in commands.choices["health"]._actions for o in action.option_strings]
     assert options, "the health parser has options"
     assert not [o for o in options if "token" in o or "webhook" in o or "secret" in o]
+
+
+def test_health_never_shows_a_password_in_the_gateway_url(capsys, monkeypatch, state):
+    monkeypatch.setenv("MEMWARDEN_GATEWAY_URL", "ws://ops:hunter2-secret@" + closed_port_url()[7:])
+    monkeypatch.setenv("MEMWARDEN_HEALTH_RPC_CHECK", "true")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "health", "--json", "--no-alert")
+    assert result.exit_code == 1
+    assert "hunter2-secret" not in result.stdout + result.stderr
+    messages = {check["key"]: check["message"] for check in result.json()["checks"]}
+    assert "gateway not live: http://127.0.0.1:" in messages["gateway.live"]

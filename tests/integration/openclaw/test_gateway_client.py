@@ -273,3 +273,16 @@ def test_probe_liveness_nothing_listening_is_not_ok():
 
     assert (live.ok, live.status_code) == (False, None)
     assert live.detail == "connection refused (gateway not running?)"
+
+
+def test_client_messages_never_show_a_password_in_the_url():
+    from memwarden.openclaw.gateway import GatewayClient, GatewayError
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = GatewayClient(f"ws://ops:hunter2-secret@127.0.0.1:{port}", "t", 2)
+    with pytest.raises(GatewayError) as raised:
+        client.connect()
+    assert "hunter2-secret" not in raised.value.message
+    assert f"ws://127.0.0.1:{port}" in raised.value.message

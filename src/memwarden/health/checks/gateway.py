@@ -21,6 +21,7 @@ from memwarden.health.model import CheckResult, critical, ok, warning
 from memwarden.openclaw.endpoint import http_base, resolve_endpoint
 from memwarden.openclaw.http_probe import ProbeResult, probe_liveness, probe_readiness
 from memwarden.process.errors import GatewayConfigError
+from memwarden.settings.urls import shown_url
 
 LIVE = "gateway.live"
 READY = "gateway.ready"
@@ -108,10 +109,14 @@ def grade_liveness(live: ProbeResult, timeout: float) -> CheckResult:
     """Given the /healthz probe, return `gateway.live`: critical unless the gateway is live,
     then masking readiness and the RPC, which are not probed."""
     if live.ok:
-        return ok(LIVE, f"gateway live at {live.url} ({live.elapsed_ms:.0f} ms)", live.elapsed_ms)
+        return ok(
+            LIVE,
+            f"gateway live at {shown_url(live.url)} ({live.elapsed_ms:.0f} ms)",
+            live.elapsed_ms,
+        )
     result = critical(
         LIVE,
-        f"gateway not live: {live.url}: {live.detail} (readiness not probed)",
+        f"gateway not live: {shown_url(live.url)}: {live.detail} (readiness not probed)",
         live.status_code,
         200,
         timeout_seconds=timeout,
@@ -127,7 +132,7 @@ def grade_readiness(ready: ProbeResult) -> CheckResult:
     failing = (ready.body or {}).get("failing")
     return critical(
         READY,
-        f"gateway not ready: {ready.url}: {ready.detail}",
+        f"gateway not ready: {shown_url(ready.url)}: {ready.detail}",
         ready.status_code,
         200,
         failing=failing if isinstance(failing, list) else None,

@@ -18,6 +18,7 @@ from pathlib import Path
 from memwarden.health.checks import HealthInputs
 from memwarden.health.checks.gateway import gateway_base_url, is_loopback_url
 from memwarden.health.model import CheckResult, critical, ok
+from memwarden.settings.urls import shown_url
 
 KEY = "gateway.process"
 INTERPRETERS = frozenset({"node", "nodejs", "bun", "deno", "tsx", "npx", "pnpm", "sh", "bash"})
@@ -36,7 +37,9 @@ def check_process(inputs: HealthInputs) -> list[CheckResult]:
         return []
     base_url = gateway_base_url(inputs)
     if not is_loopback_url(base_url):
-        return [ok(KEY, f"not checked: the gateway at {base_url} is not on this machine")]
+        return [
+            ok(KEY, f"not checked: the gateway at {shown_url(base_url)} is not on this machine")
+        ]
     names = [name.lower() for name in inputs.health.process_names]
     found = [info for info in list_processes() if is_gateway_command(info.argv, names)]
     return [grade_process(found, names)]
