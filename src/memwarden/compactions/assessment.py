@@ -106,7 +106,7 @@ class Item:
     marker: str | None = None
 
     def label(self) -> str:
-        """Return the item as one line: `[DECISION] use …`, `TODO: …` or `path: …`."""
+        """Return the item as one line: `[DECISION] use …`, `TODO: …` or `file: …`."""
         if self.kind == "marker":
             return self.text
         return f"TODO: {self.text}" if self.kind == "todo" else f"file: {self.text}"
