@@ -64,9 +64,13 @@ def checkpoint_run(
                 trigger="session",
             )
             outcomes = [outcome]
+            indexed, index_problems = _refresh_indexes(
+                context, agents, outcomes, dry_run, also=writes.rolled_forward
+            )
+            problems += index_problems
         else:
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
-            committer = _Committer(context, writes, state)
+            committer = _Committer(context, writes, state, agents)
             try:
                 results = checkpoint_agents(
                     state,
@@ -77,17 +81,13 @@ def checkpoint_run(
                     problems=problems,
                 )
             except BaseException:
-                committer.commit(watch=False)  # stopped: keep what is done
+                committer.commit(refresh=False)  # stopped: keep what is done
                 raise
             committer.commit()
+            indexed = committer.indexed(also=writes.rolled_forward)
             problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
             watched = committer.watched  # batch by batch
-        # Once every agent is in place (the workers done): the manifests, flushed one by one.
-        indexed, index_problems = _refresh_indexes(
-            context, agents, outcomes, dry_run, also=writes.rolled_forward
-        )
-        problems += index_problems
         problems += writes.done()
     if not dry_run:
         # After INDEX.md: a snapshot holds what the run wrote, index and manifest included.
@@ -110,15 +110,21 @@ IDLE_COMMIT_AGENTS = 4
 
 
 class _Committer:
-    """Commits the agents done so far (`checkpoint.commit.durable_run`) and watches their
-    compactions: while worker processes still read (`idle`), and once all are done."""
+    """Commits the agents done so far (`checkpoint.commit.durable_run`), refreshes the
+    manifests (and INDEX.md) of those it wrote to and watches their compactions: while worker
+    processes still read (`idle`), and once all are done."""
 
-    def __init__(self, context: JobContext, writes: DurableWrites, state: RunState) -> None:
+    def __init__(
+        self, context: JobContext, writes: DurableWrites, state: RunState, agents: list[Agent]
+    ) -> None:
         self.context, self.writes, self.state = context, writes, state
+        self.order = {agent.id: number for number, agent in enumerate(agents)}
         self.finished: list[tuple[Agent, AgentResult]] = []
         self.committed = 0
         self.problems: list[str] = []
         self.watched = WatchReport()
+        # Each workspace's latest refresh: one shared by agents of two batches is refreshed twice.
+        self._indexed: dict[str, dict[str, Any]] = {}
 
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
@@ -128,13 +134,17 @@ class _Committer:
         if len(self.finished) - self.committed >= agents:
             self.commit()
 
-    def commit(self, *, watch: bool = True) -> None:
+    def commit(self, *, refresh: bool = True) -> None:
         batch = self.finished[self.committed :]
         if not batch:
             return
         self.committed = len(self.finished)
         self.problems += self.writes.commit_agents(self.state.stored, batch).problems
-        if watch:
+        if refresh:
+            # Their files are in place: the manifests name them now, while the workers still
+            # read (a kill before the run's end has the next run place them and refresh again).
+            outcomes = [outcome for _, result in batch for outcome in result.outcomes]
+            self._refresh([agent for agent, _ in batch], outcomes)
             # An agent settled by the fast skip has no new line anywhere: no new compaction
             # either. The watch looks at the conversations as this run read them: each store
             # read once.
@@ -151,6 +161,27 @@ class _Committer:
             result.sessions = None
             for outcome in result.outcomes:
                 outcome.update = None
+
+    def indexed(self, *, also: Sequence[str]) -> list[dict[str, Any]] | None:
+        """Refresh the agents `also` names that no batch refreshed; return every workspace
+        refreshed, in the order of its first agent (None: none)."""
+        refreshed = {agent for item in self._indexed.values() for agent in item["agents"]}
+        self._refresh([], [], also=[agent for agent in also if agent not in refreshed])
+        if not self._indexed:
+            return None
+        return sorted(
+            self._indexed.values(),
+            key=lambda item: min(self.order.get(agent, -1) for agent in item["agents"]),
+        )
+
+    def _refresh(
+        self, agents: list[Agent], outcomes: list[SessionOutcome], *, also: Sequence[str] = ()
+    ) -> None:
+        indexed, problems = _refresh_indexes(
+            self.context, agents, outcomes, self.state.dry_run, also=also
+        )
+        self._indexed.update((item["workspace"], item) for item in indexed or [])
+        self.problems += problems
 
 
 def _refresh_indexes(
