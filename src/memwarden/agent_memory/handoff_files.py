@@ -26,9 +26,8 @@ import os
 import re
 import stat
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memwarden.openclaw.keys import SessionKind, classify
 
@@ -134,8 +133,7 @@ def is_file_of(name: str, session_key: str, keeping_main_file: Collection[str]) 
     return handoff_name(session_key, keeps_main_file=keeps) == name
 
 
-@dataclass(frozen=True)
-class HandoffFile:
+class HandoffFile(NamedTuple):
     """A file that may be a handoff: its path relative to memory/, its text, the session its
     provenance line names (None: none) and its mtime."""
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """Caps on what a handoff and a daily-log entry show, named as their `checkpoint.*` options;
     `handoff_max_chars` 0 is what the gateway's bootstrap caps leave a handoff."""
 
@@ -44,7 +43,7 @@ class Settings:
             min_messages=section.min_messages,
             daily_log=section.daily_log,
             workers=section.workers,
-            limits=Limits(**{limit.name: getattr(section, limit.name) for limit in fields(Limits)}),
+            limits=Limits(*(getattr(section, name) for name in Limits._fields)),
             active_context_template=section.active_context_template,
             daily_entry_template=section.daily_entry_template,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from memwarden.openclaw.transcripts import ReadPosition
@@ -47,8 +47,7 @@ class StoredSession:
             return None
 
 
-@dataclass(frozen=True)
-class PositionUpdate:
+class PositionUpdate(NamedTuple):
     """A row to write for one session at the end of a run."""
 
     agent_id: str

@@ -12,9 +12,8 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -36,8 +35,7 @@ _INSERT = (
 _TIME = "coalesce(compacted_at, recorded_at)"
 
 
-@dataclass(frozen=True)
-class Recorded:
+class Recorded(NamedTuple):
     """A compaction as the ledger holds it."""
 
     agent_id: str

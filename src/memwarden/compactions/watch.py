@@ -24,7 +24,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.checkpoint.digest.redact import build_redactor
@@ -49,8 +49,7 @@ COMPACTION_LINE = b'"compaction"'
 SECTION_TEMPLATE = "compactions/lost_items.md.j2"
 
 
-@dataclass(frozen=True)
-class Kept:
+class Kept(NamedTuple):
     """Where a compaction's lost items went: the file (relative to the workspace), and whether
     this run wrote them (False: the file already held them, or a dry run)."""
 
@@ -386,7 +385,6 @@ def _watch_transcript(
     """Settle the new compactions of one transcript; return the position to store (None: keep
     the old one, something failed or nothing was read) and whether every one was settled."""
     # lazy: only an agent with new lines is watched
-    from memwarden.compactions.assessment import compacted_spans
     from memwarden.openclaw.entries import Compaction
     from memwarden.openclaw.transcripts import has_new_data, read_since, read_tail, start_position
 
@@ -400,6 +398,9 @@ def _watch_transcript(
         read = read_tail(location, FIRST_SIGHT_ENTRIES, only_lines_with=COMPACTION_LINE)
     if not any(type(entry) is Compaction for entry in read.entries):
         return read.end, True
+    # lazy: only a transcript with a new compaction is assessed
+    from memwarden.compactions.assessment import compacted_spans
+
     whole = read_since(location, start_position(location))
     spans = compacted_spans(whole.entries)
     state = watcher.context.state

@@ -25,7 +25,6 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -82,8 +81,7 @@ class TreeFile(NamedTuple):
     data: bytes | None = None
 
 
-@dataclass(frozen=True)
-class SnapshotCommit:
+class SnapshotCommit(NamedTuple):
     """One snapshot to commit: its files, message and Unix time."""
 
     files: Sequence[TreeFile]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from memwarden.process.errors import MemwardenError
 
@@ -53,8 +53,7 @@ def compare(old: Mapping[str, str], new: Mapping[str, str]) -> Changes:
     )
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """One saved state of an agent's workspace memory: memory/ and the root files in `roots`.
 
     `id` is None for a snapshot a dry run would have taken. Paths (in `changes` too) are

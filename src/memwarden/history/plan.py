@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memwarden.history import bootstrap_sizes, records
 from memwarden.history.git import blob_sha
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
 
 
-@dataclass(frozen=True)
-class SnapshotRequest:
+class SnapshotRequest(NamedTuple):
     """An agent to snapshot, why (`checkpoint`, `rotate`, `index`, `health`, `manual`,
     `pre-rewind`, `rewind` or `pre-migrate`), and the session it was about."""
 
@@ -56,8 +55,7 @@ class Plan:
         return self.request.agent.id
 
 
-@dataclass(frozen=True)
-class Previous:
+class Previous(NamedTuple):
     """The last snapshot's id and files, and its commit when it is in the shared store (its
     blobs can then be named instead of sent again)."""
 

@@ -19,10 +19,10 @@ import secrets
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
@@ -43,8 +43,7 @@ __all__ = ["AgentSnapshot", "SnapshotRequest", "snapshot", "snapshot_agents"]
 REWRITE_EVENT = "memory.rewrite"
 
 
-@dataclass(frozen=True)
-class RewriteFinding:
+class RewriteFinding(NamedTuple):
     """A root file destructively rewritten between snapshot `previous_id` and `snapshot_id`."""
 
     agent_id: str
@@ -231,13 +230,13 @@ class _Batch:
             # A blob the manifest vouched for is gone (the store was tampered with): send
             # every byte again.
             commits = [
-                replace(commit, files=_with_data(plan.request.agent.workspace, commit.files))
+                commit._replace(files=_with_data(plan.request.agent.workspace, commit.files))
                 for plan, commit in zip(self.plans, self.commits, strict=True)
             ]
             ref = BATCH_REFS + secrets.token_hex(8)
             shas = self.store.commit_batch(ref, commits, message, when)
         return {
-            plan.agent_id: replace(plan.taken, id=snapshot_id, commit=sha)  # type: ignore[arg-type]
+            plan.agent_id: plan.taken._replace(id=snapshot_id, commit=sha)  # type: ignore[union-attr]
             for plan, snapshot_id, sha in zip(self.plans, self.ids, shas, strict=False)
         }
 

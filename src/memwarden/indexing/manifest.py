@@ -27,8 +27,8 @@ dropped the digests of version 2; a hook of another version refuses the manifest
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -43,8 +43,7 @@ INDEX_PATH = f"{MEMORY_FOLDER}/INDEX.md"
 ACTIVE_CONTEXT_PATH = f"{MEMORY_FOLDER}/{ACTIVE_CONTEXT}"
 
 
-@dataclass(frozen=True)
-class InjectedFile:
+class InjectedFile(NamedTuple):
     """A file for the hook; one with a `session` (a handoff) goes only to that session, while
     the file names it. `chars` is its length as the gateway counts it (in the manifest for
     INDEX.md only)."""

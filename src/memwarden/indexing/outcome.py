@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -49,8 +49,7 @@ class Outcome:
 LISTED = frozenset({"written", "would_write", "unchanged", "left_as_is"})
 
 
-@dataclass(frozen=True)
-class Overrun:
+class Overrun(NamedTuple):
     """One thing over the gateway's bootstrap caps: an injected file (`path`) over the per-file
     cap, or every bootstrap file together (`path` None) over the total cap."""
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.agent_memory.handoff_files import main_file_agents, read_handoffs
 from memwarden.fs.files import (
@@ -45,8 +44,7 @@ if TYPE_CHECKING:
     from memwarden.openclaw.agents import Agent
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """What every workspace of one run shares: the time INDEX.md says it was generated, the
     agents whose main session has ACTIVE_CONTEXT.md, and how the run was asked for."""
 
@@ -142,7 +140,7 @@ def index_workspace(context: JobContext, target: Target, run: Run) -> Outcome:
             outcome.status, outcome.error = "failed", describe_error(error)
     index_chars = outcome.chars if outcome.status in LISTED else None
     outcome.manifest, handoffs, left_out = _refresh_manifest(context, target, index_chars, run)
-    outcome.handoffs = [asdict(file) for file in handoffs]
+    outcome.handoffs = [file._asdict() for file in handoffs]
     outcome.warnings = left_out + budget_warnings(
         target.workspace, target.max_chars, target.total_max_chars, outcome
     )

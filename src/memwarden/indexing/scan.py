@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from memwarden.fs.files import display_path
 from memwarden.indexing.markers import count_markers, first_heading
@@ -20,8 +20,7 @@ EXCLUDED_FOLDERS = frozenset({"archive"})
 BYTES_PER_TOKEN = 4
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
+class FileStat(NamedTuple):
     """A pool file as `stat` sees it; `path` is relative to memory/, with `/` separators, as
     text any table, JSON or SQLite holds (see `files.display_path`); `on_disk` is the name to
     open when it differs."""
@@ -33,8 +32,7 @@ class FileStat:
     on_disk: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FileFacts:
+class FileFacts(NamedTuple):
     """What the index says about one file."""
 
     path: str

@@ -7,11 +7,10 @@ another job's imports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class JobSpec:
+class JobSpec(NamedTuple):
     """A command: its one-line summary, whether its runs are recorded (a recorded run also
     takes the job's lock), the examples its `--help` ends with, and whether it only reads
     (then, like any dry run, it creates nothing in memwarden's storage and never claims a

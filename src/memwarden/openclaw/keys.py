@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import translate
 from functools import lru_cache
+from typing import NamedTuple
 
 
 class SessionKind(StrEnum):
@@ -85,8 +85,7 @@ _UNSCOPED_RULES = _combine(_RULES[:-1])
 _KIND_BY_GROUP = {f"r{index}": kind for index, (kind, _) in enumerate(_RULES)}
 
 
-@dataclass(frozen=True, slots=True)
-class SessionKeyInfo:
+class SessionKeyInfo(NamedTuple):
     """What a session key says about its session."""
 
     key: str

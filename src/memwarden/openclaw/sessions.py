@@ -14,11 +14,10 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -69,8 +68,7 @@ _CHECKPOINT = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
+class SessionRecord(NamedTuple):
     """One session of one agent, as its store describes it.
 
     Token counts are those of the gateway: `total_tokens` is the context size of the last model

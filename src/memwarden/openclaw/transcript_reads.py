@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import orjson
 
@@ -14,8 +14,7 @@ from memwarden.openclaw.entries import Entry, MalformedLine, parse_line
 _POSITION_FIELDS = ("offset", "device", "inode", "seq")
 
 
-@dataclass(frozen=True)
-class TranscriptLocation:
+class TranscriptLocation(NamedTuple):
     """Where a session's transcript lives.
 
     `file`: `path` is the JSONL file. `sqlite`: `path` is the agent database and the transcript
@@ -27,8 +26,7 @@ class TranscriptLocation:
     session_id: str
 
 
-@dataclass(frozen=True)
-class ReadPosition:
+class ReadPosition(NamedTuple):
     """How far a transcript has been read.
 
     Files: `offset` is the byte just past the last complete line read, and `device`/`inode`

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 COMMENT_STARTS = "#;"
 NEWLINES = "\n\r"
@@ -35,8 +36,7 @@ _REST_OF_LINE = re.compile(r"[^\n\r]*(?:\r\n?|\n)?")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
-@dataclass(frozen=True)
-class EnvFileProblem:
+class EnvFileProblem(NamedTuple):
     """A line the grammar cannot read as its writer meant: where, and the fix."""
 
     line: int

@@ -11,9 +11,9 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -30,8 +30,7 @@ _SQLITE_UNUSABLE = frozenset({3, 5, 6, 7, 8, 10, 11, 13, 14, 15, 26})  # PERM â€
 _SQLITE_DAMAGED = frozenset({11, 26})  # CORRUPT, NOTADB
 
 
-@dataclass(frozen=True)
-class Migration:
+class Migration(NamedTuple):
     version: int
     name: str
     sql: str
@@ -52,8 +51,7 @@ def bundled_migrations() -> list[Migration]:
     return sorted(found, key=lambda migration: migration.version)
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     id: int
     job: str
     started_at: float
@@ -377,9 +375,10 @@ def json_text(value: Any) -> str:
 
 
 def from_row(kind: type[T], row: sqlite3.Row, **computed: Any) -> T:
-    """Given a dataclass, a row whose columns are named as its fields and the values of the
-    fields that are not plain columns, return the dataclass."""
-    plain = {f.name: row[f.name] for f in fields(kind) if f.name not in computed}  # type: ignore[arg-type]
+    """Given a record class (a dataclass or a NamedTuple), a row whose columns are named as its
+    fields and the values of the fields that are not plain columns, return the record."""
+    names = kind._fields if issubclass(kind, tuple) else [f.name for f in fields(kind)]  # type: ignore[arg-type, attr-defined]
+    plain = {name: row[name] for name in names if name not in computed}
     return kind(**plain, **computed)
 
 

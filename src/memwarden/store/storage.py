@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -38,8 +38,7 @@ CONFIG_BACKUPS_DIR = "config-backups"  # copies of the gateway config, by `backu
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
-@dataclass(frozen=True)
-class Storage:
+class Storage(NamedTuple):
     """The storage of one gateway: its folder, the root it is in, and who owns the root.
 
     `gateway` is the real path of the gateway's state dir; `owner` that of the gateway the root
@@ -120,7 +119,7 @@ def claim(storage: Storage) -> Storage:
     finally:
         os.unlink(temp)
     fsync_dir(storage.root)
-    return replace(storage, owner=storage.gateway)
+    return storage._replace(owner=storage.gateway)
 
 
 def storage_folders(root: Path) -> list[Path]:

@@ -20,7 +20,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,7 +60,7 @@ MemoryLock = Callable[[str], AbstractContextManager[object]]
 
 def record(connection: sqlite3.Connection, token: str, files: Sequence[StagedFile]) -> None:
     """Add the staged files of run `token` to the journal (inside the caller's transaction)."""
-    columns = [column.name for column in fields(StagedFile)]
+    columns = list(StagedFile._fields)
     rows = [(token, *[getattr(staged, name) for name in columns]) for staged in files]
     connection.executemany(_INSERT, rows)
 

@@ -15,7 +15,6 @@ import re
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -217,12 +216,12 @@ def _rewound(
 ) -> PositionUpdate:
     update = disowned(row)
     if row.data.get("file") not in rewound:
-        update = replace(update, data=dict(row.data))
+        update = update._replace(data=dict(row.data))
     if not relog:
         return update
     # No position but a last entry time: what is newer than it is new (checkpoint.read.reader).
     session_id, last_entry_at = (mark[0], mark[1]) if mark else (row.session_id, None)
-    return replace(update, session_id=session_id, position=None, last_entry_at=last_entry_at)
+    return update._replace(session_id=session_id, position=None, last_entry_at=last_entry_at)
 
 
 def forget_conversation(state: StateDB, agent_ids: Iterable[str], session_key: str) -> None:

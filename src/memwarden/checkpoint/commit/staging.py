@@ -24,6 +24,7 @@ import secrets
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -66,8 +67,7 @@ def temp_pattern(token: str) -> re.Pattern[str]:
     return re.compile(rf"^\..+\.mw-{re.escape(token)}-\d+\.tmp$")
 
 
-@dataclass(frozen=True)
-class StagedFile:
+class StagedFile(NamedTuple):
     """One file a run writes: its temp file, what it holds, and what the target was when read;
     its fields are the columns of the journal's row (`journal`), in order.
 

@@ -9,9 +9,8 @@ parsing the log.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memwarden.process.errors import ConfigError
 
@@ -19,8 +18,7 @@ if TYPE_CHECKING:
     from memwarden.checkpoint.digest.extract import Excerpt
 
 
-@dataclass(frozen=True)
-class DayGroup:
+class DayGroup(NamedTuple):
     """The new messages of one session on one local day."""
 
     day: date

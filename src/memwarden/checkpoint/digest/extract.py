@@ -7,8 +7,8 @@ Kept: user and assistant text. Left out: thinking blocks, tool results, `HEARTBE
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from memwarden.openclaw.entries import CONTROL_REPLIES, Entry, Message
 
@@ -17,8 +17,7 @@ MIN_TEXT_CHARS = 5
 KEPT_ROLES = frozenset({"user", "assistant"})
 
 
-@dataclass(frozen=True, slots=True)
-class Excerpt:
+class Excerpt(NamedTuple):
     """One kept message: who said it, the whole text, and when."""
 
     role: str

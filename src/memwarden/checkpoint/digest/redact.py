@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from typing import NamedTuple
 
 from memwarden.checkpoint.digest.secret_rules import (
     GENERIC_RULES,
@@ -34,8 +35,7 @@ from memwarden.process.errors import ConfigError
 _MEMO_LIMIT = 4096
 
 
-@dataclass(frozen=True)
-class _Lookups:
+class _Lookups(NamedTuple):
     """The literals that say a rule may match, by where they are looked for, with the rule's
     index; and the rules tried on every text (`near` rules, operators' scanned rules). Each
     kind of literal also has one pattern matching any of them: most texts hold none, and one

@@ -9,9 +9,8 @@ keys matching `checkpoint.exclude_sessions` are never chosen.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
 
@@ -22,8 +21,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     """The sessions to checkpoint, and why (or why none).
 
     `valid_until` is when the same store could give another selection as time passes (a main

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.agent_memory.observations import cut
 from memwarden.checkpoint.digest.conversation import Conversation, Said
@@ -41,8 +40,7 @@ TIME_ALLOWANCE = 16
 LINE_OVERHEAD = 20
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(NamedTuple):
     """What of a conversation a handoff shows: its items but the `items_left_out` oldest, its
     first `messages` messages by priority, and its compaction summary or not."""
 

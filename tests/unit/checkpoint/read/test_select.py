@@ -143,7 +143,7 @@ def test_select_all_compares_update_times_to_the_microsecond_as_datetimes_do():
     cutoff = now - FOUR_HOURS
     cutoff_ms = int(cutoff.timestamp() * 1000)  # 0.5 ms before the cutoff
     conversations = [
-        SessionRecord(**{**_fields(record(f"agent:main:telegram:direct:{n}", 0)), "updated_at": t})
+        record(f"agent:main:telegram:direct:{n}", 0)._replace(updated_at=t)
         for n, t in enumerate([cutoff_ms + 2, cutoff_ms + 1, cutoff_ms, cutoff_ms - 1])
     ]
     selection = select_sessions(
@@ -155,7 +155,3 @@ def test_select_all_compares_update_times_to_the_microsecond_as_datetimes_do():
     )
     assert keys(selection) == [one.key for one in conversations if one.updated >= cutoff]
     assert keys(selection) == [conversations[0].key, conversations[1].key]
-
-
-def _fields(one: SessionRecord) -> dict:
-    return {name: getattr(one, name) for name in SessionRecord.__slots__}
