@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -22,8 +21,7 @@ Signature = list[int] | None
 _RECORD_DATA = ("era", "settings", "signatures", "sessions", "reason")
 
 
-@dataclass(frozen=True)
-class StoredSession:
+class StoredSession(NamedTuple):
     """The row a previous run left for one session key."""
 
     agent_id: str
@@ -35,7 +33,7 @@ class StoredSession:
     # When the row was last written: a run commits a session only if it is still the same.
     updated_at: float | None = None
 
-    @cached_property
+    @property
     def position(self) -> ReadPosition | None:
         """The stored read position, or None when the row holds none that is valid."""
         # lazy: the fast skip reads no position

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -19,8 +18,7 @@ _PROBES = ("", "x a-Z_0.9:/\n")
 RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """A setting. `key` is dotted (`section.name`); `kind` is int, float, bool, str, path,
     choice, str_list, str_map or table_list (`describe_type` names each; `_coerce_<kind>` reads it).
 
