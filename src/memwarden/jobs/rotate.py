@@ -10,6 +10,7 @@ session's failure never stops the others; any failed rotation makes the exit cod
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.snapshots import snapshot_written
@@ -72,7 +73,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         # Unscoped keys (`global`, legacy names) belong to the default agent.
         default_id = deployment.default_agent().id
         owned = [
-            row if row.agent_id else row._replace(agent_id=default_id) for row in listed if row
+            row if row.agent_id else replace(row, agent_id=default_id) for row in listed if row
         ]
         rows = [row for row in owned if row.agent_id in agent_ids]
         confirmed = {

@@ -105,6 +105,22 @@ def test_rotate_sqlite_era_resets_main_in_place_and_leaves_cron(capsys, sqlite_s
     assert "second message after reset" in active_context(sqlite_state)
 
 
+def test_rotate_counts_an_unscoped_key_as_the_default_agents(capsys, sqlite_state, monkeypatch):
+    # `global` (and legacy names) carry no agent: the gateway's default agent owns them.
+    with gateway_for(sqlite_state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        sim.set_row("global", totalTokens=10)
+        result = rotate(capsys, sqlite_state, "--dry-run")
+
+    assert result.exit_code == 0, result.stderr
+    sessions = by_key(result)
+    assert sessions[MAIN]["status"] == "would_rotate"
+    assert (sessions["global"]["agent_id"], sessions["global"]["check"]) == (
+        "main",
+        "below_threshold",
+    )
+
+
 def test_rotate_file_era_moves_key_to_new_id_and_checkpoint_keeps_handoff(
     capsys, file_state, monkeypatch
 ):
