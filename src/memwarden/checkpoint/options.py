@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, NamedTuple
 
@@ -17,8 +16,7 @@ class Limits(NamedTuple):
     handoff_max_chars: int = 0
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """The `checkpoint.*` options, typed."""
 
     mode: str = "all"
@@ -28,7 +26,7 @@ class Settings:
     min_messages: int = 1
     daily_log: bool = True
     workers: int = 0
-    limits: Limits = field(default_factory=Limits)
+    limits: Limits = Limits()
     active_context_template: str = ""
     daily_entry_template: str = ""
 

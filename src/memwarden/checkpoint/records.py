@@ -9,7 +9,6 @@ Loaded and saved by `positions`, as is each conversation's accumulated memory.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -59,26 +58,24 @@ class PositionUpdate(NamedTuple):
     conversation: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class EventRecord:
+class EventRecord(NamedTuple):
     """A timeline event to record at the end of a run."""
 
     type: str
     agent_id: str
     session_key: str | None
     session_id: str | None
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class AgentRecord:
+class AgentRecord(NamedTuple):
     """What the last run read for one agent and what it concluded for each chosen session."""
 
     agent_id: str
     era: str
     settings: str
     signatures: dict[str, Signature]
-    sessions: list[dict[str, str]] = field(default_factory=list)
+    sessions: list[dict[str, str]]
     reason: str = ""
     valid_until: float | None = None
     recorded_at: float = 0.0

@@ -138,7 +138,7 @@ def write(
             data=update.data,
         )
     for event in events:
-        state.record_event(**vars(event), job="checkpoint", run_id=run_id)
+        state.record_event(**event._asdict(), job="checkpoint", run_id=run_id)
 
 
 def changed_sessions(
