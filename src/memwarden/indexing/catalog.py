@@ -112,8 +112,7 @@ def category_of(path: str, rules: Sequence[Rule]) -> str:
     return OTHER
 
 
-@dataclass(frozen=True)
-class Totals:
+class Totals(NamedTuple):
     """Counts and sums over a set of files."""
 
     files: int
@@ -136,8 +135,7 @@ class Totals:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(NamedTuple):
     """One file as its table row shows it: every cell already formatted and escaped."""
 
     path: str
@@ -174,8 +172,7 @@ class CategoryView:
     dated: bool
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """How much to show: collapse dated categories, at most `row_limit` rows, short how-to."""
 
     collapse_dated: bool = False
