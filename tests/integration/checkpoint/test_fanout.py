@@ -22,6 +22,7 @@ import pytest
 from memwarden.checkpoint.run import agents as checkpoint_agents
 from memwarden.checkpoint.run import fanout
 from memwarden.checkpoint.run import job as checkpoint_job
+from memwarden.indexing.manifest import MANIFEST_NAME
 from memwarden.process import cpus
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
@@ -179,6 +180,54 @@ def test_workers_write_the_bytes_one_process_writes(pristine, tmp_path, monkeypa
     assert not list((three / "workspaces").rglob("*.tmp"))
     assert not list((three / "xdg").rglob("checkpoint-writers/*"))
     assert no_children_left()
+
+
+def test_a_workspace_shared_across_batches_is_indexed_as_one_process_indexes_it(
+    pristine, tmp_path, monkeypatch, capsys
+):
+    # The first and the last agent share a workspace: committed in different batches, its
+    # manifest is refreshed with each, and the run reports it once, as one process does. (Their
+    # daily-log entries are in the order they were committed: that file may differ.)
+    one = share_a_workspace(copy_of(pristine, tmp_path / "one"))
+    two = share_a_workspace(copy_of(pristine, tmp_path / "two"))
+    refreshes = []
+    real_refresh = checkpoint_job._refresh_indexes
+
+    def counted(context, agents, *arguments, **options):
+        refreshes.append([agent.id for agent in agents])
+        return real_refresh(context, agents, *arguments, **options)
+
+    monkeypatch.setattr(checkpoint_job, "_refresh_indexes", counted)
+    alone = checkpoint(one, monkeypatch, capsys, "1")
+    refreshes.clear()
+    shared = checkpoint(two, monkeypatch, capsys, "2")
+
+    # Refreshed batch by batch while the workers still read, not once at the end.
+    assert len([batch for batch in refreshes if batch]) >= 2
+    workspaces = [item["workspace"] for item in shared["index"]]
+    assert len(workspaces) == len(set(workspaces)) == AGENTS - 1
+    first, last = shared["index"][0], alone["index"][0]
+    assert (first["agents"], first["status"], first["files"]) == (
+        last["agents"],
+        last["status"],
+        last["files"],
+    )
+    assert len(first["agents"]) == 2
+    manifests = [root / "workspaces" / "main" / "memory" / MANIFEST_NAME for root in (one, two)]
+    assert manifests[1].read_bytes() == manifests[0].read_bytes()
+    assert {path: body for path, body in memory(two).items() if not path.startswith("main/")} == {
+        path: body for path, body in memory(one).items() if not path.startswith("main/")
+    }
+
+
+def share_a_workspace(root: Path) -> Path:
+    """Give the fleet's last agent the first agent's workspace; return the fleet's folder."""
+    config_path = root / "state" / "openclaw.json"
+    config = json.loads(config_path.read_text())
+    agents = config["agents"]["list"]
+    agents[-1]["workspace"] = agents[0]["workspace"]
+    config_path.write_text(json.dumps(config))
+    return root
 
 
 def test_an_error_in_a_worker_fails_its_agent_with_its_traceback(
