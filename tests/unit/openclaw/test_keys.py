@@ -101,8 +101,11 @@ def test_session_kind_every_kind_but_unknown_is_automation_or_interactive():
 
 
 def test_session_key_info_is_frozen():
+    # Cached (lru_cache): a change would reach every later caller of classify.
+    info = classify("agent:main:main")
     with pytest.raises(AttributeError):
-        classify("agent:main:main").kind = K.CRON  # type: ignore[misc]
+        info.kind = K.CRON  # type: ignore[misc]
+    assert classify("agent:main:main").kind is K.MAIN
 
 
 def test_is_automation_key_builtin_automation_needs_no_patterns():
