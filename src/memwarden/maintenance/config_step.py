@@ -38,7 +38,7 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     names = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
     latest = latest_backup(names)
     latest_bytes = (folder / latest).read_bytes() if latest else None
-    good, good_bytes = _latest_good(folder, names)
+    good, good_bytes = _latest_good(folder, names, latest, latest_bytes)
     ratio = context.config.maintain.config_shrink_ratio
     decision = decide_backup(current, latest_bytes, good_bytes, ratio)
     report.data = {
@@ -78,9 +78,15 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     return report
 
 
-def _latest_good(folder: Path, names: list[str]) -> tuple[str | None, bytes | None]:
-    """Return the newest backup holding a config the gateway could load (name, bytes)."""
-    for name in sorted((name for name in names if is_backup(name)), reverse=True):
+def _latest_good(
+    folder: Path, names: list[str], latest: str | None, latest_bytes: bytes | None
+) -> tuple[str | None, bytes | None]:
+    """Given the names in the backup folder and the newest backup (read already), return the
+    newest backup holding a config the gateway could load (name, bytes)."""
+    if latest_bytes is not None and is_gateway_config(latest_bytes):
+        return latest, latest_bytes
+    older = (name for name in names if is_backup(name) and name != latest)
+    for name in sorted(older, reverse=True):
         try:
             data = (folder / name).read_bytes()
         except OSError:
