@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.maintenance.config_backup import (
     backups_to_prune,
     decide_backup,
@@ -16,7 +15,7 @@ from memwarden.maintenance.report import StepReport, size_text
 from memwarden.openclaw.config_file import is_gateway_config
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, Problem
-from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name
+from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name, write_config_backup
 
 
 def config_step(context: JobContext, dry_run: bool) -> StepReport:
@@ -52,27 +51,28 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     if not decision.take:
         report.lines.append(f"config: {source.name} unchanged since {latest}")
         return report
-    name = backup_name(source.name, context.now())
     spare = None if is_gateway_config(current) else good
-    pruned = backups_to_prune([*names, name], context.config.maintain.config_backups_keep, spare)
+    keep = context.config.maintain.config_backups_keep
     if dry_run:
+        name = backup_name(source.name, context.now())
         report.lines.append(f"config: would back up {source} to {folder / name}")
+        pruned = backups_to_prune([*names, name], keep, spare)
         report.lines += [f"  would delete old backup {old}" for old in pruned]
         return report
-    ensure_dir(folder, root=context.storage_dir)
-    atomic_write(folder / name, current, root=context.storage_dir)
+    backup = write_config_backup(context.storage_dir, source.name, current, context.now())
+    pruned = backups_to_prune([*names, backup.name], keep, spare)
     for old in pruned:
         (folder / old).unlink(missing_ok=True)
-    report.data["backed_up"] = str(folder / name)
+    report.data["backed_up"] = str(backup)
     report.data["pruned"] = pruned
     context.state.record_event(
         "config.backed_up",
         job="maintain",
         run_id=context.run_id,
-        data={"config": str(source), "backup": str(folder / name), "bytes": len(current)},
+        data={"config": str(source), "backup": str(backup), "bytes": len(current)},
     )
     report.lines.append(
-        f"config: backed up {source.name} ({size_text(len(current))}) to {folder / name}"
+        f"config: backed up {source.name} ({size_text(len(current))}) to {backup}"
         + (f"; deleted {len(pruned)} old backup(s)" if pruned else "")
     )
     return report
