@@ -28,8 +28,9 @@ from memwarden.gateway_hooks.shipped import (
 )
 from memwarden.health.deliveries import FOLDER as DELIVERIES
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
-from memwarden.indexing.manifest import ACTIVE_CONTEXT_PATH, choose_handoffs
+from memwarden.indexing.manifest import INDEX_PATH, choose_handoffs
 from memwarden.openclaw.agents import Agent, not_a_folder
+from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
 from memwarden.openclaw.endpoint import resolve_endpoint
 from memwarden.openclaw.gateway_settings import (
     hook_installed,
@@ -227,8 +228,8 @@ def bootstrap(deployment: Deployment) -> list[Finding]:
         if agent.workspace in seen or not agent.workspace.is_dir():
             continue
         seen.add(agent.workspace)
-        lengths = bootstrap_lengths(agent.workspace)
-        shared = {path: chars for path, chars in lengths.items() if path != ACTIVE_CONTEXT_PATH}
+        # ACTIVE_CONTEXT.md is one of the handoffs, read below.
+        shared = bootstrap_lengths(agent.workspace, (*GATEWAY_BOOTSTRAP, INDEX_PATH))
         sharing = [other.id for other in deployment.agents if other.workspace == agent.workspace]
         found = read_handoffs(agent.memory_dir, sharing) if agent.memory_dir.is_dir() else []
         chosen = choose_handoffs(found, keeping_main_file, agent.workspace)[0]

@@ -116,14 +116,20 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
     """
     if root is not None:
         check_inside(path / ".probe", root)
-    missing, current = [], path
+    # mkdir(parents=True) would give the parents the umask's mode, not 0700.
+    for folder in missing_ancestors(path):
+        folder.mkdir(mode=DIR_MODE, exist_ok=True)
+    return path
+
+
+def missing_ancestors(path: Path) -> list[Path]:
+    """Given a folder, return it and its parents that do not exist yet, outermost first."""
+    missing = []
+    current = path
     while not current.exists() and current != current.parent:
         missing.append(current)
         current = current.parent
-    # mkdir(parents=True) would give the parents the umask's mode, not 0700.
-    for folder in reversed(missing):
-        folder.mkdir(mode=DIR_MODE, exist_ok=True)
-    return path
+    return list(reversed(missing))
 
 
 def atomic_write(

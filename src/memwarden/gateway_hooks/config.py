@@ -12,12 +12,11 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from datetime import timedelta
 from pathlib import Path
 
 import orjson
 
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write
 from memwarden.gateway_hooks.json5_text import changes, edit
 from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.gateway_hooks.record import HooksRecord
@@ -26,7 +25,7 @@ from memwarden.gateway_hooks.shipped import HOOK_NAMES
 from memwarden.openclaw.config_file import load_gateway_config, parse_json5
 from memwarden.openclaw.gateway_settings import hook_selection
 from memwarden.process.errors import MemwardenError
-from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name
+from memwarden.store.storage import CONFIG_BACKUPS_DIR, write_config_backup
 
 Texts = tuple[str | None, str | None]  # the config's text before and after (None: no file)
 
@@ -156,7 +155,8 @@ def _write(plan: HooksPlan, current: str | None, new: str | None, what: str) -> 
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if current is not None else 0o600
         if current is not None:
-            plan.lines.append(f"hooks: backed up {path} to {_backup(plan, current)}")
+            backup = write_config_backup(plan.storage_dir, path.name, current, plan.now)
+            plan.lines.append(f"hooks: backed up {path} to {backup}")
         if new is None:
             path.unlink(missing_ok=True)
         else:
@@ -167,17 +167,6 @@ def _write(plan: HooksPlan, current: str | None, new: str | None, what: str) -> 
         return False
     plan.lines.append(f"hooks: {path}: {what}")
     return True
-
-
-def _backup(plan: HooksPlan, content: str) -> Path:
-    """Copy `content` to a new `<storage_dir>/config-backups/<UTC time>-<name>` (0600)."""
-    folder = ensure_dir(plan.storage_dir / CONFIG_BACKUPS_DIR, root=plan.storage_dir)
-    moment = plan.now
-    while (folder / backup_name(plan.config_path.name, moment)).exists():
-        moment += timedelta(microseconds=1)
-    target = folder / backup_name(plan.config_path.name, moment)
-    atomic_write(target, content, root=plan.storage_dir)
-    return target
 
 
 def _diff_lines(path: Path, before: str | None, after: str) -> list[str]:

@@ -8,6 +8,7 @@ against the caps and health's metrics carry them.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from memwarden.fs.files import read_text_if_exists
@@ -18,9 +19,12 @@ from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
 INJECTED = (INDEX_PATH, ACTIVE_CONTEXT_PATH)
 
 
-def bootstrap_lengths(workspace: Path) -> dict[str, int]:
-    """Given a workspace, return the length of each bootstrap file present (gateway's and
-    memwarden's), by path relative to the workspace, in UTF-16 units with the end trimmed.
+def bootstrap_lengths(
+    workspace: Path, names: Sequence[str] = (*GATEWAY_BOOTSTRAP, *INJECTED)
+) -> dict[str, int]:
+    """Given a workspace, return the length of each of the bootstrap files `names` present
+    (default: the gateway's and memwarden's), by path relative to the workspace, in UTF-16 units
+    with the end trimmed.
 
     Only the names a folder listing shows are opened: health reads every agent's workspace each
     run, and most bootstrap files are absent.
@@ -29,7 +33,7 @@ def bootstrap_lengths(workspace: Path) -> dict[str, int]:
     if "memory" in present:
         present |= {f"memory/{name}" for name in _names(workspace / "memory")}
     lengths = {}
-    for name in (*GATEWAY_BOOTSTRAP, *INJECTED):
+    for name in names:
         if name not in present:
             continue
         text = read_text_if_exists(workspace / name)

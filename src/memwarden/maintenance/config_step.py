@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.maintenance.config_backup import (
     backups_to_prune,
     decide_backup,
@@ -16,7 +15,7 @@ from memwarden.maintenance.report import StepReport, size_text
 from memwarden.openclaw.config_file import is_gateway_config
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, Problem
-from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name
+from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name, write_config_backup
 
 
 def config_step(context: JobContext, dry_run: bool) -> StepReport:
@@ -38,7 +37,7 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     names = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
     latest = latest_backup(names)
     latest_bytes = (folder / latest).read_bytes() if latest else None
-    good, good_bytes = _latest_good(folder, names)
+    good, good_bytes = _latest_good(folder, names, latest, latest_bytes)
     ratio = context.config.maintain.config_shrink_ratio
     decision = decide_backup(current, latest_bytes, good_bytes, ratio)
     report.data = {
@@ -52,35 +51,42 @@ def config_step(context: JobContext, dry_run: bool) -> StepReport:
     if not decision.take:
         report.lines.append(f"config: {source.name} unchanged since {latest}")
         return report
-    name = backup_name(source.name, context.now())
     spare = None if is_gateway_config(current) else good
-    pruned = backups_to_prune([*names, name], context.config.maintain.config_backups_keep, spare)
+    keep = context.config.maintain.config_backups_keep
     if dry_run:
+        name = backup_name(source.name, context.now())
         report.lines.append(f"config: would back up {source} to {folder / name}")
+        pruned = backups_to_prune([*names, name], keep, spare)
         report.lines += [f"  would delete old backup {old}" for old in pruned]
         return report
-    ensure_dir(folder, root=context.storage_dir)
-    atomic_write(folder / name, current, root=context.storage_dir)
+    backup = write_config_backup(context.storage_dir, source.name, current, context.now())
+    pruned = backups_to_prune([*names, backup.name], keep, spare)
     for old in pruned:
         (folder / old).unlink(missing_ok=True)
-    report.data["backed_up"] = str(folder / name)
+    report.data["backed_up"] = str(backup)
     report.data["pruned"] = pruned
     context.state.record_event(
         "config.backed_up",
         job="maintain",
         run_id=context.run_id,
-        data={"config": str(source), "backup": str(folder / name), "bytes": len(current)},
+        data={"config": str(source), "backup": str(backup), "bytes": len(current)},
     )
     report.lines.append(
-        f"config: backed up {source.name} ({size_text(len(current))}) to {folder / name}"
+        f"config: backed up {source.name} ({size_text(len(current))}) to {backup}"
         + (f"; deleted {len(pruned)} old backup(s)" if pruned else "")
     )
     return report
 
 
-def _latest_good(folder: Path, names: list[str]) -> tuple[str | None, bytes | None]:
-    """Return the newest backup holding a config the gateway could load (name, bytes)."""
-    for name in sorted((name for name in names if is_backup(name)), reverse=True):
+def _latest_good(
+    folder: Path, names: list[str], latest: str | None, latest_bytes: bytes | None
+) -> tuple[str | None, bytes | None]:
+    """Given the names in the backup folder and the newest backup (read already), return the
+    newest backup holding a config the gateway could load (name, bytes)."""
+    if latest_bytes is not None and is_gateway_config(latest_bytes):
+        return latest, latest_bytes
+    older = (name for name in names if is_backup(name) and name != latest)
+    for name in sorted(older, reverse=True):
         try:
             data = (folder / name).read_bytes()
         except OSError:

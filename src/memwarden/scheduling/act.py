@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write, ensure_dir, missing_ancestors
 from memwarden.process.errors import UsageError
 from memwarden.scheduling.plan import Command
 
@@ -118,16 +118,6 @@ def _execute(command: Command, env: Mapping[str, str]) -> tuple[int | None, str,
     except OSError as error:
         return None, "", f"cannot run: {error.strerror or error}"
     return completed.returncode, completed.stdout, completed.stderr
-
-
-def missing_ancestors(path: Path) -> list[Path]:
-    """Given a folder, return it and its parents that do not exist yet, outermost first."""
-    missing = []
-    current = path
-    while not current.exists() and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    return list(reversed(missing))
 
 
 def make_dirs(folder: Path) -> list[Path]:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memwarden import __version__
-from memwarden.fs.files import sha256_file, sha256_text
+from memwarden.fs.files import missing_ancestors, sha256_file, sha256_text
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
@@ -168,7 +168,7 @@ def _apply(
             result.lines.append(f"wrote {planned.path}")
     finally:
         # Even when a write fails, record what was written so uninstall can remove it.
-        created += act.missing_ancestors(manifest_path(spec.storage_dir, plan.target).parent)
+        created += missing_ancestors(manifest_path(spec.storage_dir, plan.target).parent)
         manifest = _manifest(spec, plan, previous, installed, created, crontab_existed)
         saved = save_manifest(spec.storage_dir, manifest)
     outcomes += [act.run_command(command, context.env) for command in plan.after]

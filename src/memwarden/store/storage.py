@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
 import orjson
 
 from memwarden.fs.files import (
+    atomic_write,
     ensure_dir,
     fsync_dir,
     remove_stale_temp_files,
@@ -82,6 +83,20 @@ def backup_name(source_name: str, moment: datetime) -> str:
     Microseconds keep two backups taken within one second apart.
     """
     return f"{moment.astimezone(UTC):%Y%m%dT%H%M%S.%fZ}-{source_name}"
+
+
+def write_config_backup(
+    storage_dir: Path, source_name: str, content: bytes | str, moment: datetime
+) -> Path:
+    """Copy `content` (the gateway config named `source_name`, taken at `moment`) to a new file
+    `<storage_dir>/config-backups/<backup_name>` (0600, never over another backup: a microsecond
+    later while the name is taken); return its path."""
+    folder = ensure_dir(storage_dir / CONFIG_BACKUPS_DIR, root=storage_dir)
+    while (folder / backup_name(source_name, moment)).exists():
+        moment += timedelta(microseconds=1)
+    target = folder / backup_name(source_name, moment)
+    atomic_write(target, content, root=storage_dir)
+    return target
 
 
 def locate(root: Path, state_dir: Path) -> Storage:

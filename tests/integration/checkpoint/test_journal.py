@@ -16,6 +16,8 @@ import pytest
 from memwarden.checkpoint.commit import journal
 from memwarden.checkpoint.commit.positions import load_stored
 from memwarden.checkpoint.commit.staging import WRITERS_FOLDER, AgentFiles, Writer
+from memwarden.process.runtime import JobContext
+from memwarden.settings.config import defaults
 from memwarden.store.state import StateDB
 from support.fsyncs import record_fsyncs
 
@@ -24,13 +26,22 @@ HEADER = "# 2026-11-25\n"
 
 
 @pytest.fixture
-def setup(tmp_path: Path):
+def context(tmp_path: Path):
+    """A run's context whose storage (state.db, locks, writers) is `<tmp>/storage`."""
+    context = JobContext(
+        config=defaults(),
+        env={"STATE_DIRECTORY": str(tmp_path / "storage")},
+        state_dir_override=tmp_path / "gateway",
+    )
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def setup(context: JobContext, tmp_path: Path):
     workspace = tmp_path / "workspace"
     (workspace / "memory").mkdir(parents=True)
-    storage = tmp_path / "storage"
-    state = StateDB(storage / "state.db")
-    yield state, storage, workspace
-    state.close()
+    return context.state, context.storage_dir, workspace
 
 
 def no_lock(agent_id: str):
@@ -245,17 +256,16 @@ def test_agent_files_rollback_drops_what_a_failed_session_staged(setup):
     assert temp_files(workspace) == []
 
 
-def commit_one(state, storage, workspace, stored):
+def commit_one(context, workspace, stored):
     """Commit one agent's daily-log entry as a run that read the rows `stored` does; return the
     report, the session's outcome and the folders renamed into, by agent."""
-    from types import SimpleNamespace
-
     from memwarden.checkpoint.commit.durable_run import DurableWrites
     from memwarden.checkpoint.outcome import SessionOutcome
     from memwarden.checkpoint.records import PositionUpdate
     from memwarden.checkpoint.run.agents import AgentResult
     from memwarden.openclaw.agents import Agent
 
+    state, storage = context.state, context.storage_dir
     writer = Writer(storage)
     files = AgentFiles("main", workspace)
     files.append(workspace / "memory" / "2026-11-25.md", ENTRY, HEADER)
@@ -263,7 +273,6 @@ def commit_one(state, storage, workspace, stored):
     outcome.files = [str(workspace / "memory" / "2026-11-25.md")]
     outcome.update = PositionUpdate("main", "agent:main:main", "s1", {"offset": 2}, None, {})
     agent = Agent("main", workspace, storage / "agent", True, "file", True)
-    context = SimpleNamespace(state=state, run_id=None, memory_lock=no_lock)
     writes = DurableWrites(context, writer, [])
     result = AgentResult([outcome], staged=files.stage(writer))
     report = writes.commit_agents(stored, [(agent, result)])
@@ -271,13 +280,13 @@ def commit_one(state, storage, workspace, stored):
     return report, outcome, writes.placed
 
 
-def test_commit_of_a_session_another_run_committed_since_it_was_read_is_left_out(setup):
-    state, storage, workspace = setup
+def test_commit_of_a_session_another_run_committed_since_it_was_read_is_left_out(setup, context):
+    state, _, workspace = setup
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
     read = load_stored(state)
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 2})  # the other
 
-    report, outcome, _ = commit_one(state, storage, workspace, read)
+    report, outcome, _ = commit_one(context, workspace, read)
 
     assert report.conflicts == ["main"]
     assert (outcome.outcome, outcome.update) == ("skipped", None)
@@ -286,14 +295,14 @@ def test_commit_of_a_session_another_run_committed_since_it_was_read_is_left_out
 
 
 def test_commit_of_a_session_unchanged_since_it_was_read_puts_its_files_in_place(
-    setup, monkeypatch
+    setup, context, monkeypatch
 ):
-    state, storage, workspace = setup
+    state, _, workspace = setup
     state.set_position("checkpoint", "main", "agent:main:main", "s1", {"offset": 1})
     read = load_stored(state)
     fsynced = record_fsyncs(monkeypatch)
 
-    report, _, placed = commit_one(state, storage, workspace, read)
+    report, _, placed = commit_one(context, workspace, read)
 
     assert report.conflicts == []
     assert (workspace / "memory" / "2026-11-25.md").read_text() == HEADER + ENTRY

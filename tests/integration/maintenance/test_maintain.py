@@ -15,6 +15,7 @@ import pytest
 from memwarden.health.deliveries import receipt_name
 from memwarden.process.runtime import JobResult
 from memwarden.store.state import StateDB
+from memwarden.store.storage import backup_name
 from support.cli import run_cli
 from support.deployments import make_file_era_state, make_sqlite_era_state
 
@@ -194,6 +195,21 @@ def test_maintain_keeps_the_last_good_config_through_a_series_of_broken_edits(
     assert good in kept  # not pushed out by the broken copies
     assert kept[-1] == b""  # and what is there now is kept too
     assert "shrank from" in result.stderr and "to 0 B" in result.stderr
+
+
+def test_maintain_never_writes_over_a_config_backup_taken_at_the_same_moment(
+    capsys, file_era, isolated_env, fixture_clock
+):
+    backups = storage(isolated_env) / "config-backups"
+    backups.mkdir(parents=True)
+    taken = backups / backup_name(file_era.config_path.name, fixture_clock)  # by a hooks install
+    taken.write_text("{ the config before the install }\n")
+
+    assert run_cli(capsys, "--state-dir", file_era.state_dir, "maintain").exit_code == 0
+
+    assert taken.read_text() == "{ the config before the install }\n"
+    (new,) = set(backups.iterdir()) - {taken}
+    assert new.read_bytes() == file_era.config_path.read_bytes()
 
 
 def test_maintain_rotates_oversized_logs(capsys, file_era, isolated_env, tmp_path):

@@ -5,6 +5,7 @@ a problem becomes a `failed` outcome)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,19 +47,11 @@ def checkpoint_agent(run: RunState, agent: Agent, *, force: bool) -> AgentResult
     """
     stopping.check()
     try:
-        run = with_files(run, agent)
-        result = _checkpoint_sessions(run, agent, force)
-        # As temp files, for the commit (raise OSError if one cannot be written: none is left).
-        result.staged = run.files.stage(run.writer) if run.files is not None else []
-        return result
+        return read_and_stage(run, agent, lambda run: _checkpoint_sessions(run, agent, force))
     except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
         stopping.check()
         reason = describe_error(error)
         return AgentResult([SessionOutcome(agent.id, str(agent.workspace), "failed", reason)])
-    finally:
-        # The read-only connection `sqlite_ro` keeps to the agent's database, closed in the
-        # thread that opened it (only that thread may), so a run over many agents keeps few open.
-        sqlite_ro.close(agent.sqlite_path)
 
 
 def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
@@ -76,14 +69,24 @@ def skip_unchanged(run: RunState, agent: Agent) -> AgentResult | None:
     return AgentResult(unchanged.replay(record, agent), record, skipped_fast=True)
 
 
-def with_files(run: RunState, agent: Agent) -> RunState:
-    """Return the run with a fresh `AgentFiles` for this agent's writes (none in a dry run: it
-    has no writer); `files.stage(writer)` writes them."""
-    if run.writer is None:
-        return run
-    return replace(
-        run, files=AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
-    )
+def read_and_stage(
+    run: RunState, agent: Agent, read: Callable[[RunState], AgentResult]
+) -> AgentResult:
+    """Return what `read(run)` found for the agent, given the run with a fresh `AgentFiles` for
+    the agent's writes (none in a dry run: it has no writer), with those writes staged as temp
+    files for the commit. Raise what `read` raises, or OSError if a temp file cannot be written
+    (none is left)."""
+    if run.writer is not None:
+        files = AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
+        run = replace(run, files=files)
+    try:
+        result = read(run)
+    finally:
+        # The read-only connection `sqlite_ro` keeps to the agent's database, closed in the
+        # thread that opened it (only that thread may), so a run over many agents keeps few open.
+        sqlite_ro.close(agent.sqlite_path)
+    result.staged = run.files.stage(run.writer) if run.files is not None else []
+    return result
 
 
 def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResult:

@@ -18,13 +18,12 @@ from memwarden.checkpoint.outcome import SessionOutcome, job_result
 from memwarden.checkpoint.run.agents import (
     AgentResult,
     checkpoint_agent,
+    read_and_stage,
     skip_unchanged,
-    with_files,
 )
 from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
 from memwarden.checkpoint.run_state import build_run_state
 from memwarden.compactions.watch import WatchReport, watch_compactions, watch_into
-from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import lost_workspace
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -279,20 +278,16 @@ def _checkpoint_committed(
     # lazy: only `--session` and rotate read one session here
     from memwarden.checkpoint.run.session import checkpoint_one
 
-    for _attempt in range(SESSION_ATTEMPTS):
-        state = with_files(
-            build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer),
-            agent,
-        )
+    def read(run: RunState) -> AgentResult:
         # Not chosen by the selection rules: written even under the size minimums; when not
-        # `force`, left alone when nothing is new since the last run.
-        try:
-            outcome = checkpoint_one(state, agent, session, force=force, ignore_minimum=True)
-        finally:
-            sqlite_ro.close(agent.sqlite_path)  # as `checkpoint_agent` does
-        # No record kept: the agent's files may now hold this session, its next run looks again.
-        staged = state.files.stage(state.writer) if state.files is not None else []
-        result = AgentResult([outcome], staged=staged)
+        # `force`, left alone when nothing is new since the last run. No record kept: the
+        # agent's files may now hold this session, its next run looks again.
+        return AgentResult([checkpoint_one(run, agent, session, force=force, ignore_minimum=True)])
+
+    for _attempt in range(SESSION_ATTEMPTS):
+        state = build_run_state(context, dry_run=dry_run, trigger=trigger, writer=writes.writer)
+        result = read_and_stage(state, agent, read)
+        (outcome,) = result.outcomes
         report = writes.commit_agents(state.stored, [(agent, result)])
         outcome.warnings += report.problems
         if agent.id not in report.conflicts:
