@@ -179,14 +179,20 @@ class GatewayClient:
     ) -> Any:
         """Given a method and its params, return the response payload.
 
-        A client closed since (after a call timed out or broke the connection) connects again
-        first. Raise GatewayCallError if the gateway answers `ok: false`, GatewayError if no
-        answer comes within `timeout` (default: the client's), the connection breaks or a frame
-        is not JSON.
+        Raise GatewayCallError if the gateway answers `ok: false`, GatewayError if no answer
+        comes within `timeout` (default: the client's), the connection breaks or a frame is not
+        JSON. Those GatewayErrors leave the client closed, and a closed client connects again
+        first: one failed call never makes the next one fail.
         """
         if self._socket is None:
             self.connect()
-        return self._request(method, dict(params or {}), timeout or self.timeout)
+        try:
+            return self._request(method, dict(params or {}), timeout or self.timeout)
+        except GatewayCallError:
+            raise
+        except GatewayError:
+            self.close()
+            raise
 
     def reset_session(
         self, key: str, session_id: str | None, agent_id: str | None, reason: str, timeout: float
