@@ -481,9 +481,8 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
     """Return the assessment of a recorded compaction as the ledger keeps it (its lost items,
     not the others)."""
     # lazy: only a recorded compaction is read back
-    from memwarden.compactions.assessment import Assessment, Item
+    from memwarden.compactions.assessment import Assessment
 
-    lost = [Item(item["kind"], item["text"], item.get("marker")) for item in row.lost]
     return Assessment(
         entry_id=row.entry_id,
         compacted_at=None
@@ -493,8 +492,8 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
         tokens_after=row.tokens_after,
         summary_chars=row.summary_chars,
         span_messages=row.span_messages,
-        items=lost,
-        lost=lost,
+        items=row.lost,
+        lost=row.lost,
         severity=row.severity,
     )
 

@@ -22,6 +22,7 @@ DECISION = "[DECISION] store the ledger in PostgreSQL 16 with logical replicatio
 TODO = "[TODO] rotate the Stripe webhook secret before Friday"
 OPEN_ITEM = "migrate the billing cron to systemd timers"
 SECRET = "ghp_" + "x" * 36
+REDACTED_DECISION = f"{DECISION} (deploy token [REDACTED:github-token])"
 SUMMARY = (
     "## Decisions\nNo prior history.\n\n## Open TODOs\nNone.\n\n## Constraints/Rules\nNone.\n\n"
     "## Exact identifiers\nNone captured.\n\nHello from the fake LLM. (canned reply)"
@@ -94,7 +95,7 @@ def test_checkpoint_keeps_the_lost_items_in_the_days_log_once(
     assert found["compaction"] == COMPACTION_ID
     assert found["severity"] == "warning"
     assert [item["text"] for item in found["lost"]] == [
-        f"{DECISION} (deploy token [REDACTED:github-token])",
+        REDACTED_DECISION,
         TODO,
         OPEN_ITEM,
     ]
@@ -193,8 +194,15 @@ def test_health_warns_naming_session_and_items_and_compactions_lists_it(deployme
 
     listed = run_cli(capsys, "--state-dir", state, "--json", "compactions", "--lossy")
     assert listed.json()["summary"] == {"compactions": 1, "lossy": 1, "lost_items": 3}
+    (row,) = listed.json()["compactions"]
+    assert row["lost"] == [
+        {"kind": "marker", "text": REDACTED_DECISION, "marker": "DECISION"},
+        {"kind": "marker", "text": TODO, "marker": "TODO"},
+        {"kind": "todo", "text": OPEN_ITEM},
+    ]
     text = run_cli(capsys, "--state-dir", state, "compactions", "--agent", "main")
     assert "agent:main:main  warning  150,000 → 9,000 tokens" in text.stdout
+    assert f"; lost 3 item(s): {REDACTED_DECISION}; {TODO}; TODO: {OPEN_ITEM} (kept" in text.stdout
     assert f"(kept in {DAY_LOG})" in text.stdout
 
 
