@@ -4,6 +4,7 @@ that died between the write and the ledger), health names them, `memwarden compa
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -306,6 +307,29 @@ def test_a_reset_archive_whose_compaction_failed_once_is_read_again(
     assert retried.exit_code == 0, retried.stderr
     assert [row["entry_id"] for row in ledger_rows(isolated_env)] == [COMPACTION_ID]
     assert day_log.read_text().count(f"dropped by compaction `{COMPACTION_ID}`") == 1
+
+
+def test_memory_folder_leading_out_of_the_workspace_is_refused_not_read(
+    tmp_path, capsys, isolated_env, fixture_clock
+):
+    state, workspace = file_era(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # A day's log out of the workspace that seems to hold the lost items already.
+    (outside / Path(DAY_LOG).name).write_text(f"dropped by compaction `{COMPACTION_ID}`\n")
+    if (workspace / "memory").exists():
+        shutil.rmtree(workspace / "memory")
+    (workspace / "memory").symlink_to(outside)
+
+    dry = run_cli(capsys, "--state-dir", state, "checkpoint", "--dry-run")
+    result = run_cli(capsys, "--state-dir", state, "checkpoint")
+
+    refused = f"compaction watch: agent main agent:main:main: compaction {COMPACTION_ID}: "
+    for run in (dry, result):
+        assert run.exit_code == 1
+        (line,) = [line for line in run.messages if refused in line]
+        assert "resolves outside" in line and "refusing to write there" in line
+    assert ledger_rows(isolated_env) == []  # found again once memory/ is back in the workspace
 
 
 def test_compactions_unknown_agent_exits_2_and_a_removed_agent_keeps_its_ledger(
