@@ -20,7 +20,7 @@ import orjson
 from memwarden.store.state import from_row
 
 if TYPE_CHECKING:
-    from memwarden.compactions.assessment import Assessment
+    from memwarden.compactions.assessment import Assessment, Item
     from memwarden.store.state import StateDB
 
 CONSUMER = "compactions"
@@ -49,7 +49,7 @@ class Recorded(NamedTuple):
     summary_chars: int
     span_messages: int
     items: int
-    lost: list[dict[str, str]]
+    lost: list[Item]
     severity: str
     kept_file: str | None
     kept: bool
@@ -72,7 +72,7 @@ class Recorded(NamedTuple):
             "span_messages": self.span_messages,
             "items": self.items,
             "lost_items": len(self.lost),
-            "lost": self.lost,
+            "lost": [item.to_json() for item in self.lost],
             "severity": self.severity,
             "kept_file": self.kept_file,
             "kept": self.kept,
@@ -229,7 +229,11 @@ def totals(state: StateDB) -> dict[str, tuple[int, int, int]]:
 
 
 def _recorded(row: sqlite3.Row) -> Recorded:
-    return from_row(Recorded, row, lost=orjson.loads(row["lost_json"]), kept=bool(row["kept"]))
+    # lazy: the assessment only where recorded compactions are read back
+    from memwarden.compactions.assessment import Item
+
+    lost = [Item(**item) for item in orjson.loads(row["lost_json"])]
+    return from_row(Recorded, row, lost=lost, kept=bool(row["kept"]))
 
 
 def _iso(moment: float | None) -> str | None:

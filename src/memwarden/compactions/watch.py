@@ -31,7 +31,7 @@ from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.compactions import ledger
 from memwarden.openclaw import sqlite_ro
 from memwarden.process import stopping
-from memwarden.process.errors import UnsafePathError, describe_error
+from memwarden.process.errors import describe_error
 from memwarden.process.runtime import Problem
 
 if TYPE_CHECKING:
@@ -155,18 +155,15 @@ class _Watcher:
         appending: a run killed between the write and the ledger's commit never writes it twice.
         """
         # lazy: only a compaction that lost items is kept
+        from memwarden.checkpoint.commit.staging import memory_folder
         from memwarden.checkpoint.digest.daily_log import local
         from memwarden.checkpoint.render.values import daily_header
-        from memwarden.fs.files import atomic_append, ensure_dir, read_text_if_exists
+        from memwarden.fs.files import atomic_append, read_text_if_exists
         from memwarden.fs.templating import render
 
         workspace = agent.workspace
         with nullcontext() if self.dry_run else self.context.memory_lock(agent.id):
-            if not workspace.is_dir():
-                raise UnsafePathError(
-                    f"{workspace}: the agent's workspace does not exist; check the agent's "
-                    "`workspace` in openclaw.json"
-                )
+            memory_folder(workspace, create=not self.dry_run)
             moment = local(assessment.compacted_at or self.now, self.zone)
             name = f"memory/{moment.date().isoformat()}.md"
             path = workspace / name
@@ -188,7 +185,6 @@ class _Watcher:
                 lost=[item.label() for item in assessment.lost],
             )
             header = "" if current is not None else daily_header(agent.id, path.stem)
-            ensure_dir(path.parent, root=workspace)
             atomic_append(path, section, root=workspace, header=header)
             return Kept(name, written=True)
 
@@ -481,9 +477,8 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
     """Return the assessment of a recorded compaction as the ledger keeps it (its lost items,
     not the others)."""
     # lazy: only a recorded compaction is read back
-    from memwarden.compactions.assessment import Assessment, Item
+    from memwarden.compactions.assessment import Assessment
 
-    lost = [Item(item["kind"], item["text"], item.get("marker")) for item in row.lost]
     return Assessment(
         entry_id=row.entry_id,
         compacted_at=None
@@ -493,8 +488,8 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
         tokens_after=row.tokens_after,
         summary_chars=row.summary_chars,
         span_messages=row.span_messages,
-        items=lost,
-        lost=lost,
+        items=row.lost,
+        lost=row.lost,
         severity=row.severity,
     )
 

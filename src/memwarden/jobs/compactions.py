@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from memwarden.compactions.assessment import Item, lost_text
+from memwarden.compactions.assessment import lost_text
 from memwarden.compactions.ledger import recorded, totals
 from memwarden.health.model import utc_minute
 from memwarden.jobs.common import positive_int, require_known_agents
@@ -64,7 +64,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             f"{row.summary_chars} chars, {row.span_messages} message(s) compacted"
         )
         if row.lost:
-            line += f"; lost {lost_text([Item(**item) for item in row.lost])}"
+            line += f"; lost {lost_text(row.lost)}"
         if row.kept_file and row.kept:
             line += f" (kept in {row.kept_file})"
         elif row.kept_file:  # its daily log was rewound

@@ -116,7 +116,9 @@ def load_timeline(
 ) -> list[dict[str, Any]]:
     """Return the `limit` newest events and job runs matching the filters, oldest first."""
     wanted = None
-    if types:  # the recorded types the patterns match
+    if types:
+        # StateDB.events takes exact types, and picks the newest `limit` in SQL: the patterns
+        # (families, globs, as type_matches reads them) become the recorded types they match.
         recorded = state.connection.execute("SELECT DISTINCT type FROM events")
         wanted = [kind for (kind,) in recorded if type_matches(kind, types)]
     events = state.events(types=wanted, since=since, limit=limit, agent_id=agent_id)

@@ -200,7 +200,6 @@ def _reset(
             return Outcome("postponed", detail, checkpoint=checkpoint)
         return Outcome("failed", error.message, checkpoint=checkpoint)
     except GatewayError as error:
-        gateway.close()  # the next call connects again
         return Outcome(
             "failed", f"{error.message}; the reset may not have happened", checkpoint=checkpoint
         )

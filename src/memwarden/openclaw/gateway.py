@@ -3,7 +3,7 @@
 The gateway speaks first (event `connect.challenge`); the client's first request is `connect`
 with protocol 4, client `gateway-client`/`backend`, the operator role and scopes, and the
 shared token. Requests and responses are matched by `id`; events (`tick`, `health`, …) may
-arrive in between and are kept aside. The timeout is a deadline on the whole of each step, not on
+arrive in between and are skipped. The timeout is a deadline on the whole of each step, not on
 each read: connecting (handshake, challenge and `connect` together), each call, and closing
 (at most 2 s) each end in time however slowly the other side sends.
 
@@ -22,7 +22,6 @@ import contextlib
 import logging
 import time
 import uuid
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +47,6 @@ OPERATOR_SCOPES = ("operator.admin", "operator.read", "operator.write")
 DEFAULT_PAGE_SIZE = 200
 MAX_PAGES = 10_000
 MAX_FRAME_BYTES = 64 * 1024 * 1024
-_KEPT_EVENTS = 100
 _AUTH_CODES = {
     "AUTH_TOKEN_MISMATCH": "refused the token",
     "AUTH_TOKEN_MISSING": "needs a token and none was given",
@@ -140,9 +138,6 @@ class GatewayClient:
     token: str | None = field(default=None, repr=False)
     timeout: float = 10.0
     hello: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
-    events: deque[dict[str, Any]] = field(
-        default_factory=lambda: deque(maxlen=_KEPT_EVENTS), init=False, repr=False
-    )
     _socket: ClientConnection | None = field(default=None, init=False, repr=False)
 
     @property
@@ -184,14 +179,20 @@ class GatewayClient:
     ) -> Any:
         """Given a method and its params, return the response payload.
 
-        A client closed since (after a call timed out or broke the connection) connects again
-        first. Raise GatewayCallError if the gateway answers `ok: false`, GatewayError if no
-        answer comes within `timeout` (default: the client's), the connection breaks or a frame
-        is not JSON.
+        Raise GatewayCallError if the gateway answers `ok: false`, GatewayError if no answer
+        comes within `timeout` (default: the client's), the connection breaks or a frame is not
+        JSON. Those GatewayErrors leave the client closed, and a closed client connects again
+        first: one failed call never makes the next one fail.
         """
         if self._socket is None:
             self.connect()
-        return self._request(method, dict(params or {}), timeout or self.timeout)
+        try:
+            return self._request(method, dict(params or {}), timeout or self.timeout)
+        except GatewayCallError:
+            raise
+        except GatewayError:
+            self.close()
+            raise
 
     def reset_session(
         self, key: str, session_id: str | None, agent_id: str | None, reason: str, timeout: float
@@ -290,7 +291,6 @@ class GatewayClient:
             frame = self._receive("connect", deadline, self.timeout)
             if frame.get("type") == "event" and frame.get("event") == "connect.challenge":
                 return
-            self._keep_event(frame)
 
     def _connect_params(self) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -329,7 +329,6 @@ class GatewayClient:
             answer = self._receive(method, deadline, timeout)
             if answer.get("type") == "res" and answer.get("id") == request_id:
                 return self._payload(method, answer)
-            self._keep_event(answer)
 
     def _receive(self, method: str, deadline: float, timeout: float) -> dict[str, Any]:
         socket = self._connected(method)
@@ -377,10 +376,6 @@ class GatewayClient:
         if self._socket is None:
             raise GatewayError(f"gateway call {method}: not connected")
         return self._socket
-
-    def _keep_event(self, frame: dict[str, Any]) -> None:
-        if frame.get("type") == "event":
-            self.events.append(frame)
 
     def _timeout(self, method: str, timeout: float) -> GatewayError:
         return GatewayError(

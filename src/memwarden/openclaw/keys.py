@@ -91,7 +91,6 @@ class SessionKeyInfo(NamedTuple):
     key: str
     agent_id: str | None
     kind: SessionKind
-    legacy: bool
     # The key after `agent:<agentId>:` (the whole key when it is not agent-scoped).
     rest: str = ""
 
@@ -115,17 +114,16 @@ def classify(key: str) -> SessionKeyInfo:
     """
     normalized = key.strip().lower()
     if normalized == "global":
-        return SessionKeyInfo(normalized, None, SessionKind.GLOBAL, False, normalized)
-    scoped = normalized.startswith("agent:")
-    if scoped:
+        return SessionKeyInfo(normalized, None, SessionKind.GLOBAL, normalized)
+    if normalized.startswith("agent:"):
         agent_id, _, rest = normalized[6:].partition(":")
         match = _SCOPED_RULES.fullmatch(rest) if agent_id and rest else None
     else:
         agent_id, rest = None, normalized
         match = _UNSCOPED_RULES.fullmatch(rest)
     if match is None:
-        return SessionKeyInfo(normalized, None, SessionKind.UNKNOWN, False, normalized)
-    return SessionKeyInfo(normalized, agent_id, _KIND_BY_GROUP[match.lastgroup], not scoped, rest)
+        return SessionKeyInfo(normalized, None, SessionKind.UNKNOWN, normalized)
+    return SessionKeyInfo(normalized, agent_id, _KIND_BY_GROUP[match.lastgroup], rest)
 
 
 # Rules the key's first word (or its last: heartbeat) settles, all of them automation: in a

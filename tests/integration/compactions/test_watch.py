@@ -4,6 +4,7 @@ that died between the write and the ledger), health names them, `memwarden compa
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +23,7 @@ DECISION = "[DECISION] store the ledger in PostgreSQL 16 with logical replicatio
 TODO = "[TODO] rotate the Stripe webhook secret before Friday"
 OPEN_ITEM = "migrate the billing cron to systemd timers"
 SECRET = "ghp_" + "x" * 36
+REDACTED_DECISION = f"{DECISION} (deploy token [REDACTED:github-token])"
 SUMMARY = (
     "## Decisions\nNo prior history.\n\n## Open TODOs\nNone.\n\n## Constraints/Rules\nNone.\n\n"
     "## Exact identifiers\nNone captured.\n\nHello from the fake LLM. (canned reply)"
@@ -94,7 +96,7 @@ def test_checkpoint_keeps_the_lost_items_in_the_days_log_once(
     assert found["compaction"] == COMPACTION_ID
     assert found["severity"] == "warning"
     assert [item["text"] for item in found["lost"]] == [
-        f"{DECISION} (deploy token [REDACTED:github-token])",
+        REDACTED_DECISION,
         TODO,
         OPEN_ITEM,
     ]
@@ -193,8 +195,15 @@ def test_health_warns_naming_session_and_items_and_compactions_lists_it(deployme
 
     listed = run_cli(capsys, "--state-dir", state, "--json", "compactions", "--lossy")
     assert listed.json()["summary"] == {"compactions": 1, "lossy": 1, "lost_items": 3}
+    (row,) = listed.json()["compactions"]
+    assert row["lost"] == [
+        {"kind": "marker", "text": REDACTED_DECISION, "marker": "DECISION"},
+        {"kind": "marker", "text": TODO, "marker": "TODO"},
+        {"kind": "todo", "text": OPEN_ITEM},
+    ]
     text = run_cli(capsys, "--state-dir", state, "compactions", "--agent", "main")
     assert "agent:main:main  warning  150,000 → 9,000 tokens" in text.stdout
+    assert f"; lost 3 item(s): {REDACTED_DECISION}; {TODO}; TODO: {OPEN_ITEM} (kept" in text.stdout
     assert f"(kept in {DAY_LOG})" in text.stdout
 
 
@@ -298,6 +307,29 @@ def test_a_reset_archive_whose_compaction_failed_once_is_read_again(
     assert retried.exit_code == 0, retried.stderr
     assert [row["entry_id"] for row in ledger_rows(isolated_env)] == [COMPACTION_ID]
     assert day_log.read_text().count(f"dropped by compaction `{COMPACTION_ID}`") == 1
+
+
+def test_memory_folder_leading_out_of_the_workspace_is_refused_not_read(
+    tmp_path, capsys, isolated_env, fixture_clock
+):
+    state, workspace = file_era(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # A day's log out of the workspace that seems to hold the lost items already.
+    (outside / Path(DAY_LOG).name).write_text(f"dropped by compaction `{COMPACTION_ID}`\n")
+    if (workspace / "memory").exists():
+        shutil.rmtree(workspace / "memory")
+    (workspace / "memory").symlink_to(outside)
+
+    dry = run_cli(capsys, "--state-dir", state, "checkpoint", "--dry-run")
+    result = run_cli(capsys, "--state-dir", state, "checkpoint")
+
+    refused = f"compaction watch: agent main agent:main:main: compaction {COMPACTION_ID}: "
+    for run in (dry, result):
+        assert run.exit_code == 1
+        (line,) = [line for line in run.messages if refused in line]
+        assert "resolves outside" in line and "refusing to write there" in line
+    assert ledger_rows(isolated_env) == []  # found again once memory/ is back in the workspace
 
 
 def test_compactions_unknown_agent_exits_2_and_a_removed_agent_keeps_its_ledger(

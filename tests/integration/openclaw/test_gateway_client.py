@@ -57,7 +57,6 @@ def test_client_call_with_events_interleaved_matches_response_by_id(sim):
 
     assert first["ok"] is True
     assert second["version"] == "2026.9.6"
-    assert {event["event"] for event in client.events} >= {"tick", "health"}
 
 
 def test_list_sessions_pages_until_has_more_is_false(sim):
@@ -122,7 +121,28 @@ def test_call_never_answered_raises_timeout(sim):
     with GatewayClient(sim.url, sim.token, timeout=5) as client:
         with pytest.raises(GatewayError, match=r"sessions\.list"):
             client.call("sessions.list", {}, timeout=0.3)
-        assert client.call("health")["ok"] is True  # the connection is still usable
+        assert client.call("health")["ok"] is True  # the client is still usable
+    assert len(sim.calls("connect")) == 2  # on a new connection
+
+
+def test_call_after_dropped_connection_connects_again(sim):
+    sim.faults.drop_on.add("sessions.reset")
+
+    with GatewayClient(sim.url, sim.token, timeout=5) as client:
+        with pytest.raises(GatewayError, match=r"closed the connection during sessions\.reset"):
+            client.call("sessions.reset", {"key": "agent:main:s01"})
+        assert client.call("health")["ok"] is True
+    assert len(sim.calls("connect")) == 2
+
+
+def test_call_refused_by_the_gateway_keeps_the_connection(sim):
+    sim.faults.errors["sessions.reset"] = {"code": "UNAVAILABLE", "message": "store busy"}
+
+    with GatewayClient(sim.url, sim.token, timeout=5) as client:
+        with pytest.raises(GatewayCallError):
+            client.call("sessions.reset", {"key": "agent:main:s01"})
+        assert client.call("health")["ok"] is True
+    assert len(sim.calls("connect")) == 1
 
 
 def test_missing_challenge_raises_timeout_on_connect(sim):

@@ -15,48 +15,48 @@ from memwarden.openclaw.keys import (
 
 K = SessionKind
 
-# key, kind, agent_id, legacy
+# key, kind, agent_id
 DOCUMENTED_KEYS = [
     # "Main: agent:<id>:main"
-    ("agent:main:main", K.MAIN, "main", False),
-    ("agent:ops:main", K.MAIN, "ops", False),
+    ("agent:main:main", K.MAIN, "main"),
+    ("agent:ops:main", K.MAIN, "ops"),
     # "agent:<id>:<channel>:direct|dm|group|channel:<peer>"
-    ("agent:main:telegram:direct:123", K.DIRECT, "main", False),
-    ("agent:main:whatsapp:dm:+15550001", K.DIRECT, "main", False),
-    ("agent:main:slack:group:g42", K.GROUP, "main", False),
-    ("agent:main:discord:channel:42", K.CHANNEL, "main", False),
+    ("agent:main:telegram:direct:123", K.DIRECT, "main"),
+    ("agent:main:whatsapp:dm:+15550001", K.DIRECT, "main"),
+    ("agent:main:slack:group:g42", K.GROUP, "main"),
+    ("agent:main:discord:channel:42", K.CHANNEL, "main"),
     # "(+ :thread:<id>, :topic:<id>)"
-    ("agent:main:discord:channel:42:thread:7", K.THREAD, "main", False),
-    ("agent:main:telegram:group:-100:topic:9", K.THREAD, "main", False),
+    ("agent:main:discord:channel:42:thread:7", K.THREAD, "main"),
+    ("agent:main:telegram:group:-100:topic:9", K.THREAD, "main"),
     # automation: cron, cron runs, sub-agents (nestable), acp, boot, heartbeats
-    ("agent:main:cron:daily", K.CRON, "main", False),
-    ("agent:main:cron:daily:run:abc", K.CRON_RUN, "main", False),
-    ("agent:main:subagent:6f1c2d", K.SUBAGENT, "main", False),
-    ("agent:main:subagent:u1:subagent:u2", K.SUBAGENT, "main", False),
-    ("agent:main:acp:0b7e", K.ACP, "main", False),
-    ("agent:main:boot:r1", K.BOOT, "main", False),
-    ("agent:main:telegram:direct:5:heartbeat", K.HEARTBEAT, "main", False),
-    ("agent:main:main:heartbeat", K.HEARTBEAT, "main", False),
+    ("agent:main:cron:daily", K.CRON, "main"),
+    ("agent:main:cron:daily:run:abc", K.CRON_RUN, "main"),
+    ("agent:main:subagent:6f1c2d", K.SUBAGENT, "main"),
+    ("agent:main:subagent:u1:subagent:u2", K.SUBAGENT, "main"),
+    ("agent:main:acp:0b7e", K.ACP, "main"),
+    ("agent:main:boot:r1", K.BOOT, "main"),
+    ("agent:main:telegram:direct:5:heartbeat", K.HEARTBEAT, "main"),
+    ("agent:main:main:heartbeat", K.HEARTBEAT, "main"),
     # legacy unscoped keys
-    ("cron:nightly", K.CRON, None, True),
-    ("hook:2c1f6a0e-uuid", K.HOOK, None, True),
-    ("node-abc", K.NODE, None, True),
+    ("cron:nightly", K.CRON, None),
+    ("hook:2c1f6a0e-uuid", K.HOOK, None),
+    ("node-abc", K.NODE, None),
     # session.scope global
-    ("global", K.GLOBAL, None, False),
+    ("global", K.GLOBAL, None),
     # any other interactive agent:<id>:<name>
-    ("agent:main:hooktest", K.NAMED, "main", False),
-    ("agent:main:agentrpc", K.NAMED, "main", False),
+    ("agent:main:hooktest", K.NAMED, "main"),
+    ("agent:main:agentrpc", K.NAMED, "main"),
 ]
 
 
 @pytest.mark.parametrize(
-    ("key", "kind", "agent_id", "legacy"),
+    ("key", "kind", "agent_id"),
     DOCUMENTED_KEYS,
     ids=[row[0] for row in DOCUMENTED_KEYS],
 )
-def test_classify_documented_key_returns_its_kind(key, kind, agent_id, legacy):
+def test_classify_documented_key_returns_its_kind(key, kind, agent_id):
     info = classify(key)
-    assert (info.key, info.kind, info.agent_id, info.legacy) == (key, kind, agent_id, legacy)
+    assert (info.key, info.kind, info.agent_id) == (key, kind, agent_id)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
-from memwarden.compactions.assessment import Item, lost_text
+from memwarden.compactions.assessment import lost_text
 from memwarden.compactions.ledger import Recorded, recorded
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, utc_minute, warning
@@ -37,7 +37,6 @@ def grade_compactions(rows: Sequence[Recorded], hours: int) -> list[CheckResult]
 
 def _result(row: Recorded) -> CheckResult:
     when = utc_minute(row.time)
-    lost = [Item(**item) for item in row.lost]
     where = f"agent {row.agent_id}: the compaction of {row.session_key} at {when}"
     if row.severity == "critical":
         text = (
@@ -45,9 +44,9 @@ def _result(row: Recorded) -> CheckResult:
             f"{row.span_messages} message(s)"
         )
         if row.lost:
-            text += f" and lost {lost_text(lost)}"
+            text += f" and lost {lost_text(row.lost)}"
     else:
-        text = f"{where} lost {lost_text(lost)}"
+        text = f"{where} lost {lost_text(row.lost)}"
     if row.kept and row.kept_file:
         text += f" (kept in {row.kept_file})"
     grade = critical if row.severity == "critical" else warning
@@ -60,6 +59,6 @@ def _result(row: Recorded) -> CheckResult:
         session_id=row.session_id,
         compaction=row.entry_id,
         summary_chars=row.summary_chars,
-        lost=[item.label() for item in lost],
+        lost=[item.label() for item in row.lost],
         kept_file=row.kept_file,
     )

@@ -3,19 +3,20 @@ and the first lost items."""
 
 from __future__ import annotations
 
+from memwarden.compactions.assessment import Item
 from memwarden.compactions.ledger import Recorded
 from memwarden.health.checks.compactions import KEY, grade_compactions
 from memwarden.health.model import Status
 
 LOST = [
-    {"kind": "marker", "marker": "DECISION", "text": "[DECISION] ledger in PostgreSQL"},
-    {"kind": "todo", "text": "rotate the webhook secret"},
-    {"kind": "path", "text": "src/billing/cron.py"},
-    {"kind": "marker", "marker": "FACT", "text": "[FACT] the API is v2"},
+    Item("marker", "[DECISION] ledger in PostgreSQL", "DECISION"),
+    Item("todo", "rotate the webhook secret"),
+    Item("path", "src/billing/cron.py"),
+    Item("marker", "[FACT] the API is v2", "FACT"),
 ]
 
 
-def row(severity: str, lost: list[dict], summary_chars: int = 300) -> Recorded:
+def row(severity: str, lost: list[Item], summary_chars: int = 300) -> Recorded:
     return Recorded(
         agent_id="main",
         session_key="agent:main:main",
