@@ -32,7 +32,7 @@ from memwarden.checkpoint.render.values import (
 )
 from memwarden.fs.files import read_text_if_exists
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
-from memwarden.openclaw.bootstrap import js_length, room_after_gateway_files
+from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length, room_after_gateway_files
 from memwarden.process.errors import MemwardenError
 
 if TYPE_CHECKING:
@@ -110,7 +110,8 @@ def handoff_budget(run: RunState, agent: Agent) -> int:
     """Return how many characters the agent's handoffs may have: what the gateway's bootstrap
     caps leave after its own bootstrap files, at most `checkpoint.handoff_max_chars`."""
     max_chars, total_max_chars = run.bootstrap_caps[agent.id]  # every agent of the deployment
-    room = room_after_gateway_files(bootstrap_lengths(agent.workspace), max_chars, total_max_chars)
+    gateway_files = bootstrap_lengths(agent.workspace, GATEWAY_BOOTSTRAP)  # the room they leave
+    room = room_after_gateway_files(gateway_files, max_chars, total_max_chars)
     setting = run.settings.limits.handoff_max_chars
     return max(MIN_HANDOFF_CHARS, min(room, setting) if setting else room)
 
