@@ -7,6 +7,7 @@ compaction watch. `memwarden.jobs.checkpoint` is the command.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from functools import partial
@@ -122,8 +123,11 @@ class _Committer:
         self.committed = 0
         self.problems: list[str] = []
         self.watched = WatchReport()
-        # Each workspace's latest refresh: one shared by agents of two batches is refreshed twice.
-        self._indexed: dict[str, dict[str, Any]] = {}
+        # A workspace's manifest is refreshed once every agent of the run that shares it is
+        # committed: until then its agents wait here, with their outcomes.
+        self.uncommitted = Counter(agent.real_workspace for agent in agents)
+        self.waiting: list[tuple[Agent, list[SessionOutcome]]] = []
+        self._indexed: list[dict[str, Any]] = []
 
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
@@ -142,8 +146,17 @@ class _Committer:
         if refresh:
             # Their files are in place: the manifests name them now, while the workers still
             # read (a kill before the run's end has the next run place them and refresh again).
-            outcomes = [outcome for _, result in batch for outcome in result.outcomes]
-            self._refresh([agent for agent, _ in batch], outcomes)
+            for agent, result in batch:
+                self.uncommitted[agent.real_workspace] -= 1
+                self.waiting.append((agent, result.outcomes))
+            ready: list[tuple[Agent, list[SessionOutcome]]] = []
+            waiting, self.waiting = self.waiting, []
+            for pair in waiting:
+                (self.waiting if self.uncommitted[pair[0].real_workspace] else ready).append(pair)
+            self._refresh(
+                [agent for agent, _ in ready],
+                [outcome for _, outcomes in ready for outcome in outcomes],
+            )
             # An agent settled by the fast skip has no new line anywhere: no new compaction
             # either. The watch looks at the conversations as this run read them: each store
             # read once.
@@ -164,12 +177,12 @@ class _Committer:
     def indexed(self, *, also: Sequence[str]) -> list[dict[str, Any]] | None:
         """Refresh the agents `also` names that no batch refreshed; return every workspace
         refreshed, in the order of its first agent (None: none)."""
-        refreshed = {agent for item in self._indexed.values() for agent in item["agents"]}
+        refreshed = {agent for item in self._indexed for agent in item["agents"]}
         self._refresh([], [], also=[agent for agent in also if agent not in refreshed])
         if not self._indexed:
             return None
         return sorted(
-            self._indexed.values(),
+            self._indexed,
             key=lambda item: min(self.order.get(agent, -1) for agent in item["agents"]),
         )
 
@@ -179,7 +192,7 @@ class _Committer:
         indexed, problems = _refresh_indexes(
             self.context, agents, outcomes, self.state.dry_run, also=also
         )
-        self._indexed.update((item["workspace"], item) for item in indexed or [])
+        self._indexed += indexed or []
         self.problems += problems
 
 
