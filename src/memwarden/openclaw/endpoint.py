@@ -25,9 +25,10 @@ def resolve_endpoint(
     """Given memwarden's config, the gateway deployment and the environment, return (url, token).
 
     URL: `gateway.url`, else `ws://127.0.0.1:<port>` with the port from the deployment
-    (`$OPENCLAW_GATEWAY_PORT`, `gateway.port`, 18789), `wss://` when the gateway config turns
-    TLS on. Token: `gateway.token` (`MEMWARDEN_GATEWAY_TOKEN`), else `$OPENCLAW_GATEWAY_TOKEN`,
-    else the gateway config's `gateway.auth.token`; None when none is set.
+    (`$OPENCLAW_GATEWAY_PORT` or `$CLAWDBOT_GATEWAY_PORT`, `gateway.port`, 18789), `wss://`
+    when the gateway config turns TLS on. Token: `gateway.token` (`MEMWARDEN_GATEWAY_TOKEN`),
+    else `$OPENCLAW_GATEWAY_TOKEN`, else the gateway config's `gateway.auth.token`; None when
+    none is set.
     """
     url = (config.gateway.url or "").strip()
     if not url:

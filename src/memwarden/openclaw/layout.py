@@ -74,9 +74,9 @@ class Deployment:
         return next((agent for agent in self.agents if agent.is_default), self.agents[0])
 
     def gateway_port_and_source(self) -> tuple[int, str]:
-        """Return the gateway port: `$OPENCLAW_GATEWAY_PORT`, `gateway.port`, else 18789, and
-        what set it, for people: `$OPENCLAW_GATEWAY_PORT`, `gateway.port in <config file>` or
-        `default`.
+        """Return the gateway port: `$OPENCLAW_GATEWAY_PORT` (else `$CLAWDBOT_GATEWAY_PORT`),
+        `gateway.port`, else 18789, and what set it, for people: the variable's name,
+        `gateway.port in <config file>` or `default`.
 
         The environment wins over the config, as in the gateway's `resolveGatewayPort`
         (config/paths.ts, 2026.7.35 and 2026.9.6); the variable may be `port` or `host:port`.

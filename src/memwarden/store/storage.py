@@ -24,7 +24,6 @@ from typing import NamedTuple
 import orjson
 
 from memwarden.fs.files import (
-    atomic_write,
     ensure_dir,
     fsync_dir,
     remove_stale_temp_files,
@@ -92,10 +91,21 @@ def write_config_backup(
     `<storage_dir>/config-backups/<backup_name>` (0600, never over another backup: a microsecond
     later while the name is taken); return its path."""
     folder = ensure_dir(storage_dir / CONFIG_BACKUPS_DIR, root=storage_dir)
-    while (folder / backup_name(source_name, moment)).exists():
-        moment += timedelta(microseconds=1)
-    target = folder / backup_name(source_name, moment)
-    atomic_write(target, content, root=storage_dir)
+    payload = content.encode("utf-8") if isinstance(content, str) else content
+    # Written whole beside it, then linked into place: a link never replaces a file, so a backup
+    # another process takes in the same microsecond is kept (as claim's record is).
+    temp = write_temp(folder / backup_name(source_name, moment), payload)
+    try:
+        while True:
+            target = folder / backup_name(source_name, moment)
+            try:
+                os.link(temp, target)
+                break
+            except FileExistsError:
+                moment += timedelta(microseconds=1)
+    finally:
+        os.unlink(temp)
+    fsync_dir(folder)
     return target
 
 

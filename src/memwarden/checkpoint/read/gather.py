@@ -205,9 +205,10 @@ def _daily(
     # Never logged; unless a history rewind took the daily log back to a time, any session's.
     if stored is None or (stored.session_id != session_id and not _rewound(stored)):
         return DailyMessages(session_id, kept, partial=not read.reached_start)
-    if read.whole_since and stored.position == read.start:
+    position = stored.position  # parsed from its JSON each time it is read
+    if read.whole_since and position == read.start:
         return DailyMessages(session_id, kept, partial=False)
-    return _logged_after(run, read.location, stored.position, stored.last_entry_at)
+    return _logged_after(run, read.location, position, stored.last_entry_at)
 
 
 def _rewound(stored: StoredSession | None) -> bool:

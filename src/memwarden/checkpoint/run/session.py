@@ -111,12 +111,13 @@ def _nothing_new(
     target: Path,
 ) -> bool:
     """Return True when the last run saw everything and the file still holds this session."""
-    if same is None or same.position is None or session.transcript is None:
+    position = same.position if same is not None else None  # parsed from its JSON
+    if position is None or session.transcript is None:
         return False
     if same.data.get("conversation") != FORMAT:  # written before conversations were kept
         return False
     if run.owners.get((agent.id, name)) != (session.key, session.session_id):
         return False
-    if has_new_data(session.transcript, same.position):
+    if has_new_data(session.transcript, position):
         return False
     return target.is_file()
