@@ -22,11 +22,11 @@ from memwarden.gateway_hooks.shipped import (
     SETTINGS_FILE,
     hook_settings,
     hook_sources,
-    resolve_executable,
 )
 from memwarden.health.deliveries import FOLDER, begin_receipts
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, JobResult
+from memwarden.scheduling.host import resolve_executable
 
 
 def install_hooks(
@@ -41,7 +41,7 @@ def install_hooks(
     hook sources or the executable cannot be found, or a hook folder there is not memwarden's.
     """
     plan = _plan(context, hook_sources(source))
-    runs = resolve_executable(context)
+    runs = resolve_executable(context.config.install.executable, context.env)
     settings = hook_settings(context, runs)
     for name in HOOK_NAMES:
         folders.refuse_foreign_folder(plan.hooks_dir / name, name)

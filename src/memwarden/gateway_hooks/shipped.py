@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 from pathlib import Path
 
 import orjson
@@ -40,32 +37,6 @@ def hook_sources(source: Path | None = None) -> Path:
             "(pip install . or pip install -e . from its repository)"
         )
     return folder
-
-
-def resolve_executable(context: JobContext) -> Path:
-    """Return the absolute path of the memwarden executable the hooks will start.
-
-    Order: `install.executable`, the console script running now, the one next to this Python,
-    the one on PATH. Raise UsageError if none is an executable file.
-    """
-    configured = context.config.install.executable
-    candidates = [configured]
-    running = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if running is not None and running.name == "memwarden":
-        candidates.append(str(running))
-    candidates.append(str(Path(sys.executable).parent / "memwarden"))
-    candidates.append(shutil.which("memwarden", path=context.env.get("PATH")))
-    for candidate in candidates:
-        if not candidate:
-            continue
-        path = Path(candidate).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return path.resolve()
-        if candidate == configured:
-            raise UsageError(f"{candidate}: not an executable file (install.executable)")
-    raise UsageError(
-        "cannot find the memwarden executable; set install.executable to its absolute path"
-    )
 
 
 def hook_settings(context: JobContext, executable: Path) -> bytes:

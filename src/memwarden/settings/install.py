@@ -22,8 +22,9 @@ OPTIONS = [
         "install.executable",
         "path",
         "",
-        "Absolute path of the memwarden executable the timers run. Empty: the one running "
-        "`memwarden install` (its console script, else the one on PATH).",
+        "Absolute path of the memwarden executable the timers and the session-summary hook run "
+        "(a symlink is kept as given). Empty: the one running `memwarden install` (its console "
+        "script, else the one beside its Python, else the one on PATH).",
         example="/home/alice/.local/bin/memwarden",
     ),
     Option(

@@ -220,10 +220,23 @@ def test_install_executable_setting_must_be_executable(state, tmp_path):
     plain = tmp_path / "not-executable"
     plain.write_text("")
 
-    with pytest.raises(UsageError, match="not an executable file"):
+    with pytest.raises(UsageError, match=r"install\.executable = .*not an absolute path"):
         install_hooks(
             context(state, tmp_path, MEMWARDEN_INSTALL_EXECUTABLE=str(plain)), dry_run=False
         )
+
+
+def test_install_starts_the_executable_the_timers_run_a_link_kept(state, tmp_path):
+    # A ~/.local/bin/memwarden link survives an upgrade that moves what it points to; the hooks
+    # start it as the timers do, not the file it pointed to at install time.
+    link = tmp_path / "local-bin" / "memwarden"
+    link.parent.mkdir()
+    link.symlink_to(executable(tmp_path / "venv-1.0" / "bin", "memwarden"))
+
+    install_hooks(context(state, tmp_path, MEMWARDEN_INSTALL_EXECUTABLE=str(link)), dry_run=False)
+
+    raw = (state.state_dir / "hooks/session-summary/memwarden.json").read_bytes()
+    assert orjson.loads(raw)["executable"] == str(link)
 
 
 def test_install_into_an_open_selection_leaves_the_config_as_it_is(state, tmp_path):
