@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import errno
+from datetime import UTC, datetime
 
 import pytest
 
 from memwarden.fs.files import display_path
-from memwarden.openclaw.fields import EPOCH_MS_MAX, describe, epoch_ms, integer
+from memwarden.openclaw.fields import EPOCH_MS_MAX, describe, epoch_ms, integer, moment
 from memwarden.process.errors import StateError, describe_error, describe_os_error
 
 
@@ -45,6 +46,20 @@ def test_integer_is_none_outside_64_bits_and_for_non_numbers(value, expected):
 )
 def test_epoch_ms_is_a_time_a_datetime_can_hold(value, expected):
     assert epoch_ms(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-11-22T07:26:49+02:00", datetime(2026, 11, 22, 5, 26, 49, tzinfo=UTC)),
+        (1795325209986.5, datetime(2026, 11, 22, 5, 26, 49, 986500, tzinfo=UTC)),
+        (1e30, None),  # no datetime holds it
+        (True, None),
+        ("yesterday", None),
+    ],
+)
+def test_moment_is_aware_utc_or_none(value, expected):
+    assert moment(value) == expected
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,12 @@ class Scan:
 
 
 def _refuse_link_out(memory: Path, workspace: Path) -> None:
-    """Given memory/ as a symlink, raise UnsafePathError if it resolves outside the workspace."""
+    """Given memory/ as a symlink, raise UnsafePathError if it resolves outside the workspace.
+
+    Stricter than files.check_inside, which lets a folder resolve to its root: memory/ leading
+    to the workspace itself would take every workspace file as one of memory/'s, and a rewind
+    would remove those its snapshot lacks.
+    """
     real_memory = Path(real_path(memory))
     if Path(real_path(workspace)) not in real_memory.parents:
         raise UnsafePathError(

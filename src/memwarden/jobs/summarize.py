@@ -304,6 +304,7 @@ def conversation(window: Sequence[Entry]) -> list[Message]:
 def summarize(messages: Sequence[Message], excerpt_messages: int) -> SessionSummary:
     """Given a window's messages, return its summary (excerpt of `excerpt_messages` messages)."""
     title = _title(messages)
+    quotable = [message for message in messages if message.text.strip()]
     times = [moment for message in messages if (moment := _time(message)) is not None]
     return SessionSummary(
         title=title,
@@ -313,8 +314,8 @@ def summarize(messages: Sequence[Message], excerpt_messages: int) -> SessionSumm
         assistant_messages=sum(1 for message in messages if message.role == "assistant"),
         observations=observations(messages),
         files=referenced_files(messages),
-        excerpt=_excerpt(messages, excerpt_messages),
-        omitted=max(len(_quotable(messages)) - excerpt_messages, 0),
+        excerpt=_excerpt(quotable, excerpt_messages),
+        omitted=max(len(quotable) - excerpt_messages, 0),
     )
 
 
@@ -351,12 +352,7 @@ def _title(messages: Sequence[Message]) -> str:
     return "Session"
 
 
-def _quotable(messages: Sequence[Message]) -> list[Message]:
-    return [message for message in messages if message.text.strip()]
-
-
-def _excerpt(messages: Sequence[Message], count: int) -> list[ExcerptMessage]:
-    quotable = _quotable(messages)
+def _excerpt(quotable: list[Message], count: int) -> list[ExcerptMessage]:
     tail = count - 2
     chosen = quotable if len(quotable) <= count else quotable[:2] + quotable[len(quotable) - tail :]
     return [

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-# The names store.storage.backup_name gives, and those of memwarden versions before microseconds.
-_BACKUP = re.compile(r"^(?P<stamp>\d{8}T\d{6}(?:\.\d{6})?Z)-(?P<source>.+)$")
+from memwarden.store.storage import is_backup
 
 
 @dataclass(frozen=True)
@@ -33,10 +31,6 @@ def decide_backup(
     previous_size = None if reference is None else len(reference)
     shrunk = previous_size is not None and len(current) < shrink_ratio * previous_size
     return BackupDecision(current != latest, shrunk, len(current), previous_size)
-
-
-def is_backup(name: str) -> bool:
-    return _BACKUP.match(name) is not None
 
 
 def latest_backup(names: list[str]) -> str | None:

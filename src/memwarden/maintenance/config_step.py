@@ -8,14 +8,18 @@ from pathlib import Path
 from memwarden.maintenance.config_backup import (
     backups_to_prune,
     decide_backup,
-    is_backup,
     latest_backup,
 )
 from memwarden.maintenance.report import StepReport, size_text
 from memwarden.openclaw.config_file import is_gateway_config
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, Problem
-from memwarden.store.storage import CONFIG_BACKUPS_DIR, backup_name, write_config_backup
+from memwarden.store.storage import (
+    CONFIG_BACKUPS_DIR,
+    backup_name,
+    is_backup,
+    write_config_backup,
+)
 
 
 def config_step(context: JobContext, dry_run: bool) -> StepReport:

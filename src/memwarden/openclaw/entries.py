@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import orjson
+
+from memwarden.openclaw.fields import moment
 
 CONTROL_REPLIES = frozenset({"HEARTBEAT_OK", "NO_REPLY"})
 
@@ -317,24 +319,4 @@ def _count(value: object) -> int | None:
         return value if value > 0 else 0
     if type(value) is float and math.isfinite(value):
         return max(int(value), 0)
-    return None
-
-
-def moment(value: object) -> datetime | None:
-    """Given an ISO string or Unix milliseconds, return an aware UTC datetime, else None."""
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-        if moment.tzinfo is UTC:  # "…Z", as the gateway writes them: nothing to convert
-            return moment
-        if moment.tzinfo is None:
-            return moment.replace(tzinfo=UTC)
-        return moment.astimezone(UTC)
-    if type(value) is int or type(value) is float:
-        try:
-            return datetime.fromtimestamp(value / 1000, UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
     return None

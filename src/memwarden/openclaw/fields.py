@@ -7,6 +7,7 @@ across versions and memwarden must keep working when one field is odd.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 # What SQLite and the JSON writers hold: a larger number read from the gateway (a corrupt or
@@ -37,6 +38,26 @@ def epoch_ms(value: object) -> int | None:
     """Return `value` as a Unix time in milliseconds (0 to year 9999), else None."""
     number = integer(value)
     return number if number is not None and 0 <= number <= EPOCH_MS_MAX else None
+
+
+def moment(value: object) -> datetime | None:
+    """Given an ISO string or Unix milliseconds, return an aware UTC datetime, else None."""
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        if moment.tzinfo is UTC:  # "…Z", as the gateway writes them: nothing to convert
+            return moment
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    if type(value) is int or type(value) is float:
+        try:
+            return datetime.fromtimestamp(value / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
 
 
 def describe(value: object) -> str:

@@ -23,8 +23,7 @@ import orjson
 
 from memwarden.openclaw import sqlite_ro
 from memwarden.openclaw.agents import Agent
-from memwarden.openclaw.entries import moment
-from memwarden.openclaw.fields import describe, epoch_ms
+from memwarden.openclaw.fields import describe, epoch_ms, moment
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify, names_automation

@@ -35,6 +35,8 @@ from memwarden.process.errors import ConfigError
 OWNER_FILE = "gateway.json"
 GATEWAYS_DIR = "gateways"
 CONFIG_BACKUPS_DIR = "config-backups"  # copies of the gateway config, by `backup_name`
+# The names backup_name gives, and those of memwarden versions before microseconds.
+_BACKUP = re.compile(r"^(?P<stamp>\d{8}T\d{6}(?:\.\d{6})?Z)-(?P<source>.+)$")
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -82,6 +84,11 @@ def backup_name(source_name: str, moment: datetime) -> str:
     Microseconds keep two backups taken within one second apart.
     """
     return f"{moment.astimezone(UTC):%Y%m%dT%H%M%S.%fZ}-{source_name}"
+
+
+def is_backup(name: str) -> bool:
+    """Return whether `name` is a backup's (as backup_name gives them)."""
+    return _BACKUP.match(name) is not None
 
 
 def write_config_backup(

@@ -211,6 +211,18 @@ def test_snapshot_memory_folder_linked_outside_workspace_is_refused(context, age
         snapshot(context, agent, "manual")
 
 
+def test_snapshot_memory_folder_linked_to_the_workspace_itself_is_refused(context, agent):
+    # Stricter than files.check_inside: memory/ as the workspace would take every workspace file
+    # as one of memory/'s, and a rewind would remove those the snapshot lacks.
+    from memwarden.process.errors import UnsafePathError
+
+    (agent.workspace / "AGENTS.md").write_text("the operator's\n")
+    agent.memory_dir.symlink_to(".", target_is_directory=True)
+    with pytest.raises(UnsafePathError, match="outside the workspace"):
+        snapshot(context, agent, "manual")
+    assert snapshots(context.state, agent.id) == []
+
+
 def _tree_fingerprint(folder: Path) -> dict[str, bytes]:
     return {str(path): path.read_bytes() for path in sorted(folder.rglob("*")) if path.is_file()}
 

@@ -159,6 +159,16 @@ def test_summarize_title_counts_and_excerpt_of_first_two_and_last():
     assert summary.started == START and summary.ended == START + timedelta(seconds=11)
 
 
+def test_summarize_excerpt_and_omitted_count_only_messages_with_text():
+    said = [message(f"m{n}", "user", f"text {n}", n) for n in range(4)]
+    calls = [message(f"c{n}", "assistant", " ", n, tool_calls=[("read", {})]) for n in range(3)]
+
+    summary = summarize([said[0], *calls, *said[1:]], excerpt_messages=3)
+
+    assert [item.text for item in summary.excerpt] == ["text 0", "text 1", "text 3"]
+    assert summary.omitted == 1
+
+
 def test_redact_messages_masks_text_and_every_path_argument_and_drops_thinking():
     token = "npm_" + "Q1w2E3r4T5" * 4
     called = message(

@@ -1,5 +1,6 @@
--- memwarden index: what each memory file holds, reused while its (size, mtime_ns, inode) stays
--- the same, so an unchanged folder costs one stat a file.
+-- memwarden index up to 0.3.0: what each memory file holds, reused while its (size, mtime_ns,
+-- inode) stays the same. Nothing reads it since; it stays because 0.3.0's index reads and writes
+-- it (a state DB without it fails every index run of a memwarden taken back to 0.3.0).
 CREATE TABLE index_file_facts (
   workspace TEXT NOT NULL,
   path TEXT NOT NULL,
