@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -47,8 +47,14 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         """Return the result as --json shows it: every field but `masks`."""
-        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "masks"}
-        return shown | {"status": self.status.value}
+        return {
+            "key": self.key,
+            "status": self.status.value,
+            "message": self.message,
+            "value": self.value,
+            "threshold": self.threshold,
+            "details": self.details,
+        }
 
 
 def ok(key: str, message: str, value: Any = None, threshold: Any = None, **details) -> CheckResult:
