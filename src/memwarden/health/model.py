@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -87,13 +87,6 @@ def graded(
         return CheckResult(key, Status.WARNING, message, value, warning_at, details)
     lowest = warning_at if warning_at is not None else critical_at
     return CheckResult(key, Status.OK, message, value, lowest, details)
-
-
-def utc_minute(moment: datetime | float) -> str:
-    """Given a time (aware, or Unix seconds), return it for people: `2026-11-22 05:31 UTC`."""
-    if not isinstance(moment, datetime):
-        moment = datetime.fromtimestamp(moment, UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def duration(delta: timedelta, seconds: bool = True) -> str:
