@@ -26,7 +26,6 @@ from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
 from memwarden.health.deliveries import FOLDER, read_receipts
 from memwarden.health.forecast import DAY
 from memwarden.health.model import CheckResult, Status
-from memwarden.indexing.bootstrap_files import bootstrap_lengths
 
 Sample = tuple[dict[str, str], float]
 
@@ -145,16 +144,12 @@ def _bootstrap_cap(index: int, sources: MetricSources) -> Iterator[Sample]:
 
 
 def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[int, int]]]:
-    """Each agent's bootstrap file lengths and caps, read once per textfile."""
-    deployment = sources.inputs.deployment
+    """Each agent's bootstrap file lengths (the run's, read once) and caps."""
+    deployment, lengths = sources.inputs.deployment, sources.inputs.bootstrap_lengths
     return sources.memo(
         "bootstrap",
         lambda: [
-            (
-                agent.id,
-                bootstrap_lengths(agent.workspace) if agent.workspace.is_dir() else {},
-                deployment.bootstrap_caps(agent.id),
-            )
+            (agent.id, lengths.get(agent.id, {}), deployment.bootstrap_caps(agent.id))
             for agent in deployment.agents
         ],
     )
