@@ -33,6 +33,7 @@ from memwarden.openclaw import sqlite_ro
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
 from memwarden.process.runtime import Problem
+from memwarden.process.times import utc_minute
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.digest.redact import Redactor
@@ -505,4 +506,4 @@ def _reset_archives(agent: Agent, session_id: str) -> list[Path]:
 
 def _when(assessment: Assessment) -> str:
     moment = assessment.compacted_at
-    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else "an unknown time"
+    return utc_minute(moment) if moment else "an unknown time"

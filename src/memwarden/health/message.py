@@ -18,8 +18,9 @@ from typing import Any
 import orjson
 
 from memwarden.fs.templating import render
-from memwarden.health.model import CheckResult, Status, duration, utc_minute
+from memwarden.health.model import CheckResult, Status, duration
 from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts
+from memwarden.process.times import utc_minute
 
 SECTION_TITLES = {
     "new": "New",

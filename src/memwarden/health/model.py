@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -47,8 +47,14 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         """Return the result as --json shows it: every field but `masks`."""
-        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "masks"}
-        return shown | {"status": self.status.value}
+        return {
+            "key": self.key,
+            "status": self.status.value,
+            "message": self.message,
+            "value": self.value,
+            "threshold": self.threshold,
+            "details": self.details,
+        }
 
 
 def ok(key: str, message: str, value: Any = None, threshold: Any = None, **details) -> CheckResult:
@@ -81,13 +87,6 @@ def graded(
         return CheckResult(key, Status.WARNING, message, value, warning_at, details)
     lowest = warning_at if warning_at is not None else critical_at
     return CheckResult(key, Status.OK, message, value, lowest, details)
-
-
-def utc_minute(moment: datetime | float) -> str:
-    """Given a time (aware, or Unix seconds), return it for people: `2026-11-22 05:31 UTC`."""
-    if not isinstance(moment, datetime):
-        moment = datetime.fromtimestamp(moment, UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def duration(delta: timedelta, seconds: bool = True) -> str:

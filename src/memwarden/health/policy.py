@@ -19,7 +19,7 @@ reminder. Notices of one run are grouped into one message by the caller.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -43,7 +43,7 @@ class AlertState:
 
 @dataclass(frozen=True, kw_only=True)
 class Notice:
-    """One piece of news about one check (its fields in the order its JSON shows them)."""
+    """One piece of news about one check."""
 
     kind: NoticeKind
     key: str
@@ -55,10 +55,16 @@ class Notice:
     threshold: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        shown = {f.name: getattr(self, f.name) for f in fields(self)}
-        shown["status"], shown["since"] = self.status.value, self.since.isoformat()
-        shown["previous_status"] = self.previous_status.value if self.previous_status else None
-        return shown
+        return {
+            "kind": self.kind,
+            "key": self.key,
+            "status": self.status.value,
+            "previous_status": self.previous_status.value if self.previous_status else None,
+            "message": self.message,
+            "since": self.since.isoformat(),
+            "value": self.value,
+            "threshold": self.threshold,
+        }
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.markers import MARKERS, MEANINGS
 from memwarden.indexing.scan import FileStat, collect_facts
 from memwarden.process.errors import MemwardenError
+from memwarden.process.times import utc_minute
 
 if TYPE_CHECKING:
     from memwarden.indexing.outcome import Outcome
@@ -283,7 +284,7 @@ def _build(
         categorize(facts, rules, descriptions),
         totals,
         cap=target.max_chars,
-        generated=now.strftime("%Y-%m-%d %H:%M UTC"),  # 2026-11-22 06:00 UTC
+        generated=utc_minute(now),
         template_path=context.config.index.template,
     )
     outcome.files, outcome.size, outcome.tokens = totals.files, totals.size, totals.tokens

@@ -8,6 +8,8 @@ from datetime import timedelta
 
 import pytest
 
+from memwarden.indexing import bootstrap_files
+from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state, write_json5_config
@@ -282,3 +284,26 @@ def test_a_fleet_is_one_line_for_the_agents_within_budget_and_one_warning_per_ag
     (summary,) = [c for c in after.data["checks"] if c["key"].startswith("bootstrap.")]
     assert summary["key"] == "bootstrap.budget"
     assert summary["message"] == "2 agents: no bootstrap file cut within 14 days at its rate"
+
+
+def test_a_run_reads_each_workspace_s_bootstrap_files_once_for_the_check_and_the_metrics(
+    state, tmp_path, monkeypatch
+):
+    measured = []
+
+    def measure(workspace, *names):
+        measured.append(workspace)
+        return bootstrap_lengths(workspace, *names)
+
+    monkeypatch.setattr(bootstrap_files, "bootstrap_lengths", measure)
+    metrics = tmp_path / "memwarden.prom"
+    runner = HealthRunner(state.state_dir, env={"MEMWARDEN_HEALTH_METRICS_FILE": str(metrics)})
+
+    result = run_days(state, [12_000], runner)
+
+    assert measured == [state.workspace]
+    assert file_row(budget_of(result), "MEMORY.md")["chars"] == 12_000
+    samples = parse(metrics.read_text())
+    assert (
+        samples["memwarden_bootstrap_file_chars", {"agent": "main", "file": "MEMORY.md"}] == 12_000
+    )

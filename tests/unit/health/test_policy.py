@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import orjson
+
 from memwarden.health.model import Status, critical, ok, warning
 from memwarden.health.policy import AlertState, decide_alerts
 
@@ -167,3 +169,13 @@ def test_decide_alerts_mask_does_not_hide_a_check_that_reported():
     masking = replace(critical("gateway.live", "down"), masks=("gateway.ready",))
     plan = decide_alerts(previous, [masking, ok("gateway.ready", "ready")], at(5), COOLDOWN)
     assert ("resolved", "gateway.ready") in kinds(plan)
+
+
+def test_notice_to_json_shows_its_fields_in_a_fixed_order():
+    previous = {"disk:/": state("disk:/", Status.WARNING, since=-45)}
+    plan = decide_alerts(previous, [critical("disk:/", "96% used", 96, 95)], at(5), COOLDOWN)
+
+    assert orjson.dumps(plan.notices[0].to_json()) == (
+        b'{"kind":"worse","key":"disk:/","status":"critical","previous_status":"warning",'
+        b'"message":"96% used","since":"2026-11-22T11:15:00+00:00","value":96,"threshold":95}'
+    )

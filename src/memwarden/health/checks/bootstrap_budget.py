@@ -30,7 +30,6 @@ from memwarden.health.forecast import (
 )
 from memwarden.health.model import CheckResult, Status
 from memwarden.history.bootstrap_sizes import series
-from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
 
 KEY = "bootstrap.budget"
@@ -50,14 +49,11 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
     recorded = series(inputs.state, since)
     events = inputs.state.events(types=[REWIND_EVENT], since=since, limit=10_000)
     rewound = rewind_times(events)
-    deployment = inputs.deployment
     results = []
-    for agent in deployment.agents:
-        if not agent.workspace.is_dir():
-            continue  # history.snapshot:<agent> says the workspace is missing
-        lengths = bootstrap_lengths(agent.workspace)
-        max_chars, total_max_chars = deployment.bootstrap_caps(agent.id)
-        history = recorded.get(agent.id, [])
+    for agent_id, lengths in inputs.bootstrap_lengths.items():
+        # an agent whose workspace is missing has none: history.snapshot:<agent> says so
+        max_chars, total_max_chars = inputs.deployment.bootstrap_caps(agent_id)
+        history = recorded.get(agent_id, [])
         files = [
             FileBudget(
                 path,
@@ -67,7 +63,7 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
                     [*points_of(history, path), (now, chars)],
                     now,
                     window,
-                    rewound.get((agent.id, path), ()),
+                    rewound.get((agent_id, path), ()),
                 ),
             )
             for path, chars in lengths.items()
@@ -75,7 +71,7 @@ def check_bootstrap_budget(inputs: HealthInputs) -> list[CheckResult]:
         ]
         others = {path: chars for path, chars in lengths.items() if path not in GATEWAY_BOOTSTRAP}
         total = total_budget(files, others, max_chars, total_max_chars)
-        results.append(grade_budget(agent.id, files, total, settings.bootstrap_forecast_days))
+        results.append(grade_budget(agent_id, files, total, settings.bootstrap_forecast_days))
     return [result for result in results if result.status.is_bad] + summarize(
         [result for result in results if not result.status.is_bad],
         settings.bootstrap_forecast_days,

@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.deliveries import FOLDER, Receipt, read_receipt, receipts_since
-from memwarden.health.model import CheckResult, ok, utc_minute, warning
+from memwarden.health.model import CheckResult, ok, warning
+from memwarden.process.times import utc_minute
 
 KEY = "handoff.delivery"
 DAYS = 7

@@ -26,7 +26,6 @@ from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
 from memwarden.health.deliveries import FOLDER, read_receipts
 from memwarden.health.forecast import DAY
 from memwarden.health.model import CheckResult, Status
-from memwarden.indexing.bootstrap_files import bootstrap_lengths
 
 Sample = tuple[dict[str, str], float]
 
@@ -35,12 +34,14 @@ Sample = tuple[dict[str, str], float]
 class MetricSources:
     """The inputs of one textfile: the health run's `inputs` (settings, state, the gateway's
     layout, loaded at most once: a GatewayConfigError leaves the families that need it without
-    samples; `now`, the time of the run), this run's `results`, and `gateway`, which names this
-    gateway in every sample."""
+    samples; `now`, the time of the run), this run's `results`, `gateway`, which names this
+    gateway in every sample, and `undelivered`, the Slack messages the run left waiting (None
+    when its alerts did not count them: the outbox is read)."""
 
     inputs: HealthInputs
     results: Sequence[CheckResult]
     gateway: str
+    undelivered: int | None = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def result(self, key: str) -> CheckResult | None:
@@ -87,7 +88,10 @@ def _alerts_open(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _undelivered(sources: MetricSources) -> Iterator[Sample]:
-    yield {"sink": "slack"}, len(store.undelivered(sources.inputs.state))
+    waiting = sources.undelivered
+    if waiting is None:
+        waiting = len(store.undelivered(sources.inputs.state))
+    yield {"sink": "slack"}, waiting
     if alertmanager_destination(sources.inputs.config.alertmanager):
         yield {"sink": "alertmanager"}, len(store.feed_pending(sources.inputs.state))
 
@@ -145,16 +149,12 @@ def _bootstrap_cap(index: int, sources: MetricSources) -> Iterator[Sample]:
 
 
 def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[int, int]]]:
-    """Each agent's bootstrap file lengths and caps, read once per textfile."""
-    deployment = sources.inputs.deployment
+    """Each agent's bootstrap file lengths (the run's, read once) and caps."""
+    deployment, lengths = sources.inputs.deployment, sources.inputs.bootstrap_lengths
     return sources.memo(
         "bootstrap",
         lambda: [
-            (
-                agent.id,
-                bootstrap_lengths(agent.workspace) if agent.workspace.is_dir() else {},
-                deployment.bootstrap_caps(agent.id),
-            )
+            (agent.id, lengths.get(agent.id, {}), deployment.bootstrap_caps(agent.id))
             for agent in deployment.agents
         ],
     )
