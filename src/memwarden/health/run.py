@@ -219,8 +219,7 @@ def _readable_state(context: JobContext) -> StateDB | UnavailableState:
 class _HealthRun:
     """What the alerts and the metrics of one run need: the job, its options and inputs, the
     result they add their lines to, and where alerts go (for people: `destination` on Slack,
-    `forward_to` Alertmanager with the `lifetime` of an open alert there; None: nowhere).
-    `undelivered`: how many Slack messages the run left waiting, once its alerts counted them."""
+    `forward_to` Alertmanager with the `lifetime` of an open alert there; None: nowhere)."""
 
     context: JobContext
     options: argparse.Namespace
@@ -229,7 +228,6 @@ class _HealthRun:
     destination: str | None
     forward_to: str | None
     lifetime: timedelta | None
-    undelivered: int | None = None
 
     def alerts(self, results: list[CheckResult]) -> dict[str, Any]:
         """Decide, store and deliver this run's alerts (or say what would be done); return the
@@ -248,12 +246,11 @@ class _HealthRun:
         state, now, destination = self.context.state, self.context.now(), self.destination
         if self.options.no_alert:
             self.result.lines.append(NOT_EVALUATED)
-            self.undelivered = len(store.undelivered(state))
-            summary = {"notices": 0, "sent": 0, "undelivered": self.undelivered}
+            summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
             return {"summary": summary}, None
         settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
         announced = destination is not None
-        waiting = store.undelivered(state)  # read once: this run adds its own message below
+        waiting = store.undelivered(state)
         keys = {key for row in waiting for key in row.keys}  # a message still waits about them
         plan, message = plan_alerts(
             store.load_states(state), results, now, settings, keys, announced
@@ -264,14 +261,11 @@ class _HealthRun:
             return self._alerts_json(plan, message, [], would_wait), plan
         run_id = self.context.run_id
         queued = store.commit_plan(state, plan, message if announced else None, now, run_id)
-        if queued is not None:
-            waiting.append(queued)
         deliveries = []
         if destination:
             make_sink = partial(slack_sink, self.context.config.slack)
-            deliveries = store.deliver(state, waiting, make_sink, self.context.now, run_id)
-        pending = len(waiting) - sum(d.ok for d in deliveries)
-        self.undelivered = pending
+            deliveries = store.deliver(state, make_sink, self.context.now, run_id)
+        pending = len(store.undelivered(state))
         self.result.lines += self._alert_lines(plan, message, deliveries, pending)
         self.result.problems += [
             f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
@@ -279,7 +273,7 @@ class _HealthRun:
             if not d.ok
         ]
         data = self._alerts_json(plan, message, deliveries, pending)
-        data["queued_id"] = queued.id if queued else None
+        data["queued_id"] = queued
         return data, plan
 
     def _forward(self, results: list[CheckResult], plan: AlertPlan) -> dict[str, Any]:
@@ -342,7 +336,7 @@ class _HealthRun:
             self.result.lines.append(f"metrics: would write {path}")
             return True
         self.inputs.state = _readable_state(self.context)  # it may open by now
-        sources = MetricSources(self.inputs, results, gateway_name(self.inputs), self.undelivered)
+        sources = MetricSources(self.inputs, results, gateway_name(self.inputs))
         text, left_out = render_metrics(FAMILIES, sources)
         problems += left_out
         try:

@@ -89,10 +89,10 @@ def undelivered(state: StateDB) -> list[OutboxRow]:
 
 def commit_plan(
     state: StateDB, plan: AlertPlan, message: NewMessage | None, now: datetime, run_id: int | None
-) -> OutboxRow | None:
+) -> int | None:
     """Store the plan's states and enqueue its message (None: nothing to queue) in one
-    transaction, then put the opened and resolved checks on the timeline. Return the message's
-    outbox row (None when there is none, or it was already queued)."""
+    transaction, then put the opened and resolved checks on the timeline. Return the outbox id
+    of the message (None when there is none, or it was already queued)."""
     stamp, queued = now.timestamp(), None
     with state.transaction() as connection:
         stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
@@ -116,18 +116,7 @@ def commit_plan(
                     json_text(message.notices),
                 ),
             )
-            if cursor.rowcount:
-                queued = OutboxRow(
-                    int(cursor.lastrowid),
-                    message.idempotency_key,
-                    stamp,
-                    message.summary,
-                    message.text,
-                    message.blocks or None,
-                    message.notices,
-                    attempts=0,
-                    last_error=None,
-                )
+            queued = int(cursor.lastrowid) if cursor.rowcount else None
     for notice in plan.notices:
         if notice.kind in ("new", "resolved"):
             kind = "alert.opened" if notice.kind == "new" else "alert.resolved"
@@ -143,18 +132,18 @@ def commit_plan(
 
 def deliver(
     state: StateDB,
-    waiting: Sequence[OutboxRow],
     make_sink: Callable[[], AlertSink],
     clock: Callable[[], datetime],
     run_id: int | None,
 ) -> list[Delivery]:
-    """Send the undelivered messages `waiting` (oldest first) through the sink `make_sink`
-    builds (only when there is something to send); stop at the first failure.
+    """Send every undelivered message through the sink `make_sink` builds (only when there is
+    something to send), oldest first; stop at the first failure.
 
     Each message is marked `sending` before the call and `sent` once accepted, so none is sent
     twice by two runs; a failure puts it back to `pending` with its error.
     """
     deliveries: list[Delivery] = []
+    waiting = undelivered(state)
     if not waiting:
         return deliveries
     sink = make_sink()

@@ -34,14 +34,12 @@ Sample = tuple[dict[str, str], float]
 class MetricSources:
     """The inputs of one textfile: the health run's `inputs` (settings, state, the gateway's
     layout, loaded at most once: a GatewayConfigError leaves the families that need it without
-    samples; `now`, the time of the run), this run's `results`, `gateway`, which names this
-    gateway in every sample, and `undelivered`, the Slack messages the run left waiting (None
-    when its alerts did not count them: the outbox is read)."""
+    samples; `now`, the time of the run), this run's `results`, and `gateway`, which names this
+    gateway in every sample."""
 
     inputs: HealthInputs
     results: Sequence[CheckResult]
     gateway: str
-    undelivered: int | None = None
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def result(self, key: str) -> CheckResult | None:
@@ -88,10 +86,7 @@ def _alerts_open(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _undelivered(sources: MetricSources) -> Iterator[Sample]:
-    waiting = sources.undelivered
-    if waiting is None:
-        waiting = len(store.undelivered(sources.inputs.state))
-    yield {"sink": "slack"}, waiting
+    yield {"sink": "slack"}, len(store.undelivered(sources.inputs.state))
     if alertmanager_destination(sources.inputs.config.alertmanager):
         yield {"sink": "alertmanager"}, len(store.feed_pending(sources.inputs.state))
 
