@@ -32,8 +32,8 @@ from memwarden.compactions import ledger
 from memwarden.openclaw import sqlite_ro
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
+from memwarden.process.readable import utc_minute
 from memwarden.process.runtime import Problem
-from memwarden.process.times import utc_minute
 
 if TYPE_CHECKING:
     from memwarden.checkpoint.digest.redact import Redactor

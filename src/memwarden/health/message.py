@@ -20,7 +20,7 @@ import orjson
 from memwarden.fs.templating import render
 from memwarden.health.model import CheckResult, Status, duration
 from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts
-from memwarden.process.times import utc_minute
+from memwarden.process.readable import utc_minute
 
 SECTION_TITLES = {
     "new": "New",

@@ -28,9 +28,10 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from memwarden.indexing.markers import MARKERS, add_counts
-from memwarden.indexing.outcome import format_count, format_size
+from memwarden.indexing.outcome import format_count
 from memwarden.indexing.scan import FileFacts
 from memwarden.openclaw.bootstrap import js_length
+from memwarden.process.readable import size_text
 
 ABBREVIATIONS = {
     "DECISION": "DEC",
@@ -152,7 +153,7 @@ def row_of(facts: FileFacts) -> Row:
     return Row(
         cell(facts.path),
         cell(facts.title),
-        format_size(facts.size),
+        size_text(facts.size),
         format_count(facts.tokens),
         format_markers(facts.markers),
         _utc_date(facts.mtime_ns),

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from memwarden.indexing.manifest import INDEX_PATH
+from memwarden.process.readable import size_text
 from memwarden.process.runtime import JobResult
 
 JOB = "index"  # the job its events are recorded under, whoever asked for the index
@@ -147,7 +148,7 @@ def job_result(outcomes: Sequence[Outcome], *, dry_run: bool) -> JobResult:
 def describe(outcome: Outcome) -> str:
     """Return one line saying what indexing a workspace did (or would do)."""
     label = f"index {_label(outcome)}"
-    pool = f"{outcome.files} files, {format_size(outcome.size)}"
+    pool = f"{outcome.files} files, {size_text(outcome.size)}"
     if outcome.status == "no_workspace":
         return f"{label}: workspace {outcome.workspace} does not exist: nothing to index"
     if outcome.status == "failed":
@@ -188,15 +189,6 @@ def _manifest_text(outcome: Outcome) -> str:
 
 def _label(outcome: Outcome) -> str:
     return ", ".join(outcome.agents) if outcome.agents else outcome.workspace
-
-
-def format_size(size: int) -> str:
-    """Given bytes, return `812 B`, `4.1 KB` or `1.2 MB`."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def format_count(number: int) -> str:

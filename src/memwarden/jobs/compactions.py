@@ -12,8 +12,8 @@ import argparse
 from memwarden.compactions.assessment import lost_text
 from memwarden.compactions.ledger import recorded, totals
 from memwarden.jobs.common import positive_int, require_known_agents
+from memwarden.process.readable import utc_minute
 from memwarden.process.runtime import JobContext, JobResult
-from memwarden.process.times import utc_minute
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

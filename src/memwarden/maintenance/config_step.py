@@ -10,9 +10,10 @@ from memwarden.maintenance.config_backup import (
     decide_backup,
     latest_backup,
 )
-from memwarden.maintenance.report import StepReport, size_text
+from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.config_file import is_gateway_config
 from memwarden.openclaw.paths import resolve_config_path
+from memwarden.process.readable import size_text
 from memwarden.process.runtime import JobContext, Problem
 from memwarden.store.storage import (
     CONFIG_BACKUPS_DIR,

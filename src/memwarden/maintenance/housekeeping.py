@@ -15,7 +15,8 @@ from memwarden.fs.files import check_inside
 from memwarden.health.deliveries import FOLDER, prune_receipts
 from memwarden.history.retention import prune
 from memwarden.maintenance.facts import FileFacts, list_files
-from memwarden.maintenance.report import StepReport, size_text
+from memwarden.maintenance.report import StepReport
+from memwarden.process.readable import size_text
 from memwarden.process.runtime import JobContext
 from memwarden.store.state import StateDB
 

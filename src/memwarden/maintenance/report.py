@@ -19,13 +19,3 @@ class StepReport:
     def fail(self, message: str) -> None:
         self.problems.append(message)
         self.failures += 1
-
-
-def size_text(size: int) -> str:
-    """Given bytes, return them as a person reads them: 512 B, 3.4 KB, 12.0 MB."""
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(value) < 1024 or unit == "GB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"

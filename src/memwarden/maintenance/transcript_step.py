@@ -22,10 +22,11 @@ from typing import Literal
 
 from memwarden.fs.files import FILE_MODE, check_inside, fsync_dir, remove_stale_temp_files
 from memwarden.maintenance.facts import FileFacts, list_files
-from memwarden.maintenance.report import StepReport, size_text
+from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.sessions import archive_timestamp, classify_session_file, load_sessions
 from memwarden.process.errors import MemwardenError, describe_error
+from memwarden.process.readable import size_text
 from memwarden.process.runtime import JobContext
 
 DAY = 86400.0

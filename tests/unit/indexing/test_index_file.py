@@ -16,10 +16,10 @@ from memwarden.indexing.catalog import (
     Totals,
     format_count,
     format_markers,
-    format_size,
 )
 from memwarden.indexing.index_file import TEMPLATE, index_text, marker_line
 from memwarden.indexing.markers import MARKERS, MEANINGS
+from memwarden.process.readable import size_text
 
 WORDS = ["", "a", "Daily logs", "notes | pipes", "ünïcödé — 日本語", "{{ x }}", "two\nlines", " "]
 
@@ -62,7 +62,7 @@ def values(rng: random.Random) -> dict:
         "plan": Plan(short_how_to=rng.choice([True, False])),
         "notes": [rng.choice(WORDS) for _ in range(rng.choice([0, 0, 1, 2]))],
         "cap": rng.choice([0, 999, 20_000, 1_234_567]),
-        "size": format_size,
+        "size": size_text,
         "count": format_count,
         "markers": format_markers,
     }

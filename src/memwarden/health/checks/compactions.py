@@ -15,7 +15,7 @@ from memwarden.compactions.assessment import lost_text
 from memwarden.compactions.ledger import Recorded, recorded
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, critical, ok, warning
-from memwarden.process.times import utc_minute
+from memwarden.process.readable import utc_minute
 
 KEY = "compaction.lossy"
 

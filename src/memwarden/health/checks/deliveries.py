@@ -20,7 +20,7 @@ from typing import NamedTuple
 from memwarden.health.checks import HealthInputs
 from memwarden.health.deliveries import FOLDER, Receipt, read_receipt, receipts_since
 from memwarden.health.model import CheckResult, ok, warning
-from memwarden.process.times import utc_minute
+from memwarden.process.readable import utc_minute
 
 KEY = "handoff.delivery"
 DAYS = 7
