@@ -156,6 +156,7 @@ def _rotate(
         "outcome": checkpoint.outcome,
         "reason": checkpoint.reason,
         "files": [str(path) for path in checkpoint.files],
+        "warnings": list(checkpoint.warnings),
     }
     if not checkpoint.ok:
         detail = f"checkpoint failed, session not reset: {saved['reason'] or saved['outcome']}"
