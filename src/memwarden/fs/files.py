@@ -24,7 +24,12 @@ from typing import Any, TypeVar
 
 import orjson
 
-from memwarden.process.errors import MemwardenError, UnsafePathError, UsageError
+from memwarden.process.errors import (
+    MemwardenError,
+    NotRegularFileError,
+    UnsafePathError,
+    UsageError,
+)
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -41,6 +46,8 @@ TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+|mw-[a-z0-9]+-\d+
 STALE_TEMP_SECONDS = 3600
 T = TypeVar("T")
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
+# Opening a FIFO to read does not wait for a writer; a terminal does not become the process's.
+READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 # Linux opens a path without reading it (O_PATH) and names an open file in /proc.
 _O_PATH = getattr(os, "O_PATH", 0) if sys.platform.startswith("linux") else 0
 
@@ -265,23 +272,18 @@ def status_identity(status: os.stat_result) -> list[int]:
     return [status.st_ino, status.st_size, status.st_mtime_ns]
 
 
-class NotRegularFileError(OSError):
-    """A file memwarden was to read is a folder, a FIFO, a device or a socket; `strerror`
-    says which, in words."""
-
-
 def read_regular_file(path: Path) -> bytes:
     """Return the bytes of a file the operator names (a config, the secrets file), refusing
     before reading what is not a regular file: a FIFO would block the run for ever, a device
     may never end. Raise FileNotFoundError, NotRegularFileError or another OSError."""
-    _refuse_not_regular(path, os.stat(path))
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    with os.fdopen(os.open(path, flags), "rb") as handle:
-        _refuse_not_regular(path, os.fstat(handle.fileno()))  # replaced since the stat
+    refuse_not_regular(path, os.stat(path))
+    with os.fdopen(os.open(path, READ_FLAGS), "rb") as handle:
+        refuse_not_regular(path, os.fstat(handle.fileno()))  # replaced since the stat
         return handle.read()
 
 
-def _refuse_not_regular(path: Path, status: os.stat_result) -> None:
+def refuse_not_regular(path: Path, status: os.stat_result) -> None:
+    """Raise NotRegularFileError naming `path` unless its `status` is a regular file's."""
     mode = status.st_mode
     if stat.S_ISREG(mode):
         return
@@ -299,9 +301,10 @@ def _refuse_not_regular(path: Path, status: os.stat_result) -> None:
 
 
 def read_text_if_exists(path: Path) -> str | None:
-    """Return the text of `path`, or None when it does not exist. Symlinks are not followed."""
+    """Return the text of `path`, or None when it does not exist. Symlinks are not followed.
+    Raise NotRegularFileError if it is not a regular file (never waiting on a FIFO)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        descriptor = os.open(path, READ_FLAGS | os.O_NOFOLLOW)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -310,10 +313,11 @@ def read_text_if_exists(path: Path) -> str | None:
             raise UnsafePathError(message) from error
         raise
     try:
-        with os.fdopen(descriptor, "rb") as handle:
+        refuse_not_regular(path, os.fstat(descriptor))
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
             return handle.read().decode("utf-8", errors="replace")
-    except OSError as error:  # a folder: name the path, not the descriptor number
-        raise type(error)(error.errno, error.strerror, str(path)) from None
+    finally:
+        os.close(descriptor)
 
 
 def load_record_file(path: Path, build: Callable[[Any], T], what: str, fix: str) -> T | None:
