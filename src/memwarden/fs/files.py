@@ -129,6 +129,24 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
     return path
 
 
+def memory_folder(workspace: Path, *, create: bool) -> Path:
+    """Return `<workspace>/memory`, created (0700) when `create` and missing.
+
+    Raise UnsafePathError if the workspace does not exist or `memory` leads outside it.
+    """
+    if not workspace.is_dir():
+        raise UnsafePathError(
+            f"{workspace}: the agent's workspace does not exist; check the agent's `workspace` "
+            "in openclaw.json"
+        )
+    folder = workspace / "memory"
+    if folder.is_symlink():
+        check_inside(folder / ".probe", workspace)
+    elif create and not folder.is_dir():
+        ensure_dir(folder, root=workspace)
+    return folder
+
+
 def missing_ancestors(path: Path) -> list[Path]:
     """Given a folder, return it and its parents that do not exist yet, outermost first."""
     missing = []
