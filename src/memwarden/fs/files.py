@@ -192,9 +192,8 @@ def atomic_append(path: Path, text: str, root: Path, header: str = "") -> None:
     ensure_dir(target.parent)
     for _attempt in range(APPEND_ATTEMPTS):
         before = identity(target)
-        try:
-            current = target.read_bytes()
-        except FileNotFoundError:
+        current = read_bytes_if_exists(target)
+        if current is None:
             current = header.encode("utf-8")
         if current and not current.endswith(b"\n"):
             current += b"\n"
@@ -319,7 +318,13 @@ def refuse_not_regular(path: Path, status: os.stat_result) -> None:
 
 
 def read_text_if_exists(path: Path) -> str | None:
-    """Return the text of `path`, or None when it does not exist. Symlinks are not followed.
+    """Return the text of `path`, or None when it does not exist (see read_bytes_if_exists)."""
+    data = read_bytes_if_exists(path)
+    return data.decode("utf-8", errors="replace") if data is not None else None
+
+
+def read_bytes_if_exists(path: Path) -> bytes | None:
+    """Return the bytes of `path`, or None when it does not exist. Symlinks are not followed.
     Raise NotRegularFileError if it is not a regular file (never waiting on a FIFO)."""
     try:
         descriptor = os.open(path, READ_FLAGS | os.O_NOFOLLOW)
@@ -333,7 +338,7 @@ def read_text_if_exists(path: Path) -> str | None:
     try:
         refuse_not_regular(path, os.fstat(descriptor))
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read().decode("utf-8", errors="replace")
+            return handle.read()
     finally:
         os.close(descriptor)
 
