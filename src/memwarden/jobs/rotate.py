@@ -163,9 +163,12 @@ def _rotate(
         return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.kept_in_place is not None:
         # A file of the operator's is where its handoff goes: the next turn would find none.
+        # This detail says so for rotate, in place of the checkpoint's warning about that file.
+        kept = checkpoint.kept_in_place
+        saved["warnings"] = [line for line in saved["warnings"] if not line.startswith(kept)]
         detail = (
-            f"its handoff was not written, session not reset: {checkpoint.kept_in_place} was "
-            "not written by memwarden; move it, then run rotate again"
+            f"its handoff was not written, session not reset: {kept} was not written by "
+            "memwarden; move it, then run rotate again"
         )
         return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.outcome not in SAVED_OUTCOMES:

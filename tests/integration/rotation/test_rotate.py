@@ -210,6 +210,7 @@ def test_rotate_leaves_a_session_whose_handoff_file_is_the_operators_own(
         "written by memwarden; move it, then run rotate again"
     )
     assert active_context(sqlite_state) == "# Written by hand\n- keep this\n"
+    assert result.messages == [f"memwarden: rotate {MAIN}: {item['detail']}"]  # said once
 
 
 def test_rotate_resets_a_session_whose_checkpoint_is_written_while_another_agent_is_stuck(
