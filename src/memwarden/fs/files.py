@@ -192,9 +192,8 @@ def atomic_append(path: Path, text: str, root: Path, header: str = "") -> None:
     ensure_dir(target.parent)
     for _attempt in range(APPEND_ATTEMPTS):
         before = identity(target)
-        current = read_bytes_if_exists(target)
-        if current is None:
-            current = header.encode("utf-8")
+        found = read_file(target)
+        current = found[0] if found is not None else header.encode("utf-8")
         if current and not current.endswith(b"\n"):
             current += b"\n"
         temp = write_temp(target, current + text.encode("utf-8"))
@@ -293,14 +292,13 @@ def read_regular_file(path: Path) -> bytes:
     """Return the bytes of a file the operator names (a config, the secrets file), refusing
     before reading what is not a regular file: a FIFO would block the run for ever, a device
     may never end. Raise FileNotFoundError, NotRegularFileError or another OSError."""
-    refuse_not_regular(path, os.stat(path))
+    _refuse_not_regular(path, os.stat(path))
     with os.fdopen(os.open(path, READ_FLAGS), "rb") as handle:
-        refuse_not_regular(path, os.fstat(handle.fileno()))  # replaced since the stat
+        _refuse_not_regular(path, os.fstat(handle.fileno()))  # replaced since the stat
         return handle.read()
 
 
-def refuse_not_regular(path: Path, status: os.stat_result) -> None:
-    """Raise NotRegularFileError naming `path` unless its `status` is a regular file's."""
+def _refuse_not_regular(path: Path, status: os.stat_result) -> None:
     mode = status.st_mode
     if stat.S_ISREG(mode):
         return
@@ -318,17 +316,21 @@ def refuse_not_regular(path: Path, status: os.stat_result) -> None:
 
 
 def read_text_if_exists(path: Path) -> str | None:
-    """Return the text of `path`, or None when it does not exist (see read_bytes_if_exists)."""
-    data = read_bytes_if_exists(path)
-    return data.decode("utf-8", errors="replace") if data is not None else None
+    """Return the text of `path`, or None when it does not exist (see read_file)."""
+    found = read_file(path)
+    return found[0].decode("utf-8", errors="replace") if found is not None else None
 
 
-def read_bytes_if_exists(path: Path) -> bytes | None:
-    """Return the bytes of `path`, or None when it does not exist. Symlinks are not followed.
-    Raise NotRegularFileError if it is not a regular file (never waiting on a FIFO)."""
+def read_file(
+    path: Path, missing: type[OSError] = FileNotFoundError
+) -> tuple[bytes, os.stat_result] | None:
+    """Return the bytes of the regular file `path` and its status as read, or None when it
+    cannot be opened for a reason of the type `missing`. Raise UnsafePathError if it is a
+    symlink (never followed), NotRegularFileError if it is not a regular file (never waiting on
+    a FIFO)."""
     try:
         descriptor = os.open(path, READ_FLAGS | os.O_NOFOLLOW)
-    except FileNotFoundError:
+    except missing:
         return None
     except OSError as error:
         if path.is_symlink():
@@ -336,9 +338,10 @@ def read_bytes_if_exists(path: Path) -> bytes | None:
             raise UnsafePathError(message) from error
         raise
     try:
-        refuse_not_regular(path, os.fstat(descriptor))
+        status = os.fstat(descriptor)
+        _refuse_not_regular(path, status)
         with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read()
+            return handle.read(), status
     finally:
         os.close(descriptor)
 

@@ -30,11 +30,10 @@ import orjson
 
 from memwarden.fs.files import (
     FILE_MODE,
-    READ_FLAGS,
     check_inside,
     ensure_dir,
+    read_file,
     real_path,
-    refuse_not_regular,
     remove_files,
     sha256_bytes,
     status_identity,
@@ -249,22 +248,3 @@ class AgentFiles:
             appended="".join(appended) if appended is not None else None,
             temp_inode=os.lstat(temp).st_ino,
         )
-
-
-def read_file(
-    path: Path, missing: type[OSError] = FileNotFoundError
-) -> tuple[bytes, os.stat_result] | None:
-    """Return the bytes of the regular file `path` (not followed) and its status as read, or
-    None when it cannot be opened for a reason of the type `missing`. Raise NotRegularFileError
-    if it is not a regular file (never waiting on a FIFO)."""
-    try:
-        descriptor = os.open(path, READ_FLAGS | os.O_NOFOLLOW)
-    except missing:
-        return None
-    try:
-        status = os.fstat(descriptor)
-        refuse_not_regular(path, status)
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(), status
-    finally:
-        os.close(descriptor)
