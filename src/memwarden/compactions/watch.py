@@ -156,10 +156,9 @@ class _Watcher:
         appending: a run killed between the write and the ledger's commit never writes it twice.
         """
         # lazy: only a compaction that lost items is kept
-        from memwarden.checkpoint.commit.staging import memory_folder
         from memwarden.checkpoint.digest.daily_log import local
         from memwarden.checkpoint.render.values import daily_header
-        from memwarden.fs.files import atomic_append, read_text_if_exists
+        from memwarden.fs.files import atomic_append, memory_folder, read_text_if_exists
         from memwarden.fs.templating import render
 
         workspace = agent.workspace

@@ -24,7 +24,12 @@ from typing import Any, TypeVar
 
 import orjson
 
-from memwarden.process.errors import MemwardenError, UnsafePathError, UsageError
+from memwarden.process.errors import (
+    MemwardenError,
+    NotRegularFileError,
+    UnsafePathError,
+    UsageError,
+)
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -41,6 +46,8 @@ TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:[a-z0-9_]{8}|\d+|mw-[a-z0-9]+-\d+
 STALE_TEMP_SECONDS = 3600
 T = TypeVar("T")
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
+# Opening a FIFO to read does not wait for a writer; a terminal does not become the process's.
+READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 # Linux opens a path without reading it (O_PATH) and names an open file in /proc.
 _O_PATH = getattr(os, "O_PATH", 0) if sys.platform.startswith("linux") else 0
 
@@ -122,6 +129,24 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
     return path
 
 
+def memory_folder(workspace: Path, *, create: bool) -> Path:
+    """Return `<workspace>/memory`, created (0700) when `create` and missing.
+
+    Raise UnsafePathError if the workspace does not exist or `memory` leads outside it.
+    """
+    if not workspace.is_dir():
+        raise UnsafePathError(
+            f"{workspace}: the agent's workspace does not exist; check the agent's `workspace` "
+            "in openclaw.json"
+        )
+    folder = workspace / "memory"
+    if folder.is_symlink():
+        check_inside(folder / ".probe", workspace)
+    elif create and not folder.is_dir():
+        ensure_dir(folder, root=workspace)
+    return folder
+
+
 def missing_ancestors(path: Path) -> list[Path]:
     """Given a folder, return it and its parents that do not exist yet, outermost first."""
     missing = []
@@ -167,10 +192,8 @@ def atomic_append(path: Path, text: str, root: Path, header: str = "") -> None:
     ensure_dir(target.parent)
     for _attempt in range(APPEND_ATTEMPTS):
         before = identity(target)
-        try:
-            current = target.read_bytes()
-        except FileNotFoundError:
-            current = header.encode("utf-8")
+        found = read_file(target)
+        current = found[0] if found is not None else header.encode("utf-8")
         if current and not current.endswith(b"\n"):
             current += b"\n"
         temp = write_temp(target, current + text.encode("utf-8"))
@@ -265,18 +288,12 @@ def status_identity(status: os.stat_result) -> list[int]:
     return [status.st_ino, status.st_size, status.st_mtime_ns]
 
 
-class NotRegularFileError(OSError):
-    """A file memwarden was to read is a folder, a FIFO, a device or a socket; `strerror`
-    says which, in words."""
-
-
 def read_regular_file(path: Path) -> bytes:
     """Return the bytes of a file the operator names (a config, the secrets file), refusing
     before reading what is not a regular file: a FIFO would block the run for ever, a device
     may never end. Raise FileNotFoundError, NotRegularFileError or another OSError."""
     _refuse_not_regular(path, os.stat(path))
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    with os.fdopen(os.open(path, flags), "rb") as handle:
+    with os.fdopen(os.open(path, READ_FLAGS), "rb") as handle:
         _refuse_not_regular(path, os.fstat(handle.fileno()))  # replaced since the stat
         return handle.read()
 
@@ -299,10 +316,21 @@ def _refuse_not_regular(path: Path, status: os.stat_result) -> None:
 
 
 def read_text_if_exists(path: Path) -> str | None:
-    """Return the text of `path`, or None when it does not exist. Symlinks are not followed."""
+    """Return the text of `path`, or None when it does not exist (see read_file)."""
+    found = read_file(path)
+    return found[0].decode("utf-8", errors="replace") if found is not None else None
+
+
+def read_file(
+    path: Path, missing: type[OSError] = FileNotFoundError
+) -> tuple[bytes, os.stat_result] | None:
+    """Return the bytes of the regular file `path` and its status as read, or None when it
+    cannot be opened for a reason of the type `missing`. Raise UnsafePathError if it is a
+    symlink (never followed), NotRegularFileError if it is not a regular file (never waiting on
+    a FIFO)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
+        descriptor = os.open(path, READ_FLAGS | os.O_NOFOLLOW)
+    except missing:
         return None
     except OSError as error:
         if path.is_symlink():
@@ -310,10 +338,12 @@ def read_text_if_exists(path: Path) -> str | None:
             raise UnsafePathError(message) from error
         raise
     try:
-        with os.fdopen(descriptor, "rb") as handle:
-            return handle.read().decode("utf-8", errors="replace")
-    except OSError as error:  # a folder: name the path, not the descriptor number
-        raise type(error)(error.errno, error.strerror, str(path)) from None
+        status = os.fstat(descriptor)
+        _refuse_not_regular(path, status)
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            return handle.read(), status
+    finally:
+        os.close(descriptor)
 
 
 def load_record_file(path: Path, build: Callable[[Any], T], what: str, fix: str) -> T | None:

@@ -156,15 +156,19 @@ def _rotate(
         "outcome": checkpoint.outcome,
         "reason": checkpoint.reason,
         "files": [str(path) for path in checkpoint.files],
+        "warnings": list(checkpoint.warnings),
     }
     if not checkpoint.ok:
         detail = f"checkpoint failed, session not reset: {saved['reason'] or saved['outcome']}"
         return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.kept_in_place is not None:
         # A file of the operator's is where its handoff goes: the next turn would find none.
+        # This detail says so for rotate, in place of the checkpoint's warning about that file.
+        kept = checkpoint.kept_in_place
+        saved["warnings"] = [line for line in saved["warnings"] if not line.startswith(kept)]
         detail = (
-            f"its handoff was not written, session not reset: {checkpoint.kept_in_place} was "
-            "not written by memwarden; move it, then run rotate again"
+            f"its handoff was not written, session not reset: {kept} was not written by "
+            "memwarden; move it, then run rotate again"
         )
         return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.outcome not in SAVED_OUTCOMES:

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from memwarden.fs.files import NotRegularFileError, read_regular_file
-from memwarden.process.errors import GatewayConfigError
+from memwarden.fs.files import read_regular_file
+from memwarden.process.errors import GatewayConfigError, NotRegularFileError
 
 _NEAR = re.compile(r" near (?P<position>\d+)")
 _UNCLOSED = re.compile(r"Unclosed b'(?P<what>\w+)'")

@@ -33,7 +33,7 @@ def file_errors(path: Path) -> Iterator[None]:
 def file_tail(handle: BinaryIO, max_entries: int, needle: bytes | None = None) -> TailResult:
     status = os.fstat(handle.fileno())
     result = TailResult(needle=needle)
-    segments = backward(handle, status.st_size, CHUNK_SIZE, MAX_LINE_BYTES, result)
+    segments = backward(handle, status.st_size, result)
     end, trailing = next(segments)
     start = end
     if max_entries > 0:
@@ -69,7 +69,7 @@ def file_since(
         if handle.read(1) != b"\n":
             return None
     end = offset
-    lines = forward(handle, offset, status.st_size, CHUNK_SIZE, MAX_LINE_BYTES, result)
+    lines = forward(handle, offset, status.st_size, result)
     for line_end, line in lines:
         if line_end is None:
             result.partial_last_line = True
@@ -86,13 +86,11 @@ def _file_position(offset: int, status: os.stat_result) -> ReadPosition:
     return ReadPosition(offset=offset, device=status.st_dev, inode=status.st_ino)
 
 
-def backward(
-    handle: BinaryIO, size: int, chunk_size: int, max_line_bytes: int, read: TailResult
-) -> Iterator[tuple[int, bytes | None]]:
+def backward(handle: BinaryIO, size: int, read: TailResult) -> Iterator[tuple[int, bytes | None]]:
     """Yield (start offset, bytes) of the newline-separated segments of the first `size` bytes.
 
     Segments come last first; the first one is what follows the last newline (b"" when the data
-    ends with a newline). A segment longer than `max_line_bytes` is yielded as None, after its
+    ends with a newline). A segment longer than MAX_LINE_BYTES is yielded as None, after its
     start was found without keeping it in memory.
     """
     position = size
@@ -100,7 +98,7 @@ def backward(
     kept = 0
     too_long = False
     while position > 0:
-        read_size = min(chunk_size, position)
+        read_size = min(CHUNK_SIZE, position)
         position -= read_size
         handle.seek(position)
         chunk = handle.read(read_size)
@@ -113,7 +111,7 @@ def backward(
         if last:  # the chunk's last segment ends what the chunks after it began
             part = parts[last]
             segment_start = segment_end - len(part)
-            if too_long or kept + len(part) > max_line_bytes:
+            if too_long or kept + len(part) > MAX_LINE_BYTES:
                 yield segment_start, None
             elif pieces:
                 pieces.append(part)
@@ -125,11 +123,11 @@ def backward(
         for index in range(last - 1, 0, -1):  # whole in this chunk
             part = parts[index]
             segment_start = segment_end - len(part)
-            yield segment_start, part if len(part) <= max_line_bytes else None
+            yield segment_start, part if len(part) <= MAX_LINE_BYTES else None
             segment_end = segment_start - 1
         if not too_long:
             kept += len(parts[0])
-            if kept > max_line_bytes:
+            if kept > MAX_LINE_BYTES:
                 pieces, too_long = [], True
             else:
                 pieces.append(parts[0])
@@ -137,11 +135,11 @@ def backward(
 
 
 def forward(
-    handle: BinaryIO, start: int, size: int, chunk_size: int, max_line_bytes: int, read: TailResult
+    handle: BinaryIO, start: int, size: int, read: TailResult
 ) -> Iterator[tuple[int | None, bytes | None]]:
     """Yield (offset past its newline, bytes) for each complete line in [start, size), in order.
 
-    A line longer than `max_line_bytes` is yielded as None. When unterminated bytes remain at the
+    A line longer than MAX_LINE_BYTES is yielded as None. When unterminated bytes remain at the
     end, yield (None, None) last.
     """
     handle.seek(start)
@@ -150,14 +148,14 @@ def forward(
     kept = 0
     too_long = False
     while position < size:
-        chunk = handle.read(min(chunk_size, size - position))
+        chunk = handle.read(min(CHUNK_SIZE, size - position))
         if not chunk:
             raise OSError(f"the file shrank while being read ({position} bytes)")
         read.bytes_read += len(chunk)
         parts = chunk.split(b"\n")
         for part in parts[:-1]:
             position += len(part) + 1
-            if too_long or kept + len(part) > max_line_bytes:
+            if too_long or kept + len(part) > MAX_LINE_BYTES:
                 yield position, None
             elif pieces:
                 pieces.append(part)
@@ -169,7 +167,7 @@ def forward(
         position += len(tail)
         if tail and not too_long:
             kept += len(tail)
-            if kept > max_line_bytes:
+            if kept > MAX_LINE_BYTES:
                 pieces, too_long = [], True
             else:
                 pieces.append(tail)

@@ -102,6 +102,11 @@ class UnsafePathError(MemwardenError):
     """A write was refused: the path is a symlink or leaves the folder it must stay in."""
 
 
+class NotRegularFileError(OSError):
+    """A file memwarden was to read is a folder, a FIFO, a device or a socket; `strerror`
+    says which, in words."""
+
+
 _OS_ERROR_HINTS = {
     errno.ENOSPC: "the disk is full: free space there",
     errno.EDQUOT: "the disk quota is used up: free space or raise the quota",
@@ -122,6 +127,8 @@ def describe_os_error(error: OSError, doing: str = "") -> str:
     where = error.filename if error.filename is not None else ""
     reason = error.strerror or str(error) or type(error).__name__
     hint = _OS_ERROR_HINTS.get(error.errno or -1)
+    if hint is None and isinstance(error, NotRegularFileError):
+        hint = "a file is what belongs there: move it away"
     text = f"{where}: " if where != "" else ""
     text += f"{doing}: " if doing else ""
     text += reason[0].lower() + reason[1:] if reason else ""

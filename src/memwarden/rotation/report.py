@@ -57,6 +57,8 @@ class RotationReport:
         self.lines.append(f"{LABELS[outcome.status]:<12} {decision.key}  {text}")
         if outcome.status == "failed":
             self.problems.append(f"rotate {decision.key}: {outcome.detail}")
+        # What its checkpoint met besides (a stopped run's files, a manifest not refreshed).
+        self.problems += outcome.checkpoint.get("warnings", [])
 
     def result(self) -> JobResult:
         """Return the JobResult: exit code 1 when a wanted rotation failed."""

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from memwarden.fs.files import NotRegularFileError, read_regular_file
+from memwarden.fs.files import read_regular_file
 from memwarden.fs.xdg import xdg_home
-from memwarden.process.errors import ConfigError
+from memwarden.process.errors import ConfigError, NotRegularFileError
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 from memwarden.settings.envfile import parse_env_text
 

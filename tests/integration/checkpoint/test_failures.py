@@ -12,7 +12,7 @@ import pytest
 from memwarden.process.locks import RunLock
 from memwarden.process.runtime import JobContext
 from memwarden.settings import config as config_module
-from support.cli import run_cli
+from support.cli import run_cli, run_subprocess
 from support.deployments import make_sqlite_era_state
 from support.positions import stored_position
 from support.transcripts import START, transcript_lines, write_jsonl
@@ -93,6 +93,34 @@ def test_checkpoint_context_file_symlink_is_refused(tmp_path, capsys):
     assert result.exit_code == 1
     assert "symlink" in outcomes(result)["alpha"]["reason"]
     assert target.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "words"),
+    [
+        ("ACTIVE_CONTEXT.md", os.mkfifo, "it is a named pipe (FIFO), not a regular file"),
+        ("2026-11-22.md", os.mkfifo, "it is a named pipe (FIFO), not a regular file"),
+        ("ACTIVE_CONTEXT.md", os.mkdir, "it is a folder, not a file"),
+        ("2026-11-22.md", os.mkdir, "it is a folder, not a file"),
+    ],
+)
+def test_checkpoint_target_that_is_not_a_file_fails_its_agent_alone_without_blocking(
+    tmp_path, name, make, words
+):
+    state = fleet(tmp_path, ["alpha", "bravo"])
+    memory = tmp_path / "workspace-alpha" / "memory"
+    memory.mkdir()
+    make(memory / name)
+
+    # Its own process: a FIFO opened for reading waits for a writer, for ever.
+    result = run_subprocess("--state-dir", state, "--json", "checkpoint", timeout=30)
+
+    assert result.exit_code == 1
+    found = outcomes(result)
+    assert (found["alpha"]["outcome"], found["bravo"]["outcome"]) == ("failed", "written")
+    assert found["alpha"]["reason"].startswith(f"{memory / name}: {words} (")
+    assert "move it away" in found["alpha"]["reason"]
+    assert f"checkpoint of agent alpha failed: {memory / name}: {words}" in result.stderr
 
 
 def test_checkpoint_agent_filter_only_touches_named_agents(tmp_path, capsys):

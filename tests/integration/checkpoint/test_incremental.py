@@ -485,6 +485,30 @@ def test_checkpoint_long_tool_loops_keep_every_request(tmp_path, capsys):
     assert all(user_text(number).strip() in daily for number in range(6))
 
 
+def test_checkpoint_daily_log_off_its_position_gets_the_requests_of_long_tool_loops(
+    tmp_path, capsys
+):
+    agent = FileAgent(tmp_path)
+    checkpoint(capsys, agent)
+    for number in range(10, 16):
+        agent.lines += tool_loop(number, 15, START + timedelta(minutes=30 + number))
+    copy = agent.transcript.with_name("copy.jsonl")
+    write_jsonl(copy, agent.lines)
+    os.replace(copy, agent.transcript)  # a new file: the read positions no longer fit
+
+    result = checkpoint(capsys, agent)
+
+    assert result.json()["agents"][0]["outcome"] == "written"
+    # Its messages newer than the last entry logged, in the recent lines a first read takes
+    # (four times 60 when the last 60 hold fewer than 5 requests), as the handoff has them.
+    daily = agent.memory("2026-11-22.md")
+    assert all(user_text(number).strip() in daily for number in range(10, 16))
+    assert all(
+        user_text(number).strip() in agent.memory("ACTIVE_CONTEXT.md") for number in (10, 15)
+    )
+    assert entries_in(daily) == 2
+
+
 def test_checkpoint_writes_each_active_conversation_to_its_own_file(tmp_path, capsys):
     agent = FileAgent(tmp_path)
     other = "5e551011-0000-4000-8000-0000000000aa"

@@ -8,6 +8,7 @@ and lets `roll_forward` finish, with real files and a real state database.
 from __future__ import annotations
 
 import os
+import stat
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -114,6 +115,23 @@ def test_roll_forward_after_the_rename_was_done_adds_nothing(setup):
 
     assert daily.read_text() == "# notes\n" + ENTRY
     assert report.counts == {"done": 1}
+
+
+def test_roll_forward_daily_log_replaced_by_a_fifo_is_a_problem_not_a_wait(setup):
+    state, storage, workspace = setup
+    daily, writer, _ = staged_daily_append(state, storage, workspace, "# notes\n")
+    daily.unlink()
+    os.mkfifo(daily)  # reading it would wait for a writer, for ever
+    killed(writer)
+
+    report = journal.roll_forward(state, storage, no_lock, taken_over_by="next")
+
+    (problem,) = report.problems
+    assert problem.startswith(
+        f"checkpoint journal of agent main: {daily}: it is a named pipe (FIFO), not a regular file"
+    )
+    assert stat.S_ISFIFO(os.lstat(daily).st_mode)
+    assert journal.pending_count(state) == 1  # tried again by the next run
 
 
 def test_roll_forward_daily_log_the_agent_changed_meanwhile_keeps_its_text(setup):

@@ -8,6 +8,7 @@ runs before each reset is the real one.
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 
 import orjson
@@ -16,7 +17,7 @@ import pytest
 from memwarden.settings.config import load, storage_location
 from memwarden.store.state import StateDB
 from support.cli import run_cli, run_subprocess
-from support.deployments import make_file_era_state, make_sqlite_era_state
+from support.deployments import make_file_era_state, make_generated_fleet, make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
 from support.lineage import last_rotations
 from support.transcripts import user_text, write_jsonl_transcript
@@ -209,6 +210,7 @@ def test_rotate_leaves_a_session_whose_handoff_file_is_the_operators_own(
         "written by memwarden; move it, then run rotate again"
     )
     assert active_context(sqlite_state) == "# Written by hand\n- keep this\n"
+    assert result.messages == [f"memwarden: rotate {MAIN}: {item['detail']}"]  # said once
 
 
 def test_rotate_resets_a_session_whose_checkpoint_is_written_while_another_agent_is_stuck(
@@ -498,3 +500,37 @@ def test_rotate_snapshots_the_handoff_with_the_index_written_before_the_reset(
     handoff = "memory/sessions/main.fixture.md"
     for name in (handoff, "memory/INDEX.md", "memory/.memwarden-bootstrap.json"):
         assert f"  {name}" in shown.stdout
+
+
+def test_rotate_says_when_a_stopped_checkpoints_agent_gets_its_files_but_not_its_manifest(
+    capsys, tmp_path, monkeypatch
+):
+    from memwarden.checkpoint.commit import journal
+    from memwarden.checkpoint.commit.staging import AgentFiles, Writer
+
+    monkeypatch.setenv("MEMWARDEN_HISTORY_ENABLED", "false")
+    an_hour_ago = int(time.time() * 1000) - 3_600_000
+    state_dir, workspaces = make_generated_fleet(tmp_path, ["alpha", "beta"], an_hour_ago)
+    # A checkpoint killed after its commit: beta's daily-log entry is in the journal, not in place.
+    db = state_db()
+    writer = Writer(db.path.parent)
+    daily = workspaces["beta"] / "memory" / "2026-11-25.md"
+    files = AgentFiles("beta", workspaces["beta"])
+    files.append(daily, "\n### 10:00 · checkpoint · `agent:beta:main`\n", "# 2026-11-25\n")
+    with db.transaction() as connection:
+        journal.record(connection, writer.token, files.stage(writer))
+    os.close(writer._descriptor)  # what SIGKILL leaves: the writer file unlocked, no cleanup
+    writer._descriptor = None
+    db.close()
+    (workspaces["beta"] / "memory" / ".memwarden-bootstrap.json").mkdir()  # cannot be written
+    with GatewaySimulator.from_state_dir(state_dir) as sim:
+        monkeypatch.setenv("MEMWARDEN_GATEWAY_URL", sim.url)
+        monkeypatch.setenv("MEMWARDEN_GATEWAY_TOKEN", sim.token)
+        sim.set_row("agent:alpha:main", **OVER)
+        result = run_cli(capsys, "--state-dir", state_dir, "rotate", "--json")
+
+    assert by_key(result)["agent:alpha:main"]["status"] == "rotated", result.stderr
+    assert "`agent:beta:main`" in daily.read_text()  # the stopped run's entry, put in place
+    (warning,) = by_key(result)["agent:alpha:main"]["checkpoint"]["warnings"]
+    assert warning.startswith(f"index {workspaces['beta']}: ")
+    assert f"memwarden: {warning}" in result.messages

@@ -11,7 +11,7 @@ import pytest
 
 from memwarden.fs import files
 from memwarden.fs.files import atomic_append, atomic_write, check_inside, ensure_dir, real_path
-from memwarden.process.errors import UnsafePathError
+from memwarden.process.errors import NotRegularFileError, UnsafePathError
 from support.fsyncs import record_fsyncs
 
 
@@ -217,16 +217,17 @@ def test_flush_folder_says_what_fsync_dir_leaves_unsaid(tmp_path, monkeypatch):
         files.flush_folder(tmp_path)  # where it must be durable, the caller hears of it
 
 
-def test_read_regular_file_refuses_a_fifo_a_device_and_a_folder_without_blocking(tmp_path):
+def test_file_reads_refuse_a_fifo_a_device_and_a_folder_without_blocking(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     refused = {fifo: "it is a named pipe (FIFO), not a regular file"}
     refused |= {Path("/dev/null"): "it is a device, not a regular file"}
     refused |= {tmp_path: "it is a folder, not a file"}
     for path, words in refused.items():
-        with pytest.raises(files.NotRegularFileError) as raised:
-            files.read_regular_file(path)
-        assert (raised.value.strerror, raised.value.filename) == (words, str(path))
+        for read in (files.read_regular_file, files.read_text_if_exists):
+            with pytest.raises(NotRegularFileError) as raised:
+                read(path)
+            assert (raised.value.strerror, raised.value.filename) == (words, str(path))
     (tmp_path / "config.toml").write_bytes(b"[general]\n")
     assert files.read_regular_file(tmp_path / "config.toml") == b"[general]\n"
 

@@ -29,7 +29,6 @@ from memwarden.checkpoint.commit.staging import (
     WRITERS_FOLDER,
     StagedFile,
     listed_folders,
-    read_file,
     remove_temp_files,
 )
 from memwarden.fs.files import (
@@ -37,6 +36,7 @@ from memwarden.fs.files import (
     check_inside,
     flush_folder,
     identity,
+    read_file,
     real_path,
     replace_or_remove,
     sha256_bytes,

@@ -1,8 +1,8 @@
 """The files a run will write, staged as temp files beside their targets and put in place later.
 
-Files go to `<workspace>/memory/` (0700, created when missing: `memory_folder`), never outside
-the workspace. A workspace that does not exist is an error for that agent: the gateway creates
-workspaces, memwarden does not invent them.
+Files go to `<workspace>/memory/` (0700, created when missing: `fs.files.memory_folder`), never
+outside the workspace. A workspace that does not exist is an error for that agent: the gateway
+creates workspaces, memwarden does not invent them.
 
 A run does not replace files as it goes: each agent's handoffs and daily-log appends are
 collected (`AgentFiles`), then written as temp files (`.<name>.mw-<run>-<n>.tmp`, 0600, each
@@ -32,34 +32,17 @@ from memwarden.fs.files import (
     FILE_MODE,
     check_inside,
     ensure_dir,
+    read_file,
     real_path,
     remove_files,
     sha256_bytes,
     status_identity,
     write_temp,
 )
-from memwarden.process.errors import MemwardenError, UnsafePathError
+from memwarden.process.errors import MemwardenError
 
 WRITERS_FOLDER = "checkpoint-writers"
 _RUN_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def memory_folder(workspace: Path, *, create: bool) -> Path:
-    """Return `<workspace>/memory`, created (0700) when `create` and missing.
-
-    Raise UnsafePathError if the workspace does not exist or `memory` leads outside it.
-    """
-    if not workspace.is_dir():
-        raise UnsafePathError(
-            f"{workspace}: the agent's workspace does not exist; check the agent's `workspace` "
-            "in openclaw.json"
-        )
-    folder = workspace / "memory"
-    if folder.is_symlink():
-        check_inside(folder / ".probe", workspace)
-    elif create and not folder.is_dir():
-        ensure_dir(folder, root=workspace)
-    return folder
 
 
 def temp_pattern(token: str) -> re.Pattern[str]:
@@ -265,20 +248,3 @@ class AgentFiles:
             appended="".join(appended) if appended is not None else None,
             temp_inode=os.lstat(temp).st_ino,
         )
-
-
-def read_file(
-    path: Path, missing: type[OSError] = FileNotFoundError
-) -> tuple[bytes, os.stat_result] | None:
-    """Return the bytes of the regular file `path` (not followed) and its status as read, or
-    None when it cannot be opened for a reason of the type `missing`."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except missing:
-        return None
-    try:
-        status = os.fstat(descriptor)
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(), status
-    finally:
-        os.close(descriptor)

@@ -107,11 +107,7 @@ def gather(
         position = start_position(location) if whole is not None else None
     read, messages = _read(run, conversation, location, position)
     if whole == "older":  # its daily log gets what a first read of its recent lines gives
-        tail = reader.recent_tail(location)
-        messages_logged = kept_messages(tail.entries, run.redactor.redact)
-        daily.append(
-            DailyMessages(session.session_id, messages_logged, partial=not tail.reached_start)
-        )
+        daily.append(_logged_after(run, location, None, None))
     else:
         daily.append(_daily(run, read, messages, stored))
     earlier_id = earlier[0].session_id if earlier is not None else None

@@ -7,10 +7,10 @@ no longer fits the transcript: the file was replaced) starts from its recent lin
 when those hold fewer than 5 requests), so a first run costs the same on a long transcript as
 on a short one.
 
-The daily log has its own rule, as it always had: the entries after the stored read position are
-new; when that position falls before the lines read, every one of them is new and the count a
-lower bound; when there is no position but a last-entry time (a history rewind took the daily
-log back), the entries newer than that time are new.
+The daily log has its own rule, over the same recent lines: the entries after the stored read
+position are new; when that position falls before those lines, every one of them is new and the
+count a lower bound; when there is no position but a last-entry time (a history rewind took the
+daily log back), the entries newer than that time are new.
 """
 
 from __future__ import annotations
@@ -96,11 +96,11 @@ def read_on(
 
 
 def read_recent(location: TranscriptLocation, take: Take) -> TranscriptRead:
-    """Hand the transcript's recent entries (`recent_tail`) to `take`; return what was read.
+    """Hand the transcript's recent entries (`_recent_tail`) to `take`; return what was read.
 
     Raise StoreError if the transcript cannot be read.
     """
-    tail = recent_tail(location)
+    tail = _recent_tail(location)
     if tail.entries:
         take(tail.entries)
     return TranscriptRead(
@@ -115,7 +115,7 @@ def read_recent(location: TranscriptLocation, take: Take) -> TranscriptRead:
     )
 
 
-def recent_tail(location: TranscriptLocation) -> TailResult:
+def _recent_tail(location: TranscriptLocation) -> TailResult:
     """Return the transcript's recent entries: its last FIRST_READ_ENTRIES, four times as many
     when those hold fewer than FIRST_READ_REQUESTS requests. Raise StoreError if it cannot be
     read."""
@@ -136,7 +136,7 @@ def new_since(
 
     Raise StoreError if the transcript cannot be read.
     """
-    tail = read_tail(location, FIRST_READ_ENTRIES)
+    tail = _recent_tail(location)
     where = "invalid" if position is None else _locate(position, tail)
     if where == "inside":
         delta = read_since(location, position)  # type: ignore[arg-type]  # inside: not None

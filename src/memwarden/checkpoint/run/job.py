@@ -257,8 +257,9 @@ def checkpoint_session(
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
     `failed` outcome); the files and the state DB are committed together
-    (`checkpoint.commit.durable_run`), and a problem putting the files in place is in
-    `warnings`. The caller snapshots the agent's memory once it has refreshed INDEX.md
+    (`checkpoint.commit.durable_run`), and a problem putting the files in place, or refreshing
+    the manifests of the agents whose files it finished for a killed run, is in `warnings`. The
+    caller snapshots the agent's memory once it has refreshed INDEX.md
     (`checkpoint.commit.snapshots.snapshot_written`).
     """
     lines: list[str] = []
@@ -268,7 +269,8 @@ def checkpoint_session(
             context, writes, agent, session, force=force, dry_run=False, trigger=trigger
         )
         # Finished for a killed run: their manifests too.
-        _refresh_indexes(context, [], [], False, also=writes.rolled_forward)
+        _, index_problems = _refresh_indexes(context, [], [], False, also=writes.rolled_forward)
+        problems += index_problems
         # The caller refreshes its agent's manifest (rotate: after the reset).
         problems += writes.done()
     outcome.warnings[:0] = problems

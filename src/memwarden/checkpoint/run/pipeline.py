@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.agent_memory.handoff_files import handoff_session, replaceable
 from memwarden.checkpoint.commit.positions import load_conversation
-from memwarden.checkpoint.commit.staging import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT as CONVERSATION_FORMAT
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.daily_log import group_by_day
@@ -30,7 +29,7 @@ from memwarden.checkpoint.render.values import (
     same_apart_from_time,
     stamp,
 )
-from memwarden.fs.files import read_text_if_exists
+from memwarden.fs.files import memory_folder, read_text_if_exists
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length, room_after_gateway_files
 from memwarden.process.errors import MemwardenError

@@ -13,10 +13,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.checkpoint.commit.staging import memory_folder
 from memwarden.checkpoint.digest.conversation import FORMAT
 from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.records import EventRecord, StoredSession
+from memwarden.fs.files import memory_folder
 from memwarden.openclaw.transcripts import has_new_data
 from memwarden.process import stopping
 from memwarden.process.errors import describe_error
