@@ -132,7 +132,9 @@ def ensure_dir(path: Path, root: Path | None = None) -> Path:
 def memory_folder(workspace: Path, *, create: bool) -> Path:
     """Return `<workspace>/memory`, created (0700) when `create` and missing.
 
-    Raise UnsafePathError if the workspace does not exist or `memory` leads outside it.
+    Raise UnsafePathError if the workspace does not exist, or `memory` is a link to a folder
+    that is not inside it: outside it, or the workspace itself (every workspace file would be
+    taken as one of memory/'s, and a rewind would remove those its snapshot lacks).
     """
     if not workspace.is_dir():
         raise UnsafePathError(
@@ -141,7 +143,12 @@ def memory_folder(workspace: Path, *, create: bool) -> Path:
         )
     folder = workspace / "memory"
     if folder.is_symlink():
-        check_inside(folder / ".probe", workspace)
+        real = Path(real_path(folder))
+        if Path(real_path(workspace)) not in real.parents:
+            raise UnsafePathError(
+                f"{folder}: resolves to {real}, outside the workspace; memwarden does not "
+                "follow links out of the workspace"
+            )
     elif create and not folder.is_dir():
         ensure_dir(folder, root=workspace)
     return folder

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from memwarden.fs.files import is_temp_name, real_path
+from memwarden.fs.files import is_temp_name, memory_folder
 from memwarden.history.model import MEMORY_PREFIX, HistoryError, reason
 from memwarden.process.errors import UnsafePathError
 
@@ -57,21 +57,6 @@ class Scan:
         return not self.memory_found and not self.files and not self.root_symlinks
 
 
-def _refuse_link_out(memory: Path, workspace: Path) -> None:
-    """Given memory/ as a symlink, raise UnsafePathError if it resolves outside the workspace.
-
-    Stricter than files.check_inside, which lets a folder resolve to its root: memory/ leading
-    to the workspace itself would take every workspace file as one of memory/'s, and a rewind
-    would remove those its snapshot lacks.
-    """
-    real_memory = Path(real_path(memory))
-    if Path(real_path(workspace)) not in real_memory.parents:
-        raise UnsafePathError(
-            f"{memory}: resolves to {real_memory}, outside the workspace; "
-            "memwarden does not follow links out of the workspace"
-        )
-
-
 def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
     """Given a workspace and the root file names kept, return its memory/ files and root files.
 
@@ -80,14 +65,12 @@ def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
     memory/ leads out of the workspace.
     """
     entries = _workspace_entries(workspace)
-    memory = workspace / "memory"
+    memory = memory_folder(workspace, create=False)
     scan = Scan()
     wanted = set(roots)
     for entry in entries:
         if entry.name in wanted:
             _scan_root(entry, scan)
-        elif entry.name == "memory" and entry.is_symlink():
-            _refuse_link_out(memory, workspace)  # a link: it must stay in the workspace
     _scan_memory(memory, scan)
     scan.symlinks.sort()
     return scan

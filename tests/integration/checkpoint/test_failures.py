@@ -80,6 +80,22 @@ def test_checkpoint_broken_agents_fail_alone_and_the_run_exits_1(tmp_path, capsy
     assert (tmp_path / "workspace-echo" / "memory" / "ACTIVE_CONTEXT.md").is_file()
 
 
+def test_checkpoint_memory_linked_to_the_workspace_itself_fails_that_agent_alone(tmp_path, capsys):
+    # memory/ -> . would put the handoff and the daily log at the workspace's top, where
+    # history then takes every workspace file as one of memory/'s: refused, as history does.
+    state = fleet(tmp_path, ["alpha", "bravo"])
+    workspace = tmp_path / "workspace-alpha"
+    (workspace / "memory").symlink_to(".", target_is_directory=True)
+
+    result = run_cli(capsys, "--state-dir", state, "--json", "checkpoint")
+
+    assert result.exit_code == 1
+    found = outcomes(result)
+    assert (found["alpha"]["outcome"], found["bravo"]["outcome"]) == ("failed", "written")
+    assert "outside the workspace" in found["alpha"]["reason"]
+    assert sorted(path.name for path in workspace.iterdir()) == ["memory"]
+
+
 def test_checkpoint_context_file_symlink_is_refused(tmp_path, capsys):
     state = fleet(tmp_path, ["alpha"])
     memory = tmp_path / "workspace-alpha" / "memory"

@@ -328,7 +328,7 @@ def test_memory_folder_leading_out_of_the_workspace_is_refused_not_read(
     for run in (dry, result):
         assert run.exit_code == 1
         (line,) = [line for line in run.messages if refused in line]
-        assert "resolves outside" in line and "refusing to write there" in line
+        assert "outside the workspace" in line and "does not follow links" in line
     assert ledger_rows(isolated_env) == []  # found again once memory/ is back in the workspace
 
 

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from memwarden.fs import files
-from memwarden.fs.files import atomic_append, atomic_write, check_inside, ensure_dir, real_path
+from memwarden.fs.files import (
+    atomic_append,
+    atomic_write,
+    check_inside,
+    ensure_dir,
+    memory_folder,
+    real_path,
+)
 from memwarden.process.errors import NotRegularFileError, UnsafePathError
 from support.fsyncs import record_fsyncs
 
@@ -239,3 +246,24 @@ def test_atomic_write_whose_rename_fails_leaves_no_temp_file_and_names_the_targe
         atomic_write(target, "# index\n")
     assert raised.value.filename == str(target)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["INDEX.md"]
+
+
+def test_memory_folder_may_link_to_a_folder_inside_the_workspace(tmp_path):
+    workspace = ensure_dir(tmp_path / "ws")
+    ensure_dir(workspace / "notes")
+    (workspace / "memory").symlink_to("notes", target_is_directory=True)
+    assert memory_folder(workspace, create=True) == workspace / "memory"
+
+
+@pytest.mark.parametrize("target", [".", "..", "../elsewhere"])
+def test_memory_folder_linked_out_or_to_the_workspace_itself_is_refused(tmp_path, target):
+    ensure_dir(tmp_path / "elsewhere")
+    workspace = ensure_dir(tmp_path / "ws")
+    (workspace / "memory").symlink_to(target, target_is_directory=True)
+    with pytest.raises(UnsafePathError, match=r"memory: resolves to .*, outside the workspace"):
+        memory_folder(workspace, create=True)
+
+
+def test_memory_folder_of_a_missing_workspace_is_refused_naming_the_setting(tmp_path):
+    with pytest.raises(UnsafePathError, match=r"check the agent.s `workspace` in openclaw\.json"):
+        memory_folder(tmp_path / "gone", create=True)
