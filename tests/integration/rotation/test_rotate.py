@@ -534,3 +534,31 @@ def test_rotate_says_when_a_stopped_checkpoints_agent_gets_its_files_but_not_its
     (warning,) = by_key(result)["agent:alpha:main"]["checkpoint"]["warnings"]
     assert warning.startswith(f"index {workspaces['beta']}: ")
     assert f"memwarden: {warning}" in result.messages
+
+
+def test_rotate_leaves_a_session_whose_handoff_could_not_be_put_in_place(
+    capsys, sqlite_state, monkeypatch
+):
+    from memwarden.checkpoint.commit import journal
+
+    real_place = journal.place
+
+    def failing_place(staged, **options):
+        raise OSError(5, "Input/output error", staged.target)
+
+    monkeypatch.setattr(journal, "place", failing_place)
+    with gateway_for(sqlite_state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        result = rotate(capsys, sqlite_state)
+        resets = sim.calls("sessions.reset")
+
+    assert result.exit_code == 1
+    assert resets == []  # the next turn would find no handoff
+    item = by_key(result)[MAIN]
+    assert item["status"] == "failed"
+    assert "input/output error" in item["detail"].lower()
+    assert "put in place by the next run" in item["detail"]
+    monkeypatch.setattr(journal, "place", real_place)
+    later = run_cli(capsys, "--state-dir", sqlite_state.state_dir, "checkpoint")
+    assert "journal: finished what a stopped checkpoint left" in later.stdout
+    assert SQLITE_MAIN_ID in active_context(sqlite_state)  # the journal kept it for that run

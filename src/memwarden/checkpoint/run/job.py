@@ -256,9 +256,10 @@ def checkpoint_session(
     For the rotate job, right before it resets the session: reset only when `.ok`. With
     `force` (the default) the session is read and written even when nothing is new or it is
     under the size minimums. Never raises for a problem of the session itself (it is a
-    `failed` outcome); the files and the state DB are committed together
-    (`checkpoint.commit.durable_run`), and a problem putting the files in place, or refreshing
-    the manifests of the agents whose files it finished for a killed run, is in `warnings`. The
+    `failed` outcome, as is one putting its files in place: the journal keeps them for the next
+    run); the files and the state DB are committed together (`checkpoint.commit.durable_run`),
+    and a problem flushing their folder, or refreshing the manifests of the agents whose files it
+    finished for a killed run, is in `warnings`. The
     caller snapshots the agent's memory once it has refreshed INDEX.md
     (`checkpoint.commit.snapshots.snapshot_written`).
     """
@@ -304,9 +305,11 @@ def _checkpoint_committed(
         result = read_and_stage(state, agent, read)
         (outcome,) = result.outcomes
         report = writes.commit_agents(state.stored, [(agent, result)])
-        outcome.warnings += report.problems
-        if agent.id not in report.conflicts:
-            return outcome
+        if agent.id in report.conflicts:
+            continue
+        if report.problems:  # its files are not in place: a reset now would lose them
+            outcome.finish("failed", "; ".join(report.problems))
+        return outcome
     return outcome
 
 
