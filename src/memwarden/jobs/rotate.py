@@ -176,12 +176,18 @@ def _rotate(
         detail = f"checkpoint {checkpoint.outcome} it ({checkpoint.reason}): not reset"
         return Outcome("postponed", detail, checkpoint=saved)
     # The bootstrap manifest (and INDEX.md when `index.after_checkpoint`) describes the handoff
-    # just saved, so the hook injects it into the session's next bootstrap. A failure never
-    # stops the reset: the hook injects the handoff once a later checkpoint or index run
-    # describes it.
+    # just saved, so the hook injects it into the session's next bootstrap; a manifest that
+    # does not list it holds the reset back (the next turn would start without it).
     indexed = refresh_bootstrap(context, [agent])
     saved["index"] = "; ".join(item.get("error") or item["status"] for item in indexed) or None
     saved["manifest"] = "; ".join(str(item.get("manifest")) for item in indexed) or None
+    listed = {h["session"].lower() for item in indexed for h in item.get("handoffs", [])}
+    if decision.key.lower() not in listed:
+        detail = (
+            "the bootstrap manifest does not list its handoff, session not reset "
+            f"({saved['index']}); the next run tries again"
+        )
+        return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.outcome == "written":
         # Memory history: the snapshot id, or the problem when it failed (the reset goes on).
         problems = snapshot_written(context, [agent], [checkpoint], "rotate")

@@ -562,3 +562,25 @@ def test_rotate_leaves_a_session_whose_handoff_could_not_be_put_in_place(
     later = run_cli(capsys, "--state-dir", sqlite_state.state_dir, "checkpoint")
     assert "journal: finished what a stopped checkpoint left" in later.stdout
     assert SQLITE_MAIN_ID in active_context(sqlite_state)  # the journal kept it for that run
+
+
+def test_rotate_leaves_a_session_whose_handoff_the_manifest_cannot_list(
+    capsys, sqlite_state, monkeypatch
+):
+    from memwarden.indexing.manifest import MANIFEST_NAME
+
+    memory = sqlite_state.workspace / "memory"
+    memory.mkdir(exist_ok=True)
+    (memory / MANIFEST_NAME).mkdir()  # the manifest cannot be written: the hook would find none
+    with gateway_for(sqlite_state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        result = rotate(capsys, sqlite_state)
+        resets = sim.calls("sessions.reset")
+
+    assert result.exit_code == 1
+    assert resets == []  # the next turn would start without its handoff
+    item = by_key(result)[MAIN]
+    assert item["status"] == "failed"
+    assert item["detail"].startswith("the bootstrap manifest does not list its handoff")
+    assert MANIFEST_NAME in item["detail"]  # why: the index's error
+    assert "## " in active_context(sqlite_state)  # the handoff itself is written
