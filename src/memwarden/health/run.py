@@ -230,24 +230,14 @@ class _HealthRun:
     lifetime: timedelta | None
 
     def alerts(self, results: list[CheckResult]) -> dict[str, Any]:
-        """Decide, store and deliver this run's alerts (or say what would be done); return the
-        alerts part of the JSON document. Raise StateError if memwarden's state fails."""
-        data, plan = self._slack(results)
-        if self.forward_to and plan is not None:
-            forwarded = self._forward(results, plan)
-            data["alertmanager"] = forwarded
-            if "pending" in forwarded:
-                data["summary"]["alertmanager_pending"] = forwarded["pending"]
-        return data
-
-    def _slack(self, results: list[CheckResult]) -> tuple[dict[str, Any], AlertPlan | None]:
-        """Decide, store and deliver the Slack alerts; return their JSON and the plan (None
-        under --no-alert)."""
+        """Decide, store and deliver this run's alerts on Slack, then tell Alertmanager (or say
+        what would be done); return the alerts part of the JSON document. Raise StateError if
+        memwarden's state fails."""
         state, now, destination = self.context.state, self.context.now(), self.destination
         if self.options.no_alert:
             self.result.lines.append(NOT_EVALUATED)
             summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
-            return {"summary": summary}, None
+            return {"summary": summary}
         settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
         announced = destination is not None
         waiting = store.undelivered(state)
@@ -258,23 +248,28 @@ class _HealthRun:
         if self.options.dry_run:
             self.result.lines += self._dry_run_lines(plan, message, len(waiting))
             would_wait = len(waiting) + bool(message and destination)
-            return self._alerts_json(plan, message, [], would_wait), plan
-        run_id = self.context.run_id
-        queued = store.commit_plan(state, plan, message if announced else None, now, run_id)
-        deliveries = []
-        if destination:
-            make_sink = partial(slack_sink, self.context.config.slack)
-            deliveries = store.deliver(state, make_sink, self.context.now, run_id)
-        pending = len(store.undelivered(state))
-        self.result.lines += self._alert_lines(plan, message, deliveries, pending)
-        self.result.problems += [
-            f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
-            for d in deliveries
-            if not d.ok
-        ]
-        data = self._alerts_json(plan, message, deliveries, pending)
-        data["queued_id"] = queued
-        return data, plan
+            data = self._alerts_json(plan, message, [], would_wait)
+        else:
+            run_id = self.context.run_id
+            queued = store.commit_plan(state, plan, message if announced else None, now, run_id)
+            deliveries = []
+            if destination:
+                make_sink = partial(slack_sink, self.context.config.slack)
+                deliveries = store.deliver(state, make_sink, self.context.now, run_id)
+            pending = len(store.undelivered(state))
+            self.result.lines += self._alert_lines(plan, message, deliveries, pending)
+            self.result.problems += [
+                f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
+                for d in deliveries
+                if not d.ok
+            ]
+            data = self._alerts_json(plan, message, deliveries, pending)
+            data["queued_id"] = queued
+        if self.forward_to:
+            data["alertmanager"] = forwarded = self._forward(results, plan)
+            if "pending" in forwarded:
+                data["summary"]["alertmanager_pending"] = forwarded["pending"]
+        return data
 
     def _forward(self, results: list[CheckResult], plan: AlertPlan) -> dict[str, Any]:
         """Tell Alertmanager about every open check and every undelivered resolution (or say
@@ -327,20 +322,17 @@ class _HealthRun:
         if not configured:
             return True
         path, problems = Path(configured).expanduser(), self.result.problems
-        if self.options.dry_run:
-            try:
-                check_metrics_target(path)
-            except MemwardenError as error:
-                problems.append(error.message)
-                return False
-            self.result.lines.append(f"metrics: would write {path}")
-            return True
-        self.inputs.state = _readable_state(self.context)  # it may open by now
-        sources = MetricSources(self.inputs, results, gateway_name(self.inputs))
-        text, left_out = render_metrics(FAMILIES, sources)
-        problems += left_out
+        dry_run = self.options.dry_run
+        if not dry_run:
+            self.inputs.state = _readable_state(self.context)  # it may open by now
+            sources = MetricSources(self.inputs, results, gateway_name(self.inputs))
+            text, left_out = render_metrics(FAMILIES, sources)
+            problems += left_out
         try:
-            write_metrics(path, text, int(self.context.config.health.metrics_file_mode, 8))
+            if dry_run:
+                check_metrics_target(path)
+            else:
+                write_metrics(path, text, int(self.context.config.health.metrics_file_mode, 8))
         except MemwardenError as error:
             problems.append(error.message)
             return False
@@ -350,7 +342,7 @@ class _HealthRun:
                 f"{error.strerror or error}"
             )
             return False
-        self.result.lines.append(f"metrics: wrote {path}")
+        self.result.lines.append(f"metrics: {'would write' if dry_run else 'wrote'} {path}")
         return True
 
     def alerts_without_state(self, results: list[CheckResult]) -> dict[str, Any]:
