@@ -143,16 +143,11 @@ def _bootstrap_cap(index: int, sources: MetricSources) -> Iterator[Sample]:
         yield {"agent": agent_id}, caps[index]
 
 
-def _bootstrap(sources: MetricSources) -> list[tuple[str, dict[str, int], tuple[int, int]]]:
+def _bootstrap(sources: MetricSources) -> Iterator[tuple[str, dict[str, int], tuple[int, int]]]:
     """Each agent's bootstrap file lengths (the run's, read once) and caps."""
     deployment, lengths = sources.inputs.deployment, sources.inputs.bootstrap_lengths
-    return sources.memo(
-        "bootstrap",
-        lambda: [
-            (agent.id, lengths.get(agent.id, {}), deployment.bootstrap_caps(agent.id))
-            for agent in deployment.agents
-        ],
-    )
+    for agent in deployment.agents:
+        yield agent.id, lengths.get(agent.id, {}), deployment.bootstrap_caps(agent.id)
 
 
 # The bootstrap budget forecast (check bootstrap.budget:<agent>): rates per second, time left
