@@ -87,7 +87,7 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         ("permissions", lambda: permissions(context, deployment, manifests)),
     ]
     if check_gateway:
-        checks.append(("gateway.reachable", lambda: gateway_reachable(context, deployment)))
+        checks.append(("gateway.reachable", lambda: [gateway_reachable(context, deployment)]))
     for key, check in checks:
         try:
             findings += check()
@@ -298,7 +298,7 @@ def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]
         {target: _missing_files(manifest) for target, manifest in manifests.items()},
     )
     if "systemd" in manifests:
-        findings += _linger(context)
+        findings.append(_linger())
     return findings
 
 
@@ -311,20 +311,16 @@ def _missing_files(manifest: Manifest) -> list[str]:
     ]
 
 
-def _linger(context: JobContext) -> list[Finding]:
+def _linger() -> Finding:
     user, lingering = linger_user()
     if lingering:
-        return [
-            Finding("timers.linger", "ok", f"lingering is on for {user}: timers run logged out")
-        ]
-    return [
-        Finding(
-            "timers.linger",
-            "warning",
-            f"lingering is off for {user}: the systemd user timers stop when {user} logs out",
-            f"sudo loginctl enable-linger {user}",
-        )
-    ]
+        return Finding("timers.linger", "ok", f"lingering is on for {user}: timers run logged out")
+    return Finding(
+        "timers.linger",
+        "warning",
+        f"lingering is off for {user}: the systemd user timers stop when {user} logs out",
+        f"sudo loginctl enable-linger {user}",
+    )
 
 
 def secrets_visibility(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]:
@@ -391,7 +387,7 @@ def _path_facts(key: str, label: str, path: Path, kind: Kind) -> PathFacts | Non
     return PathFacts(key, label, str(path), info.st_mode, stat.S_ISDIR(info.st_mode), kind)
 
 
-def gateway_reachable(context: JobContext, deployment: Deployment | None) -> list[Finding]:
+def gateway_reachable(context: JobContext, deployment: Deployment | None) -> Finding:
     """Connect to the gateway with memwarden's token (the connect handshake checks it)."""
     # lazy: websockets (about 55 ms) only when the gateway is contacted (not --skip-gateway)
     from memwarden.openclaw.gateway import GatewayAuthError, GatewayClient, GatewayError
@@ -403,52 +399,42 @@ def gateway_reachable(context: JobContext, deployment: Deployment | None) -> lis
     if token is None and deployment is None:
         # The token is usually in the gateway config, which was not found (gateway.state_dir
         # says why): asking for one here would send the operator the wrong way.
-        return [
-            Finding(
-                "gateway.token",
-                "info",
-                "not checked: no gateway config was read (see gateway.state_dir); the token is "
-                "usually in it (gateway.auth.token)",
-            )
-        ]
+        return Finding(
+            "gateway.token",
+            "info",
+            "not checked: no gateway config was read (see gateway.state_dir); the token is "
+            "usually in it (gateway.auth.token)",
+        )
     if token is None:
-        return [
-            Finding(
-                "gateway.token",
-                "action",
-                "no gateway token: memwarden cannot list or reset sessions (gateway.token, "
-                "$OPENCLAW_GATEWAY_TOKEN and the gateway config's gateway.auth.token are unset)",
-                token_line,
-            )
-        ]
+        return Finding(
+            "gateway.token",
+            "action",
+            "no gateway token: memwarden cannot list or reset sessions (gateway.token, "
+            "$OPENCLAW_GATEWAY_TOKEN and the gateway config's gateway.auth.token are unset)",
+            token_line,
+        )
     timeout = min(context.config.gateway.timeout_seconds, 10.0)
     try:
         with GatewayClient(url, token, timeout) as client:
             server = client.hello.get("server") if isinstance(client.hello, dict) else None
     except GatewayAuthError:
-        return [
-            Finding(
-                "gateway.reachable",
-                "action",
-                f"the gateway at {shown_url(url)} refused memwarden's token",
-                token_line,
-            )
-        ]
+        return Finding(
+            "gateway.reachable",
+            "action",
+            f"the gateway at {shown_url(url)} refused memwarden's token",
+            token_line,
+        )
     except GatewayError as error:
-        return [
-            Finding(
-                "gateway.reachable",
-                "action",
-                f"gateway not reachable: {error.message}",
-                "openclaw gateway status",
-            )
-        ]
+        return Finding(
+            "gateway.reachable",
+            "action",
+            f"gateway not reachable: {error.message}",
+            "openclaw gateway status",
+        )
     version = server.get("version") if isinstance(server, dict) else None
     shown = f" (openclaw {version})" if version else ""
-    return [
-        Finding(
-            "gateway.reachable",
-            "ok",
-            f"the gateway at {shown_url(url)} accepts memwarden's token{shown}",
-        )
-    ]
+    return Finding(
+        "gateway.reachable",
+        "ok",
+        f"the gateway at {shown_url(url)} accepts memwarden's token{shown}",
+    )
