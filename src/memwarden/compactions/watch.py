@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
@@ -272,60 +271,45 @@ def _watch_agent(
     known: Sequence[SessionRecord] | None = None,
 ) -> None:
     # lazy: only an agent with new lines is watched
-    from memwarden.openclaw.transcripts import read_to_end
+    from memwarden.openclaw.sessions import load_sessions
+    from memwarden.openclaw.transcripts import all_read_to_end, read_to_end
 
     if known is None:
-        # lazy: only an agent with new lines is watched
-        from memwarden.openclaw.sessions import load_sessions
-
         known = load_sessions(agent, [], automation=False)
-    sessions = list(known)
-    if session_key is not None:
-        sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
+    sessions = [
+        session
+        for session in known
+        if session.transcript is not None
+        and (session_key is None or session.key.lower() == session_key.lower())
+    ]
     if agent.id in watcher.rewound:
         _keep_again(watcher, agent, session_key, report)
+    report.sessions += len(sessions)
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
     # Most conversations of a big store are quiet: a stat of the file settles each, or a query
     # of the database (asked together, a thousand to a read transaction).
-    quiet = _quiet_in_database(sessions, stored) if agent.era == "sqlite" else frozenset()
+    positioned = [
+        session
+        for session in sessions
+        if (row := stored.get(session.key)) is not None and row[0] == session.session_id
+    ]
+    reads = [(session.transcript, stored[session.key][1]) for session in positioned]
+    if agent.era == "sqlite":
+        answers = all_read_to_end(reads)
+    else:
+        answers = [read_to_end(location, position) for location, position in reads]
+    quiet = {session.key for session, answer in zip(positioned, answers, strict=True) if answer}
     for session in sessions:
-        if session.transcript is None:
-            continue
-        report.sessions += 1
-        row = stored.get(session.key)
-        if (
-            row is not None
-            and row[0] == session.session_id
-            and (session.key in quiet or read_to_end(session.transcript, row[1]))
-        ):
+        if session.key in quiet:
             continue
         try:
-            _watch_session(watcher, agent, session, report, row)
+            _watch_session(watcher, agent, session, report, stored.get(session.key))
         except Exception as error:  # noqa: BLE001 - one broken session never stops the others
             stopping.check()
             report.problems.append(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
                 f"{describe_error(error)}"
             )
-
-
-def _quiet_in_database(
-    sessions: Sequence[SessionRecord], stored: Mapping[str, tuple[str, Any]]
-) -> frozenset[str]:
-    """The keys of the SQLite conversations whose transcript has no row past the position the
-    watch stored."""
-    # lazy: only an agent with new lines is watched
-    from memwarden.openclaw.transcripts import all_read_to_end
-
-    known = [
-        (session.key, session.transcript, row[1])
-        for session in sessions
-        if session.transcript is not None
-        and (row := stored.get(session.key)) is not None
-        and row[0] == session.session_id
-    ]
-    answers = all_read_to_end([(location, position) for _, location, position in known])
-    return frozenset(key for (key, _, _), quiet in zip(known, answers, strict=True) if quiet)
 
 
 def _watch_session(
@@ -338,9 +322,9 @@ def _watch_session(
     """Watch one conversation from `stored`, its stored session id and read position (None:
     first sight)."""
     # lazy: only an agent with new lines is watched
+    from memwarden.openclaw.sessions import reset_archives
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
 
-    state = watcher.context.state
     current = session.transcript
     assert current is not None  # noqa: S101 - checked by the caller
     position = None
@@ -352,7 +336,8 @@ def _watch_session(
             position = None
         archives_settled = True
         if stored_id != session.session_id and position is not None:
-            for archive in _reset_archives(agent, stored_id):
+            archives = reset_archives(agent.sessions_dir, stored_id) if agent.era == "file" else []
+            for archive in archives:
                 location = TranscriptLocation("file", archive, stored_id)
                 _, settled = _watch_transcript(
                     watcher, agent, session.key, location, position, report
@@ -365,7 +350,7 @@ def _watch_session(
             return
     end, _ = _watch_transcript(watcher, agent, session.key, current, position, report)
     if end is not None and not watcher.dry_run:
-        state.set_position(
+        watcher.context.state.set_position(
             ledger.CONSUMER, agent.id, session.key, session.session_id, end.to_json()
         )
 
@@ -492,15 +477,6 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
         lost=row.lost,
         severity=row.severity,
     )
-
-
-def _reset_archives(agent: Agent, session_id: str) -> list[Path]:
-    if agent.era != "file":
-        return []
-    # lazy: only a new compaction looks for reset archives
-    from memwarden.openclaw.sessions import reset_archives
-
-    return reset_archives(agent.sessions_dir, session_id)
 
 
 def _when(assessment: Assessment) -> str:
