@@ -140,6 +140,8 @@ class _Watcher:
     zone: tzinfo | None
     now: datetime
     dry_run: bool
+    report: WatchReport
+    only_session: str | None  # `checkpoint --session`: its key, the one conversation watched
     # The agents with compactions to keep again after a rewind (one query a run, not an agent).
     rewound: frozenset[str] = frozenset()
 
@@ -216,13 +218,15 @@ def watch_compactions(
         resolve_timezone(context.config.general.timezone),
         context.now(),
         dry_run,
+        report,
+        session_key,
         ledger.agents_to_keep_again(context.state),
     )
     for agent in agents:
         stopping.check()
         try:
             known = sessions.get(agent.id) if sessions is not None else None
-            _watch_agent(watcher, agent, session_key, report, known)
+            _watch_agent(watcher, agent, known)
         except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
             stopping.check()
             report.problems.append(
@@ -263,28 +267,22 @@ def describe_loss(assessment: Assessment) -> str:
     return text
 
 
-def _watch_agent(
-    watcher: _Watcher,
-    agent: Agent,
-    session_key: str | None,
-    report: WatchReport,
-    known: Sequence[SessionRecord] | None = None,
-) -> None:
+def _watch_agent(watcher: _Watcher, agent: Agent, known: Sequence[SessionRecord] | None) -> None:
     # lazy: only an agent with new lines is watched
     from memwarden.openclaw.sessions import load_sessions
     from memwarden.openclaw.transcripts import all_read_to_end, read_to_end
 
     if known is None:
         known = load_sessions(agent, [], automation=False)
+    only = watcher.only_session
     sessions = [
         session
         for session in known
-        if session.transcript is not None
-        and (session_key is None or session.key.lower() == session_key.lower())
+        if session.transcript is not None and (only is None or session.key.lower() == only.lower())
     ]
     if agent.id in watcher.rewound:
-        _keep_again(watcher, agent, session_key, report)
-    report.sessions += len(sessions)
+        _keep_again(watcher, agent)
+    watcher.report.sessions += len(sessions)
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
     # Most conversations of a big store are quiet: a stat of the file settles each, or a query
     # of the database (asked together, a thousand to a read transaction).
@@ -303,10 +301,10 @@ def _watch_agent(
         if session.key in quiet:
             continue
         try:
-            _watch_session(watcher, agent, session, report, stored.get(session.key))
+            _watch_session(watcher, agent, session, stored.get(session.key))
         except Exception as error:  # noqa: BLE001 - one broken session never stops the others
             stopping.check()
-            report.problems.append(
+            watcher.report.problems.append(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
                 f"{describe_error(error)}"
             )
@@ -316,7 +314,6 @@ def _watch_session(
     watcher: _Watcher,
     agent: Agent,
     session: SessionRecord,
-    report: WatchReport,
     stored: tuple[str, Any] | None,
 ) -> None:
     """Watch one conversation from `stored`, its stored session id and read position (None:
@@ -339,16 +336,14 @@ def _watch_session(
             archives = reset_archives(agent.sessions_dir, stored_id) if agent.era == "file" else []
             for archive in archives:
                 location = TranscriptLocation("file", archive, stored_id)
-                _, settled = _watch_transcript(
-                    watcher, agent, session.key, location, position, report
-                )
+                _, settled = _watch_transcript(watcher, agent, session.key, location, position)
                 archives_settled = archives_settled and settled
             position = None
         if not archives_settled:
             # Keep the previous session's id and position: the next run reads its archive again.
-            _watch_transcript(watcher, agent, session.key, current, None, report)
+            _watch_transcript(watcher, agent, session.key, current, None)
             return
-    end, _ = _watch_transcript(watcher, agent, session.key, current, position, report)
+    end, _ = _watch_transcript(watcher, agent, session.key, current, position)
     if end is not None and not watcher.dry_run:
         watcher.context.state.set_position(
             ledger.CONSUMER, agent.id, session.key, session.session_id, end.to_json()
@@ -361,7 +356,6 @@ def _watch_transcript(
     session_key: str,
     location: TranscriptLocation,
     position: ReadPosition | None,
-    report: WatchReport,
 ) -> tuple[ReadPosition | None, bool]:
     """Settle the new compactions of one transcript; return the position to store (None: keep
     the old one, something failed or nothing was read) and whether every one was settled."""
@@ -392,10 +386,10 @@ def _watch_transcript(
         if entry_id in done:
             continue
         found = _settle(watcher, agent, session_key, location.session_id, span, entry_id)
-        report.found.append(found)
+        watcher.report.found.append(found)
         if found.error is not None:
             settled = False
-            report.problems.append(found.line(watcher.dry_run))
+            watcher.report.problems.append(found.line(watcher.dry_run))
     return (whole.end if settled else None), settled
 
 
@@ -435,12 +429,10 @@ def _settle(
     return found
 
 
-def _keep_again(
-    watcher: _Watcher, agent: Agent, session_key: str | None, report: WatchReport
-) -> None:
+def _keep_again(watcher: _Watcher, agent: Agent) -> None:
     """Write again the lost items of the agent's compactions whose daily log was rewound, from
     the ledger (the transcript is not read again), and record where they are."""
-    for row in ledger.to_keep_again(watcher.context.state, agent.id, session_key):
+    for row in ledger.to_keep_again(watcher.context.state, agent.id, watcher.only_session):
         assessment = recorded_assessment(row)
         found = Found(agent.id, row.session_key, row.session_id, assessment)
         try:
@@ -449,13 +441,13 @@ def _keep_again(
                 ledger.mark_kept(watcher.context.state, row, found.kept.file)
         except Exception as error:  # noqa: BLE001 - one compaction never stops the others
             stopping.check()
-            report.problems.append(
+            watcher.report.problems.append(
                 f"compaction watch: agent {agent.id} {row.session_key}: compaction "
                 f"{row.entry_id}: its lost items could not be written again to "
                 f"{row.kept_file}: {describe_error(error)}"
             )
             continue
-        report.again.append(found)
+        watcher.report.again.append(found)
 
 
 def recorded_assessment(row: ledger.Recorded) -> Assessment:
