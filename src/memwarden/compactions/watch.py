@@ -411,15 +411,13 @@ def _settle(
         if assessment.lost:
             found.kept = watcher.keep(agent, assessment, session_key)
         if not watcher.dry_run:
-            kept = found.kept
             ledger.record(
                 watcher.context.state,
                 agent.id,
                 session_key,
                 session_id,
                 assessment,
-                kept_file=kept.file if kept else None,
-                kept=kept is not None,
+                kept_file=found.kept.file if found.kept else None,
                 run_id=watcher.context.run_id,
             )
     except Exception as error:
