@@ -96,11 +96,10 @@ def record(
     assessment: Assessment,
     *,
     kept_file: str | None,
-    kept: bool,
     run_id: int | None,
 ) -> bool:
-    """Record a compaction once, with its `compaction.recorded` event, in one transaction;
-    return False when it was already recorded."""
+    """Record a compaction once (its lost items kept in `kept_file`; None: it lost none), with
+    its `compaction.recorded` event, in one transaction; return False when already recorded."""
     compacted_at = assessment.compacted_at.timestamp() if assessment.compacted_at else None
     lost = [item.to_json() for item in assessment.lost]
     values = (
@@ -120,7 +119,7 @@ def record(
         orjson.dumps(lost).decode(),
         assessment.severity,
         kept_file,
-        int(kept),
+        int(kept_file is not None),
     )
     with state.transaction() as connection:
         if connection.execute(_INSERT, values).rowcount != 1:

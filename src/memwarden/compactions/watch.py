@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
@@ -141,6 +140,8 @@ class _Watcher:
     zone: tzinfo | None
     now: datetime
     dry_run: bool
+    report: WatchReport
+    only_session: str | None  # `checkpoint --session`: its key, the one conversation watched
     # The agents with compactions to keep again after a rewind (one query a run, not an agent).
     rewound: frozenset[str] = frozenset()
 
@@ -217,13 +218,15 @@ def watch_compactions(
         resolve_timezone(context.config.general.timezone),
         context.now(),
         dry_run,
+        report,
+        session_key,
         ledger.agents_to_keep_again(context.state),
     )
     for agent in agents:
         stopping.check()
         try:
             known = sessions.get(agent.id) if sessions is not None else None
-            _watch_agent(watcher, agent, session_key, report, known)
+            _watch_agent(watcher, agent, known)
         except Exception as error:  # noqa: BLE001 - one broken agent never stops the others
             stopping.check()
             report.problems.append(
@@ -264,83 +267,61 @@ def describe_loss(assessment: Assessment) -> str:
     return text
 
 
-def _watch_agent(
-    watcher: _Watcher,
-    agent: Agent,
-    session_key: str | None,
-    report: WatchReport,
-    known: Sequence[SessionRecord] | None = None,
-) -> None:
+def _watch_agent(watcher: _Watcher, agent: Agent, known: Sequence[SessionRecord] | None) -> None:
     # lazy: only an agent with new lines is watched
-    from memwarden.openclaw.transcripts import read_to_end
+    from memwarden.openclaw.sessions import load_sessions
+    from memwarden.openclaw.transcripts import all_read_to_end, read_to_end
 
     if known is None:
-        # lazy: only an agent with new lines is watched
-        from memwarden.openclaw.sessions import load_sessions
-
         known = load_sessions(agent, [], automation=False)
-    sessions = list(known)
-    if session_key is not None:
-        sessions = [s for s in sessions if s.key.lower() == session_key.lower()]
+    only = watcher.only_session
+    sessions = [
+        session
+        for session in known
+        if session.transcript is not None and (only is None or session.key.lower() == only.lower())
+    ]
     if agent.id in watcher.rewound:
-        _keep_again(watcher, agent, session_key, report)
+        _keep_again(watcher, agent)
+    watcher.report.sessions += len(sessions)
     stored = watcher.context.state.agent_positions(ledger.CONSUMER, agent.id)
     # Most conversations of a big store are quiet: a stat of the file settles each, or a query
     # of the database (asked together, a thousand to a read transaction).
-    quiet = _quiet_in_database(sessions, stored) if agent.era == "sqlite" else frozenset()
+    positioned = [
+        session
+        for session in sessions
+        if (row := stored.get(session.key)) is not None and row[0] == session.session_id
+    ]
+    reads = [(session.transcript, stored[session.key][1]) for session in positioned]
+    if agent.era == "sqlite":
+        answers = all_read_to_end(reads)
+    else:
+        answers = [read_to_end(location, position) for location, position in reads]
+    quiet = {session.key for session, answer in zip(positioned, answers, strict=True) if answer}
     for session in sessions:
-        if session.transcript is None:
-            continue
-        report.sessions += 1
-        row = stored.get(session.key)
-        if (
-            row is not None
-            and row[0] == session.session_id
-            and (session.key in quiet or read_to_end(session.transcript, row[1]))
-        ):
+        if session.key in quiet:
             continue
         try:
-            _watch_session(watcher, agent, session, report, row)
+            _watch_session(watcher, agent, session, stored.get(session.key))
         except Exception as error:  # noqa: BLE001 - one broken session never stops the others
             stopping.check()
-            report.problems.append(
+            watcher.report.problems.append(
                 f"compaction watch of agent {agent.id} {session.key} failed: "
                 f"{describe_error(error)}"
             )
-
-
-def _quiet_in_database(
-    sessions: Sequence[SessionRecord], stored: Mapping[str, tuple[str, Any]]
-) -> frozenset[str]:
-    """The keys of the SQLite conversations whose transcript has no row past the position the
-    watch stored."""
-    # lazy: only an agent with new lines is watched
-    from memwarden.openclaw.transcripts import all_read_to_end
-
-    known = [
-        (session.key, session.transcript, row[1])
-        for session in sessions
-        if session.transcript is not None
-        and (row := stored.get(session.key)) is not None
-        and row[0] == session.session_id
-    ]
-    answers = all_read_to_end([(location, position) for _, location, position in known])
-    return frozenset(key for (key, _, _), quiet in zip(known, answers, strict=True) if quiet)
 
 
 def _watch_session(
     watcher: _Watcher,
     agent: Agent,
     session: SessionRecord,
-    report: WatchReport,
     stored: tuple[str, Any] | None,
 ) -> None:
     """Watch one conversation from `stored`, its stored session id and read position (None:
     first sight)."""
     # lazy: only an agent with new lines is watched
+    from memwarden.openclaw.sessions import reset_archives
     from memwarden.openclaw.transcripts import ReadPosition, TranscriptLocation
 
-    state = watcher.context.state
     current = session.transcript
     assert current is not None  # noqa: S101 - checked by the caller
     position = None
@@ -352,20 +333,19 @@ def _watch_session(
             position = None
         archives_settled = True
         if stored_id != session.session_id and position is not None:
-            for archive in _reset_archives(agent, stored_id):
+            archives = reset_archives(agent.sessions_dir, stored_id) if agent.era == "file" else []
+            for archive in archives:
                 location = TranscriptLocation("file", archive, stored_id)
-                _, settled = _watch_transcript(
-                    watcher, agent, session.key, location, position, report
-                )
+                _, settled = _watch_transcript(watcher, agent, session.key, location, position)
                 archives_settled = archives_settled and settled
             position = None
         if not archives_settled:
             # Keep the previous session's id and position: the next run reads its archive again.
-            _watch_transcript(watcher, agent, session.key, current, None, report)
+            _watch_transcript(watcher, agent, session.key, current, None)
             return
-    end, _ = _watch_transcript(watcher, agent, session.key, current, position, report)
+    end, _ = _watch_transcript(watcher, agent, session.key, current, position)
     if end is not None and not watcher.dry_run:
-        state.set_position(
+        watcher.context.state.set_position(
             ledger.CONSUMER, agent.id, session.key, session.session_id, end.to_json()
         )
 
@@ -376,7 +356,6 @@ def _watch_transcript(
     session_key: str,
     location: TranscriptLocation,
     position: ReadPosition | None,
-    report: WatchReport,
 ) -> tuple[ReadPosition | None, bool]:
     """Settle the new compactions of one transcript; return the position to store (None: keep
     the old one, something failed or nothing was read) and whether every one was settled."""
@@ -407,10 +386,10 @@ def _watch_transcript(
         if entry_id in done:
             continue
         found = _settle(watcher, agent, session_key, location.session_id, span, entry_id)
-        report.found.append(found)
+        watcher.report.found.append(found)
         if found.error is not None:
             settled = False
-            report.problems.append(found.line(watcher.dry_run))
+            watcher.report.problems.append(found.line(watcher.dry_run))
     return (whole.end if settled else None), settled
 
 
@@ -432,15 +411,13 @@ def _settle(
         if assessment.lost:
             found.kept = watcher.keep(agent, assessment, session_key)
         if not watcher.dry_run:
-            kept = found.kept
             ledger.record(
                 watcher.context.state,
                 agent.id,
                 session_key,
                 session_id,
                 assessment,
-                kept_file=kept.file if kept else None,
-                kept=kept is not None,
+                kept_file=found.kept.file if found.kept else None,
                 run_id=watcher.context.run_id,
             )
     except Exception as error:
@@ -450,12 +427,10 @@ def _settle(
     return found
 
 
-def _keep_again(
-    watcher: _Watcher, agent: Agent, session_key: str | None, report: WatchReport
-) -> None:
+def _keep_again(watcher: _Watcher, agent: Agent) -> None:
     """Write again the lost items of the agent's compactions whose daily log was rewound, from
     the ledger (the transcript is not read again), and record where they are."""
-    for row in ledger.to_keep_again(watcher.context.state, agent.id, session_key):
+    for row in ledger.to_keep_again(watcher.context.state, agent.id, watcher.only_session):
         assessment = recorded_assessment(row)
         found = Found(agent.id, row.session_key, row.session_id, assessment)
         try:
@@ -464,13 +439,13 @@ def _keep_again(
                 ledger.mark_kept(watcher.context.state, row, found.kept.file)
         except Exception as error:  # noqa: BLE001 - one compaction never stops the others
             stopping.check()
-            report.problems.append(
+            watcher.report.problems.append(
                 f"compaction watch: agent {agent.id} {row.session_key}: compaction "
                 f"{row.entry_id}: its lost items could not be written again to "
                 f"{row.kept_file}: {describe_error(error)}"
             )
             continue
-        report.again.append(found)
+        watcher.report.again.append(found)
 
 
 def recorded_assessment(row: ledger.Recorded) -> Assessment:
@@ -492,15 +467,6 @@ def recorded_assessment(row: ledger.Recorded) -> Assessment:
         lost=row.lost,
         severity=row.severity,
     )
-
-
-def _reset_archives(agent: Agent, session_id: str) -> list[Path]:
-    if agent.era != "file":
-        return []
-    # lazy: only a new compaction looks for reset archives
-    from memwarden.openclaw.sessions import reset_archives
-
-    return reset_archives(agent.sessions_dir, session_id)
 
 
 def _when(assessment: Assessment) -> str:
