@@ -46,7 +46,6 @@ class Agent:
     agent_dir: Path
     is_default: bool
     era: Era
-    configured: bool
     # Why memwarden refuses to write into this workspace (None: it may): a relative path, `/`,
     # the home folder itself or a system folder. See `workspace_problem`.
     workspace_problem: str | None = None
@@ -337,7 +336,6 @@ def discover_agents(
             agent_dir=agent_dir,
             is_default=is_default,
             era=storage_era(agent_dir),
-            configured=agent_id in roster,
             workspace_problem=workspace_problem(agent_id, workspace, setting, real, home_real),
             discovered_real_workspace=real,
         )
