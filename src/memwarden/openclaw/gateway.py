@@ -97,7 +97,6 @@ class SessionRow:
     total_tokens: int | None
     total_tokens_fresh: bool | None
     context_tokens: int | None
-    model: str | None
 
 
 def parse_session_row(row: Mapping[str, Any]) -> SessionRow | None:
@@ -118,7 +117,6 @@ def parse_session_row(row: Mapping[str, Any]) -> SessionRow | None:
         if isinstance(row.get("totalTokensFresh"), bool)
         else None,
         context_tokens=_positive(row.get("contextTokens")),
-        model=_text(row.get("model")),
     )
 
 
