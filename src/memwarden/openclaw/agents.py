@@ -270,7 +270,7 @@ def workspace_problem(
     by hand; memwarden cannot see which, so it refuses rather than write into another folder.
     `/`, the home folder itself and system folders are refused whatever the setting.
     """
-    if setting is not None and not _is_absolute_setting(setting[1]):
+    if setting is not None and setting[1] != "~" and not setting[1].startswith(("/", "~/", "~\\")):
         return (
             f'agent {agent_id}: {setting[0]} "{setting[1]}" is a relative path: the gateway '
             "resolves it against the folder it was started from, which memwarden cannot "
@@ -293,11 +293,6 @@ def unsafe_folder(folder: Path, folder_real: str, home_real: str) -> str | None:
     if folder_real == home_real:
         return "the home folder itself"
     return None
-
-
-def _is_absolute_setting(text: str) -> bool:
-    stripped = text.strip()
-    return stripped == "~" or stripped.startswith(("/", "~/", "~\\"))
 
 
 def discover_agents(
