@@ -187,17 +187,17 @@ class GatewaySimulator:
         records, errors = load_all(deployment)
         if errors:
             raise ValueError(f"cannot seed the simulator: {errors[0]}")
-        eras = {record.era for record in records}
+        agents = {agent.id: agent for agent in deployment.agents}
+        eras = {agents[record.agent_id].era for record in records}
         options.setdefault("reset_mode", "new_id" if eras == {"file"} else "in_place")
         options.setdefault("version", "2026.7.35" if eras == {"file"} else "2026.9.6")
         simulator = cls(**options)
-        agents = {agent.id: agent for agent in deployment.agents}
         for record in records:
             simulator.set_row(record.key, **_row_from_record(record))
             agent = agents[record.agent_id]
             transcript = record.transcript.path if record.transcript else None
             simulator._backing[record.key] = _Backing(
-                record.era, agent.sessions_dir, agent.sqlite_path, transcript, agent.workspace
+                agent.era, agent.sessions_dir, agent.sqlite_path, transcript, agent.workspace
             )
         return simulator
 
@@ -704,10 +704,7 @@ def _row_from_record(record: Any) -> dict[str, Any]:
         if record.total_tokens_fresh is not None
         else True,
         "contextTokens": record.context_tokens,
-        "inputTokens": record.input_tokens,
-        "outputTokens": record.output_tokens,
         "model": record.model,
-        "compactionCount": record.compaction_count or 0,
     }
 
 

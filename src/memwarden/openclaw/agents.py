@@ -46,7 +46,6 @@ class Agent:
     agent_dir: Path
     is_default: bool
     era: Era
-    configured: bool
     # Why memwarden refuses to write into this workspace (None: it may): a relative path, `/`,
     # the home folder itself or a system folder. See `workspace_problem`.
     workspace_problem: str | None = None
@@ -271,7 +270,7 @@ def workspace_problem(
     by hand; memwarden cannot see which, so it refuses rather than write into another folder.
     `/`, the home folder itself and system folders are refused whatever the setting.
     """
-    if setting is not None and not _is_absolute_setting(setting[1]):
+    if setting is not None and setting[1] != "~" and not setting[1].startswith(("/", "~/", "~\\")):
         return (
             f'agent {agent_id}: {setting[0]} "{setting[1]}" is a relative path: the gateway '
             "resolves it against the folder it was started from, which memwarden cannot "
@@ -294,11 +293,6 @@ def unsafe_folder(folder: Path, folder_real: str, home_real: str) -> str | None:
     if folder_real == home_real:
         return "the home folder itself"
     return None
-
-
-def _is_absolute_setting(text: str) -> bool:
-    stripped = text.strip()
-    return stripped == "~" or stripped.startswith(("/", "~/", "~\\"))
 
 
 def discover_agents(
@@ -337,7 +331,6 @@ def discover_agents(
             agent_dir=agent_dir,
             is_default=is_default,
             era=storage_era(agent_dir),
-            configured=agent_id in roster,
             workspace_problem=workspace_problem(agent_id, workspace, setting, real, home_real),
             discovered_real_workspace=real,
         )

@@ -76,13 +76,8 @@ class GatewayCallError(GatewayError):
         super().__init__(f"gateway refused {method}: {message} ({code})")
         self.code = code
         self.gateway_message = message
-        self.details = dict(details)
-
-    @property
-    def reason(self) -> str | None:
-        """The machine-readable reason in `details` (`session-changed`, …), if any."""
-        value = self.details.get("reason") or self.details.get("code")
-        return value if isinstance(value, str) else None
+        reason = details.get("reason") or details.get("code")
+        self.reason = reason if isinstance(reason, str) else None  # `session-changed`, …
 
 
 # --- sessions as the gateway lists them --------------------------------------------------------
@@ -102,7 +97,6 @@ class SessionRow:
     total_tokens: int | None
     total_tokens_fresh: bool | None
     context_tokens: int | None
-    model: str | None
 
 
 def parse_session_row(row: Mapping[str, Any]) -> SessionRow | None:
@@ -123,7 +117,6 @@ def parse_session_row(row: Mapping[str, Any]) -> SessionRow | None:
         if isinstance(row.get("totalTokensFresh"), bool)
         else None,
         context_tokens=_positive(row.get("contextTokens")),
-        model=_text(row.get("model")),
     )
 
 

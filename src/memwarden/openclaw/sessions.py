@@ -33,7 +33,6 @@ from memwarden.process.errors import StoreError, describe_os_error
 
 log = logging.getLogger("memwarden.openclaw")
 
-StoreEra = Literal["file", "sqlite"]
 SessionFileKind = Literal[
     "live", "reset_archive", "deleted_archive", "trajectory", "checkpoint", "backup", "other"
 ]
@@ -85,13 +84,9 @@ class SessionRecord(NamedTuple):
     total_tokens: int | None
     total_tokens_fresh: bool | None
     context_tokens: int | None
-    input_tokens: int | None
-    output_tokens: int | None
     model: str | None
-    era: StoreEra
     transcript: TranscriptLocation | None
     last_interaction_at: int | None
-    compaction_count: int | None
 
     @property
     def updated(self) -> datetime | None:
@@ -249,7 +244,7 @@ def _file_record(
     transcript = (
         TranscriptLocation("file", transcript_path, session_id) if transcript_path else None
     )
-    record = _record(agent_id, key, session_id, "file", transcript, entry, {})
+    record = _record(agent_id, key, session_id, transcript, entry, {})
     if record.updated_at is None and entry.get("updatedAt") is not None:
         where = _entry_name(sessions_dir, key)
         problems.append(_odd_time(where, "updatedAt", entry["updatedAt"]))
@@ -439,7 +434,7 @@ def _sqlite_record(
         problems.append(f"{where}: {column} is {describe(row[column])}, not text; {_SKIPPED}")
         return None
     transcript = TranscriptLocation("sqlite", database, session_id)
-    record = _record(agent_id, key, session_id, "sqlite", transcript, _entry(row), row)
+    record = _record(agent_id, key, session_id, transcript, _entry(row), row)
     if record.updated_at is None and row.get("updated_at") is not None:
         where = f'{database}: session_nodes row "{key}"'
         problems.append(_odd_time(where, "updated_at", row["updated_at"]))
@@ -461,7 +456,6 @@ def _record(
     agent_id: str,
     key: str,
     session_id: str,
-    era: StoreEra,
     transcript: TranscriptLocation | None,
     entry: Mapping[str, Any],
     columns: Mapping[str, Any],
@@ -478,15 +472,11 @@ def _record(
         total_tokens=_integer(field("totalTokens")),
         total_tokens_fresh=_boolean(field("totalTokensFresh")),
         context_tokens=_integer(field("contextTokens")),
-        input_tokens=_integer(field("inputTokens")),
-        output_tokens=_integer(field("outputTokens")),
         model=_text(field("model")),
-        era=era,
         transcript=transcript,
         last_interaction_at=_first_time(
             columns.get("last_interaction_at"), field("lastInteractionAt")
         ),
-        compaction_count=_integer(field("compactionCount")),
     )
 
 

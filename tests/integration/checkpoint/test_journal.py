@@ -290,7 +290,7 @@ def commit_one(context, workspace, stored):
     outcome = SessionOutcome("main", str(workspace), "written", "wrote", "agent:main:main", "s1")
     outcome.files = [str(workspace / "memory" / "2026-11-25.md")]
     outcome.update = PositionUpdate("main", "agent:main:main", "s1", {"offset": 2}, None, {})
-    agent = Agent("main", workspace, storage / "agent", True, "file", True)
+    agent = Agent("main", workspace, storage / "agent", True, "file")
     writes = DurableWrites(context, writer, [])
     result = AgentResult([outcome], staged=files.stage(writer))
     report = writes.commit_agents(stored, [(agent, result)])

@@ -181,7 +181,7 @@ def test_prune_finds_each_agents_deltas_in_the_shared_store(gateway, tmp_path):
     clock = Clock()
     context = make_context(gateway, clock)
     agents = [
-        Agent(f"agent{n:02d}", tmp_path / f"ws{n:02d}", tmp_path / "agents", False, "none", True)
+        Agent(f"agent{n:02d}", tmp_path / f"ws{n:02d}", tmp_path / "agents", False, "none")
         for n in range(20)
     ]
 

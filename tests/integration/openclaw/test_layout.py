@@ -161,7 +161,7 @@ def test_discover_nothing_anywhere_main_alone(tmp_path, home):
     deployment = layout.discover(tmp_path / "state", env={}, home=home)
     assert [agent.id for agent in deployment.agents] == ["main"]
     main = deployment.agents[0]
-    assert main.is_default and not main.configured and main.era == "none"
+    assert main.is_default and main.era == "none"
     assert main.workspace == tmp_path / "state" / "workspace"
     assert deployment.config == {}
 
@@ -179,9 +179,9 @@ def test_discover_list_entries_and_disk_deduplicated_in_stable_order(tmp_path, h
     deployment = layout.discover(state, env={}, home=home)
     assert [agent.id for agent in deployment.agents] == ["ops", "writer", "alpha", "zeta"]
     by_id = {agent.id: agent for agent in deployment.agents}
-    assert by_id["ops"].is_default and by_id["ops"].configured
-    assert by_id["writer"].configured and by_id["writer"].era == "sqlite"
-    assert not by_id["zeta"].configured and by_id["zeta"].era == "file"
+    assert by_id["ops"].is_default
+    assert by_id["writer"].era == "sqlite"
+    assert by_id["zeta"].era == "file"
     assert by_id["alpha"].era == "none"
 
 

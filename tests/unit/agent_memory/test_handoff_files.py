@@ -115,7 +115,7 @@ def test_main_file_agents_first_agent_of_each_workspace_keeps_active_context(tmp
     (tmp_path / "link").symlink_to(shared)
 
     def agent(agent_id: str, workspace: Path) -> Agent:
-        return Agent(agent_id, workspace, tmp_path / "state" / agent_id, False, "file", True)
+        return Agent(agent_id, workspace, tmp_path / "state" / agent_id, False, "file")
 
     agents = [agent("main", shared), agent("ops", own), agent("side", tmp_path / "link")]
 

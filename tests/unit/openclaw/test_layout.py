@@ -135,6 +135,27 @@ def test_default_agent_id_nothing_configured_main():
     assert agents.default_agent_id({}) == "main"
 
 
+@pytest.mark.parametrize(
+    ("written", "relative"),
+    [
+        ("ws/rel", True),
+        ("~user/ws", True),
+        ("/srv/ws", False),
+        ("~", False),
+        ("~/ws", False),
+        ("~\\ws", False),
+    ],
+)
+def test_workspace_problem_relative_setting_refused_absolute_and_home_forms_accepted(
+    written, relative
+):
+    setting = ("its workspace", written)
+    problem = agents.workspace_problem("ops", HOME / "ws", setting, "/home/tester/ws", str(HOME))
+    assert (problem is not None) == relative
+    if relative:
+        assert problem.startswith(f'agent ops: its workspace "{written}" is a relative path')
+
+
 # --- deployment helpers --------------------------------------------------------------------
 
 

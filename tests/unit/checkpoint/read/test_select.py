@@ -28,13 +28,9 @@ def record(key: str, minutes_ago: float, transcript: bool = True) -> SessionReco
         total_tokens=None,
         total_tokens_fresh=None,
         context_tokens=None,
-        input_tokens=None,
-        output_tokens=None,
         model=None,
-        era="file",
         transcript=location if transcript else None,
         last_interaction_at=None,
-        compaction_count=None,
     )
 
 

@@ -31,7 +31,7 @@ def session(total=None, fresh=None, window=None, key="agent:main:main") -> Sessi
     updated = int(AT.timestamp() * 1000)
     return SessionRecord(
         "main", key, "sid-1", classify(key).kind, updated, None, total, fresh, window,
-        None, None, "fake-model", "file", None, None, None,
+        "fake-model", None, None,
     )  # fmt: skip
 
 
