@@ -62,6 +62,21 @@ def by_key(result):
     return {item["key"]: item for item in result.json()["sessions"]}
 
 
+def rotated_main_held_back(capsys, state, monkeypatch):
+    """Rotate `state` with its main session over the threshold; check that the rotation failed
+    (exit 1) without a reset, as the next turn would start without its handoff; return the
+    result and the main session's item."""
+    with gateway_for(state, monkeypatch) as sim:
+        sim.set_row(MAIN, **OVER)
+        result = rotate(capsys, state)
+        resets = sim.calls("sessions.reset")
+    assert result.exit_code == 1
+    assert resets == []
+    item = by_key(result)[MAIN]
+    assert item["status"] == "failed"
+    return result, item
+
+
 def state_db():
     return StateDB(storage_location(load(), os.environ)[0] / "state.db")
 
@@ -172,15 +187,7 @@ def test_rotate_checkpoint_fails_session_is_not_reset_and_exit_1(
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (sqlite_state.workspace / "memory").symlink_to(outside)  # checkpoint refuses to write there
-    with gateway_for(sqlite_state, monkeypatch) as sim:
-        sim.set_row(MAIN, **OVER)
-        result = rotate(capsys, sqlite_state)
-        resets = sim.calls("sessions.reset")
-
-    assert result.exit_code == 1
-    assert resets == []
-    item = by_key(result)[MAIN]
-    assert item["status"] == "failed"
+    result, item = rotated_main_held_back(capsys, sqlite_state, monkeypatch)
     assert "session not reset" in item["detail"] or "checkpoint" in item["detail"]
     assert f"memwarden: rotate {MAIN}:" in result.stderr
     (lineage,) = last_rotations(state_db())
@@ -196,15 +203,7 @@ def test_rotate_leaves_a_session_whose_handoff_file_is_the_operators_own(
     memory = sqlite_state.workspace / "memory"
     memory.mkdir(exist_ok=True)
     (memory / "ACTIVE_CONTEXT.md").write_text("# Written by hand\n- keep this\n")
-    with gateway_for(sqlite_state, monkeypatch) as sim:
-        sim.set_row(MAIN, **OVER)
-        result = rotate(capsys, sqlite_state)
-        resets = sim.calls("sessions.reset")
-
-    assert result.exit_code == 1
-    assert resets == []  # the next turn would find no handoff
-    item = by_key(result)[MAIN]
-    assert item["status"] == "failed"
+    result, item = rotated_main_held_back(capsys, sqlite_state, monkeypatch)
     assert item["detail"] == (
         f"its handoff was not written, session not reset: {memory / 'ACTIVE_CONTEXT.md'} was not "
         "written by memwarden; move it, then run rotate again"
@@ -547,15 +546,7 @@ def test_rotate_leaves_a_session_whose_handoff_could_not_be_put_in_place(
         raise OSError(5, "Input/output error", staged.target)
 
     monkeypatch.setattr(journal, "place", failing_place)
-    with gateway_for(sqlite_state, monkeypatch) as sim:
-        sim.set_row(MAIN, **OVER)
-        result = rotate(capsys, sqlite_state)
-        resets = sim.calls("sessions.reset")
-
-    assert result.exit_code == 1
-    assert resets == []  # the next turn would find no handoff
-    item = by_key(result)[MAIN]
-    assert item["status"] == "failed"
+    _, item = rotated_main_held_back(capsys, sqlite_state, monkeypatch)
     assert "input/output error" in item["detail"].lower()
     assert "put in place by the next run" in item["detail"]
     monkeypatch.setattr(journal, "place", real_place)
@@ -572,15 +563,7 @@ def test_rotate_leaves_a_session_whose_handoff_the_manifest_cannot_list(
     memory = sqlite_state.workspace / "memory"
     memory.mkdir(exist_ok=True)
     (memory / MANIFEST_NAME).mkdir()  # the manifest cannot be written: the hook would find none
-    with gateway_for(sqlite_state, monkeypatch) as sim:
-        sim.set_row(MAIN, **OVER)
-        result = rotate(capsys, sqlite_state)
-        resets = sim.calls("sessions.reset")
-
-    assert result.exit_code == 1
-    assert resets == []  # the next turn would start without its handoff
-    item = by_key(result)[MAIN]
-    assert item["status"] == "failed"
+    _, item = rotated_main_held_back(capsys, sqlite_state, monkeypatch)
     assert item["detail"].startswith("the bootstrap manifest does not list its handoff")
     assert MANIFEST_NAME in item["detail"]  # why: the index's error
     assert "## " in active_context(sqlite_state)  # the handoff itself is written
