@@ -50,6 +50,18 @@ class SessionOutcome:
         return self.outcome != "failed"
 
     @property
+    def warning_lines(self) -> list[str]:
+        """`warnings`, then the one about the file kept at the handoff's path, if any."""
+        if self.kept_in_place is None:
+            return list(self.warnings)
+        kept = (
+            f"{self.kept_in_place}: exists and was not written by memwarden (no `> - session:` "
+            "line), so this conversation's handoff was not written; move it (your notes into "
+            "MEMORY.md, say), then run `memwarden checkpoint --force`"
+        )
+        return [*self.warnings, kept]
+
+    @property
     def error(self) -> str | None:
         return self.reason if self.outcome == "failed" else None
 
@@ -70,8 +82,8 @@ class SessionOutcome:
             "previous_session_id": self.previous_session_id,
             "snapshot": self.snapshot,
         }
-        if self.warnings:
-            data["warnings"] = list(self.warnings)
+        if warnings := self.warning_lines:
+            data["warnings"] = warnings
         if self.kept_in_place is not None:
             data["kept_in_place"] = self.kept_in_place
         if self.dry_run:
@@ -112,7 +124,7 @@ def job_result(outcomes: list[SessionOutcome], dry_run: bool) -> JobResult:
             result.lines.extend(f"    {line}" for line in text.rstrip("\n").split("\n"))
         if outcome.outcome == "failed":
             result.problems.append(f"checkpoint of agent {outcome.agent} failed: {outcome.reason}")
-        result.problems.extend(outcome.warnings)
+        result.problems.extend(outcome.warning_lines)
     if result.problems:
         result.exit_code = 1
     return result

@@ -163,9 +163,7 @@ def _rotate(
         return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.kept_in_place is not None:
         # A file of the operator's is where its handoff goes: the next turn would find none.
-        # This detail says so for rotate, in place of the checkpoint's warning about that file.
         kept = checkpoint.kept_in_place
-        saved["warnings"] = [line for line in saved["warnings"] if not line.startswith(kept)]
         detail = (
             f"its handoff was not written, session not reset: {kept} was not written by "
             "memwarden; move it, then run rotate again"
@@ -181,7 +179,7 @@ def _rotate(
     indexed = refresh_bootstrap(context, [agent])
     saved["index"] = "; ".join(item.get("error") or item["status"] for item in indexed) or None
     saved["manifest"] = "; ".join(str(item.get("manifest")) for item in indexed) or None
-    listed = {h["session"].lower() for item in indexed for h in item.get("handoffs", [])}
+    listed = {h["session"] for item in indexed for h in item.get("handoffs", [])}  # lower-case
     if decision.key.lower() not in listed:
         detail = (
             "the bootstrap manifest does not list its handoff, session not reset "

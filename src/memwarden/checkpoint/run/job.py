@@ -1,13 +1,13 @@
 """A checkpoint run over the agents (`checkpoint_run`) or one given session
 (`checkpoint_session`, which rotate calls before a reset): the agents checkpointed in worker
-processes, committed as their results arrive with the journal and read positions (`_Committer`),
-then their manifests and INDEX.md (`refresh_bootstrap`), the history snapshot and the
-compaction watch. `memwarden.jobs.checkpoint` is the command.
+processes, committed batch by batch as their results arrive (`_Committer`: the journal and read
+positions, then the manifests and INDEX.md of the workspaces whose agents are all committed, and
+the compaction watch), then the history snapshot. `memwarden.jobs.checkpoint` is the command.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from functools import partial
@@ -84,7 +84,7 @@ def checkpoint_run(
                 committer.commit(refresh=False)  # stopped: keep what is done
                 raise
             committer.commit()
-            indexed = committer.indexed(also=writes.rolled_forward)
+            indexed = committer.finish_refresh(also=writes.rolled_forward)
             problems += committer.problems
             outcomes = [outcome for result in results for outcome in result.outcomes]
             watched = committer.watched  # batch by batch
@@ -126,7 +126,7 @@ class _Committer:
         # A workspace's manifest is refreshed once every agent of the run that shares it is
         # committed: until then its agents wait here, with their outcomes.
         self.uncommitted = Counter(agent.real_workspace for agent in agents)
-        self.waiting: list[tuple[Agent, list[SessionOutcome]]] = []
+        self.waiting: defaultdict[str, list[tuple[Agent, list[SessionOutcome]]]] = defaultdict(list)
         self._indexed: list[dict[str, Any]] = []
 
     def done(self, agent: Agent, result: AgentResult) -> None:
@@ -146,13 +146,13 @@ class _Committer:
         if refresh:
             # Their files are in place: the manifests name them now, while the workers still
             # read (a kill before the run's end has the next run place them and refresh again).
-            for agent, result in batch:
-                self.uncommitted[agent.real_workspace] -= 1
-                self.waiting.append((agent, result.outcomes))
             ready: list[tuple[Agent, list[SessionOutcome]]] = []
-            waiting, self.waiting = self.waiting, []
-            for pair in waiting:
-                (self.waiting if self.uncommitted[pair[0].real_workspace] else ready).append(pair)
+            for agent, result in batch:
+                workspace = agent.real_workspace
+                self.uncommitted[workspace] -= 1
+                self.waiting[workspace].append((agent, result.outcomes))
+                if not self.uncommitted[workspace]:
+                    ready += self.waiting.pop(workspace)
             self._refresh(
                 [agent for agent, _ in ready],
                 [outcome for _, outcomes in ready for outcome in outcomes],
@@ -174,16 +174,18 @@ class _Committer:
             for outcome in result.outcomes:
                 outcome.update = None
 
-    def indexed(self, *, also: Sequence[str]) -> list[dict[str, Any]] | None:
+    def finish_refresh(self, *, also: Sequence[str]) -> list[dict[str, Any]] | None:
         """Refresh the agents `also` names that no batch refreshed; return every workspace
-        refreshed, in the order of its first agent (None: none)."""
+        refreshed, in the order of its first agent, those of `also` alone last (None: none)."""
         refreshed = {agent for item in self._indexed for agent in item["agents"]}
         self._refresh([], [], also=[agent for agent in also if agent not in refreshed])
         if not self._indexed:
             return None
         return sorted(
             self._indexed,
-            key=lambda item: min(self.order.get(agent, -1) for agent in item["agents"]),
+            key=lambda item: min(
+                self.order.get(agent, len(self.order)) for agent in item["agents"]
+            ),
         )
 
     def _refresh(
@@ -272,7 +274,8 @@ def checkpoint_session(
         # Finished for a killed run: their manifests too.
         _, index_problems = _refresh_indexes(context, [], [], False, also=writes.rolled_forward)
         problems += index_problems
-        # The caller refreshes its agent's manifest (rotate: after the reset).
+        # The caller refreshes its agent's manifest (rotate: before the reset, which it holds back
+        # unless the manifest lists the handoff).
         problems += writes.done()
     outcome.warnings[:0] = problems
     return outcome

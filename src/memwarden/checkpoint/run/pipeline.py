@@ -155,11 +155,6 @@ def _write_handoff(
     existing = read_text_if_exists(target)
     if not replaceable(existing):
         outcome.kept_in_place = str(target)
-        outcome.warnings.append(
-            f"{target}: exists and was not written by memwarden (no `> - session:` line), so "
-            "this conversation's handoff was not written; move it (your notes into MEMORY.md, "
-            "say), then run `memwarden checkpoint --force`"
-        )
         return
     if not force and same_apart_from_time(existing, rendered):
         return
