@@ -143,11 +143,16 @@ def memory_folder(workspace: Path, *, create: bool) -> Path:
         )
     folder = workspace / "memory"
     if folder.is_symlink():
-        real = Path(real_path(folder))
-        if Path(real_path(workspace)) not in real.parents:
+        real, real_workspace = Path(real_path(folder)), Path(real_path(workspace))
+        if real == real_workspace:
+            raise UnsafePathError(
+                f"{folder}: a link to the workspace itself; make memory/ a folder (or a link to "
+                "a folder inside the workspace)"
+            )
+        if real_workspace not in real.parents:
             raise UnsafePathError(
                 f"{folder}: resolves to {real}, outside the workspace; memwarden does not "
-                "follow links out of the workspace"
+                "follow links out of the workspace: make memory/ a folder inside it"
             )
     elif create and not folder.is_dir():
         ensure_dir(folder, root=workspace)

@@ -62,7 +62,7 @@ def scan_workspace(workspace: Path, roots: Sequence[str]) -> Scan:
 
     A missing memory/ folder holds nothing. Raise HistoryError if the workspace is missing, not
     a folder or unreadable, or a folder under memory/ cannot be read; UnsafePathError if
-    memory/ leads out of the workspace.
+    memory/ is a link out of the workspace or to the workspace itself.
     """
     entries = _workspace_entries(workspace)
     memory = memory_folder(workspace, create=False)

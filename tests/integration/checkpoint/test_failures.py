@@ -92,7 +92,7 @@ def test_checkpoint_memory_linked_to_the_workspace_itself_fails_that_agent_alone
     assert result.exit_code == 1
     found = outcomes(result)
     assert (found["alpha"]["outcome"], found["bravo"]["outcome"]) == ("failed", "written")
-    assert "outside the workspace" in found["alpha"]["reason"]
+    assert "a link to the workspace itself" in found["alpha"]["reason"]
     assert sorted(path.name for path in workspace.iterdir()) == ["memory"]
 
 

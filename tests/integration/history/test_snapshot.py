@@ -218,7 +218,7 @@ def test_snapshot_memory_folder_linked_to_the_workspace_itself_is_refused(contex
 
     (agent.workspace / "AGENTS.md").write_text("the operator's\n")
     agent.memory_dir.symlink_to(".", target_is_directory=True)
-    with pytest.raises(UnsafePathError, match="outside the workspace"):
+    with pytest.raises(UnsafePathError, match="a link to the workspace itself"):
         snapshot(context, agent, "manual")
     assert snapshots(context.state, agent.id) == []
 

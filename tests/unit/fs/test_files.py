@@ -255,12 +255,19 @@ def test_memory_folder_may_link_to_a_folder_inside_the_workspace(tmp_path):
     assert memory_folder(workspace, create=True) == workspace / "memory"
 
 
-@pytest.mark.parametrize("target", [".", "..", "../elsewhere"])
-def test_memory_folder_linked_out_or_to_the_workspace_itself_is_refused(tmp_path, target):
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        (".", r"memory: a link to the workspace itself; make memory/ a folder"),
+        ("..", r"memory: resolves to .*, outside the workspace"),
+        ("../elsewhere", r"memory: resolves to .*, outside the workspace"),
+    ],
+)
+def test_memory_folder_linked_out_or_to_the_workspace_itself_is_refused(tmp_path, target, said):
     ensure_dir(tmp_path / "elsewhere")
     workspace = ensure_dir(tmp_path / "ws")
     (workspace / "memory").symlink_to(target, target_is_directory=True)
-    with pytest.raises(UnsafePathError, match=r"memory: resolves to .*, outside the workspace"):
+    with pytest.raises(UnsafePathError, match=said):
         memory_folder(workspace, create=True)
 
 
