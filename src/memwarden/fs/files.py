@@ -203,8 +203,8 @@ def atomic_append(path: Path, text: str, root: Path, header: str = "") -> None:
     target = check_inside(path, root)
     ensure_dir(target.parent)
     for _attempt in range(APPEND_ATTEMPTS):
-        before = identity(target)
         found = read_file(target)
+        before = status_identity(found[1]) if found is not None else None  # of the bytes read
         current = found[0] if found is not None else header.encode("utf-8")
         if current and not current.endswith(b"\n"):
             current += b"\n"

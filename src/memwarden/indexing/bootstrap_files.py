@@ -2,7 +2,8 @@
 
 The gateway loads its own set (AGENTS.md, MEMORY.md, …); memwarden's bootstrap hook adds INDEX.md
 and the session's own handoff (ACTIVE_CONTEXT.md for the main session). Doctor judges the lengths
-against the caps and health's metrics carry them.
+against the caps, health's budget check and metrics carry them, and the checkpoint sizes a
+handoff by the room the gateway's own files leave; each asks for the names it needs.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def bootstrap_lengths(
     run, and most bootstrap files are absent.
     """
     present = _names(workspace)
-    if "memory" in present:
+    if "memory" in present and any(name.startswith("memory/") for name in names):
         present |= {f"memory/{name}" for name in _names(workspace / "memory")}
     lengths = {}
     for name in names:

@@ -40,13 +40,12 @@ def js_length(text: str) -> int:
 def room_after_gateway_files(
     lengths: Mapping[str, int], max_chars: int, total_max_chars: int
 ) -> int:
-    """Given the lengths of the workspace's files (by path relative to it, as `js_length`
-    counts them) and the caps, return how many characters the files a hook pushes first may
-    take before the gateway cuts them: the per-file cap, or what the gateway's own files leave
-    of the total, whichever is smaller."""
+    """Given the lengths of the gateway's own bootstrap files present in a workspace (by path
+    relative to it, as `js_length` counts them) and the caps, return how many characters the
+    files a hook pushes first may take before the gateway cuts them: the per-file cap, or what
+    the gateway's own files leave of the total, whichever is smaller."""
     taken = sum(
         min(chars, USER_FILE_MAX_CHARS if name == USER_FILE else max_chars)
         for name, chars in lengths.items()
-        if name in GATEWAY_BOOTSTRAP
     )
     return max(0, min(max_chars, total_max_chars - taken - MISSING_FILES_ALLOWANCE))

@@ -167,9 +167,14 @@ def forget_file(state: StateDB, agent_id: str, name: str) -> None:
 def disowned(row: StoredSession) -> PositionUpdate:
     """Return the row as an update that no longer owns the file it was written to."""
     data = {key: value for key, value in row.data.items() if key not in OWNERSHIP}
-    position = row.position.to_json() if row.position is not None else None
+    position = row.position  # parsed from its JSON: once
     return PositionUpdate(
-        row.agent_id, row.session_key, row.session_id, position, row.last_entry_at, data
+        row.agent_id,
+        row.session_key,
+        row.session_id,
+        position.to_json() if position is not None else None,
+        row.last_entry_at,
+        data,
     )
 
 

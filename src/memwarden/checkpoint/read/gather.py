@@ -209,7 +209,7 @@ def _daily(
 
 def _rewound(stored: StoredSession | None) -> bool:
     """A rewind leaves no read position, only the time of the last entry the log kept."""
-    return stored is not None and stored.position is None and stored.last_entry_at is not None
+    return stored is not None and stored.last_entry_at is not None and stored.position is None
 
 
 def _logged_after(
