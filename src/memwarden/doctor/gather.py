@@ -271,8 +271,11 @@ def storage(context: JobContext) -> list[Finding]:
 
 def load_manifests(context: JobContext) -> dict[str, Manifest]:
     """Return the install manifests by target. Raise UsageError if one cannot be read."""
-    found = {target: load_manifest(context.storage_dir, target) for target in TARGETS}
-    return {target: manifest for target, manifest in found.items() if manifest is not None}
+    return {
+        target: manifest
+        for target in TARGETS
+        if (manifest := load_manifest(context.storage_dir, target)) is not None
+    }
 
 
 def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]:

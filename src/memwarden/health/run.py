@@ -323,13 +323,9 @@ class _HealthRun:
             return True
         path, problems = Path(configured).expanduser(), self.result.problems
         dry_run = self.options.dry_run
-        if not dry_run:
-            self.inputs.state = _readable_state(self.context)  # it may open by now
-            sources = MetricSources(self.inputs, results, gateway_name(self.inputs))
-            text, left_out = render_metrics(FAMILIES, sources)
-            problems += left_out
+        text = None if dry_run else self._render_metrics(results)  # its errors are not the file's
         try:
-            if dry_run:
+            if text is None:
                 check_metrics_target(path)
             else:
                 write_metrics(path, text, int(self.context.config.health.metrics_file_mode, 8))
@@ -344,6 +340,14 @@ class _HealthRun:
             return False
         self.result.lines.append(f"metrics: {'would write' if dry_run else 'wrote'} {path}")
         return True
+
+    def _render_metrics(self, results: list[CheckResult]) -> str:
+        """Return the textfile's text; the families that could not be rendered are problems."""
+        self.inputs.state = _readable_state(self.context)  # it may open by now
+        sources = MetricSources(self.inputs, results, gateway_name(self.inputs))
+        text, left_out = render_metrics(FAMILIES, sources)
+        self.result.problems.extend(left_out)
+        return text
 
     def alerts_without_state(self, results: list[CheckResult]) -> dict[str, Any]:
         """memwarden's state cannot be written (disk full, locked): alert all the same, straight

@@ -28,10 +28,9 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from memwarden.indexing.markers import MARKERS, add_counts
-from memwarden.indexing.outcome import format_count
 from memwarden.indexing.scan import FileFacts
 from memwarden.openclaw.bootstrap import js_length
-from memwarden.process.readable import size_text
+from memwarden.process.readable import count_text, size_text
 
 ABBREVIATIONS = {
     "DECISION": "DEC",
@@ -154,7 +153,7 @@ def row_of(facts: FileFacts) -> Row:
         cell(facts.path),
         cell(facts.title),
         size_text(facts.size),
-        format_count(facts.tokens),
+        count_text(facts.tokens),
         format_markers(facts.markers),
         _utc_date(facts.mtime_ns),
     )

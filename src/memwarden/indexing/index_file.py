@@ -38,7 +38,6 @@ from memwarden.indexing.catalog import (
     Totals,
     categorize,
     fit,
-    format_count,
     format_markers,
     parse_rules,
 )
@@ -46,7 +45,7 @@ from memwarden.indexing.manifest import INDEX_PATH
 from memwarden.indexing.markers import MARKERS, MEANINGS
 from memwarden.indexing.scan import FileStat, collect_facts
 from memwarden.process.errors import MemwardenError
-from memwarden.process.readable import size_text, utc_minute
+from memwarden.process.readable import count_text, size_text, utc_minute
 
 if TYPE_CHECKING:
     from memwarden.indexing.outcome import Outcome
@@ -163,7 +162,7 @@ def render_catalog(
             "notes": notes,
             "cap": cap,
             "size": size_text,
-            "count": format_count,
+            "count": count_text,
             "markers": format_markers,
         }
 
@@ -315,7 +314,7 @@ def index_text(
     parts = [
         f"{marker}\n# Memory index\n\n",
         f"Generated {generated} by memwarden · {totals.files} files · {size_text(totals.size)} "
-        f"· ~{format_count(totals.tokens)} tokens\n",
+        f"· ~{count_text(totals.tokens)} tokens\n",
         f"Markers: {counted}\n\n",
     ]
     if notes:
@@ -358,6 +357,6 @@ def _view(view: CategoryView) -> str:
         tagged = f"; markers {found}" if found else ""
         parts.append(
             f"{lead} file{'s' if hidden.files != 1 else ''}, {hidden.first}{span}, "
-            f"{size_text(hidden.size)}, ~{format_count(hidden.tokens)} tokens{tagged}.\n"
+            f"{size_text(hidden.size)}, ~{count_text(hidden.tokens)} tokens{tagged}.\n"
         )
     return "".join(parts)

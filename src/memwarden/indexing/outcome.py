@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.process.readable import size_text
+from memwarden.process.readable import count_text, size_text
 from memwarden.process.runtime import JobResult
 
 JOB = "index"  # the job its events are recorded under, whoever asked for the index
@@ -164,7 +164,7 @@ def describe(outcome: Outcome) -> str:
             "unchanged": "memory/INDEX.md unchanged",
         }[outcome.status]
         text = (
-            f"{label}: {verb}: {pool}, ~{format_count(outcome.tokens)} tokens; "
+            f"{label}: {verb}: {pool}, ~{count_text(outcome.tokens)} tokens; "
             f"{outcome.chars:,} of {outcome.cap:,} chars"
         )
         if outcome.condensed:
@@ -189,12 +189,3 @@ def _manifest_text(outcome: Outcome) -> str:
 
 def _label(outcome: Outcome) -> str:
     return ", ".join(outcome.agents) if outcome.agents else outcome.workspace
-
-
-def format_count(number: int) -> str:
-    """Given a count, return it short: `850`, `12.3K`, `1.2M`."""
-    if number < 1000:
-        return str(number)
-    if number < 1_000_000:
-        return f"{number / 1000:.1f}K"
-    return f"{number / 1_000_000:.1f}M"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memwarden.store.storage import is_backup
 
 
-@dataclass(frozen=True)
-class BackupDecision:
+class BackupDecision(NamedTuple):
     """Whether to back up the config now, and whether it shrank against the last backup."""
 
     take: bool

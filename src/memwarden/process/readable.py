@@ -1,5 +1,5 @@
-"""How memwarden writes a time or a size for people: a time to the minute, in UTC, as alerts,
-problem lines and INDEX.md show it; a size in B, KB, MB or GB."""
+"""How memwarden writes a time, a size or a count for people: a time to the minute, in UTC, as
+alerts, problem lines and INDEX.md show it; a size in B, KB, MB or GB; a count short."""
 
 from __future__ import annotations
 
@@ -21,3 +21,12 @@ def size_text(size: int) -> str:
             return f"{size} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GB"
+
+
+def count_text(number: int) -> str:
+    """Given a count, return it short: `850`, `12.3K`, `1.2M`."""
+    if number < 1000:
+        return str(number)
+    if number < 1_000_000:
+        return f"{number / 1000:.1f}K"
+    return f"{number / 1_000_000:.1f}M"

@@ -92,7 +92,8 @@ def resolve_executable(
     argv0: str | None = None,
     interpreter: str | None = None,
 ) -> Path:
-    """Given install.executable, return the absolute path of the memwarden the timers run.
+    """Given install.executable, return the absolute path of the memwarden the timers and the
+    session-summary hook run.
 
     In order: the setting; the console script running now (`sys.argv[0]` named memwarden); the
     `memwarden` beside this Python interpreter (a virtualenv's bin/); `memwarden` on PATH.
@@ -121,8 +122,8 @@ def resolve_executable(
         if is_executable(candidate):
             return candidate
     raise UsageError(
-        "cannot find the memwarden executable the timers should run; set install.executable "
-        "to its absolute path"
+        "cannot find the memwarden executable the timers and hooks should run; set "
+        "install.executable to its absolute path"
     )
 
 

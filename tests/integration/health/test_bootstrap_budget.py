@@ -9,7 +9,6 @@ from datetime import timedelta
 import pytest
 
 from memwarden.indexing import bootstrap_files
-from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state, write_json5_config
@@ -289,21 +288,32 @@ def test_a_fleet_is_one_line_for_the_agents_within_budget_and_one_warning_per_ag
 def test_a_run_reads_each_workspace_s_bootstrap_files_once_for_the_check_and_the_metrics(
     state, tmp_path, monkeypatch
 ):
-    measured = []
+    import json5
 
-    def measure(workspace, *names):
-        measured.append(workspace)
-        return bootstrap_lengths(workspace, *names)
+    # Two agents share the workspace: its files are still read once a run.
+    config = json5.loads(state.config_path.read_text())
+    config["agents"]["list"] = [
+        {"id": "main", "default": True},
+        {"id": "ops", "workspace": str(state.workspace)},
+    ]
+    write_json5_config(state.config_path, config)
+    opened = []
+    read = bootstrap_files.read_text_if_exists
 
-    monkeypatch.setattr(bootstrap_files, "bootstrap_lengths", measure)
+    def counted(path):
+        opened.append(path.name)
+        return read(path)
+
+    monkeypatch.setattr(bootstrap_files, "read_text_if_exists", counted)
     metrics = tmp_path / "memwarden.prom"
     runner = HealthRunner(state.state_dir, env={"MEMWARDEN_HEALTH_METRICS_FILE": str(metrics)})
 
     result = run_days(state, [12_000], runner)
 
-    assert measured == [state.workspace]
+    assert opened.count("MEMORY.md") == 1
     assert file_row(budget_of(result), "MEMORY.md")["chars"] == 12_000
     samples = parse(metrics.read_text())
-    assert (
-        samples["memwarden_bootstrap_file_chars", {"agent": "main", "file": "MEMORY.md"}] == 12_000
-    )
+    for agent in ("main", "ops"):
+        assert samples["memwarden_bootstrap_file_chars", {"agent": agent, "file": "MEMORY.md"}] == (
+            12_000
+        )

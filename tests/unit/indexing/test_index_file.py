@@ -14,12 +14,11 @@ from memwarden.indexing.catalog import (
     Plan,
     Row,
     Totals,
-    format_count,
     format_markers,
 )
 from memwarden.indexing.index_file import TEMPLATE, index_text, marker_line
 from memwarden.indexing.markers import MARKERS, MEANINGS
-from memwarden.process.readable import size_text
+from memwarden.process.readable import count_text, size_text
 
 WORDS = ["", "a", "Daily logs", "notes | pipes", "ünïcödé — 日本語", "{{ x }}", "two\nlines", " "]
 
@@ -63,7 +62,7 @@ def values(rng: random.Random) -> dict:
         "notes": [rng.choice(WORDS) for _ in range(rng.choice([0, 0, 1, 2]))],
         "cap": rng.choice([0, 999, 20_000, 1_234_567]),
         "size": size_text,
-        "count": format_count,
+        "count": count_text,
         "markers": format_markers,
     }
 

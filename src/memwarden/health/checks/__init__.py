@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.health.model import CheckResult, warning
-from memwarden.indexing import bootstrap_files
+from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.process import stopping
 from memwarden.process.errors import GatewayNotFound, MemwardenError
 
@@ -53,12 +53,13 @@ class HealthInputs:
     @cached_property
     def bootstrap_lengths(self) -> dict[str, dict[str, int]]:
         """Each agent's bootstrap file lengths by agent id (none for an agent whose workspace is
-        missing), read once a run for the budget check and the metrics."""
-        return {
-            agent.id: bootstrap_files.bootstrap_lengths(agent.workspace)
-            for agent in self.deployment.agents
-            if agent.workspace.is_dir()
+        missing), each workspace read once a run for the budget check and the metrics."""
+        agents = [agent for agent in self.deployment.agents if agent.workspace.is_dir()]
+        lengths = {
+            workspace: bootstrap_lengths(workspace)
+            for workspace in {agent.workspace for agent in agents}
         }
+        return {agent.id: lengths[agent.workspace] for agent in agents}
 
     @property
     def health(self) -> Any:
