@@ -196,9 +196,9 @@ def agents_to_keep_again(state: StateDB) -> frozenset[str]:
     return frozenset(row[0] for row in rows)
 
 
-def to_keep_again(state: StateDB, agent_id: str, session_key: str | None = None) -> list[Recorded]:
-    """Return the agent's compactions (of one session, with `session_key`) whose lost items
-    are to be written again (`forget_kept`), oldest first."""
+def to_keep_again(state: StateDB, agent_id: str, session_key: str | None) -> list[Recorded]:
+    """Return the agent's compactions (of one session, unless `session_key` is None) whose lost
+    items are to be written again (`forget_kept`), oldest first."""
     query = "SELECT * FROM compactions WHERE agent_id = ? AND kept = 0 AND kept_file IS NOT NULL"
     parameters = [agent_id]
     if session_key is not None:

@@ -164,10 +164,10 @@ class _Watcher:
 
         workspace = agent.workspace
         with nullcontext() if self.dry_run else self.context.memory_lock(agent.id):
-            memory_folder(workspace, create=not self.dry_run)
+            folder = memory_folder(workspace, create=not self.dry_run)
             moment = local(assessment.compacted_at or self.now, self.zone)
-            name = f"memory/{moment.date().isoformat()}.md"
-            path = workspace / name
+            path = folder / f"{moment.date().isoformat()}.md"
+            name = f"memory/{path.name}"
             mark = f"dropped by compaction `{assessment.entry_id}`"
             current = read_text_if_exists(path)
             if current is not None and mark in current:

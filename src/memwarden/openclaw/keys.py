@@ -92,7 +92,7 @@ class SessionKeyInfo(NamedTuple):
     agent_id: str | None
     kind: SessionKind
     # The key after `agent:<agentId>:` (the whole key when it is not agent-scoped).
-    rest: str = ""
+    rest: str
 
     @property
     def is_automation(self) -> bool:

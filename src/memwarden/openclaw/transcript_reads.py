@@ -11,8 +11,6 @@ import orjson
 
 from memwarden.openclaw.entries import Entry, MalformedLine, parse_line
 
-_POSITION_FIELDS = ("offset", "device", "inode", "seq")
-
 
 class TranscriptLocation(NamedTuple):
     """Where a session's transcript lives.
@@ -42,7 +40,7 @@ class ReadPosition(NamedTuple):
     def to_json(self) -> dict[str, int]:
         """Return the position as a small JSON object for memwarden's state database."""
         return {
-            name: value for name in _POSITION_FIELDS if (value := getattr(self, name)) is not None
+            name: value for name, value in zip(self._fields, self, strict=True) if value is not None
         }
 
     @classmethod

@@ -36,7 +36,7 @@ OWNER_FILE = "gateway.json"
 GATEWAYS_DIR = "gateways"
 CONFIG_BACKUPS_DIR = "config-backups"  # copies of the gateway config, by `backup_name`
 # The names backup_name gives, and those of memwarden versions before microseconds.
-_BACKUP = re.compile(r"^(?P<stamp>\d{8}T\d{6}(?:\.\d{6})?Z)-(?P<source>.+)$")
+_BACKUP = re.compile(r"^\d{8}T\d{6}(?:\.\d{6})?Z-.+$")
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -87,7 +87,8 @@ def backup_name(source_name: str, moment: datetime) -> str:
 
 
 def is_backup(name: str) -> bool:
-    """Return whether `name` is a backup's (as backup_name gives them)."""
+    """Return whether `name` is a backup's (as backup_name gives them, or without the
+    microseconds, as memwarden versions before them did)."""
     return _BACKUP.match(name) is not None
 
 
