@@ -218,6 +218,22 @@ def atomic_append(path: Path, text: str, root: Path, header: str = "") -> None:
     raise MemwardenError(f"{target}: kept changing while memwarden appended to it; run again")
 
 
+def write_new(path: Path, payload: bytes) -> bool:
+    """Write `payload` to `path` (0600) only where no file is: written whole beside it, then
+    linked into place, since a link never replaces a file (of another process, in the same
+    instant) and a process killed part way leaves no half-written file. Return False, writing
+    nothing, when `path` exists."""
+    temp = write_temp(path, payload)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(temp)
+    fsync_dir(path.parent)
+    return True
+
+
 def replace_or_remove(temp: Path, target: Path) -> None:
     """Rename `temp` over `target`; if that fails (an immutable target, a folder in the way),
     remove `temp`, so that a run failing again and again leaves no temp files behind, and raise

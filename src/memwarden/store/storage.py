@@ -25,10 +25,9 @@ import orjson
 
 from memwarden.fs.files import (
     ensure_dir,
-    fsync_dir,
     remove_stale_temp_files,
     sha256_bytes,
-    write_temp,
+    write_new,
 )
 from memwarden.process.errors import ConfigError
 
@@ -100,20 +99,8 @@ def write_config_backup(
     later while the name is taken); return its path."""
     folder = ensure_dir(storage_dir / CONFIG_BACKUPS_DIR, root=storage_dir)
     payload = content.encode("utf-8") if isinstance(content, str) else content
-    # Written whole beside it, then linked into place: a link never replaces a file, so a backup
-    # another process takes in the same microsecond is kept (as claim's record is).
-    temp = write_temp(folder / backup_name(source_name, moment), payload)
-    try:
-        while True:
-            target = folder / backup_name(source_name, moment)
-            try:
-                os.link(temp, target)
-                break
-            except FileExistsError:
-                moment += timedelta(microseconds=1)
-    finally:
-        os.unlink(temp)
-    fsync_dir(folder)
+    while not write_new(target := folder / backup_name(source_name, moment), payload):
+        moment += timedelta(microseconds=1)  # another process's backup of the same instant
     return target
 
 
@@ -142,16 +129,8 @@ def claim(storage: Storage) -> Storage:
     record = {"state_dir": storage.gateway, "since": datetime.now(UTC).isoformat()}
     ensure_dir(storage.root)
     remove_stale_temp_files(storage.root, of=lambda target: target == OWNER_FILE)
-    # Written whole beside it, then linked into place: a link fails when the file exists (the
-    # first claim wins), and a process killed part way never leaves a half-written record.
-    temp = write_temp(path, orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n")
-    try:
-        os.link(temp, path)
-    except FileExistsError:
-        return locate(storage.root, Path(storage.gateway))
-    finally:
-        os.unlink(temp)
-    fsync_dir(storage.root)
+    if not write_new(path, orjson.dumps(record, option=orjson.OPT_INDENT_2) + b"\n"):
+        return locate(storage.root, Path(storage.gateway))  # the first claim wins
     return storage._replace(owner=storage.gateway)
 
 

@@ -274,3 +274,12 @@ def test_memory_folder_linked_out_or_to_the_workspace_itself_is_refused(tmp_path
 def test_memory_folder_of_a_missing_workspace_is_refused_naming_the_setting(tmp_path):
     with pytest.raises(UnsafePathError, match=r"check the agent.s `workspace` in openclaw\.json"):
         memory_folder(tmp_path / "gone", create=True)
+
+
+def test_write_new_never_replaces_a_file_and_leaves_no_temp_file(tmp_path):
+    path = tmp_path / "record.json"
+    assert files.write_new(path, b"first\n")
+    assert not files.write_new(path, b"second\n")
+    assert path.read_bytes() == b"first\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [entry.name for entry in tmp_path.iterdir()] == ["record.json"]
