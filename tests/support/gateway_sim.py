@@ -225,6 +225,12 @@ class GatewaySimulator:
         """Return the params of every request of `method` received so far, in order."""
         return [request.params for request in list(self.requests) if request.method == method]
 
+    @property
+    def events_sent(self) -> int:
+        """How many event frames the simulator has sent so far, on every connection."""
+        with self._lock:
+            return self._seq
+
     # --- lifecycle -----------------------------------------------------------------------------
 
     @property

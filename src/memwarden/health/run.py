@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 from dataclasses import asdict, dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -250,25 +250,34 @@ class _HealthRun:
             would_wait = len(waiting) + bool(message and destination)
             data = self._alerts_json(plan, message, [], would_wait)
         else:
-            run_id = self.context.run_id
-            queued = store.commit_plan(state, plan, message if announced else None, now, run_id)
-            deliveries = []
-            if destination:
-                make_sink = partial(slack_sink, self.context.config.slack)
-                deliveries = store.deliver(state, make_sink, self.context.now, run_id)
-            pending = len(store.undelivered(state))
-            self.result.lines += self._alert_lines(plan, message, deliveries, pending)
-            self.result.problems += [
-                f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
-                for d in deliveries
-                if not d.ok
-            ]
-            data = self._alerts_json(plan, message, deliveries, pending)
-            data["queued_id"] = queued
+            data = self._deliver(plan, message, now)
         if self.forward_to:
             data["alertmanager"] = forwarded = self._forward(results, plan)
             if "pending" in forwarded:
                 data["summary"]["alertmanager_pending"] = forwarded["pending"]
+        return data
+
+    def _deliver(
+        self, plan: AlertPlan, message: NewMessage | None, now: datetime
+    ) -> dict[str, Any]:
+        """Store the plan decided at `now`, queue its message when Slack is set up and send what
+        waits there; return the alerts part of the JSON document."""
+        state, run_id = self.context.state, self.context.run_id
+        queued_message = message if self.destination is not None else None
+        queued = store.commit_plan(state, plan, queued_message, now, run_id)
+        deliveries = []
+        if self.destination:
+            make_sink = partial(slack_sink, self.context.config.slack)
+            deliveries = store.deliver(state, make_sink, self.context.now, run_id)
+        pending = len(store.undelivered(state))
+        self.result.lines += self._alert_lines(plan, message, deliveries, pending)
+        self.result.problems += [
+            f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
+            for d in deliveries
+            if not d.ok
+        ]
+        data = self._alerts_json(plan, message, deliveries, pending)
+        data["queued_id"] = queued
         return data
 
     def _forward(self, results: list[CheckResult], plan: AlertPlan) -> dict[str, Any]:

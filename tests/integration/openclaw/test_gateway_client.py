@@ -52,9 +52,13 @@ def test_client_call_with_events_interleaved_matches_response_by_id(sim):
     sim.faults.stray_responses = True
 
     with GatewayClient(sim.url, sim.token, timeout=5) as client:
+        client.connect()
+        before = sim.events_sent
         first = client.call("health")
         second = client.call("status")
+        interleaved = sim.events_sent - before
 
+    assert interleaved >= 2  # an event came before each response, with a stray response
     assert first["ok"] is True
     assert second["version"] == "2026.9.6"
 
