@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
+from urllib.parse import quote
 
 import orjson
 
@@ -59,6 +60,32 @@ class Run(NamedTuple):
     exit_code: int | None
     dry_run: bool
     summary: dict[str, Any]
+
+
+# This process's read-only connection to a state database (`reader`): the pid says whose, since
+# a connection never crosses a fork.
+_reader: tuple[int, Path, sqlite3.Connection] | None = None
+
+
+def reader(path: Path) -> sqlite3.Connection:
+    """Return this process's read-only connection to the state database at `path`, opened at the
+    first call and kept for the next (a forked worker opens its own); StateDB.close closes it."""
+    global _reader
+    if _reader is not None and _reader[:2] == (os.getpid(), path):
+        return _reader[2]
+    if _reader is not None:
+        close_reader(_reader[1])  # of another database
+    connection = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=30)
+    _reader = (os.getpid(), path, connection)
+    return connection
+
+
+def close_reader(path: Path) -> None:
+    """Close this process's reader of the state database at `path`, if it has one."""
+    global _reader
+    if _reader is not None and _reader[:2] == (os.getpid(), path):
+        _reader[2].close()
+        _reader = None
 
 
 class StateConnection(sqlite3.Connection):
@@ -117,6 +144,9 @@ class StateDB:
             raise
 
     def close(self) -> None:
+        """Close this process's reader of the file first (`reader`), so that this connection,
+        the last, takes SQLite's -wal and -shm files away with it."""
+        close_reader(self.path)
         self.connection.close()
 
     @contextmanager

@@ -3,8 +3,10 @@ the gateway's state dir are compared before and after each run (the CLI as a sub
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
+import orjson
 import pytest
 
 from support.cli import run_subprocess
@@ -69,6 +71,43 @@ def test_read_only_runs_after_real_runs_change_nothing(gateway, isolated_env, tm
         result = run_subprocess(*command)
         assert result.exit_code in (0, 1), (command, result.stderr)
         assert listing(isolated_env, tmp_path) == before, command
+
+
+def test_a_dry_run_with_something_new_to_write_creates_nothing(gateway, isolated_env, tmp_path):
+    assert run_subprocess("checkpoint").exit_code == 0
+    _add_user_turn(gateway.sqlite_path, "[DECISION] keep the nightly backup at 02:00")
+    before = listing(isolated_env, tmp_path)
+
+    result = run_subprocess("--json", "checkpoint", "--dry-run")
+
+    assert result.exit_code == 0, result.stderr
+    written = [one for one in orjson.loads(result.stdout)["agents"] if one["outcome"] == "written"]
+    assert written, result.stdout  # the dry run had something to write
+    assert listing(isolated_env, tmp_path) == before
+
+
+def _add_user_turn(database: Path, text: str) -> None:
+    """Append a user message to the capture's longest transcript, as the gateway would (its
+    CHECK calls octet_length(), which Python's SQLite lacks)."""
+    with sqlite3.connect(database) as connection:
+        connection.execute("PRAGMA ignore_check_constraints = ON")
+        session_id, seq, created_at = connection.execute(
+            "SELECT session_id, max(seq), max(created_at) FROM transcript_events "
+            "GROUP BY session_id ORDER BY count(*) DESC LIMIT 1"
+        ).fetchone()
+        line = {
+            "type": "message",
+            "id": "0b0e7a8c-5d1e-4f7a-9c3e-000000000001",
+            "parentId": None,
+            "timestamp": "2026-11-22T05:40:00.000Z",
+            "message": {"role": "user", "content": text},
+        }
+        connection.execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at, "
+            "event_utf8_bytes) VALUES (?, ?, ?, ?, ?)",
+            (session_id, seq + 1, orjson.dumps(line).decode(), created_at + 1, None),
+        )
+    connection.close()
 
 
 def test_status_on_a_fresh_host_says_nothing_ran(gateway, isolated_env):

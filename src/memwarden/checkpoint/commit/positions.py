@@ -10,18 +10,16 @@ see `checkpoint.digest.conversation`), which a run loads only for a session it r
 
 from __future__ import annotations
 
-import os
 import re
-import sqlite3
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 import orjson
 
 from memwarden.checkpoint.records import AgentRecord, EventRecord, PositionUpdate, StoredSession
+from memwarden.store.state import reader
 
 if TYPE_CHECKING:
     from memwarden.store.state import StateDB
@@ -52,9 +50,6 @@ _UPSERT_CONVERSATION = (
     "next_request_at = excluded.next_request_at"
 )
 _SELECT_CONVERSATION = "SELECT data_json FROM conversations WHERE agent_id = ? AND session_key = ?"
-# The read-only connection of this process to the state DB, for `load_conversation` (a process
-# of its own in a worker: a connection never crosses a fork).
-_reader: tuple[int, Path, sqlite3.Connection] | None = None
 
 
 def load_stored(state: StateDB) -> dict[tuple[str, str], StoredSession]:
@@ -257,17 +252,11 @@ def _last_break(conversation: Mapping[str, Any]) -> tuple[str | None, float | No
 
 def load_conversation(state_path: Path, agent_id: str, session_key: str) -> Any:
     """Return the stored JSON data of what a conversation holds, or None when there is none
-    (or no state database yet: a dry run's). Read through this process's own read-only
-    connection, kept open for the next session."""
-    global _reader
+    (or no state database yet: a dry run's), through this process's read-only connection
+    (`store.state.reader`: workers read it too)."""
     if not state_path.is_file():
         return None
-    if _reader is None or _reader[:2] != (os.getpid(), state_path):
-        if _reader is not None and _reader[0] == os.getpid():
-            _reader[2].close()
-        connection = sqlite3.connect(f"file:{quote(str(state_path))}?mode=ro", uri=True, timeout=30)
-        _reader = (os.getpid(), state_path, connection)
-    row = _reader[2].execute(_SELECT_CONVERSATION, (agent_id, session_key)).fetchone()
+    row = reader(state_path).execute(_SELECT_CONVERSATION, (agent_id, session_key)).fetchone()
     if row is None:
         return None
     try:
