@@ -21,7 +21,8 @@ echo "crontab $*" >> "$STUB_LOG"
 case "$1" in
   -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }
       cat "$STUB_CRONTAB" ;;
-  -r) rm -f "$STUB_CRONTAB" ;;
+  -r) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }
+      rm -f "$STUB_CRONTAB" ;;
   -) cat > "$STUB_CRONTAB" ;;
 esac
 """

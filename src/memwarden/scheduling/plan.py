@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.scheduling.cron import remove_block, replace_block
+from memwarden.scheduling.cron import find_block, remove_block, replace_block
 from memwarden.scheduling.manifest import InstalledFile, Manifest
 from memwarden.scheduling.units import (
     PlannedFile,
@@ -88,7 +88,9 @@ def plan_uninstall(
 ) -> UninstallPlan:
     """Given an install's manifest, return the plan that undoes exactly that install.
 
-    For cron, `current_crontab` is the user's crontab now ("" when there is none).
+    For cron, `current_crontab` is the user's crontab now ("" when there is none). Only what
+    is still active is stopped: systemd and launchd entries the manifest lists as activated,
+    memwarden's block when the crontab still holds it.
     """
     files = tuple(manifest.files)
     created = tuple(manifest.created_dirs)
@@ -106,12 +108,18 @@ def plan_uninstall(
     if manifest.target == "launchd":
         stops = tuple(_bootout(uid, label) for label in manifest.activated)
         return UninstallPlan("launchd", stops, files, created)
-    remaining = remove_block(current_crontab or "")
+    return UninstallPlan("cron", _crontab_removal(manifest, current_crontab or ""), files, created)
+
+
+def _crontab_removal(manifest: Manifest, current: str) -> tuple[Command, ...]:
+    """The command that takes memwarden's block out of the crontab; none when it holds no block
+    (already removed, by an earlier uninstall or by hand: nothing of memwarden's runs)."""
+    if find_block(current) is None:
+        return ()
+    remaining = remove_block(current)
     if remaining.strip() or manifest.crontab_existed:
-        command = Command(("crontab", "-"), "remove memwarden's block", stdin=remaining)
-    else:
-        command = Command(("crontab", "-r"), "remove the crontab install created")
-    return UninstallPlan("cron", (command,), files, created)
+        return (Command(("crontab", "-"), "remove memwarden's block", stdin=remaining),)
+    return (Command(("crontab", "-r"), "remove the crontab install created"),)
 
 
 def stale_files(previous: Manifest | None, files: list[PlannedFile]) -> tuple[InstalledFile, ...]:

@@ -142,3 +142,10 @@ def test_removal_decision_unchanged_missing_changed_and_forced():
 
 def test_dirs_to_remove_deepest_first():
     assert dirs_to_remove(["/a", "/a/b/c", "/a/b"]) == [Path("/a/b/c"), Path("/a/b"), Path("/a")]
+
+
+def test_plan_uninstall_cron_without_memwarden_block_runs_nothing():
+    for crontab in ("", "0 1 * * * /usr/bin/mine\n"):
+        for existed in (False, True):
+            previous = manifest("cron", ["crontab"], [], crontab_existed=existed)
+            assert plan_uninstall(previous, UID, crontab).commands == ()
