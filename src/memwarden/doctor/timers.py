@@ -39,8 +39,11 @@ def check_timers(
     `last_success` maps a job to the Unix time its last successful run finished (None: never);
     `stale_multiples` are the multiples of a job's interval that warn and are critical;
     `executable_ok` tells, per target, whether the executable the units run still exists;
-    `missing_files`, per target, the unit files its manifest lists that are gone.
+    `missing_files`, per target, the unit files its manifest lists (and, for cron, its crontab
+    lines) that are gone. A manifest that schedules no job is what an uninstall kept.
     """
+    findings = [_leftover(target, m) for target, m in manifests.items() if not m.jobs]
+    manifests = {target: manifest for target, manifest in manifests.items() if manifest.jobs}
     if not manifests:
         return [
             Finding(
@@ -49,9 +52,9 @@ def check_timers(
                 "no timers are installed: nothing runs checkpoint, rotate, index, health or "
                 "maintain unattended",
                 "memwarden install auto",
-            )
+            ),
+            *findings,
         ]
-    findings = []
     scheduled: dict[str, tuple[str, Manifest]] = {}
     for target, manifest in manifests.items():
         gone = (missing_files or {}).get(target, [])
@@ -78,14 +81,26 @@ def check_timers(
     return findings
 
 
+def _leftover(target: str, manifest: Manifest) -> Finding:
+    """An uninstall that kept files changed since install leaves a record of them alone."""
+    example = f" (e.g. {manifest.files[0].path})" if manifest.files else ""
+    return Finding(
+        f"timers.{target}",
+        "info",
+        f"`memwarden uninstall {target}` kept {len(manifest.files)} file(s) changed since "
+        f"install{example}: nothing is scheduled with {target}",
+        f"memwarden uninstall {target} --force",
+    )
+
+
 def _check_broken(target: str, manifest: Manifest, gone: list[str]) -> list[Finding]:
     """An install whose files were deleted, or whose timers were never activated, runs nothing
     whatever its manifest says."""
     inactive = manifest.inactive_jobs()
     if gone:
         problem = (
-            f"{len(gone)} of the {target} files memwarden installed are gone (e.g. {gone[0]}): "
-            "those jobs no longer run"
+            f"{len(gone)} of the {target} files or entries memwarden installed "
+            f"{'is' if len(gone) == 1 else 'are'} gone (e.g. {gone[0]}): those jobs no longer run"
         )
     elif inactive:
         problem = (

@@ -46,25 +46,26 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
         return result
     crontab = act.read_crontab(context.env)[0] if target == "cron" else None
     plan = plan_uninstall(manifest, os.getuid(), crontab)
+    decisions = _decisions(manifest, force)
+    leftover = _leftover(manifest, decisions)
     if dry_run:
-        return _dry_run(result, context, plan)
+        return _dry_run(result, context, plan, decisions, leftover is not None)
     outcomes = [act.run_command(command, context.env) for command in plan.commands]
-    removed, kept = _remove_files(result, manifest, force)
+    removed = _remove_files(result, decisions)
     outcomes += [act.run_command(command, context.env) for command in plan.after]
     lines, problems, failed = act.report_outcomes(outcomes)
     result.lines += lines
     result.problems += problems
-    leftover = [entry for entry in kept if entry.role != "secrets"]
-    path = manifest_path(context.storage_dir, target)
-    if leftover:
-        save_manifest(context.storage_dir, replace(manifest, files=leftover, activated=[]))
+    kept = [entry for entry, decision in decisions if decision == "keep"]
+    if leftover is not None:
+        save_manifest(context.storage_dir, leftover)
     else:
-        path.unlink(missing_ok=True)
+        manifest_path(context.storage_dir, target).unlink(missing_ok=True)
         release_if_empty(context.storage.root)
         act.remove_empty_dirs(dirs_to_remove(manifest.created_dirs))
     result.lines.append(
         f"uninstalled {target}: {len(removed)} file(s) removed"
-        + (f", {len(leftover)} kept (changed since install)" if leftover else "")
+        + (f", {len(leftover.files)} kept (changed since install)" if leftover else "")
     )
     result.exit_code = EXIT_FAILURES if failed or leftover else 0
     result.data = {
@@ -78,43 +79,68 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
     return result
 
 
-def _remove_files(
-    result: JobResult, manifest: Manifest, force: bool
-) -> tuple[list[str], list[InstalledFile]]:
-    """Remove the manifest's files still as installed; return (removed paths, kept entries)."""
+Decisions = list[tuple[InstalledFile, str]]
+
+
+def _decisions(manifest: Manifest, force: bool) -> Decisions:
+    """Each file the manifest lists, with what uninstall does with it (see removal_decision)."""
+    return [
+        (entry, removal_decision(entry, sha256_file(Path(entry.path)), force))
+        for entry in manifest.files
+    ]
+
+
+def _leftover(manifest: Manifest, decisions: Decisions) -> Manifest | None:
+    """The record of what the uninstall leaves (the unit files it kept, nothing scheduled), or
+    None when it leaves nothing to record (a kept secrets file is the operator's)."""
+    kept = [entry for entry, decision in decisions if decision == "keep"]
+    leftover = [entry for entry in kept if entry.role != "secrets"]
+    if not leftover:
+        return None
+    return replace(manifest, files=leftover, activated=[], jobs={})
+
+
+def _remove_files(result: JobResult, decisions: Decisions) -> list[str]:
+    """Remove the files decided so; return their paths."""
     removed: list[str] = []
-    kept: list[InstalledFile] = []
-    for entry in manifest.files:
+    for entry, decision in decisions:
         path = Path(entry.path)
-        decision = removal_decision(entry, sha256_file(path), force)
         if decision == "remove":
             path.unlink()
             removed.append(entry.path)
             result.lines.append(f"removed {path}")
         elif decision == "keep":
-            kept.append(entry)
             if entry.role == "secrets":
                 result.lines.append(f"kept {path}: it holds your secrets")
             else:
                 result.problems.append(
                     f"kept {path}: changed since install; rerun with --force to remove it"
                 )
-    return removed, kept
+    return removed
 
 
-def _dry_run(result: JobResult, context: JobContext, plan: UninstallPlan) -> JobResult:
+def _dry_run(
+    result: JobResult,
+    context: JobContext,
+    plan: UninstallPlan,
+    decisions: Decisions,
+    keeps_record: bool,
+) -> JobResult:
     lines = [f"uninstall {plan.target} (dry run): nothing is removed and nothing is run"]
     for command in plan.commands:
         lines.append(f"would run: {command.display()}")
         if command.stdin is not None:
             lines += [f"    {line}".rstrip() for line in command.stdin.splitlines()]
-    for entry in plan.files:
-        decision = removal_decision(entry, sha256_file(Path(entry.path)), force=False)
+    for entry, decision in decisions:
         verb = {"remove": "would remove", "keep": "would keep (changed since install)"}
         lines.append(f"{verb.get(decision, 'already gone:')} {entry.path}")
     lines += [f"would run: {command.display()}" for command in plan.after]
-    lines.append(f"would remove {manifest_path(context.storage_dir, plan.target)}")
-    lines += [f"would remove {folder} if empty" for folder in dirs_to_remove(plan.created_dirs)]
+    record = manifest_path(context.storage_dir, plan.target)
+    if keeps_record:
+        lines.append(f"would keep {record}, listing only the kept files (nothing scheduled)")
+    else:
+        lines.append(f"would remove {record}")
+        lines += [f"would remove {folder} if empty" for folder in dirs_to_remove(plan.created_dirs)]
     result.lines = lines
     result.data = {
         "target": plan.target,

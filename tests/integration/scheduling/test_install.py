@@ -189,6 +189,41 @@ def test_uninstall_keeps_a_unit_changed_since_install_unless_forced(capsys, stub
     assert not (isolated_env / ".local/state/memwarden/install/systemd.json").exists()
 
 
+def test_uninstall_cron_keeping_an_edited_runner_records_only_it_and_force_finishes(
+    capsys, stubs, isolated_env
+):
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    runner = isolated_env / ".local/state/memwarden/bin/memwarden-cron"
+    record = isolated_env / ".local/state/memwarden/install/cron.json"
+    runner.write_text(runner.read_text() + "# my edit\n")
+    dry = run_cli(capsys, "uninstall", "cron", "--dry-run")
+    assert f"would keep (changed since install) {runner}" in dry.stdout
+    assert f"would keep {record}, listing only the kept files" in dry.stdout
+    assert f"would remove {record}" not in dry.stdout
+
+    result = run_cli(capsys, "uninstall", "cron")
+    assert result.exit_code == 1
+    assert "rerun with --force" in result.stderr
+    assert not stubs.crontab.exists()
+    left = orjson.loads(record.read_bytes())
+    assert [entry["path"] for entry in left["files"]] == [str(runner)]
+    assert (left["jobs"], left["activated"]) == ({}, [])
+    doctor = run_cli(capsys, "doctor", "--json")
+    cron = [f for f in doctor.json()["findings"] if f["key"] == "timers.cron"]
+    assert [f["fix"] for f in cron] == ["memwarden uninstall cron --force"], cron
+    assert "not activated" not in cron[0]["message"]
+
+    dry = run_cli(capsys, "uninstall", "cron", "--force", "--dry-run")
+    assert f"would remove {runner}" in dry.stdout
+    assert f"would remove {record}" in dry.stdout
+    assert "would run" not in dry.stdout
+    calls = len(stubs.calls())
+    result = run_cli(capsys, "uninstall", "cron", "--force")
+    assert result.exit_code == 0, result.stderr
+    assert stubs.calls()[calls:] == ["crontab -l"]
+    assert not runner.exists() and not record.exists()
+
+
 def test_uninstall_keeps_the_secrets_file_once_filled_in(capsys, stubs, isolated_env):
     assert run_cli(capsys, "install", "cron").exit_code == 0
     secrets = isolated_env / ".config/memwarden/secrets.env"

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from memwarden import __version__
 from memwarden.doctor.timers import check_timers
-from memwarden.scheduling.manifest import Manifest
+from memwarden.scheduling.manifest import InstalledFile, Manifest
 
 NOW = 1_800_000_000.0
 WANTED = {"checkpoint": 20, "health": 5}
@@ -137,3 +137,14 @@ def test_timers_whose_files_are_gone_need_action():
     (finding,) = [f for f in findings if f.key == "timers.systemd"]
     assert finding.severity == "action"
     assert gone[0] in finding.message
+
+
+def test_record_an_uninstall_kept_is_no_install_and_not_unactivated():
+    unit = InstalledFile("/h/units/memwarden-health.timer", "abc", "unit")
+    kept = replace(manifest(jobs={}), files=[unit])
+    findings = check({"systemd": kept})
+    assert findings["timers.installed"].severity == "action"
+    finding = findings["timers.systemd"]
+    assert (finding.severity, finding.fix) == ("info", "memwarden uninstall systemd --force")
+    assert "/h/units/memwarden-health.timer" in finding.message
+    assert "not activated" not in finding.message
