@@ -49,6 +49,8 @@ from memwarden.process.errors import (
     describe_os_error,
 )
 from memwarden.process.runtime import JobContext
+from memwarden.scheduling.act import read_crontab
+from memwarden.scheduling.cron import find_block
 from memwarden.scheduling.host import is_executable, linger_user
 from memwarden.scheduling.jobs import scheduled_jobs
 from memwarden.scheduling.manifest import Manifest, load_manifest
@@ -298,20 +300,29 @@ def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]
         (health.stale_warning_multiple, health.stale_critical_multiple),
         executable_ok,
         str(context.log_dir),
-        {target: _missing_files(manifest) for target, manifest in manifests.items()},
+        {target: _missing_files(context, manifest) for target, manifest in manifests.items()},
     )
     if "systemd" in manifests:
         findings.append(_linger())
     return findings
 
 
-def _missing_files(manifest: Manifest) -> list[str]:
-    """The unit files (not the secrets file, which the operator may move) that are gone."""
-    return [
+def _missing_files(context: JobContext, manifest: Manifest) -> list[str]:
+    """The unit files (not the secrets file, which the operator may move) that are gone, and
+    for cron memwarden's lines in the crontab (`crontab -l`), which are cron's unit files."""
+    gone = [
         entry.path
         for entry in manifest.files
         if entry.role != "secrets" and not os.path.lexists(entry.path)
     ]
+    if manifest.target == "cron" and manifest.jobs:
+        try:
+            has_block = find_block(read_crontab(context.env)[0]) is not None
+        except UsageError as error:
+            return [f"your crontab ({error})", *gone]
+        if not has_block:
+            return ["memwarden's lines in your crontab", *gone]
+    return gone
 
 
 def _linger() -> Finding:

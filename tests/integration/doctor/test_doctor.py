@@ -89,6 +89,19 @@ def test_doctor_healthy_deployment_exits_0_with_nothing_to_do(
     assert found["bootstrap.main.INDEX.md"]["severity"] == "ok"
 
 
+def test_doctor_crontab_without_memwarden_lines_needs_action(
+    capsys, tmp_path, isolated_env, gateway, monkeypatch
+):
+    state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
+    (tmp_path / "stubs" / "crontab.txt").unlink()  # what `crontab -r` does
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
+    finding = findings(result)["timers.cron"]
+    assert finding["severity"] == "action"
+    assert "memwarden's lines in your crontab" in finding["message"]
+    assert finding["fix"] == "memwarden install cron"
+    assert result.exit_code == 1
+
+
 def test_doctor_safeguard_compaction_warns_with_the_exact_command(
     capsys, tmp_path, isolated_env, gateway, monkeypatch
 ):
