@@ -1,5 +1,6 @@
 """The docs say what the code does, where a test can tell: documented defaults against the
-schema, the layer numbers against the README's table, and every file a doc points at exists."""
+schema, the layer numbers against the README's table, the event types against docs/events.md's
+table, and every file a doc points at exists."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memwarden.jobs.events import EVENT_TYPES
 from memwarden.settings import SECTIONS
 from memwarden.settings.config import OPTIONS_BY_KEY
 
@@ -144,3 +146,10 @@ def _unknown_document(name: str, repo_names: set[str]) -> bool:
     """A `NAME.md` neither in the repository nor one of the gateway's or workspaces' files."""
     is_document = name[0].isupper() and name.endswith(".md")
     return is_document and name not in repo_names and name not in OUTSIDE_FILES
+
+
+def test_event_types_are_the_ones_docs_events_md_lists():
+    types = (REPO / "docs" / "events.md").read_text(encoding="utf-8").split("## Types", 1)[1]
+    rows = [line for line in types.split("\n\n", 2)[1].splitlines()[2:] if line.startswith("|")]
+    listed = {name for row in rows for name in re.findall(r"`([a-z_.]+)`", row.split("|")[1])}
+    assert listed == set(EVENT_TYPES)

@@ -17,14 +17,40 @@ from typing import Any
 import orjson
 
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
-from memwarden.jobs.common import positive_int
-from memwarden.process.errors import UsageError
+from memwarden.jobs.common import positive_int, require_known_agents
+from memwarden.process.errors import GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.store.state import StateDB
 
 RELATIVE = re.compile(r"^\s*(\d+)\s*(s|sec|m|min|h|d|w)\s*$", re.IGNORECASE)
 UNIT_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
 MAX_VALUE_CHARS = 60
+# The types memwarden records (docs/events.md's table); a state.db may hold more.
+EVENT_TYPES = (
+    "run.done",
+    "run.failed",
+    "run.started",
+    "checkpoint.written",
+    "checkpoint.failed",
+    "rotation.done",
+    "rotation.failed",
+    "rotation.skipped",
+    "compaction.recorded",
+    "index.written",
+    "index.failed",
+    "alert.opened",
+    "alert.resolved",
+    "alert.sent",
+    "alert.failed",
+    "summary.written",
+    "config.backed_up",
+    "config.shrunk",
+    "transcripts.retention",
+    "snapshot.taken",
+    "snapshot.pruned",
+    "memory.rewrite",
+    "rewind.done",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +83,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     since = parse_since(options.since, context.now(), zone) if options.since else None
     types = [part.strip() for item in options.type for part in item.split(",") if part.strip()]
     agent = options.agent.lower() if options.agent else None
+    if agent:
+        require_known_agents([options.agent], _gateway_agents(context), lambda: _agents(context))
+    if types:
+        require_known_types(types, _recorded_types(context.state))
     timeline = load_timeline(
         context.state,
         agent_id=agent,
@@ -106,6 +136,20 @@ def type_matches(event_type: str, patterns: Sequence[str]) -> bool:
     )
 
 
+def require_known_types(patterns: Sequence[str], recorded: Sequence[str]) -> None:
+    """Given `--type` patterns and the types state.db holds, raise UsageError naming the
+    patterns that match none of those nor of EVENT_TYPES (a typo), and the types there are."""
+    known = sorted({*EVENT_TYPES, *recorded})
+    unknown = [
+        pattern for pattern in patterns if not any(type_matches(k, [pattern]) for k in known)
+    ]
+    if unknown:
+        raise UsageError(
+            f"--type {', '.join(unknown)}: no such event type (types: {', '.join(known)}; "
+            "a family such as rotation, or a glob such as alert.*)"
+        )
+
+
 def load_timeline(
     state: StateDB,
     *,
@@ -119,8 +163,7 @@ def load_timeline(
     if types:
         # StateDB.events takes exact types, and picks the newest `limit` in SQL: the patterns
         # (families, globs, as type_matches reads them) become the recorded types they match.
-        recorded = state.connection.execute("SELECT DISTINCT type FROM events")
-        wanted = [kind for (kind,) in recorded if type_matches(kind, types)]
+        wanted = [kind for kind in _recorded_types(state) if type_matches(kind, types)]
     events = state.events(types=wanted, since=since, limit=limit, agent_id=agent_id)
     runs = [run for run in _runs(state, since, limit) if type_matches(run["type"], types)]
     merged = sorted(events + runs, key=lambda event: (event["ts"], event["id"]))
@@ -139,6 +182,26 @@ def event_line(event: dict[str, Any]) -> str:
     data = event.get("data") or {}
     parts += [f"{key}={_short(value)}" for key, value in data.items() if value or value == 0]
     return "  ".join(parts)
+
+
+def _recorded_types(state: StateDB) -> list[str]:
+    return [kind for (kind,) in state.connection.execute("SELECT DISTINCT type FROM events")]
+
+
+def _gateway_agents(context: JobContext) -> list[str]:
+    """The gateway's agent ids; none when no gateway is here (the timeline is memwarden's)."""
+    try:
+        return [agent.id for agent in context.deployment.agents]
+    except GatewayNotFound:
+        return []
+
+
+def _agents(context: JobContext) -> list[str]:
+    """The agent ids the timeline holds (an agent removed from the gateway since, too)."""
+    rows = context.state.connection.execute(
+        "SELECT DISTINCT agent_id FROM events WHERE agent_id IS NOT NULL"
+    )
+    return [agent_id for (agent_id,) in rows]
 
 
 def _runs(state, since, limit) -> list[dict[str, Any]]:

@@ -115,7 +115,24 @@ def test_events_human_lines_show_time_type_agent_session_and_data(capsys, timeli
 
 
 def test_events_nothing_matches_says_so(capsys, timeline):
-    assert run_cli(capsys, "events", "--type", "nope").stdout.strip() == "no events match"
+    assert run_cli(capsys, "events", "--type", "index").stdout.strip() == "no events match"
+
+
+def test_events_unknown_agent_exits_2_naming_the_agents_found(capsys, timeline):
+    result = run_cli(capsys, "events", "--agent", "mian")
+    assert result.exit_code == 2
+    assert "unknown agent(s): mian (agents found: main, ops)" in result.stderr
+    assert result.stdout == ""
+
+
+def test_events_type_matching_no_event_type_exits_2_listing_the_types(capsys, timeline, state):
+    state.record_event("custom.thing", ts=timeline)
+    for typo in ("rotaton", "alret.*"):
+        result = run_cli(capsys, "events", "--type", f"run,{typo}")
+        assert result.exit_code == 2
+        assert f"--type {typo}: no such event type" in result.stderr
+        assert "rotation.done" in result.stderr and "custom.thing" in result.stderr
+    assert events(capsys, "--type", "custom") == ["custom.thing"]
 
 
 def test_events_bad_since_exits_2_with_one_line(capsys, timeline):
