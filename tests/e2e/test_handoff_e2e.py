@@ -109,3 +109,5 @@ def test_each_conversation_resumes_from_its_own_handoff_after_rotate(
     assert_absent(main_request, peer_prompt)
     if memory == "indexed":
         assert f"Heron survey {tag}" in main_prompt and f"Heron survey {tag}" in peer_prompt
+        # INDEX.md, which both get, names no conversation's handoff: not the peer's identity.
+        assert_absent(f"telegram.direct.{tag}", main_prompt)

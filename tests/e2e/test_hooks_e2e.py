@@ -120,6 +120,7 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     prompts = "\n".join(gateway.llm.system_prompts())
     assert f"Heron survey {tag}" in prompts
     assert f"active-{tag}: migrating" not in prompts
+    assert f"main.e2e-hooks-{tag}.md" not in prompts  # INDEX.md names no conversation's handoff
 
     before = set(memory.glob("*.md"))
     gateway.rpc("sessions.reset", {"key": key, "reason": "reset"})

@@ -63,15 +63,15 @@ _REFERENCE_STAMP = "> **Generated**:"
 REPORTED = ("files", "size", "tokens", "markers", "chars", "fits", "condensed")
 SHORT_HOW_TO = (
     "Each conversation's handoff (`ACTIVE_CONTEXT.md` for the main session, `sessions/…` for "
-    "the others) is given only to that conversation: when yours is in your context, read it "
-    "first. Load other files with `memory_search` / `memory_get` when a task needs them. "
-    "Markers: "
+    "the others) is given only to that conversation and not listed here: when yours is in "
+    "your context, read it first. Load other files with `memory_search` / `memory_get` when a "
+    "task needs them. Markers: "
 )
 LONG_HOW_TO = (
     "- Each conversation has its own handoff, `ACTIVE_CONTEXT.md` for the main session and "
     "`sessions/<conversation>.md` for the others, and only that conversation's session gets it "
-    "at its start, next to this index. When yours is in your context, read it first: it says "
-    "what this conversation was doing.\n"
+    "at its start, next to this index; no handoff is listed here. When yours is in your "
+    "context, read it first: it says what this conversation was doing.\n"
     "- Everything else stays on disk. Find it with `memory_search`, then open what you need "
     "with `memory_get` (paths below are relative to `memory/`). Load a file only when the task "
     "needs it.\n"

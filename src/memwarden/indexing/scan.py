@@ -1,8 +1,12 @@
 """The memory pool of a workspace: which files it holds, and what each one says.
 
 The pool is every `*.md` under `<workspace>/memory/`, except the folder `archive/` (at any
-depth), hidden files and folders, and `INDEX.md` at its top. Symlinks are not followed: a link
-could lead out of the workspace. Facts (title, marker counts) come from reading a file.
+depth), hidden files and folders, `INDEX.md` at its top, and the conversations' handoffs
+(`ACTIVE_CONTEXT.md` and the folder `sessions/` at its top): INDEX.md goes to every session,
+another peer's too, and a handoff's name holds its conversation's key (a direct chat's peer),
+so each conversation gets only its own, through the bootstrap manifest. Symlinks are not
+followed: a link could lead out of the workspace. Facts (title, marker counts) come from
+reading a file.
 """
 
 from __future__ import annotations
@@ -12,11 +16,15 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from memwarden.agent_memory.handoff_files import ACTIVE_CONTEXT, SESSIONS_FOLDER
 from memwarden.fs.files import display_path
 from memwarden.indexing.markers import count_markers, first_heading
 
 INDEX_NAME = "INDEX.md"
 EXCLUDED_FOLDERS = frozenset({"archive"})
+# At the top of memory/ only, where checkpoint writes them.
+EXCLUDED_TOP_FILES = frozenset({INDEX_NAME, ACTIVE_CONTEXT})
+EXCLUDED_TOP_FOLDERS = frozenset({SESSIONS_FOLDER})
 BYTES_PER_TOKEN = 4
 
 
@@ -70,12 +78,13 @@ def _walk(folder: str, prefix: str, found: list[FileStat]) -> None:
             continue
         try:
             if entry.is_dir(follow_symlinks=False):
-                if name.lower() not in EXCLUDED_FOLDERS:
+                excluded = name.lower() in EXCLUDED_FOLDERS
+                if not excluded and (prefix or name not in EXCLUDED_TOP_FOLDERS):
                     _walk(entry.path, f"{prefix}{name}/", found)
                 continue
             if not entry.is_file(follow_symlinks=False) or not name.lower().endswith(".md"):
                 continue
-            if not prefix and name == INDEX_NAME:
+            if not prefix and name in EXCLUDED_TOP_FILES:
                 continue
             status = entry.stat(follow_symlinks=False)
         except OSError:

@@ -158,7 +158,7 @@ def _move_all(
 
 
 def _refresh(context: JobContext, report: StepReport, sharing: list[Agent]) -> None:
-    """Rebuild INDEX.md and the manifest, so neither lists an archived handoff."""
+    """Rebuild the manifest (and INDEX.md), so no session is given an archived handoff."""
     # lazy: only a run that archived a handoff refreshes the index
     from memwarden.indexing.refresh import index_agents
 

@@ -8,17 +8,7 @@ DESCRIPTION = (
 )
 
 DEFAULT_CATEGORIES = [
-    {
-        "glob": "ACTIVE_CONTEXT.md",
-        "name": "Core state",
-        "description": "what the agent is doing now and what it keeps for good",
-    },
-    {"glob": "MEMORY.md", "name": "Core state"},
-    {
-        "glob": "sessions/*.md",
-        "name": "Conversation handoffs",
-        "description": "one per conversation, injected only into that conversation's session",
-    },
+    {"glob": "MEMORY.md", "name": "Core state", "description": "what the agent keeps for good"},
     {
         "glob": "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*.md",
         "name": "Daily logs",
@@ -53,9 +43,9 @@ OPTIONS = [
         "int",
         50,
         "Write memory/INDEX.md (and let the hook inject it) only when the memory pool "
-        "(memory/**/*.md without archive/ and INDEX.md) holds at least this many KB. "
-        "`memwarden index --force` ignores it. The conversations' handoffs are injected at any "
-        "size.",
+        "(memory/**/*.md without archive/, INDEX.md and the conversations' handoffs) holds at "
+        "least this many KB. `memwarden index --force` ignores it. The handoffs are injected "
+        "at any size, each into its own conversation's session.",
         minimum=0,
         maximum=10_000_000,
     ),
@@ -67,7 +57,8 @@ OPTIONS = [
         "`glob` matches wins (a glob without `/` matches the file name or the name of a folder "
         "on its path, one with `/` the path relative to memory/; case-insensitive). Rules with "
         "the same `name` make one table; the first `description` given is its subtitle. Files "
-        "no rule matches go to `Other`.",
+        "no rule matches go to `Other`. The conversations' handoffs (ACTIVE_CONTEXT.md, "
+        "sessions/) are never listed: INDEX.md goes to every session.",
         fields=("glob", "name"),
         optional_fields=("description",),
     ),

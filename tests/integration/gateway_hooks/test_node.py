@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memwarden.agent_memory.handoff_files import handoff_name
 from support.bootstrap_hook import bootstrap_files
 from support.cli import run_cli
 from support.deployments import make_sqlite_era_state
@@ -100,3 +101,45 @@ def test_index_manifest_active_context_of_main_is_not_injected_into_a_dm(
     files = bootstrap_files(state.workspace, "agent:main:telegram:direct:4242")
 
     assert [file["name"] for file in files] == ["AGENTS.md", "memory/INDEX.md"]
+
+
+def peer_handoff(memory: Path, session_key: str, words: str) -> None:
+    """Write a direct chat's handoff where checkpoint writes it, naming its session."""
+    path = memory / handoff_name(session_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"# Conversation Handoff — agent main, direct chat\n\n> - session: `{session_key}`\n\n"
+        f"{words}\n",
+        encoding="utf-8",
+    )
+
+
+def test_index_a_peers_bootstrap_holds_nothing_of_another_peer(capsys, tmp_path, monkeypatch):
+    """INDEX.md goes to every session: it never names nor counts a conversation's handoff."""
+    monkeypatch.setenv("MEMWARDEN_INDEX_THRESHOLD_KB", "0")
+    state = make_sqlite_era_state(tmp_path)
+    memory = state.workspace / "memory"
+    memory.mkdir()
+    (memory / "MEMORY.md").write_text("# Long-term memory\n\n[FACT] prod is eu-west\n")
+    mine = "agent:main:whatsapp:direct:+4917600000000@s.whatsapp.net"
+    other = "agent:main:whatsapp:direct:+4917612345678@s.whatsapp.net"
+    peer_handoff(memory, mine, "Talking with the first peer.")
+    peer_handoff(memory, other, "[PREFERENCE] tea [PREFERENCE] quiet [TODO] call back")
+    assert run_cli(capsys, "--state-dir", state.state_dir, "checkpoint").exit_code == 0
+    assert run_cli(capsys, "--state-dir", state.state_dir, "index").exit_code == 0
+
+    files = bootstrap_files(state.workspace, mine)
+
+    assert [file["name"] for file in files] == [
+        "AGENTS.md",
+        f"memory/{handoff_name(mine)}",
+        "memory/INDEX.md",
+    ]
+    injected = "\n".join(file["content"] for file in files)
+    assert "4917612345678" not in injected
+    assert "Talking with the first peer." in files[1]["content"]
+    index_text = files[2]["content"]
+    assert "| MEMORY.md |" in index_text
+    assert "| sessions/" not in index_text and "| ACTIVE_CONTEXT.md |" not in index_text
+    assert "4917600000000" not in index_text
+    assert "[PREFERENCE] 0" in index_text and "[TODO] 0" in index_text

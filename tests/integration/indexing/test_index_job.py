@@ -19,14 +19,15 @@ from support.deployments import make_sqlite_era_state, write_json5_config
 
 FILLER = "Notes on the work, kept for later. " * 40 + "\n"
 
-# path under memory/ → content; the expected marker totals are written out by hand below.
+# path under memory/ → content; the expected marker totals are written out by hand below (the
+# handoffs' markers are not counted: INDEX.md goes to every session).
 MEMORY = {
     "ACTIVE_CONTEXT.md": "# Active context\n\n"
     "> - session: `agent:main:main` (id `x`)\n\n"
     "Shipping the index. [TODO] docs [TODO] bench\n",
     "sessions/main.telegram.direct.42.md": "# Conversation Handoff\n\n"
     "> - session: `agent:main:telegram:direct:42` (id `y`)\n\n"
-    "Talking with peer 42.\n",
+    "Talking with peer 42. [PREFERENCE] tea [TODO] call back\n",
     "MEMORY.md": "# Long-term memory\n\n- [PREFERENCE] short answers\n- [FACT] prod is eu-west\n",
     "2026-11-20.md": "# 2026-11-20\n\n[DECISION] SQLite [DECISION] WAL [GOTCHA] fsync\n" + FILLER,
     "2026-11-21.md": "# 2026-11-21\n\nWrite `[TODO]` to flag work.\n```\n[FACT] example\n```\n"
@@ -46,9 +47,9 @@ TOTALS = {
     "TRADEOFF": 1,
     "FACT": 2,
     "PREFERENCE": 1,
-    "TODO": 2,
+    "TODO": 0,
 }
-POOL_FILES = 10  # MEMORY minus archive/ and the hidden folder, plus the latin-1 file
+POOL_FILES = 8  # MEMORY minus the handoffs, archive/ and the hidden folder, plus the latin-1 file
 PEER = "sessions/main.telegram.direct.42.md"
 
 
@@ -105,7 +106,6 @@ def test_index_rows_have_titles_sizes_markers_and_categories(capsys, state):
     assert [heading.split(" — ")[0] for heading in headings] == [
         "## How to use this index",
         "## Core state",
-        "## Conversation handoffs",
         "## Daily logs",
         "## Plans and procedures",
         "## Research",
@@ -142,13 +142,21 @@ def test_index_writes_the_bootstrap_manifest_for_the_hook(capsys, state):
     }
 
 
-def test_index_lists_the_live_handoffs_and_says_each_is_for_its_own_conversation(capsys, state):
-    index(capsys, state)
+def test_index_never_lists_nor_counts_a_conversations_handoff(capsys, state):
+    """INDEX.md goes to every session, another peer's too: a handoff's name holds its peer."""
+    result = index(capsys, state, "--json")
 
     text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
-    handoffs = text.split("\n## Conversation handoffs", 1)[1].split("\n## ", 1)[0]
-    assert f"| {PEER} | Conversation Handoff |" in handoffs
+    assert "| sessions/" not in text and "| ACTIVE_CONTEXT.md |" not in text
+    assert "direct.42" not in text and "Conversation Handoff" not in text
+    (outcome,) = result.json()["workspaces"]
+    assert outcome["markers"] == TOTALS  # the handoffs' [TODO] and [PREFERENCE] are not counted
+    assert [item["path"] for item in outcome["handoffs"]] == [
+        "memory/ACTIVE_CONTEXT.md",
+        f"memory/{PEER}",
+    ]
     assert "only that conversation's session gets it at its start" in text
+    assert "no handoff is listed here" in text
     assert "is loaded with this index at every session start" not in text
 
 
@@ -384,7 +392,7 @@ def test_index_handoff_over_the_cap_is_reported(capsys, state):
     result = index(capsys, state)
 
     assert result.exit_code == 0
-    assert f"{PEER}: 5,101 characters" in result.stderr
+    assert f"{PEER}: 5,135 characters" in result.stderr
     assert "characters, over the 4,500-character bootstrap cap" in result.stderr
     assert "over the 6,000-character total bootstrap cap" in result.stderr
 
@@ -493,7 +501,6 @@ def test_index_custom_template_renders_with_the_marker_added(capsys, state, tmp_
     assert lines[1:] == [
         f"# {POOL_FILES} files",
         "- Core state",
-        "- Conversation handoffs",
         "- Daily logs",
         "- Plans and procedures",
         "- Research",
@@ -621,6 +628,6 @@ def test_index_shared_by_every_session_holds_no_conversations_words(capsys, stat
 
     text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
     assert "| 2026-11-22-session-main.main.md | Session summary — `agent:main:main` |" in text
-    assert "| sessions/main.agentrpc.md | Conversation Handoff" in text
+    assert "main.agentrpc" not in text and "Conversation Handoff" not in text
     for words in ("hello from the cli test", "second message after reset", "via agent rpc"):
         assert words not in text.lower()

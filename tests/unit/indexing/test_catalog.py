@@ -32,7 +32,7 @@ def facts(path: str, size: int = 1000, day: int = 0, markers=ZERO, title: str = 
 
 
 def pool(daily: int = 0, research: int = 0, other: int = 0) -> list[FileFacts]:
-    files = [facts("ACTIVE_CONTEXT.md", 400), facts("MEMORY.md", 900)]
+    files = [facts("MEMORY.md", 900)]
     files += [facts(f"2026-10-{day + 1:02d}.md", 3000, day) for day in range(daily)]
     files += [facts(f"research/topic-{n:03d}.md", 2000, n) for n in range(research)]
     files += [facts(f"misc-{n:03d}.md", 500, n) for n in range(other)]
@@ -42,7 +42,6 @@ def pool(daily: int = 0, research: int = 0, other: int = 0) -> list[FileFacts]:
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        ("ACTIVE_CONTEXT.md", "Core state"),
         ("MEMORY.md", "Core state"),
         ("2026-11-22.md", "Daily logs"),
         ("2026-11-22-release-plan.md", "Daily logs"),
@@ -76,7 +75,7 @@ def test_categorize_keeps_rule_order_drops_empty_and_puts_other_last():
         "Plans and procedures",
         OTHER,
     ]
-    assert categories[0].description.startswith("what the agent is doing")
+    assert categories[0].description.startswith("what the agent keeps")
 
 
 def test_totals_sum_sizes_tokens_markers_and_date_range_from_names():
