@@ -269,13 +269,10 @@ class _HealthRun:
         if self.destination:
             make_sink = partial(slack_sink, self.context.config.slack)
             deliveries = store.deliver(state, make_sink, self.context.now, run_id)
-        pending = len(store.undelivered(state))
+        waiting = store.undelivered(state)
+        pending = len(waiting)
         self.result.lines += self._alert_lines(plan, message, deliveries, pending)
-        self.result.problems += [
-            f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
-            for d in deliveries
-            if not d.ok
-        ]
+        self.result.problems += _undelivered_problems(deliveries, waiting)
         data = self._alerts_json(plan, message, deliveries, pending)
         data["queued_id"] = queued
         return data
@@ -468,6 +465,24 @@ class _HealthRun:
         if pending:
             lines.append(f"alerts: {pending} message(s) waiting for delivery (retried next run)")
         return lines
+
+
+def _undelivered_problems(deliveries: list[Delivery], waiting: list[store.OutboxRow]) -> list[str]:
+    """Return one problem line per message still waiting after this run's deliveries: the
+    error of the one that failed, and for those behind it (never tried: they keep their order)
+    that they wait on it."""
+    errors = {d.outbox_id: d.error for d in deliveries if not d.ok}
+    failed = next((d.summary for d in deliveries if not d.ok), None)
+    lines = []
+    for row in waiting:
+        if row.id in errors:
+            reason = errors[row.id]
+        elif failed is not None:
+            reason = f"not tried, it waits behind the message that failed ({failed})"
+        else:
+            continue  # not tried this run for another reason: said by the pending count
+        lines.append(f"alert not delivered ({row.summary}); kept for the next run: {reason}")
+    return lines
 
 
 def alert_lifetime(config: Any) -> timedelta:
