@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertMessage, alertmanager_destination, slack_destination
+from memwarden.alerts import AlertMessage, alert_routes
 from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
@@ -60,7 +60,6 @@ from memwarden.history.snapshots import snapshot_agents
 from memwarden.process.errors import (
     EXIT_FAILURES,
     EXIT_USAGE,
-    ConfigError,
     GatewayConfigError,
     GatewayNotFound,
     LockHeld,
@@ -107,9 +106,8 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     writes nothing."""
     config = context.config
     # A misconfigured destination stops the run before any check.
-    destination = slack_destination(config.slack)
-    forward_to = alertmanager_destination(config.alertmanager)
-    lifetime = alert_lifetime(config) if forward_to else None
+    routes = alert_routes(config)
+    destination, forward_to, lifetime = routes.slack, routes.alertmanager, routes.lifetime
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -483,22 +481,6 @@ def _undelivered_problems(deliveries: list[Delivery], waiting: list[store.Outbox
             continue  # not tried this run for another reason: said by the pending count
         lines.append(f"alert not delivered ({row.summary}); kept for the next run: {reason}")
     return lines
-
-
-def alert_lifetime(config: Any) -> timedelta:
-    """Given the settings, return how long an open alert lives in Alertmanager without being
-    sent again: `alertmanager.resolve_timeout_minutes`, else three health intervals. Raise
-    ConfigError if it is not longer than the health interval (open alerts would flap)."""
-    interval = config.schedule.health_minutes
-    minutes = config.alertmanager.resolve_timeout_minutes or 3 * interval
-    if minutes <= interval:
-        raise ConfigError(
-            [
-                f"alertmanager.resolve_timeout_minutes: expected more than schedule.health_minutes "
-                f"({interval}), got {minutes}: open alerts would expire between two runs"
-            ]
-        )
-    return timedelta(minutes=minutes)
 
 
 def _table(results: list[CheckResult]) -> list[str]:

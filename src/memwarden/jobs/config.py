@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memwarden.alerts import alert_routes
 from memwarden.jobs.common import add_verb
 from memwarden.openclaw.endpoint import endpoint_source, resolve_endpoint
-from memwarden.process.errors import GatewayConfigError, GatewayNotFound
+from memwarden.process.errors import ConfigError, GatewayConfigError, GatewayNotFound
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling.spec import secrets_file_path
 from memwarden.settings import ALL_OPTIONS, render
@@ -57,7 +58,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
-        check_files(config)
+        problems = []
+        for check in (check_files, alert_routes):  # alert_routes: what health refuses to run with
+            try:
+                check(config)
+            except ConfigError as error:
+                problems += error.problems
+        if problems:
+            raise ConfigError(problems)
         deployment = context.deployment
         secrets = config.secrets_path
         result.lines = [
