@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -153,11 +154,11 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
         problems.append(f"{path}: not UTF-8 text (byte {bom + error.start + 1}); save it as UTF-8")
         return []
     except tomllib.TOMLDecodeError as error:
-        problems.append(f"{path}: invalid TOML: {error}")
+        problems.append(f"{path}: invalid TOML: {error}{_toml_hint(raw[bom:], error)}")
         return []
     for section, table in data.items():
         if section not in SECTIONS:
-            problems.append(f"{path}: {section}: unknown section{_suggest(section, SECTIONS)}")
+            problems.append(f"{path}: {section}: {_unknown_section(section, table)}")
             continue
         if not isinstance(table, dict):
             problems.append(f"{path}: {section}: expected a [{section}] table")
@@ -180,6 +181,33 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
             if option.secret and values[key]:
                 secrets.append(option)
     return secrets
+
+
+def _unknown_section(name: str, value: Any) -> str:
+    """Return why a top-level `name` is refused: an unknown section, or an option written
+    above every [section] (it belongs under one), with the fix."""
+    homes = [option.section for option in ALL_OPTIONS if option.name == name]
+    if not isinstance(value, dict) and homes:
+        meant = " or ".join(f"[{home}] {name}" for home in homes)
+        return f"an option outside its section (did you mean {meant}?)"
+    return f"unknown section{_suggest(name, SECTIONS)}"
+
+
+_LEADING_ZERO = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=\s*(0\d+)\s*(?:#.*)?")
+
+
+def _toml_hint(raw: bytes, error: Exception) -> str:
+    """Return the fix for a TOML error a memwarden setting is known to cause, or "": a number
+    with a leading zero (`metrics_file_mode = 0644`) is no TOML number, the mode is a string."""
+    found = re.search(r"at line (\d+)", str(error))
+    lines = raw.decode("utf-8").splitlines()
+    if found is None or int(found[1]) > len(lines):
+        return ""
+    line = _LEADING_ZERO.fullmatch(lines[int(found[1]) - 1])
+    if line is None:
+        return ""
+    key, number = line.groups()
+    return f' ({key}: a number cannot start with 0 in TOML; write it in quotes: {key} = "{number}")'
 
 
 def _apply_env(

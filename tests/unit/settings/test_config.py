@@ -284,3 +284,35 @@ def test_load_secrets_file_variable_without_the_memwarden_prefix_is_refused(tmp_
         f"{secrets}: SLACK_BOT_TOKEN: not a memwarden variable (did you mean "
         "MEMWARDEN_SLACK_BOT_TOKEN?)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[health]\nmetrics_file_mode = 0644\n",
+            'write it in quotes: metrics_file_mode = "0644")',
+        ),
+        (
+            "[health]\nmetrics_file_mode = 644\n",
+            "health.metrics_file_mode: expected one of 0600, 0640, 0644, got 644 (write it in "
+            'quotes: "0644")',
+        ),
+        (
+            '[slack]\nsend_resolved = "false"\n',
+            "slack.send_resolved: expected true or false, got 'false' (write it without "
+            "quotes: false)",
+        ),
+        (
+            'metrics_file = "/tmp/m.prom"\n[health]\n',
+            "metrics_file: an option outside its section (did you mean [health] metrics_file?)",
+        ),
+    ],
+)
+def test_load_common_config_mistakes_name_the_fix(tmp_path, text, expected):
+    path = write(tmp_path / "c.toml", text)
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={})
+    (line,) = raised.value.lines()
+    assert line.startswith(f"{path}: ")
+    assert line.endswith(expected), line
