@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertMessage, alert_routes
+from memwarden.alerts import AlertMessage, AlertRoutes, alert_routes
 from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
@@ -60,6 +60,7 @@ from memwarden.history.snapshots import snapshot_agents
 from memwarden.process.errors import (
     EXIT_FAILURES,
     EXIT_USAGE,
+    ConfigError,
     GatewayConfigError,
     GatewayNotFound,
     LockHeld,
@@ -98,6 +99,51 @@ CHECKS = {
     "config.drift": config_drift.check_config_drift,
 }
 
+# The keys the checks report under, as docs/health.md's table lists them; `*` stands for what
+# the key names (an agent, a mount, a job, a session).
+REPORTED_KEYS = (
+    *("gateway.state_dir", "gateway.live", "gateway.ready", "gateway.rpc", "gateway.process"),
+    *("disk:*", "transcripts.volume", "memory.oversized", "memory.rewrite:*:*"),
+    *("bootstrap.budget", "bootstrap.budget:*", "compaction.lossy:*:*:*"),
+    *("handoff.delivery", "handoff.delivery:*:*", "history.snapshot", "history.snapshot:*"),
+    *("cron.errors", "jobs.stale:*", "rotate.failing", "context.pressure", "config.drift"),
+    *("sessions.store:*", STATE_KEY),
+)
+
+
+def check_settings(config: Any) -> AlertRoutes:
+    """Given the settings, return where alerts go. Raise ConfigError listing every setting
+    health refuses to run with (`memwarden config check` runs this too)."""
+    problems = unknown_check_patterns(config.health.disabled_checks)
+    try:
+        routes = alert_routes(config)
+    except ConfigError as error:
+        problems += error.problems
+    if problems:
+        raise ConfigError(problems)
+    return routes
+
+
+def unknown_check_patterns(patterns: list[str]) -> list[str]:
+    """Return a problem per `health.disabled_checks` pattern that matches no check: a key, a
+    key prefix of CHECKS, or a glob over them (`disk:*`, `gateway.*`), else it disables nothing
+    without a word."""
+    import difflib
+    import fnmatch
+
+    names = [*CHECKS, *REPORTED_KEYS]
+    problems = []
+    for pattern in patterns:
+        if any(
+            fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(pattern, name)
+            for name in names
+        ):
+            continue
+        close = difflib.get_close_matches(pattern, names, n=1)
+        hint = f"did you mean {close[0]}?" if close else "the checks: " + ", ".join(names)
+        problems.append(f"health.disabled_checks: {pattern!r} names no check ({hint})")
+    return problems
+
 
 def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Run the checks, alert on what changed, write the metrics file; return the result.
@@ -106,7 +152,7 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     writes nothing."""
     config = context.config
     # A misconfigured destination stops the run before any check.
-    routes = alert_routes(config)
+    routes = check_settings(config)
     destination, forward_to, lifetime = routes.slack, routes.alertmanager, routes.lifetime
     missing = _missing_gateway(context)
     inputs = HealthInputs(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memwarden.alerts import alert_routes
 from memwarden.jobs.common import add_verb
 from memwarden.openclaw.endpoint import endpoint_source, resolve_endpoint
 from memwarden.process.errors import ConfigError, GatewayConfigError, GatewayNotFound
@@ -58,8 +57,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
+        from memwarden.health.run import check_settings  # the checks: only for this verb
+
         problems = []
-        for check in (check_files, alert_routes):  # alert_routes: what health refuses to run with
+        for check in (check_files, check_settings):  # check_settings: what health refuses
             try:
                 check(config)
             except ConfigError as error:

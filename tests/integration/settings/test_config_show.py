@@ -122,10 +122,11 @@ def test_config_check_refuses_half_a_slack_setup_as_health_does(tmp_path):
             assert "memwarden config: ok" not in result.stdout
 
 
-def test_config_check_lists_every_alerting_problem_at_once(tmp_path):
+def test_config_check_lists_every_problem_health_refuses_at_once(tmp_path):
     state = make_sqlite_era_state(tmp_path)
     env = dict(
         os.environ,
+        MEMWARDEN_HEALTH_DISABLED_CHECKS='["gateway.lvie"]',
         MEMWARDEN_SLACK_CHANNEL="C1",
         MEMWARDEN_ALERTMANAGER_URLS='["http://127.0.0.1:9"]',
         MEMWARDEN_ALERTMANAGER_RESOLVE_TIMEOUT_MINUTES="1",
@@ -134,6 +135,10 @@ def test_config_check_lists_every_alerting_problem_at_once(tmp_path):
     assert result.exit_code == 2
     assert "slack.channel: set to C1" in result.stderr
     assert "alertmanager.resolve_timeout_minutes: expected more than" in result.stderr
+    assert "'gateway.lvie' names no check (did you mean gateway.live?)" in result.stderr
+    health = run_subprocess("--state-dir", state.state_dir, "-q", "health", env=env)
+    assert health.exit_code == 2
+    assert health.stderr.count(" memwarden: ") == 3, health.stderr
 
 
 def test_a_password_in_the_gateway_url_is_masked_where_it_is_shown(tmp_path):
