@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from memwarden.process.errors import ConfigError
@@ -67,25 +67,84 @@ class AlertSink(Protocol):
     def send(self, message: AlertMessage) -> SendResult: ...
 
 
+@dataclass(frozen=True)
+class AlertRoutes:
+    """Where health alerts go, for people (None: nowhere): `slack`, `alertmanager`, and how long
+    an open alert lives in Alertmanager without being sent again (`lifetime`)."""
+
+    slack: str | None
+    alertmanager: str | None
+    lifetime: timedelta | None
+
+
+def alert_routes(config: Any) -> AlertRoutes:
+    """Given the settings, return where health alerts go.
+
+    Raise ConfigError listing every problem: the settings `health` refuses to run with, and
+    `config check` reports.
+    """
+    problems: list[str] = []
+    slack = alertmanager = lifetime = None
+    try:
+        slack = slack_destination(config.slack)
+    except ConfigError as error:
+        problems += error.problems
+    alertmanager = alertmanager_destination(config.alertmanager)
+    if alertmanager is not None:
+        try:
+            lifetime = alert_lifetime(config)
+        except ConfigError as error:
+            problems += error.problems
+    if problems:
+        raise ConfigError(problems)
+    return AlertRoutes(slack, alertmanager, lifetime)
+
+
 def slack_destination(slack: Any) -> str | None:
     """Given the `[slack]` settings, return where alerts go, for people (None: nowhere).
 
     A bot token with a channel wins over a webhook URL. Raise ConfigError if a bot token has no
-    channel.
+    channel, or a channel has neither a bot token nor a webhook URL (half a setup would send
+    nothing, and say so only to people reading a whole run).
     """
     token = (slack.bot_token or "").strip()
+    channel = slack.channel.strip()
     if token:
-        if not slack.channel.strip():
+        if not channel:
             raise ConfigError(
                 [
                     "slack.channel: required with a bot token (the channel ID, e.g. C0123456789; "
                     "set MEMWARDEN_SLACK_CHANNEL or [slack] channel)"
                 ]
             )
-        return f"Slack Web API (channel {slack.channel.strip()})"
+        return f"Slack Web API (channel {channel})"
     if (slack.webhook_url or "").strip():
         return "Slack incoming webhook"
+    if channel:
+        raise ConfigError(
+            [
+                f"slack.channel: set to {channel}, but no bot token to post with: add the line "
+                "MEMWARDEN_SLACK_BOT_TOKEN=xoxb-… to the secrets file (mode 0600; "
+                "`memwarden config show` names it), or unset slack.channel"
+            ]
+        )
     return None
+
+
+def alert_lifetime(config: Any) -> timedelta:
+    """Given the settings, return how long an open alert lives in Alertmanager without being
+    sent again: `alertmanager.resolve_timeout_minutes`, else three health intervals. Raise
+    ConfigError if it is not longer than the health interval (open alerts would flap)."""
+    interval = config.schedule.health_minutes
+    minutes = config.alertmanager.resolve_timeout_minutes or 3 * interval
+    if minutes <= interval:
+        raise ConfigError(
+            [
+                f"alertmanager.resolve_timeout_minutes: expected more than schedule.health_minutes "
+                f"({interval}), got {minutes}: open alerts would expire between two runs"
+            ]
+        )
+    return timedelta(minutes=minutes)
 
 
 def alertmanager_destination(alertmanager: Any) -> str | None:

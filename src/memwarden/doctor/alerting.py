@@ -14,6 +14,7 @@ from memwarden.doctor.finding import Finding
 from memwarden.process.errors import ConfigError
 
 CHANNEL_VARIABLE = "MEMWARDEN_SLACK_CHANNEL"
+BOT_TOKEN_NAME = "MEMWARDEN_SLACK_BOT_TOKEN"  # noqa: S105 - a variable name
 # A line that sets the channel, or the commented placeholder a starter file holds.
 _CHANNEL_LINE = re.compile(rf"^\s*#?\s*(?:export\s+)?{CHANNEL_VARIABLE}\s*=", re.MULTILINE)
 
@@ -31,7 +32,9 @@ def check_alert_destination(
     try:
         destination = slack_destination(slack)
     except ConfigError as error:
-        fix = f"{CHANNEL_VARIABLE}=C0123456789   (a line in {secrets_path})"
+        missing = CHANNEL_VARIABLE if slack.bot_token.strip() else BOT_TOKEN_NAME
+        example = "C0123456789" if missing == CHANNEL_VARIABLE else "xoxb-…"
+        fix = f"{missing}={example}   (a line in {secrets_path})"
         findings = [Finding("alerts.destination", "action", "; ".join(error.problems), fix)]
     else:
         if destination is None and alertmanager_urls:

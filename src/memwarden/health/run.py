@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertMessage, alertmanager_destination, slack_destination
+from memwarden.alerts import AlertMessage, AlertRoutes, alert_routes
 from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
@@ -99,6 +99,51 @@ CHECKS = {
     "config.drift": config_drift.check_config_drift,
 }
 
+# The keys the checks report under, as docs/health.md's table lists them; `*` stands for what
+# the key names (an agent, a mount, a job, a session).
+REPORTED_KEYS = (
+    *("gateway.state_dir", "gateway.live", "gateway.ready", "gateway.rpc", "gateway.process"),
+    *("disk:*", "transcripts.volume", "memory.oversized", "memory.rewrite:*:*"),
+    *("bootstrap.budget", "bootstrap.budget:*", "compaction.lossy:*:*:*"),
+    *("handoff.delivery", "handoff.delivery:*:*", "history.snapshot", "history.snapshot:*"),
+    *("cron.errors", "jobs.stale:*", "rotate.failing", "context.pressure", "config.drift"),
+    *("sessions.store:*", STATE_KEY),
+)
+
+
+def check_settings(config: Any) -> AlertRoutes:
+    """Given the settings, return where alerts go. Raise ConfigError listing every setting
+    health refuses to run with (`memwarden config check` runs this too)."""
+    problems = unknown_check_patterns(config.health.disabled_checks)
+    try:
+        routes = alert_routes(config)
+    except ConfigError as error:
+        problems += error.problems
+    if problems:
+        raise ConfigError(problems)
+    return routes
+
+
+def unknown_check_patterns(patterns: list[str]) -> list[str]:
+    """Return a problem per `health.disabled_checks` pattern that matches no check: a key, a
+    key prefix of CHECKS, or a glob over them (`disk:*`, `gateway.*`), else it disables nothing
+    without a word."""
+    import difflib
+    import fnmatch
+
+    names = [*CHECKS, *REPORTED_KEYS]
+    problems = []
+    for pattern in patterns:
+        if any(
+            fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(pattern, name)
+            for name in names
+        ):
+            continue
+        close = difflib.get_close_matches(pattern, names, n=1)
+        hint = f"did you mean {close[0]}?" if close else "the checks: " + ", ".join(names)
+        problems.append(f"health.disabled_checks: {pattern!r} names no check ({hint})")
+    return problems
+
 
 def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Run the checks, alert on what changed, write the metrics file; return the result.
@@ -107,9 +152,8 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     writes nothing."""
     config = context.config
     # A misconfigured destination stops the run before any check.
-    destination = slack_destination(config.slack)
-    forward_to = alertmanager_destination(config.alertmanager)
-    lifetime = alert_lifetime(config) if forward_to else None
+    routes = check_settings(config)
+    destination, forward_to, lifetime = routes.slack, routes.alertmanager, routes.lifetime
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -269,13 +313,10 @@ class _HealthRun:
         if self.destination:
             make_sink = partial(slack_sink, self.context.config.slack)
             deliveries = store.deliver(state, make_sink, self.context.now, run_id)
-        pending = len(store.undelivered(state))
+        waiting = store.undelivered(state)
+        pending = len(waiting)
         self.result.lines += self._alert_lines(plan, message, deliveries, pending)
-        self.result.problems += [
-            f"alert not delivered ({d.summary}); kept for the next run: {d.error}"
-            for d in deliveries
-            if not d.ok
-        ]
+        self.result.problems += _undelivered_problems(deliveries, waiting)
         data = self._alerts_json(plan, message, deliveries, pending)
         data["queued_id"] = queued
         return data
@@ -470,20 +511,22 @@ class _HealthRun:
         return lines
 
 
-def alert_lifetime(config: Any) -> timedelta:
-    """Given the settings, return how long an open alert lives in Alertmanager without being
-    sent again: `alertmanager.resolve_timeout_minutes`, else three health intervals. Raise
-    ConfigError if it is not longer than the health interval (open alerts would flap)."""
-    interval = config.schedule.health_minutes
-    minutes = config.alertmanager.resolve_timeout_minutes or 3 * interval
-    if minutes <= interval:
-        raise ConfigError(
-            [
-                f"alertmanager.resolve_timeout_minutes: expected more than schedule.health_minutes "
-                f"({interval}), got {minutes}: open alerts would expire between two runs"
-            ]
-        )
-    return timedelta(minutes=minutes)
+def _undelivered_problems(deliveries: list[Delivery], waiting: list[store.OutboxRow]) -> list[str]:
+    """Return one problem line per message still waiting after this run's deliveries: the
+    error of the one that failed, and for those behind it (never tried: they keep their order)
+    that they wait on it."""
+    errors = {d.outbox_id: d.error for d in deliveries if not d.ok}
+    failed = next((d.summary for d in deliveries if not d.ok), None)
+    lines = []
+    for row in waiting:
+        if row.id in errors:
+            reason = errors[row.id]
+        elif failed is not None:
+            reason = f"not tried, it waits behind the message that failed ({failed})"
+        else:
+            continue  # not tried this run for another reason: said by the pending count
+        lines.append(f"alert not delivered ({row.summary}); kept for the next run: {reason}")
+    return lines
 
 
 def _table(results: list[CheckResult]) -> list[str]:

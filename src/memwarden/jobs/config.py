@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memwarden.jobs.common import add_verb
 from memwarden.openclaw.endpoint import endpoint_source, resolve_endpoint
-from memwarden.process.errors import GatewayConfigError, GatewayNotFound
+from memwarden.process.errors import ConfigError, GatewayConfigError, GatewayNotFound
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling.spec import secrets_file_path
 from memwarden.settings import ALL_OPTIONS, render
@@ -57,7 +57,16 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
-        check_files(config)
+        from memwarden.health.run import check_settings  # the checks: only for this verb
+
+        problems = []
+        for check in (check_files, check_settings):  # check_settings: what health refuses
+            try:
+                check(config)
+            except ConfigError as error:
+                problems += error.problems
+        if problems:
+            raise ConfigError(problems)
         deployment = context.deployment
         secrets = config.secrets_path
         result.lines = [

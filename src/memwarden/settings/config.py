@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -95,8 +96,9 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     sources = {option.key: "default" for option in ALL_OPTIONS}
 
     path, required = config_path_for(explicit, env)
+    secrets_in_toml: list[Option] = []
     if required or path.exists():
-        _apply_toml(path, values, sources, problems)
+        secrets_in_toml = _apply_toml(path, values, sources, problems)
     else:
         path = None
 
@@ -104,9 +106,16 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     secret_env: dict[str, str] = {}
     if secrets_path is not None:
         secret_env = _read_env_file(secrets_path, problems)
+    problems += _unprefixed_names(secret_env, secrets_path)
     _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
     _apply_env(env, "environment", values, sources, problems)
     problems += _unknown_time_zone(values, sources)
+    target = secrets_path or default_secrets_file(env)
+    problems += [
+        f"{path}: {option.key}: a secret does not belong in the config file: remove it here and "
+        f"put the line {option.env_name}=… in {target} (mode 0600)"
+        for option in secrets_in_toml
+    ]
 
     if problems:
         raise ConfigError(problems)
@@ -117,8 +126,12 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> None:
+def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) -> list[Option]:
+    """Apply the TOML file at `path`; return the secret options it sets (the config file is
+    shared, shown and often readable by others: no secret's place, whatever its mode)."""
     import tomllib  # only when there is a config file
+
+    secrets: list[Option] = []
 
     try:
         raw = read_regular_file(path)
@@ -126,26 +139,26 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
         problems.append(
             f"{path}: no such config file (create it or drop --config/MEMWARDEN_CONFIG)"
         )
-        return
+        return []
     except NotRegularFileError as error:
         problems.append(f"{path}: {_reason(error)}; name the TOML file itself")
-        return
+        return []
     except OSError as error:
         problems.append(f"{path}: cannot read: {_reason(error)}")
-        return
+        return []
     # TOML 1.0 forbids a byte-order mark, but Windows editors write one: tolerated.
     bom = len(UTF8_BOM) if raw.startswith(UTF8_BOM) else 0
     try:
         data = tomllib.loads(raw[bom:].decode("utf-8"))
     except UnicodeDecodeError as error:
         problems.append(f"{path}: not UTF-8 text (byte {bom + error.start + 1}); save it as UTF-8")
-        return
+        return []
     except tomllib.TOMLDecodeError as error:
-        problems.append(f"{path}: invalid TOML: {error}")
-        return
+        problems.append(f"{path}: invalid TOML: {error}{_toml_hint(raw[bom:], error)}")
+        return []
     for section, table in data.items():
         if section not in SECTIONS:
-            problems.append(f"{path}: {section}: unknown section{_suggest(section, SECTIONS)}")
+            problems.append(f"{path}: {section}: {_unknown_section(section, table)}")
             continue
         if not isinstance(table, dict):
             problems.append(f"{path}: {section}: expected a [{section}] table")
@@ -164,6 +177,37 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
                 sources[key] = str(path)
             except ValueError as error:
                 problems.append(f"{path}: {key}: {error}")
+                continue
+            if option.secret and values[key]:
+                secrets.append(option)
+    return secrets
+
+
+def _unknown_section(name: str, value: Any) -> str:
+    """Return why a top-level `name` is refused: an unknown section, or an option written
+    above every [section] (it belongs under one), with the fix."""
+    homes = [option.section for option in ALL_OPTIONS if option.name == name]
+    if not isinstance(value, dict) and homes:
+        meant = " or ".join(f"[{home}] {name}" for home in homes)
+        return f"an option outside its section (did you mean {meant}?)"
+    return f"unknown section{_suggest(name, SECTIONS)}"
+
+
+_LEADING_ZERO = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=\s*(0\d+)\s*(?:#.*)?")
+
+
+def _toml_hint(raw: bytes, error: Exception) -> str:
+    """Return the fix for a TOML error a memwarden setting is known to cause, or "": a number
+    with a leading zero (`metrics_file_mode = 0644`) is no TOML number, the mode is a string."""
+    found = re.search(r"at line (\d+)", str(error))
+    lines = raw.decode("utf-8").splitlines()
+    if found is None or int(found[1]) > len(lines):
+        return ""
+    line = _LEADING_ZERO.fullmatch(lines[int(found[1]) - 1])
+    if line is None:
+        return ""
+    key, number = line.groups()
+    return f' ({key}: a number cannot start with 0 in TOML; write it in quotes: {key} = "{number}")'
 
 
 def _apply_env(
@@ -189,6 +233,18 @@ def _apply_env(
             sources[option.key] = f"{origin} {name}"
         except ValueError as error:
             problems.append(f"{origin}: {name} ({option.key}): {error}")
+
+
+def _unprefixed_names(secret_env: Mapping[str, str], secrets_path: Path | None) -> list[str]:
+    """Return a problem per variable of the secrets file that is a memwarden variable without
+    its MEMWARDEN_ prefix (`SLACK_BOT_TOKEN=`): read as nothing, it would leave alerts with
+    half a destination."""
+    by_env = {option.env_name for option in ALL_OPTIONS}
+    return [
+        f"{secrets_path}: {name}: not a memwarden variable (did you mean {ENV_PREFIX}{name}?)"
+        for name in secret_env
+        if ENV_PREFIX + name in by_env
+    ]
 
 
 def check_files(config: Config) -> None:

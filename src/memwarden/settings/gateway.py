@@ -24,7 +24,8 @@ OPTIONS = [
         "gateway.token",
         "str",
         "",
-        "Gateway token (secret: set MEMWARDEN_GATEWAY_TOKEN in the secrets file). Empty: "
+        "Gateway token (secret: set MEMWARDEN_GATEWAY_TOKEN in the secrets file; refused in "
+        "config.toml). Empty: "
         "$OPENCLAW_GATEWAY_TOKEN, else gateway.auth.token from the gateway config.",
         secret=True,
     ),

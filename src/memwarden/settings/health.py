@@ -200,7 +200,8 @@ OPTIONS = [
         "health.disabled_checks",
         "str_list",
         [],
-        "Check keys (or key prefixes ending in `*`, e.g. `disk:*`) not to run or report.",
+        "Check keys (or key prefixes ending in `*`, e.g. `disk:*`) not to run or report; one "
+        "that names no check is refused.",
         example=["gateway.process"],
     ),
     Option(

@@ -151,7 +151,9 @@ class Option(NamedTuple):
 
     def _coerce_bool(self, value: Any) -> bool:
         if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {value!r}")
+            word = value.strip().lower() if isinstance(value, str) else ""
+            hint = f" (write it without quotes: {word})" if word in ("true", "false") else ""
+            raise ValueError(f"expected true or false, got {value!r}{hint}")
         return value
 
     def _coerce_str(self, value: Any) -> str:
@@ -174,7 +176,11 @@ class Option(NamedTuple):
 
     def _coerce_choice(self, value: Any) -> str:
         if value not in self.choices:
-            raise ValueError(f"expected one of {', '.join(self.choices)}, got {value!r}")
+            hint = ""
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                meant = [choice for choice in self.choices if choice.lstrip("0") == str(value)]
+                hint = f' (write it in quotes: "{meant[0] if meant else value}")'
+            raise ValueError(f"expected one of {', '.join(self.choices)}, got {value!r}{hint}")
         return value
 
     def _coerce_str_list(self, value: Any) -> list[str]:

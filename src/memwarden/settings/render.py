@@ -40,7 +40,8 @@ def example_toml() -> str:
         "## memwarden example configuration: every option, commented out at its default.",
         "## Copy to ~/.config/memwarden/config.toml and uncomment what you change.",
         "## Each option can also be set in the environment: MEMWARDEN_<SECTION>_<OPTION>",
-        "## (e.g. MEMWARDEN_SCHEDULE_HEALTH_MINUTES=10). Secrets belong in the secrets file.",
+        "## (e.g. MEMWARDEN_SCHEDULE_HEALTH_MINUTES=10). Secrets go in the secrets file",
+        "## (mode 0600): memwarden refuses one set here.",
         "## Generated from the schema by `memwarden config example`; do not edit by hand.",
     ]
     for section, description in SECTIONS.items():
@@ -50,6 +51,8 @@ def example_toml() -> str:
             lines.append("")
             text = f"{option.description} ({option.describe_type()}; env {option.env_name})"
             lines += ["## " + line for line in textwrap.wrap(text, 96)]
+            if option.secret:  # no line to uncomment: memwarden refuses a secret here
+                continue
             value = option.example if option.example is not None else option.default
             lines += ["# " + line for line in f"{option.name} = {toml_value(value)}".splitlines()]
     return "\n".join(lines) + "\n"

@@ -13,24 +13,26 @@ OPTIONS = [
         "str",
         "",
         "Bot token (xoxb-…) with the chat:write scope (secret: set MEMWARDEN_SLACK_BOT_TOKEN in "
-        "the environment or the secrets file, never here). With slack.channel, alerts go through "
-        "the Web API (chat.postMessage). Empty: use slack.webhook_url.",
+        "the secrets file or the environment; refused in config.toml). With slack.channel, "
+        "alerts go through the Web API (chat.postMessage). Empty: use slack.webhook_url.",
         secret=True,
     ),
     Option(
         "slack.channel",
         "str",
         "",
-        "Channel for Web API alerts: its ID (C0123456789) or #name; the bot must be a member.",
+        "Channel for Web API alerts: its ID (C0123456789) or #name; the bot must be a member. "
+        "A bot token without a channel, or a channel with neither a bot token nor a webhook "
+        "URL, is a configuration error (health and config check exit 2).",
         example="C0123456789",
     ),
     Option(
         "slack.webhook_url",
         "str",
         "",
-        "Incoming webhook URL (secret: set MEMWARDEN_SLACK_WEBHOOK_URL in the environment or the "
-        "secrets file). Used when no bot token is set. Empty with no token: alerts are only "
-        "printed and recorded.",
+        "Incoming webhook URL (secret: set MEMWARDEN_SLACK_WEBHOOK_URL in the secrets file or the "
+        "environment; refused in config.toml). Used when no bot token is set. Empty with no "
+        "token: alerts are only printed and recorded.",
         secret=True,
         url_schemes=("https", "http"),
     ),

@@ -260,3 +260,18 @@ def test_metrics_count_the_slack_messages_a_run_left_waiting(runner, sim, slack,
     assert slack_undelivered_metric(metrics) == "0"
     assert ["New" in text for text in slack.texts()] == [True, False]  # then the resolution
     assert "Resolved" in slack.texts()[1]
+
+
+def test_each_message_left_waiting_gets_its_own_problem_line(runner, sim, slack):
+    sim.faults.http = "not_ready"
+    slack.default = slack_error("not_in_channel")
+    runner.run(T0)
+    sim.faults.http = "drop"  # worse: a second message queues behind the first
+    second = runner.run(T0 + minutes(5))
+
+    undelivered = [p for p in second.problems if p.startswith("alert not delivered")]
+    summaries = [row.summary for row in store.undelivered(runner.context().state)]
+    assert len(summaries) == 2
+    assert len(undelivered) == 2, second.problems
+    assert summaries[0] in undelivered[0] and "not_in_channel" in undelivered[0]
+    assert summaries[1] in undelivered[1] and "waits behind" in undelivered[1]

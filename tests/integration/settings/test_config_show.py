@@ -98,13 +98,47 @@ def test_config_check_says_which_secrets_file_it_read(tmp_path):
     assert "secrets file: none read" in without.stdout.splitlines()
 
     secrets = tmp_path / "secrets.env"
-    secrets.write_text("MEMWARDEN_SLACK_BOT_TOKEN=xoxb-t\n")
+    secrets.write_text("MEMWARDEN_SLACK_BOT_TOKEN=xoxb-t\nMEMWARDEN_SLACK_CHANNEL=C1\n")
     secrets.chmod(0o600)
     env = dict(os.environ, MEMWARDEN_GENERAL_SECRETS_FILE=str(secrets))
     read = run_subprocess("--state-dir", state.state_dir, "--json", "config", "check", env=env)
     assert read.exit_code == 0, read.stderr
     assert read.json()["secrets_file"] == str(secrets)
     assert "xoxb-t" not in read.stdout
+
+
+def test_config_check_refuses_half_a_slack_setup_as_health_does(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    halves = {
+        "MEMWARDEN_SLACK_BOT_TOKEN": ("xoxb-t", "slack.channel: required with a bot token"),
+        "MEMWARDEN_SLACK_CHANNEL": ("C1", "MEMWARDEN_SLACK_BOT_TOKEN=xoxb-… to the secrets file"),
+    }
+    for name, (value, expected) in halves.items():
+        env = dict(os.environ, **{name: value})
+        for command in (["config", "check"], ["health"], ["-q", "health"]):
+            result = run_subprocess("--state-dir", state.state_dir, *command, env=env)
+            assert result.exit_code == 2, (command, result.stdout, result.stderr)
+            assert expected in result.stderr, (command, result.stderr)
+            assert "memwarden config: ok" not in result.stdout
+
+
+def test_config_check_lists_every_problem_health_refuses_at_once(tmp_path):
+    state = make_sqlite_era_state(tmp_path)
+    env = dict(
+        os.environ,
+        MEMWARDEN_HEALTH_DISABLED_CHECKS='["gateway.lvie"]',
+        MEMWARDEN_SLACK_CHANNEL="C1",
+        MEMWARDEN_ALERTMANAGER_URLS='["http://127.0.0.1:9"]',
+        MEMWARDEN_ALERTMANAGER_RESOLVE_TIMEOUT_MINUTES="1",
+    )
+    result = run_subprocess("--state-dir", state.state_dir, "config", "check", env=env)
+    assert result.exit_code == 2
+    assert "slack.channel: set to C1" in result.stderr
+    assert "alertmanager.resolve_timeout_minutes: expected more than" in result.stderr
+    assert "'gateway.lvie' names no check (did you mean gateway.live?)" in result.stderr
+    health = run_subprocess("--state-dir", state.state_dir, "-q", "health", env=env)
+    assert health.exit_code == 2
+    assert health.stderr.count(" memwarden: ") == 3, health.stderr
 
 
 def test_a_password_in_the_gateway_url_is_masked_where_it_is_shown(tmp_path):

@@ -48,3 +48,10 @@ def test_bot_token_and_channel_is_ok():
     found = check_alert_destination(slack(bot_token="xoxb-1", channel="C1"), "/s.env", "")
     assert severities(found) == {"alerts.destination": "ok"}
     assert "channel C1" in found[0].message
+
+
+def test_channel_without_a_bot_token_names_the_missing_token():
+    (found,) = check_alert_destination(slack(channel="C1"), "/s.env", None)
+    assert found.severity == "action"
+    assert "no bot token" in found.message
+    assert found.fix.startswith("MEMWARDEN_SLACK_BOT_TOKEN=xoxb-…")

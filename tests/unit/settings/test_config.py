@@ -258,3 +258,61 @@ def test_load_huge_integer_for_a_number_option_without_a_maximum_is_one_problem(
         config.load(path, env={})
     (problem,) = raised.value.lines()
     assert problem.startswith(f"{path}: health.stale_warning_multiple: expected a number")
+
+
+def test_load_secret_in_the_config_file_is_refused_with_where_it_goes(tmp_path):
+    path = write(tmp_path / "c.toml", '[slack]\nbot_token = "xoxb-1"\nwebhook_url = ""\n')
+    path.chmod(0o600)  # private or not: the config file is no secret's place
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={"HOME": str(tmp_path)})
+    (line,) = raised.value.lines()
+    assert line.startswith(f"{path}: slack.bot_token: a secret does not belong in the config")
+    assert "MEMWARDEN_SLACK_BOT_TOKEN=…" in line and "mode 0600" in line
+    assert "xoxb-1" not in line
+    assert str(tmp_path / ".config" / "memwarden" / "secrets.env") in line
+
+
+def test_load_secrets_file_variable_without_the_memwarden_prefix_is_refused(tmp_path):
+    secrets = write(
+        tmp_path / "secrets.env",
+        "SLACK_BOT_TOKEN=xoxb-1\nMEMWARDEN_SLACK_CHANNEL=C1\nOPENCLAW_GATEWAY_TOKEN=t\n",
+    )
+    secrets.chmod(0o600)
+    with pytest.raises(ConfigError) as raised:
+        config.load(None, env={"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)})
+    assert raised.value.lines() == [
+        f"{secrets}: SLACK_BOT_TOKEN: not a memwarden variable (did you mean "
+        "MEMWARDEN_SLACK_BOT_TOKEN?)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[health]\nmetrics_file_mode = 0644\n",
+            'write it in quotes: metrics_file_mode = "0644")',
+        ),
+        (
+            "[health]\nmetrics_file_mode = 644\n",
+            "health.metrics_file_mode: expected one of 0600, 0640, 0644, got 644 (write it in "
+            'quotes: "0644")',
+        ),
+        (
+            '[slack]\nsend_resolved = "false"\n',
+            "slack.send_resolved: expected true or false, got 'false' (write it without "
+            "quotes: false)",
+        ),
+        (
+            'metrics_file = "/tmp/m.prom"\n[health]\n',
+            "metrics_file: an option outside its section (did you mean [health] metrics_file?)",
+        ),
+    ],
+)
+def test_load_common_config_mistakes_name_the_fix(tmp_path, text, expected):
+    path = write(tmp_path / "c.toml", text)
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={})
+    (line,) = raised.value.lines()
+    assert line.startswith(f"{path}: ")
+    assert line.endswith(expected), line
