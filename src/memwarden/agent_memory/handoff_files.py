@@ -26,6 +26,7 @@ import os
 import re
 import stat
 from collections.abc import Collection, Iterable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -66,6 +67,16 @@ def key_slug(session_key: str) -> str:
     readable = readable[:READABLE_MAX_CHARS].rstrip(".-") or "session"
     digest = hashlib.sha256(info.key.encode("utf-8")).hexdigest()[:DIGEST_CHARS]
     return f"{readable}{DIGEST_MARK}{digest}"
+
+
+def summary_stem(day: date, session_key: str) -> str:
+    """Given the day a conversation's window ended and its key, return the name of its session
+    summary in memory/ without `.md` (`memwarden summarize` adds `-2`, `-3` when taken)."""
+    return f"{day:%Y-%m-%d}-session-{key_slug(session_key)}"
+
+
+# What `summary_stem` names, with its `.md`: a conversation's own file, like its handoff.
+SESSION_SUMMARY = re.compile(r"\d{4}-\d{2}-\d{2}-session-.+\.md")
 
 
 def handoff_name(session_key: str, *, keeps_main_file: bool = True) -> str:

@@ -1,10 +1,11 @@
 """The memory pool of a workspace: which files it holds, and what each one says.
 
 The pool is every `*.md` under `<workspace>/memory/`, except the folder `archive/` (at any
-depth), hidden files and folders, `INDEX.md` at its top, and the conversations' handoffs
-(`ACTIVE_CONTEXT.md` and the folder `sessions/` at its top): INDEX.md goes to every session,
-another peer's too, and a handoff's name holds its conversation's key (a direct chat's peer),
-so each conversation gets only its own, through the bootstrap manifest. Symlinks are not
+depth), hidden files and folders, `INDEX.md` at its top, and each conversation's own files at
+its top, its handoff (`ACTIVE_CONTEXT.md`, the folder `sessions/`) and its session summaries
+(`YYYY-MM-DD-session-<key>.md`): INDEX.md goes to every session, another peer's too, and those
+names hold their conversation's key (a direct chat's peer) and their markers its words. Each
+conversation gets its own handoff through the bootstrap manifest. Symlinks are not
 followed: a link could lead out of the workspace. Facts (title, marker counts) come from
 reading a file.
 """
@@ -16,7 +17,7 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from memwarden.agent_memory.handoff_files import ACTIVE_CONTEXT, SESSIONS_FOLDER
+from memwarden.agent_memory.handoff_files import ACTIVE_CONTEXT, SESSION_SUMMARY, SESSIONS_FOLDER
 from memwarden.fs.files import display_path
 from memwarden.indexing.markers import count_markers, first_heading
 
@@ -84,7 +85,7 @@ def _walk(folder: str, prefix: str, found: list[FileStat]) -> None:
                 continue
             if not entry.is_file(follow_symlinks=False) or not name.lower().endswith(".md"):
                 continue
-            if not prefix and name in EXCLUDED_TOP_FILES:
+            if not prefix and (name in EXCLUDED_TOP_FILES or SESSION_SUMMARY.fullmatch(name)):
                 continue
             status = entry.stat(follow_symlinks=False)
         except OSError:

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from memwarden.agent_memory.handoff_files import key_slug
+from memwarden.agent_memory.handoff_files import summary_stem
 from memwarden.agent_memory.observations import (
     MARKERS,
     argument_paths,
@@ -400,9 +400,7 @@ def _write(
         ),
     )
     memory_dir = agent.workspace / "memory"
-    # Named after the session key, never the conversation's words: INDEX.md lists every file
-    # name and title of the pool, and every session (another peer's too) gets INDEX.md.
-    stem = f"{(summary.ended or written).astimezone(zone):%Y-%m-%d}-session-{key_slug(key)}"
+    stem = summary_stem((summary.ended or written).astimezone(zone), key)
     if options.dry_run:
         path = free_path(memory_dir, stem)
         return JobResult(

@@ -12,7 +12,7 @@ DEFAULT_CATEGORIES = [
     {
         "glob": "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*.md",
         "name": "Daily logs",
-        "description": "one file a day, and session summaries",
+        "description": "one file a day",
     },
     {
         "glob": "*plan*",
@@ -43,7 +43,7 @@ OPTIONS = [
         "int",
         50,
         "Write memory/INDEX.md (and let the hook inject it) only when the memory pool "
-        "(memory/**/*.md without archive/, INDEX.md and the conversations' handoffs) holds at "
+        "(memory/**/*.md without archive/, INDEX.md and the conversations' own files) holds at "
         "least this many KB. `memwarden index --force` ignores it. The handoffs are injected "
         "at any size, each into its own conversation's session.",
         minimum=0,
@@ -57,8 +57,9 @@ OPTIONS = [
         "`glob` matches wins (a glob without `/` matches the file name or the name of a folder "
         "on its path, one with `/` the path relative to memory/; case-insensitive). Rules with "
         "the same `name` make one table; the first `description` given is its subtitle. Files "
-        "no rule matches go to `Other`. The conversations' handoffs (ACTIVE_CONTEXT.md, "
-        "sessions/) are never listed: INDEX.md goes to every session.",
+        "no rule matches go to `Other`. A conversation's own files (its handoff, "
+        "ACTIVE_CONTEXT.md or sessions/…, and its session summaries) are never listed: INDEX.md "
+        "goes to every session.",
         fields=("glob", "name"),
         optional_fields=("description",),
     ),

@@ -20,7 +20,7 @@ from support.deployments import make_sqlite_era_state, write_json5_config
 FILLER = "Notes on the work, kept for later. " * 40 + "\n"
 
 # path under memory/ → content; the expected marker totals are written out by hand below (the
-# handoffs' markers are not counted: INDEX.md goes to every session).
+# handoffs' and session summaries' markers are not counted: INDEX.md goes to every session).
 MEMORY = {
     "ACTIVE_CONTEXT.md": "# Active context\n\n"
     "> - session: `agent:main:main` (id `x`)\n\n"
@@ -28,6 +28,8 @@ MEMORY = {
     "sessions/main.telegram.direct.42.md": "# Conversation Handoff\n\n"
     "> - session: `agent:main:telegram:direct:42` (id `y`)\n\n"
     "Talking with peer 42. [PREFERENCE] tea [TODO] call back\n",
+    "2026-11-19-session-main.telegram.direct.42.md": "# Session summary — "
+    "agent:main:telegram:direct:42\n\n[DECISION] peer 42 wants weekly calls\n",
     "MEMORY.md": "# Long-term memory\n\n- [PREFERENCE] short answers\n- [FACT] prod is eu-west\n",
     "2026-11-20.md": "# 2026-11-20\n\n[DECISION] SQLite [DECISION] WAL [GOTCHA] fsync\n" + FILLER,
     "2026-11-21.md": "# 2026-11-21\n\nWrite `[TODO]` to flag work.\n```\n[FACT] example\n```\n"
@@ -143,12 +145,14 @@ def test_index_writes_the_bootstrap_manifest_for_the_hook(capsys, state):
 
 
 def test_index_never_lists_nor_counts_a_conversations_handoff(capsys, state):
-    """INDEX.md goes to every session, another peer's too: a handoff's name holds its peer."""
+    """INDEX.md goes to every session, another peer's too: the names of a conversation's
+    handoff and session summaries hold its peer."""
     result = index(capsys, state, "--json")
 
     text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
     assert "| sessions/" not in text and "| ACTIVE_CONTEXT.md |" not in text
-    assert "direct.42" not in text and "Conversation Handoff" not in text
+    assert "direct.42" not in text and "direct:42" not in text
+    assert "Conversation Handoff" not in text and "Session summary" not in text
     (outcome,) = result.json()["workspaces"]
     assert outcome["markers"] == TOTALS  # the handoffs' [TODO] and [PREFERENCE] are not counted
     assert [item["path"] for item in outcome["handoffs"]] == [
@@ -608,8 +612,9 @@ def test_index_other_foreign_index_files_are_still_refused(capsys, state, text):
 
 
 def test_index_shared_by_every_session_holds_no_conversations_words(capsys, state, fixture_clock):
-    """INDEX.md goes to every session, another peer's too: the handoffs, daily logs and session
-    summaries memwarden writes from conversations show in it by name and neutral title only."""
+    """INDEX.md goes to every session, another peer's too: the daily logs memwarden writes from
+    conversations show in it by name and neutral title only, a conversation's own handoff and
+    session summaries not at all."""
     cli = ("--state-dir", state.state_dir)
     assert run_cli(capsys, *cli, "checkpoint").exit_code == 0
     summarized = run_cli(
@@ -627,7 +632,8 @@ def test_index_shared_by_every_session_holds_no_conversations_words(capsys, stat
     assert index(capsys, state).exit_code == 0
 
     text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
-    assert "| 2026-11-22-session-main.main.md | Session summary — `agent:main:main` |" in text
+    assert (state.workspace / "memory" / "2026-11-22-session-main.main.md").is_file()
+    assert "2026-11-22-session-" not in text and "Session summary" not in text
     assert "main.agentrpc" not in text and "Conversation Handoff" not in text
     for words in ("hello from the cli test", "second message after reset", "via agent rpc"):
         assert words not in text.lower()
