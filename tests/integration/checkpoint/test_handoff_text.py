@@ -9,6 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from memwarden.openclaw.bootstrap import js_length
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 from support.transcripts import START, transcript_lines, write_jsonl
@@ -93,3 +94,6 @@ def test_small_budget_says_the_marked_items_were_left_out_and_which_limit_applie
     assert marked == "_All 7 left out to fit this file's budget, not none: see Left Out below._\n"
     assert "budget of 2,000 characters (the limit set by checkpoint.handoff_max_chars)" in text
     assert "oldest items" in text.split("## Left Out\n", 1)[1]
+    [session] = result.json()["agents"]
+    assert session["counts"]["handoff_chars"] == js_length(text)  # the file as written
+    assert session["counts"]["handoff_budget"] == 2000

@@ -150,7 +150,8 @@ def _write_handoff(
         return render_template(ACTIVE_CONTEXT_TEMPLATE, template, handoff.values(shown))
 
     rendered = fit_handoff(handoff, handoff.budget, render)
-    outcome.counts["handoff_chars"] = js_length(rendered)
+    text = stamp(rendered, run.generated_at)
+    outcome.counts["handoff_chars"] = js_length(text)  # as the manifest and the gateway count
     outcome.counts["handoff_budget"] = handoff.budget
     if settings.active_context_template and handoff_session(rendered, ()) is None:
         raise MemwardenError(
@@ -165,7 +166,6 @@ def _write_handoff(
         return
     if not force and same_apart_from_time(existing, rendered):
         return
-    text = stamp(rendered, run.generated_at)
     outcome.files.append(str(target))
     if run.dry_run:
         outcome.previews[str(target)] = text
