@@ -89,22 +89,24 @@ def pressure_text(
     size as text that says which count it is and as of when. None if unknown.
 
     The store's `totalTokens` when it has one not marked stale, 0 included ("the gateway's
-    count", "fresh" when it says so), else what the transcript shows since its last reset: the
-    prompt size of the last model call, or what a compaction after that call left (and then
-    whether the gateway's count is stale or missing); out of the session's context window when
-    known.
+    count", "fresh" when it says so), else what the transcript shows since its last reset or
+    compaction: the prompt size of the last model call, what a compaction after that call left,
+    or 0 after a reset (and then whether the gateway's count is stale or missing); out of the
+    session's context window when known. A compaction that did not say what it left makes the
+    size unknown: the prompt before it is no longer the context.
     """
     fresh = session.total_tokens_fresh
     tokens = gateway_count(session.total_tokens, fresh)
     if tokens is not None:
         moment, source = session.updated, gateway_source(fresh)
     else:
+        gap = f"the gateway's count is {gateway_gap(fresh)}"
+        if context.compacted_at is not None:
+            compacted = minute(context.compacted_at, zone)
+            unsaid = "which did not say what it left"
+            return f"unknown since the compaction at {compacted}, {unsaid} ({gap})"
         tokens, moment = context.tokens, context.at
-        measure = TRANSCRIPT_MEASURES[context.measure]
-        compacted = minute(context.compacted_at, zone)
-        if compacted:
-            measure += f", before the compaction at {compacted}"
-        source = f"{measure} (the gateway's count is {gateway_gap(fresh)})"
+        source = f"{TRANSCRIPT_MEASURES[context.measure]} ({gap})"
     if tokens is None:
         return None
     window = session.context_tokens

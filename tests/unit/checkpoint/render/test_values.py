@@ -152,10 +152,10 @@ def test_pressure_text_after_a_compaction_says_what_the_size_is():
         "80 of 32,000 tokens (0%) as of 2026-11-22T05:30+00:00: what the last compaction left, "
         "in the transcript (the gateway's count is stale)"
     )
+    # The prompt before a compaction that did not say what it left is no longer the context.
     assert pressure_text(session(1234, False, 32000), before, UTC) == (
-        "1,234 of 32,000 tokens (4%) as of 2026-11-22T05:30+00:00: the last model call's prompt "
-        "in the transcript, before the compaction at 2026-11-22T05:32+00:00 (the gateway's count "
-        "is stale)"
+        "unknown since the compaction at 2026-11-22T05:32+00:00, which did not say what it left "
+        "(the gateway's count is stale)"
     )
 
 
