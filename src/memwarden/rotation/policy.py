@@ -14,6 +14,12 @@ from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from memwarden.openclaw.context_count import (
+    TRANSCRIPT_MEASURES,
+    gateway_count,
+    gateway_gap,
+    gateway_source,
+)
 from memwarden.openclaw.entries import Compaction, Message, Reset
 from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
 
@@ -102,7 +108,7 @@ def needs_confirmation(rows: Iterable[SessionRow], policy: Policy) -> list[Sessi
         for row in rows
         if row.session_id
         and _eligible_key(row.key, policy) is None
-        and (row.total_tokens is None or row.total_tokens_fresh is False)
+        and gateway_count(row.total_tokens, row.total_tokens_fresh) is None
     ]
 
 
@@ -224,27 +230,20 @@ def _eligible_key(key: str, policy: Policy) -> tuple[str, str] | None:
 def _count(
     row: SessionRow, confirmed: Mapping[str, TranscriptContext | None]
 ) -> tuple[int | None, str | None]:
-    if row.total_tokens is not None and row.total_tokens_fresh is not False:
-        return row.total_tokens, "gateway"
+    tokens = gateway_count(row.total_tokens, row.total_tokens_fresh)
+    if tokens is not None:
+        return tokens, "gateway"
     found = confirmed.get(row.key)
     return (found.tokens, "transcript") if found is not None else (None, None)
-
-
-# What a count read from the transcript is, by TranscriptContext.measure.
-_MEASURES = {
-    "prompt": "the last model call's prompt in the transcript",
-    "compaction": "what the last compaction left, in the transcript",
-    "reset": "none since the reset in the transcript",
-}
 
 
 def _count_text(tokens: int, measure: str | None, fresh: bool | None) -> str:
     """Return a token count saying which count it is: the gateway's (fresh when it says so), or
     the one read from the transcript (`measure`) when the gateway's is stale or missing."""
     if measure is not None:
-        missing = "stale" if fresh is False else "missing"
-        return f"{tokens:,} tokens ({_MEASURES[measure]}; the gateway's count is {missing})"
-    return f"{tokens:,} tokens (the gateway's count{', fresh' if fresh else ''})"
+        measured = TRANSCRIPT_MEASURES[measure]
+        return f"{tokens:,} tokens ({measured}; the gateway's count is {gateway_gap(fresh)})"
+    return f"{tokens:,} tokens ({gateway_source(fresh)})"
 
 
 def _unconfirmed_reason(row: SessionRow, confirmed: Mapping[str, TranscriptContext | None]) -> str:

@@ -61,13 +61,20 @@ class Said:
 
 @dataclass(slots=True)
 class ContextSize:
-    """The context size the transcript shows: the last model call's prompt, or what the last
-    compaction left; `compacted_at` is a compaction after that call that did not say."""
+    """The context size the transcript shows: the last model call's prompt, what the last
+    compaction left, or 0 after a reset; `compacted_at` is a compaction after that call that did
+    not say."""
 
     tokens: int | None = None
     at: float | None = None
     after_compaction: bool = False
     compacted_at: float | None = None
+    after_reset: bool = False
+
+    @property
+    def measure(self) -> str:
+        """Which transcript measure it is (a key of `context_count.TRANSCRIPT_MEASURES`)."""
+        return "reset" if self.after_reset else "compaction" if self.after_compaction else "prompt"
 
 
 @dataclass
@@ -126,6 +133,7 @@ class Conversation:
                 # A header after messages: the key's new session id, after a file-era reset.
                 self.resets += 1
                 self._add_break("reset", at)
+                self.context = ContextSize(0, at, after_reset=True)  # the model sees nothing before
             elif kind is ModelChange and entry.model_id:
                 self.model = redact(entry.model_id)
         self._bound()
@@ -239,6 +247,7 @@ class Conversation:
                 self.context.at,
                 self.context.after_compaction,
                 self.context.compacted_at,
+                self.context.after_reset,
             ],
         }
 

@@ -39,6 +39,7 @@ def active_context(values: dict[str, Any]) -> str:
         )
     model = f", model {session['model']}" if session["model"] else ""
     before = " before the reset" if trigger == "rotate" else ""
+    hidden = values["items_left_out"]
     parts = [
         title,
         "\n",
@@ -50,19 +51,22 @@ def active_context(values: dict[str, Any]) -> str:
         "\n",
         RECORD_NOTE,
         "\n## Marked Items\n",
-        *_listed(
-            [f"- **{item['time']}, {item['who']}:** {item['text']}\n" for item in values["marked"]]
+        *_items(
+            [f"- **{item['time']}, {item['who']}:** {item['text']}\n" for item in values["marked"]],
+            hidden["marked"],
         ),
         "\n## Open Tasks\n",
-        *_listed(
+        *_items(
             [
                 f"- [ ] {task['text']} _({task['who']}, {task['time']})_\n"
                 for task in values["tasks"]
-            ]
+            ],
+            hidden["tasks"],
         ),
         "\n## Files Referenced\n",
-        *_listed(
-            [f"- `{path['text']}` _({path['who']}, {path['time']})_\n" for path in values["files"]]
+        *_items(
+            [f"- `{path['text']}` _({path['who']}, {path['time']})_\n" for path in values["files"]],
+            hidden["files"],
         ),
         "\n## Conversation\n",
         *_listed([_exchange(one) for one in values["exchanges"]]),
@@ -116,6 +120,12 @@ def _listed(items: list[str]) -> list[str]:
     return items or ["_None._\n"]
 
 
+def _items(items: list[str], hidden: int) -> list[str]:
+    if items or not hidden:
+        return _listed(items)
+    return [f"_All {hidden} left out to fit this file's budget, not none: see Left Out below._\n"]
+
+
 def _conversation_line(conversation: dict[str, Any]) -> str:
     since = f"since {conversation['since']}, " if conversation["since"] else ""
     count, resets, compactions = (
@@ -139,8 +149,8 @@ def _exchange(one: dict[str, Any]) -> str:
 def _left_out(left: dict[str, Any]) -> str:
     logs = ", ".join(left["logs"]) if left["logs"] else "(memory/YYYY-MM-DD.md)"
     return (
-        f"_Not shown, to keep this file within its budget of {left['budget']} characters (what "
-        f"the gateway's bootstrap caps leave it): {', '.join(left['what'])} of earlier turns; "
+        f"_Not shown, to keep this file within its budget of {left['budget']} characters "
+        f"({left['limit']}): {', '.join(left['what'])} of earlier turns; "
         f"the daily logs {logs} list every request, and each run's last reply._"
     )
 

@@ -34,6 +34,8 @@ from memwarden.openclaw.bootstrap import js_length
 if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord
 
+# Which limit a budget is, when it is what the gateway's bootstrap caps leave a handoff.
+GATEWAY_CAPS_LIMIT = "what the gateway's bootstrap caps leave it"
 # The run's time takes up to this many more characters than its placeholder.
 TIME_ALLOWANCE = 16
 # What a message's list line adds to its text and time: `- **…, assistant:** …` and its end.
@@ -87,11 +89,12 @@ class Handoff:
         session: SessionRecord,
         conversation: Conversation,
         budget: int,
+        budget_limit: str = GATEWAY_CAPS_LIMIT,
         limits: Limits,
         zone: tzinfo | None,
         trigger: str = "run",
     ) -> None:
-        self.budget = budget
+        self.budget, self.budget_limit = budget, budget_limit
         self.dropped = (conversation.dropped_messages, conversation.dropped_items)
         self.header = {
             "agent": agent_id,
@@ -163,9 +166,11 @@ class Handoff:
             name: [self.item_values[id(item)] for item in items if id(item) in kept]
             for name, items in self.lists.items()
         }
+        hidden = {name: len(items) - len(listed[name]) for name, items in self.lists.items()}
         return {
             **self.header,
             **listed,
+            "items_left_out": hidden,
             "exchanges": self._exchanges(sorted(chosen)),
             "compaction_summary": self.summary if shown.summary else None,
             "left_out": self._left_out(shown, chosen),
@@ -203,6 +208,7 @@ class Handoff:
         return {
             "what": what,
             "budget": f"{self.budget:,}",
+            "limit": self.budget_limit,
             "logs": [f"memory/{day}.md" for day in days],
         }
 

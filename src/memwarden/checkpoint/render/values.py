@@ -20,6 +20,12 @@ from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.bundled import BUNDLED
 from memwarden.fs.templating import render
+from memwarden.openclaw.context_count import (
+    TRANSCRIPT_MEASURES,
+    gateway_count,
+    gateway_gap,
+    gateway_source,
+)
 
 if TYPE_CHECKING:
     from memwarden.openclaw.sessions import SessionRecord
@@ -82,26 +88,26 @@ def pressure_text(
     """Given the session record and the context size the transcript shows, return the context
     size as text that says which count it is and as of when. None if unknown.
 
-    The store's `totalTokens` when non-zero and not marked stale ("the gateway's count", "fresh"
-    when it says so), else the prompt size of the last model call, from the transcript, or what
-    a compaction after that call left (and then whether the gateway's count is stale or
-    missing); out of the session's context window when known.
+    The store's `totalTokens` when it has one not marked stale, 0 included ("the gateway's
+    count", "fresh" when it says so), else what the transcript shows since its last reset or
+    compaction: the prompt size of the last model call, what a compaction after that call left,
+    or 0 after a reset (and then whether the gateway's count is stale or missing); out of the
+    session's context window when known. A compaction that did not say what it left makes the
+    size unknown: the prompt before it is no longer the context.
     """
-    if session.total_tokens and session.total_tokens_fresh is not False:
-        tokens, moment = session.total_tokens, session.updated
-        source = "the gateway's count" + (", fresh" if session.total_tokens_fresh else "")
+    fresh = session.total_tokens_fresh
+    tokens = gateway_count(session.total_tokens, fresh)
+    if tokens is not None:
+        moment, source = session.updated, gateway_source(fresh)
     else:
-        tokens, moment = context.tokens, context.at
-        missing = "stale" if session.total_tokens_fresh is False else "missing"
-        if context.after_compaction:
-            measure = "what the last compaction left, in the transcript"
-        else:
-            measure = "the last model call's prompt in the transcript"
+        gap = f"the gateway's count is {gateway_gap(fresh)}"
+        if context.compacted_at is not None:
             compacted = minute(context.compacted_at, zone)
-            if compacted:
-                measure += f", before the compaction at {compacted}"
-        source = f"{measure} (the gateway's count is {missing})"
-    if not tokens:
+            unsaid = "which did not say what it left"
+            return f"unknown since the compaction at {compacted}, {unsaid} ({gap})"
+        tokens, moment = context.tokens, context.at
+        source = f"{TRANSCRIPT_MEASURES[context.measure]} ({gap})"
+    if tokens is None:
         return None
     window = session.context_tokens
     size = (

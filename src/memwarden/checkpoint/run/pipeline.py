@@ -19,7 +19,7 @@ from memwarden.checkpoint.outcome import SessionOutcome
 from memwarden.checkpoint.read import gather as gather_module
 from memwarden.checkpoint.read.gather import Material, gather
 from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
-from memwarden.checkpoint.render.handoff import Handoff, Shown, fit_handoff
+from memwarden.checkpoint.render.handoff import GATEWAY_CAPS_LIMIT, Handoff, Shown, fit_handoff
 from memwarden.checkpoint.render.values import (
     ACTIVE_CONTEXT_TEMPLATE,
     DAILY_ENTRY_TEMPLATE,
@@ -65,8 +65,8 @@ def checkpoint_changed(
     # What the conversation held as the last run left it, or None (read for the first time, or
     # kept in a format this memwarden does not read: built again from the transcript).
     loaded = Conversation.from_json(load_conversation(run.state_path, agent.id, session.key))
-    budget = handoff_budget(run, agent)
-    keep = max(KEPT_MESSAGE_CHARS, 2 * budget)
+    budget = handoff_budget(run, agent)  # characters, and which limit that is
+    keep = max(KEPT_MESSAGE_CHARS, 2 * budget[0])
     material = gather(run, session, stored, loaded, keep)
     outcome.counts = _counts(material)
     outcome.previous_session_id = material.earlier_session_id
@@ -105,14 +105,20 @@ def checkpoint_changed(
     log.debug("checkpoint of %s %s: %s", agent.id, session.key, outcome.outcome)
 
 
-def handoff_budget(run: RunState, agent: Agent) -> int:
-    """Return how many characters the agent's handoffs may have: what the gateway's bootstrap
-    caps leave after its own bootstrap files, at most `checkpoint.handoff_max_chars`."""
+def handoff_budget(run: RunState, agent: Agent) -> tuple[int, str]:
+    """Return how many characters the agent's handoffs may have, and which limit that is: what
+    the gateway's bootstrap caps leave after its own bootstrap files, at most
+    `checkpoint.handoff_max_chars`, never below MIN_HANDOFF_CHARS."""
     max_chars, total_max_chars = run.bootstrap_caps[agent.id]  # every agent of the deployment
     gateway_files = bootstrap_lengths(agent.workspace, GATEWAY_BOOTSTRAP)  # the room they leave
     room = room_after_gateway_files(gateway_files, max_chars, total_max_chars)
     setting = run.settings.limits.handoff_max_chars
-    return max(MIN_HANDOFF_CHARS, min(room, setting) if setting else room)
+    budget, limit = room, GATEWAY_CAPS_LIMIT
+    if setting and setting < room:
+        budget, limit = setting, "the limit set by checkpoint.handoff_max_chars"
+    if budget < MIN_HANDOFF_CHARS:
+        budget, limit = MIN_HANDOFF_CHARS, "the least memwarden gives a handoff"
+    return budget, limit
 
 
 def _write_handoff(
@@ -120,19 +126,20 @@ def _write_handoff(
     agent: Agent,
     session: SessionRecord,
     material: Material,
-    budget: int,
+    budget: tuple[int, str],
     target: Path,
     force: bool,
     outcome: SessionOutcome,
 ) -> None:
-    """Render the session's handoff within `budget` and write it when its content changed (or
-    `force`)."""
+    """Render the session's handoff within `budget` (characters, and which limit that is) and
+    write it when its content changed (or `force`)."""
     settings = run.settings
     handoff = Handoff(
         agent_id=agent.id,
         session=session,
         conversation=material.conversation,
-        budget=budget,
+        budget=budget[0],
+        budget_limit=budget[1],
         limits=settings.limits,
         zone=run.zone,
         trigger=run.trigger,
@@ -143,7 +150,8 @@ def _write_handoff(
         return render_template(ACTIVE_CONTEXT_TEMPLATE, template, handoff.values(shown))
 
     rendered = fit_handoff(handoff, handoff.budget, render)
-    outcome.counts["handoff_chars"] = js_length(rendered)
+    text = stamp(rendered, run.generated_at)
+    outcome.counts["handoff_chars"] = js_length(text)  # as the manifest and the gateway count
     outcome.counts["handoff_budget"] = handoff.budget
     if settings.active_context_template and handoff_session(rendered, ()) is None:
         raise MemwardenError(
@@ -158,7 +166,6 @@ def _write_handoff(
         return
     if not force and same_apart_from_time(existing, rendered):
         return
-    text = stamp(rendered, run.generated_at)
     outcome.files.append(str(target))
     if run.dry_run:
         outcome.previews[str(target)] = text

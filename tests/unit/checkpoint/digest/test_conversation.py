@@ -157,8 +157,8 @@ def test_take_keeps_latest_compaction_summary_model_prompt_size_and_breaks():
     compacted_at = datetime(2026, 11, 22, 5, 30, tzinfo=UTC).timestamp()
     assert conversation.compaction_summary == "## Decisions\nship it"
     assert conversation.model == "fake-model"
-    assert conversation.context.tokens == 2000  # the last compaction does not say what it left
-    assert conversation.context.compacted_at == compacted_at
+    # The reset after the call emptied the context; the compaction after it does not say more.
+    assert (conversation.context.tokens, conversation.context.measure) == (0, "reset")
     assert conversation.last_at == compacted_at
     assert (conversation.resets, conversation.compactions) == (1, 2)
     assert [kind for kind, _ in conversation.breaks] == ["compaction", "reset", "compaction"]
@@ -173,6 +173,34 @@ def test_take_after_a_compaction_that_says_what_it_left_takes_its_size():
     context = conversation.context
     assert (context.tokens, context.after_compaction) == (9_000, True)
     assert context.at == datetime(2026, 11, 22, 5, 30, tzinfo=UTC).timestamp()
+
+
+def test_take_after_a_reset_sizes_the_context_at_zero_not_the_prompt_before_it():
+    call = message("assistant", [{"type": "text", "text": "A reply."}], usage={"input": 2_000})
+    compacted = line("compaction", summary="s", timestamp="2026-11-22T05:30:00Z")
+    conversation = taken(call, compacted)
+    assert (conversation.context.tokens, conversation.context.measure) == (2_000, "prompt")
+    assert conversation.context.compacted_at is not None  # the compaction did not say
+
+    taken(line("reset", reason="reset", timestamp="2026-11-22T05:40:00Z"), into=conversation)
+
+    context = conversation.context
+    assert (context.tokens, context.measure, context.compacted_at) == (0, "reset", None)
+    assert context.at == datetime(2026, 11, 22, 5, 40, tzinfo=UTC).timestamp()
+    assert Conversation.from_json(conversation.to_json()).context == context
+
+
+def test_a_file_era_reset_a_new_session_header_sizes_the_context_at_zero():
+    header = {"type": "session", "version": 3, "id": "new", "timestamp": "2026-11-22T05:40:00Z"}
+
+    conversation = taken(
+        {**header, "id": "old", "timestamp": "2026-11-22T05:00:00Z"},
+        message("user", "before the reset"),
+        message("assistant", [{"type": "text", "text": "A reply."}], usage={"input": 5_555}),
+        header,
+    )
+
+    assert (conversation.context.tokens, conversation.context.measure) == (0, "reset")
 
 
 def test_take_after_a_time_passes_over_what_was_taken_in_before():

@@ -69,6 +69,7 @@ def active_context_values(rng: random.Random, kind: str, trigger: str, left: boo
         "marked": said(rng, 3),
         "tasks": said(rng, 3),
         "files": said(rng, 3),
+        "items_left_out": {name: rng.randrange(3) for name in ("marked", "tasks", "files")},
         "exchanges": exchanges,
         "tools": [
             {"name": text(rng), "count": rng.randrange(1, 30)} for _ in range(rng.randrange(4))
@@ -77,6 +78,7 @@ def active_context_values(rng: random.Random, kind: str, trigger: str, left: boo
         "left_out": {
             "what": rng.sample(["3 requests", "1 reply", "2 oldest items"], 2),
             "budget": "18,000",
+            "limit": rng.choice(["what the gateway's bootstrap caps leave it", "a setting"]),
             "logs": rng.choice([[], ["memory/2026-11-25.md", "memory/2026-11-26.md"]]),
         }
         if left

@@ -121,14 +121,8 @@ def test_same_apart_from_time_ignores_only_the_timestamp():
             "2,000 of 32,000 tokens (6%) as of {at}: the last model call's prompt in the "
             "transcript (the gateway's count is stale)",
         ),
-        (
-            0,
-            True,
-            32000,
-            900,
-            "900 of 32,000 tokens (3%) as of {at}: the last model call's prompt in the "
-            "transcript (the gateway's count is missing)",
-        ),
+        # Right after a reset the gateway's count is 0 and fresh: the older prompt is not it.
+        (0, True, 32000, 2000, "0 of 32,000 tokens (0%) as of {at}: the gateway's count, fresh"),
         (
             None,
             None,
@@ -158,10 +152,19 @@ def test_pressure_text_after_a_compaction_says_what_the_size_is():
         "80 of 32,000 tokens (0%) as of 2026-11-22T05:30+00:00: what the last compaction left, "
         "in the transcript (the gateway's count is stale)"
     )
+    # The prompt before a compaction that did not say what it left is no longer the context.
     assert pressure_text(session(1234, False, 32000), before, UTC) == (
-        "1,234 of 32,000 tokens (4%) as of 2026-11-22T05:30+00:00: the last model call's prompt "
-        "in the transcript, before the compaction at 2026-11-22T05:32+00:00 (the gateway's count "
-        "is stale)"
+        "unknown since the compaction at 2026-11-22T05:32+00:00, which did not say what it left "
+        "(the gateway's count is stale)"
+    )
+
+
+def test_pressure_text_after_a_reset_with_no_gateway_count_says_zero_not_the_older_prompt():
+    reset = ContextSize(0, AT.timestamp(), after_reset=True)
+
+    assert pressure_text(session(None, None, 32000), reset, UTC) == (
+        "0 of 32,000 tokens (0%) as of 2026-11-22T05:30+00:00: none since the reset in the "
+        "transcript (the gateway's count is missing)"
     )
 
 
