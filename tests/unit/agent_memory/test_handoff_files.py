@@ -36,6 +36,7 @@ def handoff_text(key: str, compaction_summary: str | None = None, kind: str = "d
         marked=[],
         tasks=[],
         files=[],
+        items_left_out={"marked": 0, "tasks": 0, "files": 0},
         exchanges=[],
         tools=[],
         compaction_summary=compaction_summary,
