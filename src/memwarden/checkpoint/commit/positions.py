@@ -14,15 +14,12 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from memwarden.checkpoint.records import AgentRecord, EventRecord, PositionUpdate, StoredSession
-from memwarden.store.state import reader
-
-if TYPE_CHECKING:
-    from memwarden.store.state import StateDB
+from memwarden.store.state import StateDB, reader
 
 CONSUMER = "checkpoint"
 MEMORY_PREFIX = "memory/"

@@ -194,7 +194,7 @@ class Conversation:
         # The prompt measured before a compaction is no longer the context.
         if entry.tokens_after is not None:
             self.context = ContextSize(entry.tokens_after, at, after_compaction=True)
-        elif self.context.tokens:
+        elif self.context.tokens is not None:  # 0 after a reset too: it holds more now
             self.context.compacted_at = at
 
     def _add_break(self, kind: str, at: float | None) -> None:
