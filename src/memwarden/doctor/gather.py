@@ -27,6 +27,7 @@ from memwarden.gateway_hooks.shipped import (
     outdated_files,
 )
 from memwarden.health.deliveries import FOLDER as DELIVERIES
+from memwarden.health.run import unknown_check_patterns
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.indexing.manifest import INDEX_PATH, choose_handoffs
 from memwarden.openclaw.agents import Agent, not_a_folder
@@ -353,14 +354,18 @@ def secrets_visibility(context: JobContext, manifests: dict[str, Manifest]) -> l
 
 
 def alert_destination(context: JobContext) -> list[Finding]:
-    """Check that health alerts reach someone, and that the secrets file can name a channel."""
+    """Check that health alerts reach someone, that the secrets file can name a channel, and
+    that health.disabled_checks names checks (health refuses to run otherwise)."""
     path = secrets_file_path(context)
     return check_alert_destination(
         context.config.slack,
         str(path),
         read_text_if_exists(path),
         list(context.config.alertmanager.urls),
-    )
+    ) + [
+        Finding("health.disabled_checks", "action", problem, "health.disabled_checks = [...]")
+        for problem in unknown_check_patterns(context.config)
+    ]
 
 
 def permissions(

@@ -18,6 +18,8 @@ one line on stderr instead, logged at its own level (critical or warning).
 from __future__ import annotations
 
 import argparse
+import difflib
+import fnmatch
 import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -114,7 +116,7 @@ REPORTED_KEYS = (
 def check_settings(config: Any) -> AlertRoutes:
     """Given the settings, return where alerts go. Raise ConfigError listing every setting
     health refuses to run with (`memwarden config check` runs this too)."""
-    problems = unknown_check_patterns(config.health.disabled_checks)
+    problems = unknown_check_patterns(config)
     try:
         routes = alert_routes(config)
     except ConfigError as error:
@@ -124,19 +126,17 @@ def check_settings(config: Any) -> AlertRoutes:
     return routes
 
 
-def unknown_check_patterns(patterns: list[str]) -> list[str]:
+def unknown_check_patterns(config: Any) -> list[str]:
     """Return a problem per `health.disabled_checks` pattern that matches no check: a key, a
     key prefix of CHECKS, or a glob over them (`disk:*`, `gateway.*`), else it disables nothing
-    without a word."""
-    import difflib
-    import fnmatch
-
-    names = [*CHECKS, *REPORTED_KEYS]
+    without a word. A watched job's key is checked by its name (`jobs.stale:checkpoint`)."""
+    jobs = [f"jobs.stale:{job}" for job in config.health.watched_jobs]
+    names = [*dict.fromkeys([*CHECKS, *REPORTED_KEYS, *jobs])]
+    globbed = [name for name in names if name != "jobs.stale:*"]  # its jobs are known
     problems = []
-    for pattern in patterns:
-        if any(
-            fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(pattern, name)
-            for name in names
+    for pattern in config.health.disabled_checks:
+        if any(fnmatch.fnmatchcase(name, pattern) for name in names) or any(
+            fnmatch.fnmatchcase(pattern, name) for name in globbed
         ):
             continue
         close = difflib.get_close_matches(pattern, names, n=1)

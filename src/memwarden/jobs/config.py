@@ -57,7 +57,8 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
-        from memwarden.health.run import check_settings  # the checks: only for this verb
+        # lazy: health.run imports every check; only this verb needs them
+        from memwarden.health.run import check_settings
 
         problems = []
         for check in (check_files, check_settings):  # check_settings: what health refuses

@@ -198,7 +198,8 @@ _LEADING_ZERO = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=\s*(0\d+)\s*(?:#.*)?")
 
 def _toml_hint(raw: bytes, error: Exception) -> str:
     """Return the fix for a TOML error a memwarden setting is known to cause, or "": a number
-    with a leading zero (`metrics_file_mode = 0644`) is no TOML number, the mode is a string."""
+    with a leading zero is no TOML number (`metrics_file_mode = 0644`: the mode is a string,
+    written in quotes; `health_minutes = 05`: an integer, written without the zero)."""
     found = re.search(r"at line (\d+)", str(error))
     lines = raw.decode("utf-8").splitlines()
     if found is None or int(found[1]) > len(lines):
@@ -207,7 +208,9 @@ def _toml_hint(raw: bytes, error: Exception) -> str:
     if line is None:
         return ""
     key, number = line.groups()
-    return f' ({key}: a number cannot start with 0 in TOML; write it in quotes: {key} = "{number}")'
+    quoted = any(option.name == key and option.choices for option in ALL_OPTIONS)
+    fix = f'write it in quotes: {key} = "{number}"' if quoted else f"write {key} = {int(number)}"
+    return f" ({key}: a number cannot start with 0 in TOML; {fix})"
 
 
 def _apply_env(

@@ -178,7 +178,8 @@ class Option(NamedTuple):
         if value not in self.choices:
             hint = ""
             if isinstance(value, int | float) and not isinstance(value, bool):
-                meant = [choice for choice in self.choices if choice.lstrip("0") == str(value)]
+                written = {str(value), format(value, "o")} if isinstance(value, int) else set()
+                meant = [choice for choice in self.choices if choice.lstrip("0") in written]
                 hint = f' (write it in quotes: "{meant[0] if meant else value}")'
             raise ValueError(f"expected one of {', '.join(self.choices)}, got {value!r}{hint}")
         return value

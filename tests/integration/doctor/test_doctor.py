@@ -308,6 +308,15 @@ def test_doctor_token_only_in_shell_warns_that_timers_miss_it(capsys, tmp_path, 
     assert "xoxb-secret-value" not in result.stdout
 
 
+def test_doctor_disabled_check_that_names_no_check_needs_action(capsys, tmp_path, monkeypatch):
+    state = make_file_era_state(tmp_path)
+    monkeypatch.setenv("MEMWARDEN_HEALTH_DISABLED_CHECKS", '["gateway.lvie"]')
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    finding = findings(result)["health.disabled_checks"]
+    assert finding["severity"] == "action"
+    assert "'gateway.lvie' names no check (did you mean gateway.live?)" in finding["message"]
+
+
 def test_doctor_problems_only_hides_what_is_fine(capsys, tmp_path):
     state = make_file_era_state(tmp_path)
     args = ("--state-dir", state.state_dir, "doctor", "--skip-gateway")

@@ -294,6 +294,15 @@ def test_load_secrets_file_variable_without_the_memwarden_prefix_is_refused(tmp_
             'write it in quotes: metrics_file_mode = "0644")',
         ),
         (
+            "[schedule]\nhealth_minutes = 05\n",
+            "0 in TOML; write health_minutes = 5)",
+        ),
+        (
+            "[health]\nmetrics_file_mode = 0o644\n",
+            "health.metrics_file_mode: expected one of 0600, 0640, 0644, got 420 (write it in "
+            'quotes: "0644")',
+        ),
+        (
             "[health]\nmetrics_file_mode = 644\n",
             "health.metrics_file_mode: expected one of 0600, 0640, 0644, got 644 (write it in "
             'quotes: "0644")',
