@@ -6,8 +6,8 @@ compressed copy keeps the transcript's modification time, so deletion counts fro
 
 A crash leaves the original or both, never neither: the compressed copy is written to a temporary
 file beside the original, read back in full (gzip checks its CRC and length), given the
-original's modification time, renamed into place, and only then is the original deleted. A
-transcript that changes meanwhile is left alone.
+original's modification time, linked into place (never over a file already there), and only
+then is the original deleted. A transcript that changes meanwhile is left alone.
 """
 
 from __future__ import annotations
@@ -124,11 +124,13 @@ def gzip_in_place(path: Path) -> int:
             raise TranscriptChanged(f"{path}: changed while being compressed; left as it is")
         _verify(temp, before.st_size, path)
         os.utime(temp, ns=(before.st_atime_ns, before.st_mtime_ns))
-        os.replace(temp, target)
-    except BaseException:
+        try:
+            os.link(temp, target)  # a link never replaces a file there already
+        except FileExistsError:
+            raise MemwardenError(compressed_name_taken(path)) from None
+    finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-        raise
     fsync_dir(folder)
     path.unlink()
     fsync_dir(folder)
@@ -147,6 +149,14 @@ def _write_gzip(source: Path, temp: Path, mtime: int) -> None:
             shutil.copyfileobj(original, packed, CHUNK)
         raw.flush()
         os.fsync(raw.fileno())
+
+
+def compressed_name_taken(path: Path) -> str:
+    """Why a transcript is not compressed: a file already holds the name of its copy."""
+    return (
+        f"{path.name}{GZIP_SUFFIX}: a file of that name is already there, and memwarden never "
+        f"replaces one: compare the two and move one away; {path.name} is left as it is"
+    )
 
 
 def _verify(temp: Path, expected_size: int, source: Path) -> None:
@@ -231,6 +241,9 @@ def _apply(
         if action.action == "compress" and 0 < delete_after_days <= action.age_days:
             age += f"; past {delete_after_days} days, so a later run deletes it"
         if dry_run:
+            if action.action == "compress" and path.with_name(path.name + GZIP_SUFFIX).exists():
+                report.fail(f"agent {agent.id}: {action.name}: {compressed_name_taken(path)}")
+                continue
             verb = "would compress" if action.action == "compress" else "would delete"
             report.lines.append(
                 f"  {agent.id}: {verb} {action.name} ({size_text(action.size)}, {age})"

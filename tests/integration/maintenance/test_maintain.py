@@ -124,6 +124,23 @@ def test_maintain_dry_run_changes_nothing_and_says_what_it_would_do(
     assert "config: would back up" in result.stdout
 
 
+def test_maintain_never_compresses_over_a_gz_already_there(capsys, file_era):
+    trajectory = file_era.sessions_dir / f"{OLD}.trajectory.jsonl"
+    original = trajectory.read_bytes()
+    theirs = trajectory.with_name(trajectory.name + ".gz")
+    theirs.write_bytes(gzip.compress(b"OPERATOR COPY\n"))
+    args = ("--state-dir", file_era.state_dir, "maintain")
+
+    for dry_run in (("--dry-run",), ()):
+        result = run_cli(capsys, *args, *dry_run)
+
+        assert result.exit_code == 1, dry_run
+        assert f"{theirs.name}: a file of that name is already there" in result.stderr
+        assert gzip.decompress(theirs.read_bytes()) == b"OPERATOR COPY\n"
+        assert trajectory.read_bytes() == original
+    assert not list(file_era.sessions_dir.glob(".*.tmp"))
+
+
 def test_maintain_unreadable_store_skips_that_agent_only_and_exits_1(
     capsys, file_era, isolated_env
 ):
