@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -236,7 +237,7 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
     )
     result = JobResult("history", data=report.to_json())
     target = report.target
-    result.lines.append(_undo_line(report))
+    result.lines.append(_undo_line(report, options.path))
     result.lines += [outcome.line() for outcome in report.outcomes]
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts().items()))
     verb = "would rewind" if report.dry_run else "rewound"
@@ -260,15 +261,20 @@ def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:
     return result
 
 
-def _undo_line(report) -> str:
+def _undo_line(report, paths: Sequence[str]) -> str:
+    """The line naming the snapshot that undoes the rewind, and the command that does: for the
+    same paths only (the snapshot holds the whole memory, which may have moved on since)."""
     if report.dry_run:
         if report.saved_now:
             return "would save the current memory as a pre-rewind snapshot first"
         return f"the current memory is already saved as snapshot {report.undo_id}"
     saved = "saved the current memory as" if report.saved_now else "the current memory is"
-    return (
-        f"{saved} snapshot {report.undo_id}; undo with: memwarden history rewind {report.undo_id}"
-    )
+    undo = shlex.join(["memwarden", "history", "rewind", report.undo_id, *_path_flags(paths)])
+    return f"{saved} snapshot {report.undo_id}; undo with: {undo}"
+
+
+def _path_flags(paths: Sequence[str]) -> list[str]:
+    return [flag for path in paths for flag in ("--path", path)]
 
 
 def _prune(context: JobContext, options: argparse.Namespace) -> JobResult:

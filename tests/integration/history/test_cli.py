@@ -103,6 +103,20 @@ def test_history_rewind_prints_one_line_per_file_and_undo_hint(capsys, gateway):
     assert (memory / "MEMORY.md").read_text() == "good\n"
 
 
+def test_history_rewind_of_one_file_says_the_undo_of_that_file_only(capsys, gateway):
+    memory = gateway.workspace / "memory"
+    (memory / "MEMORY.md").write_text("good\n")
+    good = take(capsys, gateway)
+    (memory / "MEMORY.md").write_text("bad\n")
+
+    result = history(capsys, gateway, "rewind", good, "--path", "memory/MEMORY.md")
+
+    assert result.exit_code == 0, result.stderr
+    undo = result.stdout.splitlines()[0].split("undo with: ")[1]
+    assert undo.startswith("memwarden history rewind ")
+    assert undo.endswith(" --path memory/MEMORY.md")
+
+
 def test_history_rewind_with_failure_exits_1_and_reports_on_stderr(capsys, gateway, tmp_path):
     memory = gateway.workspace / "memory"
     (memory / "MEMORY.md").write_text("good\n")
