@@ -217,7 +217,8 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
     # A dry run writes nothing, memwarden's own run history included.
     if spec.records_run and not getattr(options, "dry_run", False):
         try:
-            context.run_id = context.state.start_run(spec.name)
+            name = module.run_name(options) if hasattr(module, "run_name") else spec.name
+            context.run_id = context.state.start_run(name)
         except StateError as error:
             if not spec.runs_without_state:
                 raise

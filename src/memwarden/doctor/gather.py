@@ -26,8 +26,8 @@ from memwarden.gateway_hooks.shipped import (
     installed_setting,
     outdated_files,
 )
+from memwarden.health.checks import unknown_check_patterns
 from memwarden.health.deliveries import FOLDER as DELIVERIES
-from memwarden.health.run import unknown_check_patterns
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.indexing.manifest import INDEX_PATH, choose_handoffs
 from memwarden.openclaw.agents import Agent, not_a_folder

@@ -18,8 +18,6 @@ one line on stderr instead, logged at its own level (critical or warning).
 from __future__ import annotations
 
 import argparse
-import difflib
-import fnmatch
 import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -32,6 +30,7 @@ from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
 from memwarden.health.checks import (
+    STATE_KEY,
     HealthInputs,
     bootstrap_budget,
     compactions,
@@ -47,6 +46,7 @@ from memwarden.health.checks import (
     process,
     run_checks,
     state_dir,
+    unknown_check_patterns,
     volume,
 )
 from memwarden.health.checks import context as context_pressure
@@ -80,7 +80,6 @@ if TYPE_CHECKING:
     from memwarden.health.store import Delivery
     from memwarden.store.state import StateDB
 
-STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
 NOT_EVALUATED = "alerts: not evaluated (--no-alert)"
 
 # Every check by its key (or key prefix), in the order people read them (gateway first).
@@ -101,17 +100,6 @@ CHECKS = {
     "config.drift": config_drift.check_config_drift,
 }
 
-# The keys the checks report under, as docs/health.md's table lists them; `*` stands for what
-# the key names (an agent, a mount, a job, a session).
-REPORTED_KEYS = (
-    *("gateway.state_dir", "gateway.live", "gateway.ready", "gateway.rpc", "gateway.process"),
-    *("disk:*", "transcripts.volume", "memory.oversized", "memory.rewrite:*:*"),
-    *("bootstrap.budget", "bootstrap.budget:*", "compaction.lossy:*:*:*"),
-    *("handoff.delivery", "handoff.delivery:*:*", "history.snapshot", "history.snapshot:*"),
-    *("cron.errors", "jobs.stale:*", "rotate.failing", "context.pressure", "config.drift"),
-    *("sessions.store:*", STATE_KEY),
-)
-
 
 def check_settings(config: Any) -> AlertRoutes:
     """Given the settings, return where alerts go. Raise ConfigError listing every setting
@@ -124,25 +112,6 @@ def check_settings(config: Any) -> AlertRoutes:
     if problems:
         raise ConfigError(problems)
     return routes
-
-
-def unknown_check_patterns(config: Any) -> list[str]:
-    """Return a problem per `health.disabled_checks` pattern that matches no check: a key, a
-    key prefix of CHECKS, or a glob over them (`disk:*`, `gateway.*`), else it disables nothing
-    without a word. A watched job's key is checked by its name (`jobs.stale:checkpoint`)."""
-    jobs = [f"jobs.stale:{job}" for job in config.health.watched_jobs]
-    names = [*dict.fromkeys([*CHECKS, *REPORTED_KEYS, *jobs])]
-    globbed = [name for name in names if name != "jobs.stale:*"]  # its jobs are known
-    problems = []
-    for pattern in config.health.disabled_checks:
-        if any(fnmatch.fnmatchcase(name, pattern) for name in names) or any(
-            fnmatch.fnmatchcase(pattern, name) for name in globbed
-        ):
-            continue
-        close = difflib.get_close_matches(pattern, names, n=1)
-        hint = f"did you mean {close[0]}?" if close else "the checks: " + ", ".join(names)
-        problems.append(f"health.disabled_checks: {pattern!r} names no check ({hint})")
-    return problems
 
 
 def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:

@@ -55,6 +55,13 @@ def lock_name(options: argparse.Namespace) -> str | None:
     return None if options.session else "checkpoint"
 
 
+def run_name(options: argparse.Namespace) -> str:
+    """Return the name the run is recorded under: one session's run (the session-summary
+    hook's, before a reset or a compaction) is `checkpoint --session`, so that the scheduled
+    runs alone make the job's last success (health's dead-man's switch, `memwarden status`)."""
+    return "checkpoint --session" if options.session else "checkpoint"
+
+
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     """Checkpoint the chosen sessions of every selected agent; return what was done."""
     force, dry_run = bool(options.force), bool(options.dry_run)

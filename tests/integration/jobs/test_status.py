@@ -51,6 +51,26 @@ def test_status_shows_outcome_age_and_last_success_of_each_job(capsys):
     assert "last success 3.3 h ago: workspace not writable" in line
 
 
+def test_one_sessions_checkpoint_never_passes_for_the_scheduled_job(capsys, tmp_path, monkeypatch):
+    """The session-summary hook's `checkpoint --session` before every reset or compaction is
+    no run of the scheduled job: a checkpoint timer that fails stays failed in status."""
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(make_sqlite_era_state(tmp_path).state_dir))
+    record_run("checkpoint", 1, 12, {"error": "workspace not writable"})
+
+    assert run_cli(capsys, "checkpoint", "--session", "agent:main:main").exit_code == 0
+    assert run_cli(capsys, "checkpoint", "--session", "agent:main:nothing").exit_code == 2
+
+    jobs = {job["job"]: job for job in run_cli(capsys, "status", "--json").json()["jobs"]}
+    assert jobs["checkpoint"]["outcome"] == "failed"
+    assert jobs["checkpoint"]["last_success_at"] is None
+    context = JobContext(config=config_module.load(None))
+    try:
+        runs = context.state.last_runs("checkpoint --session", 2)
+    finally:
+        context.close()
+    assert [run.exit_code for run in runs] == [2, 0]
+
+
 def test_quiet_status_says_only_what_needs_a_look_one_line_each(capsys):
     record_run("checkpoint", 0, 30)
     quiet = run_cli(capsys, "-q", "status")

@@ -9,6 +9,7 @@ lives in the state dir reports nothing: `gateway.state_dir` says so, once.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import logging
 import os
@@ -98,6 +99,40 @@ def run_checks(
             problems.append(f"health check {key} failed: {text}")
         results.extend(result for result in found if not is_disabled(result.key, disabled))
     return results, problems
+
+
+STATE_KEY = "memwarden.state"  # the check a run adds when memwarden's state cannot be written
+# The keys the checks report under, as docs/health.md's table lists them; `*` stands for what
+# the key names (an agent, a mount, a job, a session).
+REPORTED_KEYS = (
+    *("gateway.state_dir", "gateway.live", "gateway.ready", "gateway.rpc", "gateway.process"),
+    *("disk:*", "transcripts.volume", "memory.oversized", "memory.rewrite:*:*"),
+    *("bootstrap.budget", "bootstrap.budget:*", "compaction.lossy:*:*:*"),
+    *("handoff.delivery", "handoff.delivery:*:*", "history.snapshot", "history.snapshot:*"),
+    *("cron.errors", "jobs.stale:*", "rotate.failing", "context.pressure", "config.drift"),
+    *("sessions.store:*", STATE_KEY),
+)
+
+
+def unknown_check_patterns(config: Any) -> list[str]:
+    """Return a problem per `health.disabled_checks` pattern that names no check: a key, the
+    part of keys before a `.` or `:` (`gateway`, `disk`), or a glob over them (`disk:*`,
+    `gateway.*`), else it disables nothing without a word. A watched job's key is checked by its
+    name (`jobs.stale:checkpoint`)."""
+    jobs = [f"jobs.stale:{job}" for job in config.health.watched_jobs]
+    names = [*REPORTED_KEYS, *jobs]
+    globbed = [name for name in names if name != "jobs.stale:*"]  # its jobs are known
+    problems = []
+    for pattern in config.health.disabled_checks:
+        if any(
+            fnmatch.fnmatchcase(name, pattern) or name.startswith((f"{pattern}.", f"{pattern}:"))
+            for name in names
+        ) or any(fnmatch.fnmatchcase(pattern, name) for name in globbed):
+            continue
+        close = difflib.get_close_matches(pattern, names, n=1)
+        hint = f"did you mean {close[0]}?" if close else "the checks: " + ", ".join(names)
+        problems.append(f"health.disabled_checks: {pattern!r} names no check ({hint})")
+    return problems
 
 
 def is_disabled(key: str, patterns: Sequence[str]) -> bool:

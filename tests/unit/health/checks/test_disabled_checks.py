@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from memwarden.health.run import REPORTED_KEYS, unknown_check_patterns
+from memwarden.health.checks import REPORTED_KEYS, unknown_check_patterns
 from memwarden.settings import ALL_OPTIONS
 
 WATCHED = next(option.default for option in ALL_OPTIONS if option.key == "health.watched_jobs")
@@ -17,7 +17,7 @@ def unknown(patterns: list[str]) -> list[str]:
     return unknown_check_patterns(SimpleNamespace(health=health))
 
 
-DOCS = Path(__file__).parents[3] / "docs" / "health.md"
+DOCS = Path(__file__).parents[4] / "docs" / "health.md"
 
 
 def test_disabled_checks_that_name_a_check_or_a_glob_over_checks_are_accepted():
