@@ -227,6 +227,12 @@ def totals(state: StateDB) -> dict[str, tuple[int, int, int]]:
     return {row[0]: (row[1], row[2] or 0, row[3] or 0) for row in rows}
 
 
+def session_keys(state: StateDB) -> set[str]:
+    """Return the session keys the ledger holds compactions of."""
+    rows = state.connection.execute("SELECT DISTINCT session_key FROM compactions")
+    return {row[0] for row in rows}
+
+
 def _recorded(row: sqlite3.Row) -> Recorded:
     # lazy: the assessment only where recorded compactions are read back
     from memwarden.compactions.assessment import Item

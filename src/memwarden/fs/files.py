@@ -435,11 +435,11 @@ def _refuse_symlink(path: Path) -> Path:
 
 
 def remove_stale_temp_files(
-    folder: Path, of: Callable[[str], bool] = lambda target: True
+    folder: Path, of: Callable[[str], bool] = lambda target: True, *, dry_run: bool = False
 ) -> list[str]:
     """Given a folder, delete the temp files memwarden's writers left there (named as
     `TEMP_NAME` says, for a target name `of` accepts) that are more than an hour old; return
-    their names (see remove_files)."""
+    their names (see remove_files; with `dry_run`, delete none and return what it would)."""
     cutoff = time.time() - STALE_TEMP_SECONDS
 
     def stale(entry: os.DirEntry) -> bool:
@@ -450,15 +450,16 @@ def remove_stale_temp_files(
             and entry.stat(follow_symlinks=False).st_mtime < cutoff
         )
 
-    return remove_files(folder, stale)
+    return remove_files(folder, stale, dry_run=dry_run)
 
 
 def remove_files(
-    folder: str | os.PathLike[str], wanted: Callable[[os.DirEntry], bool]
+    folder: str | os.PathLike[str], wanted: Callable[[os.DirEntry], bool], *, dry_run: bool = False
 ) -> list[str]:
-    """Given a folder, delete the regular files in it that `wanted` accepts; return their names.
-    Never through a link: a folder that is a symlink, or cannot be listed, is left alone. Raise
-    nothing: a file that cannot be deleted stays."""
+    """Given a folder, delete the regular files in it that `wanted` accepts; return their names
+    (with `dry_run`, delete none and return the names it would delete). Never through a link:
+    a folder that is a symlink, or cannot be listed, is left alone. Raise nothing: a file that
+    cannot be deleted stays."""
     if os.path.islink(folder):
         return []
     try:
@@ -469,7 +470,8 @@ def remove_files(
     for entry in entries:
         try:
             if wanted(entry) and entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
+                if not dry_run:
+                    os.unlink(entry.path)
                 removed.append(entry.name)
         except OSError:
             continue

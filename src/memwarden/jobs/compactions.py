@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 
 from memwarden.compactions.assessment import lost_text
-from memwarden.compactions.ledger import recorded, totals
-from memwarden.jobs.common import positive_int, require_known_agents
+from memwarden.compactions.ledger import recorded, session_keys, totals
+from memwarden.jobs.common import positive_int, require_known_agents, require_known_session
 from memwarden.process.readable import utc_minute
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -36,6 +36,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             (agent.id for agent in context.deployment.agents),
             lambda: totals(context.state),
         )
+    if options.session:
+        require_known_session(
+            options.session, context.deployment.agents, lambda: session_keys(context.state)
+        )
     agents = [agent.lower() for agent in options.agent or []]
     rows = recorded(
         context.state,
@@ -52,10 +56,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         "summary": {"compactions": len(rows), "lossy": lossy, "lost_items": lost},
         "compactions": [row.to_json() for row in rows],
     }
-    result.lines.append(
-        f"compactions: {len(rows)} recorded, {lossy} lossy, {lost} item(s) lost"
-        + ("" if rows else " (the checkpoint job records them)")
-    )
+    result.lines.append(_summary_line(context, options, rows, lossy, lost))
     for row in rows:
         when = utc_minute(row.time)
         tokens = f"{_count(row.tokens_before)} → {_count(row.tokens_after)} tokens"
@@ -71,6 +72,25 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             line += f" (to be written again to {row.kept_file} by the next checkpoint)"
         result.lines.append(line)
     return result
+
+
+def _summary_line(
+    context: JobContext, options: argparse.Namespace, rows: list, lossy: int, lost: int
+) -> str:
+    """The first line: the counts; when nothing is listed, whether the ledger is empty or the
+    filters matched none of it."""
+    line = f"compactions: {len(rows)} recorded, {lossy} lossy, {lost} item(s) lost"
+    if rows:
+        return line
+    everything = sum(count for count, _, _ in totals(context.state).values())
+    filters = [
+        *(f"--agent {agent}" for agent in options.agent or []),
+        *([f"--session {options.session}"] if options.session else []),
+        *(["--lossy"] if options.lossy else []),
+    ]
+    if everything and filters:
+        return f"compactions: none of the {everything} recorded matches {' '.join(filters)}"
+    return line + " (the checkpoint job records them)"
 
 
 def _count(value: int | None) -> str:

@@ -45,10 +45,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
             if not moves:
                 continue
             if dry_run:
-                report.lines += [
-                    f"  {agent.id}: would move {name} to memory/{target}" for name, target in moves
-                ]
-                moved_total += len(moves)
+                moved_total += _say_moves(report, agent, moves)
                 continue
             with context.memory_lock(agent.id, LOCK_WAIT_SECONDS):
                 moved_total += _move_all(report, agent, moves)
@@ -81,21 +78,42 @@ def plan_daily_archive(names: list[str], today: date, after_days: int) -> list[t
     return moves
 
 
+def _say_moves(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) -> int:
+    """The dry run of `_move_all`: say each move, or its refusal; return how many would move."""
+    moving = 0
+    for name, relative in moves:
+        refusal = archive_name_taken(agent.memory_dir, name, relative)
+        if refusal is not None:
+            report.fail(f"agent {agent.id}: {refusal}")
+            continue
+        moving += 1
+        report.lines.append(f"  {agent.id}: would move {name} to memory/{relative}")
+    return moving
+
+
 def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) -> int:
     moved = 0
     for name, relative in moves:
-        existing = move_without_overwrite(agent.memory_dir, agent.workspace, name, relative)
-        if existing is not None:
-            report.fail(f"agent {agent.id}: kept {name}: {existing} already exists")
+        refusal = move_without_overwrite(agent.memory_dir, agent.workspace, name, relative)
+        if refusal is not None:
+            report.fail(f"agent {agent.id}: {refusal}")
             continue
         moved += 1
         report.lines.append(f"  {agent.id}: moved {name} to memory/{relative}")
     return moved
 
 
-def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: str) -> Path | None:
+def archive_name_taken(memory: Path, name: str, relative: str) -> str | None:
+    """Return why memory/<name> cannot move to memory/<relative> when a file (or link) already
+    holds that name, else None: what a dry run says `move_without_overwrite` would refuse."""
+    if not os.path.lexists(memory / relative):
+        return None
+    return _name_taken(memory, name, relative)
+
+
+def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: str) -> str | None:
     """Move memory/<name> to memory/<relative> (making its folders), never through a link out
-    of memory/; return None, or the target's real path when it exists (nothing moved)."""
+    of memory/; return None, or why nothing moved (a file already holds the target's name)."""
     source = check_inside(memory / name, memory)
     target = memory / relative
     ensure_dir(target.parent, root=workspace)
@@ -103,6 +121,14 @@ def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: s
     try:
         os.link(source, target)
     except FileExistsError:
-        return target
+        return _name_taken(memory, name, relative)
     source.unlink()
     return None
+
+
+def _name_taken(memory: Path, name: str, relative: str) -> str:
+    return (
+        f"{memory / relative}: a file of that name is already there, and memwarden never "
+        f"replaces one: compare it with {memory / name} and move one away; {name} stays "
+        "where it is"
+    )

@@ -24,7 +24,11 @@ from memwarden.agent_memory.handoff_files import (
     read_handoffs,
 )
 from memwarden.checkpoint.commit.positions import forget_conversation
-from memwarden.maintenance.archive_step import LOCK_WAIT_SECONDS, move_without_overwrite
+from memwarden.maintenance.archive_step import (
+    LOCK_WAIT_SECONDS,
+    archive_name_taken,
+    move_without_overwrite,
+)
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.sessions import load_sessions
@@ -83,8 +87,7 @@ def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
         try:
             moves = _plan(context, sharing, keeping, after_days)
             if dry_run:
-                report.lines += [f"  {label}: would move {_describe(move)}" for move in moves]
-                archived += len(moves)
+                archived += _say_moves(report, sharing, moves)
                 continue
             moved = _move_all(context, report, sharing, moves)
             archived += moved
@@ -137,6 +140,20 @@ def _plan(
     return plan_handoff_archive(handoffs, last_updates, now, after_days)
 
 
+def _say_moves(report: StepReport, sharing: list[Agent], moves: list[ArchiveMove]) -> int:
+    """The dry run of `_move_all`: say each move, or its refusal; return how many would move."""
+    memory, label = sharing[0].memory_dir, ", ".join(agent.id for agent in sharing)
+    moving = 0
+    for move in moves:
+        refusal = archive_name_taken(memory, move.name, move.target)
+        if refusal is not None:
+            report.fail(f"agent {label}: {refusal}")
+            continue
+        moving += 1
+        report.lines.append(f"  {label}: would move {_describe(move)}")
+    return moving
+
+
 def _move_all(
     context: JobContext, report: StepReport, sharing: list[Agent], moves: list[ArchiveMove]
 ) -> int:
@@ -148,8 +165,9 @@ def _move_all(
         for agent in sharing:
             locks.enter_context(context.memory_lock(agent.id, LOCK_WAIT_SECONDS))
         for move in moves:
-            if move_without_overwrite(memory, workspace, move.name, move.target) is not None:
-                report.fail(f"{memory / move.name}: kept: {memory / move.target} already exists")
+            refusal = move_without_overwrite(memory, workspace, move.name, move.target)
+            if refusal is not None:
+                report.fail(f"agent {', '.join(agent.id for agent in sharing)}: {refusal}")
                 continue
             moved += 1
             forget_conversation(context.state, [agent.id for agent in sharing], move.session)

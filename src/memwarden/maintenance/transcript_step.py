@@ -177,10 +177,11 @@ def transcripts_step(context: JobContext, agents: list[Agent], dry_run: bool) ->
     for agent in agents:
         if agent.era != "file":
             continue
-        leftovers = [] if dry_run else _remove_compression_leftovers(agent)
+        leftovers = _remove_compression_leftovers(agent, dry_run)
         if leftovers:
+            verb = "would remove" if dry_run else "removed"
             report.lines.append(
-                f"  {agent.id}: removed {len(leftovers)} temp file(s) a killed run left: "
+                f"  {agent.id}: {verb} {len(leftovers)} temp file(s) a killed run left: "
                 + ", ".join(leftovers)
             )
         try:
@@ -271,7 +272,9 @@ def _apply(
     return done
 
 
-def _remove_compression_leftovers(agent: Agent) -> list[str]:
+def _remove_compression_leftovers(agent: Agent, dry_run: bool) -> list[str]:
     """Delete the `.<transcript>.gz.<pid>.tmp` files a maintain run killed while compressing
-    left in the agent's sessions folder; return their names."""
-    return remove_stale_temp_files(agent.sessions_dir, of=lambda target: target.endswith(".gz"))
+    left in the agent's sessions folder (with `dry_run`, none); return their names."""
+    return remove_stale_temp_files(
+        agent.sessions_dir, of=lambda target: target.endswith(".gz"), dry_run=dry_run
+    )

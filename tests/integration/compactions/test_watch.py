@@ -350,3 +350,32 @@ def test_compactions_unknown_agent_exits_2_and_a_removed_agent_keeps_its_ledger(
     assert [row["compaction"] for row in removed.json()["compactions"]] == [COMPACTION_ID]
     unknown = run_cli(capsys, "--state-dir", state, "compactions", "--agent", "nosuch")
     assert unknown.messages == ["memwarden: unknown agent(s): nosuch (agents found: main, ops)"]
+
+
+def test_compactions_unknown_session_exits_2_and_filters_matching_nothing_say_so(
+    tmp_path, capsys, isolated_env, fixture_clock
+):
+    state, _ = file_era(tmp_path)
+    assert run_cli(capsys, "--state-dir", state, "checkpoint").exit_code == 0
+    store = state / "agents" / "main" / "sessions" / "sessions.json"
+    sessions = orjson.loads(store.read_bytes())
+    sessions["agent:main:ops"] = {"sessionId": "0000000f-0000-4000-8000-000000000000"}
+    store.write_bytes(orjson.dumps(sessions))
+
+    for typed in ("main:main", "agent:main:mian"):
+        unknown = run_cli(capsys, "--state-dir", state, "compactions", "--session", typed)
+        assert unknown.exit_code == 2, typed
+        assert unknown.messages == [
+            f"memwarden: unknown session: {typed} (neither memwarden's records nor the gateway's "
+            "session stores holds it; did you mean agent:main:main?)"
+        ]
+    stored = run_cli(capsys, "--state-dir", state, "compactions", "--session", "agent:main:ops")
+    assert stored.exit_code == 0, stored.stderr
+    assert stored.stdout.splitlines() == [
+        "compactions: none of the 1 recorded matches --session agent:main:ops"
+    ]
+    del sessions["agent:main:main"]  # the ledger still knows it
+    store.write_bytes(orjson.dumps(sessions))
+    listed = run_cli(capsys, "--state-dir", state, "compactions", "--session", "AGENT:MAIN:MAIN")
+    assert listed.exit_code == 0, listed.stderr
+    assert listed.stdout.startswith("compactions: 1 recorded, 1 lossy, 3 item(s) lost\n")

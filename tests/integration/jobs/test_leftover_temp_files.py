@@ -104,6 +104,12 @@ def test_maintain_removes_compression_leftovers_in_the_sessions_folder(tmp_path)
     fresh = aged(sessions / f".{transcript.name}.gz.4343.tmp", 60)
     gateway_own = aged(sessions / ".sessions.json.4242.tmp", 2 * HOUR)  # not a compression
 
+    dry_run = run_subprocess("--state-dir", state.state_dir, "maintain", "--dry-run")
+
+    assert dry_run.exit_code == 0, dry_run.stderr
+    assert left.exists()
+    assert f"would remove 1 temp file(s) a killed run left: {left.name}" in dry_run.stdout
+
     result = run_subprocess("--state-dir", state.state_dir, "maintain")
 
     assert result.exit_code == 0, result.stderr

@@ -94,6 +94,26 @@ def test_maintain_handoff_archive_dry_run_says_what_it_would_move(capsys, forty_
     assert not (memory / "archive").exists()
 
 
+def test_maintain_handoff_archive_never_moves_over_a_file_a_dry_run_too(capsys, forty_days_on):
+    memory = forty_days_on.workspace / "memory"
+    handoff = (memory / FIXTURE_HANDOFF).read_text()
+    (memory / ARCHIVED).parent.mkdir(parents=True)
+    (memory / ARCHIVED).write_text("archived by hand\n")
+    args = ("--state-dir", forty_days_on.state_dir, "-q", "maintain")
+
+    for dry_run in (("--dry-run",), ()):
+        result = run_cli(capsys, *args, *dry_run)
+
+        assert result.exit_code == 1, dry_run
+        assert (
+            f"agent main: {memory / ARCHIVED}: a file of that name is already there, and "
+            f"memwarden never replaces one: compare it with {memory / FIXTURE_HANDOFF} and move "
+            f"one away; {FIXTURE_HANDOFF} stays where it is"
+        ) in result.stderr
+        assert (memory / FIXTURE_HANDOFF).read_text() == handoff
+        assert (memory / ARCHIVED).read_text() == "archived by hand\n"
+
+
 def test_maintain_handoff_archive_off_or_longer_limit_moves_nothing(
     capsys, forty_days_on, monkeypatch
 ):

@@ -309,11 +309,17 @@ def test_maintain_daily_log_archive_never_overwrites(capsys, file_era, tmp_path)
     (memory / name).write_text("newer text\n")
     config = tmp_path / "memwarden.toml"
     config.write_text("[maintain]\narchive_daily_logs_after_days = 30\n")
-    result = run_cli(capsys, "--config", config, "--state-dir", file_era.state_dir, "maintain")
-    assert result.exit_code == 1
-    assert "already exists" in result.stderr
-    assert (memory / name).read_text() == "newer text\n"
-    assert (memory / "archive" / f"{old_day:%Y-%m}" / name).read_text() == "already archived\n"
+    args = ("--config", config, "--state-dir", file_era.state_dir, "maintain")
+
+    for dry_run in (("--dry-run",), ()):
+        result = run_cli(capsys, *args, *dry_run)
+
+        assert result.exit_code == 1, dry_run
+        assert f"{name}: a file of that name is already there" in result.stderr
+        assert "compare it with" in result.stderr
+        assert f"would move {name}" not in result.stdout
+        assert (memory / name).read_text() == "newer text\n"
+        assert (memory / "archive" / f"{old_day:%Y-%m}" / name).read_text() == "already archived\n"
 
 
 def test_maintain_sqlite_era_leaves_the_database_alone(capsys, tmp_path):
