@@ -161,6 +161,25 @@ def test_alertmanager_down_alert_waits_then_is_delivered_once(runner, sim, manag
     assert [a["labels"]["check"] for a in firing[0]["alerts"]] == ["gateway.live"]
 
 
+def test_cluster_every_member_gets_the_alerts_and_one_down_is_named(runner, sim, tmp_path):
+    with Alertmanager(tmp_path / "am1") as first, Alertmanager(tmp_path / "am2") as second:
+        runner.env["MEMWARDEN_ALERTMANAGER_URLS"] = json.dumps([first.url, second.url])
+        sim.faults.http = "error"
+        both = runner.run(now())
+        assert f"alertmanager: sent 1 firing, 0 resolved to {first.url}, {second.url}" in (
+            both.lines
+        )
+        assert len(first.alerts(check="gateway.live")) == 1
+        assert len(second.alerts(check="gateway.live")) == 1
+
+        second.stop()
+        one = runner.run(now())
+        assert f"alertmanager: sent 1 firing, 0 resolved to {first.url}" in one.lines
+        assert one.data["summary"]["alertmanager_pending"] == 0, "delivered: one accepted"
+        [problem] = [p for p in one.problems if "every Alertmanager" in str(p)]
+        assert f"{second.url}: connection refused" in str(problem)
+
+
 def test_resolution_missed_while_alertmanager_down_is_sent_on_the_next_run(
     runner, sim, manager, receiver
 ):
