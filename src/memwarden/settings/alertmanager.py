@@ -30,6 +30,7 @@ OPTIONS = [
         "Empty: no Alertmanager.",
         example=["http://127.0.0.1:9093"],
         url_schemes=("http", "https"),
+        api_path="/api/v2/alerts",
     ),
     Option(
         "alertmanager.timeout_seconds",
