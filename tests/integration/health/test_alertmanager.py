@@ -122,6 +122,27 @@ def test_gateway_down_one_labelled_alert_then_back_resolved(runner, sim, manager
     assert f"alertmanager: nothing open to send to Alertmanager {manager.url}" in quiet.lines
 
 
+def test_gateway_down_rotate_failing_for_it_is_shown_but_raises_no_alert(runner, sim, manager):
+    # rotate calls the gateway: its failures while the gateway is down are the same outage.
+    context, start = runner.context(), now().timestamp()
+    for minutes_ago in (95, 65, 35):
+        run = context.state.start_run("rotate", now=start - minutes_ago * 60)
+        error = "cannot reach the gateway at ws://127.0.0.1:18789 (connection refused)"
+        context.state.finish_run(run, 1, {"error": error}, now=start - minutes_ago * 60 + 1)
+    for job in ("checkpoint", "index"):  # the jobs that do not call the gateway are fine
+        run = context.state.start_run(job, now=start - 60)
+        context.state.finish_run(run, 0, {}, now=start - 59)
+    context.close()
+    manager.start()
+    sim.faults.http = "error"
+    down = runner.run(now())
+    checks = {check["key"]: check["status"] for check in down.data["checks"]}
+    assert checks["rotate.failing"] == "critical", "measured and shown"
+    assert checks["jobs.stale:rotate"] == "warning", "no success for 3 of its intervals"
+    assert [notice["key"] for notice in down.data["alerts"]["notices"]] == ["gateway.live"]
+    assert [a["labels"]["check"] for a in manager.alerts()] == ["gateway.live"]
+
+
 def test_alertmanager_down_alert_waits_then_is_delivered_once(runner, sim, manager, receiver):
     sim.faults.http = "error"
     first_at = now()
