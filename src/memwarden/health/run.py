@@ -341,10 +341,11 @@ class _HealthRun:
         if sent.ok:
             lines.append(f"alertmanager: sent {sent.summary} to {sent.accepted_by}")
             if sent.missed_by:
-                self.result.problems.append(
+                missed = (
                     f"alerts not delivered to every Alertmanager ({sent.summary}); the open "
                     f"ones go again next run: {sent.missed_by}"
                 )
+                self.result.problems.append(Problem(missed, logging.WARNING))
         else:
             lines.append(f"alertmanager: NOT delivered ({sent.error})")
             self.result.problems.append(

@@ -8,6 +8,7 @@ The runs use the real clock: Alertmanager judges `endsAt` against its own.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 
 import pytest
@@ -199,6 +200,7 @@ def test_cluster_every_member_gets_the_alerts_and_one_down_is_named(runner, sim,
         assert one.data["summary"]["alertmanager_pending"] == 0, "delivered: one accepted"
         [problem] = [p for p in one.problems if "every Alertmanager" in str(p)]
         assert f"{second.url}: connection refused" in str(problem)
+        assert problem.level == logging.WARNING, "delivered: a warning, not an error"
 
 
 def test_resolution_missed_while_alertmanager_down_is_sent_on_the_next_run(
