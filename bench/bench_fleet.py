@@ -106,9 +106,10 @@ def run(report: Report) -> None:
     section.table([posted])
     section.text(
         "The textfile grows with agents (memory size, files and largest file; the bootstrap "
-        "caps, total and one sample per bootstrap file present) and with conversations (context "
-        "tokens, window and ratio: three samples each); the rest is fixed (checks, jobs, "
-        "rotations, alerts). Alertmanager gets one POST per health run per gateway, holding only "
+        "caps, total and one sample per bootstrap file present; the three compaction counters) "
+        "and with conversations (context tokens, window and ratio: three samples each); the rest "
+        "is fixed (checks, jobs, rotations, alerts). Each Alertmanager of `alertmanager.urls` "
+        "gets one POST per health run per gateway, holding only "
         "the open alerts and the resolutions not yet delivered, so its load grows with gateways "
         "and problems, not with agents."
     )

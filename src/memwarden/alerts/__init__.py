@@ -50,7 +50,9 @@ class AlertMessage:
 
 @dataclass(frozen=True)
 class SendResult:
-    """How a delivery went. `remote_id` is the destination's id of the message when known."""
+    """How a delivery went. `remote_id` is the destination's id of the message when known.
+    `error` of a delivery that went (`ok`) names the destinations that missed it (an Alertmanager
+    of a cluster that did not take what another took)."""
 
     ok: bool
     error: str | None = None

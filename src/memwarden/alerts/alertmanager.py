@@ -1,11 +1,14 @@
-"""The Alertmanager sink: `POST /api/v2/alerts` with the message's alerts, URL after URL.
+"""The Alertmanager sink: `POST /api/v2/alerts` with the message's alerts, to every URL.
 
-Each URL gets one call under a whole-call deadline (`timeout_seconds` for connecting, sending
-and reading the answer together, not per read: an Alertmanager or a proxy that trickles bytes
-cannot hold a health run), enforced by cancelling the call. The first URL that accepts the
-alerts (HTTP 2xx) ends the send; when none does, the result names each URL's failure and the
-caller keeps the alerts pending for its next run. Alertmanager deduplicates alerts by their
-labels, so the same alert reaching two members of a cluster, or sent again, is still one alert.
+The members of an Alertmanager cluster do not share alerts (only silences and notifications):
+each must receive them, as Prometheus sends its own to every member. Every URL gets one call,
+all at once, under a whole-call deadline (`timeout_seconds` for connecting, sending and reading
+the answer together, not per read: an Alertmanager or a proxy that trickles bytes cannot hold a
+health run), enforced by cancelling the call. The alerts are delivered when at least one URL
+accepts them (HTTP 2xx); the result then names the URLs that did not (their open alerts go again
+with the next run, as every run re-sends them). When none accepts, the result names each URL's
+failure and the caller keeps the alerts pending for its next run. Alertmanager deduplicates
+alerts by their labels, so the same alert sent again is still one alert.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ _BODY_SHOWN = 200
 
 
 class AlertmanagerSink:
-    """Post alerts to the first Alertmanager of `urls` that accepts them."""
+    """Post alerts to every Alertmanager of `urls`."""
 
     def __init__(self, urls: Sequence[str], timeout_seconds: float = 5.0) -> None:
         self.urls = [url.rstrip("/") for url in urls]
@@ -33,7 +36,8 @@ class AlertmanagerSink:
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post its alerts; return how it went (never raise for a failed
-        delivery). `remote_id` names the Alertmanager that accepted them."""
+        delivery). `remote_id` names the Alertmanagers that accepted them; `error` of a
+        delivered result names those that did not."""
         if not message.alerts:
             return SendResult(ok=True)
         body = orjson.dumps([alert_json(alert) for alert in message.alerts])
@@ -43,13 +47,18 @@ class AlertmanagerSink:
             return SendResult.failed(f"Alertmanager: {type(error).__name__}: {error}")
 
     async def _send(self, body: bytes) -> SendResult:
-        failures = []
-        for url in self.urls:
-            error = await self._post(url + API_PATH, body)
+        posts = (self._post(url + API_PATH, body) for url in self.urls)
+        outcomes = zip(self.urls, await asyncio.gather(*posts), strict=True)
+        accepted, failures = [], []
+        for url, error in outcomes:
             if error is None:
-                return SendResult(ok=True, remote_id=shown_url(url))
-            failures.append(f"{shown_url(url)}: {error}")
-        return SendResult.failed("Alertmanager did not take the alerts: " + "; ".join(failures))
+                accepted.append(shown_url(url))
+            else:
+                failures.append(f"{shown_url(url)}: {error}")
+        if not accepted:
+            return SendResult.failed("Alertmanager did not take the alerts: " + "; ".join(failures))
+        missed = "; ".join(failures) or None
+        return SendResult(ok=True, error=missed, remote_id=", ".join(accepted))
 
     async def _post(self, url: str, body: bytes) -> str | None:
         """Post `body` to `url` within the deadline; return None when accepted, else why not."""

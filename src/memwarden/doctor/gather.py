@@ -122,12 +122,23 @@ def _workspace_facts(agent: Agent) -> WorkspaceFacts:
 def metrics_file(context: JobContext) -> Finding:
     """Whether node_exporter can read the metrics textfile (see doctor.metrics_file)."""
     configured = context.config.health.metrics_file
-    owned = None
+    owned, group_id, group_why = None, os.getegid(), "your group: the folder has no setgid bit"
     if configured:
         folder = Path(configured).expanduser().parent
-        owned = folder.stat().st_uid == os.getuid() if folder.is_dir() else None
+        facts = folder.stat() if folder.is_dir() else None
+        owned = facts.st_uid == os.getuid() if facts else None
+        if facts and facts.st_mode & stat.S_ISGID:  # the file takes the folder's group
+            group_id, group_why = facts.st_gid, "the folder's, setgid"
+    exporters = _exporters()
+    exporter_is_me = None if not exporters else all(uid == os.getuid() for uid, _ in exporters)
+    in_group = None if not exporters else all(group_id in groups for _, groups in exporters)
     return check_metrics_file(
-        configured, context.config.health.metrics_file_mode, owned, _exporter_is_me()
+        configured,
+        context.config.health.metrics_file_mode,
+        owned,
+        exporter_is_me,
+        f"group {_group_name(group_id)} ({group_why})",
+        in_group,
     )
 
 
@@ -135,17 +146,31 @@ def metrics_file(context: JobContext) -> Finding:
 EXPORTER_NAMES = ("node_exporter", "prometheus-node", "prometheus-node-exporter")
 
 
-def _exporter_is_me() -> bool | None:
-    """Whether a node_exporter process on this host runs as memwarden's user (None: none seen,
-    or no /proc to look in)."""
-    uids = []
+def _exporters() -> list[tuple[int, set[int]]]:
+    """Each node_exporter process on this host: its user id and group ids (none seen, or no
+    /proc to look in: empty)."""
+    found = []
     for comm in Path("/proc").glob("[0-9]*/comm"):
         try:
-            if comm.read_text().strip() in EXPORTER_NAMES:
-                uids.append(comm.parent.stat().st_uid)
-        except OSError:
+            if comm.read_text().strip() not in EXPORTER_NAMES:
+                continue
+            status = dict(
+                line.split(":", 1) for line in (comm.parent / "status").read_text().splitlines()
+            )
+        except (OSError, ValueError):
             continue
-    return None if not uids else all(uid == os.getuid() for uid in uids)
+        groups = {int(gid) for gid in (status["Gid"].split()[:1] + status["Groups"].split())}
+        found.append((int(status["Uid"].split()[0]), groups))
+    return found
+
+
+def _group_name(group_id: int) -> str:
+    import grp  # only where doctor looks at the metrics file
+
+    try:
+        return grp.getgrgid(group_id).gr_name
+    except KeyError:
+        return str(group_id)
 
 
 def _broken(key: str, error: Exception) -> list[Finding]:

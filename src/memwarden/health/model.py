@@ -35,6 +35,10 @@ class CheckResult:
     `masks` names the checks (keys or globs) this result kept from being measured: readiness is
     not probed while the gateway is not live. Their alert state is kept as it was, so one outage
     is one alert, and nothing counts as resolved merely for not being measured.
+
+    `holds` names the checks (keys or globs) whose failure this bad result explains: rotate
+    fails while the gateway is not live. They are measured and shown, but their alert state is
+    kept as it was, as for a masked check: the outage is the one alert.
     """
 
     key: str
@@ -44,9 +48,10 @@ class CheckResult:
     threshold: Any = None
     details: dict[str, Any] = field(default_factory=dict)
     masks: tuple[str, ...] = ()
+    holds: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """Return the result as --json shows it: every field but `masks`."""
+        """Return the result as --json shows it: every field but `masks` and `holds`."""
         return {
             "key": self.key,
             "status": self.status.value,

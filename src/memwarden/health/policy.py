@@ -10,7 +10,8 @@ Pure: no clock, no database, no network. Per check key:
   pile up reminders that would all arrive at once);
 - bad → ok (or no longer reported): a `resolved` notice;
 - not measured this run because another result masks it (readiness while the gateway is not
-  live): its state is kept as it was, with no notice.
+  live), or measured but explained by another bad result that holds it (rotate failing while the
+  gateway is not live): its state is kept as it was, with no notice.
 
 A severity that drops (critical → warning) is recorded without a notice; it shows in the next
 reminder. Notices of one run are grouped into one message by the caller.
@@ -87,7 +88,8 @@ def decide_alerts(
     """Given the stored states, this run's results, the time, the cooldown and the keys that have
     a notice still waiting for delivery, return the plan: notices (in result order, resolutions
     of vanished checks last) and the states to store. A stored state whose check is masked by a
-    result of this run (`CheckResult.masks`) is kept unchanged, without a notice.
+    result of this run (`CheckResult.masks`), or held by a bad one (`CheckResult.holds`), is kept
+    unchanged, without a notice (and a held check with no stored state stays without one).
 
     `announced`: the notices reach someone (there is an alert destination). Then a check kept
     open by runs without one (no `notified_status`) gets its `new` notice now. When they reach
@@ -99,8 +101,14 @@ def decide_alerts(
     states: dict[str, AlertState] = {}
     quiet: list[AlertState] = []
     seen: set[str] = set()
+    held = [pattern for result in results if result.status.is_bad for pattern in result.holds]
     for result in results:
         seen.add(result.key)
+        if any(fnmatchcase(result.key, pattern) for pattern in held):
+            if result.key in previous_state:
+                states[result.key] = previous_state[result.key]
+                quiet.append(previous_state[result.key])
+            continue
         notice, state = _decide_one(
             previous_state.get(result.key), result, now, cooldown, undelivered, announced
         )

@@ -309,6 +309,12 @@ class _HealthRun:
             return {"destination": forward_to, "sent": None, "pending": 0}
         if sent.ok:
             lines.append(f"alertmanager: sent {sent.summary} to {sent.accepted_by}")
+            if sent.missed_by:
+                missed = (
+                    f"alerts not delivered to every Alertmanager ({sent.summary}); the open "
+                    f"ones go again next run: {sent.missed_by}"
+                )
+                self.result.problems.append(Problem(missed, logging.WARNING))
         else:
             lines.append(f"alertmanager: NOT delivered ({sent.error})")
             self.result.problems.append(

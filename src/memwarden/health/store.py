@@ -178,7 +178,8 @@ def deliver(
 
 @dataclass(frozen=True)
 class Forwarding:
-    """What one run told Alertmanager: how many firing and resolved alerts, and how it went."""
+    """What one run told Alertmanager: how many firing and resolved alerts, and how it went
+    (`missed_by`: the Alertmanagers that did not take what another took)."""
 
     firing: int
     resolved: int
@@ -186,6 +187,7 @@ class Forwarding:
     error: str | None
     pending: int
     accepted_by: str | None = None
+    missed_by: str | None = None
 
     @property
     def summary(self) -> str:
@@ -248,7 +250,8 @@ def forward(
                 "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
             )
     pending = sum(alert.pending for alert in kept)
-    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id)
+    missed_by = result.error if result.ok else None
+    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id, missed_by)
 
 
 def _feed_alert(row: Any) -> FeedAlert:

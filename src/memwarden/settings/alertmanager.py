@@ -25,17 +25,19 @@ OPTIONS = [
         "alertmanager.urls",
         "str_list",
         [],
-        "Base URLs of Alertmanager (http://host:9093). Several (the members of a cluster) are "
-        "tried in turn until one accepts the alerts. Empty: no Alertmanager.",
+        "Base URLs of Alertmanager (http://host:9093, without /api/v2/alerts). Several (the "
+        "members of a cluster) each get the alerts; they are delivered when one accepts them. "
+        "Empty: no Alertmanager.",
         example=["http://127.0.0.1:9093"],
         url_schemes=("http", "https"),
+        api_path="/api/v2/alerts",
     ),
     Option(
         "alertmanager.timeout_seconds",
         "float",
         5.0,
-        "Deadline of the whole call to one Alertmanager URL (connect, send, answer); then the "
-        "next URL is tried.",
+        "Deadline of the whole call to one Alertmanager URL (connect, send, answer); the URLs "
+        "are called at once.",
         minimum=0.1,
         maximum=120,
     ),

@@ -28,9 +28,10 @@ class Option(NamedTuple):
     match when it is set, and which may not be one of `reserved_names`. A `name_list` is a list
     of plain file names (no folder, no `..`). A `str_list` with `choices` takes only those
     strings, and with `non_empty` at least one. A `str` or `str_list` with `url_schemes` holds
-    URLs of those schemes (an empty string: none). A `path` that is an `existing_file` must name
-    a file memwarden can read when set: `memwarden.settings.config` checks that once every
-    source is read.
+    URLs of those schemes (an empty string: none), and with `api_path` base URLs to which
+    memwarden adds that path (a URL ending in it, or in a part of it, is refused). A `path`
+    that is an `existing_file` must name a file memwarden can read when set:
+    `memwarden.settings.config` checks that once every source is read.
     """
 
     key: str
@@ -50,6 +51,7 @@ class Option(NamedTuple):
     reserved_names: tuple[str, ...] = ()
     non_empty: bool = False
     url_schemes: tuple[str, ...] = ()
+    api_path: str = ""
     existing_file: bool = False
 
     @property
@@ -244,6 +246,7 @@ class Option(NamedTuple):
     def _check_url(self, url: str) -> None:
         problem = url_problem(url, self.url_schemes)
         if problem is None:
+            self._check_base_url(url)
             return
         expected = "expected a URL starting with " + " or ".join(
             f"{scheme}://" for scheme in self.url_schemes
@@ -251,6 +254,23 @@ class Option(NamedTuple):
         if self.secret:
             raise ValueError(f"{expected} ({problem}; the value is a secret, not shown)")
         raise ValueError(f"{expected}, got {shown_url(url)!r} ({problem})")
+
+    def _check_base_url(self, url: str) -> None:
+        """Raise ValueError if `url` ends in the API path memwarden adds to it (or its first
+        segments, `/api/v2`): every call would go to that path twice and fail with a 404."""
+        from urllib.parse import urlsplit  # only when a URL is set
+
+        segments = self.api_path.strip("/").split("/")
+        endings = ["/" + "/".join(segments[:count]) for count in range(2, len(segments) + 1)]
+        path = urlsplit(url).path.rstrip("/")
+        ending = next((end for end in endings if path.endswith(end)), None)
+        if not self.api_path or ending is None:
+            return
+        base = shown_url(url).split("?", 1)[0].rstrip("/").removesuffix(ending)
+        raise ValueError(
+            f"expected a base URL, got {shown_url(url)!r}: memwarden adds {self.api_path} "
+            f"itself; write {base!r}"
+        )
 
 
 def _check_rule(name: str, pattern: str) -> None:

@@ -1,5 +1,5 @@
-"""The Alertmanager sink against a real Alertmanager on 127.0.0.1: what it lists, URLs tried in
-turn, refusals and the whole-call deadline; and the `[alertmanager]` settings' validation."""
+"""The Alertmanager sink against a real Alertmanager on 127.0.0.1: what it lists, every URL
+sent to, refusals and the whole-call deadline; and the `[alertmanager]` settings' validation."""
 
 from __future__ import annotations
 
@@ -63,12 +63,27 @@ def test_alertmanager_sink_resolution_ends_the_alert(manager):
     assert manager.alerts() == []
 
 
-def test_alertmanager_sink_tries_each_url_until_one_accepts(manager):
-    result = AlertmanagerSink([closed_url(), manager.url]).send(
+def test_alertmanager_sink_sends_to_every_member_of_a_cluster(manager, tmp_path):
+    # Members do not share alerts: each must receive them, or one that fails over has none.
+    with Alertmanager(tmp_path / "am2") as other:
+        result = AlertmanagerSink([manager.url, other.url]).send(
+            AlertMessage("1 firing", alerts=(alert(),))
+        )
+        assert result.ok, result.error
+        assert result.error is None
+        assert result.remote_id == f"{manager.url}, {other.url}"
+        assert len(manager.alerts(check="gateway.live")) == 1
+        assert len(other.alerts(check="gateway.live")) == 1
+
+
+def test_alertmanager_sink_delivered_when_one_accepts_and_names_the_one_that_did_not(manager):
+    closed = closed_url()
+    result = AlertmanagerSink([closed, manager.url]).send(
         AlertMessage("1 firing", alerts=(alert(),))
     )
-    assert result.ok, result.error
+    assert result.ok
     assert result.remote_id == manager.url
+    assert result.error == f"{closed}: connection refused"
     assert len(manager.alerts(check="gateway.live")) == 1
 
 
@@ -134,8 +149,9 @@ def test_alertmanager_sink_trickling_answer_is_cut_by_the_whole_call_deadline(
 ):
     sink = AlertmanagerSink([trickling_server, manager.url], timeout_seconds=0.5)
     result = sink.send(AlertMessage("1 firing", alerts=(alert(),)))
-    assert result.ok, result.error
-    assert result.remote_id == manager.url, "the next URL is tried after the deadline"
+    assert result.ok
+    assert result.remote_id == manager.url, "the other URL is not held by the trickling one"
+    assert result.error == f"{trickling_server}: no answer within 0.5 s"
 
     alone = AlertmanagerSink([trickling_server], timeout_seconds=0.5)
     result = alone.send(AlertMessage("1 firing", alerts=(alert(),)))

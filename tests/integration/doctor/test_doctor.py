@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import grp
+import os
 import shutil
 import sys
 import time
@@ -315,6 +317,36 @@ def test_doctor_disabled_check_that_names_no_check_needs_action(capsys, tmp_path
     finding = findings(result)["health.disabled_checks"]
     assert finding["severity"] == "action"
     assert "'gateway.lvie' names no check (did you mean gateway.live?)" in finding["message"]
+
+
+def test_doctor_metrics_file_node_exporter_ignores_for_its_name_warns(
+    capsys, tmp_path, monkeypatch
+):
+    state = make_file_era_state(tmp_path)
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(tmp_path / "memwarden.txt"))
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE_MODE", "0644")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    finding = findings(result)["metrics.file"]
+    assert finding["severity"] == "warning"
+    assert "reads only *.prom files: it ignores this one" in finding["message"]
+    assert finding["fix"] == f'health.metrics_file = "{tmp_path / "memwarden.prom"}"'
+
+
+def test_doctor_metrics_file_0640_names_the_group_it_takes(capsys, tmp_path, monkeypatch):
+    state = make_file_era_state(tmp_path)
+    folder = tmp_path / "textfile"
+    folder.mkdir()
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(folder / "memwarden.prom"))
+    monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE_MODE", "0640")
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    message = findings(result)["metrics.file"]["message"]
+    assert f"group {grp.getgrgid(os.getegid()).gr_name} (your group: the folder has no setgid" in (
+        message
+    )
+    folder.chmod(0o2775)
+    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    message = findings(result)["metrics.file"]["message"]
+    assert f"group {grp.getgrgid(folder.stat().st_gid).gr_name} (the folder's, setgid)" in message
 
 
 def test_doctor_problems_only_hides_what_is_fine(capsys, tmp_path):

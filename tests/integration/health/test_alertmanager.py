@@ -8,6 +8,7 @@ The runs use the real clock: Alertmanager judges `endsAt` against its own.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 
 import pytest
@@ -122,6 +123,27 @@ def test_gateway_down_one_labelled_alert_then_back_resolved(runner, sim, manager
     assert f"alertmanager: nothing open to send to Alertmanager {manager.url}" in quiet.lines
 
 
+def test_gateway_down_rotate_failing_for_it_is_shown_but_raises_no_alert(runner, sim, manager):
+    # rotate calls the gateway: its failures while the gateway is down are the same outage.
+    context, start = runner.context(), now().timestamp()
+    for minutes_ago in (95, 65, 35):
+        run = context.state.start_run("rotate", now=start - minutes_ago * 60)
+        error = "cannot reach the gateway at ws://127.0.0.1:18789 (connection refused)"
+        context.state.finish_run(run, 1, {"error": error}, now=start - minutes_ago * 60 + 1)
+    for job in ("checkpoint", "index"):  # the jobs that do not call the gateway are fine
+        run = context.state.start_run(job, now=start - 60)
+        context.state.finish_run(run, 0, {}, now=start - 59)
+    context.close()
+    manager.start()
+    sim.faults.http = "error"
+    down = runner.run(now())
+    checks = {check["key"]: check["status"] for check in down.data["checks"]}
+    assert checks["rotate.failing"] == "critical", "measured and shown"
+    assert checks["jobs.stale:rotate"] == "warning", "no success for 3 of its intervals"
+    assert [notice["key"] for notice in down.data["alerts"]["notices"]] == ["gateway.live"]
+    assert [a["labels"]["check"] for a in manager.alerts()] == ["gateway.live"]
+
+
 def test_alertmanager_down_alert_waits_then_is_delivered_once(runner, sim, manager, receiver):
     sim.faults.http = "error"
     first_at = now()
@@ -159,6 +181,26 @@ def test_alertmanager_down_alert_waits_then_is_delivered_once(runner, sim, manag
     firing = notifications(receiver, "firing", "MemwardenGatewayLive")
     assert len(firing) == 1, "one outage, one notification"
     assert [a["labels"]["check"] for a in firing[0]["alerts"]] == ["gateway.live"]
+
+
+def test_cluster_every_member_gets_the_alerts_and_one_down_is_named(runner, sim, tmp_path):
+    with Alertmanager(tmp_path / "am1") as first, Alertmanager(tmp_path / "am2") as second:
+        runner.env["MEMWARDEN_ALERTMANAGER_URLS"] = json.dumps([first.url, second.url])
+        sim.faults.http = "error"
+        both = runner.run(now())
+        assert f"alertmanager: sent 1 firing, 0 resolved to {first.url}, {second.url}" in (
+            both.lines
+        )
+        assert len(first.alerts(check="gateway.live")) == 1
+        assert len(second.alerts(check="gateway.live")) == 1
+
+        second.stop()
+        one = runner.run(now())
+        assert f"alertmanager: sent 1 firing, 0 resolved to {first.url}" in one.lines
+        assert one.data["summary"]["alertmanager_pending"] == 0, "delivered: one accepted"
+        [problem] = [p for p in one.problems if "every Alertmanager" in str(p)]
+        assert f"{second.url}: connection refused" in str(problem)
+        assert problem.level == logging.WARNING, "delivered: a warning, not an error"
 
 
 def test_resolution_missed_while_alertmanager_down_is_sent_on_the_next_run(

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 
 from memwarden.settings import config
@@ -57,6 +59,22 @@ def test_fleet_doc_alertmanager_config_passes_amtool(tmp_path):
     checked = run_tool("amtool", "check-config", path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "SUCCESS" in checked.stdout
+
+
+def test_fleet_doc_silence_command_silences_the_gateway(tmp_path):
+    command = shlex.split(doc_block("amtool silence").replace("\\\n", " "))
+    assert command[:3] == ["amtool", "silence", "add"]
+    with Alertmanager(tmp_path / "am") as manager:
+        url = "--alertmanager.url=http://alertmanager-1.internal:9093"
+        added = run_tool(*[f"--alertmanager.url={manager.url}" if a == url else a for a in command])
+        assert added.returncode == 0, added.stderr
+        [silence] = httpx.get(f"{manager.url}/api/v2/silences", trust_env=False).json()
+    assert silence["matchers"][0] | {"isRegex": False} == {
+        "name": "gateway",
+        "value": "prod-eu-1",
+        "isRegex": False,
+        "isEqual": True,
+    }
 
 
 @pytest.fixture

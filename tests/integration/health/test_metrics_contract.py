@@ -14,8 +14,10 @@ from memwarden.health.checks import HealthInputs
 from memwarden.health.metrics.exposition import render_metrics
 from memwarden.health.metrics.families import FAMILIES, MetricSources
 from memwarden.health.model import critical, ok, warning
+from memwarden.openclaw.layout import discover
 from memwarden.settings import config as config_module
 from memwarden.store.state import MEMORY, StateDB
+from support.deployments import make_sqlite_era_state
 from support.textfile import build_textfile
 
 HOSTILE = [
@@ -66,3 +68,26 @@ def test_hostile_label_values_come_back_exactly():
     for family in families.values():
         for sample in family.samples:
             assert sample.labels["gateway"] == 'gw "one"\\two'
+
+
+def test_compaction_counters_are_zero_for_every_agent_before_its_first_compaction(tmp_path):
+    # A counter that first appears above 0 has no increase() for Prometheus: an agent's first
+    # lossy compaction would raise no MemwardenCompactionLostItems.
+    state = make_sqlite_era_state(tmp_path)
+    inputs = HealthInputs(
+        now=datetime(2026, 11, 22, 12, tzinfo=UTC),
+        config=config_module.load(None, env={"HOME": str(tmp_path)}),
+        state=StateDB(tmp_path / "memwarden" / "state.db"),
+        deployment_loader=lambda: discover(state.state_dir, env={}),
+    )
+    agents = {agent.id for agent in inputs.deployment.agents}
+    text, problems = render_metrics(FAMILIES, MetricSources(inputs, [], gateway="gw1"))
+
+    assert problems == []
+    families = {family.name: family for family in text_string_to_metric_families(text)}
+    for name in ("memwarden_compactions", "memwarden_compactions_lossy"):
+        samples = families[name].samples
+        assert {s.labels["agent"]: s.value for s in samples} == dict.fromkeys(agents, 0), name
+    lost = families["memwarden_compaction_lost_items"].samples
+    assert {s.labels["agent"]: s.value for s in lost} == dict.fromkeys(agents, 0)
+    assert agents

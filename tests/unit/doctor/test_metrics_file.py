@@ -43,3 +43,25 @@ def test_a_private_file_with_no_node_exporter_seen_says_who_could_not_read_it():
     assert finding.severity == "info"
     assert "another user" in finding.message
     assert check_metrics_file(PATH, "0644", True, exporter_is_me=None).severity == "ok"
+
+
+def test_a_file_node_exporter_ignores_for_its_name_is_a_warning_with_the_name_to_use():
+    finding = check_metrics_file("/var/lib/node_exporter/textfile/memwarden.txt", "0644", True)
+    assert finding.severity == "warning"
+    assert "reads only *.prom files: it ignores this one" in finding.message
+    assert finding.fix == 'health.metrics_file = "/var/lib/node_exporter/textfile/memwarden.prom"'
+
+
+def test_group_readable_file_without_node_exporters_group_is_a_warning_with_the_group_step():
+    finding = check_metrics_file(
+        PATH, "0640", True, False, "group alice (your group: the folder has no setgid bit)", False
+    )
+    assert finding.severity == "warning"
+    assert "0640 with group alice (your group: the folder has no setgid bit)" in finding.message
+    assert "outside that group: it cannot read it" in finding.message
+    assert "chmod 2775 /var/lib/node_exporter/textfile" in finding.fix
+    readable = check_metrics_file(PATH, "0640", True, False, "group prometheus", True)
+    assert readable.severity == "ok"
+    unknown = check_metrics_file(PATH, "0640", True, None, "group alice (your group)", None)
+    assert unknown.severity == "info"
+    assert "must be in that group" in unknown.message

@@ -171,6 +171,25 @@ def test_decide_alerts_mask_does_not_hide_a_check_that_reported():
     assert ("resolved", "gateway.ready") in kinds(plan)
 
 
+def test_decide_alerts_check_held_by_an_outage_raises_no_alert_and_keeps_an_open_one():
+    down = replace(critical("gateway.live", "down"), holds=("rotate.failing", "jobs.stale:rotate"))
+    effects = [critical("rotate.failing", "cannot reach"), warning("jobs.stale:rotate", "1.5 h")]
+    plan = decide_alerts({}, [down, *effects], at(5), COOLDOWN)
+    assert kinds(plan) == [("new", "gateway.live")]
+    assert set(plan.states) == {"gateway.live"}
+
+    previous = {"rotate.failing": state("rotate.failing", Status.WARNING)}
+    plan = decide_alerts(previous, [down, *effects], at(5), COOLDOWN)
+    assert kinds(plan) == [("new", "gateway.live")]
+    assert plan.states["rotate.failing"] == previous["rotate.failing"]
+
+
+def test_decide_alerts_hold_of_an_ok_result_holds_nothing():
+    live = replace(ok("gateway.live", "live"), holds=("rotate.failing",))
+    plan = decide_alerts({}, [live, critical("rotate.failing", "bad token")], at(5), COOLDOWN)
+    assert kinds(plan) == [("new", "rotate.failing")]
+
+
 def test_notice_to_json_shows_its_fields_in_a_fixed_order():
     previous = {"disk:/": state("disk:/", Status.WARNING, since=-45)}
     plan = decide_alerts(previous, [critical("disk:/", "96% used", 96, 95)], at(5), COOLDOWN)

@@ -3,6 +3,7 @@ line naming the file (or variable), the option and the fix, never later in a job
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -124,6 +125,21 @@ def test_load_unusable_url_is_refused_naming_variable_and_option(variable, value
     assert line.startswith(f"environment: {variable} (")
     assert "expected a URL starting with" in line
     assert expected in line
+
+
+@pytest.mark.parametrize(
+    ("value", "base"),
+    [
+        ("http://127.0.0.1:39093/api/v2/alerts", "http://127.0.0.1:39093"),
+        ("https://ops:s3cret@am.example/prefix/api/v2/", "https://am.example/prefix"),
+    ],
+)
+def test_load_alertmanager_url_with_the_api_path_is_refused_with_its_base(value, base):
+    # memwarden adds /api/v2/alerts: every send went to /api/v2/alerts/api/v2/alerts (a 404).
+    (line,) = problems(MEMWARDEN_ALERTMANAGER_URLS=json.dumps([value]))
+    assert line.startswith("environment: MEMWARDEN_ALERTMANAGER_URLS (alertmanager.urls): ")
+    assert f"memwarden adds /api/v2/alerts itself; write '{base}'" in line
+    assert "s3cret" not in line
 
 
 def test_load_url_with_password_is_shown_without_it():

@@ -3,7 +3,9 @@
 memwarden's alerts never go through the gateway: a gateway that is down cannot report itself.
 When liveness fails, readiness and the RPC are not tried (each would wait for the same timeout):
 they are not reported at all, and the liveness result masks them, so one outage is one alert
-and an alert already open about readiness stays open.
+and an alert already open about readiness stays open. It also holds the rotate job's checks:
+rotate resets sessions through the gateway, so its failures while the gateway is down are the
+outage again (shown, but no alert of their own).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from memwarden.settings.urls import shown_url
 LIVE = "gateway.live"
 READY = "gateway.ready"
 RPC = "gateway.rpc"
+# What fails because the gateway is down: the only job that calls it (rotate).
+OUTAGE_EFFECTS = ("rotate.failing", "jobs.stale:rotate")
 
 
 def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
@@ -107,7 +111,8 @@ def gateway_base_url(inputs: HealthInputs) -> str:
 
 def grade_liveness(live: ProbeResult, timeout: float) -> CheckResult:
     """Given the /healthz probe, return `gateway.live`: critical unless the gateway is live,
-    then masking readiness and the RPC, which are not probed."""
+    then masking readiness and the RPC, which are not probed, and holding the rotate job's
+    checks."""
     if live.ok:
         return ok(
             LIVE,
@@ -121,7 +126,7 @@ def grade_liveness(live: ProbeResult, timeout: float) -> CheckResult:
         200,
         timeout_seconds=timeout,
     )
-    return replace(result, masks=(READY, RPC))
+    return replace(result, masks=(READY, RPC), holds=OUTAGE_EFFECTS)
 
 
 def grade_readiness(ready: ProbeResult) -> CheckResult:

@@ -26,6 +26,7 @@ from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
 from memwarden.health.deliveries import FOLDER, read_receipts
 from memwarden.health.forecast import DAY
 from memwarden.health.model import CheckResult, Status
+from memwarden.process.errors import MemwardenError
 
 Sample = tuple[dict[str, str], float]
 
@@ -204,9 +205,20 @@ def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _compactions(index: int, sources: MetricSources) -> Iterator[Sample]:
-    counts = sources.memo("compactions", lambda: totals(sources.inputs.state))
+    counts = sources.memo("compactions", lambda: _compaction_totals(sources))
     for agent_id, values in sorted(counts.items()):
         yield {"agent": agent_id}, values[index]
+
+
+def _compaction_totals(sources: MetricSources) -> dict[str, tuple[int, int, int]]:
+    """The ledger's totals per agent, and 0 for every other agent of the gateway: a counter
+    that first appears above 0 has no increase for Prometheus, so an agent's first lossy
+    compaction would raise no alert."""
+    try:
+        agents = sources.inputs.deployment.agents
+    except MemwardenError:  # an unreadable gateway config: the ledger's agents only
+        agents = []
+    return {agent.id: (0, 0, 0) for agent in agents} | totals(sources.inputs.state)
 
 
 def _deliveries(field: str, sources: MetricSources) -> Iterator[Sample]:
