@@ -174,21 +174,19 @@ def pinned_environment(
 
 
 def unpinned_variables(
-    env: Mapping[str, str], pinned: Collection[str], config_token: str | None = None
+    env: Mapping[str, str], pinned: Collection[str], config_has_token: bool = False
 ) -> list[str]:
     """Given the installing shell's environment, return the variables timers will not see.
 
-    These are memwarden's settings (MEMWARDEN_*) and the gateway token variables, unless they
-    hold the token the gateway config holds (`config_token`, which timers find there), when set
-    in this shell but not pinned: a timer starts with neither.
+    These are memwarden's settings (MEMWARDEN_*) and, unless the gateway config holds a token
+    of its own (`config_has_token`), the gateway token variables, when set in this shell but not
+    pinned: a timer starts with neither.
     """
+    tokens = () if config_has_token else GATEWAY_SECRET_VARIABLES
     return sorted(
         name
         for name in env
-        if (
-            name.startswith("MEMWARDEN_")
-            or (name in GATEWAY_SECRET_VARIABLES and env[name] != config_token)
-        )
+        if (name.startswith("MEMWARDEN_") or name in tokens)
         and name not in pinned
         and not name.startswith(RESERVED_ENV_PREFIXES)
         and env[name]

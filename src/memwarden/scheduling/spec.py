@@ -107,16 +107,16 @@ def _absolute(path: Path) -> Path:
 def variables_timers_miss(context: JobContext, pinned: Collection[str]) -> list[str]:
     """Given the variables pinned into the timers, return those set in this shell that
     scheduled runs will not see (`host.unpinned_variables`) and the secrets file does not
-    define either. The gateway token is missed unless the gateway config holds the same."""
+    define either. The gateway token is missed only when the gateway config holds none."""
     defined = names_defined_in(secrets_file_path(context))
-    missed = unpinned_variables(context.env, pinned, _config_token(context))
+    missed = unpinned_variables(context.env, pinned, _config_has_token(context))
     return [name for name in missed if name not in defined]
 
 
-def _config_token(context: JobContext) -> str | None:
-    """Return the token the gateway config itself holds (timers find it there), if any."""
+def _config_has_token(context: JobContext) -> bool:
+    """Return True when the gateway config itself holds a token (timers then find it there)."""
     try:
         deployment = context.deployment
     except MemwardenError:
-        return None
-    return replace(deployment, env={}).gateway_token()
+        return False
+    return replace(deployment, env={}).gateway_token() is not None

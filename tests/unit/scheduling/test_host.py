@@ -175,14 +175,9 @@ def test_unpinned_variables_lists_settings_and_gateway_tokens_timers_miss():
     ]
 
 
-def test_unpinned_variables_gateway_token_not_needed_when_its_config_holds_the_same():
+def test_unpinned_variables_gateway_token_not_needed_when_its_config_holds_one():
     env = {"OPENCLAW_GATEWAY_TOKEN": "t", "MEMWARDEN_SLACK_BOT_TOKEN": "x"}
-    assert unpinned_variables(env, {}, config_token="t") == ["MEMWARDEN_SLACK_BOT_TOKEN"]
-    # Another token than the config's: the timers would use the config's, not this one.
-    assert unpinned_variables(env, {}, config_token="other") == [
-        "MEMWARDEN_SLACK_BOT_TOKEN",
-        "OPENCLAW_GATEWAY_TOKEN",
-    ]
+    assert unpinned_variables(env, {}, config_has_token=True) == ["MEMWARDEN_SLACK_BOT_TOKEN"]
 
 
 def test_linger_user_is_the_account_name_not_user_nor_home(monkeypatch, tmp_path):
