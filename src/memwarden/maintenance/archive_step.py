@@ -106,7 +106,8 @@ def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) ->
 def archive_name_taken(memory: Path, name: str, relative: str) -> str | None:
     """Return why memory/<name> cannot move to memory/<relative> when a file (or link) already
     holds that name, else None: what a dry run says `move_without_overwrite` would refuse."""
-    if not os.path.lexists(memory / relative):
+    target = memory / relative
+    if not os.path.lexists(target) or _same_file(memory / name, target):
         return None
     return _name_taken(memory, name, relative)
 
@@ -121,9 +122,20 @@ def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: s
     try:
         os.link(source, target)
     except FileExistsError:
-        return _name_taken(memory, name, relative)
+        if not _same_file(source, target):
+            return _name_taken(memory, name, relative)
+        # the same file under both names: a run killed between the link and the unlink
     source.unlink()
     return None
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Return whether two names are links to one file (never through a symlink)."""
+    try:
+        first, second = os.lstat(one), os.lstat(other)
+    except OSError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
 def _name_taken(memory: Path, name: str, relative: str) -> str:

@@ -16,6 +16,7 @@ import contextlib
 import gzip
 import os
 import shutil
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -115,6 +116,12 @@ def gzip_in_place(path: Path) -> int:
     folder = path.parent
     check_inside(path, folder)
     target = check_inside(path.with_name(path.name + ".gz"), folder)
+    if _name_held_by_another(path):
+        raise MemwardenError(compressed_name_taken(path))
+    if os.path.lexists(target):
+        path.unlink()  # a killed run's copy (or one made by hand) holds it already
+        fsync_dir(folder)
+        return target.stat().st_size
     before = os.stat(path, follow_symlinks=False)
     temp = folder / f".{target.name}.{os.getpid()}.tmp"
     try:
@@ -149,6 +156,29 @@ def _write_gzip(source: Path, temp: Path, mtime: int) -> None:
             shutil.copyfileobj(original, packed, CHUNK)
         raw.flush()
         os.fsync(raw.fileno())
+
+
+def _name_held_by_another(path: Path) -> bool:
+    """Return whether `<name>.gz` is there and is not a copy of the transcript."""
+    packed = path.with_name(path.name + GZIP_SUFFIX)
+    return os.path.lexists(packed) and not _unpacks_to(packed, path)
+
+
+def _unpacks_to(packed: Path, plain: Path) -> bool:
+    """Return whether the gzip file `packed` unpacks to the bytes of `plain` (False when it is
+    not a regular gzip file, or cannot be read)."""
+    if not packed.is_file() or packed.is_symlink():
+        return False
+    try:
+        with gzip.open(packed, "rb") as unpacked, plain.open("rb") as original:
+            while True:
+                chunk = unpacked.read(CHUNK)
+                if chunk != original.read(CHUNK):
+                    return False
+                if not chunk:
+                    return True
+    except (OSError, EOFError, zlib.error):
+        return False
 
 
 def compressed_name_taken(path: Path) -> str:
@@ -242,7 +272,7 @@ def _apply(
         if action.action == "compress" and 0 < delete_after_days <= action.age_days:
             age += f"; past {delete_after_days} days, so a later run deletes it"
         if dry_run:
-            if action.action == "compress" and path.with_name(path.name + GZIP_SUFFIX).exists():
+            if action.action == "compress" and _name_held_by_another(path):
                 report.fail(f"agent {agent.id}: {action.name}: {compressed_name_taken(path)}")
                 continue
             verb = "would compress" if action.action == "compress" else "would delete"

@@ -141,6 +141,19 @@ def test_maintain_never_compresses_over_a_gz_already_there(capsys, file_era):
     assert not list(file_era.sessions_dir.glob(".*.tmp"))
 
 
+def test_maintain_finishes_a_compression_a_killed_run_left_with_both_files(capsys, file_era):
+    trajectory = file_era.sessions_dir / f"{OLD}.trajectory.jsonl"
+    original = trajectory.read_bytes()
+    packed = trajectory.with_name(trajectory.name + ".gz")
+    packed.write_bytes(gzip.compress(original))  # linked into place, killed before the unlink
+
+    result = run_cli(capsys, "--state-dir", file_era.state_dir, "maintain")
+
+    assert result.exit_code == 0, result.stderr
+    assert not trajectory.exists()
+    assert gzip.decompress(packed.read_bytes()) == original
+
+
 def test_maintain_unreadable_store_skips_that_agent_only_and_exits_1(
     capsys, file_era, isolated_env
 ):
@@ -320,6 +333,26 @@ def test_maintain_daily_log_archive_never_overwrites(capsys, file_era, tmp_path)
         assert f"would move {name}" not in result.stdout
         assert (memory / name).read_text() == "newer text\n"
         assert (memory / "archive" / f"{old_day:%Y-%m}" / name).read_text() == "already archived\n"
+
+
+def test_maintain_daily_log_archive_finishes_a_move_a_killed_run_left(capsys, file_era, tmp_path):
+    memory = file_era.workspace / "memory"
+    old_day = datetime.now(UTC).date() - timedelta(days=45)
+    name = f"{old_day:%Y-%m-%d}.md"
+    archived = memory / "archive" / f"{old_day:%Y-%m}" / name
+    archived.parent.mkdir(parents=True)
+    (memory / name).write_text("the log\n")
+    os.link(memory / name, archived)  # linked into the archive, killed before the unlink
+    config = tmp_path / "memwarden.toml"
+    config.write_text("[maintain]\narchive_daily_logs_after_days = 30\n")
+    args = ("--config", config, "--state-dir", file_era.state_dir, "maintain")
+
+    assert f"would move {name}" in run_cli(capsys, *args, "--dry-run").stdout
+    result = run_cli(capsys, *args)
+
+    assert result.exit_code == 0, result.stderr
+    assert not (memory / name).exists()
+    assert archived.read_text() == "the log\n"
 
 
 def test_maintain_sqlite_era_leaves_the_database_alone(capsys, tmp_path):
