@@ -70,11 +70,13 @@ class Notice:
 
 @dataclass(frozen=True)
 class AlertPlan:
-    """The notices to send, the state to keep (bad checks only), and the open checks not due."""
+    """The notices to send, the state to keep (bad checks only), the open checks not due, and
+    the checks held as they were (their state is the stored one, not this run's result)."""
 
     notices: list[Notice]
     states: dict[str, AlertState]
     quiet: list[AlertState] = field(default_factory=list)
+    held: frozenset[str] = frozenset()
 
 
 def decide_alerts(
@@ -101,10 +103,12 @@ def decide_alerts(
     states: dict[str, AlertState] = {}
     quiet: list[AlertState] = []
     seen: set[str] = set()
-    held = [pattern for result in results if result.status.is_bad for pattern in result.holds]
+    holding = [pattern for result in results if result.status.is_bad for pattern in result.holds]
+    held: set[str] = set()
     for result in results:
         seen.add(result.key)
-        if any(fnmatchcase(result.key, pattern) for pattern in held):
+        if any(fnmatchcase(result.key, pattern) for pattern in holding):
+            held.add(result.key)
             if result.key in previous_state:
                 states[result.key] = previous_state[result.key]
                 quiet.append(previous_state[result.key])
@@ -131,7 +135,7 @@ def decide_alerts(
         for key, state in states.items():
             before = previous_state.get(key)
             states[key] = replace(state, notified_status=before and before.notified_status)
-    return AlertPlan(notices, states, quiet)
+    return AlertPlan(notices, states, quiet, frozenset(held))
 
 
 def _decide_one(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -326,8 +326,13 @@ class _HealthRun:
     def _feed(
         self, results: list[CheckResult], plan: AlertPlan, stored: dict[str, FeedAlert]
     ) -> list[FeedAlert]:
-        """Return Alertmanager's feed after this run, from the stored one (see `decide_feed`)."""
-        bad = [(r, plan.states[r.key].since.timestamp()) for r in results if r.key in plan.states]
+        """Return Alertmanager's feed after this run, from the stored one (see `decide_feed`); a
+        held check is fed as it was stored."""
+        bad = [
+            (_as_stored(r, plan) if r.key in plan.held else r, plan.states[r.key].since.timestamp())
+            for r in results
+            if r.key in plan.states
+        ]
         identity = Identity(gateway_name(self.inputs), self.context.config.alertmanager.labels)
         return decide_feed(stored, bad, identity, self.context.now().timestamp())
 
@@ -484,6 +489,12 @@ class _HealthRun:
         if pending:
             lines.append(f"alerts: {pending} message(s) waiting for delivery (retried next run)")
         return lines
+
+
+def _as_stored(result: CheckResult, plan: AlertPlan) -> CheckResult:
+    """A held check's result with the status and message of its stored state."""
+    stored = plan.states[result.key]
+    return replace(result, status=stored.status, message=stored.message)
 
 
 def _undelivered_problems(deliveries: list[Delivery], waiting: list[store.OutboxRow]) -> list[str]:

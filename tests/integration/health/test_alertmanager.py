@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -142,6 +142,32 @@ def test_gateway_down_rotate_failing_for_it_is_shown_but_raises_no_alert(runner,
     assert checks["jobs.stale:rotate"] == "warning", "no success for 3 of its intervals"
     assert [notice["key"] for notice in down.data["alerts"]["notices"]] == ["gateway.live"]
     assert [a["labels"]["check"] for a in manager.alerts()] == ["gateway.live"]
+
+
+def test_gateway_down_keeps_a_held_alert_as_alertmanager_had_it(runner, sim, manager):
+    # rotate stale (a warning) before the outage, critical during it: still the one warning.
+    context, start = runner.context(), now()
+    for job, minutes_ago in (("rotate", 100), ("checkpoint", 1), ("index", 1)):
+        run = context.state.start_run(job, now=start.timestamp() - minutes_ago * 60)
+        context.state.finish_run(run, 0, {}, now=start.timestamp() - minutes_ago * 60 + 1)
+    context.close()
+    manager.start()
+    runner.run(start)
+    before = [(a["labels"]["check"], a["labels"]["severity"]) for a in manager.alerts()]
+    assert before == [("jobs.stale:rotate", "warning")]
+
+    later, context = start + timedelta(minutes=90), runner.context()
+    for job in ("checkpoint", "index"):  # the jobs that do not call the gateway are fine
+        run = context.state.start_run(job, now=later.timestamp() - 60)
+        context.state.finish_run(run, 0, {}, now=later.timestamp() - 59)
+    context.close()
+    sim.faults.http = "error"
+    down = runner.run(later)
+
+    checks = {check["key"]: check["status"] for check in down.data["checks"]}
+    assert checks["jobs.stale:rotate"] == "critical", "measured and shown"
+    during = sorted((a["labels"]["check"], a["labels"]["severity"]) for a in manager.alerts())
+    assert during == [("gateway.live", "critical"), ("jobs.stale:rotate", "warning")]
 
 
 def test_alertmanager_down_alert_waits_then_is_delivered_once(runner, sim, manager, receiver):

@@ -13,6 +13,7 @@ import difflib
 import fnmatch
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -116,18 +117,20 @@ REPORTED_KEYS = (
 
 def unknown_check_patterns(config: Any) -> list[str]:
     """Return a problem per `health.disabled_checks` pattern that names no check: a key, the
-    part of keys before a `.` or `:` (`gateway`, `disk`), or a glob over them (`disk:*`,
-    `gateway.*`), else it disables nothing without a word. A watched job's key is checked by its
-    name (`jobs.stale:checkpoint`)."""
+    part of keys before a `.` or `:` (`gateway`, `disk`), or a glob over them or within one
+    (`gateway.*`, `disk:*`, `compaction.lossy:main:*`), else it disables nothing without a
+    word. A watched job's key is checked by its name (`jobs.stale:checkpoint`)."""
     jobs = [f"jobs.stale:{job}" for job in config.health.watched_jobs]
     names = [*REPORTED_KEYS, *jobs]
-    globbed = [name for name in names if name != "jobs.stale:*"]  # its jobs are known
+    # What a key with `*` names starts with (`disk:`); the jobs of `jobs.stale:*` are known.
+    opens = [name.split("*")[0] for name in names if "*" in name and name != "jobs.stale:*"]
     problems = []
     for pattern in config.health.disabled_checks:
+        literal = re.split(r"[*?[]", pattern, maxsplit=1)[0]
         if any(
             fnmatch.fnmatchcase(name, pattern) or name.startswith((f"{pattern}.", f"{pattern}:"))
             for name in names
-        ) or any(fnmatch.fnmatchcase(pattern, name) for name in globbed):
+        ) or literal.startswith(tuple(opens)):
             continue
         close = difflib.get_close_matches(pattern, names, n=1)
         hint = f"did you mean {close[0]}?" if close else "the checks: " + ", ".join(names)

@@ -23,6 +23,7 @@ DOCS = Path(__file__).parents[4] / "docs" / "health.md"
 def test_disabled_checks_that_name_a_check_or_a_glob_over_checks_are_accepted():
     patterns = ["gateway.process", "gateway", "gateway.*", "disk:*", "disk:/var", "*"]
     patterns += ["jobs.stale:checkpoint", "memory.rewrite:main:MEMORY.md", "memwarden.state"]
+    patterns += ["compaction.lossy:main:*", "memory.rewrite:main*", "bootstrap.budget:*"]
     assert unknown(patterns) == []
 
 
