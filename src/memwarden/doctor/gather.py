@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import grp
 import os
 import shlex
 import sqlite3
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -127,11 +129,14 @@ def metrics_file(context: JobContext) -> Finding:
         folder = Path(configured).expanduser().parent
         facts = folder.stat() if folder.is_dir() else None
         owned = facts.st_uid == os.getuid() if facts else None
-        if facts and facts.st_mode & stat.S_ISGID:  # the file takes the folder's group
-            group_id, group_why = facts.st_gid, "the folder's, setgid"
+        # A new file takes the folder's group with setgid, and always on macOS (BSD rule).
+        if facts and (facts.st_mode & stat.S_ISGID or sys.platform == "darwin"):
+            group_id, group_why = facts.st_gid, "the folder's"
     exporters = _exporters()
     exporter_is_me = None if not exporters else all(uid == os.getuid() for uid, _ in exporters)
-    in_group = None if not exporters else all(group_id in groups for _, groups in exporters)
+    in_group = (  # root reads any file
+        None if not exporters else all(uid == 0 or group_id in groups for uid, groups in exporters)
+    )
     return check_metrics_file(
         configured,
         context.config.health.metrics_file_mode,
@@ -165,8 +170,6 @@ def _exporters() -> list[tuple[int, set[int]]]:
 
 
 def _group_name(group_id: int) -> str:
-    import grp  # only where doctor looks at the metrics file
-
     try:
         return grp.getgrgid(group_id).gr_name
     except KeyError:

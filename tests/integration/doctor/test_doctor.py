@@ -346,7 +346,7 @@ def test_doctor_metrics_file_0640_names_the_group_it_takes(capsys, tmp_path, mon
     folder.chmod(0o2775)
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
     message = findings(result)["metrics.file"]["message"]
-    assert f"group {grp.getgrgid(folder.stat().st_gid).gr_name} (the folder's, setgid)" in message
+    assert f"group {grp.getgrgid(folder.stat().st_gid).gr_name} (the folder's)" in message
 
 
 def test_doctor_problems_only_hides_what_is_fine(capsys, tmp_path):
