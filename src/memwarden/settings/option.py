@@ -266,10 +266,9 @@ class Option(NamedTuple):
         ending = next((end for end in endings if path.endswith(end)), None)
         if not self.api_path or ending is None:
             return
-        base = shown_url(url).split("?", 1)[0].rstrip("/").removesuffix(ending)
         raise ValueError(
             f"expected a base URL, got {shown_url(url)!r}: memwarden adds {self.api_path} "
-            f"itself; write {base!r}"
+            f"itself; remove {ending} from its end"
         )
 
 

@@ -128,17 +128,20 @@ def test_load_unusable_url_is_refused_naming_variable_and_option(variable, value
 
 
 @pytest.mark.parametrize(
-    ("value", "base"),
+    ("value", "ending"),
     [
-        ("http://127.0.0.1:39093/api/v2/alerts", "http://127.0.0.1:39093"),
-        ("https://ops:s3cret@am.example/prefix/api/v2/", "https://am.example/prefix"),
+        ("http://127.0.0.1:39093/api/v2/alerts", "/api/v2/alerts"),
+        ("https://ops:s3cret@am.example/prefix/api/v2/", "/api/v2"),
     ],
 )
-def test_load_alertmanager_url_with_the_api_path_is_refused_with_its_base(value, base):
+def test_load_alertmanager_url_with_the_api_path_is_refused_with_the_part_to_remove(
+    value, ending
+):
     # memwarden adds /api/v2/alerts: every send went to /api/v2/alerts/api/v2/alerts (a 404).
+    # The fix names the part to remove, not a URL rewritten without the user name and password.
     (line,) = problems(MEMWARDEN_ALERTMANAGER_URLS=json.dumps([value]))
     assert line.startswith("environment: MEMWARDEN_ALERTMANAGER_URLS (alertmanager.urls): ")
-    assert f"memwarden adds /api/v2/alerts itself; write '{base}'" in line
+    assert f"memwarden adds /api/v2/alerts itself; remove {ending} from its end" in line
     assert "s3cret" not in line
 
 
