@@ -134,9 +134,7 @@ def test_load_unusable_url_is_refused_naming_variable_and_option(variable, value
         ("https://ops:s3cret@am.example/prefix/api/v2/", "/api/v2"),
     ],
 )
-def test_load_alertmanager_url_with_the_api_path_is_refused_with_the_part_to_remove(
-    value, ending
-):
+def test_load_alertmanager_url_with_the_api_path_is_refused_with_the_part_to_remove(value, ending):
     # memwarden adds /api/v2/alerts: every send went to /api/v2/alerts/api/v2/alerts (a 404).
     # The fix names the part to remove, not a URL rewritten without the user name and password.
     (line,) = problems(MEMWARDEN_ALERTMANAGER_URLS=json.dumps([value]))
