@@ -219,7 +219,7 @@ def require_known_session(
     from memwarden.openclaw.sessions import load_sessions
 
     wanted = key.lower()
-    known = set(recorded())
+    known = {recorded_key.lower() for recorded_key in recorded()}
     if wanted in known:
         return
     owner = [agent for agent in agents if agent.id == classify(wanted).agent_id]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import json5
 import pytest
 
@@ -108,13 +110,17 @@ def test_history_rewind_of_one_file_says_the_undo_of_that_file_only(capsys, gate
     (memory / "MEMORY.md").write_text("good\n")
     good = take(capsys, gateway)
     (memory / "MEMORY.md").write_text("bad\n")
-
     result = history(capsys, gateway, "rewind", good, "--path", "memory/MEMORY.md")
-
     assert result.exit_code == 0, result.stderr
-    undo = result.stdout.splitlines()[0].split("undo with: ")[1]
-    assert undo.startswith("memwarden history rewind ")
-    assert undo.endswith(" --path memory/MEMORY.md")
+    (memory / "other.md").write_text("written after the rewind\n")
+
+    undo = shlex.split(result.stdout.splitlines()[0].split("undo with: ")[1])
+    assert undo[:3] == ["memwarden", "history", "rewind"]
+    undone = run_cli(capsys, "--state-dir", gateway.state_dir, *undo[1:])
+
+    assert undone.exit_code == 0, undone.stderr
+    assert (memory / "MEMORY.md").read_text() == "bad\n"
+    assert (memory / "other.md").read_text() == "written after the rewind\n"
 
 
 def test_history_rewind_with_failure_exits_1_and_reports_on_stderr(capsys, gateway, tmp_path):
