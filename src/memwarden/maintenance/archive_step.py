@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import nullcontext
 from datetime import date
 from pathlib import Path
 
@@ -44,11 +45,9 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
             moves = plan_daily_archive(names, today, after_days)
             if not moves:
                 continue
-            if dry_run:
-                moved_total += _say_moves(report, agent, moves)
-                continue
-            with context.memory_lock(agent.id, LOCK_WAIT_SECONDS):
-                moved_total += _move_all(report, agent, moves)
+            locked = nullcontext() if dry_run else context.memory_lock(agent.id, LOCK_WAIT_SECONDS)
+            with locked:
+                moved_total += _move_all(report, agent, moves, dry_run)
         except (MemwardenError, OSError) as error:
             reason = error.message if isinstance(error, MemwardenError) else str(error)
             report.fail(f"agent {agent.id}: daily logs not archived: {reason}")
@@ -78,29 +77,38 @@ def plan_daily_archive(names: list[str], today: date, after_days: int) -> list[t
     return moves
 
 
-def _say_moves(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) -> int:
-    """The dry run of `_move_all`: say each move, or its refusal; return how many would move."""
-    moving = 0
-    for name, relative in moves:
-        refusal = archive_name_taken(agent.memory_dir, name, relative)
-        if refusal is not None:
-            report.fail(f"agent {agent.id}: {refusal}")
-            continue
-        moving += 1
-        report.lines.append(f"  {agent.id}: would move {name} to memory/{relative}")
-    return moving
-
-
-def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]]) -> int:
+def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]], dry_run: bool) -> int:
+    """Move each log (a dry run: say it would), or say why not; return how many moved."""
     moved = 0
     for name, relative in moves:
-        refusal = move_without_overwrite(agent.memory_dir, agent.workspace, name, relative)
-        if refusal is not None:
-            report.fail(f"agent {agent.id}: {refusal}")
-            continue
-        moved += 1
-        report.lines.append(f"  {agent.id}: moved {name} to memory/{relative}")
+        if move_or_refuse(
+            report, agent.id, agent.memory_dir, agent.workspace, name, relative, dry_run
+        ):
+            moved += 1
+            verb = "would move" if dry_run else "moved"
+            report.lines.append(f"  {agent.id}: {verb} {name} to memory/{relative}")
     return moved
+
+
+def move_or_refuse(
+    report: StepReport,
+    label: str,
+    memory: Path,
+    workspace: Path,
+    name: str,
+    relative: str,
+    dry_run: bool,
+) -> bool:
+    """Move memory/<name> to memory/<relative> (a dry run: only see that it could); when a
+    file already holds that name, fail the report for agent(s) `label`. Return whether it
+    moved (would move)."""
+    if dry_run:
+        refusal = archive_name_taken(memory, name, relative)
+    else:
+        refusal = move_without_overwrite(memory, workspace, name, relative)
+    if refusal is not None:
+        report.fail(f"agent {label}: {refusal}")
+    return refusal is None
 
 
 def archive_name_taken(memory: Path, name: str, relative: str) -> str | None:

@@ -26,8 +26,7 @@ from memwarden.agent_memory.handoff_files import (
 from memwarden.checkpoint.commit.positions import forget_conversation
 from memwarden.maintenance.archive_step import (
     LOCK_WAIT_SECONDS,
-    archive_name_taken,
-    move_without_overwrite,
+    move_or_refuse,
 )
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
@@ -86,12 +85,9 @@ def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
         label = ", ".join(agent.id for agent in sharing)
         try:
             moves = _plan(context, sharing, keeping, after_days)
-            if dry_run:
-                archived += _say_moves(report, sharing, moves)
-                continue
-            moved = _move_all(context, report, sharing, moves)
+            moved = _move_all(context, report, sharing, moves, dry_run)
             archived += moved
-            if moved:
+            if moved and not dry_run:
                 _refresh(context, report, sharing)
         except (MemwardenError, OSError) as error:
             reason = error.message if isinstance(error, MemwardenError) else str(error)
@@ -140,36 +136,32 @@ def _plan(
     return plan_handoff_archive(handoffs, last_updates, now, after_days)
 
 
-def _say_moves(report: StepReport, sharing: list[Agent], moves: list[ArchiveMove]) -> int:
-    """The dry run of `_move_all`: say each move, or its refusal; return how many would move."""
-    memory, label = sharing[0].memory_dir, ", ".join(agent.id for agent in sharing)
-    moving = 0
-    for move in moves:
-        refusal = archive_name_taken(memory, move.name, move.target)
-        if refusal is not None:
-            report.fail(f"agent {label}: {refusal}")
-            continue
-        moving += 1
-        report.lines.append(f"  {label}: would move {_describe(move)}")
-    return moving
-
-
 def _move_all(
-    context: JobContext, report: StepReport, sharing: list[Agent], moves: list[ArchiveMove]
+    context: JobContext,
+    report: StepReport,
+    sharing: list[Agent],
+    moves: list[ArchiveMove],
+    dry_run: bool,
 ) -> int:
+    """Move each handoff (a dry run: say it would), or say why not; return how many moved."""
     if not moves:
         return 0
     memory, workspace = sharing[0].memory_dir, sharing[0].workspace
+    label = ", ".join(agent.id for agent in sharing)
     moved = 0
     with ExitStack() as locks:
-        for agent in sharing:
-            locks.enter_context(context.memory_lock(agent.id, LOCK_WAIT_SECONDS))
+        if not dry_run:
+            for agent in sharing:
+                locks.enter_context(context.memory_lock(agent.id, LOCK_WAIT_SECONDS))
         for move in moves:
-            refusal = move_without_overwrite(memory, workspace, move.name, move.target)
-            if refusal is not None:
-                report.fail(f"agent {', '.join(agent.id for agent in sharing)}: {refusal}")
+            if not move_or_refuse(
+                report, label, memory, workspace, move.name, move.target, dry_run
+            ):
                 continue
             moved += 1
+            if dry_run:
+                report.lines.append(f"  {label}: would move {_describe(move)}")
+                continue
             forget_conversation(context.state, [agent.id for agent in sharing], move.session)
             report.lines.append(f"  {sharing[0].id}: moved {_describe(move)}")
     return moved
