@@ -50,13 +50,14 @@ class AlertMessage:
 
 @dataclass(frozen=True)
 class SendResult:
-    """How a delivery went. `remote_id` is the destination's id of the message when known.
-    `error` of a delivery that went (`ok`) names the destinations that missed it (an Alertmanager
-    of a cluster that did not take what another took)."""
+    """How a delivery went. `remote_id` is the destination's id of the message when known;
+    `missed`, of a delivery that went, names the destinations that did not take it (an
+    Alertmanager of a cluster that did not take what another took)."""
 
     ok: bool
     error: str | None = None
     remote_id: str | None = None
+    missed: str | None = None
 
     @classmethod
     def failed(cls, error: str) -> SendResult:

@@ -36,8 +36,8 @@ class AlertmanagerSink:
 
     def send(self, message: AlertMessage) -> SendResult:
         """Given a message, post its alerts; return how it went (never raise for a failed
-        delivery). `remote_id` names the Alertmanagers that accepted them; `error` of a
-        delivered result names those that did not."""
+        delivery). `remote_id` names the Alertmanagers that accepted them, `missed` those that
+        did not."""
         if not message.alerts:
             return SendResult(ok=True)
         body = orjson.dumps([alert_json(alert) for alert in message.alerts])
@@ -58,7 +58,7 @@ class AlertmanagerSink:
         if not accepted:
             return SendResult.failed("Alertmanager did not take the alerts: " + "; ".join(failures))
         missed = "; ".join(failures) or None
-        return SendResult(ok=True, error=missed, remote_id=", ".join(accepted))
+        return SendResult(ok=True, remote_id=", ".join(accepted), missed=missed)
 
     async def _post(self, url: str, body: bytes) -> str | None:
         """Post `body` to `url` within the deadline; return None when accepted, else why not."""

@@ -309,12 +309,7 @@ class _HealthRun:
             return {"destination": forward_to, "sent": None, "pending": 0}
         if sent.ok:
             lines.append(f"alertmanager: sent {sent.summary} to {sent.accepted_by}")
-            if sent.missed_by:
-                missed = (
-                    f"alerts not delivered to every Alertmanager ({sent.summary}); the open "
-                    f"ones go again next run: {sent.missed_by}"
-                )
-                self.result.problems.append(Problem(missed, logging.WARNING))
+            self.result.problems += _missed_problems(sent)
         else:
             lines.append(f"alertmanager: NOT delivered ({sent.error})")
             self.result.problems.append(
@@ -432,6 +427,7 @@ class _HealthRun:
             }
             if not sent.ok:
                 self.result.problems.append(f"alerts not delivered to Alertmanager: {sent.error}")
+            self.result.problems += _missed_problems(sent)
         return data
 
     def _alerts_json(
@@ -489,6 +485,17 @@ class _HealthRun:
         if pending:
             lines.append(f"alerts: {pending} message(s) waiting for delivery (retried next run)")
         return lines
+
+
+def _missed_problems(sent: store.Forwarding) -> list[Problem]:
+    """A warning naming the Alertmanagers that did not take what another member took."""
+    if not (sent.ok and sent.missed_by):
+        return []
+    line = (
+        f"alerts not delivered to every Alertmanager ({sent.summary}); the open ones go again "
+        f"next run: {sent.missed_by}"
+    )
+    return [Problem(line, logging.WARNING)]
 
 
 def _as_stored(result: CheckResult, plan: AlertPlan) -> CheckResult:

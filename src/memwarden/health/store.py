@@ -250,7 +250,7 @@ def forward(
                 "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
             )
     pending = sum(alert.pending for alert in kept)
-    missed_by = result.error if result.ok else None
+    missed_by = result.missed
     return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id, missed_by)
 
 

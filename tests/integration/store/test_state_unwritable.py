@@ -13,9 +13,11 @@ lines, with "the disk is full" as the reason.)
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -29,6 +31,7 @@ from memwarden.store import state as state_module
 from support.cli import CliResult, run_cli, run_subprocess
 from support.deployments import make_sqlite_era_state
 from support.health import MACHINE_DEPENDENT_CHECKS
+from support.prometheus import Alertmanager
 from support.slack_server import SlackServer
 
 pytestmark = pytest.mark.skipif(not hasattr(resource, "RLIMIT_FSIZE"), reason="needs rlimits")
@@ -126,6 +129,25 @@ def test_health_on_full_disk_alerts_slack_and_stderr(gateway, env, slack):
     text = delivered[0].body["text"]
     assert "memwarden.state" in text and "gateway.live" in text
     assert database.stat().st_size == before
+
+
+def test_health_on_full_disk_names_the_alertmanager_that_missed_the_alerts(gateway, env, tmp_path):
+    prime(gateway, env)
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{unused.getsockname()[1]}"
+    with Alertmanager(tmp_path / "am") as manager:
+        urls = json.dumps([manager.url, closed])
+        result = run_on_full_disk(
+            "--state-dir",
+            gateway.state_dir,
+            "health",
+            "-q",
+            env=env | {"MEMWARDEN_ALERTMANAGER_URLS": urls},
+        )
+        assert manager.alerts(check="gateway.live"), result.stderr
+
+    assert_one_clear_line(result, "not delivered to every Alertmanager", closed)
 
 
 def test_health_on_full_disk_repeats_the_alert_each_run(gateway, env, slack):
