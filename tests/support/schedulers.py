@@ -1,7 +1,8 @@
 """Stand-ins for the schedulers' commands (systemctl, launchctl, crontab) on PATH.
 
 Each is a small shell script that records its arguments in `calls.log`; `crontab` also keeps
-the crontab in a file, as the real one does (`-l`, `-r`, `-` for stdin).
+the crontab in a file, as the real one does (`-l`, `-r`, `-` for stdin). A call whose arguments
+are `$STUB_FAIL` fails (exit 1), saying `$STUB_FAIL_OUTPUT` ("stub failure" when unset) on stderr.
 
     stubs = install_stubs(tmp_path / "stubs")
     env = {**os.environ, **stubs.env()}
@@ -14,10 +15,15 @@ from pathlib import Path
 
 RECORDER = """#!/bin/sh
 echo "$(basename "$0") $*" >> "$STUB_LOG"
-if [ -n "${STUB_FAIL:-}" ] && [ "$*" = "$STUB_FAIL" ]; then echo "stub failure" >&2; exit 1; fi
+if [ -n "${STUB_FAIL:-}" ] && [ "$*" = "$STUB_FAIL" ]; then
+  echo "${STUB_FAIL_OUTPUT:-stub failure}" >&2; exit 1
+fi
 """
 CRONTAB = """#!/bin/sh
 echo "crontab $*" >> "$STUB_LOG"
+if [ -n "${STUB_FAIL:-}" ] && [ "$*" = "$STUB_FAIL" ]; then
+  echo "${STUB_FAIL_OUTPUT:-stub failure}" >&2; exit 1
+fi
 case "$1" in
   -l) [ -f "$STUB_CRONTAB" ] || { echo "no crontab for $USER" >&2; exit 1; }
       cat "$STUB_CRONTAB" ;;

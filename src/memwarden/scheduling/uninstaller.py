@@ -50,12 +50,12 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
     leftover = _leftover(manifest, decisions)
     if dry_run:
         return _dry_run(result, context, plan, decisions, leftover is not None)
-    outcomes = [act.run_command(command, context.env) for command in plan.commands]
+    stops = [act.run_command(command, context.env) for command in plan.commands]
+    if not _report(result, stops):
+        return _stop_failed(result, context, manifest, stops)
     removed = _remove_files(result, decisions)
-    outcomes += [act.run_command(command, context.env) for command in plan.after]
-    lines, problems, failed = act.report_outcomes(outcomes)
-    result.lines += lines
-    result.problems += problems
+    after = [act.run_command(command, context.env) for command in plan.after]
+    failed = not _report(result, after)
     kept = [entry for entry, decision in decisions if decision == "keep"]
     if leftover is not None:
         save_manifest(context.storage_dir, leftover)
@@ -73,8 +73,38 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
         "installed": True,
         "removed": removed,
         "kept": [entry.path for entry in kept],
-        "commands": [outcome.to_json() for outcome in outcomes],
+        "commands": [outcome.to_json() for outcome in (*stops, *after)],
         "summary": {"target": target, "removed": len(removed), "kept": len(kept)},
+    }
+    return result
+
+
+def _report(result: JobResult, outcomes: list[act.CommandOutcome]) -> bool:
+    """Add the outcomes' lines and problems to `result`; return whether none failed."""
+    lines, problems, failed = act.report_outcomes(outcomes)
+    result.lines += lines
+    result.problems += problems
+    return not failed
+
+
+def _stop_failed(
+    result: JobResult, context: JobContext, manifest: Manifest, stops: list[act.CommandOutcome]
+) -> JobResult:
+    """A stop failed: what it was to stop may still run. Leave the files it runs and the record
+    as they are, so that running the uninstall again retries the stops and finishes."""
+    record = manifest_path(context.storage_dir, manifest.target)
+    result.problems.append(
+        f"nothing removed: {record} still lists what is scheduled; run "
+        f"`memwarden uninstall {manifest.target}` again once the scheduler is reachable"
+    )
+    result.exit_code = EXIT_FAILURES
+    result.data = {
+        "target": manifest.target,
+        "installed": True,
+        "removed": [],
+        "kept": [entry.path for entry in manifest.files],
+        "commands": [outcome.to_json() for outcome in stops],
+        "summary": {"target": manifest.target, "removed": 0, "kept": len(manifest.files)},
     }
     return result
 

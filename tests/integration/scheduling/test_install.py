@@ -174,6 +174,63 @@ def test_install_failing_command_exits_1_and_uninstall_still_cleans_up(
     assert tree(isolated_env) == before
 
 
+def test_uninstall_whose_stop_cannot_reach_the_scheduler_keeps_everything_and_a_rerun_finishes(
+    capsys, stubs, monkeypatch, isolated_env
+):
+    before = tree(isolated_env)
+    assert run_cli(capsys, "install", "systemd").exit_code == 0
+    installed = tree(isolated_env)
+    record = isolated_env / ".local/state/memwarden/install/systemd.json"
+    recorded = record.read_bytes()
+    monkeypatch.setenv("STUB_FAIL", "--user disable --now memwarden-rotate.timer")
+    monkeypatch.setenv("STUB_FAIL_OUTPUT", "Failed to connect to bus: No medium found")
+
+    result = run_cli(capsys, "uninstall", "systemd")
+
+    assert result.exit_code == 1
+    assert tree(isolated_env) == installed
+    assert record.read_bytes() == recorded
+    assert (
+        "failed: systemctl --user disable --now memwarden-rotate.timer: Failed to connect to bus"
+        in result.stderr
+    )
+    assert "run `memwarden uninstall systemd` again once the scheduler is reachable" in (
+        result.stderr
+    )
+    monkeypatch.delenv("STUB_FAIL")
+    assert run_cli(capsys, "uninstall", "systemd").exit_code == 0
+    assert stubs.calls().count("systemctl --user disable --now memwarden-rotate.timer") == 2
+    assert tree(isolated_env) == before
+
+
+def test_uninstall_whose_crontab_update_fails_keeps_the_record_doctor_and_force_rely_on(
+    capsys, stubs, monkeypatch, isolated_env
+):
+    stubs.crontab.write_text("MAILTO=me\n")
+    assert run_cli(capsys, "install", "cron").exit_code == 0
+    runner = isolated_env / ".local/state/memwarden/bin/memwarden-cron"
+    runner.write_text(runner.read_text() + "# my edit\n")
+    record = isolated_env / ".local/state/memwarden/install/cron.json"
+    recorded = record.read_bytes()
+    monkeypatch.setenv("STUB_FAIL", "-")
+
+    result = run_cli(capsys, "uninstall", "cron", "--force")
+
+    assert result.exit_code == 1
+    assert record.read_bytes() == recorded
+    assert runner.exists()
+    assert "failed: crontab -  (new crontab on stdin): stub failure" in result.stderr
+    assert "again once the scheduler is reachable" in result.stderr
+    doctor = run_cli(capsys, "doctor", "--json")
+    timers = [f for f in doctor.json()["findings"] if f["key"] == "timers.cron"]
+    assert not any("nothing is scheduled" in f["message"] for f in timers), timers
+    monkeypatch.delenv("STUB_FAIL")
+    assert run_cli(capsys, "uninstall", "cron", "--force").exit_code == 0
+    assert stubs.crontab.read_text() == "MAILTO=me\n"
+    assert not runner.exists()
+    assert not record.exists()
+
+
 def test_uninstall_keeps_a_unit_changed_since_install_unless_forced(capsys, stubs, isolated_env):
     assert run_cli(capsys, "install", "systemd").exit_code == 0
     edited = isolated_env / ".config/systemd/user/memwarden-health.timer"
