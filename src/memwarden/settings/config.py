@@ -170,7 +170,8 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
                 problems.append(f"{path}: {key}: no longer an option ({RETIRED[key]})")
                 continue
             if option is None:
-                problems.append(f"{path}: {key}: unknown option{_suggest(key, OPTIONS_BY_KEY)}")
+                hint = _suggest(key, OPTIONS_BY_KEY, RETIRED)
+                problems.append(f"{path}: {key}: unknown option{hint}")
                 continue
             try:
                 values[key] = option.coerce(raw)
@@ -228,7 +229,7 @@ def _apply_env(
             problems.append(f"{origin}: {name}: no longer an option ({retired[name]})")
             continue
         if option is None:
-            hint = _suggest(name, by_env)
+            hint = _suggest(name, by_env, retired)
             problems.append(f"{origin}: {name}: unknown memwarden variable{hint}")
             continue
         try:
@@ -372,11 +373,18 @@ def _env_name(key: str) -> str:
     return ENV_PREFIX + key.replace(".", "_").upper()
 
 
-def _suggest(word: str, choices) -> str:
+def _suggest(word: str, choices, retired: Mapping[str, str] | None = None) -> str:
+    """Return ` (did you mean X?)` for the closest of `choices`, or of the `retired` names (with
+    why each went), or "" when none is close."""
     import difflib  # only when there is a mistake to explain
 
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]}?)" if close else ""
+    retired = retired or {}
+    close = difflib.get_close_matches(word, [*choices, *retired], n=1)
+    if not close:
+        return ""
+    if close[0] in retired:
+        return f" (did you mean {close[0]}? no longer an option: {retired[close[0]]})"
+    return f" (did you mean {close[0]}?)"
 
 
 def storage_location(config: Config, env: Mapping[str, str]) -> tuple[Path, str]:

@@ -286,6 +286,18 @@ def test_load_secrets_file_variable_without_the_memwarden_prefix_is_refused(tmp_
     ]
 
 
+def test_load_a_typo_of_a_retired_option_says_it_is_no_longer_one(tmp_path):
+    path = write(tmp_path / "c.toml", "[checkpoint]\ntail_entrys = 5\n")
+    with pytest.raises(ConfigError) as raised:
+        config.load(path, env={"MEMWARDEN_CHECKPOINT_MAX_TODO": "3"})
+    toml, variable = raised.value.lines()
+    assert "checkpoint.tail_entrys: unknown option (did you mean checkpoint.tail_entries? no " in (
+        toml
+    )
+    assert toml.endswith("remove it)")
+    assert "(did you mean MEMWARDEN_CHECKPOINT_MAX_TODOS? no longer an option: " in variable
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
