@@ -71,6 +71,11 @@ def healthy(tmp_path, home, sim, monkeypatch, capsys):
     return state
 
 
+def doctor_offline(capsys, state):
+    """`doctor --skip-gateway --json` of the state dir."""
+    return run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+
+
 def findings(result) -> dict[str, dict]:
     return {finding["key"]: finding for finding in result.json()["findings"]}
 
@@ -117,7 +122,7 @@ def test_doctor_safeguard_compaction_warns_with_the_exact_command(
 
 def test_doctor_fresh_deployment_needs_hooks_and_timers_and_exits_1(capsys, tmp_path):
     state = make_file_era_state(tmp_path)
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     assert result.exit_code == 1
     found = findings(result)
     assert found["hooks.memory-index-inject"]["fix"] == "memwarden install hooks"
@@ -133,7 +138,7 @@ def test_doctor_hooks_installed_but_not_selected_gives_enable_commands(capsys, t
         folder.mkdir(parents=True)
         (folder / "HOOK.md").write_text("---\n")
         (folder / "handler.js").write_text("\n")
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     fix = findings(result)["hooks.session-summary"]["fix"]
     assert fix == "memwarden install hooks"
 
@@ -216,7 +221,7 @@ def test_doctor_unparsable_gateway_config_needs_action_and_other_checks_still_ru
     state.config_path.write_text("{ gateway: { port: 18789, }\n")
     good = state.config_path.with_name("openclaw.json.last-good")
     good.write_text("{}\n")
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     assert result.exit_code == 1
     found = findings(result)
     assert found["gateway.config"]["severity"] == "action"
@@ -240,7 +245,7 @@ def test_doctor_oversized_active_context_warns_with_cap_to_set(capsys, tmp_path)
     memory.mkdir()
     header = "# Active context\n\n> - session: `agent:main:main` (id `x`)\n\n"
     (memory / "ACTIVE_CONTEXT.md").write_text(header + "x" * 21_000)
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     finding = findings(result)["bootstrap.main.ACTIVE_CONTEXT.md"]
     assert finding["severity"] == "warning"
     assert finding["fix"] == "openclaw config set agents.defaults.bootstrapMaxChars 25000"
@@ -259,7 +264,7 @@ def test_doctor_active_context_at_the_cap_with_trailing_newlines_fits_as_index_s
     index = run_cli(capsys, "--state-dir", state.state_dir, "index", "--json")
     assert index.json()["workspaces"][0]["warnings"] == []
 
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
 
     finding = findings(result)["bootstrap.main.ACTIVE_CONTEXT.md"]
     assert finding["severity"] == "ok"
@@ -304,7 +309,7 @@ def test_doctor_stale_job_is_graded_with_the_health_multiples(
 def test_doctor_token_only_in_shell_warns_that_timers_miss_it(capsys, tmp_path, monkeypatch):
     state = make_file_era_state(tmp_path)
     monkeypatch.setenv("MEMWARDEN_SLACK_BOT_TOKEN", "xoxb-secret-value")
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     finding = findings(result)["secrets.MEMWARDEN_SLACK_BOT_TOKEN"]
     assert finding["severity"] == "warning"
     assert "xoxb-secret-value" not in result.stdout
@@ -313,7 +318,7 @@ def test_doctor_token_only_in_shell_warns_that_timers_miss_it(capsys, tmp_path, 
 def test_doctor_disabled_check_that_names_no_check_needs_action(capsys, tmp_path, monkeypatch):
     state = make_file_era_state(tmp_path)
     monkeypatch.setenv("MEMWARDEN_HEALTH_DISABLED_CHECKS", '["gateway.lvie"]')
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     finding = findings(result)["health.disabled_checks"]
     assert finding["severity"] == "action"
     assert "'gateway.lvie' names no check (did you mean gateway.live?)" in finding["message"]
@@ -325,7 +330,7 @@ def test_doctor_metrics_file_node_exporter_ignores_for_its_name_warns(
     state = make_file_era_state(tmp_path)
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(tmp_path / "memwarden.txt"))
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE_MODE", "0644")
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     finding = findings(result)["metrics.file"]
     assert finding["severity"] == "warning"
     assert "reads only *.prom files: it ignores this one" in finding["message"]
@@ -338,13 +343,13 @@ def test_doctor_metrics_file_0640_names_the_group_it_takes(capsys, tmp_path, mon
     folder.mkdir()
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE", str(folder / "memwarden.prom"))
     monkeypatch.setenv("MEMWARDEN_HEALTH_METRICS_FILE_MODE", "0640")
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     message = findings(result)["metrics.file"]["message"]
     assert f"group {grp.getgrgid(os.getegid()).gr_name} (your group: the folder has no setgid" in (
         message
     )
     folder.chmod(0o2775)
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     message = findings(result)["metrics.file"]["message"]
     assert f"group {grp.getgrgid(folder.stat().st_gid).gr_name} (the folder's)" in message
 
@@ -365,7 +370,7 @@ def test_doctor_unreadable_manifest_is_reported_and_other_checks_still_run(
     manifest = isolated_env / ".local" / "state" / "memwarden" / "install" / "cron.json"
     manifest.parent.mkdir(parents=True)
     manifest.write_text("{not json")
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     found = findings(result)
     assert "could not check timers.installed" in found["timers.installed"]["message"]
     assert found["compaction.mode"]["severity"] == "ok"
@@ -376,10 +381,10 @@ def test_doctor_shell_gateway_token_is_fine_when_the_gateway_config_holds_one(
 ):
     state = make_file_era_state(tmp_path)
     monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", "test-token-123")
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     assert "secrets.OPENCLAW_GATEWAY_TOKEN" not in findings(result)
     edit_config(state, lambda config: config["gateway"]["auth"].pop("token"))
-    result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--skip-gateway", "--json")
+    result = doctor_offline(capsys, state)
     assert findings(result)["secrets.OPENCLAW_GATEWAY_TOKEN"]["severity"] == "warning"
 
 

@@ -18,6 +18,13 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def private_secrets(folder: Path, text: str) -> tuple[Path, dict[str, str]]:
+    """Write a secrets file (0600) holding `text`; return it and the environment naming it."""
+    secrets = write(folder / "secrets.env", text)
+    secrets.chmod(0o600)
+    return secrets, {"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)}
+
+
 def test_load_without_file_returns_schema_defaults():
     loaded = config.load(None, env={})
     for option in ALL_OPTIONS:
@@ -112,9 +119,8 @@ def test_load_retired_install_stale_multiple_names_what_replaced_it(tmp_path):
 
 
 def test_load_secrets_file_private_is_read(tmp_path):
-    secrets = write(tmp_path / "secrets.env", "# comment\nMEMWARDEN_GATEWAY_TOKEN='s3cr3t'\n")
-    secrets.chmod(0o600)
-    loaded = config.load(None, env={"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)})
+    _, env = private_secrets(tmp_path, "# comment\nMEMWARDEN_GATEWAY_TOKEN='s3cr3t'\n")
+    loaded = config.load(None, env=env)
     assert loaded.gateway.token == "s3cr3t"
 
 
@@ -188,25 +194,22 @@ def test_example_config_uncommented_parses_to_defaults(tmp_path):
 
 
 def test_load_secrets_file_line_the_grammar_refuses_names_file_and_line(tmp_path):
-    secrets = write(
-        tmp_path / "secrets.env",
+    secrets, env = private_secrets(
+        tmp_path,
         '# slack\nMEMWARDEN_SLACK_BOT_TOKEN=xoxb-1\nMEMWARDEN_SLACK_CHANNEL="C0123" # ops\n',
     )
-    secrets.chmod(0o600)
     with pytest.raises(ConfigError) as raised:
-        config.load(None, env={"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)})
+        config.load(None, env=env)
     (line,) = raised.value.lines()
     assert line.startswith(f"{secrets}:3: `#` after a value is not a comment")
     assert "xoxb-1" not in line
 
 
 def test_load_secrets_file_dollar_is_literal_and_other_variables_reach_the_job(tmp_path):
-    secrets = write(
-        tmp_path / "secrets.env",
-        "MEMWARDEN_SLACK_BOT_TOKEN=xoxb-a$b${c}\nOPENCLAW_GATEWAY_TOKEN='gw$1'\n",
+    _, env = private_secrets(
+        tmp_path, "MEMWARDEN_SLACK_BOT_TOKEN=xoxb-a$b${c}\nOPENCLAW_GATEWAY_TOKEN='gw$1'\n"
     )
-    secrets.chmod(0o600)
-    env = {"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets), "PATH": "/bin"}
+    env["PATH"] = "/bin"
     loaded = config.load(None, env=env)
     assert loaded.values["slack.bot_token"] == "xoxb-a$b${c}"
     assert loaded.secrets_environment == {"OPENCLAW_GATEWAY_TOKEN": "gw$1"}
@@ -273,13 +276,11 @@ def test_load_secret_in_the_config_file_is_refused_with_where_it_goes(tmp_path):
 
 
 def test_load_secrets_file_variable_without_the_memwarden_prefix_is_refused(tmp_path):
-    secrets = write(
-        tmp_path / "secrets.env",
-        "SLACK_BOT_TOKEN=xoxb-1\nMEMWARDEN_SLACK_CHANNEL=C1\nOPENCLAW_GATEWAY_TOKEN=t\n",
+    secrets, env = private_secrets(
+        tmp_path, "SLACK_BOT_TOKEN=xoxb-1\nMEMWARDEN_SLACK_CHANNEL=C1\nOPENCLAW_GATEWAY_TOKEN=t\n"
     )
-    secrets.chmod(0o600)
     with pytest.raises(ConfigError) as raised:
-        config.load(None, env={"MEMWARDEN_GENERAL_SECRETS_FILE": str(secrets)})
+        config.load(None, env=env)
     assert raised.value.lines() == [
         f"{secrets}: SLACK_BOT_TOKEN: not a memwarden variable (did you mean "
         "MEMWARDEN_SLACK_BOT_TOKEN?)"
