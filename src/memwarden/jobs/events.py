@@ -18,7 +18,7 @@ import orjson
 
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.jobs.common import positive_int, require_known_agents
-from memwarden.process.errors import GatewayNotFound, UsageError
+from memwarden.process.errors import GatewayConfigError, UsageError
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.store.state import StateDB
 
@@ -83,12 +83,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     since = parse_since(options.since, context.now(), zone) if options.since else None
     types = [part.strip() for item in options.type for part in item.split(",") if part.strip()]
     agent = options.agent.lower() if options.agent else None
-    if agent:
-        require_known_agents([options.agent], _gateway_agents(context), lambda: _agents(context))
+    if agent:  # the timeline's agents first: the gateway's config is read only when needed
+        require_known_agents([options.agent], _agents(context), lambda: _gateway_agents(context))
+    recorded = _recorded_types(context.state) if types else []
     if types:
-        require_known_types(types, _recorded_types(context.state))
+        require_known_types(types, recorded)
     timeline = load_timeline(
         context.state,
+        recorded,
         agent_id=agent,
         since=since.timestamp() if since else None,
         types=types,
@@ -152,18 +154,20 @@ def require_known_types(patterns: Sequence[str], recorded: Sequence[str]) -> Non
 
 def load_timeline(
     state: StateDB,
+    recorded: Sequence[str],
     *,
     agent_id: str | None = None,
     since: float | None = None,
     types: Sequence[str] = (),
     limit: int = 500,
 ) -> list[dict[str, Any]]:
-    """Return the `limit` newest events and job runs matching the filters, oldest first."""
+    """Return the `limit` newest events and job runs matching the filters, oldest first, given
+    the types the events table holds (`recorded`; read when `types` filter)."""
     wanted = None
     if types:
         # StateDB.events takes exact types, and picks the newest `limit` in SQL: the patterns
         # (families, globs, as type_matches reads them) become the recorded types they match.
-        wanted = [kind for kind in _recorded_types(state) if type_matches(kind, types)]
+        wanted = [kind for kind in recorded if type_matches(kind, types)]
     events = state.events(types=wanted, since=since, limit=limit, agent_id=agent_id)
     runs = [run for run in _runs(state, since, limit) if type_matches(run["type"], types)]
     merged = sorted(events + runs, key=lambda event: (event["ts"], event["id"]))
@@ -189,10 +193,11 @@ def _recorded_types(state: StateDB) -> list[str]:
 
 
 def _gateway_agents(context: JobContext) -> list[str]:
-    """The gateway's agent ids; none when no gateway is here (the timeline is memwarden's)."""
+    """The gateway's agent ids; none when no gateway is here or its config cannot be read (the
+    timeline is memwarden's)."""
     try:
         return [agent.id for agent in context.deployment.agents]
-    except GatewayNotFound:
+    except GatewayConfigError:  # GatewayNotFound too
         return []
 
 

@@ -125,6 +125,18 @@ def test_events_unknown_agent_exits_2_naming_the_agents_found(capsys, timeline):
     assert result.stdout == ""
 
 
+def test_events_agent_of_the_timeline_needs_no_readable_gateway_config(
+    capsys, timeline, tmp_path, monkeypatch
+):
+    gateway = tmp_path / "openclaw"
+    gateway.mkdir()
+    (gateway / "openclaw.json").write_text("{ agents: [ broken\n")
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(gateway))
+    result = run_cli(capsys, "events", "--agent", "main")
+    assert result.exit_code == 0, result.stderr
+    assert "rotation.done" in result.stdout
+
+
 def test_events_type_matching_no_event_type_exits_2_listing_the_types(capsys, timeline, state):
     state.record_event("custom.thing", ts=timeline)
     for typo in ("rotaton", "alret.*"):
