@@ -175,15 +175,18 @@ def _rotate(
         return Outcome("postponed", detail, checkpoint=saved)
     # The bootstrap manifest (and INDEX.md when `index.after_checkpoint`) describes the handoff
     # just saved, so the hook injects it into the session's next bootstrap; a manifest that
-    # does not list it holds the reset back (the next turn would start without it).
+    # does not list it holds the reset back (the next turn would start without it), unless the
+    # operator turned handoff injection off (`index.inject_active_context`: none is listed).
     indexed = refresh_bootstrap(context, [agent])
     saved["index"] = "; ".join(item.get("error") or item["status"] for item in indexed) or None
     saved["manifest"] = "; ".join(str(item.get("manifest")) for item in indexed) or None
     listed = {h["session"] for item in indexed for h in item.get("handoffs", [])}  # lower-case
-    if decision.key.lower() not in listed:
+    if context.config.index.inject_active_context and decision.key.lower() not in listed:
+        errors = "; ".join(item["error"] for item in indexed if item.get("error"))
         detail = (
-            "the bootstrap manifest does not list its handoff, session not reset "
-            f"({saved['index']}); the next run tries again"
+            "the bootstrap manifest does not list its handoff, session not reset"
+            + (f" ({errors})" if errors else "")
+            + "; the next run tries again"
         )
         return Outcome("failed", detail, checkpoint=saved)
     if checkpoint.outcome == "written":

@@ -501,6 +501,17 @@ def test_rotate_snapshots_the_handoff_with_the_index_written_before_the_reset(
         assert f"  {name}" in shown.stdout
 
 
+def test_rotate_resets_with_handoff_injection_turned_off(capsys, file_state, monkeypatch):
+    # index.inject_active_context = false: the manifest lists no handoff, on purpose.
+    monkeypatch.setenv("MEMWARDEN_INDEX_INJECT_ACTIVE_CONTEXT", "false")
+    with gateway_for(file_state, monkeypatch) as sim:
+        sim.set_row(SECOND, **OVER)
+        result = rotate(capsys, file_state)
+
+    assert by_key(result)[SECOND]["status"] == "rotated", result.stdout
+    assert result.exit_code == 0, result.stderr
+
+
 def test_rotate_says_when_a_stopped_checkpoints_agent_gets_its_files_but_not_its_manifest(
     capsys, tmp_path, monkeypatch
 ):
