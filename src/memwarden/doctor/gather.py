@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memwarden.agent_memory.handoff_files import main_file_agents, read_handoffs
+from memwarden.alerts import alert_lifetime, alertmanager_urls
 from memwarden.doctor.alerting import check_alert_destination
 from memwarden.doctor.bootstrap import check_bootstrap
 from memwarden.doctor.finding import Finding
@@ -44,6 +45,7 @@ from memwarden.openclaw.gateway_settings import (
 from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.errors import (
+    ConfigError,
     GatewayConfigError,
     GatewayNotFound,
     MemwardenError,
@@ -383,17 +385,25 @@ def secrets_visibility(context: JobContext, manifests: dict[str, Manifest]) -> l
 
 def alert_destination(context: JobContext) -> list[Finding]:
     """Check that health alerts reach someone, that the secrets file can name a channel, and
-    that health.disabled_checks names checks (health refuses to run otherwise)."""
-    path = secrets_file_path(context)
-    return check_alert_destination(
-        context.config.slack,
-        str(path),
-        read_text_if_exists(path),
-        list(context.config.alertmanager.urls),
-    ) + [
+    the other settings health refuses to run with: health.disabled_checks entries that name no
+    check, and an Alertmanager resolve timeout within one health interval."""
+    config, path = context.config, secrets_file_path(context)
+    urls = alertmanager_urls(config.alertmanager)
+    findings = check_alert_destination(
+        config.slack, str(path), read_text_if_exists(path), [shown_url(url) for url in urls]
+    )
+    findings += [
         Finding("health.disabled_checks", "action", problem, "health.disabled_checks = [...]")
-        for problem in unknown_check_patterns(context.config)
+        for problem in unknown_check_patterns(config)
     ]
+    try:
+        if urls:
+            alert_lifetime(config)
+    except ConfigError as error:
+        fix = f"alertmanager.resolve_timeout_minutes = {3 * config.schedule.health_minutes}"
+        key = "alerts.resolve_timeout"
+        findings += [Finding(key, "action", line, fix) for line in error.problems]
+    return findings
 
 
 def permissions(

@@ -102,3 +102,22 @@ def test_doctor_counts_alertmanager_as_a_destination(state, monkeypatch):
 
     assert found["severity"] == "ok"
     assert "Alertmanager (http://127.0.0.1:9093)" in found["message"]
+
+
+def test_doctor_shows_alertmanager_urls_without_their_password(state, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_ALERTMANAGER_URLS", '["http://ops:s3cret@127.0.0.1:9093"]')
+
+    found = findings(state)["alerts.destination"]
+
+    assert "s3cret" not in found["message"]
+    assert "127.0.0.1:9093" in found["message"]
+
+
+def test_doctor_resolve_timeout_within_one_health_interval_needs_action(state, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_ALERTMANAGER_URLS", '["http://127.0.0.1:9093"]')
+    monkeypatch.setenv("MEMWARDEN_ALERTMANAGER_RESOLVE_TIMEOUT_MINUTES", "5")
+
+    found = findings(state)["alerts.resolve_timeout"]
+
+    assert found["severity"] == "action"
+    assert "open alerts would expire between two runs" in found["message"]
