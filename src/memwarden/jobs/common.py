@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -205,37 +204,6 @@ def require_known_agents(
     if unknown:
         named = ", ".join(sorted(found)) or "none"
         raise UsageError(f"unknown agent(s): {', '.join(unknown)} (agents found: {named})")
-
-
-def require_known_session(
-    key: str, agents: Sequence[Agent], recorded: Callable[[], Iterable[str]]
-) -> None:
-    """Given a session key asked for (any case), the deployment's agents and a function
-    returning the keys memwarden's records hold, raise UsageError, with the closest known key,
-    when neither those records nor the session stores (of the key's agent, else of every
-    agent) know it. A store that cannot be read leaves the key unjudged: nothing is raised."""
-    # lazy: only a command given --session reads the stores
-    from memwarden.openclaw.keys import classify
-    from memwarden.openclaw.sessions import load_sessions
-
-    wanted = key.lower()
-    known = {recorded_key.lower() for recorded_key in recorded()}
-    if wanted in known:
-        return
-    owner = [agent for agent in agents if agent.id == classify(wanted).agent_id]
-    for agent in owner or agents:
-        try:
-            known |= {record.key.lower() for record in load_sessions(agent, transcripts=False)}
-        except (MemwardenError, OSError):
-            return
-    if wanted in known:
-        return
-    close = difflib.get_close_matches(wanted, known, n=1)
-    hint = f"did you mean {close[0]}?" if close else "`memwarden sessions --all` lists them"
-    raise UsageError(
-        f"unknown session: {key} (neither memwarden's records nor the gateway's session "
-        f"stores holds it; {hint})"
-    )
 
 
 def writable(deployment: Deployment, agent: Agent) -> Agent:

@@ -8,12 +8,21 @@ lost (first few; all of them with --json) and the daily log that holds them.
 from __future__ import annotations
 
 import argparse
+import difflib
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from memwarden.compactions.assessment import lost_text
 from memwarden.compactions.ledger import recorded, session_keys, totals
-from memwarden.jobs.common import positive_int, require_known_agents, require_known_session
+from memwarden.jobs.common import positive_int, require_known_agents
+from memwarden.openclaw.keys import classify
+from memwarden.openclaw.sessions import load_sessions
+from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.readable import utc_minute
 from memwarden.process.runtime import JobContext, JobResult
+
+if TYPE_CHECKING:
+    from memwarden.openclaw.agents import Agent
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,3 +104,30 @@ def _summary_line(
 
 def _count(value: int | None) -> str:
     return "?" if value is None else f"{value:,}"
+
+
+def require_known_session(
+    key: str, agents: Sequence[Agent], recorded: Callable[[], Iterable[str]]
+) -> None:
+    """Given a session key asked for (any case), the deployment's agents and a function
+    returning the keys memwarden's records hold, raise UsageError, with the closest known key,
+    when neither those records nor the session stores (of the key's agent, else of every
+    agent) know it. A store that cannot be read leaves the key unjudged: nothing is raised."""
+    wanted = key.lower()
+    known = {recorded_key.lower() for recorded_key in recorded()}
+    if wanted in known:
+        return
+    owner = [agent for agent in agents if agent.id == classify(wanted).agent_id]
+    for agent in owner or agents:
+        try:
+            known |= {record.key.lower() for record in load_sessions(agent, transcripts=False)}
+        except (MemwardenError, OSError):
+            return
+    if wanted in known:
+        return
+    close = difflib.get_close_matches(wanted, known, n=1)
+    hint = f"did you mean {close[0]}?" if close else "`memwarden sessions --all` lists them"
+    raise UsageError(
+        f"unknown session: {key} (neither memwarden's records nor the gateway's session "
+        f"stores holds it; {hint})"
+    )

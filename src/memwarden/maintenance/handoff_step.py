@@ -85,7 +85,7 @@ def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
         label = ", ".join(agent.id for agent in sharing)
         try:
             moves = _plan(context, sharing, keeping, after_days)
-            moved = _move_all(context, report, sharing, moves, dry_run)
+            moved = _move_all(context, report, sharing, label, moves, dry_run)
             archived += moved
             if moved and not dry_run:
                 _refresh(context, report, sharing)
@@ -140,14 +140,15 @@ def _move_all(
     context: JobContext,
     report: StepReport,
     sharing: list[Agent],
+    label: str,
     moves: list[ArchiveMove],
     dry_run: bool,
 ) -> int:
-    """Move each handoff (a dry run: say it would), or say why not; return how many moved."""
+    """Move each handoff (a dry run: say it would), or say why not, for the agents sharing a
+    workspace (`label` names them); return how many moved."""
     if not moves:
         return 0
     memory, workspace = sharing[0].memory_dir, sharing[0].workspace
-    label = ", ".join(agent.id for agent in sharing)
     moved = 0
     with ExitStack() as locks:
         if not dry_run:
