@@ -223,13 +223,20 @@ def write_new(path: Path, payload: bytes) -> bool:
     linked into place, since a link never replaces a file (of another process, in the same
     instant) and a process killed part way leaves no half-written file. Return False, writing
     nothing, when `path` exists."""
-    temp = write_temp(path, payload)
+    return link_new(write_temp(path, payload), path)
+
+
+def link_new(temp: Path, path: Path) -> bool:
+    """Put the written, flushed file `temp` at `path` only where no file is, by a link (which
+    never replaces one), and remove the name `temp`. Return False, placing nothing, when `path`
+    exists."""
     try:
         os.link(temp, path)
     except FileExistsError:
         return False
     finally:
-        os.unlink(temp)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
     fsync_dir(path.parent)
     return True
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from memwarden.fs.files import FILE_MODE, check_inside, fsync_dir, remove_stale_temp_files
+from memwarden.fs.files import FILE_MODE, check_inside, fsync_dir, link_new, remove_stale_temp_files
 from memwarden.maintenance.facts import FileFacts, list_files
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
@@ -131,14 +131,11 @@ def gzip_in_place(path: Path) -> int:
             raise TranscriptChanged(f"{path}: changed while being compressed; left as it is")
         _verify(temp, before.st_size, path)
         os.utime(temp, ns=(before.st_atime_ns, before.st_mtime_ns))
-        try:
-            os.link(temp, target)  # a link never replaces a file there already
-        except FileExistsError:
-            raise MemwardenError(compressed_name_taken(path)) from None
+        if not link_new(temp, target):
+            raise MemwardenError(compressed_name_taken(path))
     finally:
         with contextlib.suppress(FileNotFoundError):
             temp.unlink()
-    fsync_dir(folder)
     path.unlink()
     fsync_dir(folder)
     return target.stat().st_size
