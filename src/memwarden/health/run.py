@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertMessage, AlertRoutes, alert_routes
+from memwarden.alerts import AlertMessage
 from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
@@ -33,6 +33,7 @@ from memwarden.health.checks import (
     STATE_KEY,
     HealthInputs,
     bootstrap_budget,
+    check_settings,
     compactions,
     config_drift,
     cron,
@@ -46,7 +47,6 @@ from memwarden.health.checks import (
     process,
     run_checks,
     state_dir,
-    unknown_check_patterns,
     volume,
 )
 from memwarden.health.checks import context as context_pressure
@@ -62,7 +62,6 @@ from memwarden.history.snapshots import snapshot_agents
 from memwarden.process.errors import (
     EXIT_FAILURES,
     EXIT_USAGE,
-    ConfigError,
     GatewayConfigError,
     GatewayNotFound,
     LockHeld,
@@ -99,19 +98,6 @@ CHECKS = {
     "context.pressure": context_pressure.check_context,
     "config.drift": config_drift.check_config_drift,
 }
-
-
-def check_settings(config: Any) -> AlertRoutes:
-    """Given the settings, return where alerts go. Raise ConfigError listing every setting
-    health refuses to run with (`memwarden config check` runs this too)."""
-    problems = unknown_check_patterns(config)
-    try:
-        routes = alert_routes(config)
-    except ConfigError as error:
-        problems += error.problems
-    if problems:
-        raise ConfigError(problems)
-    return routes
 
 
 def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:

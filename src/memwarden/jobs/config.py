@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memwarden.health.checks import check_settings
 from memwarden.jobs.common import add_verb
 from memwarden.openclaw.endpoint import endpoint_source, resolve_endpoint
 from memwarden.process.errors import ConfigError, GatewayConfigError, GatewayNotFound
@@ -57,9 +58,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             "sources": config.sources,
         }
     elif options.verb == "check":
-        # lazy: health.run imports every check; only this verb needs them
-        from memwarden.health.run import check_settings
-
         problems = []
         for check in (check_files, check_settings):  # check_settings: what health refuses
             try:

@@ -21,10 +21,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memwarden.alerts import AlertRoutes, alert_routes
 from memwarden.health.model import CheckResult, warning
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.process import stopping
-from memwarden.process.errors import GatewayNotFound, MemwardenError
+from memwarden.process.errors import ConfigError, GatewayNotFound, MemwardenError
 
 if TYPE_CHECKING:
     from memwarden.openclaw.layout import Deployment
@@ -136,6 +137,19 @@ def unknown_check_patterns(config: Any) -> list[str]:
         hint = f"did you mean {close[0]}?" if close else "the checks: " + ", ".join(names)
         problems.append(f"health.disabled_checks: {pattern!r} names no check ({hint})")
     return problems
+
+
+def check_settings(config: Any) -> AlertRoutes:
+    """Given the settings, return where alerts go. Raise ConfigError listing every setting
+    health refuses to run with (`memwarden config check` runs this too)."""
+    problems = unknown_check_patterns(config)
+    try:
+        routes = alert_routes(config)
+    except ConfigError as error:
+        problems += error.problems
+    if problems:
+        raise ConfigError(problems)
+    return routes
 
 
 def is_disabled(key: str, patterns: Sequence[str]) -> bool:
