@@ -243,8 +243,9 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
         if context.json_output:
             _print_json({"job": spec.name, "exit_code": EXIT_FAILURES, "error": [message]})
         return EXIT_FAILURES
-    for problem in _deployment_problems(context):
-        result.problems.append(problem)
+    deployment = context.__dict__.get("deployment")  # read by the job, or not at all
+    if deployment is not None and deployment.problems:  # agents it left out (refused workspace)
+        result.problems += deployment.problems
         result.exit_code = max(result.exit_code, EXIT_FAILURES)
     unrecorded = _finish(spec, context, result.exit_code, result.data.get("summary", {}))
     if unrecorded:
@@ -252,12 +253,6 @@ def _execute(spec: JobSpec, module: ModuleType, context, options: argparse.Names
         result.exit_code = max(result.exit_code, EXIT_FAILURES)
     _print_result(spec, result, context)
     return result.exit_code
-
-
-def _deployment_problems(context) -> list[str]:
-    """The agents the job left out (a workspace memwarden refuses), when it read the gateway."""
-    deployment = context.__dict__.get("deployment")  # loaded by the job, or not at all
-    return deployment.problems if deployment is not None else []
 
 
 def _finish(spec: JobSpec, context, exit_code: int, summary: dict) -> str | None:

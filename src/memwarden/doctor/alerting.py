@@ -37,10 +37,9 @@ def check_alert_destination(
         fix = f"{missing}={example}   (a line in {secrets_path})"
         findings = [Finding("alerts.destination", "action", "; ".join(error.problems), fix)]
     else:
-        if destination is None and alertmanager_urls:
-            destination = f"Alertmanager ({', '.join(alertmanager_urls)})"
-        elif destination is not None and alertmanager_urls:
-            destination += f" and Alertmanager ({', '.join(alertmanager_urls)})"
+        if alertmanager_urls:
+            alertmanager = f"Alertmanager ({', '.join(alertmanager_urls)})"
+            destination = f"{destination} and {alertmanager}" if destination else alertmanager
         findings = [_destination(destination, secrets_path)]
     channel_set = bool(slack.channel.strip()) or bool(slack.webhook_url.strip())
     if secrets_text is not None and not channel_set and not _CHANNEL_LINE.search(secrets_text):

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 Severity = Literal["ok", "info", "warning", "action"]
-SEVERITY_ORDER: dict[str, int] = {"action": 0, "warning": 1, "info": 2, "ok": 3}
 
 
 @dataclass(frozen=True)
@@ -22,16 +21,3 @@ class Finding:
     severity: Severity
     message: str
     fix: str | None = None
-
-
-def ordered(findings: list[Finding]) -> list[Finding]:
-    """Return the findings most urgent first, keeping the check order within a severity."""
-    return sorted(findings, key=lambda finding: SEVERITY_ORDER[finding.severity])
-
-
-def counts(findings: list[Finding]) -> dict[str, int]:
-    return {name: sum(1 for f in findings if f.severity == name) for name in SEVERITY_ORDER}
-
-
-def needs_action(findings: list[Finding]) -> bool:
-    return any(finding.severity == "action" for finding in findings)

@@ -71,9 +71,13 @@ def run_checks(context: JobContext, check_gateway: bool = True) -> list[Finding]
         findings, deployment = gateway_config(context)
     except (MemwardenError, OSError) as error:
         findings, deployment = _broken("gateway.config", error), None
-    try:
-        manifests = load_manifests(context)
-    except MemwardenError as error:
+    try:  # the install manifests by target
+        manifests = {
+            target: manifest
+            for target in TARGETS
+            if (manifest := load_manifest(context.storage_dir, target)) is not None
+        }
+    except MemwardenError as error:  # UsageError: one cannot be read
         findings += _broken("timers.installed", error)
         manifests = {}
     checks: list[tuple[str, Callable[[], list[Finding]]]] = []
@@ -300,15 +304,6 @@ def storage(context: JobContext) -> list[Finding]:
             )
         )
     return findings
-
-
-def load_manifests(context: JobContext) -> dict[str, Manifest]:
-    """Return the install manifests by target. Raise UsageError if one cannot be read."""
-    return {
-        target: manifest
-        for target in TARGETS
-        if (manifest := load_manifest(context.storage_dir, target)) is not None
-    }
 
 
 def timers(context: JobContext, manifests: dict[str, Manifest]) -> list[Finding]:

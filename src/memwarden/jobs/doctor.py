@@ -14,13 +14,14 @@ import argparse
 import logging
 from dataclasses import asdict
 
-from memwarden.doctor.finding import counts, needs_action, ordered
 from memwarden.doctor.gather import run_checks
 from memwarden.process.errors import EXIT_FAILURES
 from memwarden.process.runtime import JobContext, JobResult, Problem
 
 PROBLEM_LEVELS = {"action": logging.ERROR, "warning": logging.WARNING}
+# By severity, most urgent first: the order of the report.
 LABELS = {"action": "[action] ", "warning": "[warning]", "info": "[info]   ", "ok": "[ok]     "}
+SEVERITIES = list(LABELS)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    findings = ordered(run_checks(context, check_gateway=not options.skip_gateway))
-    tally = counts(findings)
+    findings = run_checks(context, check_gateway=not options.skip_gateway)
+    findings.sort(key=lambda finding: SEVERITIES.index(finding.severity))  # stable: check order
+    tally = {name: sum(1 for f in findings if f.severity == name) for name in SEVERITIES}
     shown = [
         f for f in findings if not options.problems_only or f.severity in ("action", "warning")
     ]
@@ -65,5 +67,5 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         data={"findings": [asdict(finding) for finding in findings], "summary": tally},
         lines=lines,
         problems=problems,
-        exit_code=EXIT_FAILURES if needs_action(findings) else 0,
+        exit_code=EXIT_FAILURES if tally["action"] else 0,
     )

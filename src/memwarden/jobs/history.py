@@ -269,12 +269,9 @@ def _undo_line(report, paths: Sequence[str]) -> str:
             return "would save the current memory as a pre-rewind snapshot first"
         return f"the current memory is already saved as snapshot {report.undo_id}"
     saved = "saved the current memory as" if report.saved_now else "the current memory is"
-    undo = shlex.join(["memwarden", "history", "rewind", report.undo_id, *_path_flags(paths)])
+    flags = [flag for path in paths for flag in ("--path", path)]
+    undo = shlex.join(["memwarden", "history", "rewind", report.undo_id, *flags])
     return f"{saved} snapshot {report.undo_id}; undo with: {undo}"
-
-
-def _path_flags(paths: Sequence[str]) -> list[str]:
-    return [flag for path in paths for flag in ("--path", path)]
 
 
 def _prune(context: JobContext, options: argparse.Namespace) -> JobResult:

@@ -30,18 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, summary in TARGETS.items():
         sub = add_verb(targets, name, summary)
         add_dry_run(sub)
-        if name == "hooks":
-            sub.add_argument(
-                "--force",
-                action="store_true",
-                help="also remove hook files changed since install (never another file)",
+        if name != "completion":
+            help_text = (
+                "also remove hook files changed since install (never another file)"
+                if name == "hooks"
+                else "also remove unit files changed since install"
             )
-        elif name != "completion":
-            sub.add_argument(
-                "--force",
-                action="store_true",
-                help="also remove unit files changed since install",
-            )
+            sub.add_argument("--force", action="store_true", help=help_text)
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:

@@ -271,16 +271,21 @@ def test_doctor_active_context_at_the_cap_with_trailing_newlines_fits_as_index_s
     assert "(20,000 of 20,000 characters)" in finding["message"]
 
 
+def _rotate_ran_ago(isolated_env, seconds: float) -> None:
+    """Make the recorded rotate runs start and finish `seconds` ago."""
+    db = StateDB(isolated_env / ".local" / "state" / "memwarden" / "state.db")
+    db.connection.execute(
+        "UPDATE runs SET started_at = ?, finished_at = ? WHERE job = 'rotate'",
+        (time.time() - seconds, time.time() - seconds),
+    )
+    db.close()
+
+
 def test_doctor_stale_job_warns_with_where_to_look(
     capsys, tmp_path, isolated_env, gateway, monkeypatch
 ):
     state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
-    db = StateDB(isolated_env / ".local" / "state" / "memwarden" / "state.db")
-    db.connection.execute(
-        "UPDATE runs SET started_at = ?, finished_at = ? WHERE job = 'rotate'",
-        (time.time() - 86400, time.time() - 86400),
-    )
-    db.close()
+    _rotate_ran_ago(isolated_env, 86400)
     result = run_cli(capsys, "--state-dir", state.state_dir, "doctor", "--json")
     finding = findings(result)["timers.rotate"]
     assert finding["severity"] == "action"  # 48 intervals: past health's critical multiple
@@ -292,12 +297,7 @@ def test_doctor_stale_job_is_graded_with_the_health_multiples(
     capsys, tmp_path, isolated_env, gateway, monkeypatch
 ):
     state = healthy(tmp_path, isolated_env, gateway, monkeypatch, capsys)
-    db = StateDB(isolated_env / ".local" / "state" / "memwarden" / "state.db")
-    db.connection.execute(
-        "UPDATE runs SET started_at = ?, finished_at = ? WHERE job = 'rotate'",
-        (time.time() - 4 * 3600, time.time() - 4 * 3600),
-    )
-    db.close()
+    _rotate_ran_ago(isolated_env, 4 * 3600)
     monkeypatch.setenv("MEMWARDEN_HEALTH_STALE_WARNING_MULTIPLE", "10")
     monkeypatch.setenv("MEMWARDEN_HEALTH_STALE_CRITICAL_MULTIPLE", "20")
 
