@@ -24,7 +24,6 @@ from memwarden.scheduling.manifest import (
 )
 from memwarden.scheduling.plan import InstallPlan, plan_install
 from memwarden.scheduling.spec import unit_spec, variables_timers_miss
-from memwarden.scheduling.uninstaller import decide, remove_files
 from memwarden.scheduling.units import PlannedFile, UnitSpec, secrets_file
 from memwarden.settings import ALL_OPTIONS
 from memwarden.store.storage import storage_folders
@@ -156,9 +155,9 @@ def _apply(
     crontab_existed: bool,
 ) -> JobResult:
     outcomes = [act.run_command(command, context.env) for command in plan.before]
-    removed = remove_files(
+    removed = act.remove_files(
         result,
-        decide(plan.stale_files, force=False),
+        act.decide(plan.stale_files, force=False),
         " (no longer scheduled)",
         "no longer scheduled but changed since install; delete it by hand",
     )
@@ -183,9 +182,7 @@ def _apply(
         # Only what was really enabled: doctor tells timers that are written but not running.
         manifest = replace(manifest, activated=active)
         saved = save_manifest(spec.storage_dir, manifest)
-    lines, problems, failed = act.report_outcomes(outcomes)
-    result.lines += lines
-    result.problems += problems
+    failed = act.report_outcomes(result, outcomes)
     scheduled = ", ".join(
         f"{job.name} every {describe_interval(job.interval_minutes)}" for job in spec.jobs
     )

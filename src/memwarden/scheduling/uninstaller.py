@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.fs.files import sha256_file
 from memwarden.process.errors import EXIT_FAILURES
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling import act
@@ -18,12 +16,7 @@ from memwarden.scheduling.manifest import (
     manifest_path,
     save_manifest,
 )
-from memwarden.scheduling.plan import (
-    UninstallPlan,
-    dirs_to_remove,
-    plan_uninstall,
-    removal_decision,
-)
+from memwarden.scheduling.plan import UninstallPlan, dirs_to_remove, plan_uninstall
 from memwarden.scheduling.units import TARGETS
 from memwarden.store.storage import release_if_empty
 
@@ -47,17 +40,17 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
         return result
     crontab = act.read_crontab(context.env)[0] if target == "cron" else None
     plan = plan_uninstall(manifest, os.getuid(), crontab)
-    decisions = decide(manifest.files, force)
+    decisions = act.decide(manifest.files, force)
     kept = [entry for entry, decision in decisions if decision == "keep"]
     leftover = _leftover(manifest, kept)
     if dry_run:
         return _dry_run(result, context, plan, decisions, leftover is not None)
     stops = [act.run_command(command, context.env) for command in plan.commands]
-    if not _report(result, stops):
+    if act.report_outcomes(result, stops):
         return _stop_failed(result, context, manifest, stops)
-    removed = remove_files(result, decisions)
+    removed = act.remove_files(result, decisions)
     after = [act.run_command(command, context.env) for command in plan.after]
-    failed = not _report(result, after)
+    failed = act.report_outcomes(result, after)
     if leftover is not None:
         save_manifest(context.storage_dir, leftover)
     else:
@@ -86,14 +79,6 @@ def _data(
     }
 
 
-def _report(result: JobResult, outcomes: list[act.CommandOutcome]) -> bool:
-    """Add the outcomes' lines and problems to `result`; return whether none failed."""
-    lines, problems, failed = act.report_outcomes(outcomes)
-    result.lines += lines
-    result.problems += problems
-    return not failed
-
-
 def _stop_failed(
     result: JobResult, context: JobContext, manifest: Manifest, stops: list[act.CommandOutcome]
 ) -> JobResult:
@@ -109,16 +94,6 @@ def _stop_failed(
     return result
 
 
-Decisions = list[tuple[InstalledFile, str]]
-
-
-def decide(entries: Iterable[InstalledFile], force: bool) -> Decisions:
-    """Each file installed, with what removing it does (see removal_decision)."""
-    return [
-        (entry, removal_decision(entry, sha256_file(Path(entry.path)), force)) for entry in entries
-    ]
-
-
 def _leftover(manifest: Manifest, kept: list[InstalledFile]) -> Manifest | None:
     """The record of what the uninstall leaves (the unit files it kept, nothing scheduled), or
     None when it leaves nothing to record (a kept secrets file is the operator's)."""
@@ -128,33 +103,11 @@ def _leftover(manifest: Manifest, kept: list[InstalledFile]) -> Manifest | None:
     return replace(manifest, files=leftover, activated=[], jobs={})
 
 
-def remove_files(
-    result: JobResult,
-    decisions: Decisions,
-    why: str = "",
-    kept: str = "changed since install; rerun with --force to remove it",
-) -> list[str]:
-    """Remove the files decided so, each with a line `removed <path><why>`; each other kept is a
-    problem `kept <path>: <kept>` (the secrets file is the operator's). Return the paths removed."""
-    removed: list[str] = []
-    for entry, decision in decisions:
-        path = Path(entry.path)
-        if decision == "remove":
-            path.unlink()
-            removed.append(entry.path)
-            result.lines.append(f"removed {path}{why}")
-        elif decision == "keep" and entry.role == "secrets":
-            result.lines.append(f"kept {path}: it holds your secrets")
-        elif decision == "keep":
-            result.problems.append(f"kept {path}: {kept}")
-    return removed
-
-
 def _dry_run(
     result: JobResult,
     context: JobContext,
     plan: UninstallPlan,
-    decisions: Decisions,
+    decisions: act.Decisions,
     keeps_record: bool,
 ) -> JobResult:
     lines = [f"uninstall {plan.target} (dry run): nothing is removed and nothing is run"]
