@@ -1,4 +1,4 @@
-"""Carry out install and uninstall plans: write files, run the scheduler's commands.
+"""Carry out install and uninstall plans: write and remove files, run scheduler commands.
 
 The thin, impure half of scheduling. Commands are resolved on the PATH of the job's
 environment and never receive a secret: the crontab, the only input sent on stdin, holds paths.
