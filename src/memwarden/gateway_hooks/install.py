@@ -27,6 +27,7 @@ from memwarden.health.deliveries import FOLDER, begin_receipts
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling.host import resolve_executable
+from memwarden.scheduling.plan import dirs_to_remove
 
 
 def install_hooks(
@@ -85,8 +86,7 @@ def uninstall_hooks(context: JobContext, dry_run: bool, force: bool = False) -> 
     disabled_by = restore(plan, record, dry_run)
     removed = [folders.remove_hook(plan, name, known, dry_run, force) for name in HOOK_NAMES]
     if not dry_run and disabled_by != "manual":
-        created = [Path(folder) for folder in (record.created_dirs if record else [])]
-        for folder in sorted(created, key=lambda folder: len(folder.parts), reverse=True):
+        for folder in dirs_to_remove(record.created_dirs if record else []):
             folders.remove_if_empty(plan, folder)
         record_path(plan.storage_dir).unlink(missing_ok=True)
     data = {

@@ -6,6 +6,6 @@ systemd units, launchd agents, the crontab block and the runner script from the 
 finds and replaces memwarden's block in a crontab; `plan` decides which files to write and which
 commands to run; `manifest` records what an install did so uninstall removes exactly that;
 `host` detects the scheduler and resolves the memwarden executable. `act` is the thin part that
-writes files and runs the scheduler's commands. `completion` generates the shell completion
-scripts and installs them.
+writes and removes files and runs the scheduler's commands. `completion` generates the shell
+completion scripts and installs them.
 """

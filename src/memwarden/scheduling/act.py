@@ -1,4 +1,4 @@
-"""Carry out install and uninstall plans: write files, run the scheduler's commands.
+"""Carry out install and uninstall plans: write and remove files, run scheduler commands.
 
 The thin, impure half of scheduling. Commands are resolved on the PATH of the job's
 environment and never receive a secret: the crontab, the only input sent on stdin, holds paths.
@@ -10,13 +10,15 @@ import contextlib
 import os
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.fs.files import atomic_write, ensure_dir, missing_ancestors
+from memwarden.fs.files import atomic_write, ensure_dir, missing_ancestors, sha256_file
 from memwarden.process.errors import UsageError
-from memwarden.scheduling.plan import Command
+from memwarden.process.runtime import JobResult
+from memwarden.scheduling.manifest import InstalledFile
+from memwarden.scheduling.plan import Command, removal_decision
 
 COMMAND_TIMEOUT_SECONDS = 60
 
@@ -37,22 +39,24 @@ class CommandOutcome:
         return self.command.to_json() | {"exit_code": self.exit_code, "output": self.output}
 
 
-def report_outcomes(outcomes: list[CommandOutcome]) -> tuple[list[str], list[str], int]:
-    """Given command outcomes, return (lines, problems, number of failures) to show.
+def report_outcomes(result: JobResult, outcomes: list[CommandOutcome]) -> int:
+    """Add a line or a problem per command outcome to `result`; return the number of failures.
 
     A command allowed to fail (stopping something not running) is not a failure, unless it
     could not reach the scheduler at all (then what it was to stop may still run).
     """
-    lines, problems = [], []
+    failures = 0
     for outcome in outcomes:
         shown = outcome.command.display()
         if outcome.ok:
-            lines.append(f"ran: {shown}")
+            result.lines.append(f"ran: {shown}")
         elif outcome.command.may_fail and not _unreachable(outcome):
-            lines.append(f"ran: {shown} (nothing to do)")
+            result.lines.append(f"ran: {shown} (nothing to do)")
         else:
-            problems.append(f"failed: {shown}: {outcome.output or f'exit {outcome.exit_code}'}")
-    return lines, problems, len(problems)
+            failures += 1
+            output = outcome.output or f"exit {outcome.exit_code}"
+            result.problems.append(f"failed: {shown}: {output}")
+    return failures
 
 
 # What systemctl and launchctl say when they cannot talk to the scheduler at all.
@@ -118,6 +122,38 @@ def _execute(command: Command, env: Mapping[str, str]) -> tuple[int | None, str,
     except OSError as error:
         return None, "", f"cannot run: {error.strerror or error}"
     return completed.returncode, completed.stdout, completed.stderr
+
+
+Decisions = list[tuple[InstalledFile, str]]
+
+
+def decide(entries: Iterable[InstalledFile], force: bool) -> Decisions:
+    """Each installed file, with what removing it does (see removal_decision)."""
+    return [
+        (entry, removal_decision(entry, sha256_file(Path(entry.path)), force)) for entry in entries
+    ]
+
+
+def remove_files(
+    result: JobResult,
+    decisions: Decisions,
+    why: str = "",
+    kept: str = "changed since install; rerun with --force to remove it",
+) -> list[str]:
+    """Remove the files decided so, each with a line `removed <path><why>`; each other kept is a
+    problem `kept <path>: <kept>` (the secrets file is the operator's). Return the paths removed."""
+    removed: list[str] = []
+    for entry, decision in decisions:
+        path = Path(entry.path)
+        if decision == "remove":
+            path.unlink()
+            removed.append(entry.path)
+            result.lines.append(f"removed {path}{why}")
+        elif decision == "keep" and entry.role == "secrets":
+            result.lines.append(f"kept {path}: it holds your secrets")
+        elif decision == "keep":
+            result.problems.append(f"kept {path}: {kept}")
+    return removed
 
 
 def make_dirs(folder: Path) -> list[Path]:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memwarden import __version__
-from memwarden.fs.files import missing_ancestors, sha256_file, sha256_text
+from memwarden.fs.files import missing_ancestors, sha256_text
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
@@ -22,7 +22,7 @@ from memwarden.scheduling.manifest import (
     manifest_path,
     save_manifest,
 )
-from memwarden.scheduling.plan import InstallPlan, plan_install, removal_decision
+from memwarden.scheduling.plan import InstallPlan, plan_install
 from memwarden.scheduling.spec import unit_spec, variables_timers_miss
 from memwarden.scheduling.units import PlannedFile, UnitSpec, secrets_file
 from memwarden.settings import ALL_OPTIONS
@@ -155,7 +155,12 @@ def _apply(
     crontab_existed: bool,
 ) -> JobResult:
     outcomes = [act.run_command(command, context.env) for command in plan.before]
-    removed = _remove_stale(plan, result)
+    removed = act.remove_files(
+        result,
+        act.decide(plan.stale_files, force=False),
+        " (no longer scheduled)",
+        "no longer scheduled but changed since install; delete it by hand",
+    )
     installed: list[InstalledFile] = []
     created: list[Path] = []
     try:
@@ -177,9 +182,7 @@ def _apply(
         # Only what was really enabled: doctor tells timers that are written but not running.
         manifest = replace(manifest, activated=active)
         saved = save_manifest(spec.storage_dir, manifest)
-    lines, problems, failed = act.report_outcomes(outcomes)
-    result.lines += lines
-    result.problems += problems
+    failed = act.report_outcomes(result, outcomes)
     scheduled = ", ".join(
         f"{job.name} every {describe_interval(job.interval_minutes)}" for job in spec.jobs
     )
@@ -247,22 +250,6 @@ def activated(names: tuple[str, ...], outcomes: list[act.CommandOutcome]) -> lis
     return those whose activating command did not fail."""
     failed = [outcome.command.argv for outcome in outcomes if not outcome.ok]
     return [name for name in names if not any(name in arg for argv in failed for arg in argv)]
-
-
-def _remove_stale(plan: InstallPlan, result: JobResult) -> list[str]:
-    removed = []
-    for entry in plan.stale_files:
-        path = Path(entry.path)
-        decision = removal_decision(entry, sha256_file(path), force=False)
-        if decision == "remove":
-            path.unlink()
-            removed.append(entry.path)
-            result.lines.append(f"removed {path} (no longer scheduled)")
-        elif decision == "keep":
-            result.problems.append(
-                f"kept {path}: no longer scheduled but changed since install; delete it by hand"
-            )
-    return removed
 
 
 def _next_steps(target: str, spec: UnitSpec, metrics: tuple[str, str]) -> list[str]:

@@ -6,7 +6,6 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.fs.files import sha256_file
 from memwarden.process.errors import EXIT_FAILURES
 from memwarden.process.runtime import JobContext, JobResult
 from memwarden.scheduling import act
@@ -17,12 +16,7 @@ from memwarden.scheduling.manifest import (
     manifest_path,
     save_manifest,
 )
-from memwarden.scheduling.plan import (
-    UninstallPlan,
-    dirs_to_remove,
-    plan_uninstall,
-    removal_decision,
-)
+from memwarden.scheduling.plan import UninstallPlan, dirs_to_remove, plan_uninstall
 from memwarden.scheduling.units import TARGETS
 from memwarden.store.storage import release_if_empty
 
@@ -46,17 +40,17 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
         return result
     crontab = act.read_crontab(context.env)[0] if target == "cron" else None
     plan = plan_uninstall(manifest, os.getuid(), crontab)
-    decisions = _decisions(manifest, force)
-    leftover = _leftover(manifest, decisions)
+    decisions = act.decide(manifest.files, force)
+    kept = [entry for entry, decision in decisions if decision == "keep"]
+    leftover = _leftover(manifest, kept)
     if dry_run:
         return _dry_run(result, context, plan, decisions, leftover is not None)
     stops = [act.run_command(command, context.env) for command in plan.commands]
-    if not _report(result, stops):
+    if act.report_outcomes(result, stops):
         return _stop_failed(result, context, manifest, stops)
-    removed = _remove_files(result, decisions)
+    removed = act.remove_files(result, decisions)
     after = [act.run_command(command, context.env) for command in plan.after]
-    failed = not _report(result, after)
-    kept = [entry for entry, decision in decisions if decision == "keep"]
+    failed = act.report_outcomes(result, after)
     if leftover is not None:
         save_manifest(context.storage_dir, leftover)
     else:
@@ -68,23 +62,21 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
         + (f", {len(leftover.files)} kept (changed since install)" if leftover else "")
     )
     result.exit_code = EXIT_FAILURES if failed or leftover else 0
-    result.data = {
+    result.data = _data(target, removed, kept, [*stops, *after])
+    return result
+
+
+def _data(
+    target: str, removed: list[str], kept: list[InstalledFile], outcomes: list[act.CommandOutcome]
+) -> dict:
+    return {
         "target": target,
         "installed": True,
         "removed": removed,
         "kept": [entry.path for entry in kept],
-        "commands": [outcome.to_json() for outcome in (*stops, *after)],
+        "commands": [outcome.to_json() for outcome in outcomes],
         "summary": {"target": target, "removed": len(removed), "kept": len(kept)},
     }
-    return result
-
-
-def _report(result: JobResult, outcomes: list[act.CommandOutcome]) -> bool:
-    """Add the outcomes' lines and problems to `result`; return whether none failed."""
-    lines, problems, failed = act.report_outcomes(outcomes)
-    result.lines += lines
-    result.problems += problems
-    return not failed
 
 
 def _stop_failed(
@@ -98,62 +90,24 @@ def _stop_failed(
         f"`memwarden uninstall {manifest.target}` again once the scheduler is reachable"
     )
     result.exit_code = EXIT_FAILURES
-    result.data = {
-        "target": manifest.target,
-        "installed": True,
-        "removed": [],
-        "kept": [entry.path for entry in manifest.files],
-        "commands": [outcome.to_json() for outcome in stops],
-        "summary": {"target": manifest.target, "removed": 0, "kept": len(manifest.files)},
-    }
+    result.data = _data(manifest.target, [], manifest.files, stops)
     return result
 
 
-Decisions = list[tuple[InstalledFile, str]]
-
-
-def _decisions(manifest: Manifest, force: bool) -> Decisions:
-    """Each file the manifest lists, with what uninstall does with it (see removal_decision)."""
-    return [
-        (entry, removal_decision(entry, sha256_file(Path(entry.path)), force))
-        for entry in manifest.files
-    ]
-
-
-def _leftover(manifest: Manifest, decisions: Decisions) -> Manifest | None:
+def _leftover(manifest: Manifest, kept: list[InstalledFile]) -> Manifest | None:
     """The record of what the uninstall leaves (the unit files it kept, nothing scheduled), or
     None when it leaves nothing to record (a kept secrets file is the operator's)."""
-    kept = [entry for entry, decision in decisions if decision == "keep"]
     leftover = [entry for entry in kept if entry.role != "secrets"]
     if not leftover:
         return None
     return replace(manifest, files=leftover, activated=[], jobs={})
 
 
-def _remove_files(result: JobResult, decisions: Decisions) -> list[str]:
-    """Remove the files decided so; return their paths."""
-    removed: list[str] = []
-    for entry, decision in decisions:
-        path = Path(entry.path)
-        if decision == "remove":
-            path.unlink()
-            removed.append(entry.path)
-            result.lines.append(f"removed {path}")
-        elif decision == "keep":
-            if entry.role == "secrets":
-                result.lines.append(f"kept {path}: it holds your secrets")
-            else:
-                result.problems.append(
-                    f"kept {path}: changed since install; rerun with --force to remove it"
-                )
-    return removed
-
-
 def _dry_run(
     result: JobResult,
     context: JobContext,
     plan: UninstallPlan,
-    decisions: Decisions,
+    decisions: act.Decisions,
     keeps_record: bool,
 ) -> JobResult:
     lines = [f"uninstall {plan.target} (dry run): nothing is removed and nothing is run"]

@@ -46,6 +46,10 @@ RETIRED = {
     "remove it",
 }
 OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTIONS}
+BY_VARIABLE = {option.env_name: option for option in ALL_OPTIONS}
+RETIRED_VARIABLES = {
+    ENV_PREFIX + key.replace(".", "_").upper(): why for key, why in RETIRED.items()
+}
 
 
 @dataclass(frozen=True)
@@ -107,8 +111,8 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     if secrets_path is not None:
         secret_env = _read_env_file(secrets_path, problems)
     problems += _unprefixed_names(secret_env, secrets_path)
-    _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
-    _apply_env(env, "environment", values, sources, problems)
+    _apply(secret_env, f"{secrets_path}", values, sources, problems, from_text=True)
+    _apply(env, "environment", values, sources, problems, from_text=True)
     problems += _unknown_time_zone(values, sources)
     target = secrets_path or default_secrets_file(env)
     problems += [
@@ -130,8 +134,6 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
     """Apply the TOML file at `path`; return the secret options it sets (the config file is
     shared, shown and often readable by others: no secret's place, whatever its mode)."""
     import tomllib  # only when there is a config file
-
-    secrets: list[Option] = []
 
     try:
         raw = read_regular_file(path)
@@ -156,32 +158,16 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
     except tomllib.TOMLDecodeError as error:
         problems.append(f"{path}: invalid TOML: {error}{_toml_hint(raw[bom:], error)}")
         return []
+    options: list[Option] = []
     for section, table in data.items():
         if section not in SECTIONS:
             problems.append(f"{path}: {section}: {_unknown_section(section, table)}")
-            continue
-        if not isinstance(table, dict):
+        elif not isinstance(table, dict):
             problems.append(f"{path}: {section}: expected a [{section}] table")
-            continue
-        for name, raw in table.items():
-            key = f"{section}.{name}"
-            option = OPTIONS_BY_KEY.get(key)
-            if key in RETIRED:
-                problems.append(f"{path}: {key}: no longer an option ({RETIRED[key]})")
-                continue
-            if option is None:
-                hint = _suggest(key, OPTIONS_BY_KEY, RETIRED)
-                problems.append(f"{path}: {key}: unknown option{hint}")
-                continue
-            try:
-                values[key] = option.coerce(raw)
-                sources[key] = str(path)
-            except ValueError as error:
-                problems.append(f"{path}: {key}: {error}")
-                continue
-            if option.secret and values[key]:
-                secrets.append(option)
-    return secrets
+        else:
+            settings = {f"{section}.{name}": value for name, value in table.items()}
+            options += _apply(settings, str(path), values, sources, problems)
+    return [option for option in options if option.secret and values[option.key]]
 
 
 def _unknown_section(name: str, value: Any) -> str:
@@ -214,40 +200,53 @@ def _toml_hint(raw: bytes, error: Exception) -> str:
     return f" ({key}: a number cannot start with 0 in TOML; {fix})"
 
 
-def _apply_env(
-    env: Mapping[str, str], origin: str, values: dict, sources: dict, problems: list[str]
-) -> None:
-    by_env = {option.env_name: option for option in ALL_OPTIONS}
-    retired = {_env_name(key): why for key, why in RETIRED.items()}
-    for name, raw in env.items():
-        if not name.startswith(ENV_PREFIX) or name in RESERVED_ENV:
+def _apply(
+    settings: Mapping[str, Any],
+    origin: str,
+    values: dict,
+    sources: dict,
+    problems: list[str],
+    *,
+    from_text: bool = False,
+) -> list[Option]:
+    """Apply `settings` read from `origin`: TOML values by dotted key, or (`from_text`) texts by
+    variable (`MEMWARDEN_…`; others are not memwarden's). Return the options set, in order; a
+    name or a value that does not fit is a problem."""
+    options, retired = (BY_VARIABLE, RETIRED_VARIABLES) if from_text else (OPTIONS_BY_KEY, RETIRED)
+    applied = []
+    for name, raw in settings.items():
+        if from_text and (
+            not name.startswith(ENV_PREFIX)
+            or name in RESERVED_ENV
+            or name.startswith(RESERVED_ENV_PREFIXES)
+        ):
             continue
-        if name.startswith(RESERVED_ENV_PREFIXES):
-            continue
-        option = by_env.get(name)
+        option = options.get(name)
         if name in retired:
             problems.append(f"{origin}: {name}: no longer an option ({retired[name]})")
-            continue
-        if option is None:
-            hint = _suggest(name, by_env, retired)
-            problems.append(f"{origin}: {name}: unknown memwarden variable{hint}")
-            continue
-        try:
-            values[option.key] = option.coerce_text(raw)
-            sources[option.key] = f"{origin} {name}"
-        except ValueError as error:
-            problems.append(f"{origin}: {name} ({option.key}): {error}")
+        elif option is None:
+            unknown = "unknown memwarden variable" if from_text else "unknown option"
+            problems.append(f"{origin}: {name}: {unknown}{_suggest(name, options, retired)}")
+        else:
+            source = f"{origin} {name}" if from_text else origin
+            try:
+                values[option.key] = option.coerce_text(raw) if from_text else option.coerce(raw)
+            except ValueError as error:
+                problems.append(f"{_where(option, source)}: {error}")
+                continue
+            sources[option.key] = source
+            applied.append(option)
+    return applied
 
 
 def _unprefixed_names(secret_env: Mapping[str, str], secrets_path: Path | None) -> list[str]:
     """Return a problem per variable of the secrets file that is a memwarden variable without
     its MEMWARDEN_ prefix (`SLACK_BOT_TOKEN=`): read as nothing, it would leave alerts with
     half a destination."""
-    by_env = {option.env_name for option in ALL_OPTIONS}
     return [
         f"{secrets_path}: {name}: not a memwarden variable (did you mean {ENV_PREFIX}{name}?)"
         for name in secret_env
-        if ENV_PREFIX + name in by_env
+        if ENV_PREFIX + name in BY_VARIABLE
     ]
 
 
@@ -367,10 +366,6 @@ def _reason(error: OSError) -> str:
     if isinstance(error, NotRegularFileError):
         return error.strerror
     return (error.strerror or str(error)).lower()
-
-
-def _env_name(key: str) -> str:
-    return ENV_PREFIX + key.replace(".", "_").upper()
 
 
 def _suggest(word: str, choices, retired: Mapping[str, str] | None = None) -> str:

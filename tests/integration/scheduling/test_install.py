@@ -312,6 +312,25 @@ def test_install_again_with_fewer_jobs_stops_and_removes_the_dropped_ones(
     assert f"Environment=MEMWARDEN_CONFIG={config}" in service
 
 
+def test_install_again_keeps_a_dropped_unit_changed_since_install(
+    capsys, stubs, isolated_env, tmp_path
+):
+    assert run_cli(capsys, "install", "systemd").exit_code == 0
+    unit_dir = isolated_env / ".config/systemd/user"
+    edited = unit_dir / "memwarden-rotate.timer"
+    edited.write_text(edited.read_text() + "# my edit\n")
+    config = tmp_path / "config.toml"
+    config.write_text('[install]\njobs = ["checkpoint", "health"]\n')
+    result = run_cli(capsys, "--config", config, "install", "systemd")
+    assert result.exit_code == 0, result.stderr
+    assert f"removed {unit_dir / 'memwarden-rotate.service'} (no longer scheduled)" in result.stdout
+    assert (
+        f"kept {edited}: no longer scheduled but changed since install; delete it by hand"
+        in result.stderr
+    )
+    assert edited.exists()
+
+
 def test_install_never_writes_secrets_from_the_environment(capsys, stubs, monkeypatch):
     monkeypatch.setenv("MEMWARDEN_SLACK_BOT_TOKEN", "xoxb-must-not-leak")
     monkeypatch.setenv("OPENCLAW_GATEWAY_TOKEN", "gateway-must-not-leak")
