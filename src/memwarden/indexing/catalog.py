@@ -27,21 +27,11 @@ from fnmatch import translate
 from functools import lru_cache
 from typing import NamedTuple
 
-from memwarden.indexing.markers import MARKERS, add_counts
+from memwarden.indexing.markers import ABBREVIATIONS, MARKERS, add_counts
 from memwarden.indexing.scan import FileFacts
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.process.readable import count_text, size_text
 
-ABBREVIATIONS = {
-    "DECISION": "DEC",
-    "GOTCHA": "GOT",
-    "SOLUTION": "SOL",
-    "PATTERN": "PAT",
-    "TRADEOFF": "TRA",
-    "FACT": "FACT",
-    "PREFERENCE": "PREF",
-    "TODO": "TODO",
-}
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 OTHER = "Other"
 OTHER_DESCRIPTION = "everything else"

@@ -30,7 +30,6 @@ from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.fs.templating import render
 from memwarden.history.snapshots import snapshot
 from memwarden.indexing.catalog import (
-    ABBREVIATIONS,
     Catalog,
     Category,
     CategoryView,
@@ -42,7 +41,7 @@ from memwarden.indexing.catalog import (
     parse_rules,
 )
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.indexing.markers import MARKERS, MEANINGS
+from memwarden.indexing.markers import ABBREVIATIONS, MARKERS, MEANINGS
 from memwarden.indexing.scan import FileStat, collect_facts
 from memwarden.process.errors import MemwardenError
 from memwarden.process.readable import count_text, size_text, utc_minute
