@@ -170,13 +170,7 @@ def _refresh_manifest(
             path.unlink()
         removed = "none" if current is None else "would_remove" if run.dry_run else "removed"
         return removed, [], left_out
-    payload = build_manifest(
-        agents=target.agents,
-        max_chars=target.max_chars,
-        total_max_chars=target.total_max_chars,
-        group_chats=context.config.index.inject_in_group_chats,
-        files=files,
-    )
+    payload = build_manifest(target, context.config.index.inject_in_group_chats, files)
     if current is not None and current.encode() == payload:
         return "unchanged", handoffs, left_out
     if run.dry_run:
