@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -327,10 +327,8 @@ def _watch_session(
     position = None
     if stored is not None:
         stored_id, stored_position = stored
-        try:
+        with suppress(ValueError):
             position = ReadPosition.from_json(stored_position)
-        except ValueError:
-            position = None
         archives_settled = True
         if stored_id != session.session_id and position is not None:
             archives = reset_archives(agent.sessions_dir, stored_id) if agent.era == "file" else []
