@@ -102,24 +102,23 @@ def task_changes(text: str) -> list[tuple[str, bool]]:
         return []
     if "```" in text or "~~~" in text:
         text = "\n".join(lines_outside_code(text))
-    boxes = [
-        (match.start(), match.end(), match.group(2).rstrip(" \t"), match.group(1) == " ")
-        for match in _CHECKBOX_ITEM.finditer(text)
-    ]
-    found = [(start, _task_text(item), is_open) for start, _, item, is_open in boxes]
+    boxes = list(_CHECKBOX_ITEM.finditer(text))
+    found = [(box.start(), _task_text(box.group(2)), box.group(1) == " ") for box in boxes]
     lines = [
         (match.start(), match.group(1).rstrip(" \t"), True) for match in _TODO_LINE.finditer(text)
     ]
     if "[TODO]" in text:
         lines += _todo_marker_lines(text)
     # `- [ ] TODO: item` is one task, not two: a TODO inside a checkbox's text is its name.
-    spans = sorted((start, end) for start, end, *_ in boxes)
+    spans = [box.span() for box in boxes]
     found += [one for one in lines if not inside(spans, one[0])]
     return [(item, is_open) for _, item, is_open in sorted(found)]
 
 
 def _task_text(item: str) -> str:
-    """A checkbox's task without a leading `TODO:` or `[TODO]`, as a TODO line names it."""
+    """A checkbox's task without its trailing blanks and a leading `TODO:` or `[TODO]`, as a
+    TODO line names it."""
+    item = item.rstrip(" \t")
     return _TASK_PREFIX.sub("", item, count=1) or item
 
 

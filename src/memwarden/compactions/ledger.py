@@ -26,12 +26,6 @@ if TYPE_CHECKING:
 CONSUMER = "compactions"
 EVENT = "compaction.recorded"
 
-_INSERT = (
-    "INSERT OR IGNORE INTO compactions (agent_id, session_id, entry_id, session_key, "
-    "compacted_at, recorded_at, run_id, tokens_before, tokens_after, summary_chars, "
-    "span_messages, items, lost, lost_json, severity, kept_file, kept) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
 _TIME = "coalesce(compacted_at, recorded_at)"
 
 
@@ -100,29 +94,31 @@ def record(
 ) -> bool:
     """Record a compaction once (its lost items kept in `kept_file`; None: it lost none), with
     its `compaction.recorded` event, in one transaction; return False when already recorded."""
-    compacted_at = assessment.compacted_at.timestamp() if assessment.compacted_at else None
     lost = [item.to_json() for item in assessment.lost]
-    values = (
-        agent_id,
-        session_id,
-        assessment.entry_id,
-        session_key,
-        compacted_at,
-        time.time(),
-        run_id,
-        assessment.tokens_before,
-        assessment.tokens_after,
-        assessment.summary_chars,
-        assessment.span_messages,
-        len(assessment.items),
-        len(lost),
-        orjson.dumps(lost).decode(),
-        assessment.severity,
-        kept_file,
-        int(kept_file is not None),
-    )
+    row = {
+        "agent_id": agent_id,
+        "session_id": session_id,
+        "entry_id": assessment.entry_id,
+        "session_key": session_key,
+        "compacted_at": assessment.compacted_at.timestamp() if assessment.compacted_at else None,
+        "recorded_at": time.time(),
+        "run_id": run_id,
+        "tokens_before": assessment.tokens_before,
+        "tokens_after": assessment.tokens_after,
+        "summary_chars": assessment.summary_chars,
+        "span_messages": assessment.span_messages,
+        "items": len(assessment.items),
+        "lost": len(lost),
+        "lost_json": orjson.dumps(lost).decode(),
+        "severity": assessment.severity,
+        "kept_file": kept_file,
+        "kept": int(kept_file is not None),
+    }
+    columns, names = ", ".join(row), ", ".join(f":{name}" for name in row)
+    insert = f"INSERT OR IGNORE INTO compactions ({columns}) VALUES ({names})"  # noqa: S608
+    event = ("severity", "tokens_before", "tokens_after", "summary_chars", "lost", "kept_file")
     with state.transaction() as connection:
-        if connection.execute(_INSERT, values).rowcount != 1:
+        if connection.execute(insert, row).rowcount != 1:
             return False
         state.record_event(
             EVENT,
@@ -131,15 +127,7 @@ def record(
             agent_id=agent_id,
             session_key=session_key,
             session_id=session_id,
-            data={
-                "compaction": assessment.entry_id,
-                "severity": assessment.severity,
-                "tokens_before": assessment.tokens_before,
-                "tokens_after": assessment.tokens_after,
-                "summary_chars": assessment.summary_chars,
-                "lost": len(lost),
-                "kept_file": kept_file,
-            },
+            data={"compaction": assessment.entry_id, **{name: row[name] for name in event}},
         )
     return True
 
@@ -188,24 +176,19 @@ def forget_kept(state: StateDB, agent_id: str, files: Sequence[str]) -> int:
         ).rowcount
 
 
-def agents_to_keep_again(state: StateDB) -> frozenset[str]:
-    """Return the agents that have compactions whose lost items are to be written again."""
+def to_keep_again(state: StateDB) -> dict[str, list[Recorded]]:
+    """Return, by agent, the compactions whose lost items are to be written again
+    (`forget_kept`), oldest first."""
+    # Asked every checkpoint run, and almost always empty: a scan of the table, not a walk of
+    # the whole time index the ORDER BY would choose (several times slower).
     rows = state.connection.execute(
-        "SELECT DISTINCT agent_id FROM compactions WHERE kept = 0 AND kept_file IS NOT NULL"
+        "SELECT * FROM compactions NOT INDEXED WHERE kept = 0 AND kept_file IS NOT NULL "
+        "ORDER BY coalesce(compacted_at, recorded_at), rowid"
     )
-    return frozenset(row[0] for row in rows)
-
-
-def to_keep_again(state: StateDB, agent_id: str, session_key: str | None) -> list[Recorded]:
-    """Return the agent's compactions (of one session, unless `session_key` is None) whose lost
-    items are to be written again (`forget_kept`), oldest first."""
-    query = "SELECT * FROM compactions WHERE agent_id = ? AND kept = 0 AND kept_file IS NOT NULL"
-    parameters = [agent_id]
-    if session_key is not None:
-        query += " AND lower(session_key) = lower(?)"
-        parameters.append(session_key)
-    rows = state.connection.execute(f"{query} ORDER BY {_TIME}, rowid", parameters)
-    return [_recorded(row) for row in rows]
+    found: dict[str, list[Recorded]] = {}
+    for row in rows:
+        found.setdefault(row["agent_id"], []).append(_recorded(row))
+    return found
 
 
 def mark_kept(state: StateDB, row: Recorded, kept_file: str) -> None:

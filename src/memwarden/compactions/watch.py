@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -142,8 +142,8 @@ class _Watcher:
     dry_run: bool
     report: WatchReport
     only_session: str | None  # `checkpoint --session`: its key, the one conversation watched
-    # The agents with compactions to keep again after a rewind (one query a run, not an agent).
-    rewound: frozenset[str] = frozenset()
+    # By agent, the compactions to keep again after a rewind (one query a run, not an agent).
+    rewound: Mapping[str, list[ledger.Recorded]]
 
     def keep(self, agent: Agent, assessment: Assessment, session_key: str) -> Kept:
         """Append the lost items of a lossy compaction to its day's log, unless the file already
@@ -220,7 +220,7 @@ def watch_compactions(
         dry_run,
         report,
         session_key,
-        ledger.agents_to_keep_again(context.state),
+        ledger.to_keep_again(context.state),
     )
     for agent in agents:
         stopping.check()
@@ -327,10 +327,8 @@ def _watch_session(
     position = None
     if stored is not None:
         stored_id, stored_position = stored
-        try:
+        with suppress(ValueError):
             position = ReadPosition.from_json(stored_position)
-        except ValueError:
-            position = None
         archives_settled = True
         if stored_id != session.session_id and position is not None:
             archives = reset_archives(agent.sessions_dir, stored_id) if agent.era == "file" else []
@@ -430,7 +428,10 @@ def _settle(
 def _keep_again(watcher: _Watcher, agent: Agent) -> None:
     """Write again the lost items of the agent's compactions whose daily log was rewound, from
     the ledger (the transcript is not read again), and record where they are."""
-    for row in ledger.to_keep_again(watcher.context.state, agent.id, watcher.only_session):
+    only = watcher.only_session
+    for row in watcher.rewound[agent.id]:
+        if only is not None and row.session_key.lower() != only.lower():
+            continue
         assessment = recorded_assessment(row)
         found = Found(agent.id, row.session_key, row.session_id, assessment)
         try:

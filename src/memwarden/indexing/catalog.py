@@ -27,21 +27,11 @@ from fnmatch import translate
 from functools import lru_cache
 from typing import NamedTuple
 
-from memwarden.indexing.markers import MARKERS, add_counts
-from memwarden.indexing.scan import FileFacts
+from memwarden.indexing.markers import ABBREVIATIONS, MARKERS, add_counts
+from memwarden.indexing.scan import PoolFile
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.process.readable import count_text, size_text
 
-ABBREVIATIONS = {
-    "DECISION": "DEC",
-    "GOTCHA": "GOT",
-    "SOLUTION": "SOL",
-    "PATTERN": "PAT",
-    "TRADEOFF": "TRA",
-    "FACT": "FACT",
-    "PREFERENCE": "PREF",
-    "TODO": "TODO",
-}
 _DATED = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 OTHER = "Other"
 OTHER_DESCRIPTION = "everything else"
@@ -65,7 +55,7 @@ class Category:
 
     name: str
     description: str
-    files: list[FileFacts] = field(default_factory=list)
+    files: list[PoolFile] = field(default_factory=list)
     protected: bool = False
 
 
@@ -84,7 +74,7 @@ def parse_rules(tables: Iterable[Mapping[str, str]]) -> tuple[list[Rule], dict[s
 
 
 def categorize(
-    files: Sequence[FileFacts], rules: Sequence[Rule], descriptions: Mapping[str, str]
+    files: Sequence[PoolFile], rules: Sequence[Rule], descriptions: Mapping[str, str]
 ) -> list[Category]:
     """Given the pool's facts and the rules, return the non-empty categories in rule order.
 
@@ -123,7 +113,7 @@ class Totals(NamedTuple):
     last: str
 
     @classmethod
-    def of(cls, files: Sequence[FileFacts]) -> Totals:
+    def of(cls, files: Sequence[PoolFile]) -> Totals:
         dates = [_date_of(facts.path, facts.mtime_ns) for facts in files]
         return cls(
             files=len(files),
@@ -147,7 +137,7 @@ class Row(NamedTuple):
 
 
 @lru_cache(maxsize=65_536)
-def row_of(facts: FileFacts) -> Row:
+def row_of(facts: PoolFile) -> Row:
     """Return the table row of a file (cached: a row is formatted once however often shown)."""
     return Row(
         cell(facts.path),
@@ -227,7 +217,7 @@ def build_views(
         collapse = not protected and ((plan.collapse_dated and dated) or plan.row_limit == 0)
         summarised: Totals | None = None
         if collapse:
-            shown: list[FileFacts] = []
+            shown: list[PoolFile] = []
             summarised = totals
         elif protected or plan.row_limit is None or len(files) <= plan.row_limit:
             shown = list(files)
@@ -338,7 +328,7 @@ def _water_level(sizes: Sequence[int], rows: float) -> int:
     return level
 
 
-def is_dated(files: Sequence[FileFacts]) -> bool:
+def is_dated(files: Sequence[PoolFile]) -> bool:
     """Return True when every file's name starts with a YYYY-MM-DD date."""
     return bool(files) and all(_DATED.match(facts.path.rsplit("/", 1)[-1]) for facts in files)
 

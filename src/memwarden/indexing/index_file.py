@@ -30,7 +30,6 @@ from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.fs.templating import render
 from memwarden.history.snapshots import snapshot
 from memwarden.indexing.catalog import (
-    ABBREVIATIONS,
     Catalog,
     Category,
     CategoryView,
@@ -42,8 +41,8 @@ from memwarden.indexing.catalog import (
     parse_rules,
 )
 from memwarden.indexing.manifest import INDEX_PATH
-from memwarden.indexing.markers import MARKERS, MEANINGS
-from memwarden.indexing.scan import FileStat, collect_facts
+from memwarden.indexing.markers import ABBREVIATIONS, MARKERS, MEANINGS
+from memwarden.indexing.scan import PoolFile, collect_facts
 from memwarden.process.errors import MemwardenError
 from memwarden.process.readable import count_text, size_text, utc_minute
 
@@ -84,7 +83,7 @@ TABLE_HEADER = (
 
 
 def inputs_digest(
-    stats: Sequence[FileStat], *, cap: int, rules: Sequence[Mapping[str, str]], template_path: str
+    stats: Sequence[PoolFile], *, cap: int, rules: Sequence[Mapping[str, str]], template_path: str
 ) -> str:
     """Return a digest of everything an INDEX.md is made from, except the generation time.
 
@@ -185,7 +184,7 @@ def render_catalog(
 def write_index_file(
     context: JobContext,
     target: Target,
-    stats: list[FileStat],
+    stats: list[PoolFile],
     now: datetime,
     current: str | None,
     outcome: Outcome,
@@ -272,7 +271,7 @@ def _reuse_last(
 
 
 def _build(
-    context: JobContext, target: Target, stats: list[FileStat], now: datetime, outcome: Outcome
+    context: JobContext, target: Target, stats: list[PoolFile], now: datetime, outcome: Outcome
 ) -> str:
     """Read the facts, render the catalog; fill `outcome`; return the text."""
     facts, unreadable = collect_facts(target.workspace / "memory", stats)

@@ -28,12 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
 from memwarden.agent_memory.handoff_files import ACTIVE_CONTEXT, HandoffFile, is_file_of
 from memwarden.openclaw.bootstrap import js_length
+
+if TYPE_CHECKING:
+    from memwarden.indexing.targets import Target
 
 MANIFEST_NAME = ".memwarden-bootstrap.json"
 MANIFEST_VERSION = 3
@@ -82,21 +85,15 @@ def choose_handoffs(
     return injected, left_out
 
 
-def build_manifest(
-    *,
-    agents: Sequence[str],
-    max_chars: int,
-    total_max_chars: int,
-    group_chats: bool,
-    files: Sequence[InjectedFile],
-) -> bytes:
-    """Return the manifest's bytes (stable key order, so an unchanged manifest is not rewritten)."""
+def build_manifest(target: Target, group_chats: bool, files: Sequence[InjectedFile]) -> bytes:
+    """Given a workspace's target, whether to inject into group chats and the files, return the
+    manifest's bytes (stable key order, so an unchanged manifest is not rewritten)."""
     manifest = {
         "version": MANIFEST_VERSION,
         "generator": GENERATOR,
-        "agents": list(agents),
-        "maxChars": max_chars,
-        "totalMaxChars": total_max_chars,
+        "agents": list(target.agents),
+        "maxChars": target.max_chars,
+        "totalMaxChars": target.total_max_chars,
         "groupChats": group_chats,
         "files": [_file_entry(file) for file in files],
     }

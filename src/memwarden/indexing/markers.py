@@ -12,16 +12,19 @@ from collections.abc import Iterable, Sequence
 
 from memwarden.agent_memory.observations import MARKERS, Span, inline_code_spans, inside, shorten
 
-MEANINGS: dict[str, str] = {
-    "DECISION": "a choice that was made, and why",
-    "GOTCHA": "a trap to avoid",
-    "SOLUTION": "a fix that worked",
-    "PATTERN": "a recurring way of doing things",
-    "TRADEOFF": "options weighed against each other",
-    "FACT": "something verified",
-    "PREFERENCE": "how the user likes things done",
-    "TODO": "open work",
+# Each marker's abbreviation in INDEX.md's tables, and what it means.
+_MARKER_NOTES = {
+    "DECISION": ("DEC", "a choice that was made, and why"),
+    "GOTCHA": ("GOT", "a trap to avoid"),
+    "SOLUTION": ("SOL", "a fix that worked"),
+    "PATTERN": ("PAT", "a recurring way of doing things"),
+    "TRADEOFF": ("TRA", "options weighed against each other"),
+    "FACT": ("FACT", "something verified"),
+    "PREFERENCE": ("PREF", "how the user likes things done"),
+    "TODO": ("TODO", "open work"),
 }
+ABBREVIATIONS = {name: short for name, (short, _) in _MARKER_NOTES.items()}
+MEANINGS = {name: meaning for name, (_, meaning) in _MARKER_NOTES.items()}
 ZERO: tuple[int, ...] = (0,) * len(MARKERS)
 
 _POSITION = {name: position for position, name in enumerate(MARKERS)}

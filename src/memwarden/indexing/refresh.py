@@ -166,14 +166,11 @@ def _refresh_manifest(
     path = memory / MANIFEST_NAME
     current = read_text_if_exists(path)
     if not files:
-        return _remove(path, current, run.dry_run), [], left_out
-    payload = build_manifest(
-        agents=target.agents,
-        max_chars=target.max_chars,
-        total_max_chars=target.total_max_chars,
-        group_chats=context.config.index.inject_in_group_chats,
-        files=files,
-    )
+        if current is not None and not run.dry_run:
+            path.unlink()
+        removed = "none" if current is None else "would_remove" if run.dry_run else "removed"
+        return removed, [], left_out
+    payload = build_manifest(target, context.config.index.inject_in_group_chats, files)
     if current is not None and current.encode() == payload:
         return "unchanged", handoffs, left_out
     if run.dry_run:
@@ -182,14 +179,6 @@ def _refresh_manifest(
         ensure_dir(memory, root=target.workspace)
     atomic_write(path, payload, root=target.workspace, real_root=Path(target.real))
     return "written", handoffs, left_out
-
-
-def _remove(path: Path, current: str | None, dry_run: bool) -> str:
-    if current is None:
-        return "none"
-    if not dry_run:
-        path.unlink()
-    return "would_remove" if dry_run else "removed"
 
 
 def _record(context: JobContext, target: Target, outcome: Outcome) -> None:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from memwarden.agent_memory.handoff_files import ACTIVE_CONTEXT, SESSION_SUMMARY, SESSIONS_FOLDER
 from memwarden.fs.files import display_path
-from memwarden.indexing.markers import count_markers, first_heading
+from memwarden.indexing.markers import ZERO, count_markers, first_heading
 
 INDEX_NAME = "INDEX.md"
 EXCLUDED_FOLDERS = frozenset({"archive"})
@@ -29,27 +29,19 @@ EXCLUDED_TOP_FOLDERS = frozenset({SESSIONS_FOLDER})
 BYTES_PER_TOKEN = 4
 
 
-class FileStat(NamedTuple):
-    """A pool file as `stat` sees it; `path` is relative to memory/, with `/` separators, as
-    text any table, JSON or SQLite holds (see `files.display_path`); `on_disk` is the name to
-    open when it differs."""
+class PoolFile(NamedTuple):
+    """A pool file as `stat` sees it, with its title and marker counts once read (see
+    `collect_facts`); `path` is relative to memory/, with `/` separators, as text any table,
+    JSON or SQLite holds (see `files.display_path`); `on_disk` is the name to open when it
+    differs."""
 
     path: str
     size: int
     mtime_ns: int
     inode: int
     on_disk: str | None = None
-
-
-class FileFacts(NamedTuple):
-    """What the index says about one file."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    inode: int
-    title: str
-    markers: tuple[int, ...]
+    title: str = ""
+    markers: tuple[int, ...] = ZERO
 
     @property
     def tokens(self) -> int:
@@ -57,18 +49,18 @@ class FileFacts(NamedTuple):
         return math.ceil(self.size / BYTES_PER_TOKEN)
 
 
-def scan_pool(memory_dir: Path) -> list[FileStat]:
+def scan_pool(memory_dir: Path) -> list[PoolFile]:
     """Given a workspace's memory folder, return the pool's files sorted by path.
 
     A missing folder is an empty pool. Folders that cannot be listed are skipped.
     """
-    found: list[FileStat] = []
+    found: list[PoolFile] = []
     _walk(str(memory_dir), "", found)
     found.sort(key=lambda stat: stat.path)
     return found
 
 
-def _walk(folder: str, prefix: str, found: list[FileStat]) -> None:
+def _walk(folder: str, prefix: str, found: list[PoolFile]) -> None:
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -93,16 +85,14 @@ def _walk(folder: str, prefix: str, found: list[FileStat]) -> None:
         path = prefix + name
         shown = display_path(path)
         on_disk = path if shown != path else None
-        found.append(FileStat(shown, status.st_size, status.st_mtime_ns, status.st_ino, on_disk))
+        found.append(PoolFile(shown, status.st_size, status.st_mtime_ns, status.st_ino, on_disk))
 
 
-def collect_facts(
-    memory_dir: Path, stats: list[FileStat]
-) -> tuple[list[FileFacts], dict[str, str]]:
+def collect_facts(memory_dir: Path, stats: list[PoolFile]) -> tuple[list[PoolFile], dict[str, str]]:
     """Given the memory folder and the pool's files, read each file and return the facts of
     the whole pool, and the files that could not be read with the reason (left out of the
     facts)."""
-    facts: list[FileFacts] = []
+    facts: list[PoolFile] = []
     unreadable: dict[str, str] = {}
     for stat in stats:
         path = memory_dir / (stat.on_disk or stat.path)
@@ -113,7 +103,5 @@ def collect_facts(
             unreadable[stat.path] = error.strerror or str(error)
             continue
         title = first_heading(data) or Path(stat.path).stem
-        facts.append(
-            FileFacts(stat.path, stat.size, stat.mtime_ns, stat.inode, title, count_markers(data))
-        )
+        facts.append(PoolFile(*stat[:-2], title, count_markers(data)))  # its stat, then its facts
     return facts, unreadable

@@ -69,12 +69,10 @@ def workspace_targets(context: JobContext, folders: Sequence[Path]) -> list[Targ
             "folder (`memwarden sessions --all` lists them)"
         )
     deployment = context.deployment
-    wanted = list(dict.fromkeys(real_path(folder.expanduser()) for folder in folders))
-    by_real = {target_real: [] for target_real in wanted}
+    by_real: dict[str, list[Agent]] = {real_path(folder.expanduser()): [] for folder in folders}
     for agent in deployment.agents:
-        real = agent.real_workspace
-        if real in by_real:
-            by_real[real].append(agent)
+        if agent.real_workspace in by_real:
+            by_real[agent.real_workspace].append(agent)
 
     home_real = real_path(resolve_home(context.env))
     refused = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from integration.compactions.test_watch import COMPACTION_ID, DAY_LOG, SESSION_ID, conversation
@@ -88,3 +89,27 @@ def test_rewind_to_a_log_that_holds_the_section_does_not_write_it_twice(compacte
     cli(capsys, state, "checkpoint")
 
     assert (workspace / DAY_LOG).read_text().count(MARK) == 1
+
+
+def test_checkpoint_of_one_session_writes_again_only_that_sessions_lost_items(compacted, capsys):
+    state, workspace, transcript, lines = compacted
+    (before,) = cli(capsys, state, "checkpoint")["agents"]
+    write_jsonl(transcript, lines)
+    cli(capsys, state, "checkpoint")
+    peer_id = "00000009-0000-4000-8000-000000000000"
+    sessions = transcript.parent
+    write_jsonl(sessions / f"{peer_id}.jsonl", conversation(peer_id)[:3])
+    store = orjson.loads((sessions / "sessions.json").read_bytes())
+    store["agent:main:telegram:direct:42"] = {"sessionId": peer_id, "updatedAt": 1}
+    (sessions / "sessions.json").write_bytes(orjson.dumps(store))
+    cli(capsys, state, "history", "rewind", before["snapshot"], "--path", DAY_LOG)
+    log = workspace / DAY_LOG
+
+    other = cli(capsys, state, "checkpoint", "--session", "agent:main:telegram:direct:42")
+    assert other["compactions"]["kept_again"] == []
+    assert MARK not in log.read_text()
+
+    own = cli(capsys, state, "checkpoint", "--session", "AGENT:MAIN:MAIN")
+    (again,) = own["compactions"]["kept_again"]
+    assert (again["session"], again["kept_file"]) == ("agent:main:main", DAY_LOG)
+    assert log.read_text().count(MARK) == 1

@@ -19,7 +19,7 @@ from memwarden.indexing.catalog import (
 )
 from memwarden.indexing.index_file import is_ours, render_catalog, same_index
 from memwarden.indexing.markers import MARKERS, ZERO
-from memwarden.indexing.scan import FileFacts
+from memwarden.indexing.scan import PoolFile
 from memwarden.settings.index import DEFAULT_CATEGORIES
 
 RULES, DESCRIPTIONS = parse_rules(DEFAULT_CATEGORIES)
@@ -27,11 +27,12 @@ DAY_NS = 86_400 * 10**9
 BASE_NS = int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()) * 10**9
 
 
-def facts(path: str, size: int = 1000, day: int = 0, markers=ZERO, title: str = "") -> FileFacts:
-    return FileFacts(path, size, BASE_NS + day * DAY_NS, 1, title or path, tuple(markers))
+def facts(path: str, size: int = 1000, day: int = 0, markers=ZERO, title: str = "") -> PoolFile:
+    mtime_ns = BASE_NS + day * DAY_NS
+    return PoolFile(path, size, mtime_ns, 1, title=title or path, markers=tuple(markers))
 
 
-def pool(daily: int = 0, research: int = 0, other: int = 0) -> list[FileFacts]:
+def pool(daily: int = 0, research: int = 0, other: int = 0) -> list[PoolFile]:
     files = [facts("MEMORY.md", 900)]
     files += [facts(f"2026-10-{day + 1:02d}.md", 3000, day) for day in range(daily)]
     files += [facts(f"research/topic-{n:03d}.md", 2000, n) for n in range(research)]
@@ -187,7 +188,7 @@ def test_js_length_counts_utf16_units_and_ignores_trailing_whitespace():
     assert js_length("🗂️x") == 4  # U+1F5C2 is two UTF-16 units, U+FE0F one
 
 
-def render(files: list[FileFacts], cap: int = 20_000, generated: str = "2026-11-22 06:00 UTC"):
+def render(files: list[PoolFile], cap: int = 20_000, generated: str = "2026-11-22 06:00 UTC"):
     categories = categorize(files, RULES, DESCRIPTIONS)
     return render_catalog(categories, Totals.of(files), cap=cap, generated=generated)
 

@@ -8,16 +8,9 @@ import random
 import pytest
 
 from memwarden.fs.templating import render
-from memwarden.indexing.catalog import (
-    ABBREVIATIONS,
-    CategoryView,
-    Plan,
-    Row,
-    Totals,
-    format_markers,
-)
+from memwarden.indexing.catalog import CategoryView, Plan, Row, Totals, format_markers
 from memwarden.indexing.index_file import TEMPLATE, index_text, marker_line
-from memwarden.indexing.markers import MARKERS, MEANINGS
+from memwarden.indexing.markers import ABBREVIATIONS, MARKERS, MEANINGS
 from memwarden.process.readable import count_text, size_text
 
 WORDS = ["", "a", "Daily logs", "notes | pipes", "ünïcödé — 日本語", "{{ x }}", "two\nlines", " "]

@@ -13,6 +13,7 @@ from memwarden.indexing.manifest import (
     build_manifest,
     choose_handoffs,
 )
+from memwarden.indexing.targets import Target
 
 MAIN_AGENTS = frozenset({"main"})
 WORKSPACE = Path("/srv/openclaw/workspace")
@@ -80,9 +81,8 @@ def test_choose_handoffs_main_of_an_agent_sharing_a_workspace_is_its_sessions_fi
 
 
 def manifest_of(files: list[InjectedFile]) -> bytes:
-    return build_manifest(
-        agents=["main"], max_chars=20_000, total_max_chars=60_000, group_chats=False, files=files
-    )
+    target = Target(Path("/w"), "/w", ["main"], max_chars=20_000, total_max_chars=60_000)
+    return build_manifest(target, group_chats=False, files=files)
 
 
 def test_build_manifest_handoffs_carry_their_session_and_index_its_length():
