@@ -209,3 +209,42 @@ def test_runner_is_valid_posix_sh(slow_runner):
     if shutil.which("dash"):
         assert subprocess.run(["dash", "-n", str(slow_runner)], check=False).returncode == 0
     assert os.access(slow_runner, os.X_OK)
+
+
+def test_runner_whose_memwarden_is_gone_says_so_in_one_stamped_line(tmp_path):
+    """The venv removed or moved: cron's log gets the path and the fix, not the shell's bare
+    "not found"."""
+    gone = tmp_path / "old venv" / "bin" / "memwarden"
+    spec = UnitSpec(
+        jobs=(ScheduledJob("checkpoint", 20, "summary", 2),),
+        executable=gone,
+        secrets_file=tmp_path / "secrets.env",
+        storage_dir=tmp_path / "storage",
+        log_dir=tmp_path / "logs",
+        environment=(("PATH", "/usr/bin:/bin"),),
+        systemd_dir=tmp_path,
+        launchd_dir=tmp_path,
+        launchd_label="org.memwarden",
+    )
+    planned = runner_file(spec, "cron")
+    script = tmp_path / planned.path.name
+    script.write_text(planned.content)
+    script.chmod(0o700)
+
+    completed = subprocess.run(
+        [str(script), "checkpoint"],
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert completed.returncode == 127
+    assert completed.stdout == ""
+    (line,) = completed.stderr.splitlines()
+    assert ISO_STAMP.match(line), line
+    assert line.endswith(
+        f"memwarden-cron: error: {gone} is missing or not executable; "
+        "install memwarden again, then run `memwarden install cron`"
+    )
