@@ -8,11 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memwarden.fs.files import read_bytes
 from memwarden.history import records
 from memwarden.history.git import GitStore, blob_sha
 from memwarden.history.model import Snapshot, compare
 from memwarden.history.paths import matches, resolve_paths
-from memwarden.history.scan import read_file, scan_workspace
+from memwarden.history.scan import scan_workspace
 from memwarden.history.store import snapshot_tree, store_of
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext
@@ -148,7 +149,7 @@ def _current_files(context: JobContext, source: Snapshot) -> dict[str, bytes]:
     contents = {}
     for path in scan_workspace(workspace, () if source.legacy else source.roots).files:
         try:
-            contents[path] = read_file(workspace / path)
+            contents[path] = read_bytes(workspace / path)
         except FileNotFoundError:
             continue
         except OSError as error:

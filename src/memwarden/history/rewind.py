@@ -16,13 +16,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.fs.files import atomic_write, check_inside, fsync_dir
+from memwarden.fs.files import atomic_write, check_inside, fsync_dir, read_bytes
 from memwarden.history import records
 from memwarden.history.git import GitStore, blob_sha
 from memwarden.history.model import MEMORY_PREFIX, Snapshot, reason
 from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.records import Marks
-from memwarden.history.scan import read_file, scan_workspace
+from memwarden.history.scan import scan_workspace
 from memwarden.history.snapshots import snapshot
 from memwarden.history.store import snapshot_tree, store_of
 from memwarden.process.errors import MemwardenError, UsageError
@@ -207,7 +207,7 @@ def _apply(
     for path in scan.files:
         if matches(path, wanted):
             try:
-                current[path] = blob_sha(read_file(workspace / path))
+                current[path] = blob_sha(read_bytes(workspace / path))
             except (OSError, MemwardenError) as error:
                 outcomes.append(Outcome(path, "failed", reason(error)))
     failed = {outcome.path for outcome in outcomes}
@@ -247,7 +247,7 @@ def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes], dry_run:
 
 def _restore(path: Path, root: Path, data: bytes, sha: str) -> None:
     atomic_write(path, data, root=root)
-    if blob_sha(read_file(path)) != sha:
+    if blob_sha(read_bytes(path)) != sha:
         raise MemwardenError("content check failed: the file written differs from the snapshot")
 
 

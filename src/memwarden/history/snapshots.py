@@ -24,12 +24,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from memwarden.fs.files import read_bytes
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.manifest import save_manifests
 from memwarden.history.model import AUTOMATIC_TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, Previous, SnapshotRequest, as_error, plan_each
-from memwarden.history.scan import read_file
 from memwarden.history.store import start_import
 from memwarden.openclaw.agents import Agent
 from memwarden.process.errors import MemwardenError
@@ -247,7 +247,7 @@ def _tree_files(plan: Plan) -> list[TreeFile]:
 
 
 def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:
-    return [TreeFile(f.path, f.sha, f.data or read_file(workspace / f.path)) for f in files]
+    return [TreeFile(f.path, f.sha, f.data or read_bytes(workspace / f.path)) for f in files]
 
 
 def _rewrites(
