@@ -99,42 +99,30 @@ def move_or_refuse(
     relative: str,
     dry_run: bool,
 ) -> bool:
-    """Move memory/<name> to memory/<relative> (a dry run: only see that it could); when a
-    file already holds that name, fail the report for agent(s) `label`. Return whether it
-    moved (would move)."""
-    if dry_run:
-        refusal = archive_name_taken(memory, name, relative)
-    else:
-        refusal = move_without_overwrite(memory, workspace, name, relative)
-    if refusal is not None:
-        report.fail(f"agent {label}: {refusal}")
-    return refusal is None
-
-
-def archive_name_taken(memory: Path, name: str, relative: str) -> str | None:
-    """Return why memory/<name> cannot move to memory/<relative> when a file (or link) already
-    holds that name, else None: what a dry run says `move_without_overwrite` would refuse."""
-    target = memory / relative
-    if not os.path.lexists(target) or _same_file(memory / name, target):
-        return None
-    return _name_taken(memory, name, relative)
-
-
-def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: str) -> str | None:
     """Move memory/<name> to memory/<relative> (making its folders), never through a link out
-    of memory/; return None, or why nothing moved (a file already holds the target's name)."""
-    source = check_inside(memory / name, memory)
-    target = memory / relative
-    ensure_dir(target.parent, root=workspace)
-    target = check_inside(target, memory)
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        if not _same_file(source, target):
-            return _name_taken(memory, name, relative)
-        # the same file under both names: a run killed between the link and the unlink
-    source.unlink()
-    return None
+    of memory/ (a dry run: only see that it could); when another file already holds that name,
+    fail the report for agent(s) `label`. Return whether it moved (would move)."""
+    source, target = memory / name, memory / relative
+    if dry_run:
+        taken = os.path.lexists(target) and not _same_file(source, target)
+    else:
+        source = check_inside(source, memory)
+        ensure_dir(target.parent, root=workspace)
+        try:
+            os.link(source, check_inside(target, memory))
+            taken = False
+        except FileExistsError:
+            # the same file under both names: a run killed between the link and the unlink
+            taken = not _same_file(source, target)
+    if taken:
+        report.fail(
+            f"agent {label}: {target}: a file of that name is already there, and memwarden "
+            f"never replaces one: compare it with {memory / name} and move one away; {name} "
+            "stays where it is"
+        )
+    elif not dry_run:
+        source.unlink()
+    return not taken
 
 
 def _same_file(one: Path, other: Path) -> bool:
@@ -144,11 +132,3 @@ def _same_file(one: Path, other: Path) -> bool:
     except OSError:
         return False
     return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
-
-
-def _name_taken(memory: Path, name: str, relative: str) -> str:
-    return (
-        f"{memory / relative}: a file of that name is already there, and memwarden never "
-        f"replaces one: compare it with {memory / name} and move one away; {name} stays "
-        "where it is"
-    )
