@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,22 +151,16 @@ def rewind(
     known = scan_workspace(agent.workspace, roots)
     in_play = {*target, *known.files, *known.symlinks}
     wanted = resolve_paths(paths, in_play, target_snapshot.id or "")
-    apply = partial(
-        _apply, store_of(context, target_snapshot), agent.workspace, roots, target, wanted
-    )
-    if dry_run:
-        pending = snapshot(context, agent, "pre-rewind", dry_run=True)
-        latest = records.latest(context.state, agent.id)
-        undo = None if pending else (latest.id if latest else None)
-        report = RewindReport(target_snapshot, undo, pending is not None, True)
-        report.outcomes = apply(dry_run=True)
-        return report
-    with context.memory_lock(agent.id):
-        saved = snapshot(context, agent, "pre-rewind")
+    store = store_of(context, target_snapshot)
+    with nullcontext() if dry_run else context.memory_lock(agent.id):
+        # A dry run's snapshot has no id: it names no undo snapshot (one would be taken first).
+        saved = snapshot(context, agent, "pre-rewind", dry_run=dry_run)
         latest = saved or records.latest(context.state, agent.id)
         undo = latest.id if latest else None
-        report = RewindReport(target_snapshot, undo, saved is not None, False)
-        report.outcomes = apply(dry_run=False)
+        report = RewindReport(target_snapshot, undo, saved is not None, dry_run)
+        report.outcomes = _apply(store, agent.workspace, roots, target, wanted, dry_run=dry_run)
+        if dry_run:
+            return report
         changed = [o.path for o in report.outcomes if o.status in ("restored", "removed")]
         if changed and on_rewound is not None:
             marks = records.recorded_json(context.state, target_snapshot.id, "marks_json")
