@@ -110,26 +110,23 @@ def diff(
             f"({source.agent_id}, {to.agent_id}); compare snapshots of one agent"
         )
     old_tree = snapshot_tree(context, source)
-    current = _current_files(context, source) if to is None else None
-    if to is not None:
-        new_tree = snapshot_tree(context, to)
+    if to is None:
+        current = _current_files(context, source)
+        new_tree = {path: blob_sha(data) for path, data in current.items()}
     else:
-        new_tree = {path: blob_sha(data) for path, data in (current or {}).items()}
+        new_tree = snapshot_tree(context, to)
     wanted = resolve_paths(paths, {*old_tree, *new_tree}, source.id or "")
     old = {path: sha for path, sha in old_tree.items() if matches(path, wanted)}
     new = {path: sha for path, sha in new_tree.items() if matches(path, wanted)}
     changed = changed_paths(old, new)
     before = _contents(store_of(context, source), old, changed)
     after = current if to is None else _contents(store_of(context, to), new, changed)
-    new_label = f"snapshot {to.id}" if to else "current"
-    report = DiffReport(source, to)
-    for path, status in changed:
-        report.files.append(
-            file_diff(
-                path, status, before.get(path), after.get(path), f"snapshot {source.id}", new_label
-            )
-        )
-    return report
+    labels = f"snapshot {source.id}", f"snapshot {to.id}" if to else "current"
+    files = [
+        file_diff(path, status, before.get(path), after.get(path), *labels)
+        for path, status in changed
+    ]
+    return DiffReport(source, to, files)
 
 
 def _contents(git: GitStore, files: dict[str, str], changed) -> dict[str, bytes]:
