@@ -34,6 +34,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
     report = StepReport("daily_logs")
     # Today in general.timezone (else the machine's local zone).
     today = local(context.now(), resolve_timezone(context.config.general.timezone)).date()
+    moved = "would move" if dry_run else "moved"
     moved_total = 0
     for agent in agents:
         lost = lost_workspace(agent)
@@ -47,7 +48,11 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
                 continue
             locked = nullcontext() if dry_run else context.memory_lock(agent.id, LOCK_WAIT_SECONDS)
             with locked:
-                moved_total += _move_all(report, agent, moves, dry_run)
+                for name, relative in moves:
+                    memory, workspace = agent.memory_dir, agent.workspace
+                    if move_or_refuse(report, agent.id, memory, workspace, name, relative, dry_run):
+                        moved_total += 1
+                        report.lines.append(f"  {agent.id}: {moved} {name} to memory/{relative}")
         except (MemwardenError, OSError) as error:
             reason = error.message if isinstance(error, MemwardenError) else str(error)
             report.fail(f"agent {agent.id}: daily logs not archived: {reason}")
@@ -75,19 +80,6 @@ def plan_daily_archive(names: list[str], today: date, after_days: int) -> list[t
         if (today - day).days > after_days:
             moves.append((name, f"{ARCHIVE_DIR}/{day:%Y-%m}/{name}"))
     return moves
-
-
-def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]], dry_run: bool) -> int:
-    """Move each log (a dry run: say it would), or say why not; return how many moved."""
-    moved = 0
-    for name, relative in moves:
-        if move_or_refuse(
-            report, agent.id, agent.memory_dir, agent.workspace, name, relative, dry_run
-        ):
-            moved += 1
-            verb = "would move" if dry_run else "moved"
-            report.lines.append(f"  {agent.id}: {verb} {name} to memory/{relative}")
-    return moved
 
 
 def move_or_refuse(
