@@ -120,7 +120,6 @@ def move_or_refuse(
 def _same_file(one: Path, other: Path) -> bool:
     """Return whether two names are links to one file (never through a symlink)."""
     try:
-        first, second = os.lstat(one), os.lstat(other)
+        return os.path.samestat(os.lstat(one), os.lstat(other))
     except OSError:
         return False
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
