@@ -49,8 +49,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
             locked = nullcontext() if dry_run else context.memory_lock(agent.id, LOCK_WAIT_SECONDS)
             with locked:
                 for name, relative in moves:
-                    memory, workspace = agent.memory_dir, agent.workspace
-                    if move_or_refuse(report, agent.id, memory, workspace, name, relative, dry_run):
+                    if move_or_refuse(report, agent.id, agent, name, relative, dry_run):
                         moved_total += 1
                         report.lines.append(f"  {agent.id}: {moved} {name} to memory/{relative}")
         except (MemwardenError, OSError) as error:
@@ -83,23 +82,18 @@ def plan_daily_archive(names: list[str], today: date, after_days: int) -> list[t
 
 
 def move_or_refuse(
-    report: StepReport,
-    label: str,
-    memory: Path,
-    workspace: Path,
-    name: str,
-    relative: str,
-    dry_run: bool,
+    report: StepReport, label: str, agent: Agent, name: str, relative: str, dry_run: bool
 ) -> bool:
-    """Move memory/<name> to memory/<relative> (making its folders), never through a link out
-    of memory/ (a dry run: only see that it could); when another file already holds that name,
-    fail the report for agent(s) `label`. Return whether it moved (would move)."""
+    """Move the agent's memory/<name> to memory/<relative> (making its folders), never through
+    a link out of memory/ (a dry run: only see that it could); when another file already holds
+    that name, fail the report for agent(s) `label`. Return whether it moved (would move)."""
+    memory = agent.memory_dir
     source, target = memory / name, memory / relative
     if dry_run:
         taken = os.path.lexists(target) and not _same_file(source, target)
     else:
         source = check_inside(source, memory)
-        ensure_dir(target.parent, root=workspace)
+        ensure_dir(target.parent, root=agent.workspace)
         try:
             os.link(source, check_inside(target, memory))
             taken = False
