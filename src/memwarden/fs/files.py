@@ -48,6 +48,7 @@ T = TypeVar("T")
 _UNSAFE_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]")
 # Opening a FIFO to read does not wait for a writer; a terminal does not become the process's.
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+READ_BYTES = 1 << 16
 # Linux opens a path without reading it (O_PATH) and names an open file in /proc.
 _O_PATH = getattr(os, "O_PATH", 0) if sys.platform.startswith("linux") else 0
 
@@ -333,7 +334,7 @@ def read_regular_file(path: Path) -> bytes:
         return handle.read()
 
 
-def _refuse_not_regular(path: Path, status: os.stat_result) -> None:
+def _refuse_not_regular(path: str | os.PathLike[str], status: os.stat_result) -> None:
     mode = status.st_mode
     if stat.S_ISREG(mode):
         return
@@ -356,27 +357,36 @@ def read_text_if_exists(path: Path) -> str | None:
     return found[0].decode("utf-8", errors="replace") if found is not None else None
 
 
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """Return the bytes of the regular file `path` (see read_file). Raise FileNotFoundError if
+    it does not exist."""
+    return read_file(path, missing=())[0]  # type: ignore[index]
+
+
 def read_file(
-    path: Path, missing: type[OSError] = FileNotFoundError
+    path: str | os.PathLike[str], missing: type[OSError] | tuple[()] = FileNotFoundError
 ) -> tuple[bytes, os.stat_result] | None:
     """Return the bytes of the regular file `path` and its status as read, or None when it
-    cannot be opened for a reason of the type `missing`. Raise UnsafePathError if it is a
-    symlink (never followed), NotRegularFileError if it is not a regular file (never waiting on
-    a FIFO)."""
+    cannot be opened for a reason of the type `missing` (none when `()`). Raise UnsafePathError
+    if it is a symlink (never followed), NotRegularFileError if it is not a regular file (never
+    waiting on a FIFO)."""
     try:
         descriptor = os.open(path, READ_FLAGS | os.O_NOFOLLOW)
     except missing:
         return None
     except OSError as error:
-        if path.is_symlink():
+        if os.path.islink(path):
             message = f"{path}: is a symlink; memwarden does not read through links"
             raise UnsafePathError(message) from error
         raise
     try:
         status = os.fstat(descriptor)
         _refuse_not_regular(path, status)
-        with os.fdopen(descriptor, "rb", closefd=False) as handle:
-            return handle.read(), status
+        # Read to the end (0 bytes), in one read of the size fstat gave when it still holds.
+        chunks = [os.read(descriptor, status.st_size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(descriptor, max(status.st_size, READ_BYTES)))
+        return chunks[0] if len(chunks) == 2 else b"".join(chunks), status
     finally:
         os.close(descriptor)
 

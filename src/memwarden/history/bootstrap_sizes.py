@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.history.scan import read_file
+from memwarden.fs.files import read_bytes
 from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP, js_length
 from memwarden.store.state import StateDB
 
@@ -50,7 +50,7 @@ def measure(
             continue
         else:
             try:
-                data = read_file(workspace / path)
+                data = read_bytes(workspace / path)
             except FileNotFoundError:
                 continue  # removed since the scan
         lengths[path] = js_length(data.decode("utf-8", errors="replace"))

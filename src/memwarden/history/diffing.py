@@ -8,11 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memwarden.fs.files import read_bytes
 from memwarden.history import records
 from memwarden.history.git import GitStore, blob_sha
 from memwarden.history.model import Snapshot, compare
 from memwarden.history.paths import matches, resolve_paths
-from memwarden.history.scan import read_file, scan_workspace
+from memwarden.history.scan import scan_workspace
 from memwarden.history.store import snapshot_tree, store_of
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext
@@ -109,26 +110,23 @@ def diff(
             f"({source.agent_id}, {to.agent_id}); compare snapshots of one agent"
         )
     old_tree = snapshot_tree(context, source)
-    current = _current_files(context, source) if to is None else None
-    if to is not None:
-        new_tree = snapshot_tree(context, to)
+    if to is None:
+        current = _current_files(context, source)
+        new_tree = {path: blob_sha(data) for path, data in current.items()}
     else:
-        new_tree = {path: blob_sha(data) for path, data in (current or {}).items()}
+        new_tree = snapshot_tree(context, to)
     wanted = resolve_paths(paths, {*old_tree, *new_tree}, source.id or "")
     old = {path: sha for path, sha in old_tree.items() if matches(path, wanted)}
     new = {path: sha for path, sha in new_tree.items() if matches(path, wanted)}
     changed = changed_paths(old, new)
     before = _contents(store_of(context, source), old, changed)
     after = current if to is None else _contents(store_of(context, to), new, changed)
-    new_label = f"snapshot {to.id}" if to else "current"
-    report = DiffReport(source, to)
-    for path, status in changed:
-        report.files.append(
-            file_diff(
-                path, status, before.get(path), after.get(path), f"snapshot {source.id}", new_label
-            )
-        )
-    return report
+    labels = f"snapshot {source.id}", f"snapshot {to.id}" if to else "current"
+    files = [
+        file_diff(path, status, before.get(path), after.get(path), *labels)
+        for path, status in changed
+    ]
+    return DiffReport(source, to, files)
 
 
 def _contents(git: GitStore, files: dict[str, str], changed) -> dict[str, bytes]:
@@ -148,7 +146,7 @@ def _current_files(context: JobContext, source: Snapshot) -> dict[str, bytes]:
     contents = {}
     for path in scan_workspace(workspace, () if source.legacy else source.roots).files:
         try:
-            contents[path] = read_file(workspace / path)
+            contents[path] = read_bytes(workspace / path)
         except FileNotFoundError:
             continue
         except OSError as error:

@@ -213,23 +213,17 @@ def _commit_header(ref: str, mark: int, message: str, when: int) -> list[bytes]:
 
 def quote_path(path: str) -> bytes:
     """Given a relative path, return it C-quoted as git's fast-import reads paths."""
-    encoded = path.encode("utf-8")
-    if _PLAIN_PATH.fullmatch(encoded):
-        return b'"' + encoded + b'"'
-    out = bytearray(b'"')
-    for byte in encoded:
-        if byte in (0x22, 0x5C):
-            out += b"\\" + bytes([byte])
-        elif byte < 0x20 or byte == 0x7F:
-            out += b"\\%03o" % byte
-        else:
-            out.append(byte)
-    out += b'"'
-    return bytes(out)
+    return b'"' + _SPECIAL_BYTE.sub(_escape, path.encode("utf-8")) + b'"'
 
 
-# Paths that need no escape: no quote, backslash or control byte (most of them).
-_PLAIN_PATH = re.compile(rb'[^"\\\x00-\x1f\x7f]*')
+# The bytes a quoted path escapes: a quote or a backslash (with a backslash), a control byte
+# (as a backslash and three octal digits).
+_SPECIAL_BYTE = re.compile(rb'["\\\x00-\x1f\x7f]')
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    byte = match[0]
+    return b"\\" + byte if byte in b'"\\' else b"\\%03o" % byte[0]
 
 
 class GitStore:

@@ -14,11 +14,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from memwarden.fs.files import read_bytes
 from memwarden.history import bootstrap_sizes, records
 from memwarden.history.git import blob_sha
 from memwarden.history.manifest import Manifest, load_manifests, trusted_shas
 from memwarden.history.model import MEMORY_PREFIX, HistoryError, Snapshot, compare, reason
-from memwarden.history.scan import Scan, read_file, scan_workspace
+from memwarden.history.scan import Scan, scan_workspace
 from memwarden.history.store import snapshot_tree
 from memwarden.process.errors import MemwardenError, UnsafePathError
 from memwarden.process.runtime import JobContext
@@ -156,7 +157,7 @@ def _read_changed(workspace: Path, scan: Scan, known: Mapping[str, str]) -> dict
         if path in known:
             continue
         try:
-            contents[path] = read_file(os.path.join(folder, path))
+            contents[path] = read_bytes(os.path.join(folder, path))
         except FileNotFoundError:
             continue  # removed since the scan: it is not part of this snapshot
         except (OSError, UnsafePathError) as error:

@@ -31,25 +31,17 @@ def insert_many(
         "INSERT INTO history_snapshots (id, agent_id, created_at, trigger_kind, session_key, "
         "session_id, commit_sha, file_count, total_bytes, changes_json, run_id, layout, "
         "roots_json, marks_json, bootstrap_json) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (:id, :agent_id, :created_at, :trigger, :session_key, :session_id, :commit, "
+        ":file_count, :total_bytes, :changes, :run_id, :layout, :roots, :marks, :bootstrap)",
         [
-            (
-                snapshot.id,
-                snapshot.agent_id,
-                snapshot.created_at,
-                snapshot.trigger,
-                snapshot.session_key,
-                snapshot.session_id,
-                snapshot.commit,
-                snapshot.file_count,
-                snapshot.total_bytes,
-                orjson.dumps(snapshot.changes.to_json()).decode(),
-                run_id,
-                snapshot.layout,
-                orjson.dumps(list(snapshot.roots)).decode(),
-                orjson.dumps(marks).decode(),
-                None if bootstrap is None else orjson.dumps(bootstrap).decode(),
-            )
+            snapshot._asdict()
+            | {
+                "changes": orjson.dumps(snapshot.changes.to_json()).decode(),
+                "run_id": run_id,
+                "roots": orjson.dumps(snapshot.roots).decode(),
+                "marks": orjson.dumps(marks).decode(),
+                "bootstrap": None if bootstrap is None else orjson.dumps(bootstrap).decode(),
+            }
             for snapshot, marks, bootstrap in taken
         ],
     )

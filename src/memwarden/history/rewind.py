@@ -11,18 +11,18 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.fs.files import atomic_write, check_inside, fsync_dir
+from memwarden.fs.files import atomic_write, check_inside, fsync_dir, read_bytes
 from memwarden.history import records
 from memwarden.history.git import GitStore, blob_sha
 from memwarden.history.model import MEMORY_PREFIX, Snapshot, reason
 from memwarden.history.paths import matches, resolve_paths
 from memwarden.history.records import Marks
-from memwarden.history.scan import read_file, scan_workspace
+from memwarden.history.scan import scan_workspace
 from memwarden.history.snapshots import snapshot
 from memwarden.history.store import snapshot_tree, store_of
 from memwarden.process.errors import MemwardenError, UsageError
@@ -151,22 +151,16 @@ def rewind(
     known = scan_workspace(agent.workspace, roots)
     in_play = {*target, *known.files, *known.symlinks}
     wanted = resolve_paths(paths, in_play, target_snapshot.id or "")
-    apply = partial(
-        _apply, store_of(context, target_snapshot), agent.workspace, roots, target, wanted
-    )
-    if dry_run:
-        pending = snapshot(context, agent, "pre-rewind", dry_run=True)
-        latest = records.latest(context.state, agent.id)
-        undo = None if pending else (latest.id if latest else None)
-        report = RewindReport(target_snapshot, undo, pending is not None, True)
-        report.outcomes = apply(dry_run=True)
-        return report
-    with context.memory_lock(agent.id):
-        saved = snapshot(context, agent, "pre-rewind")
+    store = store_of(context, target_snapshot)
+    with nullcontext() if dry_run else context.memory_lock(agent.id):
+        # A dry run's snapshot has no id: it names no undo snapshot (one would be taken first).
+        saved = snapshot(context, agent, "pre-rewind", dry_run=dry_run)
         latest = saved or records.latest(context.state, agent.id)
         undo = latest.id if latest else None
-        report = RewindReport(target_snapshot, undo, saved is not None, False)
-        report.outcomes = apply(dry_run=False)
+        report = RewindReport(target_snapshot, undo, saved is not None, dry_run)
+        report.outcomes = _apply(store, agent.workspace, roots, target, wanted, dry_run=dry_run)
+        if dry_run:
+            return report
         changed = [o.path for o in report.outcomes if o.status in ("restored", "removed")]
         if changed and on_rewound is not None:
             marks = records.recorded_json(context.state, target_snapshot.id, "marks_json")
@@ -207,7 +201,7 @@ def _apply(
     for path in scan.files:
         if matches(path, wanted):
             try:
-                current[path] = blob_sha(read_file(workspace / path))
+                current[path] = blob_sha(read_bytes(workspace / path))
             except (OSError, MemwardenError) as error:
                 outcomes.append(Outcome(path, "failed", reason(error)))
     failed = {outcome.path for outcome in outcomes}
@@ -247,7 +241,7 @@ def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes], dry_run:
 
 def _restore(path: Path, root: Path, data: bytes, sha: str) -> None:
     atomic_write(path, data, root=root)
-    if blob_sha(read_file(path)) != sha:
+    if blob_sha(read_bytes(path)) != sha:
         raise MemwardenError("content check failed: the file written differs from the snapshot")
 
 

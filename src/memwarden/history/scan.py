@@ -10,7 +10,6 @@ snapshot of it would record every file as deleted.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +17,8 @@ from typing import NamedTuple
 
 from memwarden.fs.files import is_temp_name, memory_folder
 from memwarden.history.model import MEMORY_PREFIX, HistoryError, reason
-from memwarden.process.errors import UnsafePathError
 
 SKIPPED_FOLDERS = frozenset({".git"})
-READ_BYTES = 1 << 16
 
 
 class FileStat(NamedTuple):
@@ -126,31 +123,6 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
                     pending.append((entry.path, relative + "/"))
             elif entry.is_file(follow_symlinks=False) and not is_temp_name(entry.name):
                 scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
-
-
-def read_file(path: str | os.PathLike[str]) -> bytes:
-    """Return the bytes of `path`. Raise UnsafePathError for a symlink, OSError if unreadable."""
-    try:
-        # O_NONBLOCK: a FIFO swapped in since the scan must not hang the run (fstat refuses it).
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-        descriptor = os.open(path, flags)
-    except OSError as error:
-        if os.path.islink(path):
-            raise UnsafePathError(
-                f"{path}: is a symlink; memwarden does not follow links"
-            ) from error
-        raise
-    try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            raise UnsafePathError(f"{path}: is not a regular file")
-        # Read to the end (0 bytes), in one read of the size fstat gave when it still holds.
-        chunks = [os.read(descriptor, status.st_size + 1)]
-        while chunks[-1]:
-            chunks.append(os.read(descriptor, max(status.st_size, READ_BYTES)))
-        return chunks[0] if len(chunks) == 2 else b"".join(chunks)
-    finally:
-        os.close(descriptor)
 
 
 def _utf8(name: str) -> bool:

@@ -24,13 +24,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from memwarden.fs.files import read_bytes
 from memwarden.history import records
 from memwarden.history.git import BATCH_REFS, BatchImport, GitStore, SnapshotCommit, TreeFile
 from memwarden.history.manifest import save_manifests
 from memwarden.history.model import AUTOMATIC_TRIGGERS, HistoryError, Snapshot
 from memwarden.history.plan import Plan, Previous, SnapshotRequest, as_error, plan_each
-from memwarden.history.scan import read_file
-from memwarden.history.store import start_import
+from memwarden.history.store import locked_store, shared_store
 from memwarden.openclaw.agents import Agent
 from memwarden.process.errors import MemwardenError
 from memwarden.process.runtime import JobContext
@@ -204,9 +204,15 @@ class _Batch:
 
     @classmethod
     def start(cls, context: JobContext, resources: ExitStack, count: int) -> _Batch:
-        """Take the store's lock (shared) and start git; both are released with `resources`.
-        `count`: how many snapshots at most."""
-        store, importer = start_import(context, resources)
+        """Take the shared store's lock (shared; waiting up to `history.lock_wait_seconds`),
+        make the store if needed and start git on a batch ref of its own; the lock is released
+        and git stopped with `resources`. `count`: how many snapshots at most. Raise LockHeld
+        if the lock stays held."""
+        resources.enter_context(locked_store(context, exclusive=False))
+        store = shared_store(context)
+        store.init()
+        importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))
+        resources.callback(importer.close)
         return cls(store, importer, records.new_ids(context.state, count))
 
     def add(self, plan: Plan, taken: Snapshot) -> None:
@@ -247,7 +253,7 @@ def _tree_files(plan: Plan) -> list[TreeFile]:
 
 
 def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:
-    return [TreeFile(f.path, f.sha, f.data or read_file(workspace / f.path)) for f in files]
+    return [TreeFile(f.path, f.sha, f.data or read_bytes(workspace / f.path)) for f in files]
 
 
 def _rewrites(

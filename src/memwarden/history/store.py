@@ -8,12 +8,11 @@ retention drops the last of them (and the folder with it).
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
-from memwarden.history.git import BATCH_REFS, BatchImport, GitStore
+from memwarden.history.git import GitStore
 from memwarden.history.model import MEMORY_PREFIX, Snapshot
 from memwarden.process.locks import acquire_waiting
 from memwarden.process.runtime import JobContext
@@ -67,18 +66,6 @@ def locked_store(context: JobContext, *, exclusive: bool) -> Iterator[None]:
         yield
     finally:
         lock.release()
-
-
-def start_import(context: JobContext, resources: ExitStack) -> tuple[GitStore, BatchImport]:
-    """Take the shared store's lock (shared; waiting up to `history.lock_wait_seconds`), make
-    the store if needed and start `git fast-import` on a batch ref of its own; the lock is
-    released and git stopped with `resources`. Raise LockHeld if the lock stays held."""
-    resources.enter_context(locked_store(context, exclusive=False))
-    store = shared_store(context)
-    store.init()
-    importer = BatchImport(store, BATCH_REFS + secrets.token_hex(8))
-    resources.callback(importer.close)
-    return store, importer
 
 
 def _store(context: JobContext, git_dir: Path) -> GitStore:

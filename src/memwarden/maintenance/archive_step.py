@@ -34,6 +34,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
     report = StepReport("daily_logs")
     # Today in general.timezone (else the machine's local zone).
     today = local(context.now(), resolve_timezone(context.config.general.timezone)).date()
+    moved = "would move" if dry_run else "moved"
     moved_total = 0
     for agent in agents:
         lost = lost_workspace(agent)
@@ -47,7 +48,10 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
                 continue
             locked = nullcontext() if dry_run else context.memory_lock(agent.id, LOCK_WAIT_SECONDS)
             with locked:
-                moved_total += _move_all(report, agent, moves, dry_run)
+                for name, relative in moves:
+                    if move_or_refuse(report, agent.id, agent, name, relative, dry_run):
+                        moved_total += 1
+                        report.lines.append(f"  {agent.id}: {moved} {name} to memory/{relative}")
         except (MemwardenError, OSError) as error:
             reason = error.message if isinstance(error, MemwardenError) else str(error)
             report.fail(f"agent {agent.id}: daily logs not archived: {reason}")
@@ -77,78 +81,39 @@ def plan_daily_archive(names: list[str], today: date, after_days: int) -> list[t
     return moves
 
 
-def _move_all(report: StepReport, agent: Agent, moves: list[tuple[str, str]], dry_run: bool) -> int:
-    """Move each log (a dry run: say it would), or say why not; return how many moved."""
-    moved = 0
-    for name, relative in moves:
-        if move_or_refuse(
-            report, agent.id, agent.memory_dir, agent.workspace, name, relative, dry_run
-        ):
-            moved += 1
-            verb = "would move" if dry_run else "moved"
-            report.lines.append(f"  {agent.id}: {verb} {name} to memory/{relative}")
-    return moved
-
-
 def move_or_refuse(
-    report: StepReport,
-    label: str,
-    memory: Path,
-    workspace: Path,
-    name: str,
-    relative: str,
-    dry_run: bool,
+    report: StepReport, label: str, agent: Agent, name: str, relative: str, dry_run: bool
 ) -> bool:
-    """Move memory/<name> to memory/<relative> (a dry run: only see that it could); when a
-    file already holds that name, fail the report for agent(s) `label`. Return whether it
-    moved (would move)."""
+    """Move the agent's memory/<name> to memory/<relative> (making its folders), never through
+    a link out of memory/ (a dry run: only see that it could); when another file already holds
+    that name, fail the report for agent(s) `label`. Return whether it moved (would move)."""
+    memory = agent.memory_dir
+    source, target = memory / name, memory / relative
     if dry_run:
-        refusal = archive_name_taken(memory, name, relative)
+        taken = os.path.lexists(target) and not _same_file(source, target)
     else:
-        refusal = move_without_overwrite(memory, workspace, name, relative)
-    if refusal is not None:
-        report.fail(f"agent {label}: {refusal}")
-    return refusal is None
-
-
-def archive_name_taken(memory: Path, name: str, relative: str) -> str | None:
-    """Return why memory/<name> cannot move to memory/<relative> when a file (or link) already
-    holds that name, else None: what a dry run says `move_without_overwrite` would refuse."""
-    target = memory / relative
-    if not os.path.lexists(target) or _same_file(memory / name, target):
-        return None
-    return _name_taken(memory, name, relative)
-
-
-def move_without_overwrite(memory: Path, workspace: Path, name: str, relative: str) -> str | None:
-    """Move memory/<name> to memory/<relative> (making its folders), never through a link out
-    of memory/; return None, or why nothing moved (a file already holds the target's name)."""
-    source = check_inside(memory / name, memory)
-    target = memory / relative
-    ensure_dir(target.parent, root=workspace)
-    target = check_inside(target, memory)
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        if not _same_file(source, target):
-            return _name_taken(memory, name, relative)
-        # the same file under both names: a run killed between the link and the unlink
-    source.unlink()
-    return None
+        source = check_inside(source, memory)
+        ensure_dir(target.parent, root=agent.workspace)
+        try:
+            os.link(source, check_inside(target, memory))
+            taken = False
+        except FileExistsError:
+            # the same file under both names: a run killed between the link and the unlink
+            taken = not _same_file(source, target)
+    if taken:
+        report.fail(
+            f"agent {label}: {target}: a file of that name is already there, and memwarden "
+            f"never replaces one: compare it with {memory / name} and move one away; {name} "
+            "stays where it is"
+        )
+    elif not dry_run:
+        source.unlink()
+    return not taken
 
 
 def _same_file(one: Path, other: Path) -> bool:
     """Return whether two names are links to one file (never through a symlink)."""
     try:
-        first, second = os.lstat(one), os.lstat(other)
+        return os.path.samestat(os.lstat(one), os.lstat(other))
     except OSError:
         return False
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
-
-
-def _name_taken(memory: Path, name: str, relative: str) -> str:
-    return (
-        f"{memory / relative}: a file of that name is already there, and memwarden never "
-        f"replaces one: compare it with {memory / name} and move one away; {name} stays "
-        "where it is"
-    )

@@ -148,16 +148,13 @@ def _move_all(
     workspace (`label` names them); return how many moved."""
     if not moves:
         return 0
-    memory, workspace = sharing[0].memory_dir, sharing[0].workspace
     moved = 0
     with ExitStack() as locks:
         if not dry_run:
             for agent in sharing:
                 locks.enter_context(context.memory_lock(agent.id, LOCK_WAIT_SECONDS))
         for move in moves:
-            if not move_or_refuse(
-                report, label, memory, workspace, move.name, move.target, dry_run
-            ):
+            if not move_or_refuse(report, label, sharing[0], move.name, move.target, dry_run):
                 continue
             moved += 1
             if dry_run:

@@ -148,12 +148,6 @@ def vacuum_pays(stats: PageStats, min_free_percent: int) -> bool:
     return stats.freelist_count * 100 >= min_free_percent * stats.page_count
 
 
-def vacuum(db: StateDB) -> None:
-    """Rebuild state.db without its free pages (outside any transaction) and truncate the WAL."""
-    db.connection.execute("VACUUM")
-    db.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-
 def state_step(context: JobContext, dry_run: bool) -> StepReport:
     """Delete runs, events and handoff delivery receipts older than
     maintain.state_retention_days; VACUUM when it pays."""
@@ -170,7 +164,9 @@ def state_step(context: JobContext, dry_run: bool) -> StepReport:
         stats = page_stats(context.state)
         pays = vacuum_pays(stats, maintain.vacuum_min_free_percent)
         if pays and not dry_run:
-            vacuum(context.state)
+            # state.db rebuilt without its free pages (outside any transaction), the WAL truncated
+            context.state.connection.execute("VACUUM")
+            context.state.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     except sqlite3.Error as error:
         report.fail(f"state: cannot prune {context.state.path}: {error}")
         return report

@@ -204,7 +204,10 @@ def transcripts_step(context: JobContext, agents: list[Agent], dry_run: bool) ->
     for agent in agents:
         if agent.era != "file":
             continue
-        leftovers = _remove_compression_leftovers(agent, dry_run)
+        # The `.<transcript>.gz.<pid>.tmp` files a maintain run killed while compressing left.
+        leftovers = remove_stale_temp_files(
+            agent.sessions_dir, of=lambda target: target.endswith(GZIP_SUFFIX), dry_run=dry_run
+        )
         if leftovers:
             verb = "would remove" if dry_run else "removed"
             report.lines.append(
@@ -265,43 +268,32 @@ def _apply(
     done = {"compressed": 0, "deleted": 0, "bytes_saved": 0}
     for action in actions:
         path = agent.sessions_dir / action.name
+        compress = action.action == "compress"
         age = f"{action.age_days:.0f} days old"
-        if action.action == "compress" and 0 < delete_after_days <= action.age_days:
+        if compress and 0 < delete_after_days <= action.age_days:
             age += f"; past {delete_after_days} days, so a later run deletes it"
-        if dry_run:
-            if action.action == "compress" and _name_held_by_another(path):
-                report.fail(f"agent {agent.id}: {action.name}: {compressed_name_taken(path)}")
-                continue
-            verb = "would compress" if action.action == "compress" else "would delete"
-            report.lines.append(
-                f"  {agent.id}: {verb} {action.name} ({size_text(action.size)}, {age})"
-            )
-            done["compressed" if action.action == "compress" else "deleted"] += 1
-            done["bytes_saved"] += action.size if action.action == "delete" else 0
-            continue
         try:
-            if action.action == "compress":
+            if dry_run and compress and _name_held_by_another(path):
+                raise MemwardenError(compressed_name_taken(path))
+            if dry_run:
+                saved = 0 if compress else action.size
+            elif compress:
                 saved = action.size - gzip_in_place(path)
-                done["compressed"] += 1
             else:
                 path.unlink()
                 saved = action.size
-                done["deleted"] += 1
         except TranscriptChanged as error:
             report.lines.append(f"  {agent.id}: skipped {action.name}: {error.message}")
             continue
         except (MemwardenError, OSError) as error:
             report.fail(f"agent {agent.id}: {action.name}: {describe_error(error)}")
             continue
+        past = "compressed" if compress else "deleted"
+        done[past] += 1
         done["bytes_saved"] += saved
-        past = "compressed" if action.action == "compress" else "deleted"
-        report.lines.append(f"  {agent.id}: {past} {action.name} ({age}, saved {size_text(saved)})")
+        if dry_run:
+            shown = f"would {action.action} {action.name} ({size_text(action.size)}, {age})"
+        else:
+            shown = f"{past} {action.name} ({age}, saved {size_text(saved)})"
+        report.lines.append(f"  {agent.id}: {shown}")
     return done
-
-
-def _remove_compression_leftovers(agent: Agent, dry_run: bool) -> list[str]:
-    """Delete the `.<transcript>.gz.<pid>.tmp` files a maintain run killed while compressing
-    left in the agent's sessions folder (with `dry_run`, none); return their names."""
-    return remove_stale_temp_files(
-        agent.sessions_dir, of=lambda target: target.endswith(".gz"), dry_run=dry_run
-    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from memwarden.maintenance.config_backup import (
+from memwarden.maintenance.config_step import (
     backups_to_prune,
     decide_backup,
     latest_backup,
