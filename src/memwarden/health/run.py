@@ -72,6 +72,7 @@ from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.store.state import UnavailableState
 
 if TYPE_CHECKING:
+    from memwarden.alerts import AlertRoutes
     from memwarden.health.feed import FeedAlert
     from memwarden.health.message import NewMessage
     from memwarden.health.model import CheckResult
@@ -108,7 +109,6 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     config = context.config
     # A misconfigured destination stops the run before any check.
     routes = check_settings(config)
-    destination, forward_to, lifetime = routes.slack, routes.alertmanager, routes.lifetime
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -124,7 +124,7 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     if context.state_problem is not None:  # said once below, not once per check that reads it
         broken_checks = [p for p in broken_checks if context.state_problem.message not in p]
     result = JobResult(store.JOB)
-    run = _HealthRun(context, options, inputs, result, destination, forward_to, lifetime)
+    run = _HealthRun(context, options, inputs, result, routes)
     alerts = None
     if context.state_problem is None:
         try:
@@ -217,22 +217,19 @@ def _readable_state(context: JobContext) -> StateDB | UnavailableState:
 @dataclass
 class _HealthRun:
     """What the alerts and the metrics of one run need: the job, its options and inputs, the
-    result they add their lines to, and where alerts go (for people: `destination` on Slack,
-    `forward_to` Alertmanager with the `lifetime` of an open alert there; None: nowhere)."""
+    result they add their lines to, and where alerts go."""
 
     context: JobContext
     options: argparse.Namespace
     inputs: HealthInputs
     result: JobResult
-    destination: str | None
-    forward_to: str | None
-    lifetime: timedelta | None
+    routes: AlertRoutes
 
     def alerts(self, results: list[CheckResult]) -> dict[str, Any]:
         """Decide, store and deliver this run's alerts on Slack, then tell Alertmanager (or say
         what would be done); return the alerts part of the JSON document. Raise StateError if
         memwarden's state fails."""
-        state, now, destination = self.context.state, self.context.now(), self.destination
+        state, now, destination = self.context.state, self.context.now(), self.routes.slack
         if self.options.no_alert:
             self.result.lines.append(NOT_EVALUATED)
             summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
@@ -250,7 +247,7 @@ class _HealthRun:
             data = self._alerts_json(plan, message, [], would_wait)
         else:
             data = self._deliver(plan, message, now)
-        if self.forward_to:
+        if self.routes.alertmanager:
             data["alertmanager"] = forwarded = self._forward(results, plan)
             if "pending" in forwarded:
                 data["summary"]["alertmanager_pending"] = forwarded["pending"]
@@ -262,10 +259,10 @@ class _HealthRun:
         """Store the plan decided at `now`, queue its message when Slack is set up and send what
         waits there; return the alerts part of the JSON document."""
         state, run_id = self.context.state, self.context.run_id
-        queued_message = message if self.destination is not None else None
+        queued_message = message if self.routes.slack is not None else None
         queued = store.commit_plan(state, plan, queued_message, now, run_id)
         deliveries = []
-        if self.destination:
+        if self.routes.slack:
             make_sink = partial(slack_sink, self.context.config.slack)
             deliveries = store.deliver(state, make_sink, self.context.now, run_id)
         waiting = store.undelivered(state)
@@ -280,7 +277,7 @@ class _HealthRun:
         """Tell Alertmanager about every open check and every undelivered resolution (or say
         what would be told); return the Alertmanager part of the JSON document."""
         feed = self._feed(results, plan, store.load_feed(self.context.state))
-        forward_to, lines = self.forward_to, self.result.lines
+        forward_to, lines = self.routes.alertmanager, self.result.lines
         if self.options.dry_run:
             firing = sum(alert.firing for alert in feed)
             resolving = len(feed) - firing
@@ -319,7 +316,9 @@ class _HealthRun:
 
     def _send_feed(self, feed: list[FeedAlert], state: StateDB | None) -> store.Forwarding | None:
         settings, clock = self.context.config.alertmanager, lambda: self.context.now().timestamp()
-        return store.forward(state, feed, settings, clock, self.lifetime, self.context.run_id)
+        return store.forward(
+            state, feed, settings, clock, self.routes.lifetime, self.context.run_id
+        )
 
     def _settings(self, send_resolved: bool) -> AlertSettings:
         slack = self.context.config.slack
@@ -384,7 +383,7 @@ class _HealthRun:
         settings = self._settings(send_resolved=False)
         plan, message = plan_alerts(previous, results, self.context.now(), settings)
         deliveries = []
-        if message is not None and self.destination and not dry_run:
+        if message is not None and self.routes.slack and not dry_run:
             sent = slack_sink(self.context.config.slack).send(
                 AlertMessage(message.text, message.blocks, message.idempotency_key)
             )
@@ -400,13 +399,13 @@ class _HealthRun:
         ]
         data = self._alerts_json(plan, message, deliveries, 0)
         data["recorded"] = False
-        if self.forward_to and not dry_run:
+        if self.routes.alertmanager and not dry_run:
             feed = self._feed(results, plan, {})
             sent = self._send_feed(feed, None) or store.Forwarding(
                 0, 0, ok=True, error=None, pending=0
             )
             data["alertmanager"] = {
-                "destination": self.forward_to,
+                "destination": self.routes.alertmanager,
                 "ok": sent.ok,
                 "error": sent.error,
                 "firing": sent.firing,
@@ -425,7 +424,7 @@ class _HealthRun:
                 "sent": sum(d.ok for d in deliveries),
                 "undelivered": pending,
             },
-            "destination": self.destination,
+            "destination": self.routes.slack,
             "notices": [notice.to_json() for notice in plan.notices],
             "message": message.text if message else None,
             "deliveries": [asdict(d) for d in deliveries],
@@ -435,7 +434,7 @@ class _HealthRun:
     def _dry_run_lines(
         self, plan: AlertPlan, message: NewMessage | None, waiting: int
     ) -> list[str]:
-        destination, forward_to = self.destination, self.forward_to
+        destination, forward_to = self.routes.slack, self.routes.alertmanager
         lines = []
         if message is None:
             lines.append("alerts: no news; would send nothing")
@@ -454,7 +453,7 @@ class _HealthRun:
     def _alert_lines(
         self, plan: AlertPlan, message: NewMessage | None, deliveries: list[Delivery], pending: int
     ) -> list[str]:
-        destination, forward_to = self.destination, self.forward_to
+        destination, forward_to = self.routes.slack, self.routes.alertmanager
         if message is None:
             lines = ["alerts: no news"]
         elif destination or forward_to:
