@@ -107,15 +107,12 @@ def decide_alerts(
     held: set[str] = set()
     for result in results:
         seen.add(result.key)
+        previous = previous_state.get(result.key)
         if any(fnmatchcase(result.key, pattern) for pattern in holding):
             held.add(result.key)
-            if result.key in previous_state:
-                states[result.key] = previous_state[result.key]
-                quiet.append(previous_state[result.key])
-            continue
-        notice, state = _decide_one(
-            previous_state.get(result.key), result, now, cooldown, undelivered, announced
-        )
+            notice, state = None, previous  # kept as it was
+        else:
+            notice, state = _decide_one(previous, result, now, cooldown, undelivered, announced)
         if notice is not None:
             notices.append(notice)
         if state is not None:
