@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memwarden.alerts import AlertMessage, AlertSink
-from memwarden.alerts.sinks import alertmanager_sink
+from memwarden.alerts import AlertMessage, AlertSink, alertmanager_sink
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState
