@@ -52,14 +52,8 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         """Return the result as --json shows it: every field but `masks` and `holds`."""
-        return {
-            "key": self.key,
-            "status": self.status.value,
-            "message": self.message,
-            "value": self.value,
-            "threshold": self.threshold,
-            "details": self.details,
-        }
+        shown = ("key", "status", "message", "value", "threshold", "details")
+        return {name: getattr(self, name) for name in shown} | {"status": self.status.value}
 
 
 def ok(key: str, message: str, value: Any = None, threshold: Any = None, **details) -> CheckResult:

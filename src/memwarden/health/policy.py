@@ -20,7 +20,7 @@ reminder. Notices of one run are grouped into one message by the caller.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -56,15 +56,10 @@ class Notice:
     threshold: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": self.key,
+        return asdict(self) | {
             "status": self.status.value,
             "previous_status": self.previous_status.value if self.previous_status else None,
-            "message": self.message,
             "since": self.since.isoformat(),
-            "value": self.value,
-            "threshold": self.threshold,
         }
 
 
