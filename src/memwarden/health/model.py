@@ -17,14 +17,11 @@ class Status(StrEnum):
 
     @property
     def rank(self) -> int:
-        return _RANKS[self]
+        return list(Status).index(self)  # the order above
 
     @property
     def is_bad(self) -> bool:
         return self is not Status.OK
-
-
-_RANKS = {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 2}
 
 
 @dataclass(frozen=True)
