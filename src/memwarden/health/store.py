@@ -24,34 +24,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from memwarden.alerts import AlertMessage, AlertSink, alertmanager_sink
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
+from memwarden.health.message import NewMessage
 from memwarden.health.model import Status
 from memwarden.health.policy import AlertPlan, AlertState
 from memwarden.store.state import StateDB, from_row, json_text
-
-if TYPE_CHECKING:
-    from memwarden.health.message import NewMessage
 
 JOB = "health"
 UNDELIVERED = ("pending", "sending")
 
 
 @dataclass(frozen=True)
-class OutboxRow:
-    """One message in the outbox."""
+class OutboxRow(NewMessage):
+    """One message in the outbox: the message queued, and its delivery so far."""
 
     id: int
-    idempotency_key: str
     created_at: float
-    summary: str
-    text: str
-    blocks: list[dict[str, Any]] | None
-    notices: list[dict[str, Any]]
     attempts: int
     last_error: str | None
 
