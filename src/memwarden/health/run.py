@@ -305,11 +305,12 @@ class _HealthRun:
     ) -> list[FeedAlert]:
         """Return Alertmanager's feed after this run, from the stored one (see `decide_feed`); a
         held check is fed as it was stored."""
-        bad = [
-            (_as_stored(r, plan) if r.key in plan.held else r, plan.states[r.key].since.timestamp())
-            for r in results
-            if r.key in plan.states
-        ]
+        bad = []
+        for result in results:
+            if (kept := plan.states.get(result.key)) is not None:
+                if result.key in plan.held:
+                    result = replace(result, status=kept.status, message=kept.message)
+                bad.append((result, kept.since.timestamp()))
         identity = Identity(gateway_name(self.inputs), self.context.config.alertmanager.labels)
         return decide_feed(stored, bad, identity, self.context.now().timestamp())
 
@@ -475,12 +476,6 @@ def _missed_problems(sent: store.Forwarding) -> list[Problem]:
         f"next run: {sent.missed_by}"
     )
     return [Problem(line, logging.WARNING)]
-
-
-def _as_stored(result: CheckResult, plan: AlertPlan) -> CheckResult:
-    """A held check's result with the status and message of its stored state."""
-    stored = plan.states[result.key]
-    return replace(result, status=stored.status, message=stored.message)
 
 
 def _undelivered_problems(deliveries: list[Delivery], waiting: list[store.OutboxRow]) -> list[str]:
