@@ -439,8 +439,7 @@ class _HealthRun:
             lines.append(f"alerts: {message.summary} (no Slack destination)")
         else:
             lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
-        if plan.notices:
-            lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
+        lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
         if waiting and destination:
             lines.append(f"alerts: would retry {waiting} undelivered message(s)")
         return lines

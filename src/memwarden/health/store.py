@@ -37,6 +37,7 @@ from memwarden.store.state import StateDB, from_row, json_text
 
 JOB = "health"
 UNDELIVERED = ("pending", "sending")
+TIMELINE_EVENTS = {"new": "alert.opened", "resolved": "alert.resolved"}  # by notice kind
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,9 @@ def commit_plan(
             )
             queued = int(cursor.lastrowid) if cursor.rowcount else None
     for notice in plan.notices:
-        if notice.kind in ("new", "resolved"):
-            kind = "alert.opened" if notice.kind == "new" else "alert.resolved"
+        if notice.kind in TIMELINE_EVENTS:
             state.record_event(
-                kind,
+                TIMELINE_EVENTS[notice.kind],
                 job=JOB,
                 run_id=run_id,
                 data={"key": notice.key, "status": notice.status.value, "message": notice.message},
@@ -242,8 +242,7 @@ def forward(
                 "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
             )
     pending = sum(alert.pending for alert in kept)
-    missed_by = result.missed
-    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id, missed_by)
+    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id, result.missed)
 
 
 def _feed_alert(row: Any) -> FeedAlert:
