@@ -9,8 +9,8 @@ for machines (Alertmanager: one `Alert` per open or resolved check).
 
 `slack_destination` / `alertmanager_destination` name the destination without importing the
 sink's libraries (URLs and labels are checked when the settings are loaded:
-`memwarden.settings.config`); `slack_sink` / `alertmanager_sink` build the sink, importing its
-module (which imports this one) only then, so a run with nothing to send never pays for it.
+`memwarden.settings.config`); `sinks.slack_sink` / `sinks.alertmanager_sink` build the sink, so
+a run with nothing to send never pays for those imports.
 """
 
 from __future__ import annotations
@@ -136,34 +136,3 @@ def alertmanager_destination(alertmanager: Any) -> str | None:
 def alertmanager_urls(alertmanager: Any) -> list[str]:
     """Given the `[alertmanager]` settings, return its URLs, blanks left out."""
     return [url.strip() for url in alertmanager.urls if url.strip()]
-
-
-def slack_sink(slack: Any) -> AlertSink | None:
-    """Given the `[slack]` settings, return the sink they describe, or None if none is set.
-
-    Raise ConfigError as `slack_destination` does.
-    """
-    if slack_destination(slack) is None:
-        return None
-    from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink  # slack_sdk: lazy
-
-    timeouts = {
-        "timeout_seconds": slack.timeout_seconds,
-        "retry_budget_seconds": slack.retry_budget_seconds,
-    }
-    if slack.bot_token.strip():
-        return SlackWebApiSink(
-            slack.bot_token.strip(), slack.channel.strip(), base_url=slack.api_base_url, **timeouts
-        )
-    return SlackWebhookSink(slack.webhook_url.strip(), **timeouts)
-
-
-def alertmanager_sink(alertmanager: Any) -> AlertSink | None:
-    """Given the `[alertmanager]` settings, return the sink they describe, or None if no URL is
-    set."""
-    urls = alertmanager_urls(alertmanager)
-    if not urls:
-        return None
-    from memwarden.alerts.alertmanager import AlertmanagerSink  # httpx: lazy
-
-    return AlertmanagerSink(urls, timeout_seconds=alertmanager.timeout_seconds)

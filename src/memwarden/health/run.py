@@ -25,7 +25,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertMessage, slack_sink
+from memwarden.alerts import AlertMessage
+from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
 from memwarden.health.checks import (

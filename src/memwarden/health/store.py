@@ -28,7 +28,8 @@ from typing import Any
 
 import orjson
 
-from memwarden.alerts import AlertMessage, AlertSink, alertmanager_sink
+from memwarden.alerts import AlertMessage, AlertSink
+from memwarden.alerts.sinks import alertmanager_sink
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.health.message import NewMessage
 from memwarden.health.model import Status

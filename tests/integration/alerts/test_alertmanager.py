@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memwarden.alerts import Alert, AlertMessage, alertmanager_destination, alertmanager_sink
+from memwarden.alerts import Alert, AlertMessage, alertmanager_destination
 from memwarden.alerts.alertmanager import AlertmanagerSink
+from memwarden.alerts.sinks import alertmanager_sink
 from memwarden.process.errors import ConfigError
 from memwarden.settings import config
 from support.prometheus import Alertmanager, free_port

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from memwarden.alerts import AlertMessage, slack_destination, slack_sink
+from memwarden.alerts import AlertMessage, slack_destination
+from memwarden.alerts.sinks import slack_sink
 from memwarden.alerts.slack import SlackWebApiSink, SlackWebhookSink, retry_after_seconds
 from memwarden.process.errors import ConfigError
 from memwarden.settings import config
