@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -96,3 +96,8 @@ def duration(delta: timedelta, seconds: bool = True) -> str:
     if total < 2 * 86400:
         return f"{total / 3600:.1f} h"
     return f"{total / 86400:.1f} days"
+
+
+def utc_time(stamp: float) -> datetime:
+    """Given Unix time, return it as an aware UTC datetime."""
+    return datetime.fromtimestamp(stamp, UTC)

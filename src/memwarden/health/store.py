@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -32,7 +32,7 @@ from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.alerts.sinks import alertmanager_sink
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
 from memwarden.health.message import NewMessage
-from memwarden.health.model import Status
+from memwarden.health.model import Status, utc_time
 from memwarden.health.policy import AlertPlan, AlertState
 from memwarden.store.state import StateDB, from_row, json_text
 
@@ -261,8 +261,8 @@ def _alert_state(row: Any) -> AlertState:
         key=row["check_key"],
         status=Status(row["status"]),
         message=row["message"],
-        since=_datetime(row["since"]),
-        notified_at=_datetime(row["notified_at"]) if row["notified_at"] is not None else None,
+        since=utc_time(row["since"]),
+        notified_at=utc_time(row["notified_at"]) if row["notified_at"] is not None else None,
         notified_status=Status(row["notified_status"]) if row["notified_status"] else None,
     )
 
@@ -282,7 +282,3 @@ def _state_row(item: AlertState, stamp: float) -> Sequence[Any]:
 def _outbox_row(row: Any) -> OutboxRow:
     blocks = orjson.loads(row["blocks_json"]) if row["blocks_json"] else None
     return from_row(OutboxRow, row, blocks=blocks, notices=orjson.loads(row["notices_json"]))
-
-
-def _datetime(stamp: float) -> datetime:
-    return datetime.fromtimestamp(stamp, UTC)
