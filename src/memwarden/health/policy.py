@@ -20,7 +20,7 @@ reminder. Notices of one run are grouped into one message by the caller.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -70,8 +70,13 @@ class AlertPlan:
 
     notices: list[Notice]
     states: dict[str, AlertState]
-    quiet: list[AlertState] = field(default_factory=list)
     held: frozenset[str] = frozenset()
+
+    @property
+    def quiet(self) -> list[AlertState]:
+        """The open checks this run says nothing about, in the order of `states`."""
+        told = {notice.key for notice in self.notices}
+        return [state for key, state in self.states.items() if key not in told]
 
 
 def decide_alerts(
@@ -96,7 +101,6 @@ def decide_alerts(
     """
     notices: list[Notice] = []
     states: dict[str, AlertState] = {}
-    quiet: list[AlertState] = []
     seen: set[str] = set()
     holding = [pattern for result in results if result.status.is_bad for pattern in result.holds]
     held: set[str] = set()
@@ -112,22 +116,19 @@ def decide_alerts(
             notices.append(notice)
         if state is not None:
             states[result.key] = state
-            if notice is None:
-                quiet.append(state)
     masks = [pattern for result in results for pattern in result.masks]
     for key, state in previous_state.items():
         if key in seen:
             continue
         if any(fnmatchcase(key, pattern) for pattern in masks):
             states[key] = state
-            quiet.append(state)
         else:
             notices.append(_resolved(state, "no longer reported (check disabled or gone)"))
     if not announced:
         for key, state in states.items():
             before = previous_state.get(key)
             states[key] = replace(state, notified_status=before and before.notified_status)
-    return AlertPlan(notices, states, quiet, frozenset(held))
+    return AlertPlan(notices, states, frozenset(held))
 
 
 def _decide_one(
