@@ -80,29 +80,6 @@ class AlertRoutes:
     lifetime: timedelta | None
 
 
-def alert_routes(config: Any) -> AlertRoutes:
-    """Given the settings, return where health alerts go.
-
-    Raise ConfigError listing every problem: the settings `health` refuses to run with, and
-    `config check` reports.
-    """
-    problems: list[str] = []
-    slack = alertmanager = lifetime = None
-    try:
-        slack = slack_destination(config.slack)
-    except ConfigError as error:
-        problems += error.problems
-    alertmanager = alertmanager_destination(config.alertmanager)
-    if alertmanager is not None:
-        try:
-            lifetime = alert_lifetime(config)
-        except ConfigError as error:
-            problems += error.problems
-    if problems:
-        raise ConfigError(problems)
-    return AlertRoutes(slack, alertmanager, lifetime)
-
-
 def slack_destination(slack: Any) -> str | None:
     """Given the `[slack]` settings, return where alerts go, for people (None: nowhere).
 

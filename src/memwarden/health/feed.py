@@ -25,12 +25,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import orjson
 
 from memwarden.alerts import Alert
-from memwarden.health.model import CheckResult
+from memwarden.health.model import CheckResult, utc_time
 
 DOCS = "docs/health.md"
 FIXES = {
@@ -181,13 +181,13 @@ def alerts_to_send(
 ) -> tuple[Alert, ...]:
     """Given the feed, the time and how long an open alert lives without news, return what to
     post: every firing alert (ending one lifetime from now) and every pending resolution."""
-    expires = _datetime(now) + lifetime
+    expires = utc_time(now) + lifetime
     return tuple(
         Alert(
             alert.labels,
             alert.annotations,
-            _datetime(alert.starts_at),
-            expires if alert.ends_at is None else _datetime(alert.ends_at),
+            utc_time(alert.starts_at),
+            expires if alert.ends_at is None else utc_time(alert.ends_at),
             generator_url,
         )
         for alert in alerts
@@ -215,7 +215,3 @@ def after_send(alerts: Sequence[FeedAlert], now: float, error: str | None) -> li
 
 def _resolved(alert: FeedAlert, now: float) -> FeedAlert:
     return replace(alert, ends_at=now, delivered_at=None, attempts=0, last_error=None)
-
-
-def _datetime(stamp: float) -> datetime:
-    return datetime.fromtimestamp(stamp, UTC)

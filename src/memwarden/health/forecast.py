@@ -72,14 +72,9 @@ def growth(
     since, first_length = kept[start]
     span = (now - since) / DAY
     if first_length is None or span < MIN_SPAN_DAYS:
-        return Growth(None, reason=_why_not(start))
+        since = "of history" if start == 0 else "since it was created, trimmed or rewound"
+        return Growth(None, reason=f"less than {MIN_SPAN_DAYS:g} day {since}")
     return Growth((kept[-1][1] - first_length) / span, span)
-
-
-def _why_not(start: int) -> str:
-    if start == 0:
-        return f"less than {MIN_SPAN_DAYS:g} day of history"
-    return f"less than {MIN_SPAN_DAYS:g} day since it was created, trimmed or rewound"
 
 
 @dataclass(frozen=True)

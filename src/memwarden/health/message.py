@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import socket
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import accumulate
 from typing import Any
@@ -51,14 +51,6 @@ class NewMessage:
 
 
 @dataclass(frozen=True)
-class AlertSettings:
-    cooldown: timedelta
-    send_resolved: bool
-    mention: str
-    host: str = field(default_factory=socket.gethostname)
-
-
-@dataclass(frozen=True)
 class Item:
     """One notice as people read it."""
 
@@ -73,17 +65,20 @@ def plan_alerts(
     previous: Mapping[str, AlertState],
     results: list[CheckResult],
     now: datetime,
-    settings: AlertSettings,
+    slack: Any,
+    send_resolved: bool,
     undelivered: Collection[str] = (),
     announced: bool = True,
 ) -> tuple[AlertPlan, NewMessage | None]:
     """Given the stored alert states (those that could be read), this run's results, the time,
-    the settings, the keys named by a message still waiting for delivery and whether the news
-    reaches anyone (`announced`: there is an alert destination), return the plan and the
-    message it calls for (None when there is no news). Pure."""
-    plan = decide_alerts(previous, results, now, settings.cooldown, undelivered, announced)
-    notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
-    message = build_message(plan, notices, now, settings.host, settings.mention)
+    the `[slack]` settings (cooldown, mention), whether resolutions are sent, the keys named by
+    a message still waiting for delivery and whether the news reaches anyone (`announced`:
+    there is an alert destination), return the plan and the message it calls for (None when
+    there is no news), which names this host."""
+    cooldown = timedelta(minutes=slack.cooldown_minutes)
+    plan = decide_alerts(previous, results, now, cooldown, undelivered, announced)
+    notices = [n for n in plan.notices if send_resolved or n.kind != "resolved"]
+    message = build_message(plan, notices, now, socket.gethostname(), slack.critical_mention)
     return plan, message
 
 
@@ -129,17 +124,14 @@ def build_message(
 
 
 def summarize(notices: Sequence[Notice]) -> str:
-    """Given notices, return a short summary such as `1 new critical, 1 resolved`."""
+    """Given notices, return a short summary such as `1 new (critical), 1 resolved`."""
     parts = []
-    for kind, label in (("new", "new"), ("worse", "worse"), ("reminder", "still failing")):
+    for kind, title in SECTION_TITLES.items():
         chosen = [notice for notice in notices if notice.kind == kind]
-        if not chosen:
-            continue
-        worst = max(chosen, key=lambda notice: notice.status.rank).status
-        parts.append(f"{len(chosen)} {label} ({worst.value})")
-    resolved = sum(1 for notice in notices if notice.kind == "resolved")
-    if resolved:
-        parts.append(f"{resolved} resolved")
+        if chosen:
+            worst = max(chosen, key=lambda notice: notice.status.rank).status
+            severity = "" if kind == "resolved" else f" ({worst.value})"
+            parts.append(f"{len(chosen)} {title.lower()}{severity}")
     return ", ".join(parts)
 
 

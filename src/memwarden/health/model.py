@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -17,14 +17,11 @@ class Status(StrEnum):
 
     @property
     def rank(self) -> int:
-        return _RANKS[self]
+        return list(Status).index(self)  # the order above
 
     @property
     def is_bad(self) -> bool:
         return self is not Status.OK
-
-
-_RANKS = {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 2}
 
 
 @dataclass(frozen=True)
@@ -52,14 +49,8 @@ class CheckResult:
 
     def to_json(self) -> dict[str, Any]:
         """Return the result as --json shows it: every field but `masks` and `holds`."""
-        return {
-            "key": self.key,
-            "status": self.status.value,
-            "message": self.message,
-            "value": self.value,
-            "threshold": self.threshold,
-            "details": self.details,
-        }
+        shown = ("key", "status", "message", "value", "threshold", "details")
+        return {name: getattr(self, name) for name in shown} | {"status": self.status.value}
 
 
 def ok(key: str, message: str, value: Any = None, threshold: Any = None, **details) -> CheckResult:
@@ -105,3 +96,8 @@ def duration(delta: timedelta, seconds: bool = True) -> str:
     if total < 2 * 86400:
         return f"{total / 3600:.1f} h"
     return f"{total / 86400:.1f} days"
+
+
+def utc_time(stamp: float) -> datetime:
+    """Given Unix time, return it as an aware UTC datetime."""
+    return datetime.fromtimestamp(stamp, UTC)

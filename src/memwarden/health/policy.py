@@ -20,7 +20,7 @@ reminder. Notices of one run are grouped into one message by the caller.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from typing import Any, Literal
@@ -56,15 +56,10 @@ class Notice:
     threshold: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": self.key,
+        return asdict(self) | {
             "status": self.status.value,
             "previous_status": self.previous_status.value if self.previous_status else None,
-            "message": self.message,
             "since": self.since.isoformat(),
-            "value": self.value,
-            "threshold": self.threshold,
         }
 
 
@@ -75,8 +70,13 @@ class AlertPlan:
 
     notices: list[Notice]
     states: dict[str, AlertState]
-    quiet: list[AlertState] = field(default_factory=list)
     held: frozenset[str] = frozenset()
+
+    @property
+    def quiet(self) -> list[AlertState]:
+        """The open checks this run says nothing about, in the order of `states`."""
+        told = {notice.key for notice in self.notices}
+        return [state for key, state in self.states.items() if key not in told]
 
 
 def decide_alerts(
@@ -101,41 +101,34 @@ def decide_alerts(
     """
     notices: list[Notice] = []
     states: dict[str, AlertState] = {}
-    quiet: list[AlertState] = []
     seen: set[str] = set()
     holding = [pattern for result in results if result.status.is_bad for pattern in result.holds]
     held: set[str] = set()
     for result in results:
         seen.add(result.key)
+        previous = previous_state.get(result.key)
         if any(fnmatchcase(result.key, pattern) for pattern in holding):
             held.add(result.key)
-            if result.key in previous_state:
-                states[result.key] = previous_state[result.key]
-                quiet.append(previous_state[result.key])
-            continue
-        notice, state = _decide_one(
-            previous_state.get(result.key), result, now, cooldown, undelivered, announced
-        )
+            notice, state = None, previous  # kept as it was
+        else:
+            notice, state = _decide_one(previous, result, now, cooldown, undelivered, announced)
         if notice is not None:
             notices.append(notice)
         if state is not None:
             states[result.key] = state
-            if notice is None:
-                quiet.append(state)
     masks = [pattern for result in results for pattern in result.masks]
     for key, state in previous_state.items():
         if key in seen:
             continue
         if any(fnmatchcase(key, pattern) for pattern in masks):
             states[key] = state
-            quiet.append(state)
         else:
             notices.append(_resolved(state, "no longer reported (check disabled or gone)"))
     if not announced:
         for key, state in states.items():
             before = previous_state.get(key)
             states[key] = replace(state, notified_status=before and before.notified_status)
-    return AlertPlan(notices, states, quiet, frozenset(held))
+    return AlertPlan(notices, states, frozenset(held))
 
 
 def _decide_one(

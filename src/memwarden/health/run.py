@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ from memwarden.health.checks import context as context_pressure
 from memwarden.health.checks.gateway import gateway_name
 from memwarden.health.checks.memory_rewrite import grade_snapshots
 from memwarden.health.feed import Identity, decide_feed
-from memwarden.health.message import AlertSettings, plan_alerts
+from memwarden.health.message import plan_alerts
 from memwarden.health.metrics.exposition import check_metrics_target, render_metrics, write_metrics
 from memwarden.health.metrics.families import FAMILIES, MetricSources
 from memwarden.health.model import Status, critical
@@ -72,6 +72,7 @@ from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.store.state import UnavailableState
 
 if TYPE_CHECKING:
+    from memwarden.alerts import AlertRoutes
     from memwarden.health.feed import FeedAlert
     from memwarden.health.message import NewMessage
     from memwarden.health.model import CheckResult
@@ -108,7 +109,6 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     config = context.config
     # A misconfigured destination stops the run before any check.
     routes = check_settings(config)
-    destination, forward_to, lifetime = routes.slack, routes.alertmanager, routes.lifetime
     missing = _missing_gateway(context)
     inputs = HealthInputs(
         config=config,
@@ -124,7 +124,7 @@ def run_health(context: JobContext, options: argparse.Namespace) -> JobResult:
     if context.state_problem is not None:  # said once below, not once per check that reads it
         broken_checks = [p for p in broken_checks if context.state_problem.message not in p]
     result = JobResult(store.JOB)
-    run = _HealthRun(context, options, inputs, result, destination, forward_to, lifetime)
+    run = _HealthRun(context, options, inputs, result, routes)
     alerts = None
     if context.state_problem is None:
         try:
@@ -217,32 +217,29 @@ def _readable_state(context: JobContext) -> StateDB | UnavailableState:
 @dataclass
 class _HealthRun:
     """What the alerts and the metrics of one run need: the job, its options and inputs, the
-    result they add their lines to, and where alerts go (for people: `destination` on Slack,
-    `forward_to` Alertmanager with the `lifetime` of an open alert there; None: nowhere)."""
+    result they add their lines to, and where alerts go."""
 
     context: JobContext
     options: argparse.Namespace
     inputs: HealthInputs
     result: JobResult
-    destination: str | None
-    forward_to: str | None
-    lifetime: timedelta | None
+    routes: AlertRoutes
 
     def alerts(self, results: list[CheckResult]) -> dict[str, Any]:
         """Decide, store and deliver this run's alerts on Slack, then tell Alertmanager (or say
         what would be done); return the alerts part of the JSON document. Raise StateError if
         memwarden's state fails."""
-        state, now, destination = self.context.state, self.context.now(), self.destination
+        state, now, destination = self.context.state, self.context.now(), self.routes.slack
         if self.options.no_alert:
             self.result.lines.append(NOT_EVALUATED)
             summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
             return {"summary": summary}
-        settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
+        slack = self.context.config.slack
         announced = destination is not None
         waiting = store.undelivered(state)
         keys = {key for row in waiting for key in row.keys}  # a message still waits about them
         plan, message = plan_alerts(
-            store.load_states(state), results, now, settings, keys, announced
+            store.load_states(state), results, now, slack, slack.send_resolved, keys, announced
         )
         if self.options.dry_run:
             self.result.lines += self._dry_run_lines(plan, message, len(waiting))
@@ -250,7 +247,7 @@ class _HealthRun:
             data = self._alerts_json(plan, message, [], would_wait)
         else:
             data = self._deliver(plan, message, now)
-        if self.forward_to:
+        if self.routes.alertmanager:
             data["alertmanager"] = forwarded = self._forward(results, plan)
             if "pending" in forwarded:
                 data["summary"]["alertmanager_pending"] = forwarded["pending"]
@@ -262,10 +259,10 @@ class _HealthRun:
         """Store the plan decided at `now`, queue its message when Slack is set up and send what
         waits there; return the alerts part of the JSON document."""
         state, run_id = self.context.state, self.context.run_id
-        queued_message = message if self.destination is not None else None
+        queued_message = message if self.routes.slack is not None else None
         queued = store.commit_plan(state, plan, queued_message, now, run_id)
         deliveries = []
-        if self.destination:
+        if self.routes.slack:
             make_sink = partial(slack_sink, self.context.config.slack)
             deliveries = store.deliver(state, make_sink, self.context.now, run_id)
         waiting = store.undelivered(state)
@@ -280,7 +277,7 @@ class _HealthRun:
         """Tell Alertmanager about every open check and every undelivered resolution (or say
         what would be told); return the Alertmanager part of the JSON document."""
         feed = self._feed(results, plan, store.load_feed(self.context.state))
-        forward_to, lines = self.forward_to, self.result.lines
+        forward_to, lines = self.routes.alertmanager, self.result.lines
         if self.options.dry_run:
             firing = sum(alert.firing for alert in feed)
             resolving = len(feed) - firing
@@ -309,22 +306,19 @@ class _HealthRun:
     ) -> list[FeedAlert]:
         """Return Alertmanager's feed after this run, from the stored one (see `decide_feed`); a
         held check is fed as it was stored."""
-        bad = [
-            (_as_stored(r, plan) if r.key in plan.held else r, plan.states[r.key].since.timestamp())
-            for r in results
-            if r.key in plan.states
-        ]
+        bad = []
+        for result in results:
+            if (kept := plan.states.get(result.key)) is not None:
+                if result.key in plan.held:
+                    result = replace(result, status=kept.status, message=kept.message)
+                bad.append((result, kept.since.timestamp()))
         identity = Identity(gateway_name(self.inputs), self.context.config.alertmanager.labels)
         return decide_feed(stored, bad, identity, self.context.now().timestamp())
 
     def _send_feed(self, feed: list[FeedAlert], state: StateDB | None) -> store.Forwarding | None:
         settings, clock = self.context.config.alertmanager, lambda: self.context.now().timestamp()
-        return store.forward(state, feed, settings, clock, self.lifetime, self.context.run_id)
-
-    def _settings(self, send_resolved: bool) -> AlertSettings:
-        slack = self.context.config.slack
-        return AlertSettings(
-            timedelta(minutes=slack.cooldown_minutes), send_resolved, slack.critical_mention
+        return store.forward(
+            state, feed, settings, clock, self.routes.lifetime, self.context.run_id
         )
 
     def metrics(self, results: list[CheckResult]) -> bool:
@@ -381,11 +375,12 @@ class _HealthRun:
             previous = store.load_states(self.context.state)
         except StateError:
             previous = {}
-        settings = self._settings(send_resolved=False)
-        plan, message = plan_alerts(previous, results, self.context.now(), settings)
+        slack = self.context.config.slack
+        now = self.context.now()
+        plan, message = plan_alerts(previous, results, now, slack, send_resolved=False)
         deliveries = []
-        if message is not None and self.destination and not dry_run:
-            sent = slack_sink(self.context.config.slack).send(
+        if message is not None and self.routes.slack and not dry_run:
+            sent = slack_sink(slack).send(
                 AlertMessage(message.text, message.blocks, message.idempotency_key)
             )
             deliveries.append(
@@ -400,13 +395,13 @@ class _HealthRun:
         ]
         data = self._alerts_json(plan, message, deliveries, 0)
         data["recorded"] = False
-        if self.forward_to and not dry_run:
+        if self.routes.alertmanager and not dry_run:
             feed = self._feed(results, plan, {})
             sent = self._send_feed(feed, None) or store.Forwarding(
                 0, 0, ok=True, error=None, pending=0
             )
             data["alertmanager"] = {
-                "destination": self.forward_to,
+                "destination": self.routes.alertmanager,
                 "ok": sent.ok,
                 "error": sent.error,
                 "firing": sent.firing,
@@ -425,7 +420,7 @@ class _HealthRun:
                 "sent": sum(d.ok for d in deliveries),
                 "undelivered": pending,
             },
-            "destination": self.destination,
+            "destination": self.routes.slack,
             "notices": [notice.to_json() for notice in plan.notices],
             "message": message.text if message else None,
             "deliveries": [asdict(d) for d in deliveries],
@@ -435,7 +430,7 @@ class _HealthRun:
     def _dry_run_lines(
         self, plan: AlertPlan, message: NewMessage | None, waiting: int
     ) -> list[str]:
-        destination, forward_to = self.destination, self.forward_to
+        destination, forward_to = self.routes.slack, self.routes.alertmanager
         lines = []
         if message is None:
             lines.append("alerts: no news; would send nothing")
@@ -445,8 +440,7 @@ class _HealthRun:
             lines.append(f"alerts: {message.summary} (no Slack destination)")
         else:
             lines.append(f"alerts: would show (no Slack destination set): {message.summary}")
-        if plan.notices:
-            lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
+        lines += [f"  would report {n.kind}: {n.key} ({n.status.value})" for n in plan.notices]
         if waiting and destination:
             lines.append(f"alerts: would retry {waiting} undelivered message(s)")
         return lines
@@ -454,7 +448,7 @@ class _HealthRun:
     def _alert_lines(
         self, plan: AlertPlan, message: NewMessage | None, deliveries: list[Delivery], pending: int
     ) -> list[str]:
-        destination, forward_to = self.destination, self.forward_to
+        destination, forward_to = self.routes.slack, self.routes.alertmanager
         if message is None:
             lines = ["alerts: no news"]
         elif destination or forward_to:
@@ -482,12 +476,6 @@ def _missed_problems(sent: store.Forwarding) -> list[Problem]:
         f"next run: {sent.missed_by}"
     )
     return [Problem(line, logging.WARNING)]
-
-
-def _as_stored(result: CheckResult, plan: AlertPlan) -> CheckResult:
-    """A held check's result with the status and message of its stored state."""
-    stored = plan.states[result.key]
-    return replace(result, status=stored.status, message=stored.message)
 
 
 def _undelivered_problems(deliveries: list[Delivery], waiting: list[store.OutboxRow]) -> list[str]:

@@ -23,36 +23,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, replace
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timedelta
+from typing import Any
 
 import orjson
 
 from memwarden.alerts import AlertMessage, AlertSink
 from memwarden.alerts.sinks import alertmanager_sink
 from memwarden.health.feed import FeedAlert, after_send, alerts_to_send
-from memwarden.health.model import Status
+from memwarden.health.message import NewMessage
+from memwarden.health.model import Status, utc_time
 from memwarden.health.policy import AlertPlan, AlertState
 from memwarden.store.state import StateDB, from_row, json_text
 
-if TYPE_CHECKING:
-    from memwarden.health.message import NewMessage
-
 JOB = "health"
 UNDELIVERED = ("pending", "sending")
+TIMELINE_EVENTS = {"new": "alert.opened", "resolved": "alert.resolved"}  # by notice kind
 
 
 @dataclass(frozen=True)
-class OutboxRow:
-    """One message in the outbox."""
+class OutboxRow(NewMessage):
+    """One message in the outbox: the message queued, and its delivery so far."""
 
     id: int
-    idempotency_key: str
     created_at: float
-    summary: str
-    text: str
-    blocks: list[dict[str, Any]] | None
-    notices: list[dict[str, Any]]
     attempts: int
     last_error: str | None
 
@@ -118,10 +112,9 @@ def commit_plan(
             )
             queued = int(cursor.lastrowid) if cursor.rowcount else None
     for notice in plan.notices:
-        if notice.kind in ("new", "resolved"):
-            kind = "alert.opened" if notice.kind == "new" else "alert.resolved"
+        if notice.kind in TIMELINE_EVENTS:
             state.record_event(
-                kind,
+                TIMELINE_EVENTS[notice.kind],
                 job=JOB,
                 run_id=run_id,
                 data={"key": notice.key, "status": notice.status.value, "message": notice.message},
@@ -250,8 +243,7 @@ def forward(
                 "alert.sent", job=JOB, run_id=run_id, data=data | {"to": result.remote_id}
             )
     pending = sum(alert.pending for alert in kept)
-    missed_by = result.missed
-    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id, missed_by)
+    return Forwarding(firing, resolved, result.ok, error, pending, result.remote_id, result.missed)
 
 
 def _feed_alert(row: Any) -> FeedAlert:
@@ -269,8 +261,8 @@ def _alert_state(row: Any) -> AlertState:
         key=row["check_key"],
         status=Status(row["status"]),
         message=row["message"],
-        since=_datetime(row["since"]),
-        notified_at=_datetime(row["notified_at"]) if row["notified_at"] is not None else None,
+        since=utc_time(row["since"]),
+        notified_at=utc_time(row["notified_at"]) if row["notified_at"] is not None else None,
         notified_status=Status(row["notified_status"]) if row["notified_status"] else None,
     )
 
@@ -290,7 +282,3 @@ def _state_row(item: AlertState, stamp: float) -> Sequence[Any]:
 def _outbox_row(row: Any) -> OutboxRow:
     blocks = orjson.loads(row["blocks_json"]) if row["blocks_json"] else None
     return from_row(OutboxRow, row, blocks=blocks, notices=orjson.loads(row["notices_json"]))
-
-
-def _datetime(stamp: float) -> datetime:
-    return datetime.fromtimestamp(stamp, UTC)

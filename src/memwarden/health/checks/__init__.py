@@ -21,7 +21,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertRoutes, alert_routes
+from memwarden.alerts import (
+    AlertRoutes,
+    alert_lifetime,
+    alertmanager_destination,
+    slack_destination,
+)
 from memwarden.health.model import CheckResult, warning
 from memwarden.indexing.bootstrap_files import bootstrap_lengths
 from memwarden.process import stopping
@@ -141,15 +146,28 @@ def unknown_check_patterns(config: Any) -> list[str]:
 
 def check_settings(config: Any) -> AlertRoutes:
     """Given the settings, return where alerts go. Raise ConfigError listing every setting
-    health refuses to run with (`memwarden config check` runs this too)."""
+    health refuses to run with (`memwarden config check` runs this too): a disabled_checks
+    pattern that names no check, half a Slack setup, an Alertmanager resolve timeout that would
+    let open alerts expire between two runs."""
     problems = unknown_check_patterns(config)
-    try:
-        routes = alert_routes(config)
-    except ConfigError as error:
-        problems += error.problems
+    alertmanager = alertmanager_destination(config.alertmanager)
+    routes = AlertRoutes(
+        _collected(problems, slack_destination, config.slack),
+        alertmanager,
+        _collected(problems, alert_lifetime, config) if alertmanager else None,
+    )
     if problems:
         raise ConfigError(problems)
     return routes
+
+
+def _collected(problems: list[str], read: Callable[[Any], Any], settings: Any) -> Any:
+    """Return `read(settings)`, or None after adding the problems of the ConfigError it raised."""
+    try:
+        return read(settings)
+    except ConfigError as error:
+        problems += error.problems
+        return None
 
 
 def is_disabled(key: str, patterns: Sequence[str]) -> bool:

@@ -28,7 +28,7 @@ from memwarden.health.forecast import (
     growth,
     total_budget,
 )
-from memwarden.health.model import CheckResult, Status
+from memwarden.health.model import CheckResult, ok, warning
 from memwarden.history.bootstrap_sizes import series
 from memwarden.openclaw.bootstrap import GATEWAY_BOOTSTRAP
 
@@ -94,11 +94,7 @@ def summarize(fine: Sequence[CheckResult], forecast_days: int) -> list[CheckResu
             f"{len(fine)} agents: no bootstrap file cut within {forecast_days} days at its rate"
             + (f"; nearest: {nearest.message}" if nearest.value is not None else "")
         )
-    return [
-        CheckResult(
-            KEY, Status.OK, message, min(days, default=None), forecast_days, {"agents": agents}
-        )
-    ]
+    return [ok(KEY, message, min(days, default=None), forecast_days, agents=agents)]
 
 
 def points_of(history: Iterable[tuple[float, Mapping[str, int]]], path: str) -> list[Point]:
@@ -135,23 +131,22 @@ def grade_budget(
     }
     if not found:
         days = [d for d in (*(b.days_left for b in files), total.days_left) if d is not None]
-        return CheckResult(
+        return ok(
             f"{KEY}:{agent_id}",  # summarize() reports it under KEY with the other agents
-            Status.OK,
             f"agent {agent_id}: {_ok_line(files, total, forecast_days)}",
             round(min(days), 2) if days else None,
             forecast_days,
-            details,
+            **details,
         )
     found.sort(key=lambda item: item[0])
     worst_days, worst_file, _ = found[0]
-    return CheckResult(
+    return warning(
         f"{KEY}:{agent_id}",
-        Status.WARNING,
         f"agent {agent_id}: " + "; ".join(line for *_, line in found),
         round(worst_days, 2),
         forecast_days,
-        {**details, "file": worst_file},
+        **details,
+        file=worst_file,
     )
 
 

@@ -52,17 +52,12 @@ def check_jobs(inputs: HealthInputs) -> list[CheckResult]:
     threshold = settings.rotation_failure_threshold
     since = inputs.now - timedelta(minutes=settings.rotation_failure_window_minutes)
     latest_runs = inputs.state.last_runs("rotate", limit=threshold)
-    results.append(grade_rotation(latest_runs, session_failures(inputs, since), threshold))
-    return results
-
-
-def session_failures(inputs: HealthInputs, since: datetime) -> list[RotationFailure]:
-    """Return the sessions whose rotations failed since `since` with no success after, from the
-    rotation lineage (empty when the rotate job's table does not exist yet)."""
-    try:
-        return recent_rotation_failures(inputs.state, since.timestamp())
+    try:  # the sessions whose rotations failed since then with no success after
+        failures = recent_rotation_failures(inputs.state, since.timestamp())
     except sqlite3.OperationalError:  # no `rotations` table: rotate never ran here
-        return []
+        failures = []
+    results.append(grade_rotation(latest_runs, failures, threshold))
+    return results
 
 
 def grade_staleness(

@@ -65,7 +65,7 @@ def is_gateway_command(argv: Sequence[str], names: Iterable[str]) -> bool:
     if not argv:
         return False
     names = tuple(names)
-    program = _base(argv[0])
+    program = argv[0].rsplit("/", 1)[-1].lower()  # its base name
     if program in {f"{name}-gateway" for name in names}:
         return True
     if "gateway" not in (argument.lower() for argument in argv[1:]):
@@ -117,7 +117,3 @@ def _from_ps() -> list[ProcessInfo]:
     if not found and completed.returncode != 0:
         raise OSError(f"ps failed: {completed.stderr.strip() or completed.returncode}")
     return found
-
-
-def _base(argument: str) -> str:
-    return argument.rsplit("/", 1)[-1].lower()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass
+from functools import cached_property, partial
 from typing import Any
 
 from memwarden import __version__
@@ -23,7 +23,7 @@ from memwarden.health.checks.bootstrap_budget import KEY as BUDGET_KEY
 from memwarden.health.checks.context import KEY as CONTEXT_KEY
 from memwarden.health.checks.memory_files import KB
 from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
-from memwarden.health.deliveries import FOLDER, read_receipts
+from memwarden.health.deliveries import FOLDER, Receipt, read_receipts
 from memwarden.health.forecast import DAY
 from memwarden.health.model import CheckResult, Status
 from memwarden.process.errors import MemwardenError
@@ -41,7 +41,6 @@ class MetricSources:
     inputs: HealthInputs
     results: Sequence[CheckResult]
     gateway: str
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def result(self, key: str) -> CheckResult | None:
         """Return this run's result under `key` (None when the check did not run)."""
@@ -54,12 +53,22 @@ class MetricSources:
         rows = result.details.get(name) if result else None
         return [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
 
-    def memo(self, name: str, compute: Callable[[], Any]) -> Any:
-        """Return `compute()`, computed once per textfile under `name` (for data that several
-        families read)."""
-        if name not in self._memo:
-            self._memo[name] = compute()
-        return self._memo[name]
+    @cached_property
+    def compaction_totals(self) -> dict[str, tuple[int, int, int]]:
+        """The ledger's totals per agent, and 0 for every other agent of the gateway: a counter
+        that first appears above 0 has no increase for Prometheus, so an agent's first lossy
+        compaction would raise no alert."""
+        try:
+            agents = self.inputs.deployment.agents
+        except MemwardenError:  # an unreadable gateway config: the ledger's agents only
+            agents = []
+        return {agent.id: (0, 0, 0) for agent in agents} | totals(self.inputs.state)
+
+    @cached_property
+    def receipts(self) -> list[Receipt]:
+        """The handoff delivery receipts (none when memwarden's state folder is not known)."""
+        folder = self.inputs.storage_dir
+        return [] if folder is None else list(read_receipts(folder / FOLDER))
 
 
 @dataclass(frozen=True)
@@ -205,28 +214,12 @@ def _rotate_last_run(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _compactions(index: int, sources: MetricSources) -> Iterator[Sample]:
-    counts = sources.memo("compactions", lambda: _compaction_totals(sources))
-    for agent_id, values in sorted(counts.items()):
+    for agent_id, values in sorted(sources.compaction_totals.items()):
         yield {"agent": agent_id}, values[index]
 
 
-def _compaction_totals(sources: MetricSources) -> dict[str, tuple[int, int, int]]:
-    """The ledger's totals per agent, and 0 for every other agent of the gateway: a counter
-    that first appears above 0 has no increase for Prometheus, so an agent's first lossy
-    compaction would raise no alert."""
-    try:
-        agents = sources.inputs.deployment.agents
-    except MemwardenError:  # an unreadable gateway config: the ledger's agents only
-        agents = []
-    return {agent.id: (0, 0, 0) for agent in agents} | totals(sources.inputs.state)
-
-
 def _deliveries(field: str, sources: MetricSources) -> Iterator[Sample]:
-    folder = sources.inputs.storage_dir
-    if folder is None:
-        return
-    receipts = sources.memo("deliveries", lambda: list(read_receipts(folder / FOLDER)))
-    for receipt in receipts:
+    for receipt in sources.receipts:
         last = receipt.last
         if last is None:
             continue
