@@ -199,8 +199,9 @@ def _write_daily_log(
                 fallback=run.now,
             )
             entry = render_template(DAILY_ENTRY_TEMPLATE, settings.daily_entry_template, values)
-            path = folder / group.file_name
-            header = daily_header(agent.id, group.day.isoformat())  # of a file missing now
+            day = group.day.isoformat()
+            path = folder / f"{day}.md"
+            header = daily_header(agent.id, day)  # of a file missing now
             if run.dry_run:
                 shown = outcome.previews.get(str(path), "" if path.is_file() else header)
                 outcome.previews[str(path)] = shown + entry
