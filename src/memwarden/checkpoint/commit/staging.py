@@ -22,6 +22,7 @@ import os
 import re
 import secrets
 import threading
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -43,11 +44,6 @@ from memwarden.process.errors import MemwardenError
 
 WRITERS_FOLDER = "checkpoint-writers"
 _RUN_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def temp_pattern(token: str) -> re.Pattern[str]:
-    """Return the pattern of the temp file names of run `token` (see files.TEMP_NAME)."""
-    return re.compile(rf"^\..+\.mw-{re.escape(token)}-\d+\.tmp$")
 
 
 class StagedFile(NamedTuple):
@@ -114,24 +110,19 @@ class Writer:
         remove this run's temp files and the writer file."""
         with self._lock:
             self.closed = True
-            folders = sorted(self._folders)
+            folders = set(self._folders)
         if self._descriptor is None:
             return
         try:
             if not pending:
-                remove_temp_files(self.token, sorted({*folders, *self._listed_folders()}))
+                # Its workers' folders too, a worker that died before sending its own included.
+                with suppress(OSError):
+                    folders.update(listed_folders(self._descriptor))
+                remove_temp_files(self.token, sorted(folders))
                 self.path.unlink(missing_ok=True)
         finally:
             os.close(self._descriptor)
             self._descriptor = None
-
-    def _listed_folders(self) -> list[str]:
-        """Return the folders listed in the writer file: this process's and its workers', a
-        worker that died before sending its own included."""
-        try:
-            return listed_folders(self._descriptor) if self._descriptor is not None else []
-        except OSError:
-            return []
 
 
 def listed_folders(descriptor: int) -> list[str]:
@@ -144,7 +135,7 @@ def listed_folders(descriptor: int) -> list[str]:
 def remove_temp_files(token: str, folders: list[str], keep: frozenset[str] = frozenset()) -> int:
     """Remove the temp files of run `token` in `folders` (regular files only, never through a
     link), except the paths in `keep`; return how many were removed."""
-    pattern = temp_pattern(token)
+    pattern = re.compile(rf"^\..+\.mw-{re.escape(token)}-\d+\.tmp$")  # see `temp_path`
 
     def ours(entry: os.DirEntry) -> bool:
         return pattern.match(entry.name) is not None and entry.path not in keep

@@ -26,7 +26,7 @@ from memwarden.checkpoint.digest.extract import Excerpt, kept_messages
 from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.read import reader
 from memwarden.checkpoint.records import StoredSession
-from memwarden.openclaw.entries import Entry, SessionHeader
+from memwarden.openclaw.entries import SessionHeader
 from memwarden.openclaw.sessions import archive_owner, archive_session_id, reset_archives_with_times
 from memwarden.openclaw.transcripts import (
     ReadPosition,
@@ -267,7 +267,8 @@ def _matching_archive(
     conversation's, whose reset may have happened in the same seconds)."""
     if location.kind != "file":
         return None
-    started = _header_time(read_since(location, start_position(location), 3).entries)
+    first = read_since(location, start_position(location), 3).entries
+    started = next((entry.timestamp for entry in first if type(entry) is SessionHeader), None)
     archives = reset_archives_with_times(location.path.parent)
     known_elsewhere = {
         stored.session_id for stored in run.stored.values() if stored.session_key != session.key
@@ -299,10 +300,3 @@ def archives_near(
         if distance <= ARCHIVE_MATCH_WINDOW:
             near.append((distance, path.name, path))
     return [path for _, _, path in sorted(near)]
-
-
-def _header_time(entries: Sequence[Entry]) -> datetime | None:
-    for entry in entries[:3]:
-        if type(entry) is SessionHeader:
-            return entry.timestamp
-    return None

@@ -75,7 +75,9 @@ def read_on(
         chunk = read_since(location, at, CHUNK_ENTRIES)
         if chunk.reset_detected:
             return None
-        _add_counts(counts, chunk)
+        counts.malformed += chunk.malformed
+        counts.invalid_utf8 += chunk.invalid_utf8
+        counts.oversized += chunk.oversized
         entries_read += len(chunk.entries)
         if chunk.entries:
             take(chunk.entries)
@@ -167,12 +169,6 @@ def previous_location(
 
 def _requests(entries: list[Entry]) -> int:
     return sum(1 for message in kept_messages(entries) if message.role == "user")
-
-
-def _add_counts(total: TailResult, chunk: TailResult) -> None:
-    total.malformed += chunk.malformed
-    total.invalid_utf8 += chunk.invalid_utf8
-    total.oversized += chunk.oversized
 
 
 def _locate(position: ReadPosition, tail: TailResult) -> str:
