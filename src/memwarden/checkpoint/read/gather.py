@@ -283,11 +283,9 @@ def archives_near(
     """
     if started_at is None:
         return []
-    near = []
-    for path, renamed_at in archives:
-        if renamed_at is None:
-            continue
-        distance = abs(renamed_at - started_at)
-        if distance <= ARCHIVE_MATCH_WINDOW:
-            near.append((distance, path.name, path))
-    return [path for _, _, path in sorted(near)]
+    near = sorted(
+        (abs(renamed_at - started_at), path.name, path)
+        for path, renamed_at in archives
+        if renamed_at is not None and abs(renamed_at - started_at) <= ARCHIVE_MATCH_WINDOW
+    )
+    return [path for _, _, path in near]
