@@ -14,7 +14,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
-from memwarden.checkpoint.commit.snapshots import snapshot_written
 from memwarden.checkpoint.outcome import SessionOutcome, job_result
 from memwarden.checkpoint.run.agents import (
     AgentResult,
@@ -239,6 +238,41 @@ def refresh_bootstrap(
     return index_agents(context, agents, dry_run=dry_run, write_index=write_index)
 
 
+def snapshot_written(
+    context: JobContext, agents: list[Agent], outcomes: list[SessionOutcome], trigger: str
+) -> list[str]:
+    """Snapshot the workspace of every agent a run wrote to, all in one batch (memory history);
+    return the problems, one line per agent whose snapshot failed.
+
+    Called once the run's writes are done, INDEX.md and the bootstrap manifest included, so a
+    snapshot holds them and a rewind to it keeps them.
+    """
+    if not context.config.history.enabled:
+        return []
+    written: dict[str, SessionOutcome] = {}
+    for outcome in outcomes:
+        if outcome.outcome == "written" and outcome.agent not in written:
+            written[outcome.agent] = outcome
+    if not written:
+        return []
+    # lazy: only a run that wrote snapshots memory
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot_agents
+
+    requests = [
+        SnapshotRequest(agent, trigger, written[agent.id].session_key, written[agent.id].session_id)
+        for agent in agents
+        if agent.id in written
+    ]
+    problems = []
+    for result in snapshot_agents(context, requests):
+        if result.problem is not None:
+            problems.append(result.problem)
+        elif result.snapshot is not None:
+            written[result.agent_id].snapshot = result.snapshot.id
+    return problems
+
+
 def checkpoint_session(
     context: JobContext,
     agent: Agent,
@@ -257,7 +291,7 @@ def checkpoint_session(
     and a problem flushing their folder, or refreshing the manifests of the agents whose files it
     finished for a killed run, is in `warnings`. The
     caller snapshots the agent's memory once it has refreshed INDEX.md
-    (`checkpoint.commit.snapshots.snapshot_written`).
+    (`snapshot_written`).
     """
     lines: list[str] = []
     problems: list[str] = []
