@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from memwarden.agent_memory.observations import (
     argument_paths,
@@ -58,7 +58,8 @@ class Said:
     marker: str | None = None  # for a marked line: its first marker
 
 
-class ContextSize(NamedTuple):
+@dataclass(slots=True)
+class ContextSize:
     """The context size the transcript shows: the last model call's prompt, what the last
     compaction left, or 0 after a reset; `compacted_at` is a compaction after that call that did
     not say."""
@@ -73,11 +74,6 @@ class ContextSize(NamedTuple):
     def measure(self) -> str:
         """Which transcript measure it is (a key of `context_count.TRANSCRIPT_MEASURES`)."""
         return "reset" if self.after_reset else "compaction" if self.after_compaction else "prompt"
-
-
-# The fields of a Conversation kept in its JSON data as they are (its counts as integers).
-_COUNTS = ("message_count", "dropped_messages", "dropped_items", "resets", "compactions")
-_AS_IS = ("session_id", "through", "started_at", "last_at", "compaction_summary", "model")
 
 
 @dataclass
@@ -198,7 +194,7 @@ class Conversation:
         if entry.tokens_after is not None:
             self.context = ContextSize(entry.tokens_after, at, after_compaction=True)
         elif self.context.tokens is not None:  # 0 after a reset too: it holds more now
-            self.context = self.context._replace(compacted_at=at)
+            self.context.compacted_at = at
 
     def _add_break(self, kind: str, at: float | None) -> None:
         self.breaks.append((kind, at))
@@ -228,14 +224,30 @@ class Conversation:
         """Return the conversation as plain JSON data for the state database."""
         return {
             "format": FORMAT,
-            **{name: getattr(self, name) for name in _COUNTS + _AS_IS},
+            "session_id": self.session_id,
+            "through": self.through,
+            "started_at": self.started_at,
+            "last_at": self.last_at,
             "messages": [[m.role, m.at, m.text] for m in self.messages],
+            "message_count": self.message_count,
+            "dropped_messages": self.dropped_messages,
             "marked": [[m.role, m.at, m.marker, m.text] for m in self.marked.values()],
             "tasks": [[t.role, t.at, t.text] for t in self.tasks.values()],
             "paths": [[p.role, p.at, p.text] for p in self.paths.values()],
+            "dropped_items": self.dropped_items,
             "tools": self.tools,
+            "compaction_summary": self.compaction_summary,
             "breaks": [list(one) for one in self.breaks],
-            "context": list(self.context),
+            "resets": self.resets,
+            "compactions": self.compactions,
+            "model": self.model,
+            "context": [
+                self.context.tokens,
+                self.context.at,
+                self.context.after_compaction,
+                self.context.compacted_at,
+                self.context.after_reset,
+            ],
         }
 
     @classmethod
@@ -246,17 +258,26 @@ class Conversation:
             return None
         try:
             return cls(
-                **{name: int(data[name]) for name in _COUNTS},
-                **{name: data[name] for name in _AS_IS},
                 messages=[Said(role, text, at) for role, at, text in data["messages"]],
+                message_count=int(data["message_count"]),
+                dropped_messages=int(data["dropped_messages"]),
                 marked={
                     text: Said(role, text, at, marker) for role, at, marker, text in data["marked"]
                 },
                 tasks={text: Said(role, text, at) for role, at, text in data["tasks"]},
                 paths={text: Said(role, text, at) for role, at, text in data["paths"]},
+                dropped_items=int(data["dropped_items"]),
                 tools=dict(data["tools"]),
+                compaction_summary=data["compaction_summary"],
                 breaks=[(kind, at) for kind, at in data["breaks"]],
+                resets=int(data["resets"]),
+                compactions=int(data["compactions"]),
+                model=data["model"],
                 context=ContextSize(*data["context"]),
+                started_at=data["started_at"],
+                last_at=data["last_at"],
+                session_id=data["session_id"],
+                through=data["through"],
             )
         except (KeyError, TypeError, ValueError):
             return None
