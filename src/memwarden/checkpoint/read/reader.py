@@ -29,7 +29,6 @@ from memwarden.openclaw.transcripts import (
     read_since,
     read_tail,
     skipped_lines_report,
-    start_position,
 )
 
 # How far back a conversation is read the first time: its last 60 lines, four times as many when
@@ -58,16 +57,14 @@ class TranscriptRead:
     skipped_report: str | None
 
 
-def read_on(
-    location: TranscriptLocation, position: ReadPosition | None, take: Take
-) -> TranscriptRead | None:
-    """Given a transcript and where it was read to (None: from its first line), hand every entry
-    after that to `take`, chunk by chunk; return what was read, or None when the position no
-    longer fits the transcript (the file was replaced, maybe part way: `read_recent` then).
+def read_on(location: TranscriptLocation, start: ReadPosition, take: Take) -> TranscriptRead | None:
+    """Given a transcript and where it was read to (its start position: from its first line),
+    hand every entry after that to `take`, chunk by chunk; return what was read, or None when
+    the position no longer fits the transcript (the file was replaced, maybe part way:
+    `read_recent` then).
 
     Raise StoreError if the transcript cannot be read.
     """
-    start = position if position is not None else start_position(location)
     counts = TailResult([], start, start)
     at = start
     entries_read = 0
