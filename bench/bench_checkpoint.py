@@ -71,8 +71,8 @@ FIRST_RUN_IMPORTS = (
     "memwarden.checkpoint.run.pipeline, memwarden.checkpoint.run.agents, "
     "memwarden.checkpoint.run_state, memwarden.checkpoint.outcome, "
     "memwarden.checkpoint.run.job, memwarden.checkpoint.read.select, memwarden.openclaw.layout, "
-    "memwarden.indexing.refresh, memwarden.process.locks, memwarden.checkpoint.commit.snapshots, "
-    "memwarden.history.snapshots, memwarden.history.git"
+    "memwarden.indexing.refresh, memwarden.process.locks, memwarden.history.snapshots, "
+    "memwarden.history.git"
 )
 
 

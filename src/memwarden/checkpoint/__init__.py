@@ -19,10 +19,11 @@ is the command, `run.job` the run (no import circles: tests/unit/test_import_gra
   again), `journal` (the renames recorded with the positions,
   finished by the next run after a kill), `durable_run` (a run's first and last steps: finish
   what a killed run left, commit each batch in one transaction, then rename; clear its own
-  journal), `snapshots` (memory history after a write).
+  journal).
 - `run/`: `session` (one session: skip when nothing is new, else the `pipeline`: gather, render,
   stage; its position update), `agents` (one agent: skip, or choose and checkpoint its
   sessions), `fanout` (agents in worker processes), `job` (a run over the agents, or one given
-  session; committed as results arrive). Where each handoff lives
-  is `memwarden.agent_memory.handoff_files`, which indexing, doctor and maintenance read too.
+  session; committed as results arrive, then the memory history snapshot). Where each handoff
+  lives is `memwarden.agent_memory.handoff_files`, which indexing, doctor and maintenance read
+  too.
 """

@@ -13,7 +13,6 @@ import argparse
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memwarden.checkpoint.commit.snapshots import snapshot_written
 from memwarden.jobs.common import add_agent_filter, add_dry_run, select_agents
 from memwarden.openclaw.endpoint import resolve_endpoint
 from memwarden.openclaw.gateway import (
@@ -145,7 +144,11 @@ def _rotate(
     context: JobContext, gateway: GatewayClient, stores: SessionStores, decision: Decision
 ) -> Outcome:
     # lazy: only a reset checkpoints (most runs reset nothing)
-    from memwarden.checkpoint.run.job import checkpoint_session, refresh_bootstrap
+    from memwarden.checkpoint.run.job import (
+        checkpoint_session,
+        refresh_bootstrap,
+        snapshot_written,
+    )
 
     agent, record = stores.session(decision)
     if record.session_id != decision.session_id:

@@ -74,7 +74,8 @@ class DurableWrites:
         (`stored`); return what was left out. An agent without a record to keep has its record
         dropped: its next run looks again."""
         report = CommitReport()
-        finished = [(agent, result) for agent, result in finished if _has_anything(result)]
+        # An agent settled by the fast skip read and staged nothing, and its record stays.
+        finished = [(agent, result) for agent, result in finished if not result.skipped_fast]
         if self.writer is None or not finished:
             return report
         committed = self._record(stored, finished, report)
@@ -115,18 +116,17 @@ class DurableWrites:
         try:
             with state.transaction():
                 for agent, result in finished:
-                    expected = _expected_rows(stored, agent.id, result.outcomes)
-                    if positions.changed_sessions(state, agent.id, expected):
+                    outcomes = result.outcomes
+                    updates = [outcome.update for outcome in outcomes if outcome.update is not None]
+                    if positions.written_since(state, stored, updates):
                         report.conflicts.append(agent.id)
                         continue
-                    keep = result.record is not None and not result.skipped_fast
-                    outcomes = result.outcomes
                     positions.write(
                         state,
-                        [outcome.update for outcome in outcomes if outcome.update is not None],
+                        updates,
                         [event for outcome in outcomes for event in outcome.events],
                         run_id=self.context.run_id,
-                        agents=[result.record] if keep else [],
+                        agents=[result.record] if result.record is not None else [],
                         forget_agents=[agent.id] if result.record is None else [],
                     )
                     journal.record(state.connection, self.writer.token, result.staged)
@@ -187,31 +187,6 @@ def durable_writes(
             yield DurableWrites(context, writer, rolled.agents)
     finally:
         writer.close(pending=journal.pending_count(context.state, writer.token) > 0)
-
-
-def _expected_rows(
-    stored: Mapping[tuple[str, str], StoredSession],
-    agent_id: str,
-    outcomes: Sequence[SessionOutcome],
-) -> dict[str, float | None]:
-    """Return, per session key the outcomes update, when its row was last written as the run
-    read it (None: there was no row)."""
-    expected = {}
-    for outcome in outcomes:
-        if outcome.update is None or outcome.session_key is None:
-            continue
-        row = stored.get((agent_id, outcome.session_key))
-        expected[outcome.session_key] = row.updated_at if row is not None else None
-    return expected
-
-
-def _has_anything(result: AgentResult) -> bool:
-    return bool(
-        result.staged
-        or result.record is None
-        or not result.skipped_fast  # its record is kept
-        or any(outcome.update is not None or outcome.events for outcome in result.outcomes)
-    )
 
 
 def _mark_conflict(outcomes: list[SessionOutcome]) -> None:

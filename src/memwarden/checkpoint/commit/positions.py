@@ -133,17 +133,21 @@ def write(
         state.record_event(**event._asdict(), job="checkpoint", run_id=run_id)
 
 
-def changed_sessions(
-    state: StateDB, agent_id: str, expected: Mapping[str, float | None]
-) -> list[str]:
-    """Given, per session key, when its row was last written as a run read it (None: no row),
-    return the keys whose row another run has written since (inside the caller's transaction)."""
-    changed = []
-    for key, updated_at in expected.items():
-        row = state.connection.execute(_SELECT_UPDATED, (CONSUMER, agent_id, key)).fetchone()
-        if (row[0] if row is not None else None) != updated_at:
-            changed.append(key)
-    return changed
+def written_since(
+    state: StateDB,
+    stored: Mapping[tuple[str, str], StoredSession],
+    updates: Iterable[PositionUpdate],
+) -> bool:
+    """Return True when another run has written the row of one of the updates' sessions since
+    this run read the rows (`stored`: a row it did not find must still be missing), inside the
+    caller's transaction."""
+    for update in updates:
+        key = (update.agent_id, update.session_key)
+        row = state.connection.execute(_SELECT_UPDATED, (CONSUMER, *key)).fetchone()
+        read = stored.get(key)
+        if (row[0] if row else None) != (read.updated_at if read is not None else None):
+            return True
+    return False
 
 
 def forget_file(state: StateDB, agent_id: str, name: str) -> None:

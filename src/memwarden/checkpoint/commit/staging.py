@@ -22,6 +22,7 @@ import os
 import re
 import secrets
 import threading
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -33,7 +34,6 @@ from memwarden.fs.files import (
     check_inside,
     ensure_dir,
     read_file,
-    real_path,
     remove_files,
     sha256_bytes,
     status_identity,
@@ -43,11 +43,6 @@ from memwarden.process.errors import MemwardenError
 
 WRITERS_FOLDER = "checkpoint-writers"
 _RUN_NAME_CHARACTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
-
-
-def temp_pattern(token: str) -> re.Pattern[str]:
-    """Return the pattern of the temp file names of run `token` (see files.TEMP_NAME)."""
-    return re.compile(rf"^\..+\.mw-{re.escape(token)}-\d+\.tmp$")
 
 
 class StagedFile(NamedTuple):
@@ -114,24 +109,19 @@ class Writer:
         remove this run's temp files and the writer file."""
         with self._lock:
             self.closed = True
-            folders = sorted(self._folders)
+            folders = set(self._folders)
         if self._descriptor is None:
             return
         try:
             if not pending:
-                remove_temp_files(self.token, sorted({*folders, *self._listed_folders()}))
+                # Its workers' folders too, a worker that died before sending its own included.
+                with suppress(OSError):
+                    folders.update(listed_folders(self._descriptor))
+                remove_temp_files(self.token, sorted(folders))
                 self.path.unlink(missing_ok=True)
         finally:
             os.close(self._descriptor)
             self._descriptor = None
-
-    def _listed_folders(self) -> list[str]:
-        """Return the folders listed in the writer file: this process's and its workers', a
-        worker that died before sending its own included."""
-        try:
-            return listed_folders(self._descriptor) if self._descriptor is not None else []
-        except OSError:
-            return []
 
 
 def listed_folders(descriptor: int) -> list[str]:
@@ -144,7 +134,7 @@ def listed_folders(descriptor: int) -> list[str]:
 def remove_temp_files(token: str, folders: list[str], keep: frozenset[str] = frozenset()) -> int:
     """Remove the temp files of run `token` in `folders` (regular files only, never through a
     link), except the paths in `keep`; return how many were removed."""
-    pattern = temp_pattern(token)
+    pattern = re.compile(rf"^\..+\.mw-{re.escape(token)}-\d+\.tmp$")  # see `temp_path`
 
     def ours(entry: os.DirEntry) -> bool:
         return pattern.match(entry.name) is not None and entry.path not in keep
@@ -169,7 +159,7 @@ class AgentFiles:
     workspace: Path
     _targets: dict[Path, _Target] = field(default_factory=dict)
     _writes: list[tuple[Path, str, str]] = field(default_factory=list)
-    _real_workspace: Path | None = None
+    _real_workspace: Path | None = None  # real_path(workspace), when the caller has it
 
     def replace(self, path: Path, text: str) -> None:
         """Stage `path` replaced whole by `text`."""
@@ -221,8 +211,6 @@ class AgentFiles:
     def _target(self, path: Path) -> _Target:
         target = self._targets.get(path)
         if target is None:
-            if self._real_workspace is None:
-                self._real_workspace = Path(real_path(self.workspace))
             real = check_inside(path, self.workspace, real_root=self._real_workspace)
             found = read_file(real)
             base, before = (found[0], status_identity(found[1])) if found else (None, None)

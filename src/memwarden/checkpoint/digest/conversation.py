@@ -13,7 +13,7 @@ found in the masked texts (see `observations`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from memwarden.agent_memory.observations import (
     shorten,
     task_changes,
 )
-from memwarden.checkpoint.digest.extract import Excerpt, excerpt_of
+from memwarden.checkpoint.digest.extract import Excerpt, Redact, excerpt_of
 from memwarden.openclaw.entries import (
     Compaction,
     Entry,
@@ -36,7 +36,6 @@ from memwarden.openclaw.entries import (
     ToolCallBlock,
 )
 
-Redact = Callable[[str], str]
 FORMAT = 1
 ITEM_CHARS = 300
 # The latest messages kept, in characters: twice what a handoff shows at the gateway's default

@@ -24,23 +24,6 @@ class DayGroup(NamedTuple):
     day: date
     messages: list[Excerpt]
 
-    @property
-    def file_name(self) -> str:
-        """Return the daily log's file name, `YYYY-MM-DD.md`."""
-        return f"{self.day.isoformat()}.md"
-
-    @property
-    def requests(self) -> int:
-        return sum(1 for message in self.messages if message.role == "user")
-
-    @property
-    def outputs(self) -> int:
-        return sum(1 for message in self.messages if message.role == "assistant")
-
-    def last(self, role: str) -> Excerpt | None:
-        """Return the last message of `role` ("user" or "assistant"), or None."""
-        return next((m for m in reversed(self.messages) if m.role == role), None)
-
 
 def resolve_timezone(name: str) -> tzinfo | None:
     """Given `general.timezone`, return its zone, or None for the machine's local zone.

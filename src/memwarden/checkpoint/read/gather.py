@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.extract import Excerpt, kept_messages
 from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.read import reader
 from memwarden.checkpoint.records import StoredSession
-from memwarden.openclaw.entries import Entry, SessionHeader
+from memwarden.openclaw.entries import SessionHeader
 from memwarden.openclaw.sessions import archive_owner, archive_session_id, reset_archives_with_times
 from memwarden.openclaw.transcripts import (
     ReadPosition,
@@ -111,9 +111,12 @@ def gather(
     else:
         daily.append(_daily(run, read, messages, stored))
     earlier_id = earlier[0].session_id if earlier is not None else None
-    lost = _rewound_archive(run, location, stored, {session.session_id, earlier_id or ""})
-    if lost is not None:
-        daily.insert(0, lost)
+    # After a rewind to before a file-era reset: what the log lost of the session id the rewind
+    # went back to, when this run did not read that transcript anyway.
+    if _rewound(stored) and stored.session_id not in (session.session_id, earlier_id or ""):
+        found = reader.previous_location(location, stored.session_id)
+        if found is not None:
+            daily.insert(0, _logged_after(run, found, None, stored.last_entry_at))
     conversation.session_id = session.session_id
     conversation.through = read.end.to_json()
     return Material(
@@ -207,7 +210,7 @@ def _daily(
     return _logged_after(run, read.location, position, stored.last_entry_at)
 
 
-def _rewound(stored: StoredSession | None) -> bool:
+def _rewound(stored: StoredSession | None) -> TypeGuard[StoredSession]:
     """A rewind leaves no read position, only the time of the last entry the log kept."""
     return stored is not None and stored.last_entry_at is not None and stored.position is None
 
@@ -222,18 +225,6 @@ def _logged_after(
     `last_entry_at`, for the daily log (see `reader.new_since`)."""
     entries, partial = reader.new_since(location, position, last_entry_at)
     return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
-
-
-def _rewound_archive(
-    run: RunState, location: TranscriptLocation, stored: StoredSession | None, read: set[str]
-) -> DailyMessages | None:
-    """After a rewind to before a file-era reset: what the log lost of the session id the
-    rewind went back to, when this run did not read that transcript anyway."""
-    if not _rewound(stored) or stored.session_id in read:  # type: ignore[union-attr]
-        return None
-    found = reader.previous_location(location, stored.session_id)  # type: ignore[union-attr]
-    last_entry_at = stored.last_entry_at  # type: ignore[union-attr]
-    return _logged_after(run, found, None, last_entry_at) if found is not None else None
 
 
 def _earlier_session(
@@ -267,7 +258,8 @@ def _matching_archive(
     conversation's, whose reset may have happened in the same seconds)."""
     if location.kind != "file":
         return None
-    started = _header_time(read_since(location, start_position(location), 3).entries)
+    first = read_since(location, start_position(location), 3).entries
+    started = next((entry.timestamp for entry in first if type(entry) is SessionHeader), None)
     archives = reset_archives_with_times(location.path.parent)
     known_elsewhere = {
         stored.session_id for stored in run.stored.values() if stored.session_key != session.key
@@ -291,18 +283,9 @@ def archives_near(
     """
     if started_at is None:
         return []
-    near = []
-    for path, renamed_at in archives:
-        if renamed_at is None:
-            continue
-        distance = abs(renamed_at - started_at)
-        if distance <= ARCHIVE_MATCH_WINDOW:
-            near.append((distance, path.name, path))
-    return [path for _, _, path in sorted(near)]
-
-
-def _header_time(entries: Sequence[Entry]) -> datetime | None:
-    for entry in entries[:3]:
-        if type(entry) is SessionHeader:
-            return entry.timestamp
-    return None
+    near = sorted(
+        (abs(renamed_at - started_at), path.name, path)
+        for path, renamed_at in archives
+        if renamed_at is not None and abs(renamed_at - started_at) <= ARCHIVE_MATCH_WINDOW
+    )
+    return [path for _, _, path in near]

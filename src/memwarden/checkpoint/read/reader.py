@@ -29,7 +29,6 @@ from memwarden.openclaw.transcripts import (
     read_since,
     read_tail,
     skipped_lines_report,
-    start_position,
 )
 
 # How far back a conversation is read the first time: its last 60 lines, four times as many when
@@ -58,16 +57,14 @@ class TranscriptRead:
     skipped_report: str | None
 
 
-def read_on(
-    location: TranscriptLocation, position: ReadPosition | None, take: Take
-) -> TranscriptRead | None:
-    """Given a transcript and where it was read to (None: from its first line), hand every entry
-    after that to `take`, chunk by chunk; return what was read, or None when the position no
-    longer fits the transcript (the file was replaced, maybe part way: `read_recent` then).
+def read_on(location: TranscriptLocation, start: ReadPosition, take: Take) -> TranscriptRead | None:
+    """Given a transcript and where it was read to (its start position: from its first line),
+    hand every entry after that to `take`, chunk by chunk; return what was read, or None when
+    the position no longer fits the transcript (the file was replaced, maybe part way:
+    `read_recent` then).
 
     Raise StoreError if the transcript cannot be read.
     """
-    start = position if position is not None else start_position(location)
     counts = TailResult([], start, start)
     at = start
     entries_read = 0
@@ -75,7 +72,9 @@ def read_on(
         chunk = read_since(location, at, CHUNK_ENTRIES)
         if chunk.reset_detected:
             return None
-        _add_counts(counts, chunk)
+        counts.malformed += chunk.malformed
+        counts.invalid_utf8 += chunk.invalid_utf8
+        counts.oversized += chunk.oversized
         entries_read += len(chunk.entries)
         if chunk.entries:
             take(chunk.entries)
@@ -167,12 +166,6 @@ def previous_location(
 
 def _requests(entries: list[Entry]) -> int:
     return sum(1 for message in kept_messages(entries) if message.role == "user")
-
-
-def _add_counts(total: TailResult, chunk: TailResult) -> None:
-    total.malformed += chunk.malformed
-    total.invalid_utf8 += chunk.invalid_utf8
-    total.oversized += chunk.oversized
 
 
 def _locate(position: ReadPosition, tail: TailResult) -> str:

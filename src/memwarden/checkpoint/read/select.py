@@ -62,7 +62,9 @@ def select_sessions(
         others = [record for record in active if record.kind != SessionKind.MAIN]
         chosen = ([main] if main is not None else []) + others
         if not chosen:
-            return Selection([], _none_active(candidates, staleness))
+            hours = staleness.total_seconds() / 3600
+            within = f" updated in the last {hours:g} h" if candidates else ""
+            return Selection([], f"no interactive session{within}")
         until = min((_stale_at(record, staleness) for record in others), default=None)
         what = "main session" if main is not None else ""
         if others:
@@ -98,10 +100,3 @@ def _updated_after(record: SessionRecord, cutoff_us: int) -> bool:
 def _stale_at(record: SessionRecord, staleness: timedelta) -> datetime:
     """Return when an active record stops counting as active."""
     return datetime.fromtimestamp((record.updated_at or 0) / 1000, UTC) + staleness
-
-
-def _none_active(candidates: list[SessionRecord], staleness: timedelta) -> str:
-    hours = staleness.total_seconds() / 3600
-    if not candidates:
-        return "no interactive session"
-    return f"no interactive session updated in the last {hours:g} h"

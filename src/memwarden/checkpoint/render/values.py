@@ -54,7 +54,8 @@ def daily_entry_values(
     """Return the values of one daily-log entry for the new messages of one day: every request,
     and every marked line of the replies, one line each."""
     first, last = group.messages[0], group.messages[-1]
-    last_request, last_output = group.last("user"), group.last("assistant")
+    requests = [message for message in group.messages if message.role == "user"]
+    replies = [message for message in group.messages if message.role == "assistant"]
     said = []
     for message in group.messages:
         time = local(message.time or fallback, zone).strftime("%H:%M")
@@ -73,12 +74,12 @@ def daily_entry_values(
         "time": local(last.time or fallback, zone).strftime("%H:%M"),
         "first_time": local(first.time or fallback, zone).strftime("%H:%M"),
         "session": {"key": session_key, "id": session_id},
-        "requests": group.requests,
-        "outputs": group.outputs,
+        "requests": len(requests),
+        "outputs": len(replies),
         "partial": partial,
         "said": said,
-        "last_request": _one_line(last_request, limits),
-        "last_output": _one_line(last_output, limits),
+        "last_request": _one_line(requests[-1] if requests else None, limits),
+        "last_output": _one_line(replies[-1] if replies else None, limits),
     }
 
 

@@ -14,7 +14,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
-from memwarden.checkpoint.commit.snapshots import snapshot_written
 from memwarden.checkpoint.outcome import SessionOutcome, job_result
 from memwarden.checkpoint.run.agents import (
     AgentResult,
@@ -63,11 +62,10 @@ def checkpoint_run(
                 dry_run=dry_run,
                 trigger="session",
             )
-            outcomes = [outcome]
-            indexed, index_problems = _refresh_indexes(
-                context, agents, outcomes, dry_run, also=writes.rolled_forward
+            outcomes, indexed = [outcome], []
+            _refresh_indexes(
+                context, agents, outcomes, dry_run, indexed, problems, also=writes.rolled_forward
             )
-            problems += index_problems
         else:
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
             committer = _Committer(context, writes, state, agents)
@@ -97,7 +95,7 @@ def checkpoint_run(
     if session is not None:
         watched = watch_compactions(context, agents, session_key=session.key, dry_run=dry_run)
     watch_into(result, watched, dry_run=dry_run)
-    if indexed is not None:
+    if indexed:
         result.data["index"] = indexed
     if problems:
         result.problems.extend(problems)
@@ -127,7 +125,7 @@ class _Committer:
         # committed: until then its agents wait here, with their outcomes.
         self.uncommitted = Counter(agent.real_workspace for agent in agents)
         self.waiting: defaultdict[str, list[tuple[Agent, list[SessionOutcome]]]] = defaultdict(list)
-        self._indexed: list[dict[str, Any]] = []
+        self.indexed: list[dict[str, Any]] = []
 
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
@@ -153,9 +151,13 @@ class _Committer:
                 self.waiting[workspace].append((agent, result.outcomes))
                 if not self.uncommitted[workspace]:
                     ready += self.waiting.pop(workspace)
-            self._refresh(
+            _refresh_indexes(
+                self.context,
                 [agent for agent, _ in ready],
                 [outcome for _, outcomes in ready for outcome in outcomes],
+                self.state.dry_run,
+                self.indexed,
+                self.problems,
             )
             # An agent settled by the fast skip has no new line anywhere: no new compaction
             # either. The watch looks at the conversations as this run read them: each store
@@ -174,28 +176,20 @@ class _Committer:
             for outcome in result.outcomes:
                 outcome.update = None
 
-    def finish_refresh(self, *, also: Sequence[str]) -> list[dict[str, Any]] | None:
+    def finish_refresh(self, *, also: Sequence[str]) -> list[dict[str, Any]]:
         """Refresh the agents `also` names that no batch refreshed; return every workspace
-        refreshed, in the order of its first agent, those of `also` alone last (None: none)."""
-        refreshed = {agent for item in self._indexed for agent in item["agents"]}
-        self._refresh([], [], also=[agent for agent in also if agent not in refreshed])
-        if not self._indexed:
-            return None
+        refreshed, in the order of its first agent, those of `also` alone last."""
+        refreshed = {agent for item in self.indexed for agent in item["agents"]}
+        also = [agent for agent in also if agent not in refreshed]
+        _refresh_indexes(
+            self.context, [], [], self.state.dry_run, self.indexed, self.problems, also=also
+        )
         return sorted(
-            self._indexed,
+            self.indexed,
             key=lambda item: min(
                 self.order.get(agent, len(self.order)) for agent in item["agents"]
             ),
         )
-
-    def _refresh(
-        self, agents: list[Agent], outcomes: list[SessionOutcome], *, also: Sequence[str] = ()
-    ) -> None:
-        indexed, problems = _refresh_indexes(
-            self.context, agents, outcomes, self.state.dry_run, also=also
-        )
-        self._indexed += indexed or []
-        self.problems += problems
 
 
 def _refresh_indexes(
@@ -203,15 +197,14 @@ def _refresh_indexes(
     agents: list[Agent],
     outcomes: list[SessionOutcome],
     dry_run: bool,
+    indexed: list[dict[str, Any]],
+    problems: list[str],
     *,
     also: Sequence[str] = (),
-) -> tuple[list[dict[str, Any]] | None, list[str]]:
+) -> None:
     """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
-    the agents `also` names (whose files it finished for a killed run).
-
-    Return the outcomes (None when nothing was indexed) and one problem line per workspace that
-    failed.
-    """
+    the agents `also` names (whose files it finished for a killed run); add the outcomes to
+    `indexed` and one line to `problems` per workspace that failed."""
     written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
     changed = [agent for agent in agents if agent.id in written]
     changed += [
@@ -220,14 +213,14 @@ def _refresh_indexes(
         if agent.id in also and agent.id not in written and agent.workspace.is_dir()
     ]
     if not changed:
-        return None, []
-    indexed = refresh_bootstrap(context, changed, dry_run=dry_run)
-    problems = [
+        return
+    refreshed = refresh_bootstrap(context, changed, dry_run=dry_run)
+    indexed += refreshed
+    problems += [
         f"index {item['workspace']}: {item.get('error') or 'failed'}"
-        for item in indexed
+        for item in refreshed
         if item.get("status") == "failed"
     ]
-    return indexed, problems
 
 
 def refresh_bootstrap(
@@ -243,6 +236,41 @@ def refresh_bootstrap(
 
     write_index = context.config.index.after_checkpoint
     return index_agents(context, agents, dry_run=dry_run, write_index=write_index)
+
+
+def snapshot_written(
+    context: JobContext, agents: list[Agent], outcomes: list[SessionOutcome], trigger: str
+) -> list[str]:
+    """Snapshot the workspace of every agent a run wrote to, all in one batch (memory history);
+    return the problems, one line per agent whose snapshot failed.
+
+    Called once the run's writes are done, INDEX.md and the bootstrap manifest included, so a
+    snapshot holds them and a rewind to it keeps them.
+    """
+    if not context.config.history.enabled:
+        return []
+    written: dict[str, SessionOutcome] = {}
+    for outcome in outcomes:
+        if outcome.outcome == "written" and outcome.agent not in written:
+            written[outcome.agent] = outcome
+    if not written:
+        return []
+    # lazy: only a run that wrote snapshots memory
+    from memwarden.history.plan import SnapshotRequest
+    from memwarden.history.snapshots import snapshot_agents
+
+    requests = [
+        SnapshotRequest(agent, trigger, written[agent.id].session_key, written[agent.id].session_id)
+        for agent in agents
+        if agent.id in written
+    ]
+    problems = []
+    for result in snapshot_agents(context, requests):
+        if result.problem is not None:
+            problems.append(result.problem)
+        elif result.snapshot is not None:
+            written[result.agent_id].snapshot = result.snapshot.id
+    return problems
 
 
 def checkpoint_session(
@@ -263,7 +291,7 @@ def checkpoint_session(
     and a problem flushing their folder, or refreshing the manifests of the agents whose files it
     finished for a killed run, is in `warnings`. The
     caller snapshots the agent's memory once it has refreshed INDEX.md
-    (`checkpoint.commit.snapshots.snapshot_written`).
+    (`snapshot_written`).
     """
     lines: list[str] = []
     problems: list[str] = []
@@ -272,8 +300,7 @@ def checkpoint_session(
             context, writes, agent, session, force=force, dry_run=False, trigger=trigger
         )
         # Finished for a killed run: their manifests too.
-        _, index_problems = _refresh_indexes(context, [], [], False, also=writes.rolled_forward)
-        problems += index_problems
+        _refresh_indexes(context, [], [], False, [], problems, also=writes.rolled_forward)
         # The caller refreshes its agent's manifest (rotate: before the reset, which it holds back
         # unless the manifest lists the handoff).
         problems += writes.done()

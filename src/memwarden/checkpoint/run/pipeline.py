@@ -16,8 +16,7 @@ from memwarden.checkpoint.digest.conversation import FORMAT as CONVERSATION_FORM
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.daily_log import group_by_day
 from memwarden.checkpoint.outcome import SessionOutcome
-from memwarden.checkpoint.read import gather as gather_module
-from memwarden.checkpoint.read.gather import Material, gather
+from memwarden.checkpoint.read.gather import Material, gather, too_small
 from memwarden.checkpoint.records import EventRecord, PositionUpdate, StoredSession
 from memwarden.checkpoint.render.handoff import GATEWAY_CAPS_LIMIT, Handoff, Shown, fit_handoff
 from memwarden.checkpoint.render.values import (
@@ -70,9 +69,9 @@ def checkpoint_changed(
     material = gather(run, session, stored, loaded, keep)
     outcome.counts = _counts(material)
     outcome.previous_session_id = material.earlier_session_id
-    too_small = None if ignore_minimum else gather_module.too_small(settings, material)
-    if too_small:
-        outcome.finish("skipped", too_small)
+    small = None if ignore_minimum else too_small(settings, material)
+    if small:
+        outcome.finish("skipped", small)
         return
     # Staged, not written: the commit puts the run's files in place with the positions.
     _write_handoff(run, agent, session, material, budget, target, force, outcome)
@@ -199,8 +198,9 @@ def _write_daily_log(
                 fallback=run.now,
             )
             entry = render_template(DAILY_ENTRY_TEMPLATE, settings.daily_entry_template, values)
-            path = folder / group.file_name
-            header = daily_header(agent.id, group.day.isoformat())  # of a file missing now
+            day = group.day.isoformat()
+            path = folder / f"{day}.md"
+            header = daily_header(agent.id, day)  # of a file missing now
             if run.dry_run:
                 shown = outcome.previews.get(str(path), "" if path.is_file() else header)
                 outcome.previews[str(path)] = shown + entry

@@ -169,9 +169,9 @@ def test_group_by_day_splits_messages_at_local_midnight():
 
     groups = group_by_day(messages, paris, fallback)
 
-    assert [(group.file_name, [m.text for m in group.messages]) for group in groups] == [
-        ("2026-11-22.md", ["late"]),
-        ("2026-11-23.md", ["after midnight", "no time"]),
+    assert [(group.day.isoformat(), [m.text for m in group.messages]) for group in groups] == [
+        ("2026-11-22", ["late"]),
+        ("2026-11-23", ["after midnight", "no time"]),
     ]
 
 
