@@ -258,11 +258,7 @@ def _blocks(content: object) -> tuple[Block, ...]:
         return (TextBlock(content),)
     if not isinstance(content, list):
         return ()
-    blocks: list[Block] = []
-    for item in content:
-        if isinstance(item, dict):
-            blocks.append(_block(item))
-    return tuple(blocks)
+    return tuple([_block(item) for item in content if isinstance(item, dict)])
 
 
 def _block(item: dict) -> Block:
