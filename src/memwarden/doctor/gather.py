@@ -468,7 +468,7 @@ def gateway_reachable(context: JobContext, deployment: Deployment | None) -> Fin
     timeout = min(context.config.gateway.timeout_seconds, 10.0)
     try:
         with GatewayClient(url, token, timeout) as client:
-            server = client.hello.get("server") if isinstance(client.hello, dict) else None
+            version = client.server_version
     except GatewayAuthError:
         return Finding(
             "gateway.reachable",
@@ -483,7 +483,6 @@ def gateway_reachable(context: JobContext, deployment: Deployment | None) -> Fin
             f"gateway not reachable: {error.message}",
             "openclaw gateway status",
         )
-    version = server.get("version") if isinstance(server, dict) else None
     shown = f" (openclaw {version})" if version else ""
     return Finding(
         "gateway.reachable",

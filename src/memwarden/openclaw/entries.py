@@ -10,7 +10,7 @@ become None or empty instead of raising, so one odd line never stops a job.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -208,12 +208,24 @@ def parse_entry(value: object) -> Entry | None:
     entry_type = value.get("type")
     if not isinstance(entry_type, str) or not entry_type:
         return None
-    common = (
-        entry_type,
-        _text(value.get("id")),
-        moment(value.get("timestamp")),
-    )
-    return _PARSERS.get(entry_type, _other)(value, common)
+    common = entry_type, _text(value.get("id")), moment(value.get("timestamp"))
+    if entry_type == "message":
+        return _message(value, common)
+    if entry_type == "session":
+        return SessionHeader(*common)
+    if entry_type == "compaction":
+        return Compaction(
+            *common,
+            _text(value.get("summary")) or "",
+            _text(value.get("firstKeptEntryId")),
+            _count(value.get("tokensBefore")),
+            _count(value.get("tokensAfter")),
+        )
+    if entry_type == "reset":
+        return Reset(*common, _text(value.get("reason")))
+    if entry_type == "model_change":
+        return ModelChange(*common, _text(value.get("modelId")))
+    return Other(*common)
 
 
 def current_window(entries: Sequence[Entry]) -> list[Entry]:
@@ -223,10 +235,6 @@ def current_window(entries: Sequence[Entry]) -> list[Entry]:
         if type(entries[index]) is Reset:
             return list(entries[index + 1 :])
     return list(entries)
-
-
-def _header(value: dict, common: _Common) -> SessionHeader:
-    return SessionHeader(*common)
 
 
 def _message(value: dict, common: _Common) -> Message:
@@ -244,48 +252,13 @@ def _message(value: dict, common: _Common) -> Message:
     )
 
 
-def _compaction(value: dict, common: _Common) -> Compaction:
-    return Compaction(
-        *common,
-        _text(value.get("summary")) or "",
-        _text(value.get("firstKeptEntryId")),
-        _count(value.get("tokensBefore")),
-        _count(value.get("tokensAfter")),
-    )
-
-
-def _reset(value: dict, common: _Common) -> Reset:
-    return Reset(*common, _text(value.get("reason")))
-
-
-def _model_change(value: dict, common: _Common) -> ModelChange:
-    return ModelChange(*common, _text(value.get("modelId")))
-
-
-def _other(value: dict, common: _Common) -> Other:
-    return Other(*common)
-
-
-_PARSERS: dict[str, Callable[[dict, _Common], Entry]] = {
-    "session": _header,
-    "message": _message,
-    "compaction": _compaction,
-    "reset": _reset,
-    "model_change": _model_change,
-}
-
-
 def _blocks(content: object) -> tuple[Block, ...]:
     """Return the blocks of a `content` that is a string or a list of block objects."""
     if isinstance(content, str):
         return (TextBlock(content),)
     if not isinstance(content, list):
         return ()
-    blocks: list[Block] = []
-    for item in content:
-        if isinstance(item, dict):
-            blocks.append(_block(item))
-    return tuple(blocks)
+    return tuple([_block(item) for item in content if isinstance(item, dict)])
 
 
 def _block(item: dict) -> Block:

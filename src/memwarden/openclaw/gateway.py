@@ -138,6 +138,13 @@ class GatewayClient:
         """The URL without its user name or password, to show in messages."""
         return shown_url(self.url)
 
+    @property
+    def server_version(self) -> str | None:
+        """The gateway's version as its `hello-ok` says (None before connecting, or unsaid)."""
+        server = self.hello.get("server") if isinstance(self.hello, dict) else None
+        version = server.get("version") if isinstance(server, dict) else None
+        return str(version) if version else None
+
     def __enter__(self) -> GatewayClient:
         self.connect()
         return self
@@ -158,7 +165,7 @@ class GatewayClient:
         except GatewayError:
             self.close()
             raise
-        log.debug("connected to %s (server %s)", self.shown_url, _server_version(self.hello))
+        log.debug("connected to %s (server %s)", self.shown_url, self.server_version or "unknown")
 
     def close(self) -> None:
         """Close the connection (quietly if it is already gone)."""
@@ -389,11 +396,6 @@ def _closed_reason(error: BaseException) -> str:
             )
         return "connection dropped"
     return getattr(error, "strerror", None) or type(error).__name__
-
-
-def _server_version(hello: Mapping[str, Any]) -> str:
-    server = hello.get("server") if isinstance(hello, dict) else None
-    return str(server.get("version")) if isinstance(server, dict) else "unknown"
 
 
 def _positive(value: object) -> int | None:

@@ -63,18 +63,17 @@ def _probe(client: httpx.Client, base_url: str, path: str, judge) -> ProbeResult
     try:
         response, content = call_with_deadline(seconds, _get, client, url)
     except (httpx.TimeoutException, DeadlineExceeded):
-        elapsed = _ms_since(started)
-        detail = f"no complete answer within {seconds:g} s (timed out)"
-        return ProbeResult(url, False, detail, elapsed_ms=elapsed)
+        failure = f"no complete answer within {seconds:g} s (timed out)"
     except httpx.ConnectError as error:
-        return ProbeResult(url, False, _connect_failure(error), elapsed_ms=_ms_since(started))
+        failure = _connect_failure(error)
     except httpx.HTTPError as error:
-        detail = f"HTTP failure: {type(error).__name__}: {error or 'connection closed'}"
-        return ProbeResult(url, False, detail, elapsed_ms=_ms_since(started))
-    elapsed = _ms_since(started)
-    body = _json_object(content)
-    passed, detail = judge(response, body) if body is not None else (False, _not_json(response))
-    return ProbeResult(url, passed, detail, response.status_code, body, elapsed)
+        failure = f"HTTP failure: {type(error).__name__}: {error or 'connection closed'}"
+    else:
+        elapsed = _ms_since(started)
+        body = _json_object(content)
+        passed, detail = judge(response, body) if body is not None else (False, _not_json(response))
+        return ProbeResult(url, passed, detail, response.status_code, body, elapsed)
+    return ProbeResult(url, False, failure, elapsed_ms=_ms_since(started))
 
 
 def _get(client: httpx.Client, url: str) -> tuple[httpx.Response, bytes]:

@@ -59,22 +59,18 @@ def read_with_retry(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
                 return read(connection)
             finally:
                 connection.execute("COMMIT")
-        except sqlite3.OperationalError as error:
+        except sqlite3.DatabaseError as error:
             close(path)
             last_error = error
             if not _is_transient(error):
                 break
             time.sleep(RETRY_PAUSE_SECONDS * (attempt + 1))
-        except sqlite3.DatabaseError as error:
-            close(path)
-            last_error = error
-            break
     raise StoreError(f"{path}: cannot read the gateway database: {last_error}")
 
 
-def _is_transient(error: sqlite3.OperationalError) -> bool:
+def _is_transient(error: sqlite3.DatabaseError) -> bool:
     text = str(error).lower()
-    return "locked" in text or "busy" in text
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def close(path: Path) -> None:

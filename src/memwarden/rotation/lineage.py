@@ -7,7 +7,9 @@ and after, the token count that triggered it, why, when, and how it ended.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from itertools import groupby, takewhile
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 import orjson
@@ -80,18 +82,12 @@ def recent_rotation_failures(state: StateDB, since: float) -> list[RotationFailu
         "WHERE ts >= ? ORDER BY session_key, ts DESC, id DESC",
         (since,),
     ).fetchall()
-    failures: dict[str, RotationFailure] = {}
-    settled: set[str] = set()
-    for row in rows:
-        key = row["session_key"]
-        if key in settled:
-            continue
-        if row["outcome"] != "failed":
-            settled.add(key)
-            continue
-        known = failures.get(key)
-        if known is None:
-            failures[key] = RotationFailure(key, row["agent_id"], 1, row["error"], row["ts"])
-        else:
-            failures[key] = replace(known, failures=known.failures + 1)
-    return sorted(failures.values(), key=lambda failure: (-failure.failures, failure.session_key))
+    failures = []
+    for key, attempts in groupby(rows, key=itemgetter("session_key")):
+        streak = list(takewhile(lambda row: row["outcome"] == "failed", attempts))  # newest first
+        if streak:
+            latest = streak[0]
+            failures.append(
+                RotationFailure(key, latest["agent_id"], len(streak), latest["error"], latest["ts"])
+            )
+    return sorted(failures, key=lambda failure: (-failure.failures, failure.session_key))

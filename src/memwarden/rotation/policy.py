@@ -177,7 +177,7 @@ def _judge(
     confirmed: Mapping[str, TranscriptContext | None],
 ) -> Decision:
     limit = policy.limit_for(row.context_tokens)
-    tokens, source = _count(row, confirmed)
+    tokens, source, measure = _count(row, confirmed)
     wanted = tokens is not None and tokens >= limit
 
     def decision(action: Action, check: str, reason: str, counted_in: bool) -> Decision:
@@ -205,8 +205,6 @@ def _judge(
         return skip(*key_problem, held_back=False)
     if tokens is None:
         return skip("stale_count", _unconfirmed_reason(row, confirmed))
-    found = confirmed.get(row.key)
-    measure = found.measure if source == "transcript" and found is not None else None
     counted = _count_text(tokens, measure, row.total_tokens_fresh)
     if not wanted:
         return skip("below_threshold", f"{counted} < limit {_limit_text(limit, row, policy)}")
@@ -229,12 +227,12 @@ def _eligible_key(key: str, policy: Policy) -> tuple[str, str] | None:
 
 def _count(
     row: SessionRow, confirmed: Mapping[str, TranscriptContext | None]
-) -> tuple[int | None, str | None]:
+) -> tuple[int | None, str | None, str | None]:
     tokens = gateway_count(row.total_tokens, row.total_tokens_fresh)
     if tokens is not None:
-        return tokens, "gateway"
+        return tokens, "gateway", None
     found = confirmed.get(row.key)
-    return (found.tokens, "transcript") if found is not None else (None, None)
+    return (found.tokens, "transcript", found.measure) if found is not None else (None, None, None)
 
 
 def _count_text(tokens: int, measure: str | None, fresh: bool | None) -> str:
