@@ -20,7 +20,7 @@ from memwarden.openclaw.context_count import (
     gateway_gap,
     gateway_source,
 )
-from memwarden.openclaw.entries import Compaction, Message, Reset
+from memwarden.openclaw.entries import Compaction, Message, Reset, SessionHeader
 from memwarden.openclaw.keys import SessionKind, classify, is_automation_key
 
 if TYPE_CHECKING:
@@ -152,18 +152,25 @@ class TranscriptContext(NamedTuple):
 def transcript_context(entries: Sequence[Entry]) -> TranscriptContext | None:
     """Given a transcript's last entries in order, return its current context size, or None.
 
-    The size is the prompt of the last assistant message with usage (input + cache), unless a
-    compaction or reset came after it: then it is the compaction's `tokensAfter` (None if it
-    does not say) or 0 after a reset. None when the entries hold neither.
+    The size is the prompt of the last assistant message with usage (input + cache; a usage of
+    0, as an aborted reply has, measures nothing), unless a compaction or reset came after it:
+    then it is the compaction's `tokensAfter` (None if it does not say) or 0 after a reset (a
+    reset line, or a session header after messages). None when the entries hold neither.
+    Checkpoint's `Conversation` reads the same rule forward.
     """
-    for entry in reversed(entries):
-        if type(entry) is Reset:
+    for index in range(len(entries) - 1, -1, -1):
+        entry = entries[index]
+        kind = type(entry)
+        if kind is Reset or (
+            kind is SessionHeader and any(type(e) is Message for e in entries[:index])
+        ):
             return TranscriptContext(0, "reset")
-        if type(entry) is Compaction:
+        if kind is Compaction:
             after = entry.tokens_after
             return None if after is None else TranscriptContext(after, "compaction")
-        if type(entry) is Message and entry.role == "assistant" and entry.usage is not None:
-            return TranscriptContext(entry.usage.context_tokens, "prompt")
+        usage = entry.usage if kind is Message and entry.role == "assistant" else None
+        if usage is not None and usage.context_tokens:
+            return TranscriptContext(usage.context_tokens, "prompt")
     return None
 
 

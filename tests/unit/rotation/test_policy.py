@@ -276,6 +276,18 @@ ASSISTANT = {
 
 
 USER = {"type": "message", "id": "u1", "message": {"role": "user", "content": "x"}}
+# A reply the gateway aborted carries a usage of zeros (OpenClaw's createYieldAbortedResponse).
+ABORTED = {
+    "type": "message",
+    "id": "a2",
+    "message": {
+        "role": "assistant",
+        "content": [{"type": "text", "text": ""}],
+        "stopReason": "aborted",
+        "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+    },
+}
+HEADER = {"type": "session", "version": 3, "id": "s2", "timestamp": "2026-11-20T10:00:00.000Z"}
 
 
 @pytest.mark.parametrize(
@@ -288,8 +300,19 @@ USER = {"type": "message", "id": "u1", "message": {"role": "user", "content": "x
         ),
         ((ASSISTANT, {"type": "reset", "id": "r", "reason": "new"}), (0, "reset")),
         ((USER,), None),  # no usage: unknown
+        ((USER, ASSISTANT, USER, ABORTED), (170_500, "prompt")),  # the gateway's zeros: no measure
+        ((USER, ASSISTANT, HEADER, USER), (0, "reset")),  # a file-era reset: a new session's header
+        ((HEADER, USER), None),  # the transcript's own first line
     ],
-    ids=["prompt", "compaction after it", "reset after it", "no usage"],
+    ids=[
+        "prompt",
+        "compaction after it",
+        "reset after it",
+        "no usage",
+        "aborted reply after it",
+        "header after messages",
+        "header first",
+    ],
 )
 def test_transcript_context_is_the_last_measure_in_the_transcript(lines, expected):
     assert transcript_context(_entries(*lines)) == expected
