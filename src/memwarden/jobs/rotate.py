@@ -205,7 +205,7 @@ def _reset(
     settings = context.config.rotate
     timeout = max(gateway.timeout, settings.reset_timeout_seconds)
     try:
-        payload = gateway.reset_session(
+        new_id, revision = gateway.reset_session(
             decision.key, decision.session_id, decision.agent_id, settings.reset_reason, timeout
         )
     except GatewayCallError as error:
@@ -217,9 +217,6 @@ def _reset(
         return Outcome(
             "failed", f"{error.message}; the reset may not have happened", checkpoint=checkpoint
         )
-    entry = payload.get("entry") if isinstance(payload, dict) else None
-    entry = entry if isinstance(entry, dict) else {}
-    new_id, revision = entry.get("sessionId"), entry.get("lifecycleRevision")
     same = "in place, same session id" if new_id == decision.session_id else f"new id {new_id}"
     return Outcome("rotated", f"checkpointed and reset ({same})", new_id, revision, checkpoint)
 

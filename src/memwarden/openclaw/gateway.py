@@ -196,9 +196,10 @@ class GatewayClient:
 
     def reset_session(
         self, key: str, session_id: str | None, agent_id: str | None, reason: str, timeout: float
-    ) -> Any:
+    ) -> tuple[str | None, Any]:
         """Given a session (key, the id it was listed with, its agent), reset it with `reason`;
-        return the payload. Never reset a session whose id changed since it was listed.
+        return the session id and lifecycle revision the reply names (None when it names none).
+        Never reset a session whose id changed since it was listed.
 
         The reset carries `expectedSessionId`, so the gateway refuses it when the session moved
         on (GatewayCallError with reason `session-changed`). Gateways before 2026.8 reject that
@@ -207,16 +208,23 @@ class GatewayClient:
         """
         params = {"key": key, "reason": reason}
         try:
-            return self.call("sessions.reset", {**params, "expectedSessionId": session_id}, timeout)
+            payload = self.call(
+                "sessions.reset", {**params, "expectedSessionId": session_id}, timeout
+            )
         except GatewayCallError as error:
             if "expectedSessionId" not in error.gateway_message:
                 raise
-        listed = self.list_sessions({"agentId": agent_id} if agent_id else {})
-        current = next((row.get("sessionId") for row in listed if row.get("key") == key), None)
-        if current != session_id:
-            changed = {"reason": "session-changed"}
-            raise GatewayCallError("sessions.reset", "INVALID_REQUEST", "session changed", changed)
-        return self.call("sessions.reset", params, timeout)
+            listed = self.list_sessions({"agentId": agent_id} if agent_id else {})
+            current = next((row.get("sessionId") for row in listed if row.get("key") == key), None)
+            if current != session_id:
+                changed = {"reason": "session-changed"}
+                raise GatewayCallError(
+                    "sessions.reset", "INVALID_REQUEST", "session changed", changed
+                ) from None
+            payload = self.call("sessions.reset", params, timeout)
+        entry = payload.get("entry") if isinstance(payload, dict) else None
+        entry = entry if isinstance(entry, dict) else {}
+        return entry.get("sessionId"), entry.get("lifecycleRevision")
 
     def list_sessions(
         self, params: Mapping[str, Any] | None = None, page_size: int = DEFAULT_PAGE_SIZE
