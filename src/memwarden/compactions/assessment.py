@@ -238,6 +238,17 @@ class Assessment:
     def lossy(self) -> bool:
         return self.severity != "ok"
 
+    def describe_loss(self) -> str:
+        """Return `lost 2 item(s): [DECISION] …, TODO: …` (the first few), or what the summary
+        lacked for a critical one."""
+        text = f"lost {lost_text(self.lost)}" if self.lost else "lost no marked item"
+        if self.severity == "critical":
+            text = (
+                f"left a near-empty summary ({self.summary_chars} characters) of "
+                f"{self.span_messages} message(s); {text}"
+            )
+        return text
+
     def to_json(self) -> dict[str, Any]:
         return {
             "compaction": self.entry_id,

@@ -91,7 +91,7 @@ class Found:
             return f"compaction watch: {where}: {self.error}"
         if not assessment.lossy:
             return f"compaction of {where} at {_when(assessment)}: nothing lost"
-        text = f"compaction of {where} at {_when(assessment)} {describe_loss(assessment)}"
+        text = f"compaction of {where} at {_when(assessment)} {assessment.describe_loss()}"
         kept = self.kept
         if kept is not None and kept.already:
             text += f"; already in {kept.file}"
@@ -251,20 +251,6 @@ def watch_into(result: JobResult, report: WatchReport, *, dry_run: bool) -> None
     if report.problems:
         result.problems.extend(report.problems)
         result.exit_code = max(result.exit_code, 1)
-
-
-def describe_loss(assessment: Assessment) -> str:
-    """Return `lost 2 item(s): [DECISION] …, TODO: …` (the first few), or what the summary
-    lacked for a critical one."""
-    from memwarden.compactions.assessment import lost_text  # loaded with the assessment
-
-    text = f"lost {lost_text(assessment.lost)}" if assessment.lost else "lost no marked item"
-    if assessment.severity == "critical":
-        text = (
-            f"left a near-empty summary ({assessment.summary_chars} characters) of "
-            f"{assessment.span_messages} message(s); {text}"
-        )
-    return text
 
 
 def _watch_agent(watcher: _Watcher, agent: Agent, known: Sequence[SessionRecord] | None) -> None:
@@ -427,12 +413,27 @@ def _settle(
 
 def _keep_again(watcher: _Watcher, agent: Agent) -> None:
     """Write again the lost items of the agent's compactions whose daily log was rewound, from
-    the ledger (the transcript is not read again), and record where they are."""
+    the ledger (the transcript is not read again: an assessment holds the lost items alone),
+    and record where they are."""
+    # lazy: only the compactions of a rewound agent are read back
+    from memwarden.compactions.assessment import Assessment
+
     only = watcher.only_session
     for row in watcher.rewound[agent.id]:
         if only is not None and row.session_key.lower() != only.lower():
             continue
-        assessment = recorded_assessment(row)
+        moment = row.compacted_at
+        assessment = Assessment(
+            entry_id=row.entry_id,
+            compacted_at=None if moment is None else datetime.fromtimestamp(moment, UTC),
+            tokens_before=row.tokens_before,
+            tokens_after=row.tokens_after,
+            summary_chars=row.summary_chars,
+            span_messages=row.span_messages,
+            items=row.lost,
+            lost=row.lost,
+            severity=row.severity,
+        )
         found = Found(agent.id, row.session_key, row.session_id, assessment)
         try:
             found.kept = watcher.keep(agent, assessment, row.session_key)
@@ -447,27 +448,6 @@ def _keep_again(watcher: _Watcher, agent: Agent) -> None:
             )
             continue
         watcher.report.again.append(found)
-
-
-def recorded_assessment(row: ledger.Recorded) -> Assessment:
-    """Return the assessment of a recorded compaction as the ledger keeps it (its lost items,
-    not the others)."""
-    # lazy: only a recorded compaction is read back
-    from memwarden.compactions.assessment import Assessment
-
-    return Assessment(
-        entry_id=row.entry_id,
-        compacted_at=None
-        if row.compacted_at is None
-        else datetime.fromtimestamp(row.compacted_at, UTC),
-        tokens_before=row.tokens_before,
-        tokens_after=row.tokens_after,
-        summary_chars=row.summary_chars,
-        span_messages=row.span_messages,
-        items=row.lost,
-        lost=row.lost,
-        severity=row.severity,
-    )
 
 
 def _when(assessment: Assessment) -> str:

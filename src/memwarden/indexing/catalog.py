@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fnmatch import translate
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from memwarden.indexing.markers import ABBREVIATIONS, MARKERS, add_counts
@@ -57,6 +57,15 @@ class Category:
     description: str
     files: list[PoolFile] = field(default_factory=list)
     protected: bool = False
+
+    # Read once its files are all in (categorize), and kept for every plan `fit` tries.
+    @cached_property
+    def totals(self) -> Totals:
+        return Totals.of(self.files)
+
+    @cached_property
+    def dated(self) -> bool:
+        return is_dated(self.files)
 
 
 def parse_rules(tables: Iterable[Mapping[str, str]]) -> tuple[list[Rule], dict[str, str]]:
@@ -199,20 +208,11 @@ class Catalog:
 Render = Callable[[list[CategoryView], Plan, list[str]], str]
 
 
-def build_views(
-    categories: Sequence[Category], plan: Plan, known: dict[int, tuple[Totals, bool]] | None = None
-) -> list[CategoryView]:
-    """Given the categories and a plan, return what each category shows under that plan.
-
-    `known` caches each category's totals between plans (keyed by `id(category)`).
-    """
-    known = {} if known is None else known
+def build_views(categories: Sequence[Category], plan: Plan) -> list[CategoryView]:
+    """Given the categories and a plan, return what each category shows under that plan."""
     views = []
     for category in categories:
-        files = category.files
-        if id(category) not in known:
-            known[id(category)] = (Totals.of(files), is_dated(files))
-        totals, dated = known[id(category)]
+        files, totals, dated = category.files, category.totals, category.dated
         protected = category.protected and plan.protect
         collapse = not protected and ((plan.collapse_dated and dated) or plan.row_limit == 0)
         summarised: Totals | None = None
@@ -240,10 +240,9 @@ def fit(categories: Sequence[Category], cap: int, render: Render) -> Catalog:
     The full form is returned when it fits; else the least condensed form that fits; else the
     most condensed form, with `fits` False.
     """
-    known: dict[int, tuple[Totals, bool]] = {}  # each category's totals, kept between plans
 
     def attempt(plan: Plan) -> Catalog:
-        views = build_views(categories, plan, known)
+        views = build_views(categories, plan)
         notes = plan.notes(views)
         text = render(views, plan, notes)
         chars = js_length(text)
@@ -281,7 +280,7 @@ def _largest_row_limit(
     sizes = [
         len(category.files)
         for category in categories
-        if not category.protected and not is_dated(category.files)
+        if not category.protected and not category.dated
     ]
     largest = max(sizes, default=0)
     if largest <= 1:

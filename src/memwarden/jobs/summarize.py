@@ -41,6 +41,7 @@ from memwarden.agent_memory.observations import (
     unlisted,
 )
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
+from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.fs.files import atomic_write, ensure_dir
 from memwarden.fs.templating import render
@@ -238,13 +239,6 @@ def _window_bounds(window: list[Entry]) -> tuple[str, str]:
 # --- summarising ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ExcerptMessage:
-    role: str
-    time: datetime | None
-    text: str
-
-
 @dataclass
 class SessionSummary:
     """What a summary file says about one conversation window."""
@@ -256,7 +250,7 @@ class SessionSummary:
     assistant_messages: int
     observations: dict[str, list[str]] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
-    excerpt: list[ExcerptMessage] = field(default_factory=list)
+    excerpt: list[Excerpt] = field(default_factory=list)  # texts shortened
     omitted: int = 0
 
 
@@ -352,11 +346,11 @@ def _title(messages: Sequence[Message]) -> str:
     return "Session"
 
 
-def _excerpt(quotable: list[Message], count: int) -> list[ExcerptMessage]:
+def _excerpt(quotable: list[Message], count: int) -> list[Excerpt]:
     tail = count - 2
     chosen = quotable if len(quotable) <= count else quotable[:2] + quotable[len(quotable) - tail :]
     return [
-        ExcerptMessage(message.role or "", _time(message), shorten(message.text, EXCERPT_LIMIT))
+        Excerpt(message.role or "", shorten(message.text, EXCERPT_LIMIT), _time(message))
         for message in chosen
     ]
 
