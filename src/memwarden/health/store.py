@@ -89,11 +89,9 @@ def commit_plan(
     of the message (None when there is none, or it was already queued)."""
     stamp, queued = now.timestamp(), None
     with state.transaction() as connection:
-        stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
-        gone = sorted(stored - set(plan.states))
-        connection.executemany("DELETE FROM alert_state WHERE check_key = ?", [(k,) for k in gone])
+        connection.execute("DELETE FROM alert_state")  # the plan holds every open check
         connection.executemany(
-            "INSERT OR REPLACE INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
             [_state_row(item, stamp) for item in plan.states.values()],
         )
         if message is not None:
