@@ -68,8 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized option: {unknown}")
         options = parser.parse_args(arguments)
     except CommandLineError as error:
-        said = argparse.Namespace(json=asks_for_json(arguments))
-        return _report_error(chosen, said, error.lines(), error.exit_code)
+        return _report_error(chosen, asks_for_json(arguments), error.lines(), error.exit_code)
     verbosity = options.verbose - options.quiet
     levels = {2: logging.DEBUG, 1: logging.INFO}
     log.setLevel(levels.get(min(verbosity, 2), logging.WARNING))
@@ -81,14 +80,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A run skipped because another holds the lock is not news for a quiet timer.
         quiet_skip = isinstance(error, LockHeld) and verbosity < 0
         level = logging.WARNING if isinstance(error, LockHeld) else logging.ERROR
-        return _report_error(chosen, options, error.lines(), error.exit_code, level, quiet_skip)
+        return _report_error(
+            chosen, options.json, error.lines(), error.exit_code, level, quiet_skip
+        )
     except BrokenPipeError:
         # The reader went away (`memwarden ... | head`): stop quietly with the status of a
         # process killed by SIGPIPE, as Unix tools do (BrokenPipeError is an OSError: first).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except OSError as error:  # a file or folder of memwarden's own: name it, no traceback
-        return _report_error(chosen, options, [describe_os_error(error)], EXIT_FAILURES)
+        return _report_error(chosen, options.json, [describe_os_error(error)], EXIT_FAILURES)
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
@@ -96,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report_error(
     spec: JobSpec | None,
-    options: argparse.Namespace,
+    json_output: bool,
     lines: list[str],
     exit_code: int,
     level: int = logging.ERROR,
@@ -105,7 +106,7 @@ def _report_error(
     if not quiet:
         for line in lines:
             log.log(level, line)
-    if options.json:
+    if json_output:
         with contextlib.suppress(OSError):  # the output itself may be what failed: logged above
             job = spec.name if spec is not None else None
             _print_json({"job": job, "exit_code": exit_code, "error": lines})

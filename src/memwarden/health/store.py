@@ -89,11 +89,9 @@ def commit_plan(
     of the message (None when there is none, or it was already queued)."""
     stamp, queued = now.timestamp(), None
     with state.transaction() as connection:
-        stored = {row[0] for row in connection.execute("SELECT check_key FROM alert_state")}
-        gone = sorted(stored - set(plan.states))
-        connection.executemany("DELETE FROM alert_state WHERE check_key = ?", [(k,) for k in gone])
+        connection.execute("DELETE FROM alert_state")  # the plan holds every open check
         connection.executemany(
-            "INSERT OR REPLACE INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO alert_state VALUES (?, ?, ?, ?, ?, ?, ?)",
             [_state_row(item, stamp) for item in plan.states.values()],
         )
         if message is not None:
@@ -149,22 +147,21 @@ def deliver(
         result = sink.send(AlertMessage(row.text, row.blocks, row.idempotency_key))
         attempts = row.attempts + 1
         data = {"outbox_id": row.id, "summary": row.summary, "keys": row.keys, "attempts": attempts}
-        if result.ok:
+        error = None if result.ok else result.error or "unknown error"
+        deliveries.append(Delivery(row.id, row.summary, result.ok, error, attempts))
+        if error is None:
             state.connection.execute(
                 "UPDATE alert_outbox SET status = 'sent', sent_at = ?, remote_id = ?, "
                 "last_error = NULL WHERE id = ?",
                 (clock().timestamp(), result.remote_id, row.id),
             )
             state.record_event("alert.sent", job=JOB, run_id=run_id, data=data)
-            deliveries.append(Delivery(row.id, row.summary, True, attempts=attempts))
             continue
-        error = result.error or "unknown error"
         state.connection.execute(
             "UPDATE alert_outbox SET status = 'pending', last_error = ? WHERE id = ?",
             (error, row.id),
         )
         state.record_event("alert.failed", job=JOB, run_id=run_id, data=data | {"error": error})
-        deliveries.append(Delivery(row.id, row.summary, False, error, attempts))
         break
     return deliveries
 

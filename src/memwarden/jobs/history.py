@@ -125,7 +125,9 @@ def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
             {"path": path, "blob": sha, "bytes": size} for path, (sha, size) in files.items()
         ],
     }
-    changes = snapshot.changes
+    changes, covers = snapshot.changes, ", ".join(["memory/", *snapshot.roots])
+    if snapshot.legacy:
+        covers = "memory/ (taken before history kept the root files)"
     result.lines = [
         f"snapshot {snapshot.id}",
         f"  agent     {snapshot.agent_id}",
@@ -133,7 +135,7 @@ def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
         f"  trigger   {snapshot.trigger}",
         f"  session   {snapshot.session_key or '-'} {snapshot.session_id or ''}".rstrip(),
         f"  commit    {snapshot.commit}",
-        f"  covers    {_covers(snapshot)}",
+        f"  covers    {covers}",
         f"  files     {snapshot.file_count} ({snapshot.total_bytes:,} bytes)",
         f"  changes   {changes.short()} since the snapshot before it",
     ]
@@ -190,12 +192,6 @@ def _snapshot_line(agent_id: str, taken, dry_run: bool) -> str:
     if dry_run:
         return f"{agent_id}: would take a snapshot ({detail})"
     return f"{agent_id}: snapshot {taken.id} taken ({detail})"
-
-
-def _covers(snapshot) -> str:
-    if snapshot.legacy:
-        return "memory/ (taken before history kept the root files)"
-    return ", ".join(["memory/", *snapshot.roots])
 
 
 def _rewind(context: JobContext, options: argparse.Namespace) -> JobResult:

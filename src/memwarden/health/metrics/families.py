@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
+from operator import attrgetter
 from typing import Any
 
 from memwarden import __version__
@@ -23,7 +24,7 @@ from memwarden.health.checks.bootstrap_budget import KEY as BUDGET_KEY
 from memwarden.health.checks.context import KEY as CONTEXT_KEY
 from memwarden.health.checks.memory_files import KB
 from memwarden.health.checks.memory_files import KEY as MEMORY_KEY
-from memwarden.health.deliveries import FOLDER, Receipt, read_receipts
+from memwarden.health.deliveries import FOLDER, Delivery, Receipt, read_receipts
 from memwarden.health.forecast import DAY
 from memwarden.health.model import CheckResult, Status
 from memwarden.process.errors import MemwardenError
@@ -218,18 +219,12 @@ def _compactions(index: int, sources: MetricSources) -> Iterator[Sample]:
         yield {"agent": agent_id}, values[index]
 
 
-def _deliveries(field: str, sources: MetricSources) -> Iterator[Sample]:
+def _deliveries(
+    value: Callable[[Delivery], float | None], sources: MetricSources
+) -> Iterator[Sample]:
     for receipt in sources.receipts:
-        last = receipt.last
-        if last is None:
-            continue
-        labels = {"agent": receipt.agent_id or "", "session": receipt.session_key}
-        if field == "at":
-            yield labels, last.at
-        elif field == "whole":
-            yield labels, 1 if last.handoff == "whole" else 0
-        elif last.handoff_chars is not None:
-            yield labels, last.handoff_chars
+        if receipt.last is not None and (sample := value(receipt.last)) is not None:
+            yield {"agent": receipt.agent_id or "", "session": receipt.session_key}, sample
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -370,18 +365,18 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "memwarden_handoff_delivery_timestamp_seconds",
         "When the bootstrap hook last injected into a conversation (Unix time), by its receipt.",
-        partial(_deliveries, "at"),
+        partial(_deliveries, attrgetter("at")),
     ),
     Family(
         "memwarden_handoff_delivery_whole",
         "1 when a conversation's last bootstrap carried its handoff whole, 0 when the handoff "
         "was cut, left out or missing.",
-        partial(_deliveries, "whole"),
+        partial(_deliveries, lambda last: last.handoff == "whole"),
     ),
     Family(
         "memwarden_handoff_delivery_chars",
         "Length of the handoff a conversation's last bootstrap carried, as the gateway counts it.",
-        partial(_deliveries, "chars"),
+        partial(_deliveries, attrgetter("handoff_chars")),
     ),
     Family(
         "memwarden_rotations_total",
