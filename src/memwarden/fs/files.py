@@ -253,11 +253,6 @@ def replace_or_remove(temp: Path, target: Path) -> None:
         raise type(error)(error.errno, error.strerror, str(target)) from None
 
 
-def is_temp_name(name: str) -> bool:
-    """Return True when a file name is one of memwarden's in-flight temp files (TEMP_NAME)."""
-    return TEMP_NAME.match(name) is not None
-
-
 # While a checkpoint runs, its temp files are named for the run (see `named_temp_files`).
 _temp_namer: Callable[[Path], Path] | None = None
 
