@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from itertools import chain, takewhile
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -162,12 +163,8 @@ def memory_folder(workspace: Path, *, create: bool) -> Path:
 
 def missing_ancestors(path: Path) -> list[Path]:
     """Given a folder, return it and its parents that do not exist yet, outermost first."""
-    missing = []
-    current = path
-    while not current.exists() and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    return list(reversed(missing))
+    missing = takewhile(lambda folder: not folder.exists(), chain([path], path.parents))
+    return list(missing)[::-1]
 
 
 def atomic_write(
