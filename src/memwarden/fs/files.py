@@ -233,8 +233,7 @@ def link_new(temp: Path, path: Path) -> bool:
     except FileExistsError:
         return False
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+        temp.unlink(missing_ok=True)
     fsync_dir(path.parent)
     return True
 
