@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
+from itertools import chain, takewhile
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -162,12 +163,8 @@ def memory_folder(workspace: Path, *, create: bool) -> Path:
 
 def missing_ancestors(path: Path) -> list[Path]:
     """Given a folder, return it and its parents that do not exist yet, outermost first."""
-    missing = []
-    current = path
-    while not current.exists() and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    return list(reversed(missing))
+    missing = takewhile(lambda folder: not folder.exists(), chain([path], path.parents))
+    return list(missing)[::-1]
 
 
 def atomic_write(
@@ -236,8 +233,7 @@ def link_new(temp: Path, path: Path) -> bool:
     except FileExistsError:
         return False
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+        temp.unlink(missing_ok=True)
     fsync_dir(path.parent)
     return True
 
@@ -251,11 +247,6 @@ def replace_or_remove(temp: Path, target: Path) -> None:
     except OSError as error:
         temp.unlink(missing_ok=True)
         raise type(error)(error.errno, error.strerror, str(target)) from None
-
-
-def is_temp_name(name: str) -> bool:
-    """Return True when a file name is one of memwarden's in-flight temp files (TEMP_NAME)."""
-    return TEMP_NAME.match(name) is not None
 
 
 # While a checkpoint runs, its temp files are named for the run (see `named_temp_files`).

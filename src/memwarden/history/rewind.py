@@ -37,7 +37,6 @@ RewindHook = Callable[[StateDB, str, Sequence[str], Marks | None], None]
 
 RESTORE, REMOVE, UNCHANGED, REFUSE = "restore", "remove", "unchanged", "refuse"
 DONE_WORDS = {RESTORE: "restored", REMOVE: "removed", UNCHANGED: "unchanged"}
-DRY_RUN_WORDS = {RESTORE: "would restore", REMOVE: "would remove", UNCHANGED: "unchanged"}
 
 
 @dataclass(frozen=True)
@@ -236,7 +235,7 @@ def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes], dry_run:
             _restore(path, root, blobs[step.sha or ""], step.sha or "")
     except (OSError, MemwardenError) as error:
         return Outcome(step.path, "failed", reason(error))
-    return Outcome(step.path, (DRY_RUN_WORDS if dry_run else DONE_WORDS)[step.action])
+    return Outcome(step.path, f"would {step.action}" if dry_run else DONE_WORDS[step.action])
 
 
 def _restore(path: Path, root: Path, data: bytes, sha: str) -> None:

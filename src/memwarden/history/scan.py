@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from memwarden.fs.files import is_temp_name, memory_folder
+from memwarden.fs.files import TEMP_NAME, memory_folder
 from memwarden.history.model import MEMORY_PREFIX, HistoryError, reason
 
 SKIPPED_FOLDERS = frozenset({".git"})
@@ -121,7 +121,7 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_FOLDERS:
                     pending.append((entry.path, relative + "/"))
-            elif entry.is_file(follow_symlinks=False) and not is_temp_name(entry.name):
+            elif entry.is_file(follow_symlinks=False) and not TEMP_NAME.match(entry.name):
                 scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
 
 

@@ -12,7 +12,6 @@ then is the original deleted. A transcript that changes meanwhile is left alone.
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import os
 import shutil
@@ -134,8 +133,7 @@ def gzip_in_place(path: Path) -> int:
         if not link_new(temp, target):
             raise MemwardenError(compressed_name_taken(path))
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+        temp.unlink(missing_ok=True)
     path.unlink()
     fsync_dir(folder)
     return target.stat().st_size

@@ -44,12 +44,10 @@ MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 
 def bundled_migrations() -> list[Migration]:
     """Return the migrations shipped in memwarden/store/migrations, ordered by version."""
-    found = []
-    for entry in MIGRATIONS_DIR.iterdir():
-        name = entry.name
-        if name.endswith(".sql") and name[:4].isdigit():
-            found.append(Migration(int(name[:4]), name[5:-4], entry.read_text(encoding="utf-8")))
-    return sorted(found, key=lambda migration: migration.version)
+    return sorted(
+        Migration(int(entry.name[:4]), entry.name[5:-4], entry.read_text(encoding="utf-8"))
+        for entry in MIGRATIONS_DIR.glob("[0-9][0-9][0-9][0-9]_*.sql")
+    )
 
 
 class Run(NamedTuple):
@@ -419,7 +417,7 @@ def _run(row: sqlite3.Row) -> Run:
 
 def event_of(row: sqlite3.Row) -> dict[str, Any]:
     """Given a row of the events table, return the event, its data decoded."""
-    event = dict(zip(row.keys(), tuple(row), strict=True))
-    event.pop("data_json")
-    event["data"] = orjson.loads(row["data_json"]) if row["data_json"] else {}
+    event = dict(row)
+    data = event.pop("data_json")
+    event["data"] = orjson.loads(data) if data else {}
     return event

@@ -9,7 +9,7 @@ import shutil
 import json5
 import pytest
 
-from memwarden.fs.files import is_temp_name, write_temp
+from memwarden.fs.files import TEMP_NAME, write_temp
 from memwarden.history.diffing import diff
 from memwarden.history.git import BATCH_REFS, GitStore, SnapshotCommit, TreeFile, blob_sha
 from memwarden.history.model import HistoryError
@@ -118,18 +118,18 @@ def test_snapshot_leaves_out_temp_files_with_the_names_memwarden_really_gives_th
     fill(agent)
     # A run killed between writing its temp file and renaming it leaves exactly this behind.
     temp = write_temp(agent.memory_dir / "ACTIVE_CONTEXT.md", b"half written")
-    assert temp.name.startswith(".ACTIVE_CONTEXT.md.") and is_temp_name(temp.name)
+    assert temp.name.startswith(".ACTIVE_CONTEXT.md.") and TEMP_NAME.match(temp.name)
     taken = snapshot(context, agent, "manual")
     assert not [path for path in snapshot_contents(context, taken) if ".tmp" in path]
     rewind(context, taken.id)
     assert temp.read_bytes() == b"half written"  # never removed by a rewind either
 
 
-def test_is_temp_name_matches_memwarden_temp_files_only():
-    assert is_temp_name(".2026-11-22.md.k3j_x8a0.tmp")
-    assert is_temp_name(".MEMORY.md.12345.tmp")
-    assert not is_temp_name("notes.tmp")
-    assert not is_temp_name(".memwarden-bootstrap.json")
+def test_temp_name_matches_memwarden_temp_files_only():
+    assert TEMP_NAME.match(".2026-11-22.md.k3j_x8a0.tmp")
+    assert TEMP_NAME.match(".MEMORY.md.12345.tmp")
+    assert not TEMP_NAME.match("notes.tmp")
+    assert not TEMP_NAME.match(".memwarden-bootstrap.json")
 
 
 def two_agents(gateway, tmp_path, context):
