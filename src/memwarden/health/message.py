@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import socket
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import accumulate
 from typing import Any
@@ -51,6 +51,14 @@ class NewMessage:
 
 
 @dataclass(frozen=True)
+class AlertSettings:
+    cooldown: timedelta
+    send_resolved: bool
+    mention: str
+    host: str = field(default_factory=socket.gethostname)
+
+
+@dataclass(frozen=True)
 class Item:
     """One notice as people read it."""
 
@@ -65,20 +73,17 @@ def plan_alerts(
     previous: Mapping[str, AlertState],
     results: list[CheckResult],
     now: datetime,
-    slack: Any,
-    send_resolved: bool,
+    settings: AlertSettings,
     undelivered: Collection[str] = (),
     announced: bool = True,
 ) -> tuple[AlertPlan, NewMessage | None]:
     """Given the stored alert states (those that could be read), this run's results, the time,
-    the `[slack]` settings (cooldown, mention), whether resolutions are sent, the keys named by
-    a message still waiting for delivery and whether the news reaches anyone (`announced`:
-    there is an alert destination), return the plan and the message it calls for (None when
-    there is no news), which names this host."""
-    cooldown = timedelta(minutes=slack.cooldown_minutes)
-    plan = decide_alerts(previous, results, now, cooldown, undelivered, announced)
-    notices = [n for n in plan.notices if send_resolved or n.kind != "resolved"]
-    message = build_message(plan, notices, now, socket.gethostname(), slack.critical_mention)
+    the settings, the keys named by a message still waiting for delivery and whether the news
+    reaches anyone (`announced`: there is an alert destination), return the plan and the
+    message it calls for (None when there is no news). Pure."""
+    plan = decide_alerts(previous, results, now, settings.cooldown, undelivered, announced)
+    notices = [n for n in plan.notices if settings.send_resolved or n.kind != "resolved"]
+    message = build_message(plan, notices, now, settings.host, settings.mention)
     return plan, message
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import logging
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,7 +53,7 @@ from memwarden.health.checks import context as context_pressure
 from memwarden.health.checks.gateway import gateway_name
 from memwarden.health.checks.memory_rewrite import grade_snapshots
 from memwarden.health.feed import Identity, decide_feed
-from memwarden.health.message import plan_alerts
+from memwarden.health.message import AlertSettings, plan_alerts
 from memwarden.health.metrics.exposition import check_metrics_target, render_metrics, write_metrics
 from memwarden.health.metrics.families import FAMILIES, MetricSources
 from memwarden.health.model import Status, critical
@@ -234,12 +234,12 @@ class _HealthRun:
             self.result.lines.append(NOT_EVALUATED)
             summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
             return {"summary": summary}
-        slack = self.context.config.slack
+        settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
         announced = destination is not None
         waiting = store.undelivered(state)
         keys = {key for row in waiting for key in row.keys}  # a message still waits about them
         plan, message = plan_alerts(
-            store.load_states(state), results, now, slack, slack.send_resolved, keys, announced
+            store.load_states(state), results, now, settings, keys, announced
         )
         if self.options.dry_run:
             self.result.lines += self._dry_run_lines(plan, message, len(waiting))
@@ -321,6 +321,12 @@ class _HealthRun:
             state, feed, settings, clock, self.routes.lifetime, self.context.run_id
         )
 
+    def _settings(self, send_resolved: bool) -> AlertSettings:
+        slack = self.context.config.slack
+        return AlertSettings(
+            timedelta(minutes=slack.cooldown_minutes), send_resolved, slack.critical_mention
+        )
+
     def metrics(self, results: list[CheckResult]) -> bool:
         """Write the metrics textfile when one is configured; return False if writing failed."""
         configured = self.context.config.health.metrics_file
@@ -375,12 +381,11 @@ class _HealthRun:
             previous = store.load_states(self.context.state)
         except StateError:
             previous = {}
-        slack = self.context.config.slack
-        now = self.context.now()
-        plan, message = plan_alerts(previous, results, now, slack, send_resolved=False)
+        settings = self._settings(send_resolved=False)
+        plan, message = plan_alerts(previous, results, self.context.now(), settings)
         deliveries = []
         if message is not None and self.routes.slack and not dry_run:
-            sent = slack_sink(slack).send(
+            sent = slack_sink(self.context.config.slack).send(
                 AlertMessage(message.text, message.blocks, message.idempotency_key)
             )
             deliveries.append(
