@@ -17,11 +17,14 @@ class Status(StrEnum):
 
     @property
     def rank(self) -> int:
-        return list(Status).index(self)  # the order above
+        return _RANKS[self]
 
     @property
     def is_bad(self) -> bool:
         return self is not Status.OK
+
+
+_RANKS = {Status.OK: 0, Status.WARNING: 1, Status.CRITICAL: 2}
 
 
 @dataclass(frozen=True)
