@@ -72,8 +72,8 @@ def growth(
     since, first_length = kept[start]
     span = (now - since) / DAY
     if first_length is None or span < MIN_SPAN_DAYS:
-        since = "of history" if start == 0 else "since it was created, trimmed or rewound"
-        return Growth(None, reason=f"less than {MIN_SPAN_DAYS:g} day {since}")
+        what = "of history" if start == 0 else "since it was created, trimmed or rewound"
+        return Growth(None, reason=f"less than {MIN_SPAN_DAYS:g} day {what}")
     return Growth((kept[-1][1] - first_length) / span, span)
 
 
