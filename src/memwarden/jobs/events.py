@@ -84,9 +84,8 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     types = [part.strip() for item in options.type for part in item.split(",") if part.strip()]
     agent = options.agent.lower() if options.agent else None
     if agent:  # the timeline's agents first: the gateway's config is read only when needed
-        timeline_agents = _distinct(context.state, "agent_id")  # one removed from the gateway too
-        require_known_agents([options.agent], timeline_agents, lambda: _gateway_agents(context))
-    recorded = _distinct(context.state, "type") if types else []
+        require_known_agents([options.agent], _agents(context), lambda: _gateway_agents(context))
+    recorded = _recorded_types(context.state) if types else []
     if types:
         require_known_types(types, recorded)
     timeline = load_timeline(
@@ -189,10 +188,8 @@ def event_line(event: dict[str, Any]) -> str:
     return "  ".join(parts)
 
 
-def _distinct(state: StateDB, column: str) -> list[str]:
-    """The values the events table holds in `column` (a name of ours, not the user's)."""
-    query = f"SELECT DISTINCT {column} FROM events WHERE {column} IS NOT NULL"  # noqa: S608
-    return [value for (value,) in state.connection.execute(query)]
+def _recorded_types(state: StateDB) -> list[str]:
+    return [kind for (kind,) in state.connection.execute("SELECT DISTINCT type FROM events")]
 
 
 def _gateway_agents(context: JobContext) -> list[str]:
@@ -202,6 +199,14 @@ def _gateway_agents(context: JobContext) -> list[str]:
         return [agent.id for agent in context.deployment.agents]
     except GatewayConfigError:  # GatewayNotFound too
         return []
+
+
+def _agents(context: JobContext) -> list[str]:
+    """The agent ids the timeline holds (an agent removed from the gateway since, too)."""
+    rows = context.state.connection.execute(
+        "SELECT DISTINCT agent_id FROM events WHERE agent_id IS NOT NULL"
+    )
+    return [agent_id for (agent_id,) in rows]
 
 
 def _runs(state, since, limit) -> list[dict[str, Any]]:
