@@ -26,6 +26,14 @@ if TYPE_CHECKING:
 CONSUMER = "compactions"
 EVENT = "compaction.recorded"
 
+_INSERT = (
+    "INSERT OR IGNORE INTO compactions (agent_id, session_id, entry_id, session_key, "
+    "compacted_at, recorded_at, run_id, tokens_before, tokens_after, summary_chars, "
+    "span_messages, items, lost, lost_json, severity, kept_file, kept) VALUES (:agent_id, "
+    ":session_id, :entry_id, :session_key, :compacted_at, :recorded_at, :run_id, "
+    ":tokens_before, :tokens_after, :summary_chars, :span_messages, :items, :lost, :lost_json, "
+    ":severity, :kept_file, :kept)"
+)
 _TIME = "coalesce(compacted_at, recorded_at)"
 
 
@@ -114,11 +122,8 @@ def record(
         "kept_file": kept_file,
         "kept": int(kept_file is not None),
     }
-    columns, names = ", ".join(row), ", ".join(f":{name}" for name in row)
-    insert = f"INSERT OR IGNORE INTO compactions ({columns}) VALUES ({names})"  # noqa: S608
-    event = ("severity", "tokens_before", "tokens_after", "summary_chars", "lost", "kept_file")
     with state.transaction() as connection:
-        if connection.execute(insert, row).rowcount != 1:
+        if connection.execute(_INSERT, row).rowcount != 1:
             return False
         state.record_event(
             EVENT,
@@ -127,7 +132,15 @@ def record(
             agent_id=agent_id,
             session_key=session_key,
             session_id=session_id,
-            data={"compaction": assessment.entry_id, **{name: row[name] for name in event}},
+            data={
+                "compaction": assessment.entry_id,
+                "severity": assessment.severity,
+                "tokens_before": assessment.tokens_before,
+                "tokens_after": assessment.tokens_after,
+                "summary_chars": assessment.summary_chars,
+                "lost": len(lost),
+                "kept_file": kept_file,
+            },
         )
     return True
 

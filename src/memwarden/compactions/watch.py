@@ -415,25 +415,11 @@ def _keep_again(watcher: _Watcher, agent: Agent) -> None:
     """Write again the lost items of the agent's compactions whose daily log was rewound, from
     the ledger (the transcript is not read again: an assessment holds the lost items alone),
     and record where they are."""
-    # lazy: only the compactions of a rewound agent are read back
-    from memwarden.compactions.assessment import Assessment
-
     only = watcher.only_session
     for row in watcher.rewound[agent.id]:
         if only is not None and row.session_key.lower() != only.lower():
             continue
-        moment = row.compacted_at
-        assessment = Assessment(
-            entry_id=row.entry_id,
-            compacted_at=None if moment is None else datetime.fromtimestamp(moment, UTC),
-            tokens_before=row.tokens_before,
-            tokens_after=row.tokens_after,
-            summary_chars=row.summary_chars,
-            span_messages=row.span_messages,
-            items=row.lost,
-            lost=row.lost,
-            severity=row.severity,
-        )
+        assessment = recorded_assessment(row)
         found = Found(agent.id, row.session_key, row.session_id, assessment)
         try:
             found.kept = watcher.keep(agent, assessment, row.session_key)
@@ -448,6 +434,26 @@ def _keep_again(watcher: _Watcher, agent: Agent) -> None:
             )
             continue
         watcher.report.again.append(found)
+
+
+def recorded_assessment(row: ledger.Recorded) -> Assessment:
+    """Return the assessment of a recorded compaction as the ledger keeps it (its lost items,
+    not the others)."""
+    # lazy: only the compactions of a rewound agent are read back
+    from memwarden.compactions.assessment import Assessment
+
+    moment = row.compacted_at
+    return Assessment(
+        entry_id=row.entry_id,
+        compacted_at=None if moment is None else datetime.fromtimestamp(moment, UTC),
+        tokens_before=row.tokens_before,
+        tokens_after=row.tokens_after,
+        summary_chars=row.summary_chars,
+        span_messages=row.span_messages,
+        items=row.lost,
+        lost=row.lost,
+        severity=row.severity,
+    )
 
 
 def _when(assessment: Assessment) -> str:

@@ -351,14 +351,17 @@ def read_text_if_exists(path: Path) -> str | None:
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """Return the bytes of the regular file `path` (see read_file). Raise FileNotFoundError if
     it does not exist."""
-    return read_file(path, missing=())[0]  # type: ignore[index]
+    found = read_file(path)
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    return found[0]
 
 
 def read_file(
-    path: str | os.PathLike[str], missing: type[OSError] | tuple[()] = FileNotFoundError
+    path: str | os.PathLike[str], missing: type[OSError] = FileNotFoundError
 ) -> tuple[bytes, os.stat_result] | None:
     """Return the bytes of the regular file `path` and its status as read, or None when it
-    cannot be opened for a reason of the type `missing` (none when `()`). Raise UnsafePathError
+    cannot be opened for a reason of the type `missing`. Raise UnsafePathError
     if it is a symlink (never followed), NotRegularFileError if it is not a regular file (never
     waiting on a FIFO)."""
     try:
@@ -376,7 +379,7 @@ def read_file(
         # Read to the end (0 bytes), in one read of the size fstat gave when it still holds.
         chunks = [os.read(descriptor, status.st_size + 1)]
         while chunks[-1]:
-            chunks.append(os.read(descriptor, max(status.st_size, READ_BYTES)))
+            chunks.append(os.read(descriptor, READ_BYTES))
         return chunks[0] if len(chunks) == 2 else b"".join(chunks), status
     finally:
         os.close(descriptor)

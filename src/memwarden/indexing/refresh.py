@@ -166,10 +166,12 @@ def _refresh_manifest(
     path = memory / MANIFEST_NAME
     current = read_text_if_exists(path)
     if not files:
-        if current is not None and not run.dry_run:
-            path.unlink()
-        removed = "none" if current is None else "would_remove" if run.dry_run else "removed"
-        return removed, [], left_out
+        if current is None:
+            return "none", [], left_out
+        if run.dry_run:
+            return "would_remove", [], left_out
+        path.unlink()
+        return "removed", [], left_out
     payload = build_manifest(target, context.config.index.inject_in_group_chats, files)
     if current is not None and current.encode() == payload:
         return "unchanged", handoffs, left_out

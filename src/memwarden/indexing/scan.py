@@ -103,5 +103,5 @@ def collect_facts(memory_dir: Path, stats: list[PoolFile]) -> tuple[list[PoolFil
             unreadable[stat.path] = error.strerror or str(error)
             continue
         title = first_heading(data) or Path(stat.path).stem
-        facts.append(PoolFile(*stat[:-2], title, count_markers(data)))  # its stat, then its facts
+        facts.append(stat._replace(title=title, markers=count_markers(data)))
     return facts, unreadable

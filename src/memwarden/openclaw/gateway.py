@@ -208,23 +208,18 @@ class GatewayClient:
         """
         params = {"key": key, "reason": reason}
         try:
-            payload = self.call(
-                "sessions.reset", {**params, "expectedSessionId": session_id}, timeout
+            return _reset_ids(
+                self.call("sessions.reset", {**params, "expectedSessionId": session_id}, timeout)
             )
         except GatewayCallError as error:
             if "expectedSessionId" not in error.gateway_message:
                 raise
-            listed = self.list_sessions({"agentId": agent_id} if agent_id else {})
-            current = next((row.get("sessionId") for row in listed if row.get("key") == key), None)
-            if current != session_id:
-                changed = {"reason": "session-changed"}
-                raise GatewayCallError(
-                    "sessions.reset", "INVALID_REQUEST", "session changed", changed
-                ) from None
-            payload = self.call("sessions.reset", params, timeout)
-        entry = payload.get("entry") if isinstance(payload, dict) else None
-        entry = entry if isinstance(entry, dict) else {}
-        return entry.get("sessionId"), entry.get("lifecycleRevision")
+        listed = self.list_sessions({"agentId": agent_id} if agent_id else {})
+        current = next((row.get("sessionId") for row in listed if row.get("key") == key), None)
+        if current != session_id:
+            changed = {"reason": "session-changed"}
+            raise GatewayCallError("sessions.reset", "INVALID_REQUEST", "session changed", changed)
+        return _reset_ids(self.call("sessions.reset", params, timeout))
 
     def list_sessions(
         self, params: Mapping[str, Any] | None = None, page_size: int = DEFAULT_PAGE_SIZE
@@ -409,3 +404,10 @@ def _closed_reason(error: BaseException) -> str:
 def _positive(value: object) -> int | None:
     number = _integer(value)
     return number if number is not None and number > 0 else None
+
+
+def _reset_ids(payload: Any) -> tuple[str | None, Any]:
+    """The session id and lifecycle revision a `sessions.reset` reply names (None: none)."""
+    entry = payload.get("entry") if isinstance(payload, dict) else None
+    entry = entry if isinstance(entry, dict) else {}
+    return entry.get("sessionId"), entry.get("lifecycleRevision")

@@ -158,12 +158,11 @@ def transcript_context(entries: Sequence[Entry]) -> TranscriptContext | None:
     reset line, or a session header after messages). None when the entries hold neither.
     Checkpoint's `Conversation` reads the same rule forward.
     """
+    first = next((i for i, entry in enumerate(entries) if type(entry) is Message), len(entries))
     for index in range(len(entries) - 1, -1, -1):
         entry = entries[index]
         kind = type(entry)
-        if kind is Reset or (
-            kind is SessionHeader and any(type(e) is Message for e in entries[:index])
-        ):
+        if kind is Reset or (kind is SessionHeader and index > first):
             return TranscriptContext(0, "reset")
         if kind is Compaction:
             after = entry.tokens_after

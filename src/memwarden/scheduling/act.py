@@ -127,7 +127,7 @@ def _execute(command: Command, env: Mapping[str, str]) -> tuple[int | None, str,
 Decisions = list[tuple[InstalledFile, str]]
 
 
-def decide(entries: Iterable[InstalledFile], force: bool) -> Decisions:
+def removal_decisions(entries: Iterable[InstalledFile], force: bool) -> Decisions:
     """Each installed file, with what removing it does (see removal_decision)."""
     return [
         (entry, removal_decision(entry, sha256_file(Path(entry.path)), force)) for entry in entries

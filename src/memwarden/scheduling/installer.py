@@ -157,9 +157,9 @@ def _apply(
     outcomes = [act.run_command(command, context.env) for command in plan.before]
     removed = act.remove_files(
         result,
-        act.decide(plan.stale_files, force=False),
-        " (no longer scheduled)",
-        "no longer scheduled but changed since install; delete it by hand",
+        act.removal_decisions(plan.stale_files, force=False),
+        why=" (no longer scheduled)",
+        kept="no longer scheduled but changed since install; delete it by hand",
     )
     installed: list[InstalledFile] = []
     created: list[Path] = []

@@ -40,7 +40,7 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
         return result
     crontab = act.read_crontab(context.env)[0] if target == "cron" else None
     plan = plan_uninstall(manifest, os.getuid(), crontab)
-    decisions = act.decide(manifest.files, force)
+    decisions = act.removal_decisions(manifest.files, force)
     kept = [entry for entry, decision in decisions if decision == "keep"]
     leftover = _leftover(manifest, kept)
     if dry_run:

@@ -111,8 +111,8 @@ def load(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> 
     if secrets_path is not None:
         secret_env = _read_env_file(secrets_path, problems)
     problems += _unprefixed_names(secret_env, secrets_path)
-    _apply(secret_env, f"{secrets_path}", values, sources, problems, from_text=True)
-    _apply(env, "environment", values, sources, problems, from_text=True)
+    _apply_env(secret_env, f"{secrets_path}", values, sources, problems)
+    _apply_env(env, "environment", values, sources, problems)
     problems += _unknown_time_zone(values, sources)
     target = secrets_path or default_secrets_file(env)
     problems += [
@@ -158,16 +158,33 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
     except tomllib.TOMLDecodeError as error:
         problems.append(f"{path}: invalid TOML: {error}{_toml_hint(raw[bom:], error)}")
         return []
-    options: list[Option] = []
+    secrets: list[Option] = []
     for section, table in data.items():
         if section not in SECTIONS:
             problems.append(f"{path}: {section}: {_unknown_section(section, table)}")
-        elif not isinstance(table, dict):
+            continue
+        if not isinstance(table, dict):
             problems.append(f"{path}: {section}: expected a [{section}] table")
-        else:
-            settings = {f"{section}.{name}": value for name, value in table.items()}
-            options += _apply(settings, str(path), values, sources, problems)
-    return [option for option in options if option.secret and values[option.key]]
+            continue
+        for name, raw in table.items():
+            key = f"{section}.{name}"
+            option = OPTIONS_BY_KEY.get(key)
+            if key in RETIRED:
+                problems.append(f"{path}: {key}: no longer an option ({RETIRED[key]})")
+                continue
+            if option is None:
+                hint = _suggest(key, OPTIONS_BY_KEY, RETIRED)
+                problems.append(f"{path}: {key}: unknown option{hint}")
+                continue
+            try:
+                values[key] = option.coerce(raw)
+                sources[key] = str(path)
+            except ValueError as error:
+                problems.append(f"{path}: {key}: {error}")
+                continue
+            if option.secret and values[key]:
+                secrets.append(option)
+    return secrets
 
 
 def _unknown_section(name: str, value: Any) -> str:
@@ -200,43 +217,27 @@ def _toml_hint(raw: bytes, error: Exception) -> str:
     return f" ({key}: a number cannot start with 0 in TOML; {fix})"
 
 
-def _apply(
-    settings: Mapping[str, Any],
-    origin: str,
-    values: dict,
-    sources: dict,
-    problems: list[str],
-    *,
-    from_text: bool = False,
-) -> list[Option]:
-    """Apply `settings` read from `origin`: TOML values by dotted key, or (`from_text`) texts by
-    variable (`MEMWARDEN_…`; others are not memwarden's). Return the options set, in order; a
-    name or a value that does not fit is a problem."""
-    options, retired = (BY_VARIABLE, RETIRED_VARIABLES) if from_text else (OPTIONS_BY_KEY, RETIRED)
-    applied = []
-    for name, raw in settings.items():
-        if from_text and (
-            not name.startswith(ENV_PREFIX)
-            or name in RESERVED_ENV
-            or name.startswith(RESERVED_ENV_PREFIXES)
-        ):
+def _apply_env(
+    env: Mapping[str, str], origin: str, values: dict, sources: dict, problems: list[str]
+) -> None:
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or name in RESERVED_ENV:
             continue
-        option = options.get(name)
-        if name in retired:
-            problems.append(f"{origin}: {name}: no longer an option ({retired[name]})")
-        elif option is None:
-            unknown = "unknown memwarden variable" if from_text else "unknown option"
-            problems.append(f"{origin}: {name}: {unknown}{_suggest(name, options, retired)}")
-        else:
-            source = f"{origin} {name}" if from_text else origin
-            try:
-                values[option.key] = option.coerce_text(raw) if from_text else option.coerce(raw)
-            except ValueError as error:
-                problems.append(f"{_where(option, source)}: {error}")
-                continue
-            sources[option.key] = source
-            applied.append(option)
-    return applied
+        if name.startswith(RESERVED_ENV_PREFIXES):
+            continue
+        option = BY_VARIABLE.get(name)
+        if name in RETIRED_VARIABLES:
+            problems.append(f"{origin}: {name}: no longer an option ({RETIRED_VARIABLES[name]})")
+            continue
+        if option is None:
+            hint = _suggest(name, BY_VARIABLE, RETIRED_VARIABLES)
+            problems.append(f"{origin}: {name}: unknown memwarden variable{hint}")
+            continue
+        try:
+            values[option.key] = option.coerce_text(raw)
+            sources[option.key] = f"{origin} {name}"
+        except ValueError as error:
+            problems.append(f"{origin}: {name} ({option.key}): {error}")
 
 
 def _unprefixed_names(secret_env: Mapping[str, str], secrets_path: Path | None) -> list[str]:

@@ -239,15 +239,12 @@ import os, signal, sys, time
 from contextlib import ExitStack
 from pathlib import Path
 from memwarden.settings.config import defaults
-from memwarden.history.git import BATCH_REFS, BatchImport, SnapshotCommit, TreeFile, blob_sha
-from memwarden.history.store import locked_store, shared_store
+from memwarden.history.git import SnapshotCommit, TreeFile, blob_sha
+from memwarden.history.snapshots import _Batch
 from memwarden.process.runtime import JobContext
 context = JobContext(config=defaults(), env=dict(os.environ), state_dir_override=Path(sys.argv[1]))
 data = (context.deployment.default_agent().memory_dir / "MEMORY.md").read_bytes()
-ExitStack().enter_context(locked_store(context, exclusive=False))  # as a run holds it
-store = shared_store(context)
-store.init()
-importer = BatchImport(store, BATCH_REFS + "killed")
+importer = _Batch.start(context, ExitStack(), 1).importer  # a run's start: lock, store, git
 # Larger than the buffer of git's stdin in this process (8 KiB): it reaches git now.
 importer.add(SnapshotCommit([TreeFile("memory/MEMORY.md", blob_sha(data), data)], "sent", 0))
 time.sleep(0.2)  # git has the snapshot
