@@ -256,7 +256,7 @@ def watch_into(result: JobResult, report: WatchReport, *, dry_run: bool) -> None
 def _watch_agent(watcher: _Watcher, agent: Agent, known: Sequence[SessionRecord] | None) -> None:
     # lazy: only an agent with new lines is watched
     from memwarden.openclaw.sessions import load_sessions
-    from memwarden.openclaw.transcripts import all_read_to_end, read_to_end
+    from memwarden.openclaw.transcripts import all_read_to_end
 
     if known is None:
         known = load_sessions(agent, [], automation=False)
@@ -277,11 +277,9 @@ def _watch_agent(watcher: _Watcher, agent: Agent, known: Sequence[SessionRecord]
         for session in sessions
         if (row := stored.get(session.key)) is not None and row[0] == session.session_id
     ]
-    reads = [(session.transcript, stored[session.key][1]) for session in positioned]
-    if agent.era == "sqlite":
-        answers = all_read_to_end(reads)
-    else:
-        answers = [read_to_end(location, position) for location, position in reads]
+    answers = all_read_to_end(
+        [(session.transcript, stored[session.key][1]) for session in positioned]
+    )
     quiet = {session.key for session, answer in zip(positioned, answers, strict=True) if answer}
     for session in sessions:
         if session.key in quiet:

@@ -96,63 +96,54 @@ def normalize_agent_id(value: object) -> str:
     return cleaned or DEFAULT_AGENT_ID
 
 
-def configured_agents(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def configured_agents(
+    config: Mapping[str, Any], problems: list[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """Given the gateway config, return its agent entries by normalized id, in config order.
 
     `agents.entries` (a map, newer configs) wins over `agents.list` (older configs): like the
     gateway's `agents/agent-roster.ts` (2026.9.x), a list next to an entries map is ignored.
-    When an id repeats, the first entry wins.
+    When an id repeats, the first entry wins. An entry that (like the gateway) it skips or takes
+    for another agent than meant is one line in `problems`: an entry that is not an object, a
+    list entry whose `id` is missing or not a string (read as agent `main`'s).
     """
-    agents = mapping(config.get("agents"))
-    entries = agents.get("entries")
-    if isinstance(entries, dict):
-        pairs = [(key, value) for key, value in entries.items() if isinstance(value, dict)]
-    elif isinstance(agents.get("list"), list):
-        pairs = [(entry.get("id"), entry) for entry in agents["list"] if isinstance(entry, dict)]
-    else:
-        pairs = []
-    roster: dict[str, dict[str, Any]] = {}
-    for raw_id, entry in pairs:
-        roster.setdefault(normalize_agent_id(raw_id), entry)
-    return roster
-
-
-def roster_problems(config: Mapping[str, Any]) -> list[str]:
-    """Given the gateway config, return one line per agent entry that `configured_agents`
-    (like the gateway) skips or takes for another agent than meant: an entry that is not an
-    object, a list entry whose `id` is missing or not a string (read as agent `main`'s)."""
+    noted = problems if problems is not None else []
     agents = mapping(config.get("agents"))
     entries, listed = agents.get("entries"), agents.get("list")
+    roster: dict[str, dict[str, Any]] = {}
     if isinstance(entries, dict):
-        return [
-            f"agents.entries.{key}: {describe(value)} where an agent entry (an object) should "
-            "be; the gateway and memwarden ignore it: make it an object or remove it"
-            for key, value in entries.items()
-            if not isinstance(value, dict)
-        ]
-    if listed is None:
-        return []
-    if not isinstance(listed, list):
-        return [
+        for key, entry in entries.items():
+            if isinstance(entry, dict):
+                roster.setdefault(normalize_agent_id(key), entry)
+            else:
+                noted.append(
+                    f"agents.entries.{key}: {describe(entry)} where an agent entry (an object) "
+                    "should be; the gateway and memwarden ignore it: make it an object or remove it"
+                )
+    elif isinstance(listed, list):
+        for index, entry in enumerate(listed):
+            where = f"agents.list[{index}]"
+            if not isinstance(entry, dict):
+                noted.append(
+                    f"{where}: {describe(entry)} where an agent entry (an object with `id` and "
+                    "`workspace`) should be; the gateway and memwarden ignore it: make it an "
+                    "object or remove it"
+                )
+                continue
+            agent_id = normalize_agent_id(entry.get("id"))
+            if not isinstance(entry.get("id"), str):
+                found = "missing" if "id" not in entry else describe(entry["id"])
+                noted.append(
+                    f"{where}.id: {found}, where the agent's id (a string) should be; the entry "
+                    f"is read as agent {agent_id}'s: write the id as a string"
+                )
+            roster.setdefault(agent_id, entry)
+    elif listed is not None:
+        noted.append(
             f"agents.list: {describe(listed)} where a list of agent entries should be; the "
             "gateway and memwarden ignore it: make it a list of objects with `id` and `workspace`"
-        ]
-    problems = []
-    for index, entry in enumerate(listed):
-        where = f"agents.list[{index}]"
-        if not isinstance(entry, dict):
-            problems.append(
-                f"{where}: {describe(entry)} where an agent entry (an object with `id` and "
-                "`workspace`) should be; the gateway and memwarden ignore it: make it an object "
-                "or remove it"
-            )
-        elif not isinstance(entry.get("id"), str):
-            found = "missing" if "id" not in entry else describe(entry["id"])
-            problems.append(
-                f"{where}.id: {found}, where the agent's id (a string) should be; the entry is "
-                f"read as agent {normalize_agent_id(entry.get('id'))}'s: write the id as a string"
-            )
-    return problems
+        )
+    return roster
 
 
 def default_agent_id(config: Mapping[str, Any]) -> str:

@@ -20,7 +20,6 @@ from memwarden.openclaw.agents import (
     discover_agents,
     disk_agent_ids,
     normalize_agent_id,
-    roster_problems,
 )
 from memwarden.openclaw.config_file import load_gateway_config
 from memwarden.openclaw.fields import JS_SAFE_INTEGER_MAX, describe, mapping
@@ -57,9 +56,11 @@ class Deployment:
     @property
     def problems(self) -> list[str]:
         """One line per agent entry of the config that is ignored or misread (see
-        `roster_problems`) and per agent whose workspace memwarden refuses (see
+        `configured_agents`) and per agent whose workspace memwarden refuses (see
         `workspace_problem`), naming the gateway config."""
-        return [f"{self.config_path}: {problem}" for problem in roster_problems(self.config)] + [
+        misread: list[str] = []
+        configured_agents(self.config, misread)
+        return [f"{self.config_path}: {problem}" for problem in misread] + [
             f"{self.config_path}: {agent.workspace_problem}"
             for agent in self.agents
             if agent.workspace_problem

@@ -538,16 +538,11 @@ def reset_archives(sessions_dir: Path, session_id: str | None = None) -> list[Pa
     also for `<sessionId>-topic-<id>.jsonl`). Without a session id, return every reset archive
     of the folder. A missing folder has none.
     """
-    names = [
-        name
-        for name in _reset_names(sessions_dir)
-        if session_id is None or name.startswith(session_id)
-    ]
     found = [
         (stamp, name)
-        for name in names
-        if classify_session_file(name) == "reset_archive"
-        and _belongs_to(name, session_id)
+        for name in _reset_names(sessions_dir)
+        if (session_id is None or (name.startswith(session_id) and _belongs_to(name, session_id)))
+        and classify_session_file(name) == "reset_archive"
         and (stamp := archive_timestamp(name)) is not None
     ]
     found.sort(reverse=True)
@@ -593,8 +588,6 @@ def archive_owner(archive: Path) -> str | None:
     return key.strip().lower() if isinstance(key, str) and key.strip() else None
 
 
-def _belongs_to(name: str, session_id: str | None) -> bool:
-    if session_id is None:
-        return True
+def _belongs_to(name: str, session_id: str) -> bool:
     transcript = name[: name.rfind(".reset.")]
     return transcript == f"{session_id}.jsonl" or transcript.startswith(f"{session_id}-topic-")

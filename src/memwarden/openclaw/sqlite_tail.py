@@ -123,15 +123,13 @@ def take_row(
     A row with neither, or whose `event_zstd` does not decompress, counts as malformed; one that
     decompresses past the gateway's limit per event counts as oversized and is reported.
     """
-    if event_json is not None:
-        line = event_json
-    elif event_zstd is None:
-        read.malformed += 1
-        return
-    else:
-        try:
-            line = decompress_capped(event_zstd, MAX_EVENT_BYTES)
-        except FrameTooLarge:
+    line = event_json
+    if line is None:
+        line = None if event_zstd is None else decompress_capped(event_zstd)
+        if line is None:
+            read.malformed += 1
+            return
+        if len(line) > MAX_EVENT_BYTES:
             log.warning(
                 "%s: transcript_events row (session %s, seq %d) decompresses past %d bytes, "
                 "the gateway's limit per event; skipped",
@@ -142,38 +140,24 @@ def take_row(
             )
             read.take(None)
             return
-        except FrameError:
-            read.malformed += 1
-            return
     read.bytes_read += len(line)
     read.take(line)
 
 
-class FrameError(ValueError):
-    """The data is not one zstd frame that decompresses within the cap."""
+def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes | None:
+    """Given one zstd frame, return what it decompresses to, or None if the data is not a valid
+    zstd frame.
 
-
-class FrameTooLarge(FrameError):
-    """The frame decompresses to more than the cap."""
-
-
-def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes:
-    """Given one zstd frame, return what it decompresses to.
-
-    At most `limit` + 1 bytes are ever produced. Raise FrameTooLarge if the content is longer
-    than `limit`, FrameError if the data is not a valid zstd frame.
+    At most `limit` + 1 bytes are ever produced: a result longer than `limit` is a content that
+    passes it, cut there.
     """
     zstd = zstd_library()
     decompressor = zstd.ZstdDecompressor()  # one frame each: never shared between threads
     try:
         content = decompressor.decompress(data, max_length=limit + 1)
-    except zstd.ZstdError as error:
-        raise FrameError(f"not a valid zstd frame: {error}") from error
-    if len(content) > limit:
-        raise FrameTooLarge(f"decompresses to more than {limit} bytes")
-    if not decompressor.eof:
-        raise FrameError("not a valid zstd frame: it ends before its content does")
-    return content
+    except zstd.ZstdError:
+        return None
+    return content if decompressor.eof or len(content) > limit else None
 
 
 @cache

@@ -98,41 +98,31 @@ def has_new_data(location: TranscriptLocation, position: ReadPosition) -> bool:
         return read_with_retry(location.path, lambda db: max_seq(db, location)) != position.seq
     with file_errors(location.path):
         status = location.path.stat()
-    return (status.st_dev, status.st_ino, status.st_size) != (
-        position.device,
-        position.inode,
-        position.offset,
-    )
-
-
-def read_to_end(location: TranscriptLocation, stored: object) -> bool:
-    """Given a transcript and a read position as stored (`ReadPosition.to_json`), return True
-    when the position is valid and `has_new_data` would find nothing new: one stat of a file,
-    without building the position. False when there may be more, or it cannot tell so
-    cheaply (a SQLite transcript: `all_read_to_end` asks many at once; an odd position; a file
-    that cannot be read): ask `has_new_data`. For a watch over 100k conversations, most of
-    them quiet."""
-    position = position_fields(stored)
-    if location.kind != "file" or position is None or position[0] is None:
-        return False
-    try:
-        status = os.stat(location.path)
-    except OSError:
-        return False
-    return (status.st_size, status.st_dev, status.st_ino) == position[:3]
+    return (status.st_size, status.st_dev, status.st_ino) != position[:3]  # offset, device, inode
 
 
 def all_read_to_end(reads: Sequence[tuple[TranscriptLocation, object]]) -> list[bool]:
-    """Given (SQLite transcript, stored read position) pairs, return for each whether the
-    position is valid and `has_new_data` would find nothing new, as `read_to_end` does for a
-    file; those of one database are asked in a few read transactions, not one each. False
-    where it cannot tell (a database that cannot be read: `has_new_data` says why)."""
+    """Given (transcript, read position as stored by `ReadPosition.to_json`) pairs, return for
+    each whether the position is valid and `has_new_data` would find nothing new, without
+    building the position: one stat of a file; the transcripts of one database asked in a few
+    read transactions, not one each. False where it cannot tell cheaply (an odd position, a
+    transcript that cannot be read): ask `has_new_data`, which says why. For a watch over 100k
+    conversations, most of them quiet."""
     done = [False] * len(reads)
     asked: dict[Path, list[tuple[int, int]]] = {}  # database: (index, stored seq)
     for index, (location, stored) in enumerate(reads):
         position = position_fields(stored)
-        if location.kind == "sqlite" and position is not None and position[3] is not None:
-            asked.setdefault(location.path, []).append((index, position[3]))
+        if position is None:
+            continue
+        if location.kind == "sqlite":
+            if position[3] is not None:
+                asked.setdefault(location.path, []).append((index, position[3]))
+        elif position[0] is not None:
+            try:
+                status = os.stat(location.path)
+            except OSError:
+                continue
+            done[index] = (status.st_size, status.st_dev, status.st_ino) == position[:3]
     for database, rows in asked.items():
         for start in range(0, len(rows), _SEQS_PER_READ):
             batch = rows[start : start + _SEQS_PER_READ]

@@ -28,7 +28,6 @@ from memwarden.openclaw.transcripts import (
     has_new_data,
     read_since,
     read_tail,
-    read_to_end,
     transcript_size,
 )
 from memwarden.process.errors import StoreError
@@ -627,13 +626,18 @@ def test_read_since_file_only_lines_with_stops_where_the_full_read_stops(tmp_pat
     assert only.end == everything.end
 
 
-def test_read_to_end_is_true_only_where_has_new_data_finds_nothing(tmp_path, agent_db):
+def _read_to_end(location: TranscriptLocation, stored: object) -> bool:
+    (answer,) = all_read_to_end([(location, stored)])
+    return answer
+
+
+def test_all_read_to_end_of_a_file_is_true_only_where_has_new_data_finds_nothing(tmp_path):
     path = write_jsonl_transcript(tmp_path / "t.jsonl", 3)
     location = _file(path)
     position = read_tail(location).end
     stored = position.to_json()
-    assert read_to_end(location, stored) and not has_new_data(location, position)
-    assert read_to_end(location, stored | {"seq": 4, "other": "ignored"})
+    assert _read_to_end(location, stored) and not has_new_data(location, position)
+    assert _read_to_end(location, stored | {"seq": 4, "other": "ignored"})
     # What it cannot settle with one stat: has_new_data (or the first-sight read) decides.
     for odd in (
         None,
@@ -645,17 +649,15 @@ def test_read_to_end_is_true_only_where_has_new_data_finds_nothing(tmp_path, age
         stored | {"seq": "1"},
         {"offset": stored["offset"]},
     ):
-        assert not read_to_end(location, odd), odd
-    assert not read_to_end(_file(tmp_path / "missing.jsonl"), stored)
-    sqlite = TranscriptLocation("sqlite", agent_db, MAIN_SESSION)
-    assert not read_to_end(sqlite, read_tail(sqlite).end.to_json())
+        assert not _read_to_end(location, odd), odd
+    assert not _read_to_end(_file(tmp_path / "missing.jsonl"), stored)
     with path.open("ab") as handle:  # a line appended
         handle.write(orjson.dumps(next(transcript_lines(1))) + b"\n")
-    assert not read_to_end(location, stored) and has_new_data(location, position)
+    assert not _read_to_end(location, stored) and has_new_data(location, position)
     replacement = write_jsonl_transcript(tmp_path / "new.jsonl", 3)
     os.replace(replacement, path)  # replaced by a file of the same size
     assert path.stat().st_size == stored["offset"]
-    assert not read_to_end(location, stored) and has_new_data(location, position)
+    assert not _read_to_end(location, stored) and has_new_data(location, position)
 
 
 def test_all_read_to_end_asks_a_database_what_has_new_data_asks_each_session(tmp_path, agent_db):
@@ -672,9 +674,9 @@ def test_all_read_to_end_asks_a_database_what_has_new_data_asks_each_session(tmp
         (quiet, {"seq": "13"}),
         (quiet, {"offset": 0}),
         (quiet, None),
-        (file, read_tail(file).end.to_json()),  # a file: read_to_end's
+        (file, read_tail(file).end.to_json()),  # a file among them: one stat
     ]
-    assert all_read_to_end(reads) == [True, True, True, False, False, False, False, False]
+    assert all_read_to_end(reads) == [True, True, True, False, False, False, False, True]
     line = next(line for line in transcript_lines(1) if line["type"] == "message")
     with _writable(agent_db) as connection:
         row = event_row(HOOKTEST_SESSION, ends[1].seq + 1, orjson.dumps(line), 0)
