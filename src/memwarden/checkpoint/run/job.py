@@ -335,11 +335,10 @@ def _checkpoint_committed(
         result = read_and_stage(state, agent, read)
         (outcome,) = result.outcomes
         report = writes.commit_agents(state.stored, [(agent, result)])
-        if agent.id in report.conflicts:
-            continue
-        if report.problems:  # its files are not in place: a reset now would lose them
-            outcome.finish("failed", "; ".join(report.problems))
-        return outcome
+        if agent.id not in report.conflicts:
+            break
+    if report.problems:  # its files are not in place: a reset now would lose them
+        outcome.finish("failed", "; ".join(report.problems))
     return outcome
 
 
