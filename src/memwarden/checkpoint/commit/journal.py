@@ -169,9 +169,7 @@ def roll_forward(
 
 def pending_count(state: StateDB, token: str | None = None) -> int:
     """Return how many renames the journal holds (of run `token`, or of every run)."""
-    if token is None:
-        return state.connection.execute("SELECT count(*) FROM checkpoint_journal").fetchone()[0]
-    query = "SELECT count(*) FROM checkpoint_journal WHERE token = ?"
+    query = "SELECT count(*) FROM checkpoint_journal WHERE token = coalesce(?, token)"
     return state.connection.execute(query, (token,)).fetchone()[0]
 
 
