@@ -60,16 +60,13 @@ def daily_entry_values(
     for message in group.messages:
         time = local(message.time or fallback, zone).strftime("%H:%M")
         if message.role == "user":
-            said.append({"time": time, "who": "user", "text": _one_line(message, limits)})
+            lines = [message.text]
         else:
-            said += [
-                {
-                    "time": time,
-                    "who": "assistant",
-                    "text": shorten(line, limits.daily_log_max_chars),
-                }
-                for _, line in marked_lines(message.text)
-            ]
+            lines = [line for _, line in marked_lines(message.text)]
+        said += [
+            {"time": time, "who": message.role, "text": shorten(line, limits.daily_log_max_chars)}
+            for line in lines
+        ]
     return {
         "time": local(last.time or fallback, zone).strftime("%H:%M"),
         "first_time": local(first.time or fallback, zone).strftime("%H:%M"),
