@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
@@ -75,7 +74,7 @@ def checkpoint_run(
                     agents,
                     force=force,
                     on_done=committer.done,
-                    idle=partial(committer.commit_at_least, IDLE_COMMIT_AGENTS),
+                    idle=committer.idle,
                     problems=problems,
                 )
             except BaseException:
@@ -130,9 +129,9 @@ class _Committer:
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
 
-    def commit_at_least(self, agents: int) -> None:
+    def idle(self) -> None:
         # Each commit is a transaction at synchronous = FULL: a few agents at a time.
-        if len(self.finished) - self.committed >= agents:
+        if len(self.finished) - self.committed >= IDLE_COMMIT_AGENTS:
             self.commit()
 
     def commit(self, *, refresh: bool = True) -> None:
@@ -273,31 +272,23 @@ def snapshot_written(
     return problems
 
 
-def checkpoint_session(
-    context: JobContext,
-    agent: Agent,
-    session: SessionRecord,
-    *,
-    force: bool = True,
-    trigger: str = "rotate",
-) -> SessionOutcome:
+def checkpoint_session(context: JobContext, agent: Agent, session: SessionRecord) -> SessionOutcome:
     """Given a context, an agent and one of its sessions, checkpoint exactly that session.
 
-    For the rotate job, right before it resets the session: reset only when `.ok`. With
-    `force` (the default) the session is read and written even when nothing is new or it is
-    under the size minimums. Never raises for a problem of the session itself (it is a
-    `failed` outcome, as is one putting its files in place: the journal keeps them for the next
-    run); the files and the state DB are committed together (`checkpoint.commit.durable_run`),
-    and a problem flushing their folder, or refreshing the manifests of the agents whose files it
-    finished for a killed run, is in `warnings`. The
-    caller snapshots the agent's memory once it has refreshed INDEX.md
+    For the rotate job, right before it resets the session: reset only when `.ok`. The session
+    is read and written even when nothing is new or it is under the size minimums. Never raises
+    for a problem of the session itself (it is a `failed` outcome, as is one putting its files in
+    place: the journal keeps them for the next run); the files and the state DB are committed
+    together (`checkpoint.commit.durable_run`), and a problem flushing their folder, or
+    refreshing the manifests of the agents whose files it finished for a killed run, is in
+    `warnings`. The caller snapshots the agent's memory once it has refreshed INDEX.md
     (`snapshot_written`).
     """
     lines: list[str] = []
     problems: list[str] = []
     with durable_writes(context, False, lines, problems) as writes:
         outcome = _checkpoint_committed(
-            context, writes, agent, session, force=force, dry_run=False, trigger=trigger
+            context, writes, agent, session, force=True, dry_run=False, trigger="rotate"
         )
         # Finished for a killed run: their manifests too.
         _refresh_indexes(context, [], [], False, [], problems, also=writes.rolled_forward)
