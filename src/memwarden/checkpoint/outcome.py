@@ -100,11 +100,8 @@ def job_result(outcomes: list[SessionOutcome], dry_run: bool) -> JobResult:
     summary = {"agents": agents, "sessions": len(outcomes), **counts, "redactions": redactions}
     if dry_run:
         summary["dry_run"] = True
-    result = JobResult(
-        "checkpoint",
-        data={"summary": summary, "agents": [outcome.to_json() for outcome in outcomes]},
-        exit_code=1 if counts["failed"] else 0,
-    )
+    data = {"summary": summary, "agents": [outcome.to_json() for outcome in outcomes]}
+    result = JobResult("checkpoint", data=data)
     prefix = "checkpoint (dry run)" if dry_run else "checkpoint"
     totals = ", ".join(f"{counts[name]} {name}" for name in OUTCOME_ORDER)
     masked = f"; {redactions} secret(s) masked" if redactions else ""
@@ -117,7 +114,7 @@ def job_result(outcomes: list[SessionOutcome], dry_run: bool) -> JobResult:
         if outcome.outcome == "failed":
             result.problems.append(f"checkpoint of agent {outcome.agent} failed: {outcome.reason}")
         result.problems.extend(outcome.warning_lines)
-    if result.problems:
+    if result.problems:  # a failure's, or a warning's
         result.exit_code = 1
     return result
 
