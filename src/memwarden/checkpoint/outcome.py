@@ -9,6 +9,12 @@ from typing import Any
 from memwarden.checkpoint.records import EventRecord, PositionUpdate
 from memwarden.process.runtime import JobResult
 
+# The fields of an outcome's JSON data, in their order there (`ok` and `error` are properties).
+_JSON_FIELDS = (
+    *("agent", "workspace", "session_key", "session_id", "outcome", "reason", "ok", "error"),
+    *("files", "counts", "redactions", "previous_session_id", "snapshot"),
+)
+
 
 @dataclass
 class SessionOutcome:
@@ -67,28 +73,14 @@ class SessionOutcome:
 
     def to_json(self) -> dict[str, Any]:
         """Return the outcome as plain JSON data for `--json` and the rotate job."""
-        data = {
-            "agent": self.agent,
-            "workspace": self.workspace,
-            "session_key": self.session_key,
-            "session_id": self.session_id,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "ok": self.ok,
-            "error": self.error,
-            "files": list(self.files),
-            "counts": dict(self.counts),
-            "redactions": dict(self.redactions),
-            "previous_session_id": self.previous_session_id,
-            "snapshot": self.snapshot,
-        }
+        data = {name: getattr(self, name) for name in _JSON_FIELDS}
         if warnings := self.warning_lines:
             data["warnings"] = warnings
         if self.kept_in_place is not None:
             data["kept_in_place"] = self.kept_in_place
         if self.dry_run:
             data["dry_run"] = True
-            data["previews"] = dict(self.previews)
+            data["previews"] = self.previews
         return data
 
 
@@ -108,11 +100,8 @@ def job_result(outcomes: list[SessionOutcome], dry_run: bool) -> JobResult:
     summary = {"agents": agents, "sessions": len(outcomes), **counts, "redactions": redactions}
     if dry_run:
         summary["dry_run"] = True
-    result = JobResult(
-        "checkpoint",
-        data={"summary": summary, "agents": [outcome.to_json() for outcome in outcomes]},
-        exit_code=1 if counts["failed"] else 0,
-    )
+    data = {"summary": summary, "agents": [outcome.to_json() for outcome in outcomes]}
+    result = JobResult("checkpoint", data=data)
     prefix = "checkpoint (dry run)" if dry_run else "checkpoint"
     totals = ", ".join(f"{counts[name]} {name}" for name in OUTCOME_ORDER)
     masked = f"; {redactions} secret(s) masked" if redactions else ""
@@ -125,7 +114,7 @@ def job_result(outcomes: list[SessionOutcome], dry_run: bool) -> JobResult:
         if outcome.outcome == "failed":
             result.problems.append(f"checkpoint of agent {outcome.agent} failed: {outcome.reason}")
         result.problems.extend(outcome.warning_lines)
-    if result.problems:
+    if result.problems:  # a failure's, or a warning's
         result.exit_code = 1
     return result
 

@@ -153,7 +153,7 @@ def _rotate(
     agent, record = stores.session(decision)
     if record.session_id != decision.session_id:
         return Outcome("postponed", "session changed since it was listed: next run")
-    checkpoint = checkpoint_session(context, agent, record, force=True, trigger="rotate")
+    checkpoint = checkpoint_session(context, agent, record)
     saved = {
         "ok": checkpoint.ok,
         "outcome": checkpoint.outcome,

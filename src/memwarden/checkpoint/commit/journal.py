@@ -60,9 +60,7 @@ MemoryLock = Callable[[str], AbstractContextManager[object]]
 
 def record(connection: sqlite3.Connection, token: str, files: Sequence[StagedFile]) -> None:
     """Add the staged files of run `token` to the journal (inside the caller's transaction)."""
-    columns = list(StagedFile._fields)
-    rows = [(token, *[getattr(staged, name) for name in columns]) for staged in files]
-    connection.executemany(_INSERT, rows)
+    connection.executemany(_INSERT, [(token, *staged) for staged in files])
 
 
 def clear(state: StateDB, token: str, agent_ids: Sequence[str]) -> None:
@@ -101,14 +99,13 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
             return "placed"
         # Someone (the agent) changed the daily log since this run read it: keep their version.
         temp.unlink(missing_ok=True)
-        atomic_append(target, staged.appended, root=Path(staged.workspace))
-        return "appended"
-    temp.unlink(missing_ok=True)
-    current = read_file(target, missing=OSError)
-    if current is not None and _holds(current[0], current[1].st_ino, staged):
-        return "done"
-    if staged.appended is None:
-        return "lost"
+    else:
+        temp.unlink(missing_ok=True)
+        found = read_file(target, missing=OSError)
+        if found is not None and _holds(found[0], found[1].st_ino, staged):
+            return "done"
+        if staged.appended is None:
+            return "lost"
     atomic_append(target, staged.appended, root=Path(staged.workspace))
     return "appended"
 
@@ -132,7 +129,6 @@ class RollForward:
     counts: dict[str, int] = field(default_factory=dict)
     agents: list[str] = field(default_factory=list)
     removed_temp_files: int = 0
-    lost_handoffs: list[tuple[str, str, str]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
@@ -173,9 +169,7 @@ def roll_forward(
 
 def pending_count(state: StateDB, token: str | None = None) -> int:
     """Return how many renames the journal holds (of run `token`, or of every run)."""
-    if token is None:
-        return state.connection.execute("SELECT count(*) FROM checkpoint_journal").fetchone()[0]
-    query = "SELECT count(*) FROM checkpoint_journal WHERE token = ?"
+    query = "SELECT count(*) FROM checkpoint_journal WHERE token = coalesce(?, token)"
     return state.connection.execute(query, (token,)).fetchone()[0]
 
 
@@ -199,7 +193,9 @@ def _roll_forward_run(
                     outcome = place(staged, verify=True)
                     report.counts[outcome] = report.counts.get(outcome, 0) + 1
                     if outcome == "lost":
-                        report.lost_handoffs.append((agent_id, staged.target, staged.workspace))
+                        # The handoff stays as it was: the session written there no longer owns it.
+                        memory = real_path(Path(staged.workspace) / "memory")
+                        forget_file(state, agent_id, os.path.relpath(staged.target, memory))
                 for folder in sorted({os.path.dirname(staged.target) for staged in rows}):
                     flush_folder(folder)
                 with state.transaction() as connection:
@@ -215,10 +211,6 @@ def _roll_forward_run(
                 f"checkpoint journal of agent {agent_id}: {describe_error(error)}; "
                 "tried again by the next run"
             )
-    for agent_id, target, workspace in report.lost_handoffs:
-        # The handoff stays as it was: the session written there no longer owns it.
-        memory = real_path(Path(workspace) / "memory")
-        forget_file(state, agent_id, os.path.relpath(target, memory))
     return frozenset(left)
 
 

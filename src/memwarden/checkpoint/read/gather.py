@@ -237,17 +237,17 @@ def _earlier_session(
     """Return the transcript of the key's earlier session id still to read, with where to read
     it from (None: its recent lines), or None when there is none."""
     if conversation.session_id is not None:
-        earlier_id = conversation.session_id
-        through = conversation.through
-        position = ReadPosition.from_json(through) if through is not None else None
+        earlier_id, through = conversation.session_id, conversation.through
     elif stored is not None:  # read before memwarden kept conversations: its recent lines
-        earlier_id, position = stored.session_id, None
+        earlier_id, through = stored.session_id, None
     else:
         return _matching_archive(run, session, location)
     if earlier_id == session.session_id:
         return None
     found = reader.previous_location(location, earlier_id)
-    return (found, position) if found is not None else None
+    if found is None:
+        return None
+    return found, ReadPosition.from_json(through) if through is not None else None
 
 
 def _matching_archive(

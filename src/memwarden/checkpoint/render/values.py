@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from memwarden.agent_memory.observations import marked_lines, shorten
 from memwarden.checkpoint.digest.conversation import ContextSize
 from memwarden.checkpoint.digest.daily_log import DayGroup, local
-from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.bundled import BUNDLED
 from memwarden.fs.templating import render
@@ -54,22 +53,19 @@ def daily_entry_values(
     """Return the values of one daily-log entry for the new messages of one day: every request,
     and every marked line of the replies, one line each."""
     first, last = group.messages[0], group.messages[-1]
+    max_chars = limits.daily_log_max_chars
     requests = [message for message in group.messages if message.role == "user"]
     replies = [message for message in group.messages if message.role == "assistant"]
     said = []
     for message in group.messages:
         time = local(message.time or fallback, zone).strftime("%H:%M")
         if message.role == "user":
-            said.append({"time": time, "who": "user", "text": _one_line(message, limits)})
+            lines = [message.text]
         else:
-            said += [
-                {
-                    "time": time,
-                    "who": "assistant",
-                    "text": shorten(line, limits.daily_log_max_chars),
-                }
-                for _, line in marked_lines(message.text)
-            ]
+            lines = [line for _, line in marked_lines(message.text)]
+        said += [
+            {"time": time, "who": message.role, "text": shorten(line, max_chars)} for line in lines
+        ]
     return {
         "time": local(last.time or fallback, zone).strftime("%H:%M"),
         "first_time": local(first.time or fallback, zone).strftime("%H:%M"),
@@ -78,8 +74,8 @@ def daily_entry_values(
         "outputs": len(replies),
         "partial": partial,
         "said": said,
-        "last_request": _one_line(requests[-1] if requests else None, limits),
-        "last_output": _one_line(replies[-1] if replies else None, limits),
+        "last_request": shorten(requests[-1].text, max_chars) if requests else None,
+        "last_output": shorten(replies[-1].text, max_chars) if replies else None,
     }
 
 
@@ -176,12 +172,6 @@ def demote_headings(text: str) -> str:
     """Return Markdown text with its headings two levels deeper (at most ######), so a summary
     with `## Decisions` stays inside the section that quotes it."""
     return _HEADING.sub(lambda match: "#" * min(6, len(match[1]) + 2) + match[2], text)
-
-
-def _one_line(message: Excerpt | None, limits: Limits) -> str | None:
-    if message is None:
-        return None
-    return shorten(message.text, limits.daily_log_max_chars)
 
 
 def minute(at: float | datetime | None, zone: tzinfo | None) -> str | None:

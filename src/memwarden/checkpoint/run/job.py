@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import closing
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
@@ -63,8 +62,9 @@ def checkpoint_run(
                 trigger="session",
             )
             outcomes, indexed = [outcome], []
+            written = agents if outcome.outcome == "written" else []
             _refresh_indexes(
-                context, agents, outcomes, dry_run, indexed, problems, also=writes.rolled_forward
+                context, written, dry_run, indexed, problems, also=writes.rolled_forward
             )
         else:
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
@@ -75,7 +75,7 @@ def checkpoint_run(
                     agents,
                     force=force,
                     on_done=committer.done,
-                    idle=partial(committer.commit_at_least, IDLE_COMMIT_AGENTS),
+                    idle=committer.idle,
                     problems=problems,
                 )
             except BaseException:
@@ -122,17 +122,17 @@ class _Committer:
         self.problems: list[str] = []
         self.watched = WatchReport()
         # A workspace's manifest is refreshed once every agent of the run that shares it is
-        # committed: until then its agents wait here, with their outcomes.
+        # committed: until then its agents that wrote wait here.
         self.uncommitted = Counter(agent.real_workspace for agent in agents)
-        self.waiting: defaultdict[str, list[tuple[Agent, list[SessionOutcome]]]] = defaultdict(list)
+        self.waiting: defaultdict[str, list[Agent]] = defaultdict(list)
         self.indexed: list[dict[str, Any]] = []
 
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
 
-    def commit_at_least(self, agents: int) -> None:
+    def idle(self) -> None:
         # Each commit is a transaction at synchronous = FULL: a few agents at a time.
-        if len(self.finished) - self.committed >= agents:
+        if len(self.finished) - self.committed >= IDLE_COMMIT_AGENTS:
             self.commit()
 
     def commit(self, *, refresh: bool = True) -> None:
@@ -144,21 +144,15 @@ class _Committer:
         if refresh:
             # Their files are in place: the manifests name them now, while the workers still
             # read (a kill before the run's end has the next run place them and refresh again).
-            ready: list[tuple[Agent, list[SessionOutcome]]] = []
+            ready: list[Agent] = []
             for agent, result in batch:
                 workspace = agent.real_workspace
                 self.uncommitted[workspace] -= 1
-                self.waiting[workspace].append((agent, result.outcomes))
+                if any(outcome.outcome == "written" for outcome in result.outcomes):
+                    self.waiting[workspace].append(agent)
                 if not self.uncommitted[workspace]:
-                    ready += self.waiting.pop(workspace)
-            _refresh_indexes(
-                self.context,
-                [agent for agent, _ in ready],
-                [outcome for _, outcomes in ready for outcome in outcomes],
-                self.state.dry_run,
-                self.indexed,
-                self.problems,
-            )
+                    ready += self.waiting.pop(workspace, [])
+            _refresh_indexes(self.context, ready, self.state.dry_run, self.indexed, self.problems)
             # An agent settled by the fast skip has no new line anywhere: no new compaction
             # either. The watch looks at the conversations as this run read them: each store
             # read once.
@@ -182,7 +176,7 @@ class _Committer:
         refreshed = {agent for item in self.indexed for agent in item["agents"]}
         also = [agent for agent in also if agent not in refreshed]
         _refresh_indexes(
-            self.context, [], [], self.state.dry_run, self.indexed, self.problems, also=also
+            self.context, [], self.state.dry_run, self.indexed, self.problems, also=also
         )
         return sorted(
             self.indexed,
@@ -194,23 +188,21 @@ class _Committer:
 
 def _refresh_indexes(
     context: JobContext,
-    agents: list[Agent],
-    outcomes: list[SessionOutcome],
+    written: list[Agent],
     dry_run: bool,
     indexed: list[dict[str, Any]],
     problems: list[str],
     *,
     also: Sequence[str] = (),
 ) -> None:
-    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to, and of
-    the agents `also` names (whose files it finished for a killed run); add the outcomes to
-    `indexed` and one line to `problems` per workspace that failed."""
-    written = {outcome.agent for outcome in outcomes if outcome.outcome == "written"}
-    changed = [agent for agent in agents if agent.id in written]
-    changed += [
+    """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to
+    (`written`), and of the agents `also` names (whose files it finished for a killed run); add
+    the outcomes to `indexed` and one line to `problems` per workspace that failed."""
+    written_ids = {agent.id for agent in written}
+    changed = written + [
         agent
         for agent in context.deployment.agents
-        if agent.id in also and agent.id not in written and agent.workspace.is_dir()
+        if agent.id in also and agent.id not in written_ids and agent.workspace.is_dir()
     ]
     if not changed:
         return
@@ -273,34 +265,26 @@ def snapshot_written(
     return problems
 
 
-def checkpoint_session(
-    context: JobContext,
-    agent: Agent,
-    session: SessionRecord,
-    *,
-    force: bool = True,
-    trigger: str = "rotate",
-) -> SessionOutcome:
+def checkpoint_session(context: JobContext, agent: Agent, session: SessionRecord) -> SessionOutcome:
     """Given a context, an agent and one of its sessions, checkpoint exactly that session.
 
-    For the rotate job, right before it resets the session: reset only when `.ok`. With
-    `force` (the default) the session is read and written even when nothing is new or it is
-    under the size minimums. Never raises for a problem of the session itself (it is a
-    `failed` outcome, as is one putting its files in place: the journal keeps them for the next
-    run); the files and the state DB are committed together (`checkpoint.commit.durable_run`),
-    and a problem flushing their folder, or refreshing the manifests of the agents whose files it
-    finished for a killed run, is in `warnings`. The
-    caller snapshots the agent's memory once it has refreshed INDEX.md
+    For the rotate job, right before it resets the session: reset only when `.ok`. The session
+    is read and written even when nothing is new or it is under the size minimums. Never raises
+    for a problem of the session itself (it is a `failed` outcome, as is one putting its files in
+    place: the journal keeps them for the next run); the files and the state DB are committed
+    together (`checkpoint.commit.durable_run`), and a problem flushing their folder, or
+    refreshing the manifests of the agents whose files it finished for a killed run, is in
+    `warnings`. The caller snapshots the agent's memory once it has refreshed INDEX.md
     (`snapshot_written`).
     """
     lines: list[str] = []
     problems: list[str] = []
     with durable_writes(context, False, lines, problems) as writes:
         outcome = _checkpoint_committed(
-            context, writes, agent, session, force=force, dry_run=False, trigger=trigger
+            context, writes, agent, session, force=True, dry_run=False, trigger="rotate"
         )
         # Finished for a killed run: their manifests too.
-        _refresh_indexes(context, [], [], False, [], problems, also=writes.rolled_forward)
+        _refresh_indexes(context, [], False, [], problems, also=writes.rolled_forward)
         # The caller refreshes its agent's manifest (rotate: before the reset, which it holds back
         # unless the manifest lists the handoff).
         problems += writes.done()
@@ -335,11 +319,10 @@ def _checkpoint_committed(
         result = read_and_stage(state, agent, read)
         (outcome,) = result.outcomes
         report = writes.commit_agents(state.stored, [(agent, result)])
-        if agent.id in report.conflicts:
-            continue
-        if report.problems:  # its files are not in place: a reset now would lose them
-            outcome.finish("failed", "; ".join(report.problems))
-        return outcome
+        if agent.id not in report.conflicts:
+            break
+    if report.problems:  # its files are not in place: a reset now would lose them
+        outcome.finish("failed", "; ".join(report.problems))
     return outcome
 
 
