@@ -111,12 +111,9 @@ def gather(
     else:
         daily.append(_daily(run, read, messages, stored))
     earlier_id = earlier[0].session_id if earlier is not None else None
-    # After a rewind to before a file-era reset: what the log lost of the session id the rewind
-    # went back to, when this run did not read that transcript anyway.
-    if _rewound(stored) and stored.session_id not in (session.session_id, earlier_id or ""):
-        found = reader.previous_location(location, stored.session_id)
-        if found is not None:
-            daily.insert(0, _logged_after(run, found, None, stored.last_entry_at))
+    lost = _rewound_archive(run, location, stored, {session.session_id, earlier_id or ""})
+    if lost is not None:
+        daily.insert(0, lost)
     conversation.session_id = session.session_id
     conversation.through = read.end.to_json()
     return Material(
@@ -225,6 +222,17 @@ def _logged_after(
     `last_entry_at`, for the daily log (see `reader.new_since`)."""
     entries, partial = reader.new_since(location, position, last_entry_at)
     return DailyMessages(location.session_id, kept_messages(entries, run.redactor.redact), partial)
+
+
+def _rewound_archive(
+    run: RunState, location: TranscriptLocation, stored: StoredSession | None, read: set[str]
+) -> DailyMessages | None:
+    """After a rewind to before a file-era reset: what the log lost of the session id the
+    rewind went back to, when this run did not read that transcript anyway."""
+    if not _rewound(stored) or stored.session_id in read:
+        return None
+    found = reader.previous_location(location, stored.session_id)
+    return _logged_after(run, found, None, stored.last_entry_at) if found is not None else None
 
 
 def _earlier_session(

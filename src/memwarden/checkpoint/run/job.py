@@ -61,11 +61,12 @@ def checkpoint_run(
                 dry_run=dry_run,
                 trigger="session",
             )
-            outcomes, indexed = [outcome], []
+            outcomes = [outcome]
             written = agents if outcome.outcome == "written" else []
-            _refresh_indexes(
-                context, written, dry_run, indexed, problems, also=writes.rolled_forward
+            indexed, failed = _refresh_indexes(
+                context, written, dry_run, also=writes.rolled_forward
             )
+            problems += failed
         else:
             state = build_run_state(context, dry_run=dry_run, trigger="run", writer=writes.writer)
             committer = _Committer(context, writes, state, agents)
@@ -152,7 +153,9 @@ class _Committer:
                     self.waiting[workspace].append(agent)
                 if not self.uncommitted[workspace]:
                     ready += self.waiting.pop(workspace, [])
-            _refresh_indexes(self.context, ready, self.state.dry_run, self.indexed, self.problems)
+            indexed, failed = _refresh_indexes(self.context, ready, self.state.dry_run)
+            self.indexed += indexed
+            self.problems += failed
             # An agent settled by the fast skip has no new line anywhere: no new compaction
             # either. The watch looks at the conversations as this run read them: each store
             # read once.
@@ -175,9 +178,9 @@ class _Committer:
         refreshed, in the order of its first agent, those of `also` alone last."""
         refreshed = {agent for item in self.indexed for agent in item["agents"]}
         also = [agent for agent in also if agent not in refreshed]
-        _refresh_indexes(
-            self.context, [], self.state.dry_run, self.indexed, self.problems, also=also
-        )
+        indexed, failed = _refresh_indexes(self.context, [], self.state.dry_run, also=also)
+        self.indexed += indexed
+        self.problems += failed
         return sorted(
             self.indexed,
             key=lambda item: min(
@@ -190,14 +193,12 @@ def _refresh_indexes(
     context: JobContext,
     written: list[Agent],
     dry_run: bool,
-    indexed: list[dict[str, Any]],
-    problems: list[str],
     *,
     also: Sequence[str] = (),
-) -> None:
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Refresh the bootstrap manifest (and INDEX.md) of the agents this run wrote to
-    (`written`), and of the agents `also` names (whose files it finished for a killed run); add
-    the outcomes to `indexed` and one line to `problems` per workspace that failed."""
+    (`written`), and of the agents `also` names (whose files it finished for a killed run);
+    return the outcomes and one problem line per workspace that failed."""
     written_ids = {agent.id for agent in written}
     changed = written + [
         agent
@@ -205,10 +206,9 @@ def _refresh_indexes(
         if agent.id in also and agent.id not in written_ids and agent.workspace.is_dir()
     ]
     if not changed:
-        return
+        return [], []
     refreshed = refresh_bootstrap(context, changed, dry_run=dry_run)
-    indexed += refreshed
-    problems += [
+    return refreshed, [
         f"index {item['workspace']}: {item.get('error') or 'failed'}"
         for item in refreshed
         if item.get("status") == "failed"
@@ -284,7 +284,7 @@ def checkpoint_session(context: JobContext, agent: Agent, session: SessionRecord
             context, writes, agent, session, force=True, dry_run=False, trigger="rotate"
         )
         # Finished for a killed run: their manifests too.
-        _refresh_indexes(context, [], False, [], problems, also=writes.rolled_forward)
+        problems += _refresh_indexes(context, [], False, also=writes.rolled_forward)[1]
         # The caller refreshes its agent's manifest (rotate: before the reset, which it holds back
         # unless the manifest lists the handoff).
         problems += writes.done()
