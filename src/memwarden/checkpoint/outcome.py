@@ -9,12 +9,6 @@ from typing import Any
 from memwarden.checkpoint.records import EventRecord, PositionUpdate
 from memwarden.process.runtime import JobResult
 
-# The fields of an outcome's JSON data, in their order there (`ok` and `error` are properties).
-_JSON_FIELDS = (
-    *("agent", "workspace", "session_key", "session_id", "outcome", "reason", "ok", "error"),
-    *("files", "counts", "redactions", "previous_session_id", "snapshot"),
-)
-
 
 @dataclass
 class SessionOutcome:
@@ -73,14 +67,28 @@ class SessionOutcome:
 
     def to_json(self) -> dict[str, Any]:
         """Return the outcome as plain JSON data for `--json` and the rotate job."""
-        data = {name: getattr(self, name) for name in _JSON_FIELDS}
+        data = {
+            "agent": self.agent,
+            "workspace": self.workspace,
+            "session_key": self.session_key,
+            "session_id": self.session_id,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "ok": self.ok,
+            "error": self.error,
+            "files": list(self.files),
+            "counts": dict(self.counts),
+            "redactions": dict(self.redactions),
+            "previous_session_id": self.previous_session_id,
+            "snapshot": self.snapshot,
+        }
         if warnings := self.warning_lines:
             data["warnings"] = warnings
         if self.kept_in_place is not None:
             data["kept_in_place"] = self.kept_in_place
         if self.dry_run:
             data["dry_run"] = True
-            data["previews"] = self.previews
+            data["previews"] = dict(self.previews)
         return data
 
 

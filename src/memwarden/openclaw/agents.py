@@ -96,18 +96,23 @@ def normalize_agent_id(value: object) -> str:
     return cleaned or DEFAULT_AGENT_ID
 
 
-def configured_agents(
-    config: Mapping[str, Any], problems: list[str] | None = None
-) -> dict[str, dict[str, Any]]:
-    """Given the gateway config, return its agent entries by normalized id, in config order.
+def configured_agents(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Given the gateway config, return its agent entries by normalized id, in config order
+    (see read_roster)."""
+    return read_roster(config)[0]
+
+
+def read_roster(config: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Given the gateway config, return its agent entries by normalized id, in config order,
+    and the problems of the entries it skipped or misread.
 
     `agents.entries` (a map, newer configs) wins over `agents.list` (older configs): like the
     gateway's `agents/agent-roster.ts` (2026.9.x), a list next to an entries map is ignored.
     When an id repeats, the first entry wins. An entry that (like the gateway) it skips or takes
-    for another agent than meant is one line in `problems`: an entry that is not an object, a
-    list entry whose `id` is missing or not a string (read as agent `main`'s).
+    for another agent than meant is one problem line: an entry that is not an object, a list
+    entry whose `id` is missing or not a string (read as agent `main`'s).
     """
-    noted = problems if problems is not None else []
+    noted: list[str] = []
     agents = mapping(config.get("agents"))
     entries, listed = agents.get("entries"), agents.get("list")
     roster: dict[str, dict[str, Any]] = {}
@@ -143,7 +148,7 @@ def configured_agents(
             f"agents.list: {describe(listed)} where a list of agent entries should be; the "
             "gateway and memwarden ignore it: make it a list of objects with `id` and `workspace`"
         )
-    return roster
+    return roster, noted
 
 
 def default_agent_id(config: Mapping[str, Any]) -> str:

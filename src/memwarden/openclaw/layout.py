@@ -20,6 +20,7 @@ from memwarden.openclaw.agents import (
     discover_agents,
     disk_agent_ids,
     normalize_agent_id,
+    read_roster,
 )
 from memwarden.openclaw.config_file import load_gateway_config
 from memwarden.openclaw.fields import JS_SAFE_INTEGER_MAX, describe, mapping
@@ -58,8 +59,7 @@ class Deployment:
         """One line per agent entry of the config that is ignored or misread (see
         `configured_agents`) and per agent whose workspace memwarden refuses (see
         `workspace_problem`), naming the gateway config."""
-        misread: list[str] = []
-        configured_agents(self.config, misread)
+        misread = read_roster(self.config)[1]
         return [f"{self.config_path}: {problem}" for problem in misread] + [
             f"{self.config_path}: {agent.workspace_problem}"
             for agent in self.agents

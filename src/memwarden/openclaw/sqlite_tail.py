@@ -125,11 +125,10 @@ def take_row(
     """
     line = event_json
     if line is None:
-        line = None if event_zstd is None else decompress_capped(event_zstd)
-        if line is None:
+        if event_zstd is None or (line := decompress_capped(event_zstd)) is None:
             read.malformed += 1
             return
-        if len(line) > MAX_EVENT_BYTES:
+        if len(line) > MAX_EVENT_BYTES:  # cut at the limit: never taken as an event
             log.warning(
                 "%s: transcript_events row (session %s, seq %d) decompresses past %d bytes, "
                 "the gateway's limit per event; skipped",
@@ -149,7 +148,7 @@ def decompress_capped(data: bytes, limit: int = MAX_EVENT_BYTES) -> bytes | None
     zstd frame.
 
     At most `limit` + 1 bytes are ever produced: a result longer than `limit` is a content that
-    passes it, cut there.
+    passes it, cut there, and is no event: the caller must check the length.
     """
     zstd = zstd_library()
     decompressor = zstd.ZstdDecompressor()  # one frame each: never shared between threads

@@ -98,7 +98,11 @@ def has_new_data(location: TranscriptLocation, position: ReadPosition) -> bool:
         return read_with_retry(location.path, lambda db: max_seq(db, location)) != position.seq
     with file_errors(location.path):
         status = location.path.stat()
-    return (status.st_size, status.st_dev, status.st_ino) != position[:3]  # offset, device, inode
+    return (status.st_size, status.st_dev, status.st_ino) != (
+        position.offset,
+        position.device,
+        position.inode,
+    )
 
 
 def all_read_to_end(reads: Sequence[tuple[TranscriptLocation, object]]) -> list[bool]:

@@ -99,13 +99,14 @@ def place(staged: StagedFile, *, verify: bool, real_root: Path | None = None) ->
             return "placed"
         # Someone (the agent) changed the daily log since this run read it: keep their version.
         temp.unlink(missing_ok=True)
-    else:
-        temp.unlink(missing_ok=True)
-        found = read_file(target, missing=OSError)
-        if found is not None and _holds(found[0], found[1].st_ino, staged):
-            return "done"
-        if staged.appended is None:
-            return "lost"
+        atomic_append(target, staged.appended, root=Path(staged.workspace))
+        return "appended"
+    temp.unlink(missing_ok=True)
+    current = read_file(target, missing=OSError)
+    if current is not None and _holds(current[0], current[1].st_ino, staged):
+        return "done"
+    if staged.appended is None:
+        return "lost"
     atomic_append(target, staged.appended, root=Path(staged.workspace))
     return "appended"
 
@@ -169,7 +170,9 @@ def roll_forward(
 
 def pending_count(state: StateDB, token: str | None = None) -> int:
     """Return how many renames the journal holds (of run `token`, or of every run)."""
-    query = "SELECT count(*) FROM checkpoint_journal WHERE token = coalesce(?, token)"
+    if token is None:
+        return state.connection.execute("SELECT count(*) FROM checkpoint_journal").fetchone()[0]
+    query = "SELECT count(*) FROM checkpoint_journal WHERE token = ?"
     return state.connection.execute(query, (token,)).fetchone()[0]
 
 

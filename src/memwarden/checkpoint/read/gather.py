@@ -111,7 +111,7 @@ def gather(
     else:
         daily.append(_daily(run, read, messages, stored))
     earlier_id = earlier[0].session_id if earlier is not None else None
-    lost = _rewound_archive(run, location, stored, {session.session_id, earlier_id or ""})
+    lost = _rewound_archive(run, location, stored, {session.session_id, earlier_id})
     if lost is not None:
         daily.insert(0, lost)
     conversation.session_id = session.session_id
@@ -225,11 +225,14 @@ def _logged_after(
 
 
 def _rewound_archive(
-    run: RunState, location: TranscriptLocation, stored: StoredSession | None, read: set[str]
+    run: RunState,
+    location: TranscriptLocation,
+    stored: StoredSession | None,
+    read_ids: set[str | None],
 ) -> DailyMessages | None:
     """After a rewind to before a file-era reset: what the log lost of the session id the
     rewind went back to, when this run did not read that transcript anyway."""
-    if not _rewound(stored) or stored.session_id in read:
+    if not _rewound(stored) or stored.session_id in read_ids:
         return None
     found = reader.previous_location(location, stored.session_id)
     return _logged_after(run, found, None, stored.last_entry_at) if found is not None else None
@@ -255,7 +258,8 @@ def _earlier_session(
     found = reader.previous_location(location, earlier_id)
     if found is None:
         return None
-    return found, ReadPosition.from_json(through) if through is not None else None
+    position = ReadPosition.from_json(through) if through is not None else None
+    return found, position
 
 
 def _matching_archive(

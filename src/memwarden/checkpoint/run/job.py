@@ -284,7 +284,8 @@ def checkpoint_session(context: JobContext, agent: Agent, session: SessionRecord
             context, writes, agent, session, force=True, dry_run=False, trigger="rotate"
         )
         # Finished for a killed run: their manifests too.
-        problems += _refresh_indexes(context, [], False, also=writes.rolled_forward)[1]
+        _, failed = _refresh_indexes(context, [], False, also=writes.rolled_forward)
+        problems += failed
         # The caller refreshes its agent's manifest (rotate: before the reset, which it holds back
         # unless the manifest lists the handoff).
         problems += writes.done()
