@@ -119,6 +119,18 @@ def test_cron_runner_a_comment_after_a_value_is_a_config_error_naming_the_line(
         assert f"{secrets}:3: `#` after a value is not a comment" in checked.stderr
 
 
+def run_checkpoint(runner: Path) -> subprocess.CompletedProcess:
+    """Run `<runner> checkpoint` as a scheduler would, with a bare PATH."""
+    return subprocess.run(
+        [str(runner), "checkpoint"],
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 @pytest.fixture
 def slow_runner(tmp_path) -> Path:
     """A runner rendered for a stand-in memwarden that never finishes, with a 1 s limit."""
@@ -150,14 +162,7 @@ def slow_runner(tmp_path) -> Path:
 
 
 def test_runner_stops_a_run_past_its_limit_and_says_so_with_a_time_stamp(slow_runner, tmp_path):
-    completed = subprocess.run(
-        [str(slow_runner), "checkpoint"],
-        env={"PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = run_checkpoint(slow_runner)
 
     assert (tmp_path / "started").exists()
     assert (tmp_path / "stopped").read_text() == "stopped by TERM\n"
@@ -231,14 +236,7 @@ def test_runner_whose_memwarden_is_gone_says_so_in_one_stamped_line(tmp_path):
     script.write_text(planned.content)
     script.chmod(0o700)
 
-    completed = subprocess.run(
-        [str(script), "checkpoint"],
-        env={"PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = run_checkpoint(script)
 
     assert completed.returncode == 127
     assert completed.stdout == ""
