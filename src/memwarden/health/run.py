@@ -231,8 +231,9 @@ class _HealthRun:
         memwarden's state fails."""
         state, now, destination = self.context.state, self.context.now(), self.routes.slack
         if self.options.no_alert:
-            self.result.lines.append(NOT_EVALUATED)
+            # Read first: a state that fails here says NOT_EVALUATED once, without its state.
             summary = {"notices": 0, "sent": 0, "undelivered": len(store.undelivered(state))}
+            self.result.lines.append(NOT_EVALUATED)
             return {"summary": summary}
         settings = self._settings(send_resolved=self.context.config.slack.send_resolved)
         announced = destination is not None

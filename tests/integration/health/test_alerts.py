@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 
 from memwarden.health import store
+from memwarden.process.errors import StateError
 from memwarden.store.state import StateDB
 from support.deployments import make_sqlite_era_state
 from support.gateway_sim import GatewaySimulator
@@ -169,6 +170,17 @@ def test_no_alert_runs_checks_without_state_or_sends(runner, sim, slack):
     assert slack.requests == []
     assert "alerts: not evaluated (--no-alert)" in result.lines
     assert store.load_states(runner.context().state) == {}
+
+
+def test_no_alert_whose_state_fails_mid_run_says_not_evaluated_once(runner, monkeypatch):
+    def fail(state):
+        raise StateError("state.db: database is locked")
+
+    monkeypatch.setattr(store, "undelivered", fail)
+    result = runner.run(T0, no_alert=True)
+
+    assert result.lines.count("alerts: not evaluated (--no-alert)") == 1
+    assert any("health cannot record its state" in problem for problem in result.problems)
 
 
 def test_events_record_opened_sent_failed_and_resolved(runner, sim, slack):
