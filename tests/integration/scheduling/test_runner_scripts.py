@@ -11,7 +11,6 @@ import shutil
 import socket
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -131,6 +130,28 @@ def run_checkpoint(runner: Path) -> subprocess.CompletedProcess:
     )
 
 
+def write_runner(
+    tmp_path: Path, executable: Path, job: ScheduledJob, target: str, environment=()
+) -> Path:
+    """Render the `target` runner for `executable` and `job` into tmp_path; return its path."""
+    spec = UnitSpec(
+        jobs=(job,),
+        executable=executable,
+        secrets_file=tmp_path / "secrets.env",
+        storage_dir=tmp_path / "storage",
+        log_dir=tmp_path / "storage" / "logs",
+        environment=environment,
+        systemd_dir=tmp_path / "systemd",
+        launchd_dir=tmp_path / "launchd",
+        launchd_label="org.memwarden",
+    )
+    planned = runner_file(spec, target)
+    script = tmp_path / planned.path.name
+    script.write_text(planned.content)
+    script.chmod(planned.mode)
+    return script
+
+
 @pytest.fixture
 def slow_runner(tmp_path) -> Path:
     """A runner rendered for a stand-in memwarden that never finishes, with a 1 s limit."""
@@ -143,22 +164,7 @@ def slow_runner(tmp_path) -> Path:
     )
     fake.chmod(0o755)
     job = ScheduledJob("checkpoint", 20, "summary", 2, limit_seconds=1)
-    spec = UnitSpec(
-        jobs=(job,),
-        executable=fake,
-        secrets_file=tmp_path / "secrets.env",
-        storage_dir=tmp_path / "storage",
-        log_dir=tmp_path / "storage" / "logs",
-        environment=(("PATH", "/usr/bin:/bin"),),
-        systemd_dir=tmp_path / "systemd",
-        launchd_dir=tmp_path / "launchd",
-        launchd_label="org.memwarden",
-    )
-    planned = runner_file(spec, "cron")
-    planned.path.parent.mkdir(parents=True)
-    planned.path.write_text(planned.content)
-    planned.path.chmod(planned.mode)
-    return planned.path
+    return write_runner(tmp_path, fake, job, "cron", (("PATH", "/usr/bin:/bin"),))
 
 
 def test_runner_stops_a_run_past_its_limit_and_says_so_with_a_time_stamp(slow_runner, tmp_path):
@@ -176,21 +182,7 @@ def test_runner_a_quick_run_leaves_no_watchdog_behind(tmp_path):
     quick = tmp_path / "quick-memwarden"
     quick.write_text('#!/bin/sh\necho "ran $*"\nexit 3\n')
     quick.chmod(0o755)
-    spec = UnitSpec(
-        jobs=(ScheduledJob("health", 5, "summary", 0),),
-        executable=quick,
-        secrets_file=tmp_path / "secrets.env",
-        storage_dir=tmp_path / "storage",
-        log_dir=tmp_path / "logs",
-        environment=(),
-        systemd_dir=tmp_path,
-        launchd_dir=tmp_path,
-        launchd_label="org.memwarden",
-    )
-    planned = runner_file(replace(spec), "launchd")
-    script = tmp_path / "memwarden-launchd"
-    script.write_text(planned.content)
-    script.chmod(0o700)
+    script = write_runner(tmp_path, quick, ScheduledJob("health", 5, "summary", 0), "launchd")
 
     # Through a pipe that stays open as long as any process holding it lives: `communicate`
     # returns only once the runner and every child it started (the watchdog's sleep) are gone.
@@ -220,21 +212,8 @@ def test_runner_whose_memwarden_is_gone_says_so_in_one_stamped_line(tmp_path):
     """The venv removed or moved: cron's log gets the path and the fix, not the shell's bare
     "not found"."""
     gone = tmp_path / "old venv" / "bin" / "memwarden"
-    spec = UnitSpec(
-        jobs=(ScheduledJob("checkpoint", 20, "summary", 2),),
-        executable=gone,
-        secrets_file=tmp_path / "secrets.env",
-        storage_dir=tmp_path / "storage",
-        log_dir=tmp_path / "logs",
-        environment=(("PATH", "/usr/bin:/bin"),),
-        systemd_dir=tmp_path,
-        launchd_dir=tmp_path,
-        launchd_label="org.memwarden",
-    )
-    planned = runner_file(spec, "cron")
-    script = tmp_path / planned.path.name
-    script.write_text(planned.content)
-    script.chmod(0o700)
+    job = ScheduledJob("checkpoint", 20, "summary", 2)
+    script = write_runner(tmp_path, gone, job, "cron", (("PATH", "/usr/bin:/bin"),))
 
     completed = run_checkpoint(script)
 
