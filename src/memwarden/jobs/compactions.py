@@ -45,10 +45,6 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             (agent.id for agent in context.deployment.agents),
             lambda: totals(context.state),
         )
-    if options.session:
-        require_known_session(
-            options.session, context.deployment.agents, lambda: session_keys(context.state)
-        )
     agents = [agent.lower() for agent in options.agent or []]
     rows = recorded(
         context.state,
@@ -56,6 +52,10 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         session_key=options.session.lower() if options.session else None,
         limit=None if options.lossy else options.limit,
     )
+    if options.session and not rows:  # a key the ledger lists is known: no gateway read
+        require_known_session(
+            options.session, context.deployment.agents, lambda: session_keys(context.state)
+        )
     if options.lossy:
         rows = [row for row in rows if row.severity != "ok"][-options.limit :]
     lossy = sum(1 for row in rows if row.severity != "ok")
@@ -117,7 +117,8 @@ def require_known_session(
     known = {recorded_key.lower() for recorded_key in recorded()}
     if wanted in known:
         return
-    owner = [agent for agent in agents if agent.id == classify(wanted).agent_id]
+    owner_id = classify(wanted).agent_id
+    owner = [agent for agent in agents if agent.id == owner_id]
     for agent in owner or agents:
         try:
             known |= {record.key.lower() for record in load_sessions(agent, transcripts=False)}

@@ -86,8 +86,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
     if agent:  # the timeline's agents first: the gateway's config is read only when needed
         require_known_agents([options.agent], _agents(context), lambda: _gateway_agents(context))
     recorded = _recorded_types(context.state) if types else []
-    if types:
-        require_known_types(types, recorded)
+    require_known_types(types, recorded)  # none asked for: nothing to check
     timeline = load_timeline(
         context.state,
         recorded,

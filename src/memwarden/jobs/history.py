@@ -125,9 +125,11 @@ def _show(context: JobContext, options: argparse.Namespace) -> JobResult:
             {"path": path, "blob": sha, "bytes": size} for path, (sha, size) in files.items()
         ],
     }
-    changes, covers = snapshot.changes, ", ".join(["memory/", *snapshot.roots])
+    changes = snapshot.changes
     if snapshot.legacy:
         covers = "memory/ (taken before history kept the root files)"
+    else:
+        covers = ", ".join(["memory/", *snapshot.roots])
     result.lines = [
         f"snapshot {snapshot.id}",
         f"  agent     {snapshot.agent_id}",

@@ -16,7 +16,6 @@ from typing import Any
 
 from memwarden.openclaw.agents import (
     Agent,
-    configured_agents,
     discover_agents,
     disk_agent_ids,
     normalize_agent_id,
@@ -59,7 +58,7 @@ class Deployment:
         """One line per agent entry of the config that is ignored or misread (see
         `configured_agents`) and per agent whose workspace memwarden refuses (see
         `workspace_problem`), naming the gateway config."""
-        misread = read_roster(self.config)[1]
+        misread = self._read_roster[1]
         return [f"{self.config_path}: {problem}" for problem in misread] + [
             f"{self.config_path}: {agent.workspace_problem}"
             for agent in self.agents
@@ -108,10 +107,14 @@ class Deployment:
         return token or env_text(self.env, "OPENCLAW_GATEWAY_TOKEN") or None
 
     @cached_property
+    def _read_roster(self) -> tuple[dict[str, dict[str, Any]], list[str]]:
+        """`read_roster(self.config)`, built once: asked for every agent, rebuilding it each
+        time made a run over N agents cost N² normalisations."""
+        return read_roster(self.config)
+
+    @property
     def _roster(self) -> dict[str, dict[str, Any]]:
-        """`configured_agents(self.config)`, built once: asked for every agent, rebuilding it
-        each time made a run over N agents cost N² normalisations."""
-        return configured_agents(self.config)
+        return self._read_roster[0]
 
     def compaction_mode(self) -> str:
         """Return `agents.defaults.compaction.mode` (`default` when unset)."""

@@ -159,7 +159,7 @@ class AgentFiles:
     workspace: Path
     _targets: dict[Path, _Target] = field(default_factory=dict)
     _writes: list[tuple[Path, str, str]] = field(default_factory=list)
-    _real_workspace: Path | None = None  # real_path(workspace), when the caller has it
+    real_workspace: Path | None = None  # real_path(workspace), when the caller has it
 
     def replace(self, path: Path, text: str) -> None:
         """Stage `path` replaced whole by `text`."""
@@ -211,7 +211,7 @@ class AgentFiles:
     def _target(self, path: Path) -> _Target:
         target = self._targets.get(path)
         if target is None:
-            real = check_inside(path, self.workspace, real_root=self._real_workspace)
+            real = check_inside(path, self.workspace, real_root=self.real_workspace)
             found = read_file(real)
             base, before = (found[0], status_identity(found[1])) if found else (None, None)
             target = self._targets[path] = _Target(real, base, before)

@@ -77,7 +77,7 @@ def read_and_stage(
     files for the commit. Raise what `read` raises, or OSError if a temp file cannot be written
     (none is left)."""
     if run.writer is not None:
-        files = AgentFiles(agent.id, agent.workspace, _real_workspace=Path(agent.real_workspace))
+        files = AgentFiles(agent.id, agent.workspace, real_workspace=Path(agent.real_workspace))
         run = replace(run, files=files)
     try:
         result = read(run)
