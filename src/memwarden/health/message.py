@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from memwarden.alerts import AlertMessage
 from memwarden.fs.templating import render
 from memwarden.health.model import CheckResult, Status, duration
 from memwarden.health.policy import AlertPlan, AlertState, Notice, decide_alerts
@@ -48,6 +49,10 @@ class NewMessage:
     text: str
     blocks: list[dict[str, Any]] | None
     notices: list[dict[str, Any]]
+
+    def to_alert(self) -> AlertMessage:
+        """The message as a sink sends it."""
+        return AlertMessage(self.text, self.blocks, self.idempotency_key)
 
 
 @dataclass(frozen=True)

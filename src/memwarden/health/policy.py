@@ -101,11 +101,10 @@ def decide_alerts(
     """
     notices: list[Notice] = []
     states: dict[str, AlertState] = {}
-    seen: set[str] = set()
+    seen = {result.key for result in results}
     holding = [pattern for result in results if result.status.is_bad for pattern in result.holds]
     held: set[str] = set()
     for result in results:
-        seen.add(result.key)
         previous = previous_state.get(result.key)
         if any(fnmatchcase(result.key, pattern) for pattern in holding):
             held.add(result.key)

@@ -25,7 +25,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memwarden.alerts import AlertMessage
 from memwarden.alerts.sinks import slack_sink
 from memwarden.fs.templating import render
 from memwarden.health import store
@@ -386,9 +385,7 @@ class _HealthRun:
         plan, message = plan_alerts(previous, results, self.context.now(), settings)
         deliveries = []
         if message is not None and self.routes.slack and not dry_run:
-            sent = slack_sink(self.context.config.slack).send(
-                AlertMessage(message.text, message.blocks, message.idempotency_key)
-            )
+            sent = slack_sink(self.context.config.slack).send(message.to_alert())
             deliveries.append(
                 store.Delivery(None, message.summary, sent.ok, sent.error, attempts=1)
             )
@@ -475,7 +472,7 @@ class _HealthRun:
 
 def _missed_problems(sent: store.Forwarding) -> list[Problem]:
     """A warning naming the Alertmanagers that did not take what another member took."""
-    if not (sent.ok and sent.missed_by):
+    if not sent.missed_by:  # only an accepted send has members that missed it
         return []
     line = (
         f"alerts not delivered to every Alertmanager ({sent.summary}); the open ones go again "

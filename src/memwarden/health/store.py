@@ -144,7 +144,7 @@ def deliver(
             "last_attempt_at = ? WHERE id = ?",
             (clock().timestamp(), row.id),
         )
-        result = sink.send(AlertMessage(row.text, row.blocks, row.idempotency_key))
+        result = sink.send(row.to_alert())
         attempts = row.attempts + 1
         data = {"outbox_id": row.id, "summary": row.summary, "keys": row.keys, "attempts": attempts}
         error = None if result.ok else result.error or "unknown error"

@@ -24,10 +24,7 @@ from memwarden.agent_memory.handoff_files import (
     read_handoffs,
 )
 from memwarden.checkpoint.commit.positions import forget_conversation
-from memwarden.maintenance.archive_step import (
-    LOCK_WAIT_SECONDS,
-    move_or_refuse,
-)
+from memwarden.maintenance.archive_step import LOCK_WAIT_SECONDS, move_or_refuse
 from memwarden.maintenance.report import StepReport
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.sessions import load_sessions
@@ -148,7 +145,7 @@ def _move_all(
     workspace (`label` names them); return how many moved."""
     if not moves:
         return 0
-    moved = 0
+    moved, ids = 0, [agent.id for agent in sharing]
     with ExitStack() as locks:
         if not dry_run:
             for agent in sharing:
@@ -160,7 +157,7 @@ def _move_all(
             if dry_run:
                 report.lines.append(f"  {label}: would move {_describe(move)}")
                 continue
-            forget_conversation(context.state, [agent.id for agent in sharing], move.session)
+            forget_conversation(context.state, ids, move.session)
             report.lines.append(f"  {sharing[0].id}: moved {_describe(move)}")
     return moved
 

@@ -114,10 +114,10 @@ def gzip_in_place(path: Path) -> int:
     """
     folder = path.parent
     check_inside(path, folder)
-    target = check_inside(path.with_name(path.name + ".gz"), folder)
-    if _name_held_by_another(path):
-        raise MemwardenError(compressed_name_taken(path))
+    target = check_inside(path.with_name(path.name + GZIP_SUFFIX), folder)
     if os.path.lexists(target):
+        if not _unpacks_to(target, path):
+            raise MemwardenError(compressed_name_taken(path))
         path.unlink()  # a killed run's copy (or one made by hand) holds it already
         fsync_dir(folder)
         return target.stat().st_size
