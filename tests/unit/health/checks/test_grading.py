@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.health.checks import is_disabled
-from memwarden.health.checks.context import SessionPressure, grade_context
+from memwarden.health.checks.context import grade_context
 from memwarden.health.checks.cron import grade_cron
 from memwarden.health.checks.disk import FilesystemUsage, grade_disk
 from memwarden.health.checks.gateway import grade_rpc, is_loopback_url
@@ -18,6 +18,7 @@ from memwarden.health.checks.process import ProcessInfo, grade_process, is_gatew
 from memwarden.health.checks.volume import grade_volume
 from memwarden.health.model import Status, graded
 from memwarden.openclaw.cron import CronRun, parse_run_line
+from memwarden.openclaw.sessions import SessionRecord
 from memwarden.rotation.lineage import RotationFailure
 from memwarden.store.state import Run
 
@@ -135,10 +136,18 @@ def test_grade_rotation_consecutive_failures_then_per_session():
     assert "agent:main:main x4; last error: session-changed" in result.message
 
 
+def conversation(key: str, tokens: int, window: int) -> SessionRecord:
+    unknown = dict.fromkeys(SessionRecord._fields)
+    return SessionRecord(
+        **unknown
+        | {"agent_id": "main", "key": key, "total_tokens": tokens, "context_tokens": window}
+    )
+
+
 def test_grade_context_high_water():
     pressures = [
-        SessionPressure("main", "agent:main:main", 0.95, 190_000, 200_000),
-        SessionPressure("main", "agent:main:telegram:direct:1", 0.5, 100_000, 200_000),
+        conversation("agent:main:main", 190_000, 200_000),
+        conversation("agent:main:telegram:direct:1", 100_000, 200_000),
     ]
     result = grade_context(pressures, 0.9)
     assert result.status is Status.WARNING
