@@ -68,12 +68,12 @@ def test_grade_memory_files_names_the_worst_few():
         MemoryFile("main", Path(f"/w/memory/{n}.md"), n * 1024, f"memory/{n}.md")
         for n in (60, 200, 80)
     ]
-    result = grade_memory_files(files, 50, 2)
+    result = grade_memory_files(files, 50, 2, [])
     assert result.status is Status.WARNING
     assert result.message == (
         "3 memory file(s) over 50 KB: main:memory/200.md 200 KB, main:memory/80.md 80 KB and 1 more"
     )
-    assert grade_memory_files([], 50, 2).status is Status.OK
+    assert grade_memory_files([], 50, 2, []).status is Status.OK
 
 
 def test_parse_run_line_accepts_finished_lines_only():
