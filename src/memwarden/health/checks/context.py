@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, ok, warning
-from memwarden.openclaw.keys import classify
-from memwarden.openclaw.sessions import SessionRecord, load_all
+from memwarden.openclaw.sessions import SessionRecord, load_sessions, sort_newest_first
+from memwarden.process.errors import StoreError
 
 KEY = "context.pressure"
 STORE_KEY = "sessions.store"
@@ -23,20 +23,18 @@ def check_context(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `context.pressure` (and `sessions.store:<agent>` for unreadable
     session stores). The result's details carry every conversation's ratio, tokens and window,
     for the metrics."""
-    records, errors = load_all(inputs.deployment, automation=False, transcripts=False)
+    records, results = [], []
+    for agent in inputs.deployment.agents:  # one unreadable store never hides the others
+        try:
+            records += load_sessions(agent, automation=False, transcripts=False)
+        except StoreError as error:
+            results.append(warning(f"{STORE_KEY}:{agent.id}", error.message))
     measured = [
         record
-        for record in records
-        if record.context_ratio is not None
-        and record.total_tokens_fresh is not False
-        and not classify(record.key).is_automation
+        for record in sort_newest_first(records)
+        if record.context_ratio is not None and record.total_tokens_fresh is not False
     ]
-    results = [grade_context(measured, inputs.health.context_high_water)]
-    results += [
-        warning(f"{STORE_KEY}:{_agent_of(error.message, inputs)}", error.message)
-        for error in errors
-    ]
-    return results
+    return [grade_context(measured, inputs.health.context_high_water), *results]
 
 
 def grade_context(measured: Sequence[SessionRecord], high_water: float) -> CheckResult:
@@ -76,10 +74,3 @@ def grade_context(measured: Sequence[SessionRecord], high_water: float) -> Check
         high_water,
         ratios=ratios,
     )
-
-
-def _agent_of(message: str, inputs: HealthInputs) -> str:
-    for agent in inputs.deployment.agents:
-        if str(agent.agent_dir) in message:
-            return agent.id
-    return "unknown"
