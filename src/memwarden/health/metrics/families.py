@@ -8,7 +8,6 @@ name, `_total` for counters, no `job` or `instance` label, which belong to the s
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -188,14 +187,11 @@ def _budgets(sources: MetricSources) -> list[dict]:
 
 
 def _rotations(sources: MetricSources) -> Iterator[Sample]:
-    try:
-        rows = dict(
-            sources.inputs.state.connection.execute(
-                "SELECT outcome, count(*) FROM rotations GROUP BY outcome"
-            ).fetchall()
-        )
-    except sqlite3.OperationalError:  # no `rotations` table: rotate never ran here
-        rows = {}
+    rows = dict(
+        sources.inputs.state.connection.execute(
+            "SELECT outcome, count(*) FROM rotations GROUP BY outcome"
+        ).fetchall()
+    )
     for outcome in ("rotated", "failed"):
         yield {"outcome": outcome}, rows.get(outcome, 0)
 
