@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -425,6 +426,15 @@ def test_context_unreadable_store_is_its_own_warning(tmp_path):
     results = by_key(context_check.check_context(inputs_for(state.state_dir, tmp_path)))
     assert results["sessions.store:main"].status is Status.WARNING
     assert results["context.pressure"].status is Status.OK
+
+
+def test_context_unreadable_store_is_named_by_its_own_agent(tmp_path):
+    state = make_file_era_state(tmp_path)
+    shutil.copytree(state.state_dir / "agents" / "main", state.state_dir / "agents" / "main-2")
+    (state.state_dir / "agents" / "main-2" / "sessions" / "sessions.json").write_text("{broken")
+    results = by_key(context_check.check_context(inputs_for(state.state_dir, tmp_path)))
+    assert "main-2" in results["sessions.store:main-2"].message
+    assert "sessions.store:main" not in results
 
 
 # --- handoff deliveries ---------------------------------------------------------------------

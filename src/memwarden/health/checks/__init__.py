@@ -178,14 +178,6 @@ def is_disabled(key: str, patterns: Sequence[str]) -> bool:
     return any(key == pattern or fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
 
 
-def existing_ancestor(path: Path) -> Path:
-    """Given a path, return it or its nearest existing parent."""
-    for candidate in (path, *path.parents):
-        if candidate.exists():
-            return candidate
-    return Path(path.anchor or "/")
-
-
 def regular_files(folder: str, skipped_folders: frozenset[str] = frozenset()):
     """Given a folder, yield (path, size) of the regular files under it, links not followed.
 

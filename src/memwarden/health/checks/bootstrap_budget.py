@@ -196,15 +196,11 @@ def _ok_line(files: Sequence[FileBudget], total: TotalBudget, forecast_days: int
 def _rate(measured: Growth) -> str:
     if measured.rate is None:
         return f", growth unknown ({measured.reason})"
-    return f", {_signed(measured.rate)}/day over the last {measured.days:.0f} day(s)"
+    return f", {measured.rate:+,.0f}/day over the last {measured.days:.0f} day(s)"
 
 
 def _per_day(budget: FileBudget) -> str:
-    return f"{_signed(budget.growth.rate or 0.0)}/day"
-
-
-def _signed(rate: float) -> str:
-    return f"{rate:+,.0f}"
+    return f"{budget.growth.rate or 0.0:+,.0f}/day"
 
 
 def _when(days_left: float | None) -> str:

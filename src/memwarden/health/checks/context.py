@@ -9,66 +9,51 @@ token counts (`totalTokensFresh: false`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, ok, warning
-from memwarden.openclaw.keys import classify
-from memwarden.openclaw.sessions import load_all
+from memwarden.openclaw.sessions import SessionRecord, load_sessions, sort_newest_first
+from memwarden.process.errors import StoreError
 
 KEY = "context.pressure"
 STORE_KEY = "sessions.store"
-
-
-@dataclass(frozen=True)
-class SessionPressure:
-    agent_id: str
-    key: str
-    ratio: float
-    total_tokens: int
-    context_tokens: int
 
 
 def check_context(inputs: HealthInputs) -> list[CheckResult]:
     """Given the inputs, return `context.pressure` (and `sessions.store:<agent>` for unreadable
     session stores). The result's details carry every conversation's ratio, tokens and window,
     for the metrics."""
-    records, errors = load_all(inputs.deployment, automation=False, transcripts=False)
-    pressures = [
-        SessionPressure(
-            record.agent_id,
-            record.key,
-            record.context_ratio,
-            record.total_tokens,
-            record.context_tokens,
-        )
-        for record in records
-        if record.context_ratio is not None
-        and record.total_tokens_fresh is not False
-        and not classify(record.key).is_automation
+    records, results = [], []
+    for agent in inputs.deployment.agents:  # one unreadable store never hides the others
+        try:
+            records += load_sessions(agent, automation=False, transcripts=False)
+        except StoreError as error:
+            results.append(warning(f"{STORE_KEY}:{agent.id}", error.message))
+    measured = [
+        record
+        for record in sort_newest_first(records)
+        if record.context_ratio is not None and record.total_tokens_fresh is not False
     ]
-    results = [grade_context(pressures, inputs.health.context_high_water)]
-    results += [
-        warning(f"{STORE_KEY}:{_agent_of(error.message, inputs)}", error.message)
-        for error in errors
-    ]
-    return results
+    return [grade_context(measured, inputs.health.context_high_water), *results]
 
 
-def grade_context(pressures: Sequence[SessionPressure], high_water: float) -> CheckResult:
-    """Given the conversations' context ratios and the high-water ratio, return the result."""
-    over = sorted((p for p in pressures if p.ratio >= high_water), key=lambda p: -p.ratio)
+def grade_context(measured: Sequence[SessionRecord], high_water: float) -> CheckResult:
+    """Given the conversations whose context ratio is known and the high-water ratio, return
+    the result."""
+    over = sorted(
+        (r for r in measured if r.context_ratio >= high_water), key=lambda r: -r.context_ratio
+    )
     ratios = [
         {
-            "agent": p.agent_id,
-            "session": p.key,
-            "ratio": round(p.ratio, 4),
-            "tokens": p.total_tokens,
-            "window": p.context_tokens,
+            "agent": r.agent_id,
+            "session": r.key,
+            "ratio": round(r.context_ratio, 4),
+            "tokens": r.total_tokens,
+            "window": r.context_tokens,
         }
-        for p in pressures
+        for r in measured
     ]
-    highest = max((p.ratio for p in pressures), default=0.0)
+    highest = max((r.context_ratio for r in measured), default=0.0)
     if not over:
         return ok(
             KEY,
@@ -78,7 +63,7 @@ def grade_context(pressures: Sequence[SessionPressure], high_water: float) -> Ch
             ratios=ratios,
         )
     shown = ", ".join(
-        f"{p.key} {p.ratio:.0%} ({p.total_tokens:,}/{p.context_tokens:,})" for p in over[:5]
+        f"{r.key} {r.context_ratio:.0%} ({r.total_tokens:,}/{r.context_tokens:,})" for r in over[:5]
     )
     more = f" and {len(over) - 5} more" if len(over) > 5 else ""
     return warning(
@@ -89,10 +74,3 @@ def grade_context(pressures: Sequence[SessionPressure], high_water: float) -> Ch
         high_water,
         ratios=ratios,
     )
-
-
-def _agent_of(message: str, inputs: HealthInputs) -> str:
-    for agent in inputs.deployment.agents:
-        if str(agent.agent_dir) in message:
-            return agent.id
-    return "unknown"

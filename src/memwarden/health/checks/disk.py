@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.health.checks import HealthInputs, existing_ancestor
+from memwarden.health.checks import HealthInputs
 from memwarden.health.model import CheckResult, graded
 
 GIB = 1024**3
@@ -81,6 +81,14 @@ def measure_filesystems(places: Iterable[tuple[str, Path]]) -> list[FilesystemUs
         _total, used, free = shutil.disk_usage(mount)
         usages.append(FilesystemUsage(mount, tuple(labels), used, free))
     return usages
+
+
+def existing_ancestor(path: Path) -> Path:
+    """Given a path, return it or its nearest existing parent."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(path.anchor or "/")
 
 
 def mount_point(path: Path) -> Path:

@@ -3,7 +3,6 @@ that keeps failing (consecutive failed rotate runs, or one session failing again
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -52,10 +51,8 @@ def check_jobs(inputs: HealthInputs) -> list[CheckResult]:
     threshold = settings.rotation_failure_threshold
     since = inputs.now - timedelta(minutes=settings.rotation_failure_window_minutes)
     latest_runs = inputs.state.last_runs("rotate", limit=threshold)
-    try:  # the sessions whose rotations failed since then with no success after
-        failures = recent_rotation_failures(inputs.state, since.timestamp())
-    except sqlite3.OperationalError:  # no `rotations` table: rotate never ran here
-        failures = []
+    # the sessions whose rotations failed since then with no success after
+    failures = recent_rotation_failures(inputs.state, since.timestamp())
     results.append(grade_rotation(latest_runs, failures, threshold))
     return results
 

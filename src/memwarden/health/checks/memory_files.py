@@ -6,6 +6,7 @@ memory file silently loses part of what it remembers.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,6 @@ from memwarden.health.model import CheckResult, ok, warning
 KEY = "memory.oversized"
 KB = 1024
 SKIPPED_FOLDERS = frozenset({"archive"})
-ROOT_MEMORY_FILES = ("MEMORY.md",)
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,10 @@ def grade_memory_files(
     files: Sequence[MemoryFile],
     limit_kb: int,
     shown: int,
-    agents: Sequence[dict[str, object]] = (),
+    agents: list[dict[str, object]],
 ) -> CheckResult:
     """Given the oversized files, the limit (KB), how many to name and each agent's memory
     size (files, bytes, largest), return the result."""
-    agents = list(agents)
     if not files:
         return ok(KEY, f"no memory file over {limit_kb} KB", 0, limit_kb, agents=agents)
     worst = sorted(files, key=lambda item: -item.size)[:shown]
@@ -96,11 +95,7 @@ def memory_files(workspace: Path) -> Iterator[tuple[str, int]]:
     Paths are strings: a workspace holds thousands of files, and only the oversized few are
     worth a Path.
     """
-    for name in ROOT_MEMORY_FILES:
-        path = os.path.join(workspace, name)
-        try:
-            info = os.stat(path, follow_symlinks=False)
-        except OSError:
-            continue
-        yield path, info.st_size
+    root_file = os.path.join(workspace, "MEMORY.md")
+    with contextlib.suppress(OSError):
+        yield root_file, os.stat(root_file, follow_symlinks=False).st_size
     yield from regular_files(os.path.join(workspace, "memory"), SKIPPED_FOLDERS)

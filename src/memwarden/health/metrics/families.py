@@ -8,7 +8,6 @@ name, `_total` for counters, no `job` or `instance` label, which belong to the s
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
@@ -48,11 +47,10 @@ class MetricSources:
         return next((result for result in self.results if result.key == key), None)
 
     def detail_rows(self, key: str, name: str) -> list[dict[str, Any]]:
-        """Return the list of dicts a result carries in its details under `name` (empty when
-        the check did not run or carries none)."""
+        """Return the rows a result carries in its details under `name` (none when the check
+        did not run, or failed)."""
         result = self.result(key)
-        rows = result.details.get(name) if result else None
-        return [row for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+        return result.details.get(name, []) if result else []
 
     @cached_property
     def compaction_totals(self) -> dict[str, tuple[int, int, int]]:
@@ -165,14 +163,14 @@ def _bootstrap(sources: MetricSources) -> Iterator[tuple[str, dict[str, int], tu
 # in seconds; a figure the check could not work out (no rate, not growing) has no sample.
 def _budget_files(field: str, scale: float, sources: MetricSources) -> Iterator[Sample]:
     for details in _budgets(sources):
-        for row in details.get("files") or []:
+        for row in details["files"]:
             if row.get(field) is not None:
                 yield {"agent": details["agent"], "file": row["file"]}, row[field] * scale
 
 
 def _budget_total(field: str, scale: float, sources: MetricSources) -> Iterator[Sample]:
     for details in _budgets(sources):
-        value = (details.get("total") or {}).get(field)
+        value = details["total"][field]
         if value is not None:
             yield {"agent": details["agent"]}, value * scale
 
@@ -185,20 +183,15 @@ def _budget_horizon(sources: MetricSources) -> Iterator[Sample]:
 def _budgets(sources: MetricSources) -> list[dict]:
     """Each agent's figures: from its own warning, or from the summary of the others."""
     found = sources.detail_rows(BUDGET_KEY, "agents")
-    found += [r.details for r in sources.results if r.key.startswith(BUDGET_KEY + ":")]
-    return [details for details in found if isinstance(details.get("agent"), str)]
+    return found + [r.details for r in sources.results if r.key.startswith(BUDGET_KEY + ":")]
 
 
 def _rotations(sources: MetricSources) -> Iterator[Sample]:
-
-    try:
-        rows = dict(
-            sources.inputs.state.connection.execute(
-                "SELECT outcome, count(*) FROM rotations GROUP BY outcome"
-            ).fetchall()
-        )
-    except sqlite3.OperationalError:  # no `rotations` table: rotate never ran here
-        rows = {}
+    rows = dict(
+        sources.inputs.state.connection.execute(
+            "SELECT outcome, count(*) FROM rotations GROUP BY outcome"
+        ).fetchall()
+    )
     for outcome in ("rotated", "failed"):
         yield {"outcome": outcome}, rows.get(outcome, 0)
 

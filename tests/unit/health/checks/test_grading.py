@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memwarden.health.checks import is_disabled
-from memwarden.health.checks.context import SessionPressure, grade_context
+from memwarden.health.checks.context import grade_context
 from memwarden.health.checks.cron import grade_cron
 from memwarden.health.checks.disk import FilesystemUsage, grade_disk
 from memwarden.health.checks.gateway import grade_rpc, is_loopback_url
@@ -18,6 +18,7 @@ from memwarden.health.checks.process import ProcessInfo, grade_process, is_gatew
 from memwarden.health.checks.volume import grade_volume
 from memwarden.health.model import Status, graded
 from memwarden.openclaw.cron import CronRun, parse_run_line
+from memwarden.openclaw.sessions import SessionRecord
 from memwarden.rotation.lineage import RotationFailure
 from memwarden.store.state import Run
 
@@ -67,12 +68,12 @@ def test_grade_memory_files_names_the_worst_few():
         MemoryFile("main", Path(f"/w/memory/{n}.md"), n * 1024, f"memory/{n}.md")
         for n in (60, 200, 80)
     ]
-    result = grade_memory_files(files, 50, 2)
+    result = grade_memory_files(files, 50, 2, [])
     assert result.status is Status.WARNING
     assert result.message == (
         "3 memory file(s) over 50 KB: main:memory/200.md 200 KB, main:memory/80.md 80 KB and 1 more"
     )
-    assert grade_memory_files([], 50, 2).status is Status.OK
+    assert grade_memory_files([], 50, 2, []).status is Status.OK
 
 
 def test_parse_run_line_accepts_finished_lines_only():
@@ -135,10 +136,18 @@ def test_grade_rotation_consecutive_failures_then_per_session():
     assert "agent:main:main x4; last error: session-changed" in result.message
 
 
+def conversation(key: str, tokens: int, window: int) -> SessionRecord:
+    unknown = dict.fromkeys(SessionRecord._fields)
+    return SessionRecord(
+        **unknown
+        | {"agent_id": "main", "key": key, "total_tokens": tokens, "context_tokens": window}
+    )
+
+
 def test_grade_context_high_water():
     pressures = [
-        SessionPressure("main", "agent:main:main", 0.95, 190_000, 200_000),
-        SessionPressure("main", "agent:main:telegram:direct:1", 0.5, 100_000, 200_000),
+        conversation("agent:main:main", 190_000, 200_000),
+        conversation("agent:main:telegram:direct:1", 100_000, 200_000),
     ]
     result = grade_context(pressures, 0.9)
     assert result.status is Status.WARNING
