@@ -113,13 +113,9 @@ class JobContext:
 
     @cached_property
     def _located(self) -> Storage:
-        """Where this gateway's storage is under the root, before any claim (read once)."""
-        return locate(self.storage_root, self.gateway_state_dir)
-
-    @cached_property
-    def storage_root(self) -> Path:
-        """The root of memwarden's storage (every gateway's state is in it). Raise ConfigError
-        if it is a file."""
+        """Where this gateway's storage is under the root of memwarden's storage (every
+        gateway's state is in it), before any claim (read once). Raise ConfigError if the root
+        is a file."""
         root, _ = storage_location(self.config, self.env)
         if root.exists() and not root.is_dir():
             source = self.config.sources.get("general.storage_dir", "default")
@@ -130,7 +126,7 @@ class JobContext:
                     "general.storage_dir to a folder (memwarden creates it)"
                 ]
             )
-        return root
+        return locate(root, self.gateway_state_dir)
 
     @cached_property
     def storage_dir(self) -> Path:
