@@ -47,8 +47,7 @@ def decide_backup(
 
 def latest_backup(names: list[str]) -> str | None:
     """Given the names in the backup folder, return the newest backup's, or None."""
-    backups = sorted(name for name in names if is_backup(name))
-    return backups[-1] if backups else None
+    return max(filter(is_backup, names), default=None)
 
 
 def backups_to_prune(names: list[str], keep: int, spare: str | None = None) -> list[str]:
@@ -123,12 +122,9 @@ def _latest_good(
 ) -> tuple[str | None, bytes | None]:
     """Given the names in the backup folder and the newest backup (read already), return the
     newest backup holding a config the gateway could load (name, bytes)."""
-    if latest_bytes is not None and is_gateway_config(latest_bytes):
-        return latest, latest_bytes
-    older = (name for name in names if is_backup(name) and name != latest)
-    for name in sorted(older, reverse=True):
+    for name in sorted(filter(is_backup, names), reverse=True):
         try:
-            data = (folder / name).read_bytes()
+            data = latest_bytes if name == latest else (folder / name).read_bytes()
         except OSError:
             continue
         if is_gateway_config(data):
