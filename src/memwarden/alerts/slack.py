@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import re
-import socket
 import time
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
@@ -221,7 +220,7 @@ def _rate_limited(handler: BoundedRateLimitRetryHandler) -> str:
 
 def _describe_transport_error(error: Exception, timeout: float, started: float) -> str:
     reason = error.reason if isinstance(error, URLError) else error
-    if isinstance(reason, TimeoutError | socket.timeout):
+    if isinstance(reason, TimeoutError):
         return f"Slack did not answer within {timeout:g} s (timed out)"
     if isinstance(reason, ConnectionRefusedError):
         return "cannot connect to Slack: connection refused"
