@@ -55,15 +55,6 @@ _WEBHOOK_ERROR_HINTS = {
 }
 
 
-def _quiet_sdk_logger() -> logging.Logger:
-    """slack-sdk logs request details (a webhook URL is a secret) at DEBUG and every failure at
-    ERROR; memwarden reports failures itself, so the library gets a logger that stays silent."""
-    logger = logging.getLogger("memwarden.alerts.slack_sdk")
-    logger.setLevel(logging.CRITICAL)
-    logger.propagate = False
-    return logger
-
-
 class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
     """slack-sdk's 429 handler, retrying only while `Retry-After` fits in what is left of a budget.
 
@@ -107,6 +98,16 @@ def retry_after_seconds(headers: dict[str, Any]) -> float | None:
     return None
 
 
+def _client_options(handler: BoundedRateLimitRetryHandler) -> dict[str, Any]:
+    """What both slack-sdk clients are given: the attempt's timeout (urllib takes a float), the
+    429 handler, and a logger that stays silent: slack-sdk logs request details (a webhook URL
+    is a secret) at DEBUG and every failure at ERROR; memwarden reports failures itself."""
+    logger = logging.getLogger("memwarden.alerts.slack_sdk")
+    logger.setLevel(logging.CRITICAL)
+    logger.propagate = False
+    return {"timeout": handler.timeout_seconds, "logger": logger, "retry_handlers": [handler]}
+
+
 @dataclass
 class _SlackSink:
     """What both Slack sinks share: a deadline on the whole send and 429 retries within a
@@ -139,13 +140,7 @@ class SlackWebApiSink(_SlackSink):
     base_url: str = DEFAULT_API_BASE_URL
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
-        client = WebClient(
-            token=self.token,
-            base_url=self.base_url,
-            timeout=self.timeout_seconds,  # type: ignore[arg-type]  # urllib takes a float
-            logger=_quiet_sdk_logger(),
-            retry_handlers=[handler],
-        )
+        client = WebClient(token=self.token, base_url=self.base_url, **_client_options(handler))
         arguments: dict[str, Any] = {"channel": self.channel, "text": message.text}
         if message.blocks:
             arguments["blocks"] = message.blocks
@@ -165,12 +160,7 @@ class SlackWebhookSink(_SlackSink):
     url: str = field(repr=False)
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
-        client = WebhookClient(
-            self.url,
-            timeout=self.timeout_seconds,  # type: ignore[arg-type]
-            logger=_quiet_sdk_logger(),
-            retry_handlers=[handler],
-        )
+        client = WebhookClient(self.url, **_client_options(handler))
         response = client.send(text=message.text, blocks=message.blocks or None)
         if response.status_code == 200 and response.body.strip() == "ok":
             return SendResult(ok=True)
