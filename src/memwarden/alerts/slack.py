@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import re
-import socket
 import time
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
@@ -54,15 +53,6 @@ _WEBHOOK_ERROR_HINTS = {
     "invalid_payload": "Slack rejected the message payload",
     "team_disabled": "the workspace is disabled",
 }
-
-
-def _quiet_sdk_logger() -> logging.Logger:
-    """slack-sdk logs request details (a webhook URL is a secret) at DEBUG and every failure at
-    ERROR; memwarden reports failures itself, so the library gets a logger that stays silent."""
-    logger = logging.getLogger("memwarden.alerts.slack_sdk")
-    logger.setLevel(logging.CRITICAL)
-    logger.propagate = False
-    return logger
 
 
 class BoundedRateLimitRetryHandler(RateLimitErrorRetryHandler):
@@ -108,6 +98,16 @@ def retry_after_seconds(headers: dict[str, Any]) -> float | None:
     return None
 
 
+def _client_options(handler: BoundedRateLimitRetryHandler) -> dict[str, Any]:
+    """What both slack-sdk clients are given: the attempt's timeout (urllib takes a float), the
+    429 handler, and a logger that stays silent: slack-sdk logs request details (a webhook URL
+    is a secret) at DEBUG and every failure at ERROR; memwarden reports failures itself."""
+    logger = logging.getLogger("memwarden.alerts.slack_sdk")
+    logger.setLevel(logging.CRITICAL)
+    logger.propagate = False
+    return {"timeout": handler.timeout_seconds, "logger": logger, "retry_handlers": [handler]}
+
+
 @dataclass
 class _SlackSink:
     """What both Slack sinks share: a deadline on the whole send and 429 retries within a
@@ -140,13 +140,7 @@ class SlackWebApiSink(_SlackSink):
     base_url: str = DEFAULT_API_BASE_URL
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
-        client = WebClient(
-            token=self.token,
-            base_url=self.base_url,
-            timeout=self.timeout_seconds,  # type: ignore[arg-type]  # urllib takes a float
-            logger=_quiet_sdk_logger(),
-            retry_handlers=[handler],
-        )
+        client = WebClient(token=self.token, base_url=self.base_url, **_client_options(handler))
         arguments: dict[str, Any] = {"channel": self.channel, "text": message.text}
         if message.blocks:
             arguments["blocks"] = message.blocks
@@ -166,12 +160,7 @@ class SlackWebhookSink(_SlackSink):
     url: str = field(repr=False)
 
     def _post(self, message: AlertMessage, handler: BoundedRateLimitRetryHandler) -> SendResult:
-        client = WebhookClient(
-            self.url,
-            timeout=self.timeout_seconds,  # type: ignore[arg-type]
-            logger=_quiet_sdk_logger(),
-            retry_handlers=[handler],
-        )
+        client = WebhookClient(self.url, **_client_options(handler))
         response = client.send(text=message.text, blocks=message.blocks or None)
         if response.status_code == 200 and response.body.strip() == "ok":
             return SendResult(ok=True)
@@ -221,7 +210,7 @@ def _rate_limited(handler: BoundedRateLimitRetryHandler) -> str:
 
 def _describe_transport_error(error: Exception, timeout: float, started: float) -> str:
     reason = error.reason if isinstance(error, URLError) else error
-    if isinstance(reason, TimeoutError | socket.timeout):
+    if isinstance(reason, TimeoutError):
         return f"Slack did not answer within {timeout:g} s (timed out)"
     if isinstance(reason, ConnectionRefusedError):
         return "cannot connect to Slack: connection refused"

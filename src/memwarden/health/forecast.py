@@ -116,22 +116,18 @@ class FileBudget:
 @dataclass(frozen=True)
 class TotalBudget:
     """Every bootstrap file together against the total cap, its rate (None: no file's is
-    known) and the file that adds the most per day."""
+    known), the file that adds the most per day, and the days until the set reaches the cap,
+    each file counted up to the per-file cap (0 when there already; None: never)."""
 
     chars: int
     cap: int
     rate: float | None
     grower: FileBudget | None
-    # When the set reaches the cap, each file counted up to the per-file cap (None: never).
-    reaches_cap: float | None = None
+    days_left: float | None
 
     @property
     def truncated(self) -> bool:
         return self.chars > self.cap
-
-    @property
-    def days_left(self) -> float | None:
-        return 0.0 if self.truncated else self.reaches_cap
 
     def to_json(self) -> dict[str, object]:
         return {

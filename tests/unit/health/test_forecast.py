@@ -173,6 +173,12 @@ def test_total_reaches_its_cap_with_each_file_stopping_at_its_own():
     assert total_budget(files, {}, 20_000, 60_000).days_left is None
 
 
+def test_total_over_its_cap_has_no_days_left_whatever_the_rates():
+    files = [budget("MEMORY.md", 19_000, rate=None), budget("AGENTS.md", 19_000, rate=-500.0)]
+    total = total_budget(files, {"USER.md": 19_000}, 20_000, 50_000)
+    assert total.truncated and total.days_left == 0
+
+
 def test_total_rate_is_unknown_when_no_file_rate_is():
     total = total_budget([budget(rate=None)], {}, 20_000, 60_000)
     assert total.rate is None and total.days_left is None
