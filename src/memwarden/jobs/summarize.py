@@ -44,7 +44,7 @@ from memwarden.agent_memory.observations import (
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.digest.redact import build_redactor
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write
 from memwarden.fs.templating import render
 from memwarden.jobs.common import add_dry_run, writable
 from memwarden.openclaw.agents import Agent
@@ -391,9 +391,8 @@ def _write(
         with context.memory_lock(agent.id, lock_wait):
             if _already_written(context, ended):
                 return _skipped(f"{key}: this window was already summarised")
-            ensure_dir(memory_dir, root=agent.workspace)
             path = free_path(memory_dir, stem)
-            atomic_write(path, text, root=agent.workspace)
+            atomic_write(path, text, root=agent.workspace)  # creates memory/ if missing
             context.state.connection.execute(
                 "INSERT OR REPLACE INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (*ended, str(path), time.time()),
