@@ -39,12 +39,16 @@ class Calendar:
 
 @dataclass(frozen=True)
 class ScheduledJob:
-    """One job to run on a timer every `interval_minutes`, `offset_minutes` into each period."""
+    """One job to run on a timer every `interval_minutes`, `offset_minutes` into each period.
+
+    `limit_seconds` overrides how long one run may take (default: see `timeout_minutes`).
+    """
 
     name: str
     interval_minutes: int
     summary: str
     offset_minutes: int
+    limit_seconds: int | None = None
 
     @property
     def randomized_delay_seconds(self) -> int:
@@ -59,7 +63,7 @@ class ScheduledJob:
     @property
     def timeout_seconds(self) -> int:
         """The whole-run limit the runner scripts enforce, as systemd's TimeoutStartSec=."""
-        return self.timeout_minutes * 60
+        return self.limit_seconds if self.limit_seconds is not None else self.timeout_minutes * 60
 
     @property
     def boot_delay_minutes(self) -> int:
