@@ -210,23 +210,17 @@ def ended_window(entries: Sequence[Entry], event_time: datetime | None) -> list[
     """
     resets = [position for position, entry in enumerate(entries) if type(entry) is Reset]
     if event_time is None:
-        if not resets:
-            return current_window(entries)
-        closing = resets[-1]
+        closing = resets[-1] if resets else len(entries)
     else:
-        closing = next(
-            (
-                position
-                for position in resets
-                if entries[position].timestamp is not None
-                and entries[position].timestamp >= event_time
-            ),
-            None,
-        )
-        if closing is None:
+        written = [
+            position
+            for position in resets
+            if entries[position].timestamp and entries[position].timestamp >= event_time
+        ]
+        if not written:
             return None
-    opening = max((position for position in resets if position < closing), default=-1)
-    return list(entries[opening + 1 : closing])
+        closing = written[0]
+    return current_window(entries[:closing])
 
 
 def _window_bounds(window: list[Entry]) -> tuple[str, str]:
