@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import os
 import sqlite3
 from datetime import datetime
@@ -17,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from memwarden.fs.files import FILE_MODE, atomic_write, check_inside, fsync_dir
+from memwarden.fs.files import atomic_write, check_inside, fsync_dir, replace_or_remove, write_temp
 from memwarden.jobs.common import add_dry_run, add_verb
 from memwarden.process.errors import MemwardenError, UsageError
 from memwarden.process.runtime import JobContext, JobResult
@@ -61,25 +62,20 @@ def backup_database(state: StateDB, target: Path) -> int:
 
     Raise MemwardenError if the copy fails its integrity check.
     """
-    temp = target.parent / f".{target.name}.{os.getpid()}.tmp"
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-    os.close(descriptor)
+    temp = write_temp(target, b"")  # an empty 0600 file beside the target, copied into
     try:
-        copy = sqlite3.connect(temp)
-        try:
+        with contextlib.closing(sqlite3.connect(temp)) as copy:
             state.connection.backup(copy)
             copy.execute("PRAGMA journal_mode = DELETE")
             verdict = copy.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            copy.close()
         if verdict != "ok":
             raise MemwardenError(f"{target}: the copy failed its integrity check: {verdict}")
         with open(temp, "rb") as handle:
             os.fsync(handle.fileno())
-        os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    replace_or_remove(temp, target)
     fsync_dir(target.parent)
     return target.stat().st_size
 

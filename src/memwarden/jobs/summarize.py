@@ -21,6 +21,7 @@ the one a checkpoint uses. No LLM is asked.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -43,12 +44,11 @@ from memwarden.agent_memory.observations import (
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.digest.redact import build_redactor
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write
 from memwarden.fs.templating import render
 from memwarden.jobs.common import add_dry_run, writable
 from memwarden.openclaw.agents import Agent
 from memwarden.openclaw.entries import (
-    Block,
     Entry,
     Message,
     Reset,
@@ -210,23 +210,17 @@ def ended_window(entries: Sequence[Entry], event_time: datetime | None) -> list[
     """
     resets = [position for position, entry in enumerate(entries) if type(entry) is Reset]
     if event_time is None:
-        if not resets:
-            return current_window(entries)
-        closing = resets[-1]
+        closing = resets[-1] if resets else len(entries)
     else:
-        closing = next(
-            (
-                position
-                for position in resets
-                if entries[position].timestamp is not None
-                and entries[position].timestamp >= event_time
-            ),
-            None,
-        )
-        if closing is None:
+        written = [
+            position
+            for position in resets
+            if entries[position].timestamp and entries[position].timestamp >= event_time
+        ]
+        if not written:
             return None
-    opening = max((position for position in resets if position < closing), default=-1)
-    return list(entries[opening + 1 : closing])
+        closing = written[0]
+    return current_window(entries[:closing])
 
 
 def _window_bounds(window: list[Entry]) -> tuple[str, str]:
@@ -256,31 +250,19 @@ class SessionSummary:
 
 def redact_messages(messages: Sequence[Message], redact: Callable[[str], str]) -> list[Message]:
     """Return the messages as a summary reads them, masked by `redact`: their text (the text
-    blocks joined, as the summary quotes it) and their tool calls with every string argument
-    masked, in lists too. Other blocks (thinking, images) and other argument values are left
-    out: a summary never shows them."""
-    return [_redact_message(message, redact) for message in messages]
-
-
-def _redact_message(message: Message, redact: Callable[[str], str]) -> Message:
-    text = message.text
-    blocks: list[Block] = [TextBlock(redact(text))] if text else []
-    blocks += [
-        ToolCallBlock(
-            call.name, {key: _redact_value(value, redact) for key, value in call.arguments.items()}
-        )
-        for call in message.tool_calls
-    ]
-    return message._replace(blocks=tuple(blocks))
-
-
-def _redact_value(value: object, redact: Callable[[str], str]) -> object:
-    """Mask a string, or the strings of a list; other values are never read by a summary."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [redact(item) if isinstance(item, str) else None for item in value]
-    return None
+    blocks joined, as the summary quotes it) and the paths their tool calls name, each masked
+    as a checkpoint masks it. Other blocks (thinking, images) and other arguments are left out:
+    a summary never shows them."""
+    masked = []
+    for message in messages:
+        calls = [
+            ToolCallBlock(
+                call.name, {"paths": [redact(path) for path in argument_paths(call.arguments)]}
+            )
+            for call in message.tool_calls
+        ]
+        masked.append(message._replace(blocks=(TextBlock(redact(message.text)), *calls)))
+    return masked
 
 
 def conversation(window: Sequence[Entry]) -> list[Message]:
@@ -397,42 +379,37 @@ def _write(
     stem = summary_stem((summary.ended or written).astimezone(zone), key)
     if options.dry_run:
         path = free_path(memory_dir, stem)
-        return JobResult(
-            JOB,
-            data={"dry_run": True, "status": "would_write", "path": str(path), "chars": len(text)},
-            lines=[f"summarize {key}: would write {path} ({len(text):,} chars)"],
+        line = f"summarize {key}: would write {path} ({len(text):,} chars)"
+    else:
+        lock_wait = max(context.config.history.lock_wait_seconds, LOCK_WAIT_SECONDS)
+        with context.memory_lock(agent.id, lock_wait):
+            if _already_written(context, ended):
+                return _skipped(f"{key}: this window was already summarised")
+            path = free_path(memory_dir, stem)
+            atomic_write(path, text, root=agent.workspace)  # creates memory/ if missing
+            context.state.connection.execute(
+                "INSERT OR REPLACE INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*ended, str(path), time.time()),
+            )
+        context.state.record_event(
+            "summary.written",
+            job=JOB,
+            agent_id=agent.id,
+            session_key=key,
+            session_id=ended.session_id,
+            data={"path": str(path), "event": options.event, "chars": len(text)},
         )
-    lock_wait = max(context.config.history.lock_wait_seconds, LOCK_WAIT_SECONDS)
-    with context.memory_lock(agent.id, lock_wait):
-        if _already_written(context, ended):
-            return _skipped(f"{key}: this window was already summarised")
-        ensure_dir(memory_dir, root=agent.workspace)
-        path = free_path(memory_dir, stem)
-        atomic_write(path, text, root=agent.workspace)
-        context.state.connection.execute(
-            "INSERT OR REPLACE INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (*ended, str(path), time.time()),
-        )
-    context.state.record_event(
-        "summary.written",
-        job=JOB,
-        agent_id=agent.id,
-        session_key=key,
-        session_id=ended.session_id,
-        data={"path": str(path), "event": options.event, "chars": len(text)},
-    )
-    return JobResult(
-        JOB,
-        data={"dry_run": False, "status": "written", "path": str(path), "chars": len(text)},
-        lines=[f"summarize {key}: wrote {path}"],
-    )
+        line = f"summarize {key}: wrote {path}"
+    status = "would_write" if options.dry_run else "written"
+    data = {"dry_run": options.dry_run, "status": status, "path": str(path), "chars": len(text)}
+    return JobResult(JOB, data=data, lines=[line])
 
 
 def free_path(memory_dir: Path, stem: str) -> Path:
     """Return `<stem>.md` in the folder, or `<stem>-2.md`, `-3`, … when taken."""
     candidate = memory_dir / f"{stem}.md"
     number = 2
-    while candidate.exists() or candidate.is_symlink():
+    while os.path.lexists(candidate):
         candidate = memory_dir / f"{stem}-{number}.md"
         number += 1
     return candidate

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write
 from memwarden.fs.xdg import xdg_home
 from memwarden.process.runtime import JobContext, JobResult
 
@@ -63,8 +63,7 @@ def install_completion(context: JobContext, dry_run: bool) -> JobResult:
         if location.shell != login and not shutil.which(location.shell, path=search):
             continue
         verb = "would write" if dry_run else "wrote"
-        if not dry_run:
-            ensure_dir(location.path.parent)
+        if not dry_run:  # its folder is created (0700) if missing
             atomic_write(location.path, script(location.shell, context.parser()))
         line = f"{verb} {location.shell} completion: {location.path}"
         result.lines.append(line + (f" ({location.note})" if location.note else ""))

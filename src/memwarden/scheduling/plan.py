@@ -55,12 +55,11 @@ class InstallPlan:
 
 @dataclass(frozen=True)
 class UninstallPlan:
-    """An uninstall: stop the scheduler's entries, then remove the files and folders."""
+    """An uninstall: stop the scheduler's entries, then (the manifest's files and folders
+    removed) run `after`."""
 
     target: str
     commands: tuple[Command, ...]
-    files: tuple[InstalledFile, ...]
-    created_dirs: tuple[str, ...] = ()
     after: tuple[Command, ...] = ()
 
 
@@ -92,8 +91,6 @@ def plan_uninstall(
     is still active is stopped: systemd and launchd entries the manifest lists as activated,
     memwarden's block when the crontab still holds it.
     """
-    files = tuple(manifest.files)
-    created = tuple(manifest.created_dirs)
     timers = manifest.activated
     if manifest.target == "systemd":
         stops = tuple(_systemctl("disable", "--now", timer, may_fail=True) for timer in timers)
@@ -104,11 +101,11 @@ def plan_uninstall(
                 for timer in timers
             ),
         )
-        return UninstallPlan("systemd", stops, files, created, after)
+        return UninstallPlan("systemd", stops, after)
     if manifest.target == "launchd":
         stops = tuple(_bootout(uid, label) for label in manifest.activated)
-        return UninstallPlan("launchd", stops, files, created)
-    return UninstallPlan("cron", _crontab_removal(manifest, current_crontab or ""), files, created)
+        return UninstallPlan("launchd", stops)
+    return UninstallPlan("cron", _crontab_removal(manifest, current_crontab or ""))
 
 
 def _crontab_removal(manifest: Manifest, current: str) -> tuple[Command, ...]:

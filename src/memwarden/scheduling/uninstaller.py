@@ -44,7 +44,7 @@ def uninstall(context: JobContext, target: str, dry_run: bool, force: bool) -> J
     kept = [entry for entry, decision in decisions if decision == "keep"]
     leftover = _leftover(manifest, kept)
     if dry_run:
-        return _dry_run(result, context, plan, decisions, leftover is not None)
+        return _dry_run(result, context, plan, manifest, decisions, leftover is not None)
     stops = [act.run_command(command, context.env) for command in plan.commands]
     if act.report_outcomes(result, stops):
         return _stop_failed(result, context, manifest, stops)
@@ -107,6 +107,7 @@ def _dry_run(
     result: JobResult,
     context: JobContext,
     plan: UninstallPlan,
+    manifest: Manifest,
     decisions: act.Decisions,
     keeps_record: bool,
 ) -> JobResult:
@@ -124,12 +125,13 @@ def _dry_run(
         lines.append(f"would keep {record}, listing only the kept files (nothing scheduled)")
     else:
         lines.append(f"would remove {record}")
-        lines += [f"would remove {folder} if empty" for folder in dirs_to_remove(plan.created_dirs)]
+        folders = dirs_to_remove(manifest.created_dirs)
+        lines += [f"would remove {folder} if empty" for folder in folders]
     result.lines = lines
     result.data = {
         "target": plan.target,
         "dry_run": True,
-        "files": [entry.path for entry in plan.files],
+        "files": [entry.path for entry in manifest.files],
         "commands": [command.to_json() for command in (*plan.commands, *plan.after)],
         "summary": {"target": plan.target, "dry_run": True},
     }
