@@ -1,9 +1,9 @@
 """The checkpoint job's parts, in the order one session's data flows; `memwarden.jobs.checkpoint`
 is the command, `run.job` the run (no import circles: tests/unit/test_import_graph.py).
 
-- What a run shares: `options` (the `checkpoint.*` options, typed), `records` (the state DB's
-  rows as plain data), `outcome` (what a run reports per session, and its summary and lines),
-  `run_state` (built once).
+- What a run shares: `records` (the state DB's rows as plain data), `outcome` (what a run
+  reports per session, and its summary and lines), `run_state` (built once, with the
+  `checkpoint.*` options).
 - `read/`: `unchanged` (the per-agent record behind the fast skip), `select` (which sessions of
   an agent), `reader` (the lines after the stored position, or a transcript's recent lines the
   first time; what the daily log has not logged), `gather` (a session's new lines, and the rest

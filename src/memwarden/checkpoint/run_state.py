@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,11 +11,12 @@ from memwarden.agent_memory.handoff_files import handoff_name, main_file_agents
 from memwarden.checkpoint.commit.positions import file_owners, load_agent_records, load_stored
 from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.checkpoint.digest.redact import build_redactor
-from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.read.unchanged import settings_key
 from memwarden.checkpoint.records import AgentRecord, StoredSession
 
 if TYPE_CHECKING:
+    from types import SimpleNamespace
+
     from memwarden.checkpoint.commit.staging import AgentFiles, Writer
     from memwarden.checkpoint.digest.redact import Redactor
     from memwarden.openclaw.agents import Agent
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 class RunState:
     """What every session of one run shares."""
 
-    settings: Settings
+    settings: SimpleNamespace  # the `checkpoint.*` options (`config.checkpoint`)
+    staleness: timedelta  # checkpoint.staleness_hours
     redactor: Redactor
     zone: tzinfo | None
     now: datetime
@@ -82,7 +84,8 @@ def build_run_state(
     stored = load_stored(context.state)
     timezone = context.config.general.timezone
     return RunState(
-        settings=Settings.from_config(section),
+        settings=section,
+        staleness=timedelta(hours=section.staleness_hours),
         redactor=build_redactor(section.redact_patterns, enabled=section.redact),
         zone=resolve_timezone(timezone),
         now=context.now(),

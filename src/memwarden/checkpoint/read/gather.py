@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from memwarden.checkpoint.digest.conversation import KEPT_MESSAGE_CHARS, Conversation
 from memwarden.checkpoint.digest.extract import Excerpt, kept_messages
-from memwarden.checkpoint.options import Settings
 from memwarden.checkpoint.read import reader
 from memwarden.checkpoint.records import StoredSession
 from memwarden.openclaw.entries import SessionHeader
@@ -37,6 +36,8 @@ from memwarden.openclaw.transcripts import (
 )
 
 if TYPE_CHECKING:
+    from types import SimpleNamespace
+
     from memwarden.checkpoint.run_state import RunState
     from memwarden.openclaw.sessions import SessionRecord
 
@@ -148,9 +149,9 @@ def _whole_first_read(
     return "new" if watched else "older"
 
 
-def too_small(settings: Settings, material: Material) -> str | None:
-    """Return why the session is too small to checkpoint, or None."""
-    minimum = settings.min_bytes
+def too_small(settings: SimpleNamespace, material: Material) -> str | None:
+    """Given the `checkpoint.*` options, return why the session is too small, or None."""
+    minimum = settings.min_transcript_bytes
     if minimum:
         size = transcript_size(material.read.location, minimum)
         if size < minimum:
@@ -171,7 +172,7 @@ def _read(
 ) -> tuple[reader.TranscriptRead, list[Excerpt]]:
     """Take the transcript's lines after `position` (None: its recent lines) into the
     conversation; return the read and the messages kept from it."""
-    redact, chars = run.redactor.redact, run.settings.limits.message_max_chars
+    redact, chars = run.redactor.redact, run.settings.message_max_chars
     kept: list[Excerpt] = []
     read = None
     if position is not None:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from memwarden.agent_memory.observations import cut
 from memwarden.checkpoint.digest.conversation import Conversation, Said
 from memwarden.checkpoint.digest.daily_log import local
-from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.values import (
     GENERATED_AT_PLACEHOLDER,
     demote_headings,
@@ -32,6 +31,8 @@ from memwarden.checkpoint.render.values import (
 from memwarden.openclaw.bootstrap import js_length
 
 if TYPE_CHECKING:
+    from types import SimpleNamespace
+
     from memwarden.openclaw.sessions import SessionRecord
 
 # Which limit a budget is, when it is what the gateway's bootstrap caps leave a handoff.
@@ -80,7 +81,8 @@ def fit_handoff(handoff: Handoff, budget: int, render: Callable[[Shown], str]) -
 
 class Handoff:
     """A conversation's handoff, prepared once: the values of every item and message, so that
-    rendering it showing more or less (`values`) costs little."""
+    rendering it showing more or less (`values`) costs little; `limits`, the `checkpoint.*`
+    options, cut each message and the summary."""
 
     def __init__(
         self,
@@ -90,7 +92,7 @@ class Handoff:
         conversation: Conversation,
         budget: int,
         budget_limit: str = GATEWAY_CAPS_LIMIT,
-        limits: Limits,
+        limits: SimpleNamespace,
         zone: tzinfo | None,
         trigger: str = "run",
     ) -> None:

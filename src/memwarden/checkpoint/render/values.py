@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from memwarden.agent_memory.observations import marked_lines, shorten
 from memwarden.checkpoint.digest.conversation import ContextSize
 from memwarden.checkpoint.digest.daily_log import DayGroup, local
-from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.bundled import BUNDLED
 from memwarden.fs.templating import render
 from memwarden.openclaw.context_count import (
@@ -27,6 +26,8 @@ from memwarden.openclaw.context_count import (
 )
 
 if TYPE_CHECKING:
+    from types import SimpleNamespace
+
     from memwarden.openclaw.sessions import SessionRecord
 
 ACTIVE_CONTEXT_TEMPLATE = "checkpoint/active_context.md.j2"
@@ -46,12 +47,13 @@ def daily_entry_values(
     session_id: str,
     *,
     partial: bool,
-    limits: Limits,
+    limits: SimpleNamespace,
     zone: tzinfo | None,
     fallback: datetime,
 ) -> dict[str, Any]:
     """Return the values of one daily-log entry for the new messages of one day: every request,
-    and every marked line of the replies, one line each."""
+    and every marked line of the replies, one line each, cut as `limits` (the `checkpoint.*`
+    options) say."""
     first, last = group.messages[0], group.messages[-1]
     max_chars = limits.daily_log_max_chars
     requests = [message for message in group.messages if message.role == "user"]

@@ -105,10 +105,10 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
     selection = select_sessions(
         sessions,
         agent_id=agent.id,
-        mode=settings.mode,
+        mode=settings.sessions,
         now=run.now,
-        staleness=settings.staleness,
-        exclude_patterns=settings.exclude,
+        staleness=run.staleness,
+        exclude_patterns=tuple(settings.exclude_sessions),
     )
     failed = [SessionOutcome(agent.id, str(agent.workspace), "failed", p) for p in unreadable]
     # One file per chosen session (none chosen: the agent's one outcome says why).

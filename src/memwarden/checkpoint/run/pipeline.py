@@ -111,7 +111,7 @@ def handoff_budget(run: RunState, agent: Agent) -> tuple[int, str]:
     max_chars, total_max_chars = run.bootstrap_caps[agent.id]  # every agent of the deployment
     gateway_files = bootstrap_lengths(agent.workspace, GATEWAY_BOOTSTRAP)  # the room they leave
     room = room_after_gateway_files(gateway_files, max_chars, total_max_chars)
-    setting = run.settings.limits.handoff_max_chars
+    setting = run.settings.handoff_max_chars
     budget, limit = room, GATEWAY_CAPS_LIMIT
     if setting and setting < room:
         budget, limit = setting, "the limit set by checkpoint.handoff_max_chars"
@@ -139,7 +139,7 @@ def _write_handoff(
         conversation=material.conversation,
         budget=budget[0],
         budget_limit=budget[1],
-        limits=settings.limits,
+        limits=settings,
         zone=run.zone,
         trigger=run.trigger,
     )
@@ -193,7 +193,7 @@ def _write_daily_log(
                 session.key,
                 part.session_id or session.session_id,
                 partial=part.partial,
-                limits=settings.limits,
+                limits=settings,
                 zone=run.zone,
                 fallback=run.now,
             )

@@ -13,13 +13,13 @@ import pytest
 from memwarden.checkpoint.digest.conversation import Conversation, Said
 from memwarden.checkpoint.digest.daily_log import group_by_day, resolve_timezone
 from memwarden.checkpoint.digest.extract import Excerpt
-from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.read.gather import archives_near
 from memwarden.checkpoint.render.bundled import active_context
 from memwarden.checkpoint.render.handoff import Handoff, fit_handoff
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.openclaw.keys import SessionKind
 from memwarden.process.errors import ConfigError
+from memwarden.settings.config import defaults
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC).timestamp()
 SESSION = SimpleNamespace(
@@ -50,13 +50,13 @@ def conversation(turns: int, *, items_per_turn: int = 2, text: str = "") -> Conv
     return held
 
 
-def rendered(held: Conversation, budget: int, limits: Limits | None = None) -> str:
+def rendered(held: Conversation, budget: int, limits: SimpleNamespace | None = None) -> str:
     handoff = Handoff(
         agent_id="main",
         session=SESSION,
         conversation=held,
         budget=budget,
-        limits=limits or Limits(),
+        limits=limits or defaults().checkpoint,
         zone=UTC,
     )
     return fit_handoff(handoff, budget, lambda shown: active_context(handoff.values(shown)))

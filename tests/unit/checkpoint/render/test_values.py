@@ -10,7 +10,6 @@ import pytest
 
 from memwarden.agent_memory.observations import cut
 from memwarden.checkpoint.digest.conversation import ContextSize, Conversation, Said
-from memwarden.checkpoint.options import Limits
 from memwarden.checkpoint.render.handoff import Handoff, Shown
 from memwarden.checkpoint.render.values import (
     ACTIVE_CONTEXT_TEMPLATE,
@@ -23,6 +22,7 @@ from memwarden.checkpoint.render.values import (
 )
 from memwarden.openclaw.keys import classify
 from memwarden.openclaw.sessions import SessionRecord
+from memwarden.settings.config import defaults
 
 AT = datetime(2026, 11, 22, 5, 30, tzinfo=UTC)
 
@@ -50,7 +50,7 @@ def values_for(conversation, record=None, trigger="run"):
         session=record or session(1234, True, 32000),
         conversation=conversation,
         budget=20_000,
-        limits=Limits(),
+        limits=defaults().checkpoint,
         zone=UTC,
         trigger=trigger,
     )
