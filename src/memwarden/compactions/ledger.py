@@ -35,8 +35,6 @@ _INSERT = (
     ":severity, :kept_file, :kept)"
 )
 _TIME = "coalesce(compacted_at, recorded_at)"
-# The row's columns its `compaction.recorded` event holds too, in the event's order.
-_EVENT_DATA = ("severity", "tokens_before", "tokens_after", "summary_chars", "lost", "kept_file")
 
 
 class Recorded(NamedTuple):
@@ -134,7 +132,15 @@ def record(
             agent_id=agent_id,
             session_key=session_key,
             session_id=session_id,
-            data={"compaction": assessment.entry_id} | {name: row[name] for name in _EVENT_DATA},
+            data={
+                "compaction": assessment.entry_id,
+                "severity": assessment.severity,
+                "tokens_before": assessment.tokens_before,
+                "tokens_after": assessment.tokens_after,
+                "summary_chars": assessment.summary_chars,
+                "lost": len(lost),
+                "kept_file": kept_file,
+            },
         )
     return True
 
