@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memwarden.fs.files import atomic_write, ensure_dir, sha256_bytes
 from memwarden.gateway_hooks.plan import HooksPlan
-from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, hook_sources
+from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, hook_files
 from memwarden.process.errors import UsageError
 from memwarden.store.storage import backup_name
 
@@ -167,7 +167,6 @@ def _unchanged(path: Path, recorded_sha256: str | None, shipped: bytes | None) -
 
 def _shipped_files(name: str) -> dict[str, bytes]:
     try:
-        folder = hook_sources() / name
+        return hook_files(name)
     except UsageError:
         return {}
-    return {file: (folder / file).read_bytes() for file in HOOK_FILES}
