@@ -97,11 +97,12 @@ def remove_hook(
         plan.problems.append(f"{folder}: not memwarden's {name} hook; left in place")
         return entry | {"files": "foreign"}
     shipped = _shipped_files(name)
-    ours = [file for file in (*HOOK_FILES, SETTINGS_FILE) if current_bytes(folder / file)]
+    current = {file: current_bytes(folder / file) for file in (*HOOK_FILES, SETTINGS_FILE)}
+    ours = {file: payload for file, payload in current.items() if payload}
     edited = [
         file
-        for file in ours
-        if not _unchanged(folder / file, known.get(f"{name}/{file}"), shipped.get(file))
+        for file, payload in ours.items()
+        if not _unchanged(payload, known.get(f"{name}/{file}"), shipped.get(file))
     ]
     if edited and not force:
         since = (
@@ -154,12 +155,10 @@ def _origin(current: bytes, recorded_sha256: str | None) -> str:
     return "installed" if sha256_bytes(current) == recorded_sha256 else "edited"
 
 
-def _unchanged(path: Path, recorded_sha256: str | None, shipped: bytes | None) -> bool:
-    """Whether a hook file is as memwarden wrote it: its recorded SHA-256, else (an install that
-    recorded none) the file this memwarden ships; memwarden.json is memwarden's own either way."""
-    current = current_bytes(path)
-    if current is None:
-        return False
+def _unchanged(current: bytes, recorded_sha256: str | None, shipped: bytes | None) -> bool:
+    """Whether a hook file's bytes are as memwarden wrote them: its recorded SHA-256, else (an
+    install that recorded none) the file this memwarden ships; memwarden.json is memwarden's own
+    either way."""
     if recorded_sha256 is not None:
         return sha256_bytes(current) == recorded_sha256
     return shipped is None or current == shipped
