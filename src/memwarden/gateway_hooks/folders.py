@@ -132,15 +132,6 @@ def remove_hook(
     return entry | {"files": "would_remove" if dry_run else "removed", "kept": not_ours}
 
 
-def remove_if_empty(plan: HooksPlan, folder: Path) -> None:
-    """Remove a folder install created, unless something else lives there now."""
-    try:
-        folder.rmdir()
-    except OSError:
-        return
-    plan.lines.append(f"hooks: removed {folder} (install created it)")
-
-
 def _is_memwarden_hook(folder: Path, name: str) -> bool:
     hook_md = current_bytes(folder / "HOOK.md")
     text = hook_md.decode("utf-8", "replace") if hook_md is not None else ""

@@ -9,6 +9,7 @@ changed, the folders when empty, and `<state>/hooks/` when install created it an
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
 from memwarden.fs.files import sha256_bytes
@@ -78,7 +79,9 @@ def uninstall_hooks(context: JobContext, dry_run: bool, force: bool = False) -> 
     removed = [folders.remove_hook(plan, name, known, dry_run, force) for name in HOOK_NAMES]
     if not dry_run and disabled_by != "manual":
         for folder in dirs_to_remove(record.created_dirs if record else []):
-            folders.remove_if_empty(plan, folder)
+            with suppress(OSError):  # something else lives there now
+                folder.rmdir()
+                plan.lines.append(f"hooks: removed {folder} (install created it)")
         record_path(plan.storage_dir).unlink(missing_ok=True)
     data = {
         "dry_run": dry_run,
