@@ -154,9 +154,10 @@ class HandoffFile(NamedTuple):
     mtime: float
 
 
-def candidate_names(memory_dir: Path) -> list[str]:
-    """Return the names (relative to memory/) of the regular files that may be handoffs:
-    ACTIVE_CONTEXT.md and `sessions/*.md`, sorted. Symlinks are never listed."""
+def read_handoffs(memory_dir: Path, agents: Sequence[str]) -> list[HandoffFile]:
+    """Given a memory folder and the agents sharing its workspace, read the regular files that
+    may be handoffs (ACTIVE_CONTEXT.md and `sessions/*.md`, never through a symlink); return them
+    sorted by name, with the session each names. Raise OSError if one cannot be read."""
     try:
         names = os.listdir(memory_dir / SESSIONS_FOLDER)
     except (FileNotFoundError, NotADirectoryError):
@@ -166,14 +167,9 @@ def candidate_names(memory_dir: Path) -> list[str]:
         for name in names
         if name.endswith(".md") and not name.startswith(".")
     ]
-    return sorted(name for name in [ACTIVE_CONTEXT, *listed] if _is_regular(memory_dir / name))
-
-
-def read_handoffs(memory_dir: Path, agents: Sequence[str]) -> list[HandoffFile]:
-    """Given a memory folder and the agents sharing its workspace, read every candidate file;
-    return them with the session each names. Raise OSError if one cannot be read."""
+    regular = sorted(name for name in [ACTIVE_CONTEXT, *listed] if _is_regular(memory_dir / name))
     found = []
-    for name in candidate_names(memory_dir):
+    for name in regular:
         descriptor = os.open(memory_dir / name, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(descriptor, "rb") as handle:
             data = handle.read()

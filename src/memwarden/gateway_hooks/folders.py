@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memwarden.fs.files import atomic_write, ensure_dir, sha256_bytes
 from memwarden.gateway_hooks.plan import HooksPlan
-from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, hook_sources
+from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, hook_files
 from memwarden.process.errors import UsageError
 from memwarden.store.storage import backup_name
 
@@ -97,11 +97,12 @@ def remove_hook(
         plan.problems.append(f"{folder}: not memwarden's {name} hook; left in place")
         return entry | {"files": "foreign"}
     shipped = _shipped_files(name)
-    ours = [file for file in (*HOOK_FILES, SETTINGS_FILE) if current_bytes(folder / file)]
+    current = {file: current_bytes(folder / file) for file in (*HOOK_FILES, SETTINGS_FILE)}
+    ours = {file: payload for file, payload in current.items() if payload}
     edited = [
         file
-        for file in ours
-        if not _unchanged(folder / file, known.get(f"{name}/{file}"), shipped.get(file))
+        for file, payload in ours.items()
+        if not _unchanged(payload, known.get(f"{name}/{file}"), shipped.get(file))
     ]
     if edited and not force:
         since = (
@@ -131,15 +132,6 @@ def remove_hook(
     return entry | {"files": "would_remove" if dry_run else "removed", "kept": not_ours}
 
 
-def remove_if_empty(plan: HooksPlan, folder: Path) -> None:
-    """Remove a folder install created, unless something else lives there now."""
-    try:
-        folder.rmdir()
-    except OSError:
-        return
-    plan.lines.append(f"hooks: removed {folder} (install created it)")
-
-
 def _is_memwarden_hook(folder: Path, name: str) -> bool:
     hook_md = current_bytes(folder / "HOOK.md")
     text = hook_md.decode("utf-8", "replace") if hook_md is not None else ""
@@ -154,12 +146,10 @@ def _origin(current: bytes, recorded_sha256: str | None) -> str:
     return "installed" if sha256_bytes(current) == recorded_sha256 else "edited"
 
 
-def _unchanged(path: Path, recorded_sha256: str | None, shipped: bytes | None) -> bool:
-    """Whether a hook file is as memwarden wrote it: its recorded SHA-256, else (an install that
-    recorded none) the file this memwarden ships; memwarden.json is memwarden's own either way."""
-    current = current_bytes(path)
-    if current is None:
-        return False
+def _unchanged(current: bytes, recorded_sha256: str | None, shipped: bytes | None) -> bool:
+    """Whether a hook file's bytes are as memwarden wrote them: its recorded SHA-256, else (an
+    install that recorded none) the file this memwarden ships; memwarden.json is memwarden's own
+    either way."""
     if recorded_sha256 is not None:
         return sha256_bytes(current) == recorded_sha256
     return shipped is None or current == shipped
@@ -167,7 +157,6 @@ def _unchanged(path: Path, recorded_sha256: str | None, shipped: bytes | None) -
 
 def _shipped_files(name: str) -> dict[str, bytes]:
     try:
-        folder = hook_sources() / name
+        return hook_files(name)
     except UsageError:
         return {}
-    return {file: (folder / file).read_bytes() for file in HOOK_FILES}

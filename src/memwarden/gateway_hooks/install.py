@@ -9,6 +9,7 @@ changed, the folders when empty, and `<state>/hooks/` when install created it an
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
 from memwarden.fs.files import sha256_bytes
@@ -16,13 +17,7 @@ from memwarden.gateway_hooks import folders
 from memwarden.gateway_hooks.config import enable, restore
 from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.gateway_hooks.record import load_record, record_path, save_record
-from memwarden.gateway_hooks.shipped import (
-    HOOK_FILES,
-    HOOK_NAMES,
-    SETTINGS_FILE,
-    hook_settings,
-    hook_sources,
-)
+from memwarden.gateway_hooks.shipped import HOOK_NAMES, SETTINGS_FILE, hook_files, hook_settings
 from memwarden.health.deliveries import FOLDER, begin_receipts
 from memwarden.openclaw.paths import resolve_config_path
 from memwarden.process.runtime import JobContext, JobResult
@@ -41,7 +36,8 @@ def install_hooks(
     The hooks start `install.executable`, else the memwarden running. Raise UsageError if the
     hook sources or the executable cannot be found, or a hook folder there is not memwarden's.
     """
-    plan = _plan(context, hook_sources(source))
+    plan = _plan(context)
+    shipped = {name: hook_files(name, source) for name in HOOK_NAMES}
     runs = resolve_executable(context.config.install.executable, context.env)
     settings = hook_settings(context, runs)
     for name in HOOK_NAMES:
@@ -49,11 +45,7 @@ def install_hooks(
     record = load_record(plan.storage_dir)
     known = record.files if record else {}
     created = [] if plan.hooks_dir.exists() or dry_run else [plan.hooks_dir]
-    payloads = {
-        name: {file: (plan.source / name / file).read_bytes() for file in HOOK_FILES}
-        | {SETTINGS_FILE: settings}
-        for name in HOOK_NAMES
-    }
+    payloads = {name: files | {SETTINGS_FILE: settings} for name, files in shipped.items()}
     copied = [
         folders.copy_hook(plan, name, files, known, dry_run) for name, files in payloads.items()
     ]
@@ -80,14 +72,16 @@ def uninstall_hooks(context: JobContext, dry_run: bool, force: bool = False) -> 
     """Put the gateway config back as it was, and remove from `<state>/hooks/` the hook files
     install wrote (an edited one only with `force`), each hook's folder once empty, and that
     folder when install created it and nothing else is in it."""
-    plan = _plan(context, source=Path())
+    plan = _plan(context)
     record = load_record(plan.storage_dir)
     known = record.files if record else {}
     disabled_by = restore(plan, record, dry_run)
     removed = [folders.remove_hook(plan, name, known, dry_run, force) for name in HOOK_NAMES]
     if not dry_run and disabled_by != "manual":
         for folder in dirs_to_remove(record.created_dirs if record else []):
-            folders.remove_if_empty(plan, folder)
+            with suppress(OSError):  # something else lives there now
+                folder.rmdir()
+                plan.lines.append(f"hooks: removed {folder} (install created it)")
         record_path(plan.storage_dir).unlink(missing_ok=True)
     data = {
         "dry_run": dry_run,
@@ -98,9 +92,8 @@ def uninstall_hooks(context: JobContext, dry_run: bool, force: bool = False) -> 
     return _result(plan, data)
 
 
-def _plan(context: JobContext, source: Path) -> HooksPlan:
+def _plan(context: JobContext) -> HooksPlan:
     return HooksPlan(
-        source=source,
         state_dir=context.gateway_state_dir,
         config_path=resolve_config_path(context.gateway_state_dir, context.env),
         storage_dir=context.storage_dir,

@@ -11,7 +11,6 @@ from memwarden.openclaw.gateway_settings import managed_hooks_dir
 
 @dataclass
 class HooksPlan:
-    source: Path  # the hooks this memwarden ships (an uninstall needs none)
     state_dir: Path
     config_path: Path
     storage_dir: Path

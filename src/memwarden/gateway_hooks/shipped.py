@@ -39,6 +39,13 @@ def hook_sources(source: Path | None = None) -> Path:
     return folder
 
 
+def hook_files(name: str, source: Path | None = None) -> dict[str, bytes]:
+    """Return the files of the hook `name` this memwarden ships, by file name. Raise
+    UsageError as `hook_sources` does."""
+    folder = hook_sources(source) / name
+    return {file: (folder / file).read_bytes() for file in HOOK_FILES}
+
+
 def hook_settings(context: JobContext, executable: Path) -> bytes:
     """Return memwarden.json: the executable, --config, --state-dir and the environment the
     timers get (`pinned_environment`: never a secret), so a run a hook starts uses the storage,
@@ -63,10 +70,8 @@ def hook_settings(context: JobContext, executable: Path) -> bytes:
 def outdated_files(folder: Path, name: str) -> list[str]:
     """Return the files of the hook `name` installed in `folder` that differ from the ones this
     memwarden ships: memwarden was upgraded without `memwarden install hooks`."""
-    shipped = hook_sources() / name
-    return [
-        file for file in HOOK_FILES if current_bytes(folder / file) != (shipped / file).read_bytes()
-    ]
+    shipped = hook_files(name)
+    return [file for file, payload in shipped.items() if current_bytes(folder / file) != payload]
 
 
 def installed_setting(folder: Path, key: str) -> str | None:

@@ -65,7 +65,9 @@ class Category:
 
     @cached_property
     def dated(self) -> bool:
-        return is_dated(self.files)
+        """Whether every file's name starts with a YYYY-MM-DD date (daily logs)."""
+        names = (facts.path.rsplit("/", 1)[-1] for facts in self.files)
+        return bool(self.files) and all(map(_DATED.match, names))
 
 
 def parse_rules(tables: Iterable[Mapping[str, str]]) -> tuple[list[Rule], dict[str, str]]:
@@ -325,11 +327,6 @@ def _water_level(sizes: Sequence[int], rows: float) -> int:
             break
         level = candidate
     return level
-
-
-def is_dated(files: Sequence[PoolFile]) -> bool:
-    """Return True when every file's name starts with a YYYY-MM-DD date."""
-    return bool(files) and all(_DATED.match(facts.path.rsplit("/", 1)[-1]) for facts in files)
 
 
 @lru_cache(maxsize=65_536)

@@ -102,13 +102,6 @@ def inputs_digest(
     return digest.hexdigest()
 
 
-def marker_line(generated: str) -> str:
-    return (
-        f'{MARKER_PREFIX} generated="{generated}" -- written by `memwarden index`; '
-        "edits are overwritten -->"
-    )
-
-
 def is_ours(text: str) -> bool:
     """Return True when an INDEX.md text starts with memwarden's marker."""
     return _MARKER.match(text) is not None
@@ -146,7 +139,10 @@ def render_catalog(
     The bundled template renders as Python (`index_text`); an operator's own with jinja2. Raise
     MemwardenError if the operator's template does not render.
     """
-    marker = marker_line(generated)
+    marker = (
+        f'{MARKER_PREFIX} generated="{generated}" -- written by `memwarden index`; '
+        "edits are overwritten -->"
+    )
 
     def values(views: list[CategoryView], plan: Plan, notes: list[str]) -> dict[str, Any]:
         return {

@@ -9,7 +9,7 @@ import pytest
 
 from memwarden.fs.templating import render
 from memwarden.indexing.catalog import CategoryView, Plan, Row, Totals, format_markers
-from memwarden.indexing.index_file import TEMPLATE, index_text, marker_line
+from memwarden.indexing.index_file import MARKER_PREFIX, TEMPLATE, index_text
 from memwarden.indexing.markers import ABBREVIATIONS, MARKERS, MEANINGS
 from memwarden.process.readable import count_text, size_text
 
@@ -44,7 +44,7 @@ def view(rng: random.Random) -> CategoryView:
 def values(rng: random.Random) -> dict:
     pool = totals(rng)
     return {
-        "marker": marker_line("2026-11-26 06:00 UTC"),
+        "marker": f'{MARKER_PREFIX} generated="2026-11-26 06:00 UTC" -->',
         "generated": "2026-11-26 06:00 UTC",
         "totals": pool,
         "marker_totals": list(zip(MARKERS, pool.markers, strict=True)),
