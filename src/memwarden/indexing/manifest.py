@@ -95,10 +95,12 @@ def build_manifest(target: Target, group_chats: bool, files: Sequence[InjectedFi
         "maxChars": target.max_chars,
         "totalMaxChars": target.total_max_chars,
         "groupChats": group_chats,
-        "files": [
-            {"name": file.path, "path": file.path}
-            | ({"session": file.session} if file.session is not None else {"chars": file.chars})
-            for file in files
-        ],
+        "files": [_file_entry(file) for file in files],
     }
     return orjson.dumps(manifest, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _file_entry(file: InjectedFile) -> dict[str, object]:
+    if file.session is not None:
+        return {"name": file.path, "path": file.path, "session": file.session}
+    return {"name": file.path, "path": file.path, "chars": file.chars}
