@@ -56,7 +56,7 @@ class Deployment:
     @property
     def problems(self) -> list[str]:
         """One line per agent entry of the config that is ignored or misread (see
-        `configured_agents`) and per agent whose workspace memwarden refuses (see
+        `read_roster`) and per agent whose workspace memwarden refuses (see
         `workspace_problem`), naming the gateway config."""
         misread = self._read_roster[1]
         return [f"{self.config_path}: {problem}" for problem in misread] + [
@@ -112,10 +112,6 @@ class Deployment:
         time made a run over N agents cost N² normalisations."""
         return read_roster(self.config)
 
-    @property
-    def _roster(self) -> dict[str, dict[str, Any]]:
-        return self._read_roster[0]
-
     def compaction_mode(self) -> str:
         """Return `agents.defaults.compaction.mode` (`default` when unset)."""
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
@@ -131,7 +127,7 @@ class Deployment:
         past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no file is that long, and a bigger int
         would break SQLite and JSON writes downstream.
         """
-        entry = self._roster.get(normalize_agent_id(agent_id), {})
+        entry = self._read_roster[0].get(normalize_agent_id(agent_id), {})
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
         caps = []
         for key, fallback in _BOOTSTRAP_CAPS:

@@ -94,21 +94,21 @@ def test_normalize_agent_id_various_inputs_canonical(raw, expected):
     assert agents.normalize_agent_id(raw) == expected
 
 
-def test_configured_agents_list_normalized_first_duplicate_wins():
+def test_read_roster_list_normalized_first_duplicate_wins():
     config = {"agents": {"list": [{"id": "Ops", "workspace": "/a"}, {"id": "ops"}, "junk", {}]}}
-    roster = agents.configured_agents(config)
+    roster = agents.read_roster(config)[0]
     assert list(roster) == ["ops", "main"]
     assert roster["ops"]["workspace"] == "/a"
 
 
-def test_configured_agents_entries_map_wins_over_list():
+def test_read_roster_entries_map_wins_over_list():
     config = {"agents": {"entries": {"Work": {}, "home": {}}, "list": [{"id": "ignored"}]}}
-    assert list(agents.configured_agents(config)) == ["work", "home"]
+    assert list(agents.read_roster(config)[0]) == ["work", "home"]
 
 
-def test_configured_agents_no_agents_section_empty():
-    assert agents.configured_agents({}) == {}
-    assert agents.configured_agents({"agents": "nonsense"}) == {}
+def test_read_roster_no_agents_section_empty():
+    assert agents.read_roster({})[0] == {}
+    assert agents.read_roster({"agents": "nonsense"})[0] == {}
 
 
 def test_default_agent_id_marked_entry_wins():
