@@ -286,10 +286,7 @@ def unsafe_folder(folder: Path, folder_real: str, home_real: str) -> str | None:
 
 
 def discover_agents(
-    config: Mapping[str, Any],
-    state_dir: Path,
-    env: Mapping[str, str] = os.environ,
-    home: Path | None = None,
+    config: Mapping[str, Any], state_dir: Path, env: Mapping[str, str] = os.environ
 ) -> list[Agent]:
     """Given the config and the state dir, return every agent, the default agent first.
 
@@ -297,7 +294,7 @@ def discover_agents(
     deduplicated by normalized id, in the order: default agent, config order, folders (sorted).
     With nothing configured and no folder, the result is the default agent `main` alone.
     """
-    user_home = resolve_home(env, home)
+    user_home = resolve_home(env)
     home_real = real_path(user_home)
     roster = read_roster(config)[0]
     default_id = default_agent_id(config)

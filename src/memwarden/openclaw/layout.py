@@ -140,19 +140,17 @@ class Deployment:
 
 
 def discover(
-    state_dir_override: Path | None = None,
-    env: Mapping[str, str] = os.environ,
-    home: Path | None = None,
+    state_dir_override: Path | None = None, env: Mapping[str, str] = os.environ
 ) -> Deployment:
-    """Given memwarden's `--state-dir`, the environment and home, return the Deployment.
+    """Given memwarden's `--state-dir` and the environment, return the Deployment.
 
     Raise GatewayConfigError if the gateway config exists but cannot be read or parsed.
     """
     environment = dict(env)
-    state_dir = locate_state_dir(state_dir_override, environment, home)[0]
-    config_path = resolve_config_path(state_dir, environment, home)
+    state_dir = locate_state_dir(state_dir_override, environment)[0]
+    config_path = resolve_config_path(state_dir, environment)
     config = load_gateway_config(config_path)
-    agents = discover_agents(config, state_dir, environment, home)
+    agents = discover_agents(config, state_dir, environment)
     return Deployment(state_dir, config_path, config, agents, environment)
 
 
