@@ -22,14 +22,6 @@ from memwarden.openclaw.fields import moment
 CONTROL_REPLIES = frozenset({"HEARTBEAT_OK", "NO_REPLY"})
 
 
-class MalformedLine(ValueError):
-    """A transcript line is not JSON; `invalid_utf8` tells a bad encoding from bad syntax."""
-
-    def __init__(self, message: str, *, invalid_utf8: bool) -> None:
-        super().__init__(message)
-        self.invalid_utf8 = invalid_utf8
-
-
 # Entries and blocks are NamedTuples: immutable, built for every transcript line a job reads,
 # and about four times cheaper to build (and to define, at import) than frozen dataclasses.
 # Their equality also checks the class, as a dataclass's does (see below).
@@ -183,18 +175,16 @@ for _kind in (TextBlock, ToolCallBlock, OtherBlock, Usage, *Entry.__args__):
 def parse_line(line: bytes) -> Entry | None:
     """Given one transcript line, return its entry, or None for a blank line or a non-entry.
 
-    Raise MalformedLine if the line is not valid UTF-8 (`invalid_utf8` True) or not JSON.
+    Raise UnicodeDecodeError if the line is not valid UTF-8, orjson.JSONDecodeError if it is
+    not JSON (both are ValueErrors).
     """
     try:
         value = orjson.loads(line)
-    except orjson.JSONDecodeError as error:
+    except orjson.JSONDecodeError:
         if not line.strip():
             return None
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise MalformedLine("not valid UTF-8", invalid_utf8=True) from error
-        raise MalformedLine(f"not JSON: {error}", invalid_utf8=False) from error
+        line.decode("utf-8")  # UnicodeDecodeError: not JSON because not UTF-8
+        raise
     return parse_entry(value)
 
 
