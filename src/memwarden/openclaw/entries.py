@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import orjson
@@ -37,7 +36,7 @@ class ToolCallBlock(NamedTuple):
     """A tool the model asked to run, with its arguments."""
 
     name: str
-    arguments: Mapping[str, Any] = MappingProxyType({})
+    arguments: Mapping[str, Any]
 
 
 class OtherBlock(NamedTuple):
