@@ -96,12 +96,6 @@ def normalize_agent_id(value: object) -> str:
     return cleaned or DEFAULT_AGENT_ID
 
 
-def configured_agents(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Given the gateway config, return its agent entries by normalized id, in config order
-    (see read_roster)."""
-    return read_roster(config)[0]
-
-
 def read_roster(config: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Given the gateway config, return its agent entries by normalized id, in config order,
     and the problems of the entries it skipped or misread.
@@ -160,7 +154,7 @@ def default_agent_id(config: Mapping[str, Any]) -> str:
     entry; 2026.9.x only accepts a single marked entry or a sole agent and otherwise has no
     default at all, so for a many-agent config without a mark memwarden takes the first.
     """
-    roster = configured_agents(config)
+    roster = read_roster(config)[0]
     agents = mapping(config.get("agents"))
     if agents.get("ownership") != "explicit":
         marked = next((key for key, entry in roster.items() if entry.get("default") is True), None)
@@ -292,10 +286,7 @@ def unsafe_folder(folder: Path, folder_real: str, home_real: str) -> str | None:
 
 
 def discover_agents(
-    config: Mapping[str, Any],
-    state_dir: Path,
-    env: Mapping[str, str] = os.environ,
-    home: Path | None = None,
+    config: Mapping[str, Any], state_dir: Path, env: Mapping[str, str] = os.environ
 ) -> list[Agent]:
     """Given the config and the state dir, return every agent, the default agent first.
 
@@ -303,9 +294,9 @@ def discover_agents(
     deduplicated by normalized id, in the order: default agent, config order, folders (sorted).
     With nothing configured and no folder, the result is the default agent `main` alone.
     """
-    user_home = resolve_home(env, home)
+    user_home = resolve_home(env)
     home_real = real_path(user_home)
-    roster = configured_agents(config)
+    roster = read_roster(config)[0]
     default_id = default_agent_id(config)
     agents = []
     for agent_id in dict.fromkeys([default_id, *roster, *disk_agent_ids(state_dir)]):

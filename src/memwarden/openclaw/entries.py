@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import orjson
@@ -20,14 +19,6 @@ import orjson
 from memwarden.openclaw.fields import moment
 
 CONTROL_REPLIES = frozenset({"HEARTBEAT_OK", "NO_REPLY"})
-
-
-class MalformedLine(ValueError):
-    """A transcript line is not JSON; `invalid_utf8` tells a bad encoding from bad syntax."""
-
-    def __init__(self, message: str, *, invalid_utf8: bool) -> None:
-        super().__init__(message)
-        self.invalid_utf8 = invalid_utf8
 
 
 # Entries and blocks are NamedTuples: immutable, built for every transcript line a job reads,
@@ -45,7 +36,7 @@ class ToolCallBlock(NamedTuple):
     """A tool the model asked to run, with its arguments."""
 
     name: str
-    arguments: Mapping[str, Any] = MappingProxyType({})
+    arguments: Mapping[str, Any]
 
 
 class OtherBlock(NamedTuple):
@@ -183,18 +174,16 @@ for _kind in (TextBlock, ToolCallBlock, OtherBlock, Usage, *Entry.__args__):
 def parse_line(line: bytes) -> Entry | None:
     """Given one transcript line, return its entry, or None for a blank line or a non-entry.
 
-    Raise MalformedLine if the line is not valid UTF-8 (`invalid_utf8` True) or not JSON.
+    Raise UnicodeDecodeError if the line is not valid UTF-8, orjson.JSONDecodeError if it is
+    not JSON (both are ValueErrors).
     """
     try:
         value = orjson.loads(line)
-    except orjson.JSONDecodeError as error:
+    except orjson.JSONDecodeError:
         if not line.strip():
             return None
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise MalformedLine("not valid UTF-8", invalid_utf8=True) from error
-        raise MalformedLine(f"not JSON: {error}", invalid_utf8=False) from error
+        line.decode("utf-8")  # UnicodeDecodeError: not JSON because not UTF-8
+        raise
     return parse_entry(value)
 
 

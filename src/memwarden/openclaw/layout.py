@@ -56,7 +56,7 @@ class Deployment:
     @property
     def problems(self) -> list[str]:
         """One line per agent entry of the config that is ignored or misread (see
-        `configured_agents`) and per agent whose workspace memwarden refuses (see
+        `read_roster`) and per agent whose workspace memwarden refuses (see
         `workspace_problem`), naming the gateway config."""
         misread = self._read_roster[1]
         return [f"{self.config_path}: {problem}" for problem in misread] + [
@@ -112,10 +112,6 @@ class Deployment:
         time made a run over N agents cost N² normalisations."""
         return read_roster(self.config)
 
-    @property
-    def _roster(self) -> dict[str, dict[str, Any]]:
-        return self._read_roster[0]
-
     def compaction_mode(self) -> str:
         """Return `agents.defaults.compaction.mode` (`default` when unset)."""
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
@@ -131,7 +127,7 @@ class Deployment:
         past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no file is that long, and a bigger int
         would break SQLite and JSON writes downstream.
         """
-        entry = self._roster.get(normalize_agent_id(agent_id), {})
+        entry = self._read_roster[0].get(normalize_agent_id(agent_id), {})
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
         caps = []
         for key, fallback in _BOOTSTRAP_CAPS:
@@ -144,19 +140,17 @@ class Deployment:
 
 
 def discover(
-    state_dir_override: Path | None = None,
-    env: Mapping[str, str] = os.environ,
-    home: Path | None = None,
+    state_dir_override: Path | None = None, env: Mapping[str, str] = os.environ
 ) -> Deployment:
-    """Given memwarden's `--state-dir`, the environment and home, return the Deployment.
+    """Given memwarden's `--state-dir` and the environment, return the Deployment.
 
     Raise GatewayConfigError if the gateway config exists but cannot be read or parsed.
     """
     environment = dict(env)
-    state_dir = locate_state_dir(state_dir_override, environment, home)[0]
-    config_path = resolve_config_path(state_dir, environment, home)
+    state_dir = locate_state_dir(state_dir_override, environment)[0]
+    config_path = resolve_config_path(state_dir, environment)
     config = load_gateway_config(config_path)
-    agents = discover_agents(config, state_dir, environment, home)
+    agents = discover_agents(config, state_dir, environment)
     return Deployment(state_dir, config_path, config, agents, environment)
 
 

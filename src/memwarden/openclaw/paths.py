@@ -17,13 +17,13 @@ CONFIG_FILE_NAME = "openclaw.json"
 LEGACY_CONFIG_FILE_NAMES = ("clawdbot.json", "moldbot.json", "moltbot.json")
 
 
-def resolve_home(env: Mapping[str, str] = os.environ, home: Path | None = None) -> Path:
-    """Given the environment and an optional home, return the home OpenClaw uses.
+def resolve_home(env: Mapping[str, str] = os.environ) -> Path:
+    """Given the environment, return the home OpenClaw uses.
 
     `$OPENCLAW_HOME` wins (a leading `~` in it is the account's home), as in the gateway's
-    `infra/home-dir.ts`; else `home`, else `$HOME`, else the account's home.
+    `infra/home-dir.ts`; else `$HOME`, else the account's home.
     """
-    account_home = home or Path(env_text(env, "HOME") or Path.home())
+    account_home = Path(env_text(env, "HOME") or Path.home())
     explicit = env_text(env, "OPENCLAW_HOME")
     if explicit:
         return user_path(explicit, account_home)
@@ -39,18 +39,16 @@ def user_path(text: str, home: Path) -> Path:
 
 
 def locate_state_dir(
-    override: Path | None = None,
-    env: Mapping[str, str] = os.environ,
-    home: Path | None = None,
+    override: Path | None = None, env: Mapping[str, str] = os.environ
 ) -> tuple[Path, str]:
-    """Given memwarden's `--state-dir`, the environment and home, return the gateway state dir
+    """Given memwarden's `--state-dir` and the environment, return the gateway state dir
     and what chose it: `override`, `$OPENCLAW_STATE_DIR`, `$CLAWDBOT_STATE_DIR` or `default`.
 
     Order: `override`, `$OPENCLAW_STATE_DIR`, `$CLAWDBOT_STATE_DIR`, `~/.openclaw` when it
     exists, else the first existing legacy dir (`~/.clawdbot`, `~/.moldbot`, `~/.moltbot`),
     else `~/.openclaw`.
     """
-    user_home = resolve_home(env, home)
+    user_home = resolve_home(env)
     if override is not None:
         return user_path(str(override), user_home), "override"
     for name in ("OPENCLAW_STATE_DIR", "CLAWDBOT_STATE_DIR"):
@@ -66,12 +64,8 @@ def locate_state_dir(
     return current, "default"
 
 
-def resolve_config_path(
-    state_dir: Path,
-    env: Mapping[str, str] = os.environ,
-    home: Path | None = None,
-) -> Path:
-    """Given the state dir, the environment and home, return the gateway config file path.
+def resolve_config_path(state_dir: Path, env: Mapping[str, str] = os.environ) -> Path:
+    """Given the state dir and the environment, return the gateway config file path.
 
     Order: `$OPENCLAW_CONFIG_PATH`, `$CLAWDBOT_CONFIG_PATH`, then the first existing of
     `<state>/openclaw.json`, `clawdbot.json`, `moldbot.json`, `moltbot.json`, else
@@ -80,7 +74,7 @@ def resolve_config_path(
     for name in ("OPENCLAW_CONFIG_PATH", "CLAWDBOT_CONFIG_PATH"):
         value = env_text(env, name)
         if value:
-            return user_path(value, resolve_home(env, home))
+            return user_path(value, resolve_home(env))
     candidates = [state_dir / name for name in (CONFIG_FILE_NAME, *LEGACY_CONFIG_FILE_NAMES)]
     return next((path for path in candidates if path.exists()), candidates[0])
 

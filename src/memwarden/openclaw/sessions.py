@@ -236,14 +236,10 @@ def _file_record(
         where = _entry_name(sessions_dir, key)
         problems.append(f"{where}: sessionId is {odd}, not text; {_SKIPPED}")
         return None
-    transcript_path = (
-        resolve_transcript_file(sessions_dir, session_id, entry.get("sessionFile"), listing)
-        if listing is not None
-        else None
-    )
-    transcript = (
-        TranscriptLocation("file", transcript_path, session_id) if transcript_path else None
-    )
+    transcript = None
+    if listing is not None:
+        path = resolve_transcript_file(sessions_dir, session_id, entry.get("sessionFile"), listing)
+        transcript = TranscriptLocation("file", path, session_id) if path else None
     record = _record(agent_id, key, session_id, transcript, entry, {})
     if record.updated_at is None and entry.get("updatedAt") is not None:
         where = _entry_name(sessions_dir, key)

@@ -9,7 +9,7 @@ from typing import Literal, NamedTuple
 
 import orjson
 
-from memwarden.openclaw.entries import Entry, MalformedLine, parse_line
+from memwarden.openclaw.entries import Entry, parse_line
 
 
 class TranscriptLocation(NamedTuple):
@@ -111,11 +111,11 @@ class TailResult:
             return
         try:
             entry = parse_line(line)
-        except MalformedLine as error:
-            if error.invalid_utf8:
-                self.invalid_utf8 += 1
-            else:
-                self.malformed += 1
+        except UnicodeDecodeError:
+            self.invalid_utf8 += 1
+            return
+        except ValueError:
+            self.malformed += 1
             return
         if entry is not None:
             self.entries.append(entry)

@@ -31,25 +31,25 @@ def home(tmp_path: Path) -> Path:
 def test_resolve_state_dir_dot_openclaw_exists_wins_over_legacy(home):
     (home / ".openclaw").mkdir()
     (home / ".clawdbot").mkdir()
-    assert paths.locate_state_dir(None, {}, home)[0] == home / ".openclaw"
+    assert paths.locate_state_dir(None, {"HOME": str(home)})[0] == home / ".openclaw"
 
 
 @pytest.mark.parametrize("legacy_name", [".clawdbot", ".moltbot", ".moldbot"])
 def test_resolve_state_dir_only_legacy_exists_uses_legacy(home, legacy_name):
     (home / legacy_name).mkdir()
-    assert paths.locate_state_dir(None, {}, home)[0] == home / legacy_name
+    assert paths.locate_state_dir(None, {"HOME": str(home)})[0] == home / legacy_name
 
 
 def test_resolve_state_dir_several_legacy_clawdbot_first(home):
     (home / ".moltbot").mkdir()
     (home / ".clawdbot").mkdir()
-    assert paths.locate_state_dir(None, {}, home)[0] == home / ".clawdbot"
+    assert paths.locate_state_dir(None, {"HOME": str(home)})[0] == home / ".clawdbot"
 
 
 def test_resolve_state_dir_env_set_ignores_existing_dirs(home):
     (home / ".openclaw").mkdir()
     env = {"OPENCLAW_STATE_DIR": str(home / "elsewhere")}
-    assert paths.locate_state_dir(None, env, home)[0] == home / "elsewhere"
+    assert paths.locate_state_dir(None, {**env, "HOME": str(home)})[0] == home / "elsewhere"
 
 
 def test_resolve_state_dir_home_from_environment(home):
@@ -158,7 +158,7 @@ def make_agent_folder(state_dir: Path, agent_id: str, era: str = "none") -> Path
 
 
 def test_discover_nothing_anywhere_main_alone(tmp_path, home):
-    deployment = layout.discover(tmp_path / "state", env={}, home=home)
+    deployment = layout.discover(tmp_path / "state", env={"HOME": str(home)})
     assert [agent.id for agent in deployment.agents] == ["main"]
     main = deployment.agents[0]
     assert main.is_default and main.era == "none"
@@ -176,7 +176,7 @@ def test_discover_list_entries_and_disk_deduplicated_in_stable_order(tmp_path, h
     make_agent_folder(state, "writer", "sqlite")
     make_agent_folder(state, "alpha")
     (state / "agents" / "Not Canonical").mkdir()
-    deployment = layout.discover(state, env={}, home=home)
+    deployment = layout.discover(state, env={"HOME": str(home)})
     assert [agent.id for agent in deployment.agents] == ["ops", "writer", "alpha", "zeta"]
     by_id = {agent.id: agent for agent in deployment.agents}
     assert by_id["ops"].is_default
@@ -190,7 +190,7 @@ def test_discover_entries_map_agents_and_folder_duplicates_merged(tmp_path, home
     write_config(state, {"agents": {"entries": {"Main": {}, "helper": {"workspace": "~/h"}}}})
     make_agent_folder(state, "helper", "file")
     make_agent_folder(state, "main", "file")
-    deployment = layout.discover(state, env={}, home=home)
+    deployment = layout.discover(state, env={"HOME": str(home)})
     assert [agent.id for agent in deployment.agents] == ["main", "helper"]
     assert deployment.agent("HELPER").workspace == home / "h"
     assert deployment.agent("nobody") is None
@@ -198,7 +198,7 @@ def test_discover_entries_map_agents_and_folder_duplicates_merged(tmp_path, home
 
 
 def test_agent_paths_follow_agent_dir(tmp_path, home):
-    agent = layout.discover(tmp_path / "state", env={}, home=home).agents[0]
+    agent = layout.discover(tmp_path / "state", env={"HOME": str(home)}).agents[0]
     assert agent.agent_dir == tmp_path / "state" / "agents" / "main"
     assert agent.sessions_dir == agent.agent_dir / "sessions"
     assert agent.sqlite_path == agent.agent_dir / "agent" / "openclaw-agent.sqlite"
@@ -209,7 +209,7 @@ def test_agent_paths_follow_agent_dir(tmp_path, home):
 
 
 def workspace_of(state: Path, home: Path, agent_id: str, env: dict | None = None) -> Path:
-    deployment = layout.discover(state, env=env or {}, home=home)
+    deployment = layout.discover(state, env={**(env or {}), "HOME": str(home)})
     return deployment.agent(agent_id).workspace
 
 
@@ -244,7 +244,7 @@ def test_workspace_default_agent_state_workspace_before_home_openclaw(tmp_path, 
 
 def test_workspace_default_agent_in_home_state_dir(home):
     (home / ".openclaw").mkdir()
-    deployment = layout.discover(env={}, home=home)
+    deployment = layout.discover(env={"HOME": str(home)})
     assert deployment.state_dir == home / ".openclaw"
     assert deployment.agents[0].workspace == home / ".openclaw" / "workspace"
 
@@ -274,7 +274,7 @@ def test_workspace_clawdbot_era_uses_clawd_folders(home):
     state = home / ".clawdbot"
     make_agent_folder(state, "main", "file")
     make_agent_folder(state, "ops", "file")
-    deployment = layout.discover(env={}, home=home)
+    deployment = layout.discover(env={"HOME": str(home)})
     assert deployment.state_dir == state
     assert deployment.agent("main").workspace == home / "clawd"
     assert deployment.agent("ops").workspace == home / "clawd-ops"
@@ -292,7 +292,7 @@ def test_workspace_clawdbot_era_config_defaults_still_win(home):
 
 def test_discover_sqlite_capture_copy(tmp_path, home):
     state = make_sqlite_era_state(tmp_path)
-    deployment = layout.discover(state.state_dir, env={}, home=home)
+    deployment = layout.discover(state.state_dir, env={"HOME": str(home)})
     assert deployment.config_path == state.config_path
     assert [agent.id for agent in deployment.agents] == ["main"]
     main = deployment.agents[0]
@@ -309,7 +309,7 @@ def test_discover_sqlite_capture_copy(tmp_path, home):
 
 def test_discover_sqlite_capture_other_agent_id(tmp_path, home):
     state = make_sqlite_era_state(tmp_path, agent_id="ops")
-    deployment = layout.discover(state.state_dir, env={}, home=home)
+    deployment = layout.discover(state.state_dir, env={"HOME": str(home)})
     assert [agent.id for agent in deployment.agents] == ["ops"]
     assert deployment.agents[0].workspace == state.workspace
     assert deployment.agents[0].era == "sqlite"
@@ -317,7 +317,7 @@ def test_discover_sqlite_capture_other_agent_id(tmp_path, home):
 
 def test_discover_file_capture_copy(tmp_path, home):
     state = make_file_era_state(tmp_path)
-    deployment = layout.discover(state.state_dir, env={}, home=home)
+    deployment = layout.discover(state.state_dir, env={"HOME": str(home)})
     main = deployment.agent("main")
     assert (main.era, main.workspace, main.sessions_dir) == (
         "file",
@@ -331,7 +331,7 @@ def test_discover_state_dir_from_env_and_config_path_override(tmp_path, home):
     state = make_file_era_state(tmp_path)
     other_config = write_json5_config(tmp_path / "elsewhere.json", {"gateway": {"port": 1}})
     env = {"OPENCLAW_STATE_DIR": str(state.state_dir), "OPENCLAW_CONFIG_PATH": str(other_config)}
-    deployment = layout.discover(env=env, home=home)
+    deployment = layout.discover(env={**env, "HOME": str(home)})
     assert deployment.state_dir == state.state_dir
     assert deployment.config_path == other_config
     assert deployment.gateway_port_and_source()[0] == 1
@@ -342,4 +342,4 @@ def test_discover_broken_config_raises(tmp_path, home):
     state.mkdir()
     (state / "openclaw.json").write_text("{ gateway: ")
     with pytest.raises(GatewayConfigError, match=r"openclaw\.json: line 1"):
-        layout.discover(state, env={}, home=home)
+        layout.discover(state, env={"HOME": str(home)})

@@ -9,7 +9,6 @@ import pytest
 
 from memwarden.openclaw.entries import (
     Compaction,
-    MalformedLine,
     Message,
     ModelChange,
     Other,
@@ -254,16 +253,15 @@ def test_parse_line_crlf_terminated_line_parses():
     assert isinstance(parse_line(RESET + b"\r"), Reset)
 
 
-def test_parse_line_bad_json_raises_malformed_line():
-    with pytest.raises(MalformedLine) as raised:
+def test_parse_line_bad_json_raises_json_decode_error_not_unicode_error():
+    with pytest.raises(orjson.JSONDecodeError) as raised:
         parse_line(b'{"type":"message","id":')
-    assert raised.value.invalid_utf8 is False
+    assert not isinstance(raised.value, UnicodeDecodeError)
 
 
-def test_parse_line_invalid_utf8_raises_malformed_line_marked_utf8():
-    with pytest.raises(MalformedLine) as raised:
+def test_parse_line_invalid_utf8_raises_unicode_decode_error():
+    with pytest.raises(UnicodeDecodeError):
         parse_line(b'{"type":"message","text":"caf\xe9"}')
-    assert raised.value.invalid_utf8 is True
 
 
 def test_entries_are_immutable():

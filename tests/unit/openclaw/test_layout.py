@@ -25,12 +25,11 @@ def test_resolve_home_openclaw_home_set_wins_over_home():
 
 
 def test_resolve_home_openclaw_home_with_tilde_expands_against_home():
-    env = {"HOME": "/home/other", "OPENCLAW_HOME": "~/claw"}
-    assert paths.resolve_home(env, HOME) == HOME / "claw"
+    env = {"HOME": str(HOME), "OPENCLAW_HOME": "~/claw"}
+    assert paths.resolve_home(env) == HOME / "claw"
 
 
-def test_resolve_home_no_override_uses_home_argument_then_env():
-    assert paths.resolve_home({"HOME": "/home/other"}, HOME) == HOME
+def test_resolve_home_no_override_uses_env_home():
     assert paths.resolve_home({"HOME": "/home/other"}) == Path("/home/other")
 
 
@@ -47,31 +46,31 @@ def test_user_path_tilde_user_form_left_alone():
 
 def test_resolve_state_dir_override_wins_over_env():
     env = {"OPENCLAW_STATE_DIR": "/from/env", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert paths.locate_state_dir(Path("~/cli"), env, HOME)[0] == HOME / "cli"
+    assert paths.locate_state_dir(Path("~/cli"), {**env, "HOME": str(HOME)})[0] == HOME / "cli"
 
 
 def test_resolve_state_dir_openclaw_env_wins_over_clawdbot_env():
-    env = {"OPENCLAW_STATE_DIR": "~/oc", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert paths.locate_state_dir(None, env, HOME)[0] == HOME / "oc"
+    env = {"OPENCLAW_STATE_DIR": "~/oc", "CLAWDBOT_STATE_DIR": "/from/clawdbot", "HOME": str(HOME)}
+    assert paths.locate_state_dir(None, env)[0] == HOME / "oc"
 
 
 def test_resolve_state_dir_blank_openclaw_env_falls_to_clawdbot_env():
-    env = {"OPENCLAW_STATE_DIR": "  ", "CLAWDBOT_STATE_DIR": "/from/clawdbot"}
-    assert paths.locate_state_dir(None, env, HOME)[0] == Path("/from/clawdbot")
+    env = {"OPENCLAW_STATE_DIR": "  ", "CLAWDBOT_STATE_DIR": "/from/clawdbot", "HOME": str(HOME)}
+    assert paths.locate_state_dir(None, env)[0] == Path("/from/clawdbot")
 
 
 def test_resolve_state_dir_nothing_exists_defaults_to_dot_openclaw():
-    assert paths.locate_state_dir(None, {}, HOME)[0] == HOME / ".openclaw"
+    assert paths.locate_state_dir(None, {"HOME": str(HOME)})[0] == HOME / ".openclaw"
 
 
 def test_resolve_config_path_env_precedence():
     state = Path("/state")
-    both = {"OPENCLAW_CONFIG_PATH": "~/a.json", "CLAWDBOT_CONFIG_PATH": "/b.json"}
-    assert paths.resolve_config_path(state, both, HOME) == HOME / "a.json"
-    assert paths.resolve_config_path(state, {"CLAWDBOT_CONFIG_PATH": "/b.json"}, HOME) == Path(
-        "/b.json"
-    )
-    assert paths.resolve_config_path(state, {}, HOME) == state / "openclaw.json"
+    home = {"HOME": str(HOME)}
+    both = {"OPENCLAW_CONFIG_PATH": "~/a.json", "CLAWDBOT_CONFIG_PATH": "/b.json", **home}
+    assert paths.resolve_config_path(state, both) == HOME / "a.json"
+    clawdbot = {"CLAWDBOT_CONFIG_PATH": "/b.json", **home}
+    assert paths.resolve_config_path(state, clawdbot) == Path("/b.json")
+    assert paths.resolve_config_path(state, home) == state / "openclaw.json"
 
 
 # --- agent ids, roster, default agent -----------------------------------------------------
@@ -94,21 +93,21 @@ def test_normalize_agent_id_various_inputs_canonical(raw, expected):
     assert agents.normalize_agent_id(raw) == expected
 
 
-def test_configured_agents_list_normalized_first_duplicate_wins():
+def test_read_roster_list_normalized_first_duplicate_wins():
     config = {"agents": {"list": [{"id": "Ops", "workspace": "/a"}, {"id": "ops"}, "junk", {}]}}
-    roster = agents.configured_agents(config)
+    roster = agents.read_roster(config)[0]
     assert list(roster) == ["ops", "main"]
     assert roster["ops"]["workspace"] == "/a"
 
 
-def test_configured_agents_entries_map_wins_over_list():
+def test_read_roster_entries_map_wins_over_list():
     config = {"agents": {"entries": {"Work": {}, "home": {}}, "list": [{"id": "ignored"}]}}
-    assert list(agents.configured_agents(config)) == ["work", "home"]
+    assert list(agents.read_roster(config)[0]) == ["work", "home"]
 
 
-def test_configured_agents_no_agents_section_empty():
-    assert agents.configured_agents({}) == {}
-    assert agents.configured_agents({"agents": "nonsense"}) == {}
+def test_read_roster_no_agents_section_empty():
+    assert agents.read_roster({})[0] == {}
+    assert agents.read_roster({"agents": "nonsense"})[0] == {}
 
 
 def test_default_agent_id_marked_entry_wins():
