@@ -128,8 +128,6 @@ def _read_value(text: str, position: int) -> tuple[str, int]:
         char = text[position : position + 1]
         if not char or char in NEWLINES:
             break
-        if char == "#" and gap.group():
-            raise _comment_after_value(position)
         if char in "'\"":
             quoted = _QUOTED[char].match(text, position)
             if quoted is None:
@@ -139,7 +137,7 @@ def _read_value(text: str, position: int) -> tuple[str, int]:
             position = quoted.end()
             continue
         bare = _BARE.match(text, position)
-        parts.append(_bare_text(text, position, bare.end()))
+        parts.append(_bare_text(text, position, bare.end(), after_blank=bool(gap.group())))
         position = bare.end()
         break
     newline = _LINE_BREAK.match(text, position)
@@ -154,12 +152,12 @@ def _escape(found: re.Match) -> str:
     return "" if char == "\n" else "\\" + char
 
 
-def _bare_text(text: str, start: int, end: int) -> str:
+def _bare_text(text: str, start: int, end: int, after_blank: bool) -> str:
     """Return the bare text from `start` to `end` as systemd reads it: a backslash keeps the
-    next character (one that ends a line continues it), trailing whitespace is dropped."""
+    next character (one that ends a line continues it), trailing whitespace is dropped. A `#`
+    after whitespace (`after_blank`: also before `start`) is a problem: no comment there."""
     kept: list[str] = []
     blank = ""  # whitespace, kept only when something follows it
-    after_blank = False
     for part in _BARE_PART.finditer(text, start, end):
         escaped, whitespace, word = part.groups()
         if whitespace is not None:
