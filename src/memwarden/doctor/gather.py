@@ -435,8 +435,8 @@ def _path_facts(key: str, label: str, path: Path, kind: Kind) -> PathFacts | Non
     except FileNotFoundError:
         return None
     except OSError as error:
-        return PathFacts(key, label, str(path), 0, False, kind, describe_os_error(error))
-    return PathFacts(key, label, str(path), info.st_mode, stat.S_ISDIR(info.st_mode), kind)
+        return PathFacts(key, label, str(path), 0, kind, describe_os_error(error))
+    return PathFacts(key, label, str(path), info.st_mode, kind)
 
 
 def gateway_reachable(context: JobContext, deployment: Deployment | None) -> Finding:

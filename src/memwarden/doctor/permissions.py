@@ -24,10 +24,9 @@ class PathFacts:
     key: str
     label: str
     path: str
-    mode: int
-    is_dir: bool
+    mode: int  # st_mode: the file type (folder or not) and the permission bits
     kind: Kind
-    unreadable: str | None = None  # why its mode could not be read (then mode, is_dir: unknown)
+    unreadable: str | None = None  # why its mode could not be read (then mode: unknown)
 
 
 def check_permission(fact: PathFacts) -> Finding:
@@ -37,7 +36,7 @@ def check_permission(fact: PathFacts) -> Finding:
         return Finding(fact.key, "warning", message)
     bits = stat.S_IMODE(fact.mode)
     shown = f"{fact.label} {fact.path} is {bits:04o}"
-    private_mode = "700" if fact.is_dir else "600"
+    private_mode = "700" if stat.S_ISDIR(fact.mode) else "600"
     if bits & 0o022:
         if fact.kind == "code":
             fix = f"chmod go-w {fact.path}"
@@ -46,7 +45,7 @@ def check_permission(fact: PathFacts) -> Finding:
         return Finding(fact.key, "action", f"{shown}: other users can change it", fix)
     if fact.kind != "code" and bits & 0o044:
         # A readable folder of private files shows their names, not their content.
-        severe = fact.kind == "secret" and not fact.is_dir
+        severe = fact.kind == "secret" and not stat.S_ISDIR(fact.mode)
         severity: Severity = "action" if severe else "warning"
         return Finding(
             fact.key,

@@ -9,7 +9,6 @@ everywhere.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -143,7 +142,7 @@ def _apply_toml(path: Path, values: dict, sources: dict, problems: list[str]) ->
         )
         return []
     except NotRegularFileError as error:
-        problems.append(f"{path}: {_reason(error)}; name the TOML file itself")
+        problems.append(f"{path}: {error.strerror}; name the TOML file itself")
         return []
     except OSError as error:
         problems.append(f"{path}: cannot read: {_reason(error)}")
@@ -342,7 +341,7 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
         problems.append(f"{path}: secrets file not found (create it with mode 0600 or unset it)")
         return {}
     except NotRegularFileError as error:
-        problems.append(f"{path}: {_reason(error)}; name the secrets file itself")
+        problems.append(f"{path}: {error.strerror}; name the secrets file itself")
         return {}
     except OSError as error:
         problems.append(f"{path}: cannot read the secrets file: {_reason(error)}")
@@ -362,10 +361,6 @@ def _read_env_file(path: Path, problems: list[str]) -> dict[str, str]:
 
 def _reason(error: OSError) -> str:
     """The reason of an OSError without Python's `[Errno N] … 'path'` dressing."""
-    if error.errno == errno.EISDIR:
-        return "it is a folder, not a file"
-    if isinstance(error, NotRegularFileError):
-        return error.strerror
     return (error.strerror or str(error)).lower()
 
 

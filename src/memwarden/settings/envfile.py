@@ -80,8 +80,9 @@ def _read_assignment(text: str, start: int, result: EnvFile) -> int:
     try:
         value, end = _read_value(text, equals + 1)
     except _ValueProblem as problem:
-        result.problems.append(EnvFileProblem(_line(text, problem.position), problem.message))
-        return _REST_OF_LINE.match(text, problem.resume).end()
+        position, message, resume = problem.args
+        result.problems.append(EnvFileProblem(_line(text, position), message))
+        return _REST_OF_LINE.match(text, resume).end()
     problem = _name_problem(key)
     if problem is None:
         result.values[key] = value
@@ -109,14 +110,8 @@ def _name_problem(key: str) -> str | None:
 
 
 class _ValueProblem(Exception):
-    """A value the grammar refuses: the position the problem is at, and where reading resumes
-    (the rest of that line is skipped)."""
-
-    def __init__(self, position: int, message: str, resume: int | None = None) -> None:
-        super().__init__(message)
-        self.position = position
-        self.message = message
-        self.resume = position if resume is None else resume
+    """A value the grammar refuses; its args: the position the problem is at, the message, and
+    where reading resumes (the rest of that line is skipped)."""
 
 
 def _read_value(text: str, position: int) -> tuple[str, int]:
@@ -133,18 +128,16 @@ def _read_value(text: str, position: int) -> tuple[str, int]:
         char = text[position : position + 1]
         if not char or char in NEWLINES:
             break
-        if char == "#" and gap.group():
-            raise _comment_after_value(position)
         if char in "'\"":
             quoted = _QUOTED[char].match(text, position)
             if quoted is None:
                 message = f"the {char} opened on this line is never closed"
-                raise _ValueProblem(position, message, resume=len(text))
+                raise _ValueProblem(position, message, len(text))
             parts.append(quoted[1] if char == "'" else _DOUBLE_QUOTE_ESCAPE.sub(_escape, quoted[1]))
             position = quoted.end()
             continue
         bare = _BARE.match(text, position)
-        parts.append(_bare_text(text, position, bare.end()))
+        parts.append(_bare_text(text, position, bare.end(), after_blank=bool(gap.group())))
         position = bare.end()
         break
     newline = _LINE_BREAK.match(text, position)
@@ -159,12 +152,12 @@ def _escape(found: re.Match) -> str:
     return "" if char == "\n" else "\\" + char
 
 
-def _bare_text(text: str, start: int, end: int) -> str:
+def _bare_text(text: str, start: int, end: int, after_blank: bool) -> str:
     """Return the bare text from `start` to `end` as systemd reads it: a backslash keeps the
-    next character (one that ends a line continues it), trailing whitespace is dropped."""
+    next character (one that ends a line continues it), trailing whitespace is dropped. A `#`
+    after whitespace (`after_blank`: also before `start`) is a problem: no comment there."""
     kept: list[str] = []
     blank = ""  # whitespace, kept only when something follows it
-    after_blank = False
     for part in _BARE_PART.finditer(text, start, end):
         escaped, whitespace, word = part.groups()
         if whitespace is not None:
@@ -186,6 +179,7 @@ def _comment_after_value(position: int) -> _ValueProblem:
         position,
         "`#` after a value is not a comment in this file (systemd keeps it as part of the "
         "value): put the comment on a line of its own, or quote the whole value",
+        position,
     )
 
 

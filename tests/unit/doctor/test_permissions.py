@@ -11,7 +11,7 @@ from memwarden.doctor.permissions import PathFacts, check_permission
 
 def judge(mode: int, kind: str, is_dir: bool = False):
     kind_bits = stat.S_IFDIR if is_dir else stat.S_IFREG
-    return check_permission(PathFacts("k", "thing", "/p", kind_bits | mode, is_dir, kind))
+    return check_permission(PathFacts("k", "thing", "/p", kind_bits | mode, kind))
 
 
 @pytest.mark.parametrize("kind", ["secret", "private"])
@@ -46,8 +46,8 @@ def test_readable_code_is_fine():
 
 def test_unreadable_path_is_a_warning_of_its_own_and_the_others_are_still_judged():
     facts = [
-        PathFacts("a", "memory folder of a", "/a", 0, False, "private", "/a: not a directory"),
-        PathFacts("b", "memory folder of b", "/b", stat.S_IFDIR | 0o755, True, "private"),
+        PathFacts("a", "memory folder of a", "/a", 0, "private", "/a: not a directory"),
+        PathFacts("b", "memory folder of b", "/b", stat.S_IFDIR | 0o755, "private"),
     ]
     unreadable, judged = [check_permission(fact) for fact in facts]
     assert (unreadable.key, unreadable.severity) == ("a", "warning")
