@@ -80,9 +80,8 @@ def _read_assignment(text: str, start: int, result: EnvFile) -> int:
     try:
         value, end = _read_value(text, equals + 1)
     except _ValueProblem as problem:
-        position, message, resume = problem.args
-        result.problems.append(EnvFileProblem(_line(text, position), message))
-        return _REST_OF_LINE.match(text, resume).end()
+        result.problems.append(EnvFileProblem(_line(text, problem.position), problem.message))
+        return _REST_OF_LINE.match(text, problem.resume).end()
     problem = _name_problem(key)
     if problem is None:
         result.values[key] = value
@@ -110,8 +109,14 @@ def _name_problem(key: str) -> str | None:
 
 
 class _ValueProblem(Exception):
-    """A value the grammar refuses; its args: the position the problem is at, the message, and
-    where reading resumes (the rest of that line is skipped)."""
+    """A value the grammar refuses: the position the problem is at, and where reading resumes
+    (the rest of that line is skipped)."""
+
+    def __init__(self, position: int, message: str, resume: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+        self.message = message
+        self.resume = position if resume is None else resume
 
 
 def _read_value(text: str, position: int) -> tuple[str, int]:
@@ -132,7 +137,7 @@ def _read_value(text: str, position: int) -> tuple[str, int]:
             quoted = _QUOTED[char].match(text, position)
             if quoted is None:
                 message = f"the {char} opened on this line is never closed"
-                raise _ValueProblem(position, message, len(text))
+                raise _ValueProblem(position, message, resume=len(text))
             parts.append(quoted[1] if char == "'" else _DOUBLE_QUOTE_ESCAPE.sub(_escape, quoted[1]))
             position = quoted.end()
             continue
@@ -179,7 +184,6 @@ def _comment_after_value(position: int) -> _ValueProblem:
         position,
         "`#` after a value is not a comment in this file (systemd keeps it as part of the "
         "value): put the comment on a line of its own, or quote the whole value",
-        position,
     )
 
 
