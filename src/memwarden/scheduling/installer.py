@@ -13,7 +13,7 @@ from memwarden.fs.files import missing_ancestors, sha256_text
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
-from memwarden.scheduling.host import linger_user, user_manager_reachable
+from memwarden.scheduling.host import find_command, linger_user, user_manager_reachable
 from memwarden.scheduling.jobs import describe_interval
 from memwarden.scheduling.manifest import (
     InstalledFile,
@@ -93,7 +93,7 @@ def _refuse_another_gateways_timers(context: JobContext, target: str) -> None:
 def _current_crontab(context: JobContext, target: str, dry_run: bool) -> tuple[str | None, bool]:
     if target != "cron":
         return None, False
-    if dry_run and act.find_command("crontab", context.env) is None:
+    if dry_run and find_command("crontab", context.env) is None:
         return "", False
     return act.read_crontab(context.env)
 
