@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 from memwarden.fs.files import atomic_write, ensure_dir, missing_ancestors, sha256_file
 from memwarden.process.errors import UsageError
 from memwarden.process.runtime import JobResult
+from memwarden.scheduling.host import find_command
 from memwarden.scheduling.manifest import InstalledFile
 from memwarden.scheduling.plan import Command, removal_decision
 
@@ -67,11 +67,6 @@ def _unreachable(outcome: CommandOutcome) -> bool:
     return outcome.exit_code is None or any(
         words in outcome.output.lower() for words in UNREACHABLE
     )
-
-
-def find_command(name: str, env: Mapping[str, str]) -> str | None:
-    """Return the absolute path of `name` on the environment's PATH, or None."""
-    return shutil.which(name, path=env.get("PATH", os.defpath))
 
 
 def missing_commands(commands: list[Command], env: Mapping[str, str]) -> list[str]:

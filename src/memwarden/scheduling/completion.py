@@ -5,8 +5,6 @@ remove them again, when memwarden wrote them)."""
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +12,7 @@ from pathlib import Path
 from memwarden.fs.files import atomic_write
 from memwarden.fs.xdg import xdg_home
 from memwarden.process.runtime import JobContext, JobResult
+from memwarden.scheduling.host import find_command
 
 SHELLS = ("bash", "zsh", "fish")
 MARKER = "memwarden shell completion"
@@ -57,10 +56,9 @@ def locations(env: Mapping[str, str]) -> list[Location]:
 def install_completion(context: JobContext, dry_run: bool) -> JobResult:
     """Write the completion script of each shell present: the login shell and any on PATH."""
     login = Path(context.env.get("SHELL", "")).name
-    search = context.env.get("PATH", os.defpath)
     result = JobResult("install", data={"target": "completion", "dry_run": dry_run, "files": []})
     for location in locations(context.env):
-        if location.shell != login and not shutil.which(location.shell, path=search):
+        if location.shell != login and find_command(location.shell, context.env) is None:
             continue
         verb = "would write" if dry_run else "wrote"
         if not dry_run:  # its folder is created (0700) if missing

@@ -50,13 +50,12 @@ class HostFacts:
 
 def gather_host_facts(env: Mapping[str, str]) -> HostFacts:
     """Given the environment, return the facts about this machine's schedulers."""
-    path = env.get("PATH", os.defpath)
     return HostFacts(
         system=platform.system(),
-        has_systemctl=shutil.which("systemctl", path=path) is not None,
+        has_systemctl=find_command("systemctl", env) is not None,
         systemd_booted=Path("/run/systemd/system").is_dir(),
         user_manager=user_manager_reachable(env),
-        has_crontab=shutil.which("crontab", path=path) is not None,
+        has_crontab=find_command("crontab", env) is not None,
     )
 
 
@@ -115,7 +114,7 @@ def resolve_executable(
         candidates.append(Path(os.path.abspath(argv0)))
     if interpreter:
         candidates.append(Path(os.path.abspath(interpreter)).parent / "memwarden")
-    on_path = shutil.which("memwarden", path=env.get("PATH", os.defpath))
+    on_path = find_command("memwarden", env)
     if on_path:
         candidates.append(Path(os.path.abspath(on_path)))
     for candidate in candidates:
@@ -191,6 +190,11 @@ def unpinned_variables(
         and not name.startswith(RESERVED_ENV_PREFIXES)
         and env[name]
     )
+
+
+def find_command(name: str, env: Mapping[str, str]) -> str | None:
+    """Return the path of the command `name` on the environment's PATH, or None."""
+    return shutil.which(name, path=env.get("PATH", os.defpath))
 
 
 def is_executable(path: Path) -> bool:

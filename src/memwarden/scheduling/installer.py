@@ -13,7 +13,7 @@ from memwarden.fs.files import missing_ancestors, sha256_text
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
-from memwarden.scheduling.host import linger_user, user_manager_reachable
+from memwarden.scheduling.host import find_command, linger_user, user_manager_reachable
 from memwarden.scheduling.jobs import describe_interval
 from memwarden.scheduling.manifest import (
     InstalledFile,
@@ -93,7 +93,7 @@ def _refuse_another_gateways_timers(context: JobContext, target: str) -> None:
 def _current_crontab(context: JobContext, target: str, dry_run: bool) -> tuple[str | None, bool]:
     if target != "cron":
         return None, False
-    if dry_run and act.find_command("crontab", context.env) is None:
+    if dry_run and find_command("crontab", context.env) is None:
         return "", False
     return act.read_crontab(context.env)
 
@@ -176,8 +176,9 @@ def _apply(
         created += missing_ancestors(manifest_path(spec.storage_dir, plan.target).parent)
         manifest = _manifest(spec, plan, previous, installed, created, crontab_existed)
         saved = save_manifest(spec.storage_dir, manifest)
-    outcomes += [act.run_command(command, context.env) for command in plan.after]
-    active = activated(plan.activated, outcomes)
+    started = [act.run_command(command, context.env) for command in plan.after]
+    outcomes += started
+    active = activated(plan.activated, started)
     if active != list(plan.activated):
         # Only what was really enabled: doctor tells timers that are written but not running.
         manifest = replace(manifest, activated=active)
@@ -246,8 +247,9 @@ def _manifest(
 
 
 def activated(names: tuple[str, ...], outcomes: list[act.CommandOutcome]) -> list[str]:
-    """Given the timers (agents, crontab) an install activates and its commands' outcomes,
-    return those whose activating command did not fail."""
+    """Given the timers (agents, crontab) an install activates and the outcomes of the commands
+    that activate them, return those whose activating command did not fail (an unload before,
+    which fails when nothing was loaded, says nothing about them)."""
     failed = [outcome.command.argv for outcome in outcomes if not outcome.ok]
     return [name for name in names if not any(name in arg for argv in failed for arg in argv)]
 

@@ -58,7 +58,6 @@ class UninstallPlan:
     """An uninstall: stop the scheduler's entries, then (the manifest's files and folders
     removed) run `after`."""
 
-    target: str
     commands: tuple[Command, ...]
     after: tuple[Command, ...] = ()
 
@@ -101,11 +100,11 @@ def plan_uninstall(
                 for timer in timers
             ),
         )
-        return UninstallPlan("systemd", stops, after)
+        return UninstallPlan(stops, after)
     if manifest.target == "launchd":
         stops = tuple(_bootout(uid, label) for label in manifest.activated)
-        return UninstallPlan("launchd", stops)
-    return UninstallPlan("cron", _crontab_removal(manifest, current_crontab or ""))
+        return UninstallPlan(stops)
+    return UninstallPlan(_crontab_removal(manifest, current_crontab or ""))
 
 
 def _crontab_removal(manifest: Manifest, current: str) -> tuple[Command, ...]:

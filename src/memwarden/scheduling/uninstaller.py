@@ -111,7 +111,7 @@ def _dry_run(
     decisions: act.Decisions,
     keeps_record: bool,
 ) -> JobResult:
-    lines = [f"uninstall {plan.target} (dry run): nothing is removed and nothing is run"]
+    lines = [f"uninstall {manifest.target} (dry run): nothing is removed and nothing is run"]
     for command in plan.commands:
         lines.append(f"would run: {command.display()}")
         if command.stdin is not None:
@@ -120,7 +120,7 @@ def _dry_run(
         verb = {"remove": "would remove", "keep": "would keep (changed since install)"}
         lines.append(f"{verb.get(decision, 'already gone:')} {entry.path}")
     lines += [f"would run: {command.display()}" for command in plan.after]
-    record = manifest_path(context.storage_dir, plan.target)
+    record = manifest_path(context.storage_dir, manifest.target)
     if keeps_record:
         lines.append(f"would keep {record}, listing only the kept files (nothing scheduled)")
     else:
@@ -129,10 +129,10 @@ def _dry_run(
         lines += [f"would remove {folder} if empty" for folder in folders]
     result.lines = lines
     result.data = {
-        "target": plan.target,
+        "target": manifest.target,
         "dry_run": True,
         "files": [entry.path for entry in manifest.files],
         "commands": [command.to_json() for command in (*plan.commands, *plan.after)],
-        "summary": {"target": plan.target, "dry_run": True},
+        "summary": {"target": manifest.target, "dry_run": True},
     }
     return result

@@ -497,3 +497,16 @@ def test_install_warns_when_no_gateway_lives_in_the_state_dir(
     assert result.exit_code == 0
     assert "no OpenClaw gateway state here" in result.stderr
     assert "the timers will fail (exit 2) until it exists" in result.stderr
+
+
+def test_install_launchd_records_agents_whose_unload_first_found_nothing_as_activated(
+    capsys, stubs, isolated_env, monkeypatch
+):
+    # On a first install no agent is loaded: launchctl bootout fails, and bootstrap loads it.
+    monkeypatch.setenv("STUB_FAIL", f"bootout gui/{os.getuid()}/org.memwarden.health")
+    result = run_cli(capsys, "install", "launchd")
+    assert result.exit_code == 0, result.stderr
+    manifest = orjson.loads(
+        (isolated_env / ".local/state/memwarden/install/launchd.json").read_bytes()
+    )
+    assert manifest["activated"] == [f"org.memwarden.{job}" for job in JOBS]
