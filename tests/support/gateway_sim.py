@@ -181,12 +181,10 @@ class GatewaySimulator:
         store's era (SQLite: in place; file: new id) unless `reset_mode` is given.
         """
         from memwarden.openclaw.layout import discover
-        from memwarden.openclaw.sessions import load_all
+        from memwarden.openclaw.sessions import load_sessions, sort_newest_first
 
         deployment = discover(Path(state_dir), env={})
-        records, errors = load_all(deployment)
-        if errors:
-            raise ValueError(f"cannot seed the simulator: {errors[0]}")
+        records = sort_newest_first([r for a in deployment.agents for r in load_sessions(a)])
         agents = {agent.id: agent for agent in deployment.agents}
         eras = {agents[record.agent_id].era for record in records}
         options.setdefault("reset_mode", "new_id" if eras == {"file"} else "in_place")

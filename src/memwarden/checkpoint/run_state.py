@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from memwarden.agent_memory.handoff_files import handoff_name, main_file_agents
 from memwarden.checkpoint.commit.positions import file_owners, load_agent_records, load_stored
-from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.checkpoint.read.unchanged import settings_key
 from memwarden.checkpoint.records import AgentRecord, StoredSession
@@ -87,7 +86,7 @@ def build_run_state(
         settings=section,
         staleness=timedelta(hours=section.staleness_hours),
         redactor=build_redactor(section.redact_patterns, enabled=section.redact),
-        zone=resolve_timezone(timezone),
+        zone=context.zone,
         now=context.now(),
         stored=stored,
         owners=file_owners(stored.values()),

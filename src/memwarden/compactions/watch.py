@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.compactions import ledger
 from memwarden.openclaw import sqlite_ro
@@ -157,7 +156,6 @@ class _Watcher:
         appending: a run killed between the write and the ledger's commit never writes it twice.
         """
         # lazy: only a compaction that lost items is kept
-        from memwarden.checkpoint.digest.daily_log import local
         from memwarden.checkpoint.render.values import daily_header
         from memwarden.fs.files import atomic_append, memory_folder, read_text_if_exists
         from memwarden.fs.templating import render
@@ -165,7 +163,7 @@ class _Watcher:
         workspace = agent.workspace
         with nullcontext() if self.dry_run else self.context.memory_lock(agent.id):
             folder = memory_folder(workspace, create=not self.dry_run)
-            moment = local(assessment.compacted_at or self.now, self.zone)
+            moment = (assessment.compacted_at or self.now).astimezone(self.zone)
             path = folder / f"{moment.date().isoformat()}.md"
             name = f"memory/{path.name}"
             mark = f"dropped by compaction `{assessment.entry_id}`"
@@ -215,7 +213,7 @@ def watch_compactions(
     watcher = _Watcher(
         context,
         build_redactor(section.redact_patterns, enabled=section.redact),
-        resolve_timezone(context.config.general.timezone),
+        context.zone,
         context.now(),
         dry_run,
         report,

@@ -405,10 +405,6 @@ def write_record_file(path: Path, record: Any, root: Path) -> None:
     atomic_write(path, data + b"\n", root=root)
 
 
-def sha256_text(text: str) -> str:
-    return sha256_bytes(text.encode("utf-8"))
-
-
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from memwarden import __version__
-from memwarden.fs.files import load_record_file, sha256_file, sha256_text, write_record_file
+from memwarden.fs.files import load_record_file, sha256_bytes, sha256_file, write_record_file
 from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.scheduling.manifest import manifest_path
 
@@ -75,7 +75,7 @@ def save_record(
         record = HooksRecord(
             config_path=str(plan.config_path),
             config_before=previous.config_before if previous and same else config[0],
-            config_after_sha256=sha256_text(config[1]) if config[1] is not None else None,
+            config_after_sha256=sha256_bytes(config[1].encode()) if config[1] is not None else None,
             installed_at=plan.now.isoformat(),
             memwarden_version=__version__,
             created_dirs=list(dict.fromkeys(created)),

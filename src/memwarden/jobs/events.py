@@ -16,7 +16,6 @@ from typing import Any
 
 import orjson
 
-from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.jobs.common import positive_int, require_known_agents
 from memwarden.process.errors import GatewayConfigError, UsageError
 from memwarden.process.runtime import JobContext, JobResult
@@ -79,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(context: JobContext, options: argparse.Namespace) -> JobResult:
-    zone = resolve_timezone(context.config.general.timezone)  # None: the machine's
+    zone = context.zone  # None: the machine's
     since = parse_since(options.since, context.now(), zone) if options.since else None
     types = [part.strip() for item in options.type for part in item.split(",") if part.strip()]
     agent = options.agent.lower() if options.agent else None

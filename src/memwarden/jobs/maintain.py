@@ -52,8 +52,7 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
         try:
             report = step()
         except (MemwardenError, OSError, sqlite3.Error) as error:
-            reason = error.message if isinstance(error, MemwardenError) else str(error)
-            report = StepReport(name, problems=[f"{name}: {reason}"], failures=1)
+            report = StepReport(name, problems=[f"{name}: {error}"], failures=1)
         if report is not None:
             reports.append(report)
     return _result(reports, dry_run)

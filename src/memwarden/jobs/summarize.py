@@ -41,7 +41,6 @@ from memwarden.agent_memory.observations import (
     shorten,
     unlisted,
 )
-from memwarden.checkpoint.digest.daily_log import resolve_timezone
 from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.digest.redact import build_redactor
 from memwarden.fs.files import atomic_write
@@ -359,7 +358,7 @@ def _write(
     note: str,
 ) -> JobResult:
     key = ended.session_key
-    zone = resolve_timezone(context.config.general.timezone)
+    zone = context.zone
     written = context.now()
     text = render(
         TEMPLATE,

@@ -9,7 +9,6 @@ from contextlib import nullcontext
 from datetime import date
 from pathlib import Path
 
-from memwarden.checkpoint.digest.daily_log import local, resolve_timezone
 from memwarden.fs.files import check_inside, ensure_dir
 from memwarden.maintenance.facts import list_files
 from memwarden.maintenance.report import StepReport
@@ -33,7 +32,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
         return None
     report = StepReport("daily_logs")
     # Today in general.timezone (else the machine's local zone).
-    today = local(context.now(), resolve_timezone(context.config.general.timezone)).date()
+    today = context.now().astimezone(context.zone).date()
     moved = "would move" if dry_run else "moved"
     moved_total = 0
     for agent in agents:
@@ -53,8 +52,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
                         moved_total += 1
                         report.lines.append(f"  {agent.id}: {moved} {name} to memory/{relative}")
         except (MemwardenError, OSError) as error:
-            reason = error.message if isinstance(error, MemwardenError) else str(error)
-            report.fail(f"agent {agent.id}: daily logs not archived: {reason}")
+            report.fail(f"agent {agent.id}: daily logs not archived: {error}")
     verb = "would archive" if dry_run else "archived"
     report.lines.append(f"daily logs: {verb} {moved_total} older than {after_days} days")
     report.data = {"archived": moved_total}

@@ -27,7 +27,6 @@ from memwarden.openclaw.fields import describe, epoch_ms, moment
 from memwarden.openclaw.fields import integer as _integer
 from memwarden.openclaw.fields import text as _text
 from memwarden.openclaw.keys import SessionKind, classify, names_automation
-from memwarden.openclaw.layout import Deployment
 from memwarden.openclaw.transcripts import TranscriptLocation
 from memwarden.process.errors import StoreError, describe_os_error
 
@@ -142,25 +141,6 @@ def load_sessions(
     else:
         problems.extend(found)
     return sort_newest_first(records)
-
-
-def load_all(
-    deployment: Deployment, *, automation: bool = True, transcripts: bool = True
-) -> tuple[list[SessionRecord], list[StoreError]]:
-    """Given a deployment, return every agent's sessions (without automation ones unless
-    `automation`, without transcripts unless `transcripts`: see load_sessions) and the errors
-    of agents that failed.
-
-    One agent's unreadable store never hides the others' sessions.
-    """
-    records: list[SessionRecord] = []
-    errors: list[StoreError] = []
-    for agent in deployment.agents:
-        try:
-            records.extend(load_sessions(agent, automation=automation, transcripts=transcripts))
-        except StoreError as error:
-            errors.append(error)
-    return sort_newest_first(records), errors
 
 
 def sort_newest_first(records: list[SessionRecord]) -> list[SessionRecord]:

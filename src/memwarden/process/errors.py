@@ -15,7 +15,7 @@ EXIT_LOCKED = 75
 
 
 class MemwardenError(Exception):
-    """An expected failure with a message meant for the operator."""
+    """An expected failure with a message meant for the operator; `str(error)` is that message."""
 
     exit_code = EXIT_FAILURES
 

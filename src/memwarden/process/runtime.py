@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,6 +104,21 @@ class JobContext:
     def now(self) -> datetime:
         """Return the current time, aware UTC (tests may set `clock` to a callable)."""
         return self.clock() if self.clock else datetime.now(UTC)
+
+    @cached_property
+    def zone(self) -> tzinfo | None:
+        """The zone of `general.timezone`, or None for the machine's local zone. Raise
+        ConfigError naming the option if the zone is unknown."""
+        name = self.config.general.timezone
+        if not name.strip():
+            return None
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            return ZoneInfo(name.strip())
+        except (ZoneInfoNotFoundError, ValueError) as error:
+            message = f"general.timezone: unknown time zone {name!r} (an IANA name: Europe/Paris)"
+            raise ConfigError([message]) from error
 
     @cached_property
     def storage(self) -> Storage:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memwarden import __version__
-from memwarden.fs.files import missing_ancestors, sha256_text
+from memwarden.fs.files import missing_ancestors, sha256_bytes
 from memwarden.process.errors import EXIT_FAILURES, GatewayNotFound, UsageError
 from memwarden.process.runtime import JobContext, JobResult, Problem
 from memwarden.scheduling import act
@@ -168,7 +168,7 @@ def _apply(
             created += act.make_dirs(folder)
         for planned in files:
             created += act.write_file(planned.path, planned.content, planned.mode)
-            digest = sha256_text(planned.content)
+            digest = sha256_bytes(planned.content.encode())
             installed.append(InstalledFile(str(planned.path), digest, planned.role))
             result.lines.append(f"wrote {planned.path}")
     finally:

@@ -296,7 +296,7 @@ def _unknown_time_zone(values: Mapping[str, Any], sources: Mapping[str, str]) ->
         return []
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # only when a zone is set
 
-    try:  # as the jobs read it (checkpoint.digest.daily_log.resolve_timezone): a key, never a path
+    try:  # as the jobs read it (process.runtime.JobContext.zone): a key, never a path
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         option = OPTIONS_BY_KEY["general.timezone"]

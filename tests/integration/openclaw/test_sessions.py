@@ -435,30 +435,33 @@ def test_load_sessions_agent_without_store_empty(tmp_path):
 # --- several agents ------------------------------------------------------------------------------
 
 
-def test_load_all_one_corrupt_agent_isolated(tmp_path):
+def test_load_sessions_one_corrupt_agent_others_still_read(tmp_path):
     state = make_file_era_state(tmp_path)
     broken = state.state_dir / "agents" / "broken" / "sessions"
     broken.mkdir(parents=True)
     (broken / "sessions.json").write_text("{oops")
     deployment = discover(state.state_dir, env={})
-    records, errors = sessions.load_all(deployment)
+    records = sessions.load_sessions(deployment.agent("main"))
     assert [record.key for record in records] == [
         "agent:main:hot",
         "agent:main:fixture",
         "agent:main:main",
     ]
-    assert len(errors) == 1
-    assert str(broken / "sessions.json") in errors[0].message
+    with pytest.raises(StoreError) as caught:
+        sessions.load_sessions(deployment.agent("broken"))
+    assert str(broken / "sessions.json") in caught.value.message
 
 
-def test_load_all_mixed_eras_sorted_together(tmp_path):
+def test_load_sessions_mixed_eras_sorted_together(tmp_path):
     state = make_file_era_state(tmp_path / "a")
     sqlite_copy = make_sqlite_era_state(tmp_path / "b")
     target = state.state_dir / "agents" / "ops" / "agent"
     target.mkdir(parents=True)
     sqlite_copy.sqlite_path.rename(target / "openclaw-agent.sqlite")
-    records, errors = sessions.load_all(discover(state.state_dir, env={}))
-    assert errors == []
+    deployment = discover(state.state_dir, env={})
+    records = sessions.sort_newest_first(
+        [record for agent in deployment.agents for record in sessions.load_sessions(agent)]
+    )
     assert [(record.agent_id, record.transcript.kind) for record in records][:2] == [
         ("ops", "sqlite"),
         ("main", "file"),

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from datetime import date, datetime, tzinfo
 from typing import TYPE_CHECKING, NamedTuple
 
-from memwarden.process.errors import ConfigError
-
 if TYPE_CHECKING:
     from memwarden.checkpoint.digest.extract import Excerpt
 
@@ -25,27 +23,6 @@ class DayGroup(NamedTuple):
     messages: list[Excerpt]
 
 
-def resolve_timezone(name: str) -> tzinfo | None:
-    """Given `general.timezone`, return its zone, or None for the machine's local zone.
-
-    Raise ConfigError naming the option if the zone is unknown.
-    """
-    if not name.strip():
-        return None
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        return ZoneInfo(name.strip())
-    except (ZoneInfoNotFoundError, ValueError) as error:
-        message = f"general.timezone: unknown time zone {name!r} (an IANA name: Europe/Paris)"
-        raise ConfigError([message]) from error
-
-
-def local(moment: datetime, zone: tzinfo | None) -> datetime:
-    """Given an aware datetime, return it in `zone` (None: the machine's local zone)."""
-    return moment.astimezone(zone) if zone is not None else moment.astimezone()
-
-
 def group_by_day(
     messages: Sequence[Excerpt], zone: tzinfo | None, fallback: datetime
 ) -> list[DayGroup]:
@@ -55,6 +32,6 @@ def group_by_day(
     """
     days: dict[date, list[Excerpt]] = {}
     for message in messages:
-        day = local(message.time or fallback, zone).date()
+        day = (message.time or fallback).astimezone(zone).date()
         days.setdefault(day, []).append(message)
     return [DayGroup(day, grouped) for day, grouped in sorted(days.items())]

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.agent_memory.observations import cut
 from memwarden.checkpoint.digest.conversation import Conversation, Said
-from memwarden.checkpoint.digest.daily_log import local
 from memwarden.checkpoint.render.values import (
     GENERATED_AT_PLACEHOLDER,
     demote_headings,
@@ -236,7 +235,7 @@ def _item(item: Said, zone: tzinfo | None) -> dict[str, Any]:
 def _day(at: float | None, zone: tzinfo | None) -> str | None:
     if at is None:
         return None
-    return local(datetime.fromtimestamp(at, UTC), zone).date().isoformat()
+    return datetime.fromtimestamp(at, UTC).astimezone(zone).date().isoformat()
 
 
 def _nearest(good: Callable[[int], bool], guess: int, high: int) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memwarden.agent_memory.observations import marked_lines, shorten
 from memwarden.checkpoint.digest.conversation import ContextSize
-from memwarden.checkpoint.digest.daily_log import DayGroup, local
+from memwarden.checkpoint.digest.daily_log import DayGroup
 from memwarden.checkpoint.render.bundled import BUNDLED
 from memwarden.fs.templating import render
 from memwarden.openclaw.context_count import (
@@ -60,7 +60,7 @@ def daily_entry_values(
     replies = [message for message in group.messages if message.role == "assistant"]
     said = []
     for message in group.messages:
-        time = local(message.time or fallback, zone).strftime("%H:%M")
+        time = (message.time or fallback).astimezone(zone).strftime("%H:%M")
         if message.role == "user":
             lines = [message.text]
         else:
@@ -69,8 +69,8 @@ def daily_entry_values(
             {"time": time, "who": message.role, "text": shorten(line, max_chars)} for line in lines
         ]
     return {
-        "time": local(last.time or fallback, zone).strftime("%H:%M"),
-        "first_time": local(first.time or fallback, zone).strftime("%H:%M"),
+        "time": (last.time or fallback).astimezone(zone).strftime("%H:%M"),
+        "first_time": (first.time or fallback).astimezone(zone).strftime("%H:%M"),
         "session": {"key": session_key, "id": session_id},
         "requests": len(requests),
         "outputs": len(replies),
@@ -182,4 +182,4 @@ def minute(at: float | datetime | None, zone: tzinfo | None) -> str | None:
     if at is None:
         return None
     moment = at if isinstance(at, datetime) else datetime.fromtimestamp(at, UTC)
-    return local(moment, zone).isoformat(timespec="minutes")
+    return moment.astimezone(zone).isoformat(timespec="minutes")

@@ -11,14 +11,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memwarden.checkpoint.digest.conversation import Conversation, Said
-from memwarden.checkpoint.digest.daily_log import group_by_day, resolve_timezone
+from memwarden.checkpoint.digest.daily_log import group_by_day
 from memwarden.checkpoint.digest.extract import Excerpt
 from memwarden.checkpoint.read.gather import archives_near
 from memwarden.checkpoint.render.bundled import active_context
 from memwarden.checkpoint.render.handoff import Handoff, fit_handoff
 from memwarden.openclaw.bootstrap import js_length
 from memwarden.openclaw.keys import SessionKind
-from memwarden.process.errors import ConfigError
 from memwarden.settings.config import defaults
 
 T0 = datetime(2026, 11, 28, 9, 0, tzinfo=UTC).timestamp()
@@ -173,13 +172,6 @@ def test_group_by_day_splits_messages_at_local_midnight():
         ("2026-11-22", ["late"]),
         ("2026-11-23", ["after midnight", "no time"]),
     ]
-
-
-def test_resolve_timezone_empty_is_local_and_unknown_is_a_config_error():
-    assert resolve_timezone("") is None
-    assert resolve_timezone("Asia/Tokyo") == ZoneInfo("Asia/Tokyo")
-    with pytest.raises(ConfigError, match=r"general\.timezone: unknown time zone 'Mars/Olympus'"):
-        resolve_timezone("Mars/Olympus")
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 7, 33])
