@@ -68,7 +68,7 @@ def prune(context: JobContext, dry_run: bool = False) -> JobResult:
                 entry["compacted"] = _prune_legacy(context, agent_id, snapshots, doomed)
                 _forget(context, agent_id, [s for s in doomed if not s.legacy])
         except (OSError, MemwardenError) as error:
-            entry["error"] = getattr(error, "message", None) or str(error)
+            entry["error"] = str(error)  # a MemwardenError's text is its message
             result.problems.append(f"history of agent {agent_id}: {entry['error']}")
         else:
             doomed_shared += [s for s in doomed if not s.legacy]
@@ -81,8 +81,7 @@ def prune(context: JobContext, dry_run: bool = False) -> JobResult:
             if _prune_shared(context, doomed_shared):
                 result.lines.append("history store: pruned and repacked")
         except (OSError, MemwardenError) as error:
-            message = getattr(error, "message", None) or str(error)
-            result.problems.append(f"history store: {message}")
+            result.problems.append(f"history store: {error}")
     result.exit_code = 1 if result.problems else 0
     return result
 

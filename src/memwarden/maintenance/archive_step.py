@@ -53,8 +53,7 @@ def archive_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
                         moved_total += 1
                         report.lines.append(f"  {agent.id}: {moved} {name} to memory/{relative}")
         except (MemwardenError, OSError) as error:
-            reason = error.message if isinstance(error, MemwardenError) else str(error)
-            report.fail(f"agent {agent.id}: daily logs not archived: {reason}")
+            report.fail(f"agent {agent.id}: daily logs not archived: {error}")
     verb = "would archive" if dry_run else "archived"
     report.lines.append(f"daily logs: {verb} {moved_total} older than {after_days} days")
     report.data = {"archived": moved_total}

@@ -87,8 +87,7 @@ def handoff_step(context: JobContext, agents: list[Agent], dry_run: bool) -> Ste
             if moved and not dry_run:
                 _refresh(context, report, sharing)
         except (MemwardenError, OSError) as error:
-            reason = error.message if isinstance(error, MemwardenError) else str(error)
-            report.fail(f"agent {label}: handoffs not archived: {reason}")
+            report.fail(f"agent {label}: handoffs not archived: {error}")
     verb = "would archive" if dry_run else "archived"
     report.lines.append(
         f"handoffs: {verb} {archived} of conversations idle for more than {after_days} days"
