@@ -232,7 +232,23 @@ class GitStore:
     def __init__(self, git_dir: Path, executable: str = "git", path_env: str | None = None):
         self.git_dir = git_dir
         self.executable = executable
-        self.env = sanitized_env(git_dir, path_env)
+        # The whole environment git runs with: nothing of the caller's git.
+        self.env = {
+            "PATH": path_env or os.environ.get("PATH", os.defpath),
+            # git < 2.32 has no GIT_CONFIG_GLOBAL: a HOME without a .gitconfig has the same effect.
+            "HOME": str(git_dir),
+            "GIT_DIR": str(git_dir),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_ATTR_NOSYSTEM": "1",
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_AUTHOR_NAME": IDENTITY,
+            "GIT_AUTHOR_EMAIL": IDENTITY_EMAIL,
+            "GIT_COMMITTER_NAME": IDENTITY,
+            "GIT_COMMITTER_EMAIL": IDENTITY_EMAIL,
+            "LC_ALL": "C",
+            "TZ": "UTC",
+        }
 
     def exists(self) -> bool:
         return (self.git_dir / "HEAD").is_file()
@@ -449,23 +465,3 @@ def _widen_pipe(pipe: IO[bytes] | None) -> None:
         return
     with contextlib.suppress(OSError):
         fcntl.fcntl(pipe.fileno(), size_flag, PIPE_BYTES)
-
-
-def sanitized_env(git_dir: Path, path_env: str | None = None) -> Mapping[str, str]:
-    """Given the store, return the whole environment git runs with (nothing of the caller's git)."""
-    return {
-        "PATH": path_env or os.environ.get("PATH", os.defpath),
-        # git < 2.32 has no GIT_CONFIG_GLOBAL: a HOME without a .gitconfig has the same effect.
-        "HOME": str(git_dir),
-        "GIT_DIR": str(git_dir),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_ATTR_NOSYSTEM": "1",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_AUTHOR_NAME": IDENTITY,
-        "GIT_AUTHOR_EMAIL": IDENTITY_EMAIL,
-        "GIT_COMMITTER_NAME": IDENTITY,
-        "GIT_COMMITTER_EMAIL": IDENTITY_EMAIL,
-        "LC_ALL": "C",
-        "TZ": "UTC",
-    }

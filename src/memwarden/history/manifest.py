@@ -76,22 +76,18 @@ def save_manifests(connection: sqlite3.Connection, manifests: Mapping[str, Manif
                 manifest.snapshot_id,
                 manifest.commit,
                 manifest.hashed_at_ns,
-                orjson.dumps(_files_json(manifest)).decode(),
+                orjson.dumps(
+                    {name: [*stat, sha] for name, (stat, sha) in sorted(manifest.files.items())}
+                ).decode(),
             )
             for agent_id, manifest in manifests.items()
         ],
     )
 
 
-def _files_json(manifest: Manifest) -> dict[str, list]:
-    return {
-        name: [stat.size, stat.mtime_ns, stat.ctime_ns, stat.inode, sha]
-        for name, (stat, sha) in sorted(manifest.files.items())
-    }
-
-
 def _files(files_json: str) -> dict[str, tuple[FileStat, str]]:
-    """Given `files_json` as `save_manifests` wrote it, return {path: (stat, blob id)}."""
+    """Given `files_json` as `save_manifests` wrote it ({path: [size, mtime_ns, ctime_ns, inode,
+    blob id]}), return {path: (stat, blob id)}."""
     # Plain tuples compare equal to FileStat and cost less to build, thousands at a time.
     raw = orjson.loads(files_json)
     return {name: (tuple(values[:4]), values[4]) for name, values in raw.items()}

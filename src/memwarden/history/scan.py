@@ -113,9 +113,11 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
             raise HistoryError(f"{folder}: cannot read this folder: {reason(error)}") from None
         scan.memory_found = True
         for entry in entries:
-            relative = prefix + entry.name
-            if not _utf8(entry.name):
+            try:
+                entry.name.encode("utf-8")
+            except UnicodeEncodeError:
                 continue  # not kept: git paths are UTF-8
+            relative = prefix + entry.name
             if entry.is_symlink():
                 scan.symlinks.append(relative)
             elif entry.is_dir(follow_symlinks=False):
@@ -123,11 +125,3 @@ def _scan_memory(memory: Path, scan: Scan) -> None:
                     pending.append((entry.path, relative + "/"))
             elif entry.is_file(follow_symlinks=False) and not TEMP_NAME.match(entry.name):
                 scan.files[relative] = FileStat.of(entry.stat(follow_symlinks=False))
-
-
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -218,8 +218,11 @@ class _Batch:
     def add(self, plan: Plan, taken: Snapshot) -> None:
         """Stream the snapshot `taken` of `plan` to git."""
         snapshot_id = self.ids[len(self.plans)]
-        message = _message(snapshot_id, taken)
-        commit = SnapshotCommit(_tree_files(plan), message, int(taken.created_at))
+        files = [
+            TreeFile(path, sha, plan.contents.get(path))
+            for path, sha in sorted(plan.current.items())
+        ]
+        commit = SnapshotCommit(files, _message(snapshot_id, taken), int(taken.created_at))
         self.plans.append(plan)
         self.commits.append(commit)
         self.importer.add(commit)
@@ -245,11 +248,6 @@ class _Batch:
             plan.agent_id: plan.taken._replace(id=snapshot_id, commit=sha)  # type: ignore[union-attr]
             for plan, snapshot_id, sha in zip(self.plans, self.ids, shas, strict=False)
         }
-
-
-def _tree_files(plan: Plan) -> list[TreeFile]:
-    contents = plan.contents
-    return [TreeFile(path, sha, contents.get(path)) for path, sha in sorted(plan.current.items())]
 
 
 def _with_data(workspace: Path, files: Sequence[TreeFile]) -> list[TreeFile]:
