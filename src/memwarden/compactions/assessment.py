@@ -213,13 +213,6 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text) is not None
 
 
-def lost_items(items: Sequence[Item], surviving_texts: Iterable[str]) -> list[Item]:
-    """Given a span's items and the texts that survived (summary, kept entries), return the
-    items lost, in order."""
-    haystack = Haystack.of(surviving_texts)
-    return [item for item in items if not survives(item, haystack)]
-
-
 @dataclass(frozen=True)
 class Assessment:
     """What one compaction did to a conversation, every text masked."""
@@ -269,9 +262,9 @@ def assess(span: CompactedSpan, redact: Redact, entry_id: str) -> Assessment:
     compaction = span.compaction
     messages = kept_messages(span.span, redact)
     items = span_items(messages)
-    summary = redact(compaction.summary)
-    surviving = [summary, *(message.text for message in kept_messages(span.kept, redact))]
-    lost = lost_items(items, surviving)
+    kept = kept_messages(span.kept, redact)
+    surviving = Haystack.of([redact(compaction.summary), *(message.text for message in kept)])
+    lost = [item for item in items if not survives(item, surviving)]
     summary_chars = len(" ".join(compaction.summary.split()))
     return Assessment(
         entry_id=entry_id,
