@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -112,10 +112,7 @@ class Item:
         return f"TODO: {self.text}" if self.kind == "todo" else f"file: {self.text}"
 
     def to_json(self) -> dict[str, str]:
-        found = {"kind": self.kind, "text": self.text}
-        if self.marker:
-            found["marker"] = self.marker
-        return found
+        return {name: value for name, value in asdict(self).items() if value is not None}
 
 
 def lost_text(items: Sequence[Item], shown: int = 3) -> str:
