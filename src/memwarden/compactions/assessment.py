@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -112,10 +112,7 @@ class Item:
         return f"TODO: {self.text}" if self.kind == "todo" else f"file: {self.text}"
 
     def to_json(self) -> dict[str, str]:
-        found = {"kind": self.kind, "text": self.text}
-        if self.marker:
-            found["marker"] = self.marker
-        return found
+        return {name: value for name, value in asdict(self).items() if value is not None}
 
 
 def lost_text(items: Sequence[Item], shown: int = 3) -> str:
@@ -213,13 +210,6 @@ def _named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text) is not None
 
 
-def lost_items(items: Sequence[Item], surviving_texts: Iterable[str]) -> list[Item]:
-    """Given a span's items and the texts that survived (summary, kept entries), return the
-    items lost, in order."""
-    haystack = Haystack.of(surviving_texts)
-    return [item for item in items if not survives(item, haystack)]
-
-
 @dataclass(frozen=True)
 class Assessment:
     """What one compaction did to a conversation, every text masked."""
@@ -269,9 +259,9 @@ def assess(span: CompactedSpan, redact: Redact, entry_id: str) -> Assessment:
     compaction = span.compaction
     messages = kept_messages(span.span, redact)
     items = span_items(messages)
-    summary = redact(compaction.summary)
-    surviving = [summary, *(message.text for message in kept_messages(span.kept, redact))]
-    lost = lost_items(items, surviving)
+    kept = kept_messages(span.kept, redact)
+    surviving = Haystack.of([redact(compaction.summary), *(message.text for message in kept)])
+    lost = [item for item in items if not survives(item, surviving)]
     summary_chars = len(" ".join(compaction.summary.split()))
     return Assessment(
         entry_id=entry_id,

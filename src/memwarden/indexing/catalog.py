@@ -77,9 +77,7 @@ def parse_rules(tables: Iterable[Mapping[str, str]]) -> tuple[list[Rule], dict[s
     for table in tables:
         name = table["name"].strip() or OTHER
         rules.append(Rule(table["glob"], name, re.compile(translate(table["glob"].lower()))))
-        if table.get("description") and name not in descriptions:
-            descriptions[name] = table["description"].strip()
-        descriptions.setdefault(name, "")
+        descriptions.setdefault(name, (table.get("description") or "").strip())
     descriptions.setdefault(OTHER, OTHER_DESCRIPTION)
     return rules, descriptions
 
@@ -260,9 +258,7 @@ def fit(categories: Sequence[Category], cap: int, render: Render) -> Catalog:
     if best is not None:
         return best
     short = attempt(Plan(collapse_dated=True, row_limit=0, short_how_to=True))
-    if short.fits:
-        return short
-    return attempt(Plan(collapse_dated=True, row_limit=0, short_how_to=True, protect=False))
+    return short if short.fits else attempt(short.plan._replace(protect=False))
 
 
 def _largest_row_limit(

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 import memwarden
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write, ensure_dir, sha256_text
 from memwarden.fs.templating import render
 from memwarden.history.snapshots import snapshot
 from memwarden.indexing.catalog import (
@@ -214,10 +214,9 @@ def write_index_file(
             current = text
     if not dry_run and not outcome.unreadable and current is not None:
         reported = orjson.dumps({name: getattr(outcome, name) for name in REPORTED}).decode()
-        digest = hashlib.sha256(current.encode()).hexdigest()
         context.state.connection.execute(
             "INSERT OR REPLACE INTO index_outputs VALUES (?, ?, ?, ?, ?)",
-            (real, inputs, digest, reported, time.time()),
+            (real, inputs, sha256_text(current), reported, time.time()),
         )
 
 
@@ -252,7 +251,7 @@ def _reuse_last(
     row = context.state.connection.execute(
         "SELECT outcome_json FROM index_outputs "
         "WHERE workspace = ? AND inputs_sha256 = ? AND index_sha256 = ?",
-        (real, inputs, hashlib.sha256(current.encode()).hexdigest()),
+        (real, inputs, sha256_text(current)),
     ).fetchone()
     if row is None:
         return False

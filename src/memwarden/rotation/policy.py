@@ -60,12 +60,6 @@ class Policy:
             automation_patterns=tuple(settings.automation_patterns),
         )
 
-    def limit_for(self, context_tokens: int | None) -> int:
-        """Given a session's context window (None when unknown), return its token limit."""
-        if not context_tokens:
-            return self.threshold_tokens
-        return min(self.threshold_tokens, math.ceil(self.context_ratio * context_tokens))
-
 
 @dataclass(frozen=True)
 class Decision:
@@ -182,7 +176,9 @@ def _judge(
     now_ms: int,
     confirmed: Mapping[str, TranscriptContext | None],
 ) -> Decision:
-    limit = policy.limit_for(row.context_tokens)
+    limit = policy.threshold_tokens
+    if row.context_tokens:  # a share of the session's own window, when that is less
+        limit = min(limit, math.ceil(policy.context_ratio * row.context_tokens))
     tokens, source, measure = _count(row, confirmed)
     wanted = tokens is not None and tokens >= limit
 

@@ -14,7 +14,6 @@ from memwarden.compactions.assessment import (
     compacted_spans,
     grade,
     key_words,
-    lost_items,
     span_items,
     survives,
 )
@@ -201,13 +200,24 @@ def test_path_survives_by_its_path_or_file_name(text, expected):
     assert survives(Item("path", "src/billing/cron.py"), Haystack.of([text])) is expected
 
 
-def test_lost_items_looks_in_the_summary_and_the_kept_texts():
-    items = [
-        Item("marker", "[DECISION] store the ledger in PostgreSQL", "DECISION"),
-        Item("todo", "rotate the webhook secret"),
+def test_assess_looks_for_items_in_the_summary_and_the_kept_texts():
+    (span,) = compacted_spans(
+        entries(
+            message("u1", "user", "[DECISION] store the ledger in PostgreSQL"),
+            message("u2", "user", "TODO: rotate the webhook secret"),
+            message("u3", "user", "[GOTCHA] the cron runs twice at midnight"),
+            message("u4", "user", "then: rotate that webhook secret now"),
+            compaction("c1", "u4", summary="Decided: ledger goes to PostgreSQL 16."),
+        )
+    )
+    assessment = assess(span, lambda text: text, "c1")
+    assert [item.text for item in assessment.items] == [
+        "[DECISION] store the ledger in PostgreSQL",
+        "[GOTCHA] the cron runs twice at midnight",
+        "rotate the webhook secret",
     ]
-    lost = lost_items(items, ["a summary about nothing", "then: rotate that webhook secret now"])
-    assert lost == [items[0]]
+    # the decision survives in the summary, the task in the kept message
+    assert [item.text for item in assessment.lost] == ["[GOTCHA] the cron runs twice at midnight"]
 
 
 # assessment and grading -------------------------------------------------------------------
