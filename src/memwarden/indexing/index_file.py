@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 import memwarden
-from memwarden.fs.files import atomic_write, ensure_dir, sha256_text
+from memwarden.fs.files import atomic_write, ensure_dir, sha256_bytes
 from memwarden.fs.templating import render
 from memwarden.history.snapshots import snapshot
 from memwarden.indexing.catalog import (
@@ -216,7 +216,7 @@ def write_index_file(
         reported = orjson.dumps({name: getattr(outcome, name) for name in REPORTED}).decode()
         context.state.connection.execute(
             "INSERT OR REPLACE INTO index_outputs VALUES (?, ?, ?, ?, ?)",
-            (real, inputs, sha256_text(current), reported, time.time()),
+            (real, inputs, sha256_bytes(current.encode()), reported, time.time()),
         )
 
 
@@ -251,7 +251,7 @@ def _reuse_last(
     row = context.state.connection.execute(
         "SELECT outcome_json FROM index_outputs "
         "WHERE workspace = ? AND inputs_sha256 = ? AND index_sha256 = ?",
-        (real, inputs, sha256_text(current)),
+        (real, inputs, sha256_bytes(current.encode())),
     ).fetchone()
     if row is None:
         return False
