@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memwarden.fs.files import atomic_write, ensure_dir, sha256_bytes
 from memwarden.gateway_hooks.plan import HooksPlan
-from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, hook_files
+from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, shipped_files
 from memwarden.process.errors import UsageError
 from memwarden.store.storage import backup_name
 
@@ -98,7 +98,7 @@ def remove_hook(
     if folder.is_symlink() or not _is_memwarden_hook(folder, name):
         plan.problems.append(f"{folder}: not memwarden's {name} hook; left in place")
         return entry | {"files": "foreign"}
-    shipped = _shipped_files(name)
+    shipped = shipped_files(name)
     current = {file: current_bytes(folder / file) for file in (*HOOK_FILES, SETTINGS_FILE)}
     ours = {file: payload for file, payload in current.items() if payload}
     edited = [
@@ -147,10 +147,3 @@ def _unchanged(current: bytes, recorded_sha256: str | None, shipped: bytes | Non
     if recorded_sha256 is not None:
         return sha256_bytes(current) == recorded_sha256
     return shipped is None or current == shipped
-
-
-def _shipped_files(name: str) -> dict[str, bytes]:
-    try:
-        return hook_files(name)
-    except UsageError:
-        return {}
