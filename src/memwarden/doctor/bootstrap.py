@@ -38,7 +38,8 @@ def check_bootstrap(
 
     def overrun_finding(key: str, overrun: Overrun, cap: str) -> Finding:
         message = f"agent {agent_id}: {describe_overrun(workspace, overrun)}"
-        fix = f"{SET_CAP}.{cap} {_round_up(overrun.chars)}"
+        # The next multiple of 5,000 above the length: a cap with some room to grow.
+        fix = f"{SET_CAP}.{cap} {(overrun.chars // 5000 + 1) * 5000}"
         return Finding(f"bootstrap.{agent_id}.{key}", "warning", message, fix)
 
     findings = []
@@ -46,18 +47,16 @@ def check_bootstrap(
     for name, length in [(INDEX_PATH, shared.get(INDEX_PATH)), *sorted(handoffs.items())]:
         if length is None:
             continue
+        key = name.removeprefix("memory/")  # INDEX.md, ACTIVE_CONTEXT.md, sessions/<conv>.md
         overrun = overruns.get(name)
         if overrun is not None:
-            key = name.removeprefix("memory/")
             findings.append(overrun_finding(key, overrun, "bootstrapMaxChars"))
         elif name in (INDEX_PATH, ACTIVE_CONTEXT_PATH):
             message = (
                 f"agent {agent_id}: {name} fits the bootstrap cap ({length:,} of "
                 f"{max_chars:,} characters)"
             )
-            findings.append(
-                Finding(f"bootstrap.{agent_id}.{name.rsplit('/', 1)[-1]}", "ok", message)
-            )
+            findings.append(Finding(f"bootstrap.{agent_id}.{key}", "ok", message))
         else:
             fitting.append(length)
     if fitting:
@@ -70,8 +69,3 @@ def check_bootstrap(
     if total is not None:
         findings.append(overrun_finding("total", total, "bootstrapTotalMaxChars"))
     return findings
-
-
-def _round_up(length: int) -> int:
-    """The next multiple of 5,000 above `length`: a cap with some room to grow."""
-    return (length // 5000 + 1) * 5000

@@ -26,8 +26,9 @@ from memwarden.gateway_hooks.shipped import (
     HOOK_NAMES,
     SETTINGS_FILE,
     STARTS_EXECUTABLE,
+    current_bytes,
     installed_setting,
-    outdated_files,
+    shipped_files,
 )
 from memwarden.health.checks import unknown_check_patterns
 from memwarden.health.deliveries import FOLDER as DELIVERIES
@@ -227,13 +228,10 @@ def hooks(deployment: Deployment, deliveries: Path) -> list[Finding]:
 
 def installed_hook_problems(folder: Path, name: str, deliveries: Path) -> list[str]:
     """What makes an installed hook differ from what `memwarden install hooks` would install."""
-    try:
-        changed = outdated_files(folder, name)
-    except UsageError:
-        changed = []  # no hook sources in this install: `memwarden install hooks` says so
     problems = [
         f"{file} differs from this memwarden's (another version, or edited; install keeps a copy)"
-        for file in changed
+        for file, payload in shipped_files(name).items()
+        if current_bytes(folder / file) != payload
     ]
     if name not in STARTS_EXECUTABLE:
         receipts = installed_setting(folder, "deliveries")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memwarden.fs.files import atomic_write, ensure_dir, sha256_bytes
 from memwarden.gateway_hooks.plan import HooksPlan
-from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, hook_files
+from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, shipped_files
 from memwarden.process.errors import UsageError
 from memwarden.store.storage import backup_name
 
@@ -46,12 +46,16 @@ def copy_hook(
     folder = plan.hooks_dir / name
     current = {file: current_bytes(folder / file) for file in files}
     changed = [file for file, payload in files.items() if current[file] != payload]
-    replaced = {
-        file: _origin(current[file], known.get(f"{name}/{file}"))
-        for file in changed
-        if current[file] is not None
-    }
-    replaced = {file: origin for file, origin in replaced.items() if origin != "installed"}
+    # A file replaced that is not as memwarden wrote it: `edited` since (it differs from its
+    # recorded SHA-256) or `unknown` (written by a memwarden that recorded none).
+    recorded = {file: known.get(f"{name}/{file}") for file in changed if current[file] is not None}
+    edited = sorted(
+        file
+        for file, sha256 in recorded.items()
+        if sha256 is not None and sha256_bytes(current[file]) != sha256
+    )
+    unknown = [file for file, sha256 in recorded.items() if sha256 is None]
+    replaced = [*edited, *unknown]
     kept_in = plan.storage_dir / BACKUP_DIR / backup_name(name, plan.now)
     if changed and not dry_run:
         for file in replaced:
@@ -64,8 +68,6 @@ def copy_hook(
     verb = {"unchanged": "already installed", "would_copy": "would copy", "copied": "copied"}
     detail = f" ({', '.join(changed)})" if changed else ""
     plan.lines.append(f"hook {name}: {verb[status]} in {folder}{detail}")
-    edited = sorted(file for file, origin in replaced.items() if origin == "edited")
-    unknown = [file for file, origin in replaced.items() if origin == "unknown"]
     where = f"{'would keep' if dry_run else 'kept'} a copy in {kept_in}"
     if edited:
         plan.problems.append(
@@ -96,7 +98,7 @@ def remove_hook(
     if folder.is_symlink() or not _is_memwarden_hook(folder, name):
         plan.problems.append(f"{folder}: not memwarden's {name} hook; left in place")
         return entry | {"files": "foreign"}
-    shipped = _shipped_files(name)
+    shipped = shipped_files(name)
     current = {file: current_bytes(folder / file) for file in (*HOOK_FILES, SETTINGS_FILE)}
     ours = {file: payload for file, payload in current.items() if payload}
     edited = [
@@ -138,14 +140,6 @@ def _is_memwarden_hook(folder: Path, name: str) -> bool:
     return f"name: {name}" in text and "memwarden" in text
 
 
-def _origin(current: bytes, recorded_sha256: str | None) -> str:
-    """Whether a hook file on disk is the one memwarden `installed`, one `edited` since, or one
-    of `unknown` origin (no record: installed by a memwarden that kept none)."""
-    if recorded_sha256 is None:
-        return "unknown"
-    return "installed" if sha256_bytes(current) == recorded_sha256 else "edited"
-
-
 def _unchanged(current: bytes, recorded_sha256: str | None, shipped: bytes | None) -> bool:
     """Whether a hook file's bytes are as memwarden wrote them: its recorded SHA-256, else (an
     install that recorded none) the file this memwarden ships; memwarden.json is memwarden's own
@@ -153,10 +147,3 @@ def _unchanged(current: bytes, recorded_sha256: str | None, shipped: bytes | Non
     if recorded_sha256 is not None:
         return sha256_bytes(current) == recorded_sha256
     return shipped is None or current == shipped
-
-
-def _shipped_files(name: str) -> dict[str, bytes]:
-    try:
-        return hook_files(name)
-    except UsageError:
-        return {}

@@ -67,11 +67,13 @@ def hook_settings(context: JobContext, executable: Path) -> bytes:
     return orjson.dumps(settings, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def outdated_files(folder: Path, name: str) -> list[str]:
-    """Return the files of the hook `name` installed in `folder` that differ from the ones this
-    memwarden ships: memwarden was upgraded without `memwarden install hooks`."""
-    shipped = hook_files(name)
-    return [file for file, payload in shipped.items() if current_bytes(folder / file) != payload]
+def shipped_files(name: str) -> dict[str, bytes]:
+    """Return `hook_files(name)`; none when this install holds no hook sources (`memwarden
+    install hooks` says so)."""
+    try:
+        return hook_files(name)
+    except UsageError:
+        return {}
 
 
 def installed_setting(folder: Path, key: str) -> str | None:
