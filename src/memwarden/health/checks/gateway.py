@@ -86,11 +86,8 @@ def gateway_name(inputs: HealthInputs) -> str:
     base_url = gateway_base_url(inputs)
     parts = urlsplit(base_url)
     host = socket.gethostname() if is_loopback_url(base_url) else (parts.hostname or "")
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return f"{host}:{port}" if port else host
+    # a port that is not a number is refused with the settings (gateway.url, gateway_http_url)
+    return f"{host}:{parts.port}" if parts.port else host
 
 
 def gateway_base_url(inputs: HealthInputs) -> str:
