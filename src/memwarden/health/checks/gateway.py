@@ -41,11 +41,10 @@ def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
     verify = base_url.startswith("https://")
     with httpx.Client(timeout=timeout, trust_env=not local, verify=verify) as client:
         live = probe_liveness(client, base_url)
-        ready = probe_readiness(client, base_url) if live.ok else None
-    if ready is None:
-        return [grade_liveness(live, timeout)]
-    results = [grade_liveness(live, timeout), grade_readiness(ready)]
-    if inputs.health.rpc_check:
+        results = [grade_liveness(live, timeout)]
+        if live.ok:
+            results.append(grade_readiness(probe_readiness(client, base_url)))
+    if live.ok and inputs.health.rpc_check:
         results.append(call_health(inputs))
     return results
 
