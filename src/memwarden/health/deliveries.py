@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from memwarden.fs.files import atomic_write, ensure_dir
+from memwarden.fs.files import atomic_write
 
 FOLDER = "deliveries"
 RECEIPT_VERSION = 1
@@ -73,8 +73,7 @@ def read_receipts(folder: Path) -> Iterator[Receipt]:
 def begin_receipts(folder: Path, now: datetime) -> None:
     """Make the receipts folder and say since when receipts are expected (`memwarden install
     hooks`: from then on, a bootstrap after a reset with no receipt means the hook did not run).
-    An earlier start is kept."""
-    ensure_dir(folder)
+    An earlier start is kept (atomic_write makes the folder)."""
     if not (folder / SINCE_FILE).exists():
         atomic_write(folder / SINCE_FILE, now.astimezone(UTC).isoformat() + "\n")
 

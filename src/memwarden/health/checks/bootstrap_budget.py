@@ -181,9 +181,8 @@ def _ok_line(files: Sequence[FileBudget], total: TotalBudget, forecast_days: int
         f"bootstrap files use {total.chars:,} of {total.cap:,} characters, none cut within "
         f"{forecast_days} days at their rate"
     )
-    growing = [b for b in files if (b.growth.rate or 0) > 0]
-    if growing:
-        fastest = max(growing, key=lambda b: b.growth.rate or 0.0)
+    fastest = total.grower  # no file is cut: the set's grower is the fastest file
+    if fastest is not None:
         return (
             f"{head} ({fastest.path} {fastest.chars:,} of {fastest.cap:,}, "
             f"{_per_day(fastest)}, cut {_when(fastest.days_left)})"

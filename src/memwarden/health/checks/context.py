@@ -54,23 +54,18 @@ def grade_context(measured: Sequence[SessionRecord], high_water: float) -> Check
         for r in measured
     ]
     highest = max((r.context_ratio for r in measured), default=0.0)
-    if not over:
-        return ok(
-            KEY,
-            f"no conversation above {high_water:.0%} of its context window (highest {highest:.0%})",
-            round(highest, 4),
-            high_water,
-            ratios=ratios,
+    message = (
+        f"no conversation above {high_water:.0%} of its context window (highest {highest:.0%})"
+    )
+    if over:
+        shown = ", ".join(
+            f"{r.key} {r.context_ratio:.0%} ({r.total_tokens:,}/{r.context_tokens:,})"
+            for r in over[:5]
         )
-    shown = ", ".join(
-        f"{r.key} {r.context_ratio:.0%} ({r.total_tokens:,}/{r.context_tokens:,})" for r in over[:5]
-    )
-    more = f" and {len(over) - 5} more" if len(over) > 5 else ""
-    return warning(
-        KEY,
-        f"{len(over)} conversation(s) above {high_water:.0%} of their context window, not rotated: "
-        f"{shown}{more}",
-        round(highest, 4),
-        high_water,
-        ratios=ratios,
-    )
+        more = f" and {len(over) - 5} more" if len(over) > 5 else ""
+        message = (
+            f"{len(over)} conversation(s) above {high_water:.0%} of their context window, not "
+            f"rotated: {shown}{more}"
+        )
+    grade = warning if over else ok
+    return grade(KEY, message, round(highest, 4), high_water, ratios=ratios)

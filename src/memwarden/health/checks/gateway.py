@@ -41,11 +41,10 @@ def check_gateway(inputs: HealthInputs) -> list[CheckResult]:
     verify = base_url.startswith("https://")
     with httpx.Client(timeout=timeout, trust_env=not local, verify=verify) as client:
         live = probe_liveness(client, base_url)
-        ready = probe_readiness(client, base_url) if live.ok else None
-    if ready is None:
-        return [grade_liveness(live, timeout)]
-    results = [grade_liveness(live, timeout), grade_readiness(ready)]
-    if inputs.health.rpc_check:
+        results = [grade_liveness(live, timeout)]
+        if live.ok:
+            results.append(grade_readiness(probe_readiness(client, base_url)))
+    if live.ok and inputs.health.rpc_check:
         results.append(call_health(inputs))
     return results
 
@@ -86,11 +85,8 @@ def gateway_name(inputs: HealthInputs) -> str:
     base_url = gateway_base_url(inputs)
     parts = urlsplit(base_url)
     host = socket.gethostname() if is_loopback_url(base_url) else (parts.hostname or "")
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return f"{host}:{port}" if port else host
+    # a port that is not a number is refused with the settings (gateway.url, gateway_http_url)
+    return f"{host}:{parts.port}" if parts.port else host
 
 
 def gateway_base_url(inputs: HealthInputs) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +56,7 @@ def grade_process(found: Sequence[ProcessInfo], names: Sequence[str]) -> CheckRe
     )
 
 
-def is_gateway_command(argv: Sequence[str], names: Iterable[str]) -> bool:
+def is_gateway_command(argv: Sequence[str], names: Sequence[str]) -> bool:
     """Given a command line and the gateway's program names, return True if it is the gateway.
 
     Matches `<name> gateway …`, `<interpreter> …/<name>… gateway …` and a process titled
@@ -64,7 +64,6 @@ def is_gateway_command(argv: Sequence[str], names: Iterable[str]) -> bool:
     """
     if not argv:
         return False
-    names = tuple(names)
     program = argv[0].rsplit("/", 1)[-1].lower()  # its base name
     if program in {f"{name}-gateway" for name in names}:
         return True

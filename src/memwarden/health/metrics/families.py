@@ -114,10 +114,9 @@ def _last_success(sources: MetricSources) -> Iterator[Sample]:
 
 
 def _interval(sources: MetricSources) -> Iterator[Sample]:
+    schedule = sources.inputs.config.schedule  # install.jobs admits only jobs it times
     for job in dict.fromkeys(sources.inputs.config.install.jobs):
-        minutes = getattr(sources.inputs.config.schedule, f"{job}_minutes", None)
-        if minutes is not None:
-            yield {"memwarden_job": job}, minutes * 60
+        yield {"memwarden_job": job}, getattr(schedule, f"{job}_minutes") * 60
 
 
 def _context(field: str, sources: MetricSources) -> Iterator[Sample]:
