@@ -134,15 +134,17 @@ def build_message(
 
 
 def summarize(notices: Sequence[Notice]) -> str:
-    """Given notices, return a short summary: how many under each section's title, with the
-    worst status but for resolutions (`1 new (critical), 2 still failing (warning), 1 resolved`)."""
+    """Given notices, return a short summary such as `1 new critical, 1 resolved`."""
     parts = []
-    for kind, title in SECTION_TITLES.items():
+    for kind, label in (("new", "new"), ("worse", "worse"), ("reminder", "still failing")):
         chosen = [notice for notice in notices if notice.kind == kind]
-        if chosen:
-            worst = max(chosen, key=lambda notice: notice.status.rank).status
-            shown = "" if kind == "resolved" else f" ({worst.value})"
-            parts.append(f"{len(chosen)} {title.lower()}{shown}")
+        if not chosen:
+            continue
+        worst = max(chosen, key=lambda notice: notice.status.rank).status
+        parts.append(f"{len(chosen)} {label} ({worst.value})")
+    resolved = sum(1 for notice in notices if notice.kind == "resolved")
+    if resolved:
+        parts.append(f"{resolved} resolved")
     return ", ".join(parts)
 
 
