@@ -26,8 +26,10 @@ from memwarden.checkpoint.digest.secret_rules import (
     NEAR_DISTANCE,
     PLACEHOLDER,
     PROVIDER_RULES,
+    PatternError,
     Rule,
 )
+from memwarden.process.errors import ConfigError
 
 # Texts remembered per redactor (one session's); past this the memory starts again.
 _MEMO_LIMIT = 4096
@@ -236,10 +238,21 @@ class Redactor:
 
 
 def build_redactor(extra_rules: Iterable[Mapping[str, str]] = (), enabled: bool = True) -> Redactor:
-    """Given the operator's extra rules ({name, pattern}, checked when the settings are loaded)
-    and the switch, return a redactor. The operator's rules run after the provider shapes and
-    before the generic ones."""
+    """Given the operator's extra rules ({name, pattern}) and the switch, return a redactor.
+
+    The operator's rules run after the provider shapes and before the generic ones. Raise
+    ConfigError naming `checkpoint.redact_patterns` if a pattern does not compile.
+    """
     if not enabled:
         return Redactor(())  # masks nothing
-    extra = [Rule(rule["name"], rule["pattern"], operator=True) for rule in extra_rules]
+    problems, extra = [], []
+    for rule in extra_rules:
+        name, pattern = rule["name"], rule["pattern"]  # the names are checked at load
+        try:
+            extra.append(Rule(name, pattern, operator=True))
+            extra[-1].pattern  # noqa: B018 - compiled now, so a bad pattern stops the run early
+        except PatternError as error:
+            problems.append(f"checkpoint.redact_patterns: {name}: invalid pattern: {error}")
+    if problems:
+        raise ConfigError(problems)
     return Redactor((*PROVIDER_RULES, *extra, *GENERIC_RULES))

@@ -38,6 +38,10 @@ OPERATOR_PATTERN_SECONDS = 1.0
 """CPU time one operator pattern may spend on one text."""
 
 
+class PatternError(ValueError):
+    """An operator's pattern does not compile."""
+
+
 class PatternTimeout(MemwardenError):
     """An operator's pattern ran past its time limit on one text."""
 
@@ -47,13 +51,16 @@ class TimedPattern:
     applied to a text whole: redact scans it, having no anchors)."""
 
     def __init__(self, name: str, source: str, seconds: float = OPERATOR_PATTERN_SECONDS) -> None:
+        """Raise PatternError if `source` does not compile."""
         import regex
 
         self.name = name
         self.source = source
         self.seconds = seconds
-        # Checked when the settings were loaded (with re, whose syntax regex reads too).
-        self._compiled = regex.compile(source)
+        try:
+            self._compiled = regex.compile(source)
+        except regex.error as error:
+            raise PatternError(str(error)) from None
 
     def sub(self, replacement: Callable[[Any], str], text: str) -> str:
         try:

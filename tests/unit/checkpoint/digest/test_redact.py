@@ -6,6 +6,7 @@ import pytest
 
 from memwarden.checkpoint.digest.redact import Redactor, build_redactor
 from memwarden.checkpoint.digest.secret_rules import LONG_WORD, Rule
+from memwarden.process.errors import ConfigError
 from support.secret_samples import RULES, SAMPLES, placements
 
 # Realistic fakes: the shapes the providers issue, with made-up characters.
@@ -161,6 +162,13 @@ def test_redact_extra_config_pattern_uses_its_name_and_secret_group():
 
     assert masked == "use [REDACTED:internal-token], PIN code [REDACTED:pin]"
     assert redactor.take_counts() == {"internal-token": 1, "pin": 1}
+
+
+def test_build_redactor_invalid_extra_rule_raises_config_error():
+    with pytest.raises(ConfigError) as raised:
+        build_redactor([{"name": "broken", "pattern": "(unclosed"}])
+
+    assert "checkpoint.redact_patterns: broken: invalid pattern" in str(raised.value)
 
 
 def test_build_redactor_disabled_masks_nothing():
