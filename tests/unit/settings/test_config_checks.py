@@ -75,6 +75,12 @@ def test_load_redact_pattern_matching_empty_text_is_refused_naming_the_rule(tmp_
     assert "at least one character" in line
 
 
+def test_load_redact_pattern_that_does_not_compile_is_refused_naming_the_option(tmp_path):
+    path = toml(tmp_path, '[checkpoint]\nredact_patterns = [{ name = "broken", pattern = "(x" }]\n')
+    (line,) = problems(path)
+    assert line.startswith(f"{path}: checkpoint.redact_patterns: invalid regular expression '(x'")
+
+
 def test_load_redact_pattern_with_a_secret_group_matching_text_is_accepted():
     rules = '[{"name": "itk", "pattern": "key=(?P<secret>[A-Za-z0-9]{24,})"}]'
     loaded = config.load(None, env={"MEMWARDEN_CHECKPOINT_REDACT_PATTERNS": rules})
