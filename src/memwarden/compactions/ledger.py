@@ -233,7 +233,7 @@ def _recorded(row: sqlite3.Row) -> Recorded:
     # lazy: the assessment only where recorded compactions are read back
     from memwarden.compactions.assessment import Item
 
-    lost = [Item(**item) for item in orjson.loads(row["lost_json"])]
+    lost = [Item(i["kind"], i["text"], i.get("marker")) for i in orjson.loads(row["lost_json"])]
     return from_row(Recorded, row, lost=lost, kept=bool(row["kept"]))
 
 
