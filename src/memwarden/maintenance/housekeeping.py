@@ -122,12 +122,13 @@ def prune_state(db: StateDB, cutoff: float, dry_run: bool) -> tuple[int, int]:
     The latest run and latest success of every job are kept.
     """
     runs_where = f"started_at < ? AND finished_at IS NOT NULL AND id NOT IN ({_KEPT_RUNS})"
-    verb = "SELECT count(*)" if dry_run else "DELETE"  # a dry run counts what it would delete
     with db.transaction() as connection:
-        runs = connection.execute(f"{verb} FROM runs WHERE {runs_where}", (cutoff,))
-        events = connection.execute(f"{verb} FROM events WHERE ts < ?", (cutoff,))
         if dry_run:
+            runs = connection.execute(f"SELECT count(*) FROM runs WHERE {runs_where}", (cutoff,))  # noqa: S608
+            events = connection.execute("SELECT count(*) FROM events WHERE ts < ?", (cutoff,))
             return runs.fetchone()[0], events.fetchone()[0]
+        runs = connection.execute(f"DELETE FROM runs WHERE {runs_where}", (cutoff,))  # noqa: S608
+        events = connection.execute("DELETE FROM events WHERE ts < ?", (cutoff,))
         return runs.rowcount, events.rowcount
 
 
@@ -192,4 +193,10 @@ def history_step(context: JobContext, dry_run: bool) -> StepReport:
     """Prune memory-history snapshots (`memwarden.history.retention.prune`)."""
     outcome = prune(context, dry_run)
     failures = 1 if outcome.exit_code else 0
-    return StepReport("history", outcome.lines, outcome.problems, outcome.data, failures)
+    return StepReport(
+        "history",
+        lines=outcome.lines,
+        problems=outcome.problems,
+        data=outcome.data,
+        failures=failures,
+    )
