@@ -22,7 +22,8 @@ SKIPPED_FOLDERS = frozenset({".git"})
 
 
 class FileStat(NamedTuple):
-    """What changes when a file is rewritten: size, modification and change times, inode."""
+    """What changes when a file is rewritten: size, modification and change times, inode (in
+    this order, the order the history manifest stores them)."""
 
     size: int
     mtime_ns: int
