@@ -80,8 +80,8 @@ def fit_handoff(handoff: Handoff, budget: int, render: Callable[[Shown], str]) -
 
 class Handoff:
     """A conversation's handoff, prepared once: the values of every item and message, so that
-    rendering it showing more or less (`values`) costs little; `limits`, the `checkpoint.*`
-    options, cut each message and the summary."""
+    rendering it showing more or less (`values`) costs little; the `checkpoint.*` `options` cut
+    each message and the summary."""
 
     def __init__(
         self,
@@ -91,7 +91,7 @@ class Handoff:
         conversation: Conversation,
         budget: int,
         budget_limit: str = GATEWAY_CAPS_LIMIT,
-        limits: SimpleNamespace,
+        options: SimpleNamespace,
         zone: tzinfo | None,
         trigger: str = "run",
     ) -> None:
@@ -130,7 +130,7 @@ class Handoff:
         )
         self.item_values = {id(item): _item(item, zone) for item in self.items}
         self.messages = conversation.messages
-        max_chars = limits.message_max_chars
+        max_chars = options.message_max_chars
         self.message_values = [
             {**_item(message, zone), "text": cut(tidy(message.text), max_chars), "break": None}
             for message in self.messages
@@ -144,7 +144,7 @@ class Handoff:
         ]
         summary = conversation.compaction_summary
         self.summary = (
-            demote_headings(cut(tidy(summary), limits.summary_max_chars)) if summary else None
+            demote_headings(cut(tidy(summary), options.summary_max_chars)) if summary else None
         )
 
     def messages_within(self, room: int) -> int:

@@ -47,15 +47,15 @@ def daily_entry_values(
     session_id: str,
     *,
     partial: bool,
-    limits: SimpleNamespace,
+    options: SimpleNamespace,
     zone: tzinfo | None,
     fallback: datetime,
 ) -> dict[str, Any]:
     """Return the values of one daily-log entry for the new messages of one day: every request,
-    and every marked line of the replies, one line each, cut as `limits` (the `checkpoint.*`
-    options) say."""
+    and every marked line of the replies, one line each, cut as the `checkpoint.*` `options`
+    say."""
     first, last = group.messages[0], group.messages[-1]
-    max_chars = limits.daily_log_max_chars
+    max_chars = options.daily_log_max_chars
     requests = [message for message in group.messages if message.role == "user"]
     replies = [message for message in group.messages if message.role == "assistant"]
     said = []

@@ -139,7 +139,7 @@ def _write_handoff(
         conversation=material.conversation,
         budget=budget[0],
         budget_limit=budget[1],
-        limits=settings,
+        options=settings,
         zone=run.zone,
         trigger=run.trigger,
     )
@@ -193,7 +193,7 @@ def _write_daily_log(
                 session.key,
                 part.session_id or session.session_id,
                 partial=part.partial,
-                limits=settings,
+                options=settings,
                 zone=run.zone,
                 fallback=run.now,
             )

@@ -49,13 +49,13 @@ def conversation(turns: int, *, items_per_turn: int = 2, text: str = "") -> Conv
     return held
 
 
-def rendered(held: Conversation, budget: int, limits: SimpleNamespace | None = None) -> str:
+def rendered(held: Conversation, budget: int, options: SimpleNamespace | None = None) -> str:
     handoff = Handoff(
         agent_id="main",
         session=SESSION,
         conversation=held,
         budget=budget,
-        limits=limits or defaults().checkpoint,
+        options=options or defaults().checkpoint,
         zone=UTC,
     )
     return fit_handoff(handoff, budget, lambda shown: active_context(handoff.values(shown)))

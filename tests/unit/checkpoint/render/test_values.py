@@ -50,7 +50,7 @@ def values_for(conversation, record=None, trigger="run"):
         session=record or session(1234, True, 32000),
         conversation=conversation,
         budget=20_000,
-        limits=defaults().checkpoint,
+        options=defaults().checkpoint,
         zone=UTC,
         trigger=trigger,
     )
