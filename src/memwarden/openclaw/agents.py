@@ -154,7 +154,7 @@ def default_agent_id(config: Mapping[str, Any]) -> str:
     entry; 2026.9.x only accepts a single marked entry or a sole agent and otherwise has no
     default at all, so for a many-agent config without a mark memwarden takes the first.
     """
-    roster = read_roster(config)[0]
+    roster, _ = read_roster(config)
     agents = mapping(config.get("agents"))
     if agents.get("ownership") != "explicit":
         marked = next((key for key, entry in roster.items() if entry.get("default") is True), None)
@@ -296,7 +296,7 @@ def discover_agents(
     """
     user_home = resolve_home(env)
     home_real = real_path(user_home)
-    roster = read_roster(config)[0]
+    roster, _ = read_roster(config)
     default_id = default_agent_id(config)
     agents = []
     for agent_id in dict.fromkeys([default_id, *roster, *disk_agent_ids(state_dir)]):

@@ -127,7 +127,8 @@ class Deployment:
         past Number.MAX_SAFE_INTEGER (1e308 = "no cap") no file is that long, and a bigger int
         would break SQLite and JSON writes downstream.
         """
-        entry = self._read_roster[0].get(normalize_agent_id(agent_id), {})
+        roster, _ = self._read_roster
+        entry = roster.get(normalize_agent_id(agent_id), {})
         defaults = mapping(mapping(self.config.get("agents")).get("defaults"))
         caps = []
         for key, fallback in _BOOTSTRAP_CAPS:
