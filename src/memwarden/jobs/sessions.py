@@ -80,7 +80,11 @@ def _session_json(session) -> dict:
         "total_tokens_fresh": session.total_tokens_fresh,
         "context_tokens": session.context_tokens,
         "model": session.model,
-        "transcript": location._asdict() | {"path": str(location.path)} if location else None,
+        "transcript": (
+            {"kind": location.kind, "path": str(location.path), "session_id": location.session_id}
+            if location
+            else None
+        ),
     }
 
 

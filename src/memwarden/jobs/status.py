@@ -5,7 +5,6 @@ of each conversation's handoff the bootstrap hook recorded. Read-only."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -94,9 +93,14 @@ def run(context: JobContext, options: argparse.Namespace) -> JobResult:
             for alert in unaccepted
         ],
         "handoff_deliveries": [
-            {"agent": receipt.agent_id, "session_key": receipt.session_key}
-            | asdict(receipt.last)
-            | {"at": _iso(receipt.last.at)}  # the time as ISO text, in its place
+            {
+                "agent": receipt.agent_id,
+                "session_key": receipt.session_key,
+                "at": _iso(receipt.last.at),
+                "session_id": receipt.last.session_id,
+                "handoff": receipt.last.handoff,
+                "handoff_chars": receipt.last.handoff_chars,
+            }
             for receipt in receipts
         ],
     }
