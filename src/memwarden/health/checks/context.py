@@ -54,18 +54,16 @@ def grade_context(measured: Sequence[SessionRecord], high_water: float) -> Check
         for r in measured
     ]
     highest = max((r.context_ratio for r in measured), default=0.0)
-    message = (
-        f"no conversation above {high_water:.0%} of its context window (highest {highest:.0%})"
+    value = round(highest, 4)
+    if not over:
+        message = f"no conversation above {high_water:.0%} of its context window"
+        return ok(KEY, f"{message} (highest {highest:.0%})", value, high_water, ratios=ratios)
+    shown = ", ".join(
+        f"{r.key} {r.context_ratio:.0%} ({r.total_tokens:,}/{r.context_tokens:,})" for r in over[:5]
     )
-    if over:
-        shown = ", ".join(
-            f"{r.key} {r.context_ratio:.0%} ({r.total_tokens:,}/{r.context_tokens:,})"
-            for r in over[:5]
-        )
-        more = f" and {len(over) - 5} more" if len(over) > 5 else ""
-        message = (
-            f"{len(over)} conversation(s) above {high_water:.0%} of their context window, not "
-            f"rotated: {shown}{more}"
-        )
-    grade = warning if over else ok
-    return grade(KEY, message, round(highest, 4), high_water, ratios=ratios)
+    more = f" and {len(over) - 5} more" if len(over) > 5 else ""
+    message = (
+        f"{len(over)} conversation(s) above {high_water:.0%} of their context window, not rotated: "
+        f"{shown}{more}"
+    )
+    return warning(KEY, message, value, high_water, ratios=ratios)
