@@ -254,6 +254,7 @@ def redact_messages(messages: Sequence[Message], redact: Callable[[str], str]) -
     a summary never shows them."""
     masked = []
     for message in messages:
+        # Paths found, then masked, as a checkpoint does; "paths" is an argument they are read from.
         calls = [
             ToolCallBlock(
                 call.name, {"paths": [redact(path) for path in argument_paths(call.arguments)]}
@@ -378,7 +379,7 @@ def _write(
     stem = summary_stem((summary.ended or written).astimezone(zone), key)
     if options.dry_run:
         path = free_path(memory_dir, stem)
-        line = f"summarize {key}: would write {path} ({len(text):,} chars)"
+        status, line = "would_write", f"summarize {key}: would write {path} ({len(text):,} chars)"
     else:
         lock_wait = max(context.config.history.lock_wait_seconds, LOCK_WAIT_SECONDS)
         with context.memory_lock(agent.id, lock_wait):
@@ -398,8 +399,7 @@ def _write(
             session_id=ended.session_id,
             data={"path": str(path), "event": options.event, "chars": len(text)},
         )
-        line = f"summarize {key}: wrote {path}"
-    status = "would_write" if options.dry_run else "written"
+        status, line = "written", f"summarize {key}: wrote {path}"
     data = {"dry_run": options.dry_run, "status": status, "path": str(path), "chars": len(text)}
     return JobResult(JOB, data=data, lines=[line])
 
