@@ -36,8 +36,8 @@ def install_hooks(
     The hooks start `install.executable`, else the memwarden running. Raise UsageError if the
     hook sources or the executable cannot be found, or a hook folder there is not memwarden's.
     """
-    plan = _plan(context)
     shipped = {name: hook_files(name, source) for name in HOOK_NAMES}
+    plan = _plan(context)
     runs = resolve_executable(context.config.install.executable, context.env)
     settings = hook_settings(context, runs)
     for name in HOOK_NAMES:
