@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from memwarden.fs.files import atomic_write, ensure_dir, sha256_bytes
+from memwarden.fs.files import atomic_write, sha256_bytes
 from memwarden.gateway_hooks.plan import HooksPlan
 from memwarden.gateway_hooks.shipped import HOOK_FILES, SETTINGS_FILE, current_bytes, shipped_files
 from memwarden.process.errors import UsageError
@@ -59,9 +59,7 @@ def copy_hook(
     kept_in = plan.storage_dir / BACKUP_DIR / backup_name(name, plan.now)
     if changed and not dry_run:
         for file in replaced:
-            ensure_dir(kept_in, root=plan.storage_dir)
             atomic_write(kept_in / file, current[file], root=plan.storage_dir)
-        ensure_dir(folder, root=plan.state_dir)
         for file in changed:
             atomic_write(folder / file, files[file], root=plan.state_dir)
     status = "unchanged" if not changed else "would_copy" if dry_run else "copied"
