@@ -29,11 +29,9 @@ def check_context(inputs: HealthInputs) -> list[CheckResult]:
             records += load_sessions(agent, automation=False, transcripts=False)
         except StoreError as error:
             results.append(warning(f"{STORE_KEY}:{agent.id}", error.message))
-    measured = [
-        record
-        for record in sort_newest_first(records)
-        if record.context_ratio is not None and record.total_tokens_fresh is not False
-    ]
+    measured = sort_newest_first(
+        [r for r in records if r.context_ratio is not None and r.total_tokens_fresh is not False]
+    )
     return [grade_context(measured, inputs.health.context_high_water), *results]
 
 
