@@ -23,6 +23,7 @@ from memwarden.fs.xdg import xdg_home
 from memwarden.process.errors import ConfigError, NotRegularFileError
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 from memwarden.settings.envfile import parse_env_text
+from memwarden.settings.option import env_name
 
 ENV_PREFIX = "MEMWARDEN_"
 RESERVED_ENV = frozenset({"MEMWARDEN_CONFIG"})
@@ -46,9 +47,7 @@ RETIRED = {
 }
 OPTIONS_BY_KEY: dict[str, Option] = {option.key: option for option in ALL_OPTIONS}
 BY_VARIABLE = {option.env_name: option for option in ALL_OPTIONS}
-RETIRED_VARIABLES = {
-    ENV_PREFIX + key.replace(".", "_").upper(): why for key, why in RETIRED.items()
-}
+RETIRED_VARIABLES = {env_name(key): why for key, why in RETIRED.items()}
 
 
 @dataclass(frozen=True)

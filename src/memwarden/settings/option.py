@@ -18,6 +18,11 @@ _PROBES = ("", "x a-Z_0.9:/\n")
 RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
 
 
+def env_name(key: str) -> str:
+    """Given an option's key (`section.name`), return its environment variable."""
+    return "MEMWARDEN_" + key.replace(".", "_").upper()
+
+
 class Option(NamedTuple):
     """A setting. `key` is dotted (`section.name`); `kind` is int, float, bool, str, path,
     choice, str_list, str_map or table_list (`describe_type` names each; `_coerce_<kind>` reads it).
@@ -64,7 +69,7 @@ class Option(NamedTuple):
 
     @property
     def env_name(self) -> str:
-        return "MEMWARDEN_" + self.key.replace(".", "_").upper()
+        return env_name(self.key)
 
     def coerce(self, value: Any) -> Any:
         """Given a value read from TOML, return it typed. Raise ValueError if it does not fit."""
