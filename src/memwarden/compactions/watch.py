@@ -196,6 +196,7 @@ def watch_compactions(
     dry_run: bool = False,
     sessions: Mapping[str, Sequence[SessionRecord]] | None = None,
     report: WatchReport | None = None,
+    rewound: Mapping[str, list[ledger.Recorded]] | None = None,
 ) -> WatchReport:
     """Given the job's context and the agents it checkpointed (and, for `checkpoint --session`,
     the one session), find, assess, keep and record their new compactions. Never raises for one
@@ -203,7 +204,8 @@ def watch_compactions(
 
     `sessions`: the conversations of each agent as the checkpoint just read them from its store
     (automation sessions left out); an agent not in it has its store read here. `report`: the
-    report to add to (a run that watches its agents in batches), else a new one."""
+    report to add to (a run that watches its agents in batches), else a new one; `rewound`,
+    `ledger.to_keep_again` as that run read it once."""
     if report is None:
         report = WatchReport()
     if not agents:  # every agent settled by checkpoint's fast skip: nothing new anywhere
@@ -218,7 +220,7 @@ def watch_compactions(
         dry_run,
         report,
         session_key,
-        ledger.to_keep_again(context.state),
+        ledger.to_keep_again(context.state) if rewound is None else rewound,
     )
     for agent in agents:
         stopping.check()

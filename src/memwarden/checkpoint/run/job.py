@@ -8,8 +8,9 @@ the compaction watch), then the history snapshot. `memwarden.jobs.checkpoint` is
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from memwarden.checkpoint.commit.durable_run import durable_writes
@@ -22,6 +23,7 @@ from memwarden.checkpoint.run.agents import (
 )
 from memwarden.checkpoint.run.fanout import checkpoint_in_processes, processes_for
 from memwarden.checkpoint.run_state import build_run_state
+from memwarden.compactions.ledger import Recorded, to_keep_again
 from memwarden.compactions.watch import WatchReport, watch_compactions, watch_into
 from memwarden.openclaw.agents import lost_workspace
 from memwarden.process.runtime import JobContext, JobResult
@@ -128,6 +130,11 @@ class _Committer:
         self.waiting: defaultdict[str, list[Agent]] = defaultdict(list)
         self.indexed: list[dict[str, Any]] = []
 
+    @cached_property
+    def rewound(self) -> Mapping[str, list[Recorded]]:
+        """The compactions to keep again after a rewind: read once a run, not once a batch."""
+        return to_keep_again(self.context.state)
+
     def done(self, agent: Agent, result: AgentResult) -> None:
         self.finished.append((agent, result))
 
@@ -159,13 +166,15 @@ class _Committer:
             # An agent settled by the fast skip has no new line anywhere: no new compaction
             # either. The watch looks at the conversations as this run read them: each store
             # read once.
-            watch_compactions(
-                self.context,
-                [agent for agent, result in batch if not result.skipped_fast],
-                dry_run=self.state.dry_run,
-                sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
-                report=self.watched,
-            )
+            if watched := [agent for agent, result in batch if not result.skipped_fast]:
+                watch_compactions(
+                    self.context,
+                    watched,
+                    dry_run=self.state.dry_run,
+                    sessions={a.id: r.sessions for a, r in batch if r.sessions is not None},
+                    report=self.watched,
+                    rewound=self.rewound,
+                )
         # Drop what a committed agent's result no longer needs (its conversations as read, what
         # they hold): the run keeps only the outcomes, so its memory does not grow with the fleet.
         for _, result in batch:
