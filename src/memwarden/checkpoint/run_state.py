@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +27,6 @@ class RunState:
     """What every session of one run shares."""
 
     settings: SimpleNamespace  # the `checkpoint.*` options (`config.checkpoint`)
-    staleness: timedelta  # checkpoint.staleness_hours
     redactor: Redactor
     zone: tzinfo | None
     now: datetime
@@ -84,7 +83,6 @@ def build_run_state(
     timezone = context.config.general.timezone
     return RunState(
         settings=section,
-        staleness=timedelta(hours=section.staleness_hours),
         redactor=build_redactor(section.redact_patterns, enabled=section.redact),
         zone=context.zone,
         now=context.now(),

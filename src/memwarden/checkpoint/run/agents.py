@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -107,7 +108,7 @@ def _checkpoint_sessions(run: RunState, agent: Agent, force: bool) -> AgentResul
         agent_id=agent.id,
         mode=settings.sessions,
         now=run.now,
-        staleness=run.staleness,
+        staleness=timedelta(hours=settings.staleness_hours),
         exclude_patterns=tuple(settings.exclude_sessions),
     )
     failed = [SessionOutcome(agent.id, str(agent.workspace), "failed", p) for p in unreadable]
