@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 RewindHook = Callable[[StateDB, str, Sequence[str], Marks | None], None]
 
 RESTORE, REMOVE, UNCHANGED, REFUSE = "restore", "remove", "unchanged", "refuse"
-DONE_WORDS = {RESTORE: "restored", REMOVE: "removed", UNCHANGED: "unchanged"}
+DONE_WORDS = {RESTORE: "restored", REMOVE: "removed"}
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,7 @@ def _carry_out(step: Step, workspace: Path, blobs: Mapping[str, bytes], dry_run:
     if step.action == REFUSE:
         return Outcome(step.path, "failed", step.reason)
     if step.action == UNCHANGED:
-        return Outcome(step.path, DONE_WORDS[UNCHANGED])
+        return Outcome(step.path, UNCHANGED)
     path = workspace / step.path
     # A file of memory/ stays in memory/, a root file in the workspace's top folder.
     root = workspace / "memory" if step.path.startswith(MEMORY_PREFIX) else workspace
