@@ -27,7 +27,7 @@ from memwarden.process import cpus
 from memwarden.process.runtime import JobContext
 from support.cli import run_cli
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
 AGENTS = 3 * fanout.AGENTS_PER_PROCESS + 1
 
