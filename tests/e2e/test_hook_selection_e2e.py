@@ -57,7 +57,8 @@ def reset_and_wait_for_summary(gateway: Gateway) -> None:
 
     def summarised() -> bool:
         return any(
-            f"selection check {tag}" in path.read_text() for path in memory.glob("*-session-*.md")
+            f"selection check {tag}" in path.read_text()
+            for path in memory.glob("sessions/summaries/*-session-*.md")
         )
 
     wait_for(summarised, "no session summary was written after sessions.reset", gateway)

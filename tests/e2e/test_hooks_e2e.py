@@ -122,11 +122,10 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
     assert f"active-{tag}: migrating" not in prompts
     assert f"main.e2e-hooks-{tag}.md" not in prompts  # INDEX.md names no conversation's handoff
 
-    before = set(memory.glob("*.md"))
     gateway.rpc("sessions.reset", {"key": key, "reason": "reset"})
 
     def summary() -> Path | None:
-        for path in set(memory.glob("*.md")) - before:
+        for path in memory.glob("sessions/summaries/*.md"):
             text = path.read_text()
             if text.startswith("# Session summary") and f"heron migration {tag}" in text:
                 return path
@@ -134,6 +133,8 @@ def test_hooks_inject_index_summarise_resets_and_checkpoint_compactions(hooked_g
 
     path = wait_for(summary, "no session summary was written after sessions.reset", gateway)
     assert path.name.endswith(f"-session-main.e2e-hooks-{tag}.md")  # never the conversation's words
+    # never among the dated notes a typed /new quotes into any session, another peer's too
+    assert list(memory.glob("*-session-*.md")) == []
     assert path.read_text().startswith(f"# Session summary — `{key}`\n")
 
     gateway.agent_turn(f"Now compact this {tag} conversation", session_key=key)

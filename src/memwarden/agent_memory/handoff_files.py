@@ -6,6 +6,7 @@ One file per conversation, in the workspace's `memory/` folder:
   share a workspace, the first of them in the gateway config keeps that name; the main
   sessions of the others are written like any other conversation.
 - `sessions/<slug>.md`: every other conversation (direct peers, groups, threads, named ones).
+- `sessions/summaries/`: their summaries, off memory/'s top, whose dated files any `/new` quotes.
 
 The slug is the key without `agent:`, each `:` written `.`: `agent:main:telegram:direct:42`
 → `main.telegram.direct.42`. A key that does not fit that form exactly (a character outside
@@ -71,11 +72,10 @@ def key_slug(session_key: str) -> str:
 
 def summary_stem(day: date, session_key: str) -> str:
     """Given the day a conversation's window ended and its key, return the name of its session
-    summary in memory/ without `.md` (`memwarden summarize` adds `-2`, `-3` when taken)."""
+    summary in `sessions/summaries/`, without `.md` (`summarize` adds `-2`, `-3` if taken)."""
     return f"{day:%Y-%m-%d}-session-{key_slug(session_key)}"
 
 
-# What `summary_stem` names, with its `.md`: a conversation's own file, like its handoff.
 SESSION_SUMMARY = re.compile(r"\d{4}-\d{2}-\d{2}-session-.+\.md")
 
 

@@ -1,11 +1,11 @@
 """The memory pool of a workspace: which files it holds, and what each one says.
 
 The pool is every `*.md` under `<workspace>/memory/`, except the folder `archive/` (at any
-depth), hidden files and folders, `INDEX.md` at its top, and each conversation's own files at
-its top, its handoff (`ACTIVE_CONTEXT.md`, the folder `sessions/`) and its session summaries
-(`YYYY-MM-DD-session-<key>.md`): INDEX.md goes to every session, another peer's too, and those
-names hold their conversation's key (a direct chat's peer) and their markers its words. Each
-conversation gets its own handoff through the bootstrap manifest. Symlinks are not
+depth), hidden files and folders, `INDEX.md` at its top, and each conversation's own files: its
+handoff and session summaries (`ACTIVE_CONTEXT.md`, the folder `sessions/`, and older summaries
+at the top, `YYYY-MM-DD-session-<key>.md`): INDEX.md goes to every session, another peer's too,
+and those names hold their conversation's key (a direct chat's peer) and their markers its words.
+Each conversation gets its own handoff through the bootstrap manifest. Symlinks are not
 followed: a link could lead out of the workspace. Facts (title, marker counts) come from
 reading a file.
 """

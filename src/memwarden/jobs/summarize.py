@@ -1,4 +1,4 @@
-"""`memwarden summarize`: write memory/YYYY-MM-DD-session-<key slug>.md for a window that ended.
+"""`memwarden summarize`: a session summary in memory/sessions/summaries/ for a window that ended.
 
 The session-summary hook starts it, detached, on `command:new` and `command:reset` (which the
 gateway also fires for `sessions.reset`), just before the gateway resets the session:
@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from memwarden.agent_memory.handoff_files import summary_stem
+from memwarden.agent_memory.handoff_files import SESSIONS_FOLDER, summary_stem
 from memwarden.agent_memory.observations import (
     MARKERS,
     argument_paths,
@@ -375,18 +375,18 @@ def _write(
             moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z") if moment else "?"
         ),
     )
-    memory_dir = agent.workspace / "memory"
+    folder = agent.workspace / "memory" / SESSIONS_FOLDER / "summaries"
     stem = summary_stem((summary.ended or written).astimezone(zone), key)
     if options.dry_run:
-        path = free_path(memory_dir, stem)
+        path = free_path(folder, stem)
         status, line = "would_write", f"summarize {key}: would write {path} ({len(text):,} chars)"
     else:
         lock_wait = max(context.config.history.lock_wait_seconds, LOCK_WAIT_SECONDS)
         with context.memory_lock(agent.id, lock_wait):
             if _already_written(context, ended):
                 return _skipped(f"{key}: this window was already summarised")
-            path = free_path(memory_dir, stem)
-            atomic_write(path, text, root=agent.workspace)  # creates memory/ if missing
+            path = free_path(folder, stem)
+            atomic_write(path, text, root=agent.workspace)  # creates its folders if missing
             context.state.connection.execute(
                 "INSERT OR REPLACE INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (*ended, str(path), time.time()),
@@ -404,12 +404,12 @@ def _write(
     return JobResult(JOB, data=data, lines=[line])
 
 
-def free_path(memory_dir: Path, stem: str) -> Path:
+def free_path(folder: Path, stem: str) -> Path:
     """Return `<stem>.md` in the folder, or `<stem>-2.md`, `-3`, … when taken."""
-    candidate = memory_dir / f"{stem}.md"
+    candidate = folder / f"{stem}.md"
     number = 2
     while os.path.lexists(candidate):
-        candidate = memory_dir / f"{stem}-{number}.md"
+        candidate = folder / f"{stem}-{number}.md"
         number += 1
     return candidate
 

@@ -632,7 +632,8 @@ def test_index_shared_by_every_session_holds_no_conversations_words(capsys, stat
     assert index(capsys, state).exit_code == 0
 
     text = (state.workspace / "memory" / "INDEX.md").read_text(encoding="utf-8")
-    assert (state.workspace / "memory" / "2026-11-22-session-main.main.md").is_file()
+    summaries = state.workspace / "memory" / "sessions" / "summaries"
+    assert (summaries / "2026-11-22-session-main.main.md").is_file()
     assert "2026-11-22-session-" not in text and "Session summary" not in text
     assert "main.agentrpc" not in text and "Conversation Handoff" not in text
     for words in ("hello from the cli test", "second message after reset", "via agent rpc"):

@@ -187,7 +187,7 @@ def test_no_secret_reaches_any_written_file_or_the_history(capsys, deployment, i
         "2026-11-22.md",
         "INDEX.md",
     }
-    summaries = [path for path in memory.glob("2026-11-22-*.md")]
+    summaries = list(memory.glob("sessions/summaries/2026-11-22-*.md"))
     assert len(summaries) == 1
     texts = [written[path].decode() for path in [*handoffs, *summaries]]
     assert len(texts) >= 3  # the main handoff, the other conversation's, the summary

@@ -30,8 +30,8 @@ def summarize(capsys, state, *arguments: str):
 
 
 def summaries(workspace):
-    memory = workspace / "memory"
-    return sorted(memory.glob("*.md")) if memory.is_dir() else []
+    folder = workspace / "memory" / "sessions" / "summaries"
+    return sorted(folder.glob("*.md")) if folder.is_dir() else []
 
 
 def test_summarize_sqlite_era_writes_the_window_before_the_reset(capsys, tmp_path):
@@ -123,6 +123,24 @@ def test_summarize_file_era_before_the_rename_reads_the_live_transcript(capsys, 
     assert "hello legacy layout" in summaries(state.workspace)[0].read_text()
 
 
+def test_summarize_keeps_the_summary_out_of_the_notes_any_new_session_is_given(capsys, tmp_path):
+    """A session begun by a typed `/new` or `/reset`, another peer's too, gets today's and
+    yesterday's `memory/<date>.md` and up to four `memory/<date>-*.md` quoted in its first turn
+    (OpenClaw's startup context: src/auto-reply/reply/startup-context.ts); a conversation's
+    summary is its own, so it is never one of those."""
+    state = make_sqlite_era_state(tmp_path)
+
+    result = summarize(capsys, state, "agent:main:main", "--session-id", MAIN_9_6)
+
+    assert result.exit_code == 0, result.stderr
+    memory = state.workspace / "memory"
+    (path,) = summaries(state.workspace)
+    assert path.parent == memory / "sessions" / "summaries"
+    assert (path.parent.stat().st_mode & 0o777, path.stat().st_mode & 0o777) == (0o700, 0o600)
+    dated = [name.name for name in memory.iterdir() if name.name.startswith("2026-")]
+    assert dated == []
+
+
 def test_summarize_dry_run_writes_nothing(capsys, tmp_path):
     state = make_sqlite_era_state(tmp_path)
 
@@ -131,7 +149,8 @@ def test_summarize_dry_run_writes_nothing(capsys, tmp_path):
     )
 
     assert result.json()["status"] == "would_write"
-    assert result.json()["path"].endswith("memory/2026-11-22-session-main.main.md")
+    summary = "memory/sessions/summaries/2026-11-22-session-main.main.md"
+    assert result.json()["path"].endswith(summary)
     assert summaries(state.workspace) == []
 
 
