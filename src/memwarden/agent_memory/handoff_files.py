@@ -71,9 +71,9 @@ def key_slug(session_key: str) -> str:
 
 
 def summary_stem(day: date, session_key: str) -> str:
-    """Given the day a conversation's window ended and its key, return the name of its session
-    summary in `sessions/summaries/`, without `.md` (`summarize` adds `-2`, `-3` if taken)."""
-    return f"{day:%Y-%m-%d}-session-{key_slug(session_key)}"
+    """Given the day a conversation's window ended and its key, return its session summary's path
+    relative to memory/, without `.md` (`memwarden summarize` adds `-2`, `-3` when taken)."""
+    return f"{SESSIONS_FOLDER}/summaries/{day:%Y-%m-%d}-session-{key_slug(session_key)}"
 
 
 SESSION_SUMMARY = re.compile(r"\d{4}-\d{2}-\d{2}-session-.+\.md")

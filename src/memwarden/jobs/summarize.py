@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from memwarden.agent_memory.handoff_files import SESSIONS_FOLDER, summary_stem
+from memwarden.agent_memory.handoff_files import summary_stem
 from memwarden.agent_memory.observations import (
     MARKERS,
     argument_paths,
@@ -375,17 +375,17 @@ def _write(
             moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z") if moment else "?"
         ),
     )
-    folder = agent.workspace / "memory" / SESSIONS_FOLDER / "summaries"
+    memory_dir = agent.workspace / "memory"
     stem = summary_stem((summary.ended or written).astimezone(zone), key)
     if options.dry_run:
-        path = free_path(folder, stem)
+        path = free_path(memory_dir, stem)
         status, line = "would_write", f"summarize {key}: would write {path} ({len(text):,} chars)"
     else:
         lock_wait = max(context.config.history.lock_wait_seconds, LOCK_WAIT_SECONDS)
         with context.memory_lock(agent.id, lock_wait):
             if _already_written(context, ended):
                 return _skipped(f"{key}: this window was already summarised")
-            path = free_path(folder, stem)
+            path = free_path(memory_dir, stem)
             atomic_write(path, text, root=agent.workspace)  # creates its folders if missing
             context.state.connection.execute(
                 "INSERT OR REPLACE INTO session_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -405,7 +405,7 @@ def _write(
 
 
 def free_path(folder: Path, stem: str) -> Path:
-    """Return `<stem>.md` in the folder, or `<stem>-2.md`, `-3`, … when taken."""
+    """Return `<stem>.md` below the folder, or `<stem>-2.md`, `-3`, … when taken."""
     candidate = folder / f"{stem}.md"
     number = 2
     while os.path.lexists(candidate):

@@ -13,7 +13,7 @@ from pathlib import Path
 from memwarden.fs.files import read_text_if_exists
 from memwarden.fs.xdg import xdg_home
 from memwarden.process.errors import MemwardenError, UsageError
-from memwarden.settings.config import RESERVED_ENV_PREFIXES
+from memwarden.settings.config import ENV_PREFIX, RESERVED_ENV_PREFIXES
 from memwarden.settings.envfile import parse_env_text
 
 # Gateway paths read relative to the current folder when they are not absolute or under `~`.
@@ -185,7 +185,7 @@ def unpinned_variables(
     return sorted(
         name
         for name in env
-        if (name.startswith("MEMWARDEN_") or name in tokens)
+        if (name.startswith(ENV_PREFIX) or name in tokens)
         and name not in pinned
         and not name.startswith(RESERVED_ENV_PREFIXES)
         and env[name]

@@ -23,9 +23,8 @@ from memwarden.fs.xdg import xdg_home
 from memwarden.process.errors import ConfigError, NotRegularFileError
 from memwarden.settings import ALL_OPTIONS, SECTIONS, Option
 from memwarden.settings.envfile import parse_env_text
-from memwarden.settings.option import env_name
+from memwarden.settings.option import ENV_PREFIX, env_name
 
-ENV_PREFIX = "MEMWARDEN_"
 RESERVED_ENV = frozenset({"MEMWARDEN_CONFIG"})
 RESERVED_ENV_PREFIXES = ("MEMWARDEN_E2E_", "MEMWARDEN_BENCH_", "MEMWARDEN_TEST_")
 # Options that are gone: a config that still sets one is told what replaced it.

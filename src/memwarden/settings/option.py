@@ -16,11 +16,12 @@ _FALSE = {"0", "false", "no", "off"}
 _PROBES = ("", "x a-Z_0.9:/\n")
 # The name of a rule {name, pattern}: it is shown in the text, as `[REDACTED:<name>]`.
 RULE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,40}$")
+ENV_PREFIX = "MEMWARDEN_"
 
 
 def env_name(key: str) -> str:
     """Given an option's key (`section.name`), return its environment variable."""
-    return "MEMWARDEN_" + key.replace(".", "_").upper()
+    return ENV_PREFIX + key.replace(".", "_").upper()
 
 
 class Option(NamedTuple):
